@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything contextgate needs to build, test and benchmark on Debian 12.
+# Idempotent: packages already present are skipped by apt; npm packages come from the lockfile.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates openssl
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-test1.81-dev
+  libboost-system1.81-dev
+  libssl-dev libyaml-cpp-dev libsqlite3-dev libre2-dev libvalijson-dev
+  universal-ctags
+  nginx-light wrk
+)
+# Node may come from a vendor package that bundles npm; Debian's npm would conflict with it.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The e2e tests drive the gateway with the official openai npm client, pinned by the lockfile.
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ -f "$here/tests/e2e/package-lock.json" ] && [ ! -d "$here/tests/e2e/node_modules/openai" ]; then
+  (cd "$here/tests/e2e" && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -1,0 +1,59 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gateway::http {
+class worker;
+}
+namespace gateway::passthrough {
+class handler;
+class model_router;
+}
+
+namespace gateway::app {
+
+// The composition root: the only place that reads the whole configuration and wires modules
+// together. Owns the workers (one thread and io_context each) and the per-worker handlers.
+// start/stop/wait may be called from any thread; stop() is idempotent.
+class server {
+public:
+    explicit server(config::gateway_config config);
+    ~server();
+    server(const server&) = delete;
+    server& operator=(const server&) = delete;
+
+    // Builds TLS contexts, binds every worker's acceptor and starts the worker threads.
+    // Returns an error message, or "" on success.
+    std::string start();
+
+    // The bound port (useful with `listen: 127.0.0.1:0`).
+    std::uint16_t port() const { return port_; }
+    std::size_t workers() const { return workers_.size(); }
+
+    // Graceful shutdown: every worker stops accepting and drains (see http::worker::drain).
+    void stop();
+
+    // Blocks until every worker thread has finished.
+    void wait();
+
+    const config::gateway_config& config() const { return config_; }
+
+private:
+    config::gateway_config config_;
+    std::unique_ptr<passthrough::model_router> model_router_;
+    std::vector<std::unique_ptr<passthrough::handler>> handlers_;
+    std::vector<std::unique_ptr<http::worker>> workers_;
+    std::vector<std::thread> threads_;
+    std::uint16_t port_ = 0;
+};
+
+// `contextgate serve`: runs until SIGINT or SIGTERM, then drains. Returns the exit status.
+int serve(const config::gateway_config& config);
+
+}  // namespace gateway::app

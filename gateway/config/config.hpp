@@ -1,0 +1,105 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gateway::config {
+
+using duration = std::chrono::milliseconds;
+
+// Where the gateway accepts connections. Port 0 asks the kernel for a free port.
+struct listen_address {
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 8080;
+};
+
+struct server_config {
+    listen_address listen;
+    unsigned workers = 0;                        // 0: one per hardware thread
+    std::size_t header_limit = 64 * 1024;        // bytes of request line + headers
+    std::size_t body_limit = 32 * 1024 * 1024;   // bytes of request body
+    duration header_timeout{30'000};             // a client must send a whole header in this time
+    duration body_timeout{60'000};               // ... and a whole body in this time
+    duration keep_alive_timeout{75'000};         // idle time between requests on one connection
+    duration write_timeout{60'000};              // each write to a client must progress in this time
+    duration drain_time{10'000};                 // on SIGTERM: how long in-flight requests may finish
+    std::size_t max_requests_per_connection = 10'000;
+    duration sse_heartbeat{0};                   // 0: off; else `: keep-alive` while upstream is silent
+    bool websocket_tunnel = true;                // Upgrade: websocket is tunnelled (else refused)
+};
+
+enum class auth_mode { forward, replace };
+
+// A parsed `base_url`: scheme decides TLS; `base_path` is prefixed to the part after `/v1`.
+struct upstream_endpoint {
+    bool tls = false;
+    std::string host;
+    std::uint16_t port = 80;
+    std::string base_path;  // without a trailing slash, e.g. "/v1" or "/api/v1"
+};
+
+struct upstream_config {
+    std::string name;
+    std::string base_url;
+    upstream_endpoint endpoint;
+    std::string api_key;  // empty: none
+    auth_mode auth = auth_mode::forward;
+    std::vector<std::string> models{"*"};  // globs; first matching upstream wins
+    duration connect_timeout{10'000};
+    duration first_byte_timeout{600'000};  // request sent -> response header complete
+    duration idle_timeout{300'000};        // between two reads of a response body
+    std::size_t max_idle_connections = 64;  // per worker thread
+    duration pool_idle_timeout{60'000};     // pooled connections older than this are closed
+    std::string ca_file;                    // empty: the system CA store
+    bool tls_insecure = false;              // skip certificate verification (development only)
+};
+
+enum class log_level { debug, info, warn, error };
+
+struct logging_config {
+    log_level level = log_level::info;
+    bool access_log = true;
+};
+
+struct gateway_config {
+    std::string source;  // the file it came from, for messages
+    server_config server;
+    std::vector<upstream_config> upstreams;
+    logging_config logging;
+};
+
+// A value or the reason there is none; for expected failures such as bad user input.
+template <class T>
+struct parsed {
+    std::optional<T> value;
+    std::string error;
+    explicit operator bool() const { return value.has_value(); }
+    static parsed fail(std::string why) { return {std::nullopt, std::move(why)}; }
+};
+
+// Loads, interpolates `${NAME}` / `${NAME:-default}` from the environment, and validates a
+// configuration file. The error names the file, the line and the offending key or value.
+parsed<gateway_config> load_file(const std::string& path);
+
+// The same from YAML text; `source` is used in error messages only.
+parsed<gateway_config> load_string(const std::string& yaml, const std::string& source);
+
+// The effective configuration as YAML, with every secret masked.
+std::string to_yaml(const gateway_config& config);
+
+// "250ms", "10s", "5m", "1h" or a bare number of seconds.
+std::optional<duration> parse_duration(std::string_view text);
+// "512", "64KiB", "10MiB", "1GiB" (also KB/MB/GB as powers of 1024, and k/m/g).
+std::optional<std::size_t> parse_size(std::string_view text);
+// "host:port" or "[v6]:port".
+std::optional<listen_address> parse_listen(std::string_view text);
+// http(s)://host[:port][/path]; the error says what is wrong.
+parsed<upstream_endpoint> parse_base_url(std::string_view text);
+
+}  // namespace gateway::config

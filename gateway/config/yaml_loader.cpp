@@ -1,0 +1,262 @@
+// YAML -> gateway_config. The only place besides content loaders that includes yaml-cpp.
+#include "gateway/config/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <initializer_list>
+#include <set>
+#include <sstream>
+
+namespace gateway::config {
+
+namespace {
+
+// Thrown inside this file only, caught by load_string: it carries the finished message.
+struct load_error {
+    std::string message;
+};
+
+class loader {
+public:
+    explicit loader(std::string source) : source_(std::move(source)) {}
+
+    [[noreturn]] void fail(const YAML::Node& at, const std::string& what) const {
+        std::string where = source_;
+        if (at.IsDefined() && at.Mark().line >= 0) where += ":" + std::to_string(at.Mark().line + 1);
+        throw load_error{where + ": " + what};
+    }
+
+    // Every key of `map` must be one of `allowed`; `section` names the map in the message.
+    void check_keys(const YAML::Node& map, std::string_view section,
+                    std::initializer_list<std::string_view> allowed) const {
+        if (!map.IsMap()) fail(map, "`" + std::string(section) + "` must be a mapping");
+        for (const auto& entry : map) {
+            auto key = entry.first.as<std::string>();
+            bool known = false;
+            for (auto a : allowed) known = known || a == key;
+            if (!known) {
+                std::string list;
+                for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+                fail(entry.first, "unknown key `" + key + "` in `" + std::string(section) +
+                                      "` (expected one of: " + list + ")");
+            }
+        }
+    }
+
+    // A scalar with `${NAME}` and `${NAME:-default}` replaced from the environment.
+    std::string scalar(const YAML::Node& node, std::string_view key) const {
+        if (!node.IsScalar()) fail(node, "`" + std::string(key) + "` must be a single value");
+        return interpolate(node, node.Scalar());
+    }
+
+    std::string interpolate(const YAML::Node& node, const std::string& text) const {
+        std::string out;
+        std::size_t pos = 0;
+        while (pos < text.size()) {
+            auto open = text.find("${", pos);
+            if (open == std::string::npos) break;
+            auto close = text.find('}', open);
+            if (close == std::string::npos) fail(node, "unterminated `${` in `" + text + "`");
+            out.append(text, pos, open - pos);
+            std::string name = text.substr(open + 2, close - open - 2);
+            std::string fallback;
+            if (auto dash = name.find(":-"); dash != std::string::npos) {
+                fallback = name.substr(dash + 2);
+                name.resize(dash);
+            }
+            if (name.empty()) fail(node, "empty variable name in `" + text + "`");
+            const char* value = std::getenv(name.c_str());
+            out += (value && *value) ? std::string(value) : fallback;
+            pos = close + 1;
+        }
+        out.append(text, pos);
+        return out;
+    }
+
+    duration get_duration(const YAML::Node& node, std::string_view key) const {
+        auto text = scalar(node, key);
+        auto value = parse_duration(text);
+        if (!value)
+            fail(node, "`" + std::string(key) + "`: `" + text +
+                           "` is not a duration (use e.g. 250ms, 10s, 5m)");
+        return *value;
+    }
+
+    std::size_t get_size(const YAML::Node& node, std::string_view key) const {
+        auto text = scalar(node, key);
+        auto value = parse_size(text);
+        if (!value)
+            fail(node, "`" + std::string(key) + "`: `" + text +
+                           "` is not a size (use e.g. 65536, 64KiB, 32MiB)");
+        return *value;
+    }
+
+    std::size_t get_count(const YAML::Node& node, std::string_view key, std::size_t min,
+                          std::size_t max) const {
+        auto text = scalar(node, key);
+        auto value = parse_size(text);
+        if (!value || *value < min || *value > max || text.find_first_not_of("0123456789") != text.npos)
+            fail(node, "`" + std::string(key) + "`: `" + text + "` must be a whole number from " +
+                           std::to_string(min) + " to " + std::to_string(max));
+        return *value;
+    }
+
+    bool get_bool(const YAML::Node& node, std::string_view key) const {
+        auto text = scalar(node, key);
+        if (text == "true") return true;
+        if (text == "false") return false;
+        fail(node, "`" + std::string(key) + "`: `" + text + "` must be true or false");
+    }
+
+    server_config server(const YAML::Node& node) const {
+        check_keys(node, "server",
+                   {"listen", "workers", "header_limit", "body_limit", "header_timeout",
+                    "body_timeout", "keep_alive_timeout", "write_timeout", "drain_time",
+                    "max_requests_per_connection", "sse_heartbeat", "websocket_tunnel"});
+        server_config s;
+        if (auto n = node["listen"]) {
+            auto text = scalar(n, "listen");
+            auto address = parse_listen(text);
+            if (!address) fail(n, "`listen`: `" + text + "` is not host:port");
+            s.listen = *address;
+        }
+        if (auto n = node["workers"]) s.workers = get_count(n, "workers", 0, 256);
+        if (auto n = node["header_limit"]) s.header_limit = get_size(n, "header_limit");
+        if (auto n = node["body_limit"]) s.body_limit = get_size(n, "body_limit");
+        if (auto n = node["header_timeout"]) s.header_timeout = get_duration(n, "header_timeout");
+        if (auto n = node["body_timeout"]) s.body_timeout = get_duration(n, "body_timeout");
+        if (auto n = node["keep_alive_timeout"])
+            s.keep_alive_timeout = get_duration(n, "keep_alive_timeout");
+        if (auto n = node["write_timeout"]) s.write_timeout = get_duration(n, "write_timeout");
+        if (auto n = node["drain_time"]) s.drain_time = get_duration(n, "drain_time");
+        if (auto n = node["max_requests_per_connection"])
+            s.max_requests_per_connection =
+                get_count(n, "max_requests_per_connection", 1, 100'000'000);
+        if (auto n = node["sse_heartbeat"]) s.sse_heartbeat = get_duration(n, "sse_heartbeat");
+        if (auto n = node["websocket_tunnel"]) s.websocket_tunnel = get_bool(n, "websocket_tunnel");
+        if (s.header_limit < 1024) fail(node["header_limit"], "`header_limit` must be at least 1KiB");
+        for (auto [key, value] : {std::pair{"header_timeout", s.header_timeout},
+                                  {"body_timeout", s.body_timeout},
+                                  {"keep_alive_timeout", s.keep_alive_timeout},
+                                  {"write_timeout", s.write_timeout}})
+            if (value.count() == 0) fail(node[key], "`" + std::string(key) + "` must be positive");
+        return s;
+    }
+
+    upstream_config upstream(const YAML::Node& node, std::size_t index) const {
+        std::string section = "upstreams[" + std::to_string(index) + "]";
+        check_keys(node, section,
+                   {"name", "base_url", "api_key", "auth", "models", "connect_timeout",
+                    "first_byte_timeout", "idle_timeout", "max_idle_connections",
+                    "pool_idle_timeout", "ca_file", "tls_insecure"});
+        upstream_config u;
+        if (!node["name"]) fail(node, section + ": `name` is required");
+        u.name = scalar(node["name"], "name");
+        if (u.name.empty()) fail(node["name"], section + ": `name` must not be empty");
+        if (!node["base_url"]) fail(node, section + ": `base_url` is required");
+        u.base_url = scalar(node["base_url"], "base_url");
+        auto endpoint = parse_base_url(u.base_url);
+        if (!endpoint) fail(node["base_url"], "`base_url`: `" + u.base_url + "` " + endpoint.error);
+        u.endpoint = *endpoint.value;
+        if (auto n = node["api_key"]) u.api_key = scalar(n, "api_key");
+        if (auto n = node["auth"]) {
+            auto text = scalar(n, "auth");
+            if (text == "forward") u.auth = auth_mode::forward;
+            else if (text == "replace") u.auth = auth_mode::replace;
+            else fail(n, "`auth`: `" + text + "` must be forward or replace");
+        }
+        if (auto n = node["models"]) {
+            if (!n.IsSequence() || n.size() == 0)
+                fail(n, "`models` must be a non-empty list of model name globs");
+            u.models.clear();
+            for (const auto& m : n) u.models.push_back(scalar(m, "models"));
+        }
+        if (auto n = node["connect_timeout"]) u.connect_timeout = get_duration(n, "connect_timeout");
+        if (auto n = node["first_byte_timeout"])
+            u.first_byte_timeout = get_duration(n, "first_byte_timeout");
+        if (auto n = node["idle_timeout"]) u.idle_timeout = get_duration(n, "idle_timeout");
+        if (auto n = node["max_idle_connections"])
+            u.max_idle_connections = get_count(n, "max_idle_connections", 0, 100'000);
+        if (auto n = node["pool_idle_timeout"])
+            u.pool_idle_timeout = get_duration(n, "pool_idle_timeout");
+        if (auto n = node["ca_file"]) {
+            u.ca_file = scalar(n, "ca_file");
+            if (!u.ca_file.empty() && !std::ifstream(u.ca_file))
+                fail(n, "`ca_file`: cannot read `" + u.ca_file + "`");
+        }
+        if (auto n = node["tls_insecure"]) u.tls_insecure = get_bool(n, "tls_insecure");
+        if (u.auth == auth_mode::replace && u.api_key.empty())
+            fail(node["auth"], section + ": `auth: replace` needs a non-empty `api_key`");
+        for (auto [key, value] : {std::pair{"connect_timeout", u.connect_timeout},
+                                  {"first_byte_timeout", u.first_byte_timeout},
+                                  {"idle_timeout", u.idle_timeout}})
+            if (value.count() == 0) fail(node[key], "`" + std::string(key) + "` must be positive");
+        return u;
+    }
+
+    logging_config logging(const YAML::Node& node) const {
+        check_keys(node, "logging", {"level", "access_log"});
+        logging_config l;
+        if (auto n = node["level"]) {
+            auto text = scalar(n, "level");
+            if (text == "debug") l.level = log_level::debug;
+            else if (text == "info") l.level = log_level::info;
+            else if (text == "warn") l.level = log_level::warn;
+            else if (text == "error") l.level = log_level::error;
+            else fail(n, "`level`: `" + text + "` must be debug, info, warn or error");
+        }
+        if (auto n = node["access_log"]) l.access_log = get_bool(n, "access_log");
+        return l;
+    }
+
+    gateway_config root(const YAML::Node& node) const {
+        if (!node.IsDefined() || node.IsNull()) fail(node, "the file is empty");
+        check_keys(node, "top level", {"server", "upstreams", "logging"});
+        gateway_config c;
+        c.source = source_;
+        if (auto n = node["server"]) c.server = server(n);
+        auto ups = node["upstreams"];
+        if (!ups) fail(node, "`upstreams` is required: at least one upstream to forward to");
+        if (!ups.IsSequence() || ups.size() == 0)
+            fail(ups, "`upstreams` must be a non-empty list");
+        std::set<std::string> names;
+        for (std::size_t i = 0; i < ups.size(); ++i) {
+            c.upstreams.push_back(upstream(ups[i], i));
+            if (!names.insert(c.upstreams.back().name).second)
+                fail(ups[i]["name"], "duplicate upstream name `" + c.upstreams.back().name + "`");
+        }
+        if (auto n = node["logging"]) c.logging = logging(n);
+        return c;
+    }
+
+private:
+    std::string source_;
+};
+
+}  // namespace
+
+parsed<gateway_config> load_string(const std::string& yaml, const std::string& source) {
+    try {
+        YAML::Node node = YAML::Load(yaml);
+        return {loader(source).root(node), {}};
+    } catch (const load_error& e) {
+        return parsed<gateway_config>::fail(e.message);
+    } catch (const YAML::Exception& e) {
+        // yaml-cpp's marks are 0-based; its own message already carries the text.
+        std::string where = source;
+        if (e.mark.line >= 0) where += ":" + std::to_string(e.mark.line + 1);
+        return parsed<gateway_config>::fail(where + ": " + e.msg);
+    }
+}
+
+parsed<gateway_config> load_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return parsed<gateway_config>::fail(path + ": cannot open the file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return load_string(text.str(), path);
+}
+
+}  // namespace gateway::config

@@ -1,0 +1,95 @@
+#include "gateway/error.hpp"
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+namespace gateway {
+
+namespace {
+
+struct error_info {
+    unsigned status;
+    const char* type;
+    const char* code;
+    const char* message;
+};
+
+error_info info(errc e) {
+    switch (e) {
+        case errc::bad_request:
+            return {400, "invalid_request_error", "bad_request", "The request is malformed."};
+        case errc::header_too_large:
+            return {400, "invalid_request_error", "request_header_too_large",
+                    "The request line and headers exceed the gateway's header_limit."};
+        case errc::body_too_large:
+            return {413, "invalid_request_error", "request_too_large",
+                    "The request body exceeds the gateway's body_limit."};
+        case errc::not_found:
+            return {404, "invalid_request_error", "not_found", "No such endpoint on this gateway."};
+        case errc::unauthorized:
+            return {401, "authentication_error", "invalid_api_key", "A valid API key is required."};
+        case errc::method_not_allowed:
+            return {405, "invalid_request_error", "method_not_allowed",
+                    "This method is not allowed on this endpoint."};
+        case errc::websocket_refused:
+            return {501, "invalid_request_error", "websocket_not_supported",
+                    "WebSocket tunnelling is switched off on this gateway; use HTTP."};
+        case errc::shutting_down:
+            return {503, "server_error", "shutting_down", "The gateway is shutting down."};
+        case errc::upstream_unreachable:
+            return {502, "upstream_error", "upstream_unreachable", "The upstream could not be reached."};
+        case errc::upstream_reset:
+            return {502, "upstream_error", "upstream_connection_closed",
+                    "The upstream closed the connection before it answered."};
+        case errc::upstream_tls:
+            return {502, "upstream_error", "upstream_tls_error",
+                    "The TLS handshake with the upstream failed."};
+        case errc::upstream_bad_response:
+            return {502, "upstream_error", "upstream_bad_response",
+                    "The upstream sent a malformed HTTP response."};
+        case errc::upstream_connect_timeout:
+            return {504, "timeout_error", "upstream_connect_timeout",
+                    "Connecting to the upstream timed out."};
+        case errc::upstream_first_byte_timeout:
+            return {504, "timeout_error", "upstream_timeout",
+                    "The upstream did not answer in time."};
+        case errc::upstream_idle_timeout:
+            return {504, "timeout_error", "upstream_idle_timeout",
+                    "The upstream stopped sending in the middle of the response."};
+        case errc::internal:
+            break;
+    }
+    return {500, "server_error", "internal_error", "The gateway failed to handle the request."};
+}
+
+class category final : public boost::system::error_category {
+public:
+    const char* name() const noexcept override { return "gateway"; }
+    std::string message(int ev) const override { return info(static_cast<errc>(ev)).message; }
+};
+
+}  // namespace
+
+const boost::system::error_category& gateway_category() noexcept {
+    static const category instance;
+    return instance;
+}
+
+std::string error_json(boost::system::error_code ec, std::string_view message) {
+    error_info i = ec.category() == gateway_category() ? info(static_cast<errc>(ec.value()))
+                                                       : info(errc::internal);
+    boost::json::value body = {{"error",
+                                {{"message", message.empty() ? std::string_view(i.message) : message},
+                                 {"type", i.type},
+                                 {"param", nullptr},
+                                 {"code", i.code}}}};
+    return boost::json::serialize(body);
+}
+
+error_response to_error_response(boost::system::error_code ec, std::string_view message) {
+    unsigned status = ec.category() == gateway_category() ? info(static_cast<errc>(ec.value())).status
+                                                          : 500;
+    return {status, error_json(ec, message)};
+}
+
+}  // namespace gateway

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <boost/system/error_code.hpp>
+
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace gateway {
+
+// The gateway's own failures. Each maps to one HTTP status and one OpenAI error `code`.
+enum class errc {
+    bad_request = 1,
+    header_too_large,
+    body_too_large,
+    not_found,
+    unauthorized,
+    method_not_allowed,
+    websocket_refused,
+    shutting_down,
+    upstream_unreachable,
+    upstream_reset,
+    upstream_tls,
+    upstream_bad_response,
+    upstream_connect_timeout,
+    upstream_first_byte_timeout,
+    upstream_idle_timeout,
+    internal,
+};
+
+const boost::system::error_category& gateway_category() noexcept;
+
+inline boost::system::error_code make_error_code(errc e) noexcept {
+    return {static_cast<int>(e), gateway_category()};
+}
+
+// What a client receives for an error: the status and OpenAI's envelope
+// {"error":{"message","type","param":null,"code"}}.
+struct error_response {
+    unsigned status;
+    std::string body;
+};
+
+// Maps any error code to the response the client sees; `message` overrides the default text.
+// Codes that are not gateway::errc (I/O errors) are answered as 500.
+error_response to_error_response(boost::system::error_code ec, std::string_view message = {});
+
+// The envelope alone, e.g. for an SSE `event: error` frame.
+std::string error_json(boost::system::error_code ec, std::string_view message = {});
+
+}  // namespace gateway
+
+template <>
+struct boost::system::is_error_code_enum<gateway::errc> : std::true_type {};

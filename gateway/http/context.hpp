@@ -1,0 +1,40 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <functional>
+#include <string>
+
+namespace gateway::http {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+
+using request = beast::http::request<beast::http::string_body>;
+
+// Everything a handler needs for one request. The handler writes the whole response itself
+// (a streamed response is written piece by piece) and clears `keep_alive` when the connection
+// must close afterwards. Lives on the session's coroutine frame; never shared across threads.
+struct request_context {
+    beast::tcp_stream& stream;          // the client connection
+    beast::flat_buffer& buffer;         // client bytes read past this request (pipelining)
+    request& req;
+    std::string request_id;             // the client's x-request-id, or a generated one
+    const config::server_config& server;
+    const bool& draining;               // the worker is shutting down: finish, then close
+    bool keep_alive = true;
+    bool response_started = false;      // set once the status line went out
+    unsigned status = 0;                // for the access log
+    std::size_t bytes_sent = 0;         // body bytes, for the access log
+    std::string upstream;               // upstream name, for the access log
+};
+
+using handler = std::function<net::awaitable<void>(request_context&)>;
+
+}  // namespace gateway::http

@@ -1,0 +1,98 @@
+#include "gateway/http/listener.hpp"
+
+#include "gateway/http/session.hpp"
+#include "gateway/observability/log.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <sys/socket.h>
+
+namespace gateway::http {
+
+namespace {
+
+using tcp = net::ip::tcp;
+using reuse_port = net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+
+void log_stray(std::exception_ptr e, std::string_view what) {
+    if (!e) return;
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+        observability::log_error(std::string(what) + " ended by exception: " + ex.what());
+    }
+}
+
+}  // namespace
+
+worker::worker(const config::server_config& server, bool access_log, router routes)
+    : server_(server),
+      access_log_(access_log),
+      router_(std::move(routes)),
+      acceptor_(io_),
+      drain_deadline_(io_) {}
+
+boost::system::error_code worker::listen(const tcp::endpoint& at, tcp::endpoint& bound) {
+    boost::system::error_code ec;
+    acceptor_.open(at.protocol(), ec);
+    if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor_.set_option(reuse_port(true), ec);
+    if (!ec) acceptor_.bind(at, ec);
+    if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+    if (!ec) bound = acceptor_.local_endpoint(ec);
+    return ec;
+}
+
+void worker::start() {
+    net::co_spawn(io_, run_listener(), [](std::exception_ptr e) { log_stray(e, "listener"); });
+}
+
+net::awaitable<void> worker::run_listener() {
+    net::steady_timer backoff(io_);
+    while (acceptor_.is_open()) {
+        auto [ec, socket] = co_await acceptor_.async_accept(net::as_tuple(net::use_awaitable));
+        if (ec == net::error::operation_aborted || !acceptor_.is_open()) break;
+        if (ec) {
+            // Out of file descriptors and the like: back off instead of spinning.
+            observability::log_warn("accept failed: " + ec.message());
+            backoff.expires_after(std::chrono::milliseconds(50));
+            co_await backoff.async_wait(net::as_tuple(net::use_awaitable));
+            continue;
+        }
+        boost::system::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        net::co_spawn(io_, run_session(std::move(socket), *this),
+                      [](std::exception_ptr e) { log_stray(e, "session"); });
+    }
+}
+
+void worker::drain() {
+    if (draining_) return;
+    draining_ = true;
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    for (auto& s : sessions_)
+        if (!s.busy) s.stream->cancel();
+    if (sessions_.empty()) return;
+    drain_deadline_.expires_after(server_.drain_time);
+    drain_deadline_.async_wait([this](boost::system::error_code ec) {
+        if (ec) return;  // every session finished in time
+        observability::log_warn("drain time over: closing " + std::to_string(sessions_.size()) +
+                                " connection(s)");
+        for (auto& s : sessions_) s.stream->close();
+    });
+}
+
+std::list<session_entry>::iterator worker::add_session(beast::tcp_stream& stream) {
+    sessions_.push_front(session_entry{&stream});
+    return sessions_.begin();
+}
+
+void worker::remove_session(std::list<session_entry>::iterator it) {
+    sessions_.erase(it);
+    if (draining_ && sessions_.empty()) drain_deadline_.cancel();
+}
+
+}  // namespace gateway::http

@@ -1,0 +1,63 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+#include "gateway/http/router.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+
+#include <list>
+
+namespace gateway::http {
+
+// A live session as the worker sees it: enough to close it on shutdown.
+struct session_entry {
+    beast::tcp_stream* stream;
+    bool busy = false;  // between the first byte of a request and the end of its response
+};
+
+// One worker thread's share of the server, in the style of an nginx worker: its own io_context
+// (run by exactly one thread, so nothing here needs a lock), its own SO_REUSEPORT acceptor on
+// the shared port, its own router and sessions. Every method must run on the worker's thread,
+// except the constructor and listen(), which run before the thread starts.
+class worker {
+public:
+    worker(const config::server_config& server, bool access_log, router routes);
+
+    net::io_context& io() { return io_; }
+    const config::server_config& server() const { return server_; }
+    const router& routes() const { return router_; }
+    bool access_log() const { return access_log_; }
+    const bool& draining() const { return draining_; }
+
+    // Binds the acceptor with SO_REUSEPORT; returns the bound endpoint (port 0 resolved).
+    boost::system::error_code listen(const net::ip::tcp::endpoint& at,
+                                     net::ip::tcp::endpoint& bound);
+
+    // Starts accepting. Sessions are owned by the worker: drain() ends them all.
+    void start();
+
+    // Graceful shutdown: stop accepting, close idle connections, let busy ones finish their
+    // current response (then close), and close whatever is left after drain_time.
+    void drain();
+
+    // Session bookkeeping, used by run_session.
+    std::list<session_entry>::iterator add_session(beast::tcp_stream& stream);
+    void remove_session(std::list<session_entry>::iterator it);
+
+private:
+    net::awaitable<void> run_listener();
+
+    net::io_context io_{1};
+    const config::server_config& server_;
+    bool access_log_;
+    router router_;
+    net::ip::tcp::acceptor acceptor_;
+    net::steady_timer drain_deadline_;
+    std::list<session_entry> sessions_;
+    bool draining_ = false;
+};
+
+}  // namespace gateway::http

@@ -1,0 +1,164 @@
+#include "gateway/http/session.hpp"
+
+#include "gateway/error.hpp"
+#include "gateway/http/listener.hpp"
+#include "gateway/http/response.hpp"
+#include "gateway/observability/log.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+
+#include <chrono>
+#include <random>
+
+namespace gateway::http {
+
+namespace {
+
+namespace bhttp = beast::http;
+constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+constexpr std::size_t read_chunk = 16 * 1024;
+
+// 128 random bits as 32 hex digits; a per-thread generator, so no lock.
+std::string make_request_id() {
+    thread_local std::mt19937_64 generator{std::random_device{}()};
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string id(32, '0');
+    for (int half = 0; half < 2; ++half) {
+        auto bits = generator();
+        for (int i = 0; i < 16; ++i) id[half * 16 + i] = hex[(bits >> (i * 4)) & 0xf];
+    }
+    return id;
+}
+
+void write_access_log(const request_context& ctx, std::chrono::steady_clock::time_point started) {
+    auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::steady_clock::now() - started)
+                      .count();
+    std::string line;
+    line.reserve(160);
+    line += ctx.req.method_string();
+    line += ' ';
+    line += ctx.req.target();
+    line += ' ';
+    line += std::to_string(ctx.status);
+    line += " bytes=" + std::to_string(ctx.bytes_sent);
+    line += " time_ms=" + std::to_string(micros / 1000) + "." + std::to_string(micros % 1000 / 100);
+    if (!ctx.upstream.empty()) line += " upstream=" + ctx.upstream;
+    line += " id=" + ctx.request_id;
+    observability::log_info(line);
+}
+
+// Reads one request into `req`. On a client error it answers in the OpenAI envelope and returns
+// false; on close or timeout it returns false silently.
+net::awaitable<bool> read_request(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                  const config::server_config& server, request& req,
+                                  const bool& draining, std::string& request_id) {
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(
+        std::min<std::size_t>(server.header_limit, std::numeric_limits<std::uint32_t>::max())));
+    parser.body_limit(server.body_limit);
+
+    stream.expires_after(server.header_timeout);
+    auto [header_ec, header_n] = co_await bhttp::async_read_header(stream, buffer, parser, use_ec);
+    request empty;
+    auto reject = [&](errc code, std::string_view message) -> net::awaitable<bool> {
+        // The request could not be read, so the connection cannot be reused.
+        request_context ctx{stream, buffer, parser.is_header_done() ? parser.get() : empty,
+                            request_id, server, draining, false};
+        co_await write_error(ctx, code, message);
+        co_return false;
+    };
+    if (header_ec == bhttp::error::header_limit) {
+        auto rejected = co_await reject(errc::header_too_large, {});
+        co_return rejected;
+    }
+    if (header_ec == bhttp::error::end_of_stream || header_ec == beast::error::timeout ||
+        header_ec == net::error::operation_aborted || header_ec == net::error::connection_reset ||
+        header_ec == bhttp::error::partial_message)
+        co_return false;
+    if (header_ec) {
+        auto rejected = co_await reject(errc::bad_request, "Malformed HTTP request: " + header_ec.message() + ".");
+        co_return rejected;
+    }
+
+    auto& header = parser.get();
+    if (auto id = header["x-request-id"]; !id.empty() && id.size() <= 200) request_id = id;
+    if (auto length = parser.content_length(); length && *length > server.body_limit) {
+        auto rejected = co_await reject(errc::body_too_large, {});
+        co_return rejected;
+    }
+    if (beast::iequals(header[bhttp::field::expect], "100-continue") && !parser.is_done()) {
+        static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
+        stream.expires_after(server.write_timeout);
+        auto [ec, n] = co_await net::async_write(stream, net::buffer(go_on), use_ec);
+        if (ec) co_return false;
+    }
+
+    stream.expires_after(server.body_timeout);
+    auto [body_ec, body_n] = co_await bhttp::async_read(stream, buffer, parser, use_ec);
+    if (body_ec == bhttp::error::body_limit) {
+        auto rejected = co_await reject(errc::body_too_large, {});
+        co_return rejected;
+    }
+    if (body_ec == beast::error::timeout || body_ec == bhttp::error::end_of_stream ||
+        body_ec == bhttp::error::partial_message || body_ec == net::error::connection_reset ||
+        body_ec == net::error::operation_aborted)
+        co_return false;
+    if (body_ec) {
+        auto rejected = co_await reject(errc::bad_request, "Malformed HTTP request body: " + body_ec.message() + ".");
+        co_return rejected;
+    }
+    req = parser.release();
+    co_return true;
+}
+
+}  // namespace
+
+net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
+    beast::tcp_stream stream(std::move(socket));
+    // Deregisters even when a bug throws, so drain() never touches a dead stream.
+    struct registration {
+        worker& owner;
+        std::list<session_entry>::iterator entry;
+        ~registration() { owner.remove_session(entry); }
+    } registered{owner, owner.add_session(stream)};
+    auto entry = registered.entry;
+    const auto& server = owner.server();
+    beast::flat_buffer buffer;
+
+    for (std::size_t served = 0; served < server.max_requests_per_connection; ++served) {
+        if (owner.draining()) break;
+        if (buffer.size() == 0) {
+            // Idle between requests: the keep-alive timeout applies until the first byte.
+            stream.expires_after(served == 0 ? server.header_timeout : server.keep_alive_timeout);
+            auto [ec, n] = co_await stream.async_read_some(buffer.prepare(read_chunk), use_ec);
+            if (ec) break;
+            buffer.commit(n);
+        }
+        entry->busy = true;
+        auto started = std::chrono::steady_clock::now();
+        request req;
+        std::string request_id = make_request_id();
+        bool ok = co_await read_request(stream, buffer, server, req, owner.draining(), request_id);
+        if (!ok) break;
+
+        request_context ctx{stream, buffer, req, std::move(request_id), server, owner.draining()};
+        ctx.keep_alive = req.keep_alive();
+        co_await owner.routes().dispatch(ctx);
+        if (owner.access_log()) write_access_log(ctx, started);
+        entry->busy = false;
+        if (!ctx.keep_alive) break;
+    }
+
+    boost::system::error_code ignored;
+    stream.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+    stream.close();
+}
+
+}  // namespace gateway::http

@@ -1,0 +1,360 @@
+#include "gateway/passthrough/handler.hpp"
+
+#include "gateway/error.hpp"
+#include "gateway/http/response.hpp"
+#include "gateway/observability/log.hpp"
+#include "gateway/passthrough/headers.hpp"
+#include "gateway/sse/boundary_tracker.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
+
+#include <array>
+
+namespace gateway::passthrough {
+
+namespace {
+
+namespace bhttp = beast::http;
+using boost::system::error_code;
+using namespace net::experimental::awaitable_operators;
+constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+constexpr std::size_t relay_buffer_size = 16 * 1024;
+
+// Shared between the exchange and the client watcher of one request.
+struct exchange_state {
+    upstream::connection* upstream = nullptr;  // the connection in use, to close on disconnect
+    bool client_gone = false;
+};
+
+bool is_websocket_upgrade(const http::request& req) {
+    return beast::iequals(req[bhttp::field::upgrade], "websocket");
+}
+
+std::string host_header(const config::upstream_endpoint& e) {
+    std::string host = e.host.find(':') != std::string::npos ? "[" + e.host + "]" : e.host;
+    bool default_port = e.port == (e.tls ? 443 : 80);
+    return default_port ? host : host + ":" + std::to_string(e.port);
+}
+
+// The request as the upstream sees it: same method, path below base_path, query, end-to-end
+// headers and body bytes; Host, x-request-id and (per `auth`) Authorization set by the gateway.
+upstream::request make_upstream_request(http::request_context& ctx,
+                                        const config::upstream_config& up, bool upgrade) {
+    auto& req = ctx.req;
+    upstream::request out;
+    if (req.method() == bhttp::verb::unknown) out.method_string(req.method_string());
+    else out.method(req.method());
+    std::string_view target = req.target();
+    target.remove_prefix(3);  // "/v1": the router only sends /v1/... here
+    out.target(up.endpoint.base_path + std::string(target));
+    out.version(11);
+    copy_end_to_end(req.base(), out.base());
+    out.set(bhttp::field::host, host_header(up.endpoint));
+    out.set("x-request-id", ctx.request_id);
+    bool client_auth = req.count(bhttp::field::authorization) > 0;
+    if (up.auth == config::auth_mode::replace || (!client_auth && !up.api_key.empty()))
+        out.set(bhttp::field::authorization, "Bearer " + up.api_key);
+    if (upgrade) {
+        out.set(bhttp::field::connection, "Upgrade");
+        out.set(bhttp::field::upgrade, req[bhttp::field::upgrade]);
+    }
+    out.body() = std::move(req.body());
+    auto verb = req.method();
+    if (!out.body().empty() || verb == bhttp::verb::post || verb == bhttp::verb::put ||
+        verb == bhttp::verb::patch)
+        out.content_length(out.body().size());
+    return out;
+}
+
+// Status line and headers for the client: the upstream's status, reason and end-to-end fields,
+// plus what this hop needs. `framing` is "Content-Length: n", "Transfer-Encoding: chunked" or "".
+std::string response_head(const bhttp::response_header<>& res, const http::request_context& ctx,
+                          std::string_view framing, std::string_view connection) {
+    std::string head;
+    head.reserve(512);
+    head += "HTTP/1.1 ";
+    head += std::to_string(res.result_int());
+    head += ' ';
+    if (res.reason().empty()) head += http::reason_phrase(res.result_int());
+    else head += std::string_view(res.reason());
+    head += "\r\n";
+    bool has_request_id = false;
+    for_each_end_to_end(res, [&](bhttp::field, std::string_view name, std::string_view value) {
+        has_request_id = has_request_id || beast::iequals(name, "x-request-id");
+        head += name;
+        head += ": ";
+        head += value;
+        head += "\r\n";
+    });
+    // The upstream's own request id wins (SDKs surface it); otherwise the client gets ours.
+    if (!has_request_id) head += "x-request-id: " + ctx.request_id + "\r\n";
+    if (!framing.empty()) head += std::string(framing) + "\r\n";
+    if (!connection.empty()) head += "Connection: " + std::string(connection) + "\r\n";
+    head += "\r\n";
+    return head;
+}
+
+net::awaitable<error_code> write_client(http::request_context& ctx, net::const_buffer data) {
+    ctx.stream.expires_after(ctx.server.write_timeout);
+    auto [ec, n] = co_await net::async_write(ctx.stream, data, use_ec);
+    co_return ec;
+}
+
+net::awaitable<error_code> write_chunk(http::request_context& ctx, net::const_buffer data) {
+    ctx.stream.expires_after(ctx.server.write_timeout);
+    auto [ec, n] = co_await net::async_write(ctx.stream, bhttp::make_chunk(data), use_ec);
+    co_return ec;
+}
+
+net::awaitable<error_code> write_last_chunk(http::request_context& ctx) {
+    ctx.stream.expires_after(ctx.server.write_timeout);
+    auto [ec, n] = co_await net::async_write(ctx.stream, bhttp::make_chunk_last(), use_ec);
+    co_return ec;
+}
+
+// Reads from the client while the exchange runs. Bytes are kept as the start of the next
+// (pipelined) request, up to header_limit; end of stream or an error means the client went
+// away, and the upstream connection is closed at once so the upstream stops generating.
+net::awaitable<void> watch_client(http::request_context& ctx, exchange_state& state) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    auto& socket = ctx.stream.socket();
+    while (ctx.buffer.size() < ctx.server.header_limit) {
+        auto [ec, n] = co_await socket.async_read_some(ctx.buffer.prepare(4096), use_ec);
+        if (ec == net::error::operation_aborted) co_return;  // the exchange finished first
+        if (ec) {
+            state.client_gone = true;
+            if (state.upstream) state.upstream->close();
+            co_return;
+        }
+        ctx.buffer.commit(n);
+    }
+    // Enough pipelined bytes buffered: stop reading and wait to be cancelled.
+    net::steady_timer never(socket.get_executor(), std::chrono::steady_clock::time_point::max());
+    co_await never.async_wait(use_ec);
+}
+
+// Relays the upstream's response (header already read into `parser`) to the client.
+// Returns true when the upstream connection ended cleanly and may be pooled.
+net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connection& conn,
+                                    upstream::response_parser& parser,
+                                    const config::upstream_config& up) {
+    auto& res = parser.get();
+    ctx.status = res.result_int();
+    bool head_request = ctx.req.method() == bhttp::verb::head;
+    bool body_follows = !parser.is_done();
+    auto length = parser.content_length();
+    bool sse = beast::iequals(res[bhttp::field::content_type].substr(0, 17), "text/event-stream");
+
+    // Framing towards the client: the upstream's Content-Length when it gave one, otherwise
+    // chunked (our own chunks, one per upstream read); an HTTP/1.0 client gets a close-delimited
+    // body instead.
+    bool chunked = false;
+    std::string framing;
+    if (length && (body_follows || head_request || *length == 0)) {
+        framing = "Content-Length: " + std::to_string(*length);
+    } else if (body_follows) {
+        if (ctx.req.version() >= 11) {
+            chunked = true;
+            framing = "Transfer-Encoding: chunked";
+        } else {
+            ctx.keep_alive = false;
+        }
+    } else if (res.result_int() >= 200 && res.result_int() != 204 && res.result_int() != 304) {
+        framing = "Content-Length: 0";
+    }
+    if (ctx.draining) ctx.keep_alive = false;
+    auto head = response_head(res, ctx, framing, ctx.keep_alive ? "" : "close");
+    ctx.response_started = true;
+    if (auto ec = co_await write_client(ctx, net::buffer(head)); ec) {
+        ctx.keep_alive = false;
+        co_return false;
+    }
+
+    std::array<char, relay_buffer_size> buffer;
+    sse::boundary_tracker tracker;
+    while (!parser.is_done()) {
+        res.body().data = buffer.data();
+        res.body().size = buffer.size();
+        auto failed = co_await conn.read_some(parser, up.idle_timeout);
+        std::size_t n = buffer.size() - res.body().size;
+        if (n > 0) {
+            if (sse) tracker.feed({buffer.data(), n});
+            ctx.bytes_sent += n;
+            auto data = net::buffer(buffer.data(), n);
+            error_code ec;
+            if (chunked) ec = co_await write_chunk(ctx, data);
+            else ec = co_await write_client(ctx, data);
+            if (ec) {
+                ctx.keep_alive = false;  // the client is gone or too slow
+                co_return false;
+            }
+        }
+        if (failed) {
+            observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
+                                    "` failed mid-response: " + failed.detail);
+            if (chunked && sse && tracker.at_boundary()) {
+                // A clean end the client can act on: OpenAI's error JSON as a final event.
+                std::string event = "event: error\ndata: " + error_json(failed.ec, failed.detail) + "\n\n";
+                auto ec = co_await write_chunk(ctx, net::buffer(event));
+                if (!ec) ec = co_await write_last_chunk(ctx);
+                if (ec) ctx.keep_alive = false;
+            } else {
+                // No way to end this body honestly: close, so the truncation is visible.
+                ctx.keep_alive = false;
+            }
+            co_return false;
+        }
+    }
+    if (chunked) {
+        if (auto ec = co_await write_last_chunk(ctx); ec) ctx.keep_alive = false;
+    }
+    co_return res.keep_alive();
+}
+
+// Pumps raw bytes one way until either side closes; for tunnelled (101) connections.
+net::awaitable<void> pump_client_to_upstream(http::request_context& ctx, upstream::connection& conn,
+                                             config::duration idle) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    std::array<char, relay_buffer_size> buffer;
+    for (;;) {
+        std::size_t n = 0;
+        if (ctx.buffer.size() > 0) {
+            n = net::buffer_copy(net::buffer(buffer), ctx.buffer.data());
+            ctx.buffer.consume(n);
+        } else {
+            ctx.stream.expires_after(idle);
+            auto [ec, got] = co_await ctx.stream.async_read_some(net::buffer(buffer), use_ec);
+            if (ec) break;
+            n = got;
+        }
+        auto ec = co_await conn.write_raw(net::buffer(buffer.data(), n), idle);
+        if (ec) break;
+    }
+    conn.close();
+    ctx.stream.close();
+}
+
+net::awaitable<void> pump_upstream_to_client(http::request_context& ctx, upstream::connection& conn,
+                                             config::duration idle) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    std::array<char, relay_buffer_size> buffer;
+    for (;;) {
+        auto [ec, n] = co_await conn.read_raw(net::buffer(buffer), idle);
+        if (ec) break;
+        auto write_ec = co_await write_client(ctx, net::buffer(buffer.data(), n));
+        if (write_ec) break;
+    }
+    conn.close();
+    ctx.stream.close();
+}
+
+// Connects (or reuses a pooled connection), sends the request and reads the response header.
+// A pooled connection that the upstream had closed while idle fails before answering anything;
+// then the request is sent once more on a fresh connection. Errors are answered to the client.
+net::awaitable<std::unique_ptr<upstream::connection>> send_request(
+    http::request_context& ctx, upstream::pool& pool, upstream::request& out,
+    std::optional<upstream::response_parser>& parser, exchange_state& state, bool fresh_only) {
+    const auto& up = pool.upstream();
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        auto conn = fresh_only || attempt > 0 ? nullptr : pool.take();
+        bool reused = conn != nullptr;
+        if (!conn) {
+            conn = pool.make(ctx.stream.get_executor());
+            state.upstream = conn.get();
+            auto failed = co_await conn->open(up);
+            if (state.client_gone) co_return nullptr;
+            if (failed) {
+                observability::log_warn("request " + ctx.request_id + ": " + failed.detail);
+                co_await http::write_error(ctx, failed.ec, failed.detail);
+                co_return nullptr;
+            }
+        }
+        state.upstream = conn.get();
+        parser.emplace();
+        parser->body_limit(boost::none);
+        if (ctx.req.method() == bhttp::verb::head) parser->skip(true);
+        bool got_bytes = false;
+        auto failed = co_await conn->write(out, up.first_byte_timeout);
+        if (!failed) failed = co_await conn->read_header(*parser, up.first_byte_timeout, got_bytes);
+        if (state.client_gone) co_return nullptr;
+        if (!failed) co_return conn;
+        if (reused && !got_bytes && failed.ec == errc::upstream_reset) continue;
+        observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name + "`: " +
+                                failed.detail);
+        co_await http::write_error(ctx, failed.ec, failed.detail);
+        co_return nullptr;
+    }
+    co_return nullptr;
+}
+
+net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
+                              upstream::request& out, exchange_state& state, bool upgrade) {
+    // Cancellation (the client went away) shows up as I/O errors, which are handled as values.
+    co_await net::this_coro::throw_if_cancelled(false);
+    const auto& up = pool.upstream();
+    std::optional<upstream::response_parser> parser;
+    auto conn = co_await send_request(ctx, pool, out, parser, state, upgrade);
+    if (!conn) co_return;
+
+    if (upgrade && parser->get().result() == bhttp::status::switching_protocols) {
+        auto head = response_head(parser->get(), ctx, "", "Upgrade");
+        std::string upgrade_line = "Upgrade: " + std::string(parser->get()[bhttp::field::upgrade]) + "\r\n\r\n";
+        head.replace(head.size() - 2, 2, upgrade_line);
+        ctx.status = 101;
+        ctx.response_started = true;
+        ctx.keep_alive = false;
+        if (auto ec = co_await write_client(ctx, net::buffer(head)); ec) co_return;
+        state.upstream = nullptr;  // the watcher has stopped; the pumps own both sides now
+        co_await (pump_client_to_upstream(ctx, *conn, up.idle_timeout) &&
+                  pump_upstream_to_client(ctx, *conn, up.idle_timeout));
+        co_return;
+    }
+    bool reusable = co_await relay_response(ctx, *conn, *parser, up);
+    if (reusable && !upgrade && !state.client_gone) pool.give_back(std::move(conn));
+}
+
+}  // namespace
+
+handler::handler(const config::gateway_config& config, const model_router& router,
+                 const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts)
+    : config_(config), router_(router) {
+    pools_.reserve(config.upstreams.size());
+    for (std::size_t i = 0; i < config.upstreams.size(); ++i)
+        pools_.emplace_back(config.upstreams[i], tls_contexts[i]);
+}
+
+net::awaitable<void> handler::operator()(http::request_context& ctx) {
+    bool upgrade = is_websocket_upgrade(ctx.req);
+    if (upgrade && !config_.server.websocket_tunnel) {
+        co_await http::write_error(ctx, errc::websocket_refused);
+        co_return;
+    }
+    std::optional<std::string> model;
+    if (!ctx.req.body().empty()) model = read_model(ctx.req.body());
+    auto& pool = pools_[router_.route(model)];
+    ctx.upstream = pool.upstream().name;
+    auto out = make_upstream_request(ctx, pool.upstream(), upgrade);
+
+    exchange_state state;
+    if (upgrade) {
+        // The pumps read the client themselves; no watcher.
+        co_await exchange(ctx, pool, out, state, true);
+        co_return;
+    }
+    auto winner = co_await (exchange(ctx, pool, out, state, false) || watch_client(ctx, state));
+    if (winner.index() == 1 || state.client_gone) {
+        ctx.keep_alive = false;
+        if (ctx.status == 0) ctx.status = 499;  // as nginx logs it: client closed the request
+        observability::log_info("request " + ctx.request_id +
+                                ": client went away; upstream request cancelled");
+    }
+}
+
+}  // namespace gateway::passthrough

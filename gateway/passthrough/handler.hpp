@@ -1,0 +1,37 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+#include "gateway/http/context.hpp"
+#include "gateway/passthrough/model_router.hpp"
+#include "gateway/upstream/pool.hpp"
+
+#include <vector>
+
+namespace gateway::passthrough {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+
+// Forwards /v1/* to an upstream, per the design's passthrough contract: the request body goes
+// upstream byte for byte (only `model` is read, to pick the upstream), hop-by-hop headers are
+// dropped and the rest kept both ways, the response is relayed as each upstream read completes,
+// a client that goes away cancels the upstream exchange at once, an upstream that dies mid-SSE
+// ends the stream with `event: error`. One handler per worker: it owns that worker's pools and
+// is used from that worker's thread only.
+class handler {
+public:
+    handler(const config::gateway_config& config, const model_router& router,
+            const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts);
+
+    net::awaitable<void> operator()(http::request_context& ctx);
+
+    // Pooled idle connections per upstream (observability and tests).
+    std::size_t idle_connections(std::size_t upstream) const { return pools_[upstream].idle_count(); }
+
+private:
+    const config::gateway_config& config_;
+    const model_router& router_;
+    std::vector<upstream::pool> pools_;
+};
+
+}  // namespace gateway::passthrough

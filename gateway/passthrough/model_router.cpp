@@ -1,0 +1,178 @@
+#include "gateway/passthrough/model_router.hpp"
+
+#include <boost/json/basic_parser_impl.hpp>
+
+namespace gateway::passthrough {
+
+namespace json = boost::json;
+
+namespace {
+
+// Matches one `[...]` class at pattern[p] against c; sets p past the class. False when malformed.
+bool match_class(std::string_view pattern, std::size_t& p, char c, bool& matched) {
+    std::size_t i = p + 1;
+    bool negate = i < pattern.size() && (pattern[i] == '!' || pattern[i] == '^');
+    if (negate) ++i;
+    bool hit = false;
+    bool first = true;
+    while (i < pattern.size() && (first || pattern[i] != ']')) {
+        first = false;
+        char lo = pattern[i];
+        if (i + 2 < pattern.size() && pattern[i + 1] == '-' && pattern[i + 2] != ']') {
+            hit = hit || (c >= lo && c <= pattern[i + 2]);
+            i += 3;
+        } else {
+            hit = hit || c == lo;
+            ++i;
+        }
+    }
+    if (i >= pattern.size()) return false;
+    p = i + 1;
+    matched = hit != negate;
+    return true;
+}
+
+// SAX handler: records the value of the top-level "model" key, then stops the parser.
+struct model_handler {
+    static constexpr std::size_t max_object_size = std::size_t(-1);
+    static constexpr std::size_t max_array_size = std::size_t(-1);
+    static constexpr std::size_t max_key_size = std::size_t(-1);
+    static constexpr std::size_t max_string_size = std::size_t(-1);
+
+    int depth = 0;
+    bool next_is_model = false;
+    std::string key;
+    std::string value;
+    std::optional<std::string> model;
+
+    bool stop(json::error_code& ec) {
+        ec = json::error::extra_data;  // any error: the caller looks at `model`
+        return false;
+    }
+    bool on_value_other(json::error_code& ec) {
+        if (depth == 1 && next_is_model) return stop(ec);  // "model" is not a string
+        next_is_model = false;
+        return true;
+    }
+    bool on_document_begin(json::error_code&) { return true; }
+    bool on_document_end(json::error_code&) { return true; }
+    bool on_object_begin(json::error_code& ec) {
+        if (depth == 1 && next_is_model) return stop(ec);
+        ++depth;
+        return true;
+    }
+    bool on_object_end(std::size_t, json::error_code&) {
+        --depth;
+        return true;
+    }
+    bool on_array_begin(json::error_code& ec) {
+        if (depth == 0 || (depth == 1 && next_is_model)) return stop(ec);
+        ++depth;
+        return true;
+    }
+    bool on_array_end(std::size_t, json::error_code&) {
+        --depth;
+        return true;
+    }
+    bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
+        if (depth == 1) key.append(s.data(), s.size());
+        return true;
+    }
+    bool on_key(json::string_view s, std::size_t, json::error_code&) {
+        if (depth == 1) {
+            key.append(s.data(), s.size());
+            next_is_model = key == "model";
+            key.clear();
+        }
+        return true;
+    }
+    bool on_string_part(json::string_view s, std::size_t, json::error_code&) {
+        if (depth == 1 && next_is_model) value.append(s.data(), s.size());
+        return true;
+    }
+    bool on_string(json::string_view s, std::size_t, json::error_code& ec) {
+        if (depth == 1 && next_is_model) {
+            value.append(s.data(), s.size());
+            model = std::move(value);
+            return stop(ec);
+        }
+        return true;
+    }
+    bool on_number_part(json::string_view, json::error_code&) { return true; }
+    bool on_int64(std::int64_t, json::string_view, json::error_code& ec) { return on_value_other(ec); }
+    bool on_uint64(std::uint64_t, json::string_view, json::error_code& ec) { return on_value_other(ec); }
+    bool on_double(double, json::string_view, json::error_code& ec) { return on_value_other(ec); }
+    bool on_bool(bool, json::error_code& ec) { return on_value_other(ec); }
+    bool on_null(json::error_code& ec) { return on_value_other(ec); }
+    bool on_comment_part(json::string_view, json::error_code&) { return true; }
+    bool on_comment(json::string_view, json::error_code&) { return true; }
+};
+
+}  // namespace
+
+bool glob_match(std::string_view pattern, std::string_view text) {
+    // Iterative matcher with single-star backtracking: linear in practice, no recursion.
+    std::size_t p = 0, t = 0;
+    std::size_t star_p = std::string_view::npos, star_t = 0;
+    while (t < text.size()) {
+        if (p < pattern.size() && pattern[p] == '*') {
+            star_p = ++p;
+            star_t = t;
+            continue;
+        }
+        if (p < pattern.size()) {
+            if (pattern[p] == '?') {
+                ++p;
+                ++t;
+                continue;
+            }
+            if (pattern[p] == '[') {
+                std::size_t q = p;
+                bool matched = false;
+                if (match_class(pattern, q, text[t], matched)) {
+                    if (matched) {
+                        p = q;
+                        ++t;
+                        continue;
+                    }
+                } else if (text[t] == '[') {  // a lone '[' is literal
+                    ++p;
+                    ++t;
+                    continue;
+                }
+            } else if (pattern[p] == text[t]) {
+                ++p;
+                ++t;
+                continue;
+            }
+        }
+        if (star_p == std::string_view::npos) return false;
+        p = star_p;
+        t = ++star_t;
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
+}
+
+std::optional<std::string> read_model(std::string_view json_body) {
+    json::parse_options options;
+    options.max_depth = 64;
+    json::basic_parser<model_handler> parser(options);
+    json::error_code ec;
+    parser.write_some(false, json_body.data(), json_body.size(), ec);
+    return std::move(parser.handler().model);
+}
+
+model_router::model_router(const std::vector<config::upstream_config>& upstreams) {
+    for (const auto& u : upstreams) globs_.push_back(u.models);
+}
+
+std::size_t model_router::route(std::optional<std::string_view> model) const {
+    if (!model) return 0;
+    for (std::size_t i = 0; i < globs_.size(); ++i)
+        for (const auto& g : globs_[i])
+            if (glob_match(g, *model)) return i;
+    return 0;
+}
+
+}  // namespace gateway::passthrough

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gateway::passthrough {
+
+// Shell-style glob: `*` any run, `?` one character, `[abc]`, `[a-z]`, `[!x]`. Case-sensitive.
+bool glob_match(std::string_view pattern, std::string_view text);
+
+// The top-level string "model" of a JSON object, read with a streaming parser that stops as soon
+// as it is found: the body is never copied or re-serialized. nullopt for anything else (not JSON,
+// no such member, not a string).
+std::optional<std::string> read_model(std::string_view json_body);
+
+// Chooses the upstream for a model name: the first upstream with a matching glob; the first
+// upstream (the default) when there is no model or no match. Immutable, so shared freely.
+class model_router {
+public:
+    explicit model_router(const std::vector<config::upstream_config>& upstreams);
+
+    std::size_t route(std::optional<std::string_view> model) const;
+
+private:
+    std::vector<std::vector<std::string>> globs_;
+};
+
+}  // namespace gateway::passthrough

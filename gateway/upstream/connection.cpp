@@ -1,0 +1,211 @@
+#include "gateway/upstream/connection.hpp"
+
+#include "gateway/error.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <sys/socket.h>
+
+namespace gateway::upstream {
+
+namespace {
+
+using tcp = net::ip::tcp;
+using boost::system::error_code;
+constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+
+bool is_ip_literal(const std::string& host) {
+    error_code ec;
+    net::ip::make_address(host, ec);
+    return !ec;
+}
+
+// Maps a read or write error on an upstream connection to the failure the client sees.
+failure classify(error_code ec, errc on_timeout, std::string_view what) {
+    if (ec == beast::error::timeout) return {on_timeout, std::string(what) + " timed out"};
+    if (ec.category() == make_error_code(http::error::bad_version).category() && ec != http::error::end_of_stream &&
+        ec != http::error::partial_message)
+        return {errc::upstream_bad_response,
+                "the upstream sent a malformed HTTP response: " + ec.message()};
+    return {errc::upstream_reset,
+            std::string(what) + " failed: the upstream closed the connection (" + ec.message() + ")"};
+}
+
+}  // namespace
+
+connection::connection(net::any_io_executor executor,
+                       std::shared_ptr<net::ssl::context> tls_context)
+    : tls_context_(std::move(tls_context)) {
+    if (tls_context_) secure_.emplace(executor, *tls_context_);
+    else plain_.emplace(executor);
+}
+
+connection::~connection() { close(); }
+
+beast::tcp_stream& connection::tcp() { return secure_ ? secure_->next_layer() : *plain_; }
+
+net::awaitable<failure> connection::open(const config::upstream_config& upstream) {
+    const auto& host = upstream.endpoint.host;
+    const auto port = upstream.endpoint.port;
+    std::string where = host + ":" + std::to_string(port);
+
+    std::vector<tcp::endpoint> endpoints;
+    if (is_ip_literal(host)) {
+        endpoints.emplace_back(net::ip::make_address(host), port);
+    } else {
+        // The resolver has no deadline of its own: race it against a timer.
+        using namespace net::experimental::awaitable_operators;
+        tcp::resolver resolver(tcp().get_executor());
+        net::steady_timer timer(tcp().get_executor(), upstream.connect_timeout);
+        auto raced = co_await (resolver.async_resolve(host, std::to_string(port), use_ec) ||
+                               timer.async_wait(use_ec));
+        if (raced.index() == 1)
+            co_return failure{errc::upstream_connect_timeout, "resolving " + host + " timed out"};
+        auto [ec, results] = std::get<0>(raced);
+        if (ec)
+            co_return failure{errc::upstream_unreachable,
+                              "cannot resolve upstream host " + host + ": " + ec.message()};
+        for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+    }
+
+    tcp().expires_after(upstream.connect_timeout);
+    auto [connect_ec, endpoint] = co_await tcp().async_connect(endpoints, use_ec);
+    if (connect_ec == beast::error::timeout)
+        co_return failure{errc::upstream_connect_timeout, "connecting to " + where + " timed out"};
+    if (connect_ec)
+        co_return failure{errc::upstream_unreachable,
+                          "cannot connect to upstream " + where + ": " + connect_ec.message()};
+    tcp().socket().set_option(tcp::no_delay(true));
+
+    if (secure_) {
+        if (!is_ip_literal(host)) SSL_set_tlsext_host_name(secure_->native_handle(), host.c_str());
+        if (!upstream.tls_insecure) secure_->set_verify_callback(net::ssl::host_name_verification(host));
+        tcp().expires_after(upstream.connect_timeout);
+        auto [ec] = co_await secure_->async_handshake(net::ssl::stream_base::client, use_ec);
+        if (ec == beast::error::timeout)
+            co_return failure{errc::upstream_connect_timeout,
+                              "TLS handshake with " + where + " timed out"};
+        if (ec) {
+            std::string why = ec.message();
+            long verify = SSL_get_verify_result(secure_->native_handle());
+            if (verify != X509_V_OK)
+                why = std::string("certificate verification failed: ") +
+                      X509_verify_cert_error_string(verify);
+            co_return failure{errc::upstream_tls, "TLS handshake with " + where + " failed: " + why};
+        }
+    }
+    co_return failure{};
+}
+
+net::awaitable<failure> connection::write(request& message, config::duration deadline) {
+    tcp().expires_after(deadline);
+    error_code ec;
+    if (secure_) {
+        auto [e, got] = co_await http::async_write(*secure_, message, use_ec);
+        ec = e;
+    } else {
+        auto [e, got] = co_await http::async_write(*plain_, message, use_ec);
+        ec = e;
+    }
+    if (ec) co_return classify(ec, errc::upstream_first_byte_timeout, "sending the request");
+    co_return failure{};
+}
+
+net::awaitable<failure> connection::read_header(response_parser& parser, config::duration deadline,
+                                                bool& got_bytes) {
+    tcp().expires_after(deadline);
+    error_code ec;
+    if (secure_) {
+        auto [e, got] = co_await http::async_read_header(*secure_, buffer_, parser, use_ec);
+        ec = e;
+    } else {
+        auto [e, got] = co_await http::async_read_header(*plain_, buffer_, parser, use_ec);
+        ec = e;
+    }
+    got_bytes = parser.got_some();
+    if (ec) co_return classify(ec, errc::upstream_first_byte_timeout, "waiting for the response");
+    co_return failure{};
+}
+
+net::awaitable<failure> connection::read_some(response_parser& parser, config::duration deadline) {
+    tcp().expires_after(deadline);
+    error_code ec;
+    if (secure_) {
+        auto [e, got] = co_await http::async_read_some(*secure_, buffer_, parser, use_ec);
+        ec = e;
+    } else {
+        auto [e, got] = co_await http::async_read_some(*plain_, buffer_, parser, use_ec);
+        ec = e;
+    }
+    if (ec == http::error::need_buffer) ec = {};  // the body buffer is full: the caller drains it
+    if (ec) co_return classify(ec, errc::upstream_idle_timeout, "reading the response body");
+    co_return failure{};
+}
+
+net::awaitable<std::pair<error_code, std::size_t>> connection::read_raw(net::mutable_buffer buffer,
+                                                                       config::duration deadline) {
+    if (buffer_.size() > 0) {
+        std::size_t n = net::buffer_copy(buffer, buffer_.data());
+        buffer_.consume(n);
+        co_return std::pair{error_code{}, n};
+    }
+    tcp().expires_after(deadline);
+    error_code ec;
+    std::size_t n = 0;
+    if (secure_) {
+        auto [e, got] = co_await secure_->async_read_some(buffer, use_ec);
+        ec = e;
+        n = got;
+    } else {
+        auto [e, got] = co_await plain_->async_read_some(buffer, use_ec);
+        ec = e;
+        n = got;
+    }
+    co_return std::pair{ec, n};
+}
+
+net::awaitable<error_code> connection::write_raw(net::const_buffer buffer,
+                                                 config::duration deadline) {
+    tcp().expires_after(deadline);
+    error_code ec;
+    if (secure_) {
+        auto [e, got] = co_await net::async_write(*secure_, buffer, use_ec);
+        ec = e;
+    } else {
+        auto [e, got] = co_await net::async_write(*plain_, buffer, use_ec);
+        ec = e;
+    }
+    co_return ec;
+}
+
+void connection::close() {
+    error_code ignored;
+    auto& socket = tcp().socket();
+    if (socket.is_open()) {
+        socket.shutdown(tcp::socket::shutdown_both, ignored);
+        socket.close(ignored);
+    }
+}
+
+bool connection::looks_alive() {
+    auto& socket = tcp().socket();
+    if (!socket.is_open()) return false;
+    char probe;
+    ssize_t n = ::recv(socket.native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+    // 0: the upstream closed; >0: bytes nobody asked for; only "would block" means idle and alive.
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && buffer_.size() == 0;
+}
+
+}  // namespace gateway::upstream

@@ -1,0 +1,84 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace gateway::upstream {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+// An expected upstream failure: a gateway::errc code plus a human detail for the client and logs.
+struct failure {
+    boost::system::error_code ec;
+    std::string detail;
+    explicit operator bool() const { return static_cast<bool>(ec); }
+};
+
+using response_parser = http::response_parser<http::buffer_body>;
+using request = http::request<http::string_body>;
+
+// One HTTP/1.1 connection to an upstream, plain or TLS, behind one interface so that the Beast
+// templates for both are instantiated once, in connection.cpp. Every operation takes its deadline;
+// a deadline that passes closes the connection. Not thread-safe: owned by one worker at a time.
+class connection {
+public:
+    // `tls_context` non-null: the connection speaks TLS with SNI and host name verification.
+    connection(net::any_io_executor executor, std::shared_ptr<net::ssl::context> tls_context);
+    ~connection();
+
+    // Resolves, connects and handshakes under the upstream's connect_timeout.
+    net::awaitable<failure> open(const config::upstream_config& upstream);
+
+    net::awaitable<failure> write(request& message, config::duration deadline);
+
+    // Reads up to the end of the response header. `got_bytes` tells whether the upstream sent
+    // anything at all (a pooled connection that died before answering can be retried safely).
+    net::awaitable<failure> read_header(response_parser& parser, config::duration deadline,
+                                        bool& got_bytes);
+
+    // Reads some body bytes into the parser's buffer_body; returns after one upstream read.
+    net::awaitable<failure> read_some(response_parser& parser, config::duration deadline);
+
+    // Raw bytes, for a tunnelled connection after 101 Switching Protocols.
+    net::awaitable<std::pair<boost::system::error_code, std::size_t>> read_raw(
+        net::mutable_buffer buffer, config::duration deadline);
+    net::awaitable<boost::system::error_code> write_raw(net::const_buffer buffer,
+                                                        config::duration deadline);
+
+    // Bytes read past the response header (the start of the body, or tunnelled bytes).
+    beast::flat_buffer& buffer() { return buffer_; }
+
+    // Closes the socket now; pending operations complete with an error. Safe to call twice.
+    void close();
+
+    // For a pooled connection: true when the upstream has neither closed it nor sent stray bytes.
+    bool looks_alive();
+
+    std::chrono::steady_clock::time_point idle_since;
+
+private:
+    beast::tcp_stream& tcp();
+
+    std::shared_ptr<net::ssl::context> tls_context_;
+    std::optional<beast::tcp_stream> plain_;
+    std::optional<beast::ssl_stream<beast::tcp_stream>> secure_;
+    beast::flat_buffer buffer_;
+};
+
+}  // namespace gateway::upstream

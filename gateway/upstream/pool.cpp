@@ -1,0 +1,40 @@
+#include "gateway/upstream/pool.hpp"
+
+#include <algorithm>
+
+namespace gateway::upstream {
+
+pool::pool(const config::upstream_config& upstream, std::shared_ptr<net::ssl::context> tls_context)
+    : upstream_(&upstream), tls_context_(std::move(tls_context)) {}
+
+void pool::sweep(std::chrono::steady_clock::time_point now) {
+    auto expired = std::find_if(idle_.begin(), idle_.end(), [&](const auto& c) {
+        return now - c->idle_since < upstream_->pool_idle_timeout;
+    });
+    idle_.erase(idle_.begin(), expired);
+}
+
+std::unique_ptr<connection> pool::take() {
+    sweep(std::chrono::steady_clock::now());
+    while (!idle_.empty()) {
+        auto conn = std::move(idle_.back());
+        idle_.pop_back();
+        if (conn->looks_alive()) return conn;
+    }
+    return nullptr;
+}
+
+std::unique_ptr<connection> pool::make(net::any_io_executor executor) const {
+    return std::make_unique<connection>(std::move(executor), tls_context_);
+}
+
+void pool::give_back(std::unique_ptr<connection> conn) {
+    auto now = std::chrono::steady_clock::now();
+    sweep(now);
+    if (upstream_->max_idle_connections == 0) return;
+    if (idle_.size() >= upstream_->max_idle_connections) idle_.erase(idle_.begin());
+    conn->idle_since = now;
+    idle_.push_back(std::move(conn));
+}
+
+}  // namespace gateway::upstream

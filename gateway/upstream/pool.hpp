@@ -1,0 +1,40 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+#include "gateway/upstream/connection.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace gateway::upstream {
+
+// Idle keep-alive connections to one upstream, owned by one worker thread (so no lock): the most
+// recently used connection is reused first, connections idle longer than pool_idle_timeout or
+// beyond max_idle_connections are closed. Not thread-safe by design.
+class pool {
+public:
+    pool(const config::upstream_config& upstream, std::shared_ptr<net::ssl::context> tls_context);
+
+    // An idle connection that still looks alive, or null.
+    std::unique_ptr<connection> take();
+
+    // A new, unopened connection for this upstream.
+    std::unique_ptr<connection> make(net::any_io_executor executor) const;
+
+    // Keeps a connection whose last response was read completely and allowed keep-alive.
+    void give_back(std::unique_ptr<connection> conn);
+
+    void close_all() { idle_.clear(); }
+
+    const config::upstream_config& upstream() const { return *upstream_; }
+    std::size_t idle_count() const { return idle_.size(); }
+
+private:
+    void sweep(std::chrono::steady_clock::time_point now);
+
+    const config::upstream_config* upstream_;
+    std::shared_ptr<net::ssl::context> tls_context_;
+    std::vector<std::unique_ptr<connection>> idle_;  // oldest first
+};
+
+}  // namespace gateway::upstream
