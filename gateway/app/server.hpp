@@ -47,8 +47,10 @@ public:
 private:
     config::gateway_config config_;
     std::unique_ptr<passthrough::model_router> model_router_;
-    std::vector<std::unique_ptr<passthrough::handler>> handlers_;
+    // Declared before the handlers: the handlers' pooled sockets belong to the workers'
+    // io_contexts and must be destroyed first.
     std::vector<std::unique_ptr<http::worker>> workers_;
+    std::vector<std::unique_ptr<passthrough::handler>> handlers_;
     std::vector<std::thread> threads_;
     std::uint16_t port_ = 0;
 };

@@ -74,6 +74,10 @@ net::awaitable<bool> read_request(beast::tcp_stream& stream, beast::flat_buffer&
         co_await write_error(ctx, code, message);
         co_return false;
     };
+    if (header_ec == bhttp::error::body_limit) {  // a declared Content-Length over the limit
+        auto rejected = co_await reject(errc::body_too_large, {});
+        co_return rejected;
+    }
     if (header_ec == bhttp::error::header_limit) {
         auto rejected = co_await reject(errc::header_too_large, {});
         co_return rejected;
@@ -89,10 +93,6 @@ net::awaitable<bool> read_request(beast::tcp_stream& stream, beast::flat_buffer&
 
     auto& header = parser.get();
     if (auto id = header["x-request-id"]; !id.empty() && id.size() <= 200) request_id = id;
-    if (auto length = parser.content_length(); length && *length > server.body_limit) {
-        auto rejected = co_await reject(errc::body_too_large, {});
-        co_return rejected;
-    }
     if (beast::iequals(header[bhttp::field::expect], "100-continue") && !parser.is_done()) {
         static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
         stream.expires_after(server.write_timeout);

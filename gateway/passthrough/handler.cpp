@@ -56,6 +56,8 @@ upstream::request make_upstream_request(http::request_context& ctx,
     out.target(up.endpoint.base_path + std::string(target));
     out.version(11);
     copy_end_to_end(req.base(), out.base());
+    // The gateway answered `Expect: 100-continue` itself and forwards the whole body at once.
+    out.erase(bhttp::field::expect);
     out.set(bhttp::field::host, host_header(up.endpoint));
     out.set("x-request-id", ctx.request_id);
     bool client_auth = req.count(bhttp::field::authorization) > 0;
@@ -144,7 +146,7 @@ net::awaitable<void> watch_client(http::request_context& ctx, exchange_state& st
 // Returns true when the upstream connection ended cleanly and may be pooled.
 net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connection& conn,
                                     upstream::response_parser& parser,
-                                    const config::upstream_config& up) {
+                                    const config::upstream_config& up, const exchange_state& state) {
     auto& res = parser.get();
     ctx.status = res.result_int();
     bool head_request = ctx.req.method() == bhttp::verb::head;
@@ -196,6 +198,7 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
                 co_return false;
             }
         }
+        if (failed && state.client_gone) co_return false;  // we closed the upstream ourselves
         if (failed) {
             observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                     "` failed mid-response: " + failed.detail);
@@ -316,7 +319,7 @@ net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
                   pump_upstream_to_client(ctx, *conn, up.idle_timeout));
         co_return;
     }
-    bool reusable = co_await relay_response(ctx, *conn, *parser, up);
+    bool reusable = co_await relay_response(ctx, *conn, *parser, up, state);
     if (reusable && !upgrade && !state.client_gone) pool.give_back(std::move(conn));
 }
 

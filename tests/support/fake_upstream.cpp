@@ -1,0 +1,573 @@
+#include "tests/support/fake_upstream.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/json.hpp>
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace gateway::testing {
+
+namespace net = boost::asio;
+namespace http = boost::beast::http;
+namespace json = boost::json;
+using tcp = net::ip::tcp;
+using namespace net::experimental::awaitable_operators;
+constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+
+std::string received_request::header(std::string_view name) const {
+    for (const auto& [n, v] : headers)
+        if (boost::beast::iequals(n, name)) return v;
+    return {};
+}
+
+struct fake_upstream::impl {
+    fake_options options;
+    net::io_context io;
+    tcp::acceptor acceptor{io};
+    std::optional<net::ssl::context> tls;
+    std::vector<std::thread> threads;
+
+    mutable std::mutex mutex;
+    mutable std::condition_variable changed;
+    std::vector<received_request> requests;
+    std::size_t accepted = 0;
+    std::size_t open = 0;
+    std::chrono::steady_clock::time_point closed_at{};
+    bool stopped = false;
+
+    void record(received_request r) {
+        std::lock_guard lock(mutex);
+        requests.push_back(std::move(r));
+        changed.notify_all();
+    }
+    void opened() {
+        std::lock_guard lock(mutex);
+        ++accepted;
+        ++open;
+        changed.notify_all();
+    }
+    void closed() {
+        std::lock_guard lock(mutex);
+        --open;
+        closed_at = std::chrono::steady_clock::now();
+        changed.notify_all();
+    }
+
+    net::awaitable<void> accept_loop();
+    net::awaitable<void> connection(tcp::socket s);
+    template <class Stream>
+    net::awaitable<void> serve(Stream& stream, tcp::socket& lowest);
+};
+
+namespace {
+
+constexpr std::int64_t created = 1'700'000'000;
+
+std::string sse_frame(const json::value& v, std::string_view event = {}) {
+    std::string out;
+    if (!event.empty()) out += "event: " + std::string(event) + "\n";
+    return out + "data: " + json::serialize(v) + "\n\n";
+}
+
+json::object chunk(std::string_view model, json::value delta, json::value finish) {
+    return {{"id", "chatcmpl-fake"},
+            {"object", "chat.completion.chunk"},
+            {"created", created},
+            {"model", model},
+            {"system_fingerprint", "fp_fake"},
+            {"choices", json::array{json::object{{"index", 0},
+                                                 {"delta", std::move(delta)},
+                                                 {"logprobs", nullptr},
+                                                 {"finish_reason", std::move(finish)}}}}};
+}
+
+// Reads one request, recording its exact bytes. `pending` carries bytes read past it.
+template <class Stream>
+net::awaitable<std::optional<received_request>> read_request(Stream& stream, std::string& pending) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(1 << 20);
+    parser.body_limit(256 << 20);
+    received_request r;
+    char buffer[16384];
+    while (!parser.is_done()) {
+        if (!pending.empty()) {
+            boost::system::error_code ec;
+            std::size_t used = parser.put(net::buffer(pending), ec);
+            r.raw.append(pending, 0, used);
+            pending.erase(0, used);
+            if (ec && ec != http::error::need_more) co_return std::nullopt;
+            if (used > 0) continue;
+        }
+        auto [ec, n] = co_await stream.async_read_some(net::buffer(buffer), use_ec);
+        if (ec) co_return std::nullopt;
+        pending.append(buffer, n);
+    }
+    auto& m = parser.get();
+    r.method = std::string(m.method_string());
+    r.target = std::string(m.target());
+    r.body = m.body();
+    for (const auto& f : m) r.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    co_return r;
+}
+
+template <class Stream>
+net::awaitable<bool> write_all(Stream& stream, std::string_view data) {
+    auto [ec, n] = co_await net::async_write(stream, net::buffer(data.data(), data.size()), use_ec);
+    co_return !ec;
+}
+
+net::awaitable<void> sleep_ms(long ms) {
+    net::steady_timer timer(co_await net::this_coro::executor, std::chrono::milliseconds(ms));
+    co_await timer.async_wait(use_ec);
+}
+
+// Waits until the peer closes (or `ms` passes, when ms >= 0); returns true when it closed.
+template <class Stream>
+net::awaitable<bool> wait_for_close(Stream& stream, long ms) {
+    auto reader = [&stream]() -> net::awaitable<void> {
+        char sink[4096];
+        for (;;) {
+            auto [ec, n] = co_await stream.async_read_some(net::buffer(sink), use_ec);
+            if (ec) co_return;
+        }
+    };
+    if (ms < 0) {
+        co_await reader();
+        co_return true;
+    }
+    auto result = co_await (reader() || sleep_ms(ms));
+    co_return result.index() == 0;
+}
+
+void reset(tcp::socket& socket) {
+    boost::system::error_code ignored;
+    socket.set_option(net::socket_base::linger(true, 0), ignored);
+    socket.close(ignored);
+}
+
+long number(const received_request& r, std::string_view header, long fallback) {
+    auto text = r.header(header);
+    return text.empty() ? fallback : std::stol(text);
+}
+
+}  // namespace
+
+std::string fake_upstream::chat_completion_json(std::string_view model, bool tool_call) {
+    json::object message{{"role", "assistant"}, {"refusal", nullptr}, {"annotations", json::array{}}};
+    if (tool_call) {
+        message["content"] = nullptr;
+        message["tool_calls"] = json::array{json::object{
+            {"id", "call_fake1"},
+            {"type", "function"},
+            {"function", {{"name", "get_weather"}, {"arguments", "{\"location\": \"Paris\"}"}}}}};
+    } else {
+        message["content"] = "Hello from the fake upstream! \u2713 \u00fcn\u00efc\u00f6d\u00e9";
+    }
+    json::object body{
+        {"id", "chatcmpl-fake"},
+        {"object", "chat.completion"},
+        {"created", created},
+        {"model", model},
+        {"system_fingerprint", "fp_fake"},
+        {"choices", json::array{json::object{{"index", 0},
+                                             {"message", std::move(message)},
+                                             {"logprobs", nullptr},
+                                             {"finish_reason", tool_call ? "tool_calls" : "stop"}}}},
+        {"usage", {{"prompt_tokens", 9}, {"completion_tokens", 12}, {"total_tokens", 21}}},
+        {"x_fake_unknown_field", {{"kept", true}}}};
+    return json::serialize(body);
+}
+
+std::vector<std::string> fake_upstream::chat_stream_events(std::string_view model, bool tool_call,
+                                                           bool include_usage) {
+    std::vector<std::string> events;
+    if (tool_call) {
+        events.push_back(sse_frame(chunk(
+            model,
+            {{"role", "assistant"},
+             {"content", nullptr},
+             {"tool_calls", json::array{json::object{
+                                {"index", 0},
+                                {"id", "call_fake1"},
+                                {"type", "function"},
+                                {"function", {{"name", "get_weather"}, {"arguments", ""}}}}}}},
+            nullptr)));
+        for (std::string_view part : {"{\"lo", "cation\"", ": \"Par", "is\"}"})
+            events.push_back(sse_frame(chunk(
+                model,
+                {{"tool_calls",
+                  json::array{json::object{{"index", 0}, {"function", {{"arguments", part}}}}}}},
+                nullptr)));
+        events.push_back(sse_frame(chunk(model, json::object{}, "tool_calls")));
+    } else {
+        events.push_back(sse_frame(
+            chunk(model, {{"role", "assistant"}, {"content", ""}, {"refusal", nullptr}}, nullptr)));
+        for (std::string_view part : {"Hello", " from", " the", " fake", " upstream",
+                                      "! \u2713 \u00fcn\u00efc\u00f6d\u00e9"})
+            events.push_back(sse_frame(chunk(model, {{"content", part}}, nullptr)));
+        events.push_back(sse_frame(chunk(model, json::object{}, "stop")));
+    }
+    if (include_usage) {
+        auto usage = chunk(model, json::object{}, nullptr);
+        usage["choices"] = json::array{};
+        usage["usage"] = {{"prompt_tokens", 9}, {"completion_tokens", 12}, {"total_tokens", 21}};
+        events.push_back(sse_frame(usage));
+    }
+    events.push_back("data: [DONE]\n\n");
+    return events;
+}
+
+namespace {
+
+json::object response_object(std::string_view model, bool completed) {
+    json::array output;
+    if (completed)
+        output.push_back({{"type", "message"},
+                          {"id", "msg_fake"},
+                          {"status", "completed"},
+                          {"role", "assistant"},
+                          {"content", json::array{json::object{
+                                          {"type", "output_text"},
+                                          {"text", "Hello from the fake upstream!"},
+                                          {"annotations", json::array{}}}}}});
+    json::object r{{"id", "resp_fake"},
+                   {"object", "response"},
+                   {"created_at", created},
+                   {"status", completed ? "completed" : "in_progress"},
+                   {"error", nullptr},
+                   {"incomplete_details", nullptr},
+                   {"instructions", nullptr},
+                   {"model", model},
+                   {"output", std::move(output)},
+                   {"parallel_tool_calls", true},
+                   {"tool_choice", "auto"},
+                   {"tools", json::array{}},
+                   {"usage", nullptr}};
+    if (completed)
+        r["usage"] = {{"input_tokens", 5}, {"output_tokens", 6}, {"total_tokens", 11}};
+    return r;
+}
+
+}  // namespace
+
+std::string fake_upstream::responses_json(std::string_view model) {
+    return json::serialize(response_object(model, true));
+}
+
+std::vector<std::string> fake_upstream::responses_stream_events(std::string_view model) {
+    std::vector<std::string> events;
+    int sequence = 0;
+    auto add = [&](std::string_view type, json::object data) {
+        data["type"] = type;
+        data["sequence_number"] = sequence++;
+        events.push_back(sse_frame(data, type));
+    };
+    add("response.created", {{"response", response_object(model, false)}});
+    add("response.output_item.added",
+        {{"output_index", 0},
+         {"item", {{"type", "message"}, {"id", "msg_fake"}, {"status", "in_progress"},
+                   {"role", "assistant"}, {"content", json::array{}}}}});
+    add("response.content_part.added",
+        {{"item_id", "msg_fake"}, {"output_index", 0}, {"content_index", 0},
+         {"part", {{"type", "output_text"}, {"text", ""}, {"annotations", json::array{}}}}});
+    for (std::string_view part : {"Hello", " from", " the fake upstream!"})
+        add("response.output_text.delta",
+            {{"item_id", "msg_fake"}, {"output_index", 0}, {"content_index", 0}, {"delta", part}});
+    add("response.output_text.done", {{"item_id", "msg_fake"}, {"output_index", 0},
+                                      {"content_index", 0}, {"text", "Hello from the fake upstream!"}});
+    auto done = response_object(model, true);
+    add("response.content_part.done",
+        {{"item_id", "msg_fake"}, {"output_index", 0}, {"content_index", 0},
+         {"part", done["output"].as_array()[0].as_object()["content"].as_array()[0]}});
+    add("response.output_item.done", {{"output_index", 0}, {"item", done["output"].as_array()[0]}});
+    add("response.completed", {{"response", done}});
+    return events;
+}
+
+std::string fake_upstream::models_json() {
+    json::array data;
+    for (std::string_view id : {"gpt-4o-mini", "gpt-4o", "fake-model"})
+        data.push_back({{"id", id}, {"object", "model"}, {"created", created}, {"owned_by", "fake"}});
+    return json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}});
+}
+
+template <class Stream>
+net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& lowest) {
+    std::string pending;
+    for (;;) {
+        auto request = co_await read_request(stream, pending);
+        if (!request) co_return;
+        received_request r = *request;
+        record(*request);
+        std::string mode = r.header("x-fake-mode");
+        long delay = number(r, "x-fake-delay-ms", 0);
+
+        if (mode == "stall") {
+            co_await wait_for_close(stream, -1);
+            co_return;
+        }
+        if (mode == "reset") {
+            reset(lowest);
+            co_return;
+        }
+        if (mode == "close") co_return;
+        if (delay > 0) co_await sleep_ms(delay);
+
+        if (boost::beast::iequals(r.header("upgrade"), "websocket")) {
+            std::string head =
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Accept: fake-accept\r\n\r\n";
+            {
+            bool ok = co_await write_all(stream, head);
+            if (!ok) co_return;
+        }
+            if (!pending.empty()) {
+                bool ok = co_await write_all(stream, pending);
+                if (!ok) co_return;
+            }
+            char buffer[4096];
+            for (;;) {
+                auto [ec, n] = co_await stream.async_read_some(net::buffer(buffer), use_ec);
+                if (ec) co_return;
+                {
+            bool ok = co_await write_all(stream, std::string_view(buffer, n));
+            if (!ok) co_return;
+        }
+            }
+        }
+
+        if (auto status = r.header("x-fake-status"); !status.empty()) {
+            std::string extra;
+            if (status == "429")
+                extra = "retry-after: 7\r\nx-ratelimit-remaining-requests: 0\r\n"
+                        "x-ratelimit-reset-requests: 7s\r\n";
+            std::string body = json::serialize(json::object{
+                {"error", {{"message", "fake error " + status}, {"type", "fake_error"},
+                           {"param", nullptr}, {"code", "fake_" + status}}}});
+            std::string head = "HTTP/1.1 " + status + " Fake\r\nContent-Type: application/json\r\n" +
+                               extra + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+            {
+            bool ok = co_await write_all(stream, head + body);
+            if (!ok) co_return;
+        }
+            continue;
+        }
+
+        if (mode == "echo") {
+            std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                               "x-fake-echo: 1\r\nContent-Length: " +
+                               std::to_string(r.raw.size()) + "\r\n\r\n";
+            {
+            bool ok = co_await write_all(stream, head);
+            if (!ok) co_return;
+        }
+            {
+            bool ok = co_await write_all(stream, r.raw);
+            if (!ok) co_return;
+        }
+            continue;
+        }
+
+        std::string path = r.target.substr(0, r.target.find('?'));
+        json::value body;
+        boost::system::error_code parse_ec;
+        if (!r.body.empty()) body = json::parse(r.body, parse_ec);
+        const json::object* object = body.if_object();
+        auto model = object && object->contains("model") && (*object).at("model").is_string()
+                         ? std::string((*object).at("model").as_string())
+                         : std::string("fake-model");
+        bool stream_requested =
+            object && object->contains("stream") && (*object).at("stream") == json::value(true);
+        bool tools = object && object->contains("tools");
+        bool usage = false;
+        if (object && object->contains("stream_options"))
+            if (auto* so = (*object).at("stream_options").if_object())
+                usage = so->contains("include_usage") && so->at("include_usage") == json::value(true);
+
+        if (path == "/v1/models" && (r.method == "GET" || r.method == "HEAD")) {
+            auto models = models_json();
+            std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                               std::to_string(models.size()) + "\r\n\r\n";
+            if (r.method == "HEAD") models.clear();
+            {
+            bool ok = co_await write_all(stream, head + models);
+            if (!ok) co_return;
+        }
+            continue;
+        }
+        bool chat = path == "/v1/chat/completions";
+        bool responses = path == "/v1/responses";
+        if (!chat && !responses) {
+            std::string body404 = R"({"error":{"message":"fake: unknown path","type":"invalid_request_error","param":null,"code":"unknown_url"}})";
+            std::string head = "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: " +
+                               std::to_string(body404.size()) + "\r\n\r\n";
+            {
+            bool ok = co_await write_all(stream, head + body404);
+            if (!ok) co_return;
+        }
+            continue;
+        }
+        if (!stream_requested) {
+            auto answer = chat ? chat_completion_json(model, tools) : responses_json(model);
+            std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                               "openai-processing-ms: 1\r\nx-request-id: req_fake\r\n"
+                               "Content-Length: " + std::to_string(answer.size()) + "\r\n\r\n";
+            bool ok = co_await write_all(stream, head + answer);
+            if (!ok || !r.header("x-fake-close-after").empty()) co_return;
+            continue;
+        }
+
+        auto events = chat ? chat_stream_events(model, tools, usage) : responses_stream_events(model);
+        std::string content_type = r.header("x-fake-content-type");
+        if (content_type.empty()) content_type = "text/event-stream; charset=utf-8";
+        std::string head = "HTTP/1.1 200 OK\r\nContent-Type: " + content_type +
+                           "\r\nCache-Control: no-cache\r\nx-request-id: req_fake\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n";
+        {
+            bool ok = co_await write_all(stream, head);
+            if (!ok) co_return;
+        }
+        long chunk_size = number(r, "x-fake-chunk-size", 0);
+        long stall_after = number(r, "x-fake-stall-after", -1);
+        long stall_ms = number(r, "x-fake-stall-ms", -1);
+        long reset_after = number(r, "x-fake-reset-after", -1);
+        // The writes: one per event, or the whole transcript cut into chunk_size pieces.
+        std::vector<std::string> writes;
+        if (chunk_size > 0) {
+            std::string all;
+            for (const auto& e : events) all += e;
+            for (std::size_t i = 0; i < all.size(); i += chunk_size) writes.push_back(all.substr(i, chunk_size));
+        } else {
+            writes = events;
+        }
+        auto write_chunk = [&](std::string_view data) -> net::awaitable<bool> {
+            char size[32];
+            std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+            auto ok = co_await write_all(stream, std::string(size) + std::string(data) + "\r\n");
+            co_return ok;
+        };
+        for (std::size_t i = 0; i < writes.size(); ++i) {
+            if (static_cast<long>(i) == reset_after) {
+                reset(lowest);
+                co_return;
+            }
+            if (static_cast<long>(i) == stall_after) {
+                bool closed = co_await wait_for_close(stream, stall_ms);
+                if (closed) co_return;
+            }
+            if (i > 0 && delay > 0) co_await sleep_ms(delay);
+            {
+            bool ok = co_await write_chunk(writes[i]);
+            if (!ok) co_return;
+        }
+        }
+        {
+            bool ok = co_await write_all(stream, std::string_view("0\r\n\r\n"));
+            if (!ok) co_return;
+        }
+        // Closes the kept-alive connection behind the client's back, as upstreams do when idle.
+        if (!r.header("x-fake-close-after").empty()) co_return;
+    }
+}
+
+net::awaitable<void> fake_upstream::impl::connection(tcp::socket s) {
+    opened();
+    if (tls) {
+        net::ssl::stream<tcp::socket> secure(std::move(s), *tls);
+        auto [ec] = co_await secure.async_handshake(net::ssl::stream_base::server, use_ec);
+        if (!ec) co_await serve(secure, secure.next_layer());
+    } else {
+        co_await serve(s, s);
+    }
+    closed();
+}
+
+net::awaitable<void> fake_upstream::impl::accept_loop() {
+    for (;;) {
+        auto [ec, socket] = co_await acceptor.async_accept(use_ec);
+        if (ec) co_return;
+        socket.set_option(tcp::no_delay(true));
+        net::co_spawn(acceptor.get_executor(), connection(std::move(socket)), net::detached);
+    }
+}
+
+fake_upstream::fake_upstream(fake_options options) : impl_(std::make_unique<impl>()) {
+    impl_->options = std::move(options);
+    auto& o = impl_->options;
+    if (!o.cert_file.empty()) {
+        impl_->tls.emplace(net::ssl::context::tls_server);
+        impl_->tls->use_certificate_chain_file(o.cert_file);
+        impl_->tls->use_private_key_file(o.key_file, net::ssl::context::pem);
+    }
+    tcp::endpoint at(net::ip::make_address(o.host), o.port);
+    impl_->acceptor.open(at.protocol());
+    impl_->acceptor.set_option(tcp::acceptor::reuse_address(true));
+    impl_->acceptor.bind(at);
+    impl_->acceptor.listen();
+    net::co_spawn(impl_->io, impl_->accept_loop(), net::detached);
+    for (unsigned i = 0; i < std::max(1u, o.threads); ++i)
+        impl_->threads.emplace_back([this] { impl_->io.run(); });
+}
+
+fake_upstream::~fake_upstream() { stop(); }
+
+void fake_upstream::stop() {
+    if (impl_->threads.empty()) return;
+    impl_->io.stop();
+    for (auto& t : impl_->threads) t.join();
+    impl_->threads.clear();
+}
+
+std::uint16_t fake_upstream::port() const { return impl_->acceptor.local_endpoint().port(); }
+
+std::string fake_upstream::base_url() const {
+    return std::string(impl_->tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(port()) + "/v1";
+}
+
+std::vector<received_request> fake_upstream::requests() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->requests;
+}
+
+std::size_t fake_upstream::connections_accepted() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->accepted;
+}
+
+std::size_t fake_upstream::connections_open() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->open;
+}
+
+std::chrono::steady_clock::time_point fake_upstream::last_close() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->closed_at;
+}
+
+bool fake_upstream::wait_connections_open(std::size_t n, std::chrono::milliseconds timeout) const {
+    std::unique_lock lock(impl_->mutex);
+    return impl_->changed.wait_for(lock, timeout, [&] { return impl_->open == n; });
+}
+
+bool fake_upstream::wait_requests(std::size_t n, std::chrono::milliseconds timeout) const {
+    std::unique_lock lock(impl_->mutex);
+    return impl_->changed.wait_for(lock, timeout, [&] { return impl_->requests.size() >= n; });
+}
+
+}  // namespace gateway::testing

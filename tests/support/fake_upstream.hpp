@@ -1,0 +1,86 @@
+#pragma once
+
+// A fake OpenAI upstream for tests, benchmarks and demos. It speaks the real wire format and is
+// steered per request by `x-fake-*` headers (which the gateway forwards like any other header):
+//
+//   (no header)              canned answer by path: POST /v1/chat/completions (JSON, or SSE when
+//                            the body has "stream": true; tool calls when it has "tools"),
+//                            POST /v1/responses (JSON or SSE), GET /v1/models
+//   x-fake-mode: echo        200 with the exact request bytes received (line, headers, body)
+//   x-fake-mode: stall       never answers; notices when the connection is closed
+//   x-fake-mode: reset       resets the connection (RST) right after reading the request
+//   x-fake-mode: close       closes the connection without answering
+//   x-fake-status: N         answers N with OpenAI's error JSON (429 adds retry-after: 7 and
+//                            x-ratelimit-* headers)
+//   x-fake-delay-ms: D       waits D ms before the response header and between two writes
+//   x-fake-chunk-size: N     writes the SSE transcript in N-byte pieces (default: one per event)
+//   x-fake-stall-after: K    stalls after K events for x-fake-stall-ms (default: until closed)
+//   x-fake-reset-after: K    resets the connection after K events
+//   x-fake-content-type: T   the streamed body's Content-Type instead of text/event-stream
+//   x-fake-close-after: 1    closes the connection after the response without saying so
+//   Upgrade: websocket       101 Switching Protocols, then echoes every byte back
+//
+// Thread-safe accessors; the server runs on its own threads.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gateway::testing {
+
+struct fake_options {
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 0;
+    unsigned threads = 1;
+    std::string cert_file;  // both set: serve TLS
+    std::string key_file;
+};
+
+struct received_request {
+    std::string raw;  // exactly the bytes of this request as they arrived
+    std::string method;
+    std::string target;
+    std::string body;
+    std::vector<std::pair<std::string, std::string>> headers;  // names as sent
+    std::string header(std::string_view name) const;           // case-insensitive; "" if absent
+};
+
+class fake_upstream {
+public:
+    explicit fake_upstream(fake_options options = {});
+    ~fake_upstream();
+    fake_upstream(const fake_upstream&) = delete;
+    fake_upstream& operator=(const fake_upstream&) = delete;
+
+    std::uint16_t port() const;
+    std::string base_url() const;  // http(s)://127.0.0.1:PORT/v1
+
+    std::vector<received_request> requests() const;
+    std::size_t connections_accepted() const;
+    std::size_t connections_open() const;
+    // When the most recent connection ended (the peer closed it or it was reset).
+    std::chrono::steady_clock::time_point last_close() const;
+    // Blocks until connections_open() == n or the timeout passes; returns whether it happened.
+    bool wait_connections_open(std::size_t n, std::chrono::milliseconds timeout) const;
+    // Blocks until at least n requests were received.
+    bool wait_requests(std::size_t n, std::chrono::milliseconds timeout) const;
+
+    void stop();
+
+    // The canned bodies, so tests can compare what a client received byte for byte.
+    static std::string chat_completion_json(std::string_view model, bool tool_call);
+    static std::vector<std::string> chat_stream_events(std::string_view model, bool tool_call,
+                                                       bool include_usage);
+    static std::string responses_json(std::string_view model);
+    static std::vector<std::string> responses_stream_events(std::string_view model);
+    static std::string models_json();
+
+    struct impl;
+
+private:
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace gateway::testing

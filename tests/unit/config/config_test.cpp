@@ -1,0 +1,183 @@
+#include "gateway/config/config.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+
+using namespace gateway::config;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string minimal = R"(server:
+  listen: 127.0.0.1:8080
+upstreams:
+  - name: openai
+    base_url: https://api.openai.com/v1
+    api_key: ${CG_TEST_KEY}
+    auth: forward
+    models: ["*"]
+)";
+
+// The error for `yaml`, or a failed check when it loaded.
+std::string error_of(const std::string& yaml) {
+    auto loaded = load_string(yaml, "test.yaml");
+    BOOST_TEST(!loaded);
+    return loaded.error;
+}
+
+std::string with_server(const std::string& lines) {
+    return "server:\n" + lines + "upstreams:\n  - name: a\n    base_url: http://127.0.0.1:9/v1\n";
+}
+
+std::string with_upstream(const std::string& lines) {
+    return "upstreams:\n  - name: a\n    base_url: http://127.0.0.1:9/v1\n" + lines;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(config_loading)
+
+BOOST_AUTO_TEST_CASE(minimal_file_from_the_design_loads_with_defaults) {
+    ::setenv("CG_TEST_KEY", "sk-secret-1234", 1);
+    auto loaded = load_string(minimal, "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
+    const auto& c = *loaded.value;
+    BOOST_TEST(c.server.listen.host == "127.0.0.1");
+    BOOST_TEST(c.server.listen.port == 8080);
+    BOOST_TEST(c.server.body_limit == 32u * 1024 * 1024);
+    BOOST_TEST_REQUIRE(c.upstreams.size() == 1u);
+    const auto& u = c.upstreams[0];
+    BOOST_TEST(u.api_key == "sk-secret-1234");
+    BOOST_TEST(u.endpoint.tls);
+    BOOST_TEST(u.endpoint.host == "api.openai.com");
+    BOOST_TEST(u.endpoint.port == 443);
+    BOOST_TEST(u.endpoint.base_path == "/v1");
+    BOOST_TEST((u.auth == auth_mode::forward));
+    BOOST_TEST(u.models == std::vector<std::string>{"*"});
+    ::unsetenv("CG_TEST_KEY");
+}
+
+BOOST_AUTO_TEST_CASE(shipped_default_config_is_valid) {
+    auto loaded = load_file(CONTEXTGATE_TEST_DATA "/../../config/gateway.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
+    BOOST_TEST(loaded.value->upstreams.at(0).name == "openai");
+}
+
+BOOST_AUTO_TEST_CASE(environment_interpolation_with_defaults) {
+    ::setenv("CG_TEST_PORT", "9999", 1);
+    ::unsetenv("CG_TEST_UNSET");
+    auto loaded = load_string(
+        "server:\n  listen: 127.0.0.1:${CG_TEST_PORT}\nupstreams:\n  - name: a\n"
+        "    base_url: ${CG_TEST_UNSET:-http://localhost:1234/api/v1/}\n    api_key: ${CG_TEST_UNSET}\n",
+        "t.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
+    BOOST_TEST(loaded.value->server.listen.port == 9999);
+    BOOST_TEST(loaded.value->upstreams[0].endpoint.host == "localhost");
+    BOOST_TEST(loaded.value->upstreams[0].endpoint.port == 1234);
+    BOOST_TEST(loaded.value->upstreams[0].endpoint.base_path == "/api/v1");
+    BOOST_TEST(loaded.value->upstreams[0].api_key.empty());
+    ::unsetenv("CG_TEST_PORT");
+}
+
+BOOST_AUTO_TEST_CASE(unknown_keys_name_file_line_and_key) {
+    BOOST_TEST(error_of("server:\n  listn: 1.2.3.4:80\n") ==
+               "test.yaml:2: unknown key `listn` in `server` (expected one of: listen, workers, "
+               "header_limit, body_limit, header_timeout, body_timeout, keep_alive_timeout, "
+               "write_timeout, drain_time, max_requests_per_connection, sse_heartbeat, websocket_tunnel)");
+    BOOST_TEST(error_of(with_upstream("    api_kye: x\n")).starts_with("test.yaml:4: unknown key `api_kye` in `upstreams[0]`"));
+    BOOST_TEST(error_of(minimal + "extra: 1\n").starts_with("test.yaml:9: unknown key `extra` in `top level`"));
+    BOOST_TEST(error_of(minimal + "logging:\n  colour: red\n").starts_with("test.yaml:10: unknown key `colour` in `logging`"));
+}
+
+BOOST_AUTO_TEST_CASE(bad_values_are_precise) {
+    BOOST_TEST(error_of(with_server("  listen: nowhere\n")) == "test.yaml:2: `listen`: `nowhere` is not host:port");
+    BOOST_TEST(error_of(with_server("  listen: 127.0.0.1:70000\n")) == "test.yaml:2: `listen`: `127.0.0.1:70000` is not host:port");
+    BOOST_TEST(error_of(with_server("  header_timeout: soon\n")) ==
+               "test.yaml:2: `header_timeout`: `soon` is not a duration (use e.g. 250ms, 10s, 5m)");
+    BOOST_TEST(error_of(with_server("  body_limit: 12XB\n")) ==
+               "test.yaml:2: `body_limit`: `12XB` is not a size (use e.g. 65536, 64KiB, 32MiB)");
+    BOOST_TEST(error_of(with_server("  workers: 1000\n")) ==
+               "test.yaml:2: `workers`: `1000` must be a whole number from 0 to 256");
+    BOOST_TEST(error_of(with_server("  websocket_tunnel: yes-please\n")) ==
+               "test.yaml:2: `websocket_tunnel`: `yes-please` must be true or false");
+    BOOST_TEST(error_of(with_server("  write_timeout: 0s\n")) == "test.yaml:2: `write_timeout` must be positive");
+    BOOST_TEST(error_of(with_server("  header_limit: 10\n")) == "test.yaml:2: `header_limit` must be at least 1KiB");
+    BOOST_TEST(error_of(with_upstream("    auth: steal\n")) == "test.yaml:4: `auth`: `steal` must be forward or replace");
+    BOOST_TEST(error_of(with_upstream("    auth: replace\n")) ==
+               "test.yaml:4: upstreams[0]: `auth: replace` needs a non-empty `api_key`");
+    BOOST_TEST(error_of(with_upstream("    models: []\n")) ==
+               "test.yaml:4: `models` must be a non-empty list of model name globs");
+    BOOST_TEST(error_of(with_upstream("    ca_file: /nonexistent/ca.pem\n")) ==
+               "test.yaml:4: `ca_file`: cannot read `/nonexistent/ca.pem`");
+    BOOST_TEST(error_of(with_upstream("    first_byte_timeout: 5 minutes\n")).starts_with(
+        "test.yaml:4: `first_byte_timeout`: `5 minutes` is not a duration"));
+    BOOST_TEST(error_of(minimal + "logging:\n  level: loud\n") ==
+               "test.yaml:10: `level`: `loud` must be debug, info, warn or error");
+}
+
+BOOST_AUTO_TEST_CASE(upstream_structure_errors) {
+    BOOST_TEST(error_of("server:\n  listen: 127.0.0.1:1\n") ==
+               "test.yaml:1: `upstreams` is required: at least one upstream to forward to");
+    BOOST_TEST(error_of("upstreams: []\n") == "test.yaml:1: `upstreams` must be a non-empty list");
+    BOOST_TEST(error_of("upstreams:\n  - name: a\n") == "test.yaml:2: upstreams[0]: `base_url` is required");
+    BOOST_TEST(error_of("upstreams:\n  - base_url: http://x/v1\n") == "test.yaml:2: upstreams[0]: `name` is required");
+    BOOST_TEST(error_of("upstreams:\n  - name: a\n    base_url: ftp://x/v1\n") ==
+               "test.yaml:3: `base_url`: `ftp://x/v1` scheme must be http or https, not `ftp`");
+    BOOST_TEST(error_of("upstreams:\n  - name: a\n    base_url: not a url\n") ==
+               "test.yaml:3: `base_url`: `not a url` not an absolute URL");
+    BOOST_TEST(error_of("upstreams:\n  - name: a\n    base_url: http://h/v1\n  - name: a\n    base_url: http://h/v1\n") ==
+               "test.yaml:4: duplicate upstream name `a`");
+}
+
+BOOST_AUTO_TEST_CASE(broken_yaml_and_empty_file) {
+    BOOST_TEST(error_of("server: [unclosed\n").starts_with("test.yaml:2: "));
+    BOOST_TEST(error_of("") == "test.yaml: the file is empty");
+    BOOST_TEST(error_of("just a string\n") == "test.yaml:1: `top level` must be a mapping");
+    BOOST_TEST(error_of("upstreams:\n  - name: a\n    base_url: ${UNTERMINATED\n") ==
+               "test.yaml:3: unterminated `${` in `${UNTERMINATED`");
+    auto missing = load_file("/nonexistent/gateway.yaml");
+    BOOST_TEST(missing.error == "/nonexistent/gateway.yaml: cannot open the file");
+}
+
+BOOST_AUTO_TEST_CASE(effective_config_masks_secrets) {
+    ::setenv("CG_TEST_KEY", "sk-secret-1234", 1);
+    auto loaded = load_string(minimal, "test.yaml");
+    ::unsetenv("CG_TEST_KEY");
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded));
+    auto text = to_yaml(*loaded.value);
+    BOOST_TEST(text.find("sk-secret") == std::string::npos);
+    BOOST_TEST(text.find("api_key: \"***\"") != std::string::npos);
+    BOOST_TEST(text.find("listen: 127.0.0.1:8080") != std::string::npos);
+    // The printed configuration is itself valid and means the same thing.
+    auto again = load_string(text, "effective.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(again), again.error);
+    BOOST_TEST(again.value->upstreams[0].endpoint.host == "api.openai.com");
+    BOOST_TEST(again.value->server.drain_time.count() == loaded.value->server.drain_time.count());
+}
+
+BOOST_AUTO_TEST_CASE(value_parsers) {
+    BOOST_TEST(parse_duration("250ms")->count() == 250);
+    BOOST_TEST(parse_duration("10s")->count() == 10'000);
+    BOOST_TEST(parse_duration("5m")->count() == 300'000);
+    BOOST_TEST(parse_duration("1h")->count() == 3'600'000);
+    BOOST_TEST(parse_duration("7")->count() == 7'000);
+    BOOST_TEST(!parse_duration("-1s"));
+    BOOST_TEST(!parse_duration("s"));
+    BOOST_TEST(*parse_size("64KiB") == 65536u);
+    BOOST_TEST(*parse_size("32MiB") == 32u << 20);
+    BOOST_TEST(*parse_size("512") == 512u);
+    BOOST_TEST(!parse_size("MiB"));
+    BOOST_TEST(parse_listen("[::1]:80")->host == "::1");
+    BOOST_TEST(parse_listen("0.0.0.0:0")->port == 0);
+    BOOST_TEST(!parse_listen(":80"));
+    auto e = parse_base_url("http://[::1]:8000/");
+    BOOST_TEST_REQUIRE(static_cast<bool>(e), e.error);
+    BOOST_TEST(e.value->host == "::1");
+    BOOST_TEST(e.value->port == 8000);
+    BOOST_TEST(e.value->base_path == "");
+    BOOST_TEST(parse_base_url("https://user:pw@h/v1").error == "must not contain credentials; use api_key");
+    BOOST_TEST(parse_base_url("https://h/v1?x=1").error == "must not have a query or a fragment");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
