@@ -29,6 +29,8 @@ fi
 
 # The e2e tests drive the gateway with the official openai npm client, pinned by the lockfile.
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-if [ -f "$here/tests/e2e/package-lock.json" ] && [ ! -d "$here/tests/e2e/node_modules/openai" ]; then
-  (cd "$here/tests/e2e" && npm ci --no-audit --no-fund --loglevel=error)
+e2e="$here/tests/e2e"
+if [ -f "$e2e/package-lock.json" ] && { [ ! -f "$e2e/node_modules/.package-lock.json" ] ||
+     [ "$e2e/package-lock.json" -nt "$e2e/node_modules/.package-lock.json" ]; }; then
+  (cd "$e2e" && npm ci --no-audit --no-fund --loglevel=error)
 fi
