@@ -142,6 +142,128 @@ net::awaitable<void> watch_client(http::request_context& ctx, exchange_state& st
     co_await never.async_wait(use_ec);
 }
 
+// Writes a response body to the client, as chunks or raw bytes. The relay and the heartbeat
+// ticker both write through it; `busy` keeps their writes from interleaving on the socket.
+class body_writer {
+public:
+    body_writer(http::request_context& ctx, bool chunked)
+        : ctx_(ctx), chunked_(chunked), done_(ctx.stream.get_executor()) {}
+
+    net::awaitable<error_code> data(net::const_buffer bytes) {
+        co_await wait_turn();
+        busy_ = true;
+        error_code ec;
+        if (chunked_) ec = co_await write_chunk(ctx_, bytes);
+        else ec = co_await write_client(ctx_, bytes);
+        release();
+        co_return ec;
+    }
+
+    net::awaitable<error_code> last() {
+        co_await wait_turn();
+        busy_ = true;
+        auto ec = co_await write_last_chunk(ctx_);
+        release();
+        co_return ec;
+    }
+
+    bool chunked() const { return chunked_; }
+    bool busy() const { return busy_; }
+    std::chrono::steady_clock::time_point last_write() const { return last_write_; }
+
+private:
+    net::awaitable<void> wait_turn() {
+        while (busy_) {
+            done_.expires_at(std::chrono::steady_clock::time_point::max());
+            co_await done_.async_wait(use_ec);  // cancelled by release()
+        }
+    }
+    void release() {
+        busy_ = false;
+        last_write_ = std::chrono::steady_clock::now();
+        done_.cancel();
+    }
+
+    http::request_context& ctx_;
+    bool chunked_;
+    bool busy_ = false;
+    std::chrono::steady_clock::time_point last_write_ = std::chrono::steady_clock::now();
+    net::steady_timer done_;
+};
+
+// While the upstream is silent for `interval`, sends an SSE comment, only at an event boundary
+// so no event is split. Runs until cancelled by the end of the relay.
+net::awaitable<void> send_heartbeats(body_writer& writer, const sse::boundary_tracker& tracker,
+                                     config::duration interval) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    static constexpr std::string_view comment = ": keep-alive\n\n";
+    net::steady_timer timer(co_await net::this_coro::executor);
+    for (;;) {
+        timer.expires_at(writer.last_write() + interval);
+        auto [ec] = co_await timer.async_wait(use_ec);
+        if (ec) co_return;  // the relay finished
+        auto silent = std::chrono::steady_clock::now() - writer.last_write();
+        if (writer.busy() || !tracker.at_boundary() || silent < interval) {
+            // Mid-event, or written meanwhile: look again one interval after the last write.
+            if (!tracker.at_boundary()) timer.expires_after(interval);
+            continue;
+        }
+        auto write_ec = co_await writer.data(net::buffer(comment));
+        if (write_ec) {
+            // The client is gone; the relay notices on its next write. Wait to be cancelled.
+            timer.expires_at(std::chrono::steady_clock::time_point::max());
+            co_await timer.async_wait(use_ec);
+            co_return;
+        }
+    }
+}
+
+// The body loop of relay_response: one upstream read, one client write, until the end.
+net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection& conn,
+                                upstream::response_parser& parser,
+                                const config::upstream_config& up, const exchange_state& state,
+                                body_writer& writer, sse::boundary_tracker& tracker, bool sse) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    auto& res = parser.get();
+    std::array<char, relay_buffer_size> buffer;
+    while (!parser.is_done()) {
+        res.body().data = buffer.data();
+        res.body().size = buffer.size();
+        auto failed = co_await conn.read_some(parser, up.idle_timeout);
+        std::size_t n = buffer.size() - res.body().size;
+        if (n > 0) {
+            if (sse) tracker.feed({buffer.data(), n});
+            ctx.bytes_sent += n;
+            auto ec = co_await writer.data(net::buffer(buffer.data(), n));
+            if (ec) {
+                ctx.keep_alive = false;  // the client is gone or too slow
+                co_return false;
+            }
+        }
+        if (failed && state.client_gone) co_return false;  // we closed the upstream ourselves
+        if (failed) {
+            observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
+                                    "` failed mid-response: " + failed.detail);
+            if (writer.chunked() && sse && tracker.at_boundary()) {
+                // A clean end the client can act on: OpenAI's error JSON as a final event.
+                std::string event =
+                    "event: error\ndata: " + error_json(failed.ec, failed.detail) + "\n\n";
+                auto ec = co_await writer.data(net::buffer(event));
+                if (!ec) ec = co_await writer.last();
+                if (ec) ctx.keep_alive = false;
+            } else {
+                // No way to end this body honestly: close, so the truncation is visible.
+                ctx.keep_alive = false;
+            }
+            co_return false;
+        }
+    }
+    if (writer.chunked()) {
+        if (auto ec = co_await writer.last(); ec) ctx.keep_alive = false;
+    }
+    co_return res.keep_alive();
+}
+
 // Relays the upstream's response (header already read into `parser`) to the client.
 // Returns true when the upstream connection ended cleanly and may be pooled.
 net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connection& conn,
@@ -179,46 +301,17 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
         co_return false;
     }
 
-    std::array<char, relay_buffer_size> buffer;
+    body_writer writer(ctx, chunked);
     sse::boundary_tracker tracker;
-    while (!parser.is_done()) {
-        res.body().data = buffer.data();
-        res.body().size = buffer.size();
-        auto failed = co_await conn.read_some(parser, up.idle_timeout);
-        std::size_t n = buffer.size() - res.body().size;
-        if (n > 0) {
-            if (sse) tracker.feed({buffer.data(), n});
-            ctx.bytes_sent += n;
-            auto data = net::buffer(buffer.data(), n);
-            error_code ec;
-            if (chunked) ec = co_await write_chunk(ctx, data);
-            else ec = co_await write_client(ctx, data);
-            if (ec) {
-                ctx.keep_alive = false;  // the client is gone or too slow
-                co_return false;
-            }
-        }
-        if (failed && state.client_gone) co_return false;  // we closed the upstream ourselves
-        if (failed) {
-            observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
-                                    "` failed mid-response: " + failed.detail);
-            if (chunked && sse && tracker.at_boundary()) {
-                // A clean end the client can act on: OpenAI's error JSON as a final event.
-                std::string event = "event: error\ndata: " + error_json(failed.ec, failed.detail) + "\n\n";
-                auto ec = co_await write_chunk(ctx, net::buffer(event));
-                if (!ec) ec = co_await write_last_chunk(ctx);
-                if (ec) ctx.keep_alive = false;
-            } else {
-                // No way to end this body honestly: close, so the truncation is visible.
-                ctx.keep_alive = false;
-            }
-            co_return false;
-        }
+    bool reusable = false;
+    if (sse && chunked && ctx.server.sse_heartbeat.count() > 0) {
+        auto winner = co_await (relay_body(ctx, conn, parser, up, state, writer, tracker, sse) ||
+                                send_heartbeats(writer, tracker, ctx.server.sse_heartbeat));
+        reusable = winner.index() == 0 && std::get<0>(winner);
+    } else {
+        reusable = co_await relay_body(ctx, conn, parser, up, state, writer, tracker, sse);
     }
-    if (chunked) {
-        if (auto ec = co_await write_last_chunk(ctx); ec) ctx.keep_alive = false;
-    }
-    co_return res.keep_alive();
+    co_return reusable;
 }
 
 // Pumps raw bytes one way until either side closes; for tunnelled (101) connections.

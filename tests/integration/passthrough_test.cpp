@@ -463,3 +463,64 @@ BOOST_AUTO_TEST_CASE(websocket_refused_at_once_when_tunnelling_is_off) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(sse_heartbeat)
+
+namespace {
+
+std::string without_heartbeats(std::string body, std::size_t& count) {
+    static const std::string comment = ": keep-alive\n\n";
+    count = 0;
+    for (auto at = body.find(comment); at != std::string::npos; at = body.find(comment, at)) {
+        // Only ever between events: right after a blank line (or at the very start).
+        BOOST_TEST((at == 0 || body.compare(at - 2, 2, "\n\n") == 0), "heartbeat at " << at);
+        body.erase(at, comment.size());
+        ++count;
+    }
+    return body;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(comments_are_sent_between_events_while_the_upstream_is_silent) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    config.server.sse_heartbeat = std::chrono::milliseconds(100);
+    running_gateway gw(config);
+    client c(gw.port());
+    auto r = c.request(make_request("POST", "/v1/chat/completions", stream_body,
+                                    "x-fake-stall-after: 2\r\nx-fake-stall-ms: 650\r\n"));
+    BOOST_TEST(r.complete);
+    std::size_t count = 0;
+    BOOST_TEST(without_heartbeats(r.body, count) ==
+               join(fake_upstream::chat_stream_events("gpt-4o-mini", false, true)));
+    BOOST_TEST(count >= 3u);
+    BOOST_TEST(count <= 7u);
+}
+
+BOOST_AUTO_TEST_CASE(no_comment_is_inserted_in_the_middle_of_an_event) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    config.server.sse_heartbeat = std::chrono::milliseconds(100);
+    running_gateway gw(config);
+    client c(gw.port());
+    // The first write is 50 bytes, mid-event; then the upstream is silent for 500 ms.
+    auto r = c.request(make_request("POST", "/v1/chat/completions", stream_body,
+                                    "x-fake-chunk-size: 50\r\nx-fake-stall-after: 1\r\nx-fake-stall-ms: 500\r\n"));
+    BOOST_TEST(r.complete);
+    BOOST_TEST(r.body == join(fake_upstream::chat_stream_events("gpt-4o-mini", false, true)));
+}
+
+BOOST_AUTO_TEST_CASE(non_sse_bodies_get_no_comments) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    config.server.sse_heartbeat = std::chrono::milliseconds(100);
+    running_gateway gw(config);
+    client c(gw.port());
+    auto r = c.request(make_request("POST", "/v1/chat/completions", stream_body,
+                                    "x-fake-content-type: application/x-ndjson\r\n"
+                                    "x-fake-stall-after: 2\r\nx-fake-stall-ms: 400\r\n"));
+    BOOST_TEST(r.body == join(fake_upstream::chat_stream_events("gpt-4o-mini", false, true)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
