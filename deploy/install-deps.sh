@@ -9,7 +9,7 @@ packages=(
   libboost-system1.81-dev
   libssl-dev libyaml-cpp-dev libsqlite3-dev libre2-dev libvalijson-dev
   universal-ctags
-  nginx-light wrk
+  nginx-light wrk hey
 )
 # Node may come from a vendor package that bundles npm; Debian's npm would conflict with it.
 command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)

@@ -12,6 +12,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_cat.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
 
@@ -43,36 +44,58 @@ std::string host_header(const config::upstream_endpoint& e) {
     return default_port ? host : host + ":" + std::to_string(e.port);
 }
 
-// The request as the upstream sees it: same method, path below base_path, query, end-to-end
-// headers and body bytes; Host, x-request-id and (per `auth`) Authorization set by the gateway.
-upstream::request make_upstream_request(http::request_context& ctx,
-                                        const config::upstream_config& up, bool upgrade) {
-    auto& req = ctx.req;
-    upstream::request out;
-    if (req.method() == bhttp::verb::unknown) out.method_string(req.method_string());
-    else out.method(req.method());
-    std::string_view target = req.target();
-    target.remove_prefix(3);  // "/v1": the router only sends /v1/... here
-    out.target(up.endpoint.base_path + std::string(target));
-    out.version(11);
-    copy_end_to_end(req.base(), out.base());
-    // The gateway answered `Expect: 100-continue` itself and forwards the whole body at once.
-    out.erase(bhttp::field::expect);
-    out.set(bhttp::field::host, host_header(up.endpoint));
-    out.set("x-request-id", ctx.request_id);
-    bool client_auth = req.count(bhttp::field::authorization) > 0;
-    if (up.auth == config::auth_mode::replace || (!client_auth && !up.api_key.empty()))
-        out.set(bhttp::field::authorization, "Bearer " + up.api_key);
-    if (upgrade) {
-        out.set(bhttp::field::connection, "Upgrade");
-        out.set(bhttp::field::upgrade, req[bhttp::field::upgrade]);
+// The request head as the upstream sees it: same method, path below base_path, query and
+// end-to-end headers; Host, x-request-id, Content-Length and (per `auth`) Authorization set by the
+// gateway. Written as bytes: building a Beast message would allocate a node per header only to
+// serialize it again. The body is sent after it untouched.
+std::string upstream_request_head(const http::request_context& ctx,
+                                  const config::upstream_config& up, bool upgrade) {
+    const auto& req = ctx.req;
+    std::string head;
+    head.reserve(1024);
+    head += req.method_string();
+    head += ' ';
+    head += up.endpoint.base_path;
+    head += req.target().substr(3);  // after "/v1": the router only sends /v1/... here
+    head += " HTTP/1.1\r\nHost: ";
+    head += host_header(up.endpoint);
+    head += "\r\n";
+    bool replace = up.auth == config::auth_mode::replace;
+    bool client_auth = false;
+    for_each_end_to_end(req, [&](bhttp::field f, std::string_view name, std::string_view value) {
+        // Expect was answered by the gateway, which forwards the whole body at once.
+        if (f == bhttp::field::expect || beast::iequals(name, "x-request-id")) return;
+        if (f == bhttp::field::authorization) {
+            if (replace) return;
+            client_auth = true;
+        }
+        head += name;
+        head += ": ";
+        head += value;
+        head += "\r\n";
+    });
+    head += "x-request-id: ";
+    head += ctx.request_id;
+    head += "\r\n";
+    if (replace || (!client_auth && !up.api_key.empty())) {
+        head += "Authorization: Bearer ";
+        head += up.api_key;
+        head += "\r\n";
     }
-    out.body() = std::move(req.body());
+    if (upgrade) {
+        head += "Connection: Upgrade\r\nUpgrade: ";
+        head += req[bhttp::field::upgrade];
+        head += "\r\n";
+    }
     auto verb = req.method();
-    if (!out.body().empty() || verb == bhttp::verb::post || verb == bhttp::verb::put ||
-        verb == bhttp::verb::patch)
-        out.content_length(out.body().size());
-    return out;
+    if (!req.body().empty() || verb == bhttp::verb::post || verb == bhttp::verb::put ||
+        verb == bhttp::verb::patch) {
+        head += "Content-Length: ";
+        head += std::to_string(req.body().size());
+        head += "\r\n";
+    }
+    head += "\r\n";
+    return head;
 }
 
 // Status line and headers for the client: the upstream's status, reason and end-to-end fields,
@@ -109,18 +132,6 @@ net::awaitable<error_code> write_client(http::request_context& ctx, net::const_b
     co_return ec;
 }
 
-net::awaitable<error_code> write_chunk(http::request_context& ctx, net::const_buffer data) {
-    ctx.stream.expires_after(ctx.server.write_timeout);
-    auto [ec, n] = co_await net::async_write(ctx.stream, bhttp::make_chunk(data), use_ec);
-    co_return ec;
-}
-
-net::awaitable<error_code> write_last_chunk(http::request_context& ctx) {
-    ctx.stream.expires_after(ctx.server.write_timeout);
-    auto [ec, n] = co_await net::async_write(ctx.stream, bhttp::make_chunk_last(), use_ec);
-    co_return ec;
-}
-
 // Reads from the client while the exchange runs. Bytes are kept as the start of the next
 // (pipelined) request, up to header_limit; end of stream or an error means the client went
 // away, and the upstream connection is closed at once so the upstream stops generating.
@@ -142,31 +153,47 @@ net::awaitable<void> watch_client(http::request_context& ctx, exchange_state& st
     co_await never.async_wait(use_ec);
 }
 
-// Writes a response body to the client, as chunks or raw bytes. The relay and the heartbeat
-// ticker both write through it; `busy` keeps their writes from interleaving on the socket.
+// Writes a response to the client: the head, then the body as chunks or raw bytes. The relay and
+// the heartbeat ticker both write through it; `busy` keeps their writes from interleaving. A head
+// given to the constructor is held back and sent with the first body bytes in one gather write
+// (the caller does that only when those bytes are already buffered, so nothing waits for it).
 class body_writer {
 public:
-    body_writer(http::request_context& ctx, bool chunked)
-        : ctx_(ctx), chunked_(chunked), done_(ctx.stream.get_executor()) {}
+    body_writer(http::request_context& ctx, bool chunked, std::string held_head)
+        : ctx_(ctx), chunked_(chunked), head_(std::move(held_head)), done_(ctx.stream.get_executor()) {}
 
     net::awaitable<error_code> data(net::const_buffer bytes) {
         co_await wait_turn();
         busy_ = true;
+        ctx_.stream.expires_after(ctx_.server.write_timeout);
         error_code ec;
-        if (chunked_) ec = co_await write_chunk(ctx_, bytes);
-        else ec = co_await write_client(ctx_, bytes);
+        if (chunked_) {
+            auto [e, n] = co_await net::async_write(
+                ctx_.stream, beast::buffers_cat(net::buffer(head_), bhttp::make_chunk(bytes)), use_ec);
+            ec = e;
+        } else {
+            std::array<net::const_buffer, 2> both{net::buffer(head_), bytes};
+            auto [e, n] = co_await net::async_write(ctx_.stream, both, use_ec);
+            ec = e;
+        }
+        head_.clear();
         release();
         co_return ec;
     }
 
+    // The end of a chunked body (with the head, if it is still held back).
     net::awaitable<error_code> last() {
         co_await wait_turn();
         busy_ = true;
-        auto ec = co_await write_last_chunk(ctx_);
+        ctx_.stream.expires_after(ctx_.server.write_timeout);
+        auto [ec, n] = co_await net::async_write(
+            ctx_.stream, beast::buffers_cat(net::buffer(head_), bhttp::make_chunk_last()), use_ec);
+        head_.clear();
         release();
         co_return ec;
     }
 
+    bool head_pending() const { return !head_.empty(); }
     bool chunked() const { return chunked_; }
     bool busy() const { return busy_; }
     std::chrono::steady_clock::time_point last_write() const { return last_write_; }
@@ -186,6 +213,7 @@ private:
 
     http::request_context& ctx_;
     bool chunked_;
+    std::string head_;
     bool busy_ = false;
     std::chrono::steady_clock::time_point last_write_ = std::chrono::steady_clock::now();
     net::steady_timer done_;
@@ -244,7 +272,11 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
         if (failed) {
             observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                     "` failed mid-response: " + failed.detail);
-            if (writer.chunked() && sse && tracker.at_boundary()) {
+            if (writer.head_pending()) {
+                // Nothing reached the client yet: it gets a proper error response instead.
+                ctx.response_started = false;
+                co_await http::write_error(ctx, failed.ec, failed.detail);
+            } else if (writer.chunked() && sse && tracker.at_boundary()) {
                 // A clean end the client can act on: OpenAI's error JSON as a final event.
                 std::string event =
                     "event: error\ndata: " + error_json(failed.ec, failed.detail) + "\n\n";
@@ -296,12 +328,17 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     if (ctx.draining) ctx.keep_alive = false;
     auto head = response_head(res, ctx, framing, ctx.keep_alive ? "" : "close");
     ctx.response_started = true;
-    if (auto ec = co_await write_client(ctx, net::buffer(head)); ec) {
-        ctx.keep_alive = false;
-        co_return false;
+    // Body bytes that came with the header go out with it, in one write.
+    bool hold_head = body_follows && conn.buffer().size() > 0;
+    if (!hold_head) {
+        if (auto ec = co_await write_client(ctx, net::buffer(head)); ec) {
+            ctx.keep_alive = false;
+            co_return false;
+        }
+        head.clear();
     }
 
-    body_writer writer(ctx, chunked);
+    body_writer writer(ctx, chunked, std::move(head));
     sse::boundary_tracker tracker;
     bool reusable = false;
     if (sse && chunked && ctx.server.sse_heartbeat.count() > 0) {
@@ -355,7 +392,7 @@ net::awaitable<void> pump_upstream_to_client(http::request_context& ctx, upstrea
 // A pooled connection that the upstream had closed while idle fails before answering anything;
 // then the request is sent once more on a fresh connection. Errors are answered to the client.
 net::awaitable<std::unique_ptr<upstream::connection>> send_request(
-    http::request_context& ctx, upstream::pool& pool, upstream::request& out,
+    http::request_context& ctx, upstream::pool& pool, const std::string& head,
     std::optional<upstream::response_parser>& parser, exchange_state& state, bool fresh_only) {
     const auto& up = pool.upstream();
     for (int attempt = 0; attempt < 2; ++attempt) {
@@ -377,7 +414,7 @@ net::awaitable<std::unique_ptr<upstream::connection>> send_request(
         parser->body_limit(boost::none);
         if (ctx.req.method() == bhttp::verb::head) parser->skip(true);
         bool got_bytes = false;
-        auto failed = co_await conn->write(out, up.first_byte_timeout);
+        auto failed = co_await conn->write(head, ctx.req.body(), up.first_byte_timeout);
         if (!failed) failed = co_await conn->read_header(*parser, up.first_byte_timeout, got_bytes);
         if (state.client_gone) co_return nullptr;
         if (!failed) co_return conn;
@@ -391,12 +428,12 @@ net::awaitable<std::unique_ptr<upstream::connection>> send_request(
 }
 
 net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
-                              upstream::request& out, exchange_state& state, bool upgrade) {
+                              const std::string& head, exchange_state& state, bool upgrade) {
     // Cancellation (the client went away) shows up as I/O errors, which are handled as values.
     co_await net::this_coro::throw_if_cancelled(false);
     const auto& up = pool.upstream();
     std::optional<upstream::response_parser> parser;
-    auto conn = co_await send_request(ctx, pool, out, parser, state, upgrade);
+    auto conn = co_await send_request(ctx, pool, head, parser, state, upgrade);
     if (!conn) co_return;
 
     if (upgrade && parser->get().result() == bhttp::status::switching_protocols) {
@@ -436,15 +473,15 @@ net::awaitable<void> handler::operator()(http::request_context& ctx) {
     if (!ctx.req.body().empty()) model = read_model(ctx.req.body());
     auto& pool = pools_[router_.route(model)];
     ctx.upstream = pool.upstream().name;
-    auto out = make_upstream_request(ctx, pool.upstream(), upgrade);
+    auto head = upstream_request_head(ctx, pool.upstream(), upgrade);
 
     exchange_state state;
     if (upgrade) {
         // The pumps read the client themselves; no watcher.
-        co_await exchange(ctx, pool, out, state, true);
+        co_await exchange(ctx, pool, head, state, true);
         co_return;
     }
-    auto winner = co_await (exchange(ctx, pool, out, state, false) || watch_client(ctx, state));
+    auto winner = co_await (exchange(ctx, pool, head, state, false) || watch_client(ctx, state));
     if (winner.index() == 1 || state.client_gone) {
         ctx.keep_alive = false;
         if (ctx.status == 0) ctx.status = 499;  // as nginx logs it: client closed the request

@@ -55,10 +55,4 @@ void for_each_end_to_end(
     }
 }
 
-void copy_end_to_end(const http::fields& from, http::fields& to) {
-    for_each_end_to_end(from, [&](http::field f, std::string_view name, std::string_view value) {
-        to.insert(f, name, value);
-    });
-}
-
 }  // namespace gateway::passthrough

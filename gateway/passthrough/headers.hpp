@@ -17,9 +17,4 @@ void for_each_end_to_end(
     const boost::beast::http::fields& from,
     const std::function<void(boost::beast::http::field, std::string_view, std::string_view)>& visit);
 
-// Copies every end-to-end field of `from` into `to`, in order and with the original name casing
-// and values. Drops hop-by-hop fields and any field named in `from`'s Connection header.
-// `Host` and `Content-Length` are left to the caller, which sets them for its own message.
-void copy_end_to_end(const boost::beast::http::fields& from, boost::beast::http::fields& to);
-
 }  // namespace gateway::passthrough

@@ -12,7 +12,8 @@
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
+
+#include <array>
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -24,6 +25,7 @@ namespace {
 
 using tcp = net::ip::tcp;
 using boost::system::error_code;
+constexpr std::size_t read_capacity = 16 * 1024;
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 
 bool is_ip_literal(const std::string& host) {
@@ -50,6 +52,9 @@ connection::connection(net::any_io_executor executor,
     : tls_context_(std::move(tls_context)) {
     if (tls_context_) secure_.emplace(executor, *tls_context_);
     else plain_.emplace(executor);
+    // Beast sizes each read by the buffer's free capacity; the default 512 bytes would split
+    // an ordinary response into several reads and as many client writes.
+    buffer_.reserve(read_capacity);
 }
 
 connection::~connection() { close(); }
@@ -109,14 +114,17 @@ net::awaitable<failure> connection::open(const config::upstream_config& upstream
     co_return failure{};
 }
 
-net::awaitable<failure> connection::write(request& message, config::duration deadline) {
+net::awaitable<failure> connection::write(std::string_view head, std::string_view body,
+                                          config::duration deadline) {
     tcp().expires_after(deadline);
+    std::array<net::const_buffer, 2> buffers{net::buffer(head.data(), head.size()),
+                                             net::buffer(body.data(), body.size())};
     error_code ec;
     if (secure_) {
-        auto [e, got] = co_await http::async_write(*secure_, message, use_ec);
+        auto [e, n] = co_await net::async_write(*secure_, buffers, use_ec);
         ec = e;
     } else {
-        auto [e, got] = co_await http::async_write(*plain_, message, use_ec);
+        auto [e, n] = co_await net::async_write(*plain_, buffers, use_ec);
         ec = e;
     }
     if (ec) co_return classify(ec, errc::upstream_first_byte_timeout, "sending the request");

@@ -9,7 +9,6 @@
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <chrono>
@@ -31,7 +30,6 @@ struct failure {
 };
 
 using response_parser = http::response_parser<http::buffer_body>;
-using request = http::request<http::string_body>;
 
 // One HTTP/1.1 connection to an upstream, plain or TLS, behind one interface so that the Beast
 // templates for both are instantiated once, in connection.cpp. Every operation takes its deadline;
@@ -45,7 +43,9 @@ public:
     // Resolves, connects and handshakes under the upstream's connect_timeout.
     net::awaitable<failure> open(const config::upstream_config& upstream);
 
-    net::awaitable<failure> write(request& message, config::duration deadline);
+    // Sends a request: its head (request line and headers, already serialized) and its body.
+    net::awaitable<failure> write(std::string_view head, std::string_view body,
+                                  config::duration deadline);
 
     // Reads up to the end of the response header. `got_bytes` tells whether the upstream sent
     // anything at all (a pooled connection that died before answering can be retried safely).

@@ -1,0 +1,106 @@
+// sse_load: opens N concurrent streamed chat completions against host:port and reports the time
+// to first body byte and the arrival time of every event, measured from each request's send.
+// Events are found by their blank-line terminator, so the same numbers come out whether the body
+// arrives chunked through a proxy or straight from the upstream.
+//
+//   sse_load PORT STREAMS [DELAY_MS]   -> one line: ttfb_p50_us ttfb_p99_us event_p50_us event_p99_us ok
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using clock_type = std::chrono::steady_clock;
+constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+
+struct result {
+    bool ok = false;
+    long ttfb_us = 0;
+    std::vector<long> event_us;  // arrival of each event's terminator, since the send
+};
+
+net::awaitable<void> one_stream(tcp::endpoint at, std::string request, result& out) {
+    auto executor = co_await net::this_coro::executor;
+    tcp::socket socket(executor);
+    auto [connect_ec] = co_await socket.async_connect(at, use_ec);
+    if (connect_ec) co_return;
+    socket.set_option(tcp::no_delay(true));
+    auto sent = clock_type::now();
+    auto [write_ec, written] = co_await net::async_write(socket, net::buffer(request), use_ec);
+    if (write_ec) co_return;
+    std::string seen;  // only the tail is kept: enough to spot terminators across reads
+    bool in_body = false;
+    char buffer[16384];
+    for (;;) {
+        auto [ec, n] = co_await socket.async_read_some(net::buffer(buffer), use_ec);
+        if (ec) break;
+        auto now = std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - sent).count();
+        std::size_t from = seen.size();
+        seen.append(buffer, n);
+        if (!in_body) {
+            auto end = seen.find("\r\n\r\n");
+            if (end == std::string::npos) continue;
+            in_body = true;
+            seen.erase(0, end + 4);
+            from = 0;
+            if (seen.empty()) continue;
+        }
+        if (out.ttfb_us == 0) out.ttfb_us = now;
+        // A terminator may straddle two reads: start one byte before the new bytes.
+        for (auto at = seen.find("\n\n", from ? from - 1 : 0); at != std::string::npos;
+             at = seen.find("\n\n", at + 2))
+            out.event_us.push_back(now);
+        if (seen.find("data: [DONE]\n\n") != std::string::npos) {
+            out.ok = true;
+            co_return;
+        }
+        if (seen.size() > 64) seen.erase(0, seen.size() - 64);
+    }
+}
+
+long percentile(std::vector<long> v, double p) {
+    if (v.empty()) return -1;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
+}
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: sse_load PORT STREAMS [DELAY_MS]\n");
+        return 2;
+    }
+    auto port = static_cast<unsigned short>(std::stoi(argv[1]));
+    int streams = std::stoi(argv[2]);
+    std::string delay = argc > 3 ? argv[3] : "50";
+    std::string body = R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+    std::string request = "POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\n"
+                          "Content-Type: application/json\r\nx-fake-delay-ms: " + delay +
+                          "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    net::io_context io(1);
+    tcp::endpoint at(net::ip::make_address("127.0.0.1"), port);
+    std::vector<result> results(streams);
+    for (int i = 0; i < streams; ++i) net::co_spawn(io, one_stream(at, request, results[i]), net::detached);
+    io.run();
+    std::vector<long> ttfb, events;
+    int ok = 0;
+    for (const auto& r : results) {
+        if (!r.ok) continue;
+        ++ok;
+        ttfb.push_back(r.ttfb_us);
+        events.insert(events.end(), r.event_us.begin(), r.event_us.end());
+    }
+    std::printf("%ld %ld %ld %ld %d\n", percentile(ttfb, 0.5), percentile(ttfb, 0.99),
+                percentile(events, 0.5), percentile(events, 0.99), ok);
+    return ok == streams ? 0 : 1;
+}
