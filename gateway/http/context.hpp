@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
+#include "gateway/io/deadline.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -22,7 +23,8 @@ using request = beast::http::request<beast::http::string_body>;
 // (a streamed response is written piece by piece) and clears `keep_alive` when the connection
 // must close afterwards. Lives on the session's coroutine frame; never shared across threads.
 struct request_context {
-    beast::tcp_stream& stream;          // the client connection
+    beast::tcp_stream& stream;          // the client connection (no expiry of its own)
+    io::deadline& deadline;             // arm() before every client read or write
     beast::flat_buffer& buffer;         // client bytes read past this request (pipelining)
     request& req;
     std::string request_id;             // the client's x-request-id, or a generated one

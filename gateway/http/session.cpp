@@ -54,9 +54,31 @@ void write_access_log(const request_context& ctx, std::chrono::steady_clock::tim
     observability::log_info(line);
 }
 
+// A malformed request (answered 400), as opposed to the connection ending or timing out.
+bool is_parse_error(boost::system::error_code ec) {
+    return ec.category() == make_error_code(bhttp::error::bad_version).category() &&
+           ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
+}
+
+// Feeds the bytes already buffered to the parser, so a request that arrived whole is parsed
+// without an asynchronous read that would complete at once (each costs a trip through the
+// event loop). Returns the parse error, or need_more when the parser wants more input.
+boost::system::error_code parse_buffered(bhttp::request_parser<bhttp::string_body>& parser,
+                                         beast::flat_buffer& buffer, bool until_done) {
+    boost::system::error_code ec = bhttp::error::need_more;
+    while (buffer.size() > 0 && !(until_done ? parser.is_done() : parser.is_header_done())) {
+        std::size_t used = parser.put(buffer.data(), ec);
+        buffer.consume(used);
+        if (ec) return ec;
+    }
+    if (until_done ? parser.is_done() : parser.is_header_done()) return {};
+    return bhttp::error::need_more;
+}
+
 // Reads one request into `req`. On a client error it answers in the OpenAI envelope and returns
 // false; on close or timeout it returns false silently.
-net::awaitable<bool> read_request(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+net::awaitable<bool> read_request(beast::tcp_stream& stream, io::deadline& deadline,
+                                  beast::flat_buffer& buffer,
                                   const config::server_config& server, request& req,
                                   const bool& draining, std::string& request_id) {
     bhttp::request_parser<bhttp::string_body> parser;
@@ -64,12 +86,17 @@ net::awaitable<bool> read_request(beast::tcp_stream& stream, beast::flat_buffer&
         std::min<std::size_t>(server.header_limit, std::numeric_limits<std::uint32_t>::max())));
     parser.body_limit(server.body_limit);
 
-    stream.expires_after(server.header_timeout);
-    auto [header_ec, header_n] = co_await bhttp::async_read_header(stream, buffer, parser, use_ec);
+    parser.eager(true);
+    auto header_ec = parse_buffered(parser, buffer, false);
+    if (header_ec == bhttp::error::need_more) {
+        deadline.arm(server.header_timeout);
+        auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, use_ec);
+        header_ec = ec;
+    }
     request empty;
     auto reject = [&](errc code, std::string_view message) -> net::awaitable<bool> {
         // The request could not be read, so the connection cannot be reused.
-        request_context ctx{stream, buffer, parser.is_header_done() ? parser.get() : empty,
+        request_context ctx{stream, deadline, buffer, parser.is_header_done() ? parser.get() : empty,
                             request_id, server, draining, false};
         co_await write_error(ctx, code, message);
         co_return false;
@@ -82,10 +109,7 @@ net::awaitable<bool> read_request(beast::tcp_stream& stream, beast::flat_buffer&
         auto rejected = co_await reject(errc::header_too_large, {});
         co_return rejected;
     }
-    if (header_ec == bhttp::error::end_of_stream || header_ec == beast::error::timeout ||
-        header_ec == net::error::operation_aborted || header_ec == net::error::connection_reset ||
-        header_ec == bhttp::error::partial_message)
-        co_return false;
+    if (header_ec && !is_parse_error(header_ec)) co_return false;  // closed, reset, timed out
     if (header_ec) {
         auto rejected = co_await reject(errc::bad_request, "Malformed HTTP request: " + header_ec.message() + ".");
         co_return rejected;
@@ -95,21 +119,22 @@ net::awaitable<bool> read_request(beast::tcp_stream& stream, beast::flat_buffer&
     if (auto id = header["x-request-id"]; !id.empty() && id.size() <= 200) request_id = id;
     if (beast::iequals(header[bhttp::field::expect], "100-continue") && !parser.is_done()) {
         static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
-        stream.expires_after(server.write_timeout);
+        deadline.arm(server.write_timeout);
         auto [ec, n] = co_await net::async_write(stream, net::buffer(go_on), use_ec);
         if (ec) co_return false;
     }
 
-    stream.expires_after(server.body_timeout);
-    auto [body_ec, body_n] = co_await bhttp::async_read(stream, buffer, parser, use_ec);
+    auto body_ec = parse_buffered(parser, buffer, true);
+    if (body_ec == bhttp::error::need_more) {
+        deadline.arm(server.body_timeout);
+        auto [ec, n] = co_await bhttp::async_read(stream, buffer, parser, use_ec);
+        body_ec = ec;
+    }
     if (body_ec == bhttp::error::body_limit) {
         auto rejected = co_await reject(errc::body_too_large, {});
         co_return rejected;
     }
-    if (body_ec == beast::error::timeout || body_ec == bhttp::error::end_of_stream ||
-        body_ec == bhttp::error::partial_message || body_ec == net::error::connection_reset ||
-        body_ec == net::error::operation_aborted)
-        co_return false;
+    if (body_ec && !is_parse_error(body_ec)) co_return false;  // closed, reset, timed out
     if (body_ec) {
         auto rejected = co_await reject(errc::bad_request, "Malformed HTTP request body: " + body_ec.message() + ".");
         co_return rejected;
@@ -130,13 +155,14 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
     } registered{owner, owner.add_session(stream)};
     auto entry = registered.entry;
     const auto& server = owner.server();
+    io::deadline deadline(stream.get_executor(), stream.socket());
     beast::flat_buffer buffer;
 
     for (std::size_t served = 0; served < server.max_requests_per_connection; ++served) {
         if (owner.draining()) break;
         if (buffer.size() == 0) {
             // Idle between requests: the keep-alive timeout applies until the first byte.
-            stream.expires_after(served == 0 ? server.header_timeout : server.keep_alive_timeout);
+            deadline.arm(served == 0 ? server.header_timeout : server.keep_alive_timeout);
             auto [ec, n] = co_await stream.async_read_some(buffer.prepare(read_chunk), use_ec);
             if (ec) break;
             buffer.commit(n);
@@ -145,10 +171,12 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
         auto started = std::chrono::steady_clock::now();
         request req;
         std::string request_id = make_request_id();
-        bool ok = co_await read_request(stream, buffer, server, req, owner.draining(), request_id);
+        bool ok = co_await read_request(stream, deadline, buffer, server, req, owner.draining(),
+                                        request_id);
         if (!ok) break;
 
-        request_context ctx{stream, buffer, req, std::move(request_id), server, owner.draining()};
+        request_context ctx{stream, deadline, buffer, req, std::move(request_id), server,
+                            owner.draining()};
         ctx.keep_alive = req.keep_alive();
         co_await owner.routes().dispatch(ctx);
         if (owner.access_log()) write_access_log(ctx, started);

@@ -127,7 +127,7 @@ std::string response_head(const bhttp::response_header<>& res, const http::reque
 }
 
 net::awaitable<error_code> write_client(http::request_context& ctx, net::const_buffer data) {
-    ctx.stream.expires_after(ctx.server.write_timeout);
+    ctx.deadline.arm(ctx.server.write_timeout);
     auto [ec, n] = co_await net::async_write(ctx.stream, data, use_ec);
     co_return ec;
 }
@@ -140,7 +140,8 @@ net::awaitable<void> watch_client(http::request_context& ctx, exchange_state& st
     auto& socket = ctx.stream.socket();
     while (ctx.buffer.size() < ctx.server.header_limit) {
         auto [ec, n] = co_await socket.async_read_some(ctx.buffer.prepare(4096), use_ec);
-        if (ec == net::error::operation_aborted) co_return;  // the exchange finished first
+        // Aborted with the socket still open: the exchange finished first. Closed: drain did it.
+        if (ec == net::error::operation_aborted && socket.is_open()) co_return;
         if (ec) {
             state.client_gone = true;
             if (state.upstream) state.upstream->close();
@@ -165,7 +166,7 @@ public:
     net::awaitable<error_code> data(net::const_buffer bytes) {
         co_await wait_turn();
         busy_ = true;
-        ctx_.stream.expires_after(ctx_.server.write_timeout);
+        ctx_.deadline.arm(ctx_.server.write_timeout);
         error_code ec;
         if (chunked_) {
             auto [e, n] = co_await net::async_write(
@@ -185,7 +186,7 @@ public:
     net::awaitable<error_code> last() {
         co_await wait_turn();
         busy_ = true;
-        ctx_.stream.expires_after(ctx_.server.write_timeout);
+        ctx_.deadline.arm(ctx_.server.write_timeout);
         auto [ec, n] = co_await net::async_write(
             ctx_.stream, beast::buffers_cat(net::buffer(head_), bhttp::make_chunk_last()), use_ec);
         head_.clear();
@@ -257,7 +258,8 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
     while (!parser.is_done()) {
         res.body().data = buffer.data();
         res.body().size = buffer.size();
-        auto failed = co_await conn.read_some(parser, up.idle_timeout);
+        upstream::failure failed;
+        if (!conn.parse_buffered(parser, failed)) failed = co_await conn.read_some(parser, up.idle_timeout);
         std::size_t n = buffer.size() - res.body().size;
         if (n > 0) {
             if (sse) tracker.feed({buffer.data(), n});
@@ -362,7 +364,7 @@ net::awaitable<void> pump_client_to_upstream(http::request_context& ctx, upstrea
             n = net::buffer_copy(net::buffer(buffer), ctx.buffer.data());
             ctx.buffer.consume(n);
         } else {
-            ctx.stream.expires_after(idle);
+            ctx.deadline.arm(idle);
             auto [ec, got] = co_await ctx.stream.async_read_some(net::buffer(buffer), use_ec);
             if (ec) break;
             n = got;

@@ -35,8 +35,8 @@ bool is_ip_literal(const std::string& host) {
 }
 
 // Maps a read or write error on an upstream connection to the failure the client sees.
-failure classify(error_code ec, errc on_timeout, std::string_view what) {
-    if (ec == beast::error::timeout) return {on_timeout, std::string(what) + " timed out"};
+failure classify(error_code ec, bool timed_out, errc on_timeout, std::string_view what) {
+    if (timed_out) return {on_timeout, std::string(what) + " timed out"};
     if (ec.category() == make_error_code(http::error::bad_version).category() && ec != http::error::end_of_stream &&
         ec != http::error::partial_message)
         return {errc::upstream_bad_response,
@@ -55,6 +55,7 @@ connection::connection(net::any_io_executor executor,
     // Beast sizes each read by the buffer's free capacity; the default 512 bytes would split
     // an ordinary response into several reads and as many client writes.
     buffer_.reserve(read_capacity);
+    deadline_.emplace(executor, tcp().socket());
 }
 
 connection::~connection() { close(); }
@@ -85,9 +86,9 @@ net::awaitable<failure> connection::open(const config::upstream_config& upstream
         for (const auto& entry : results) endpoints.push_back(entry.endpoint());
     }
 
-    tcp().expires_after(upstream.connect_timeout);
+    deadline_->arm(upstream.connect_timeout);
     auto [connect_ec, endpoint] = co_await tcp().async_connect(endpoints, use_ec);
-    if (connect_ec == beast::error::timeout)
+    if (connect_ec && deadline_->expired())
         co_return failure{errc::upstream_connect_timeout, "connecting to " + where + " timed out"};
     if (connect_ec)
         co_return failure{errc::upstream_unreachable,
@@ -97,9 +98,9 @@ net::awaitable<failure> connection::open(const config::upstream_config& upstream
     if (secure_) {
         if (!is_ip_literal(host)) SSL_set_tlsext_host_name(secure_->native_handle(), host.c_str());
         if (!upstream.tls_insecure) secure_->set_verify_callback(net::ssl::host_name_verification(host));
-        tcp().expires_after(upstream.connect_timeout);
+        deadline_->arm(upstream.connect_timeout);
         auto [ec] = co_await secure_->async_handshake(net::ssl::stream_base::client, use_ec);
-        if (ec == beast::error::timeout)
+        if (ec && deadline_->expired())
             co_return failure{errc::upstream_connect_timeout,
                               "TLS handshake with " + where + " timed out"};
         if (ec) {
@@ -116,7 +117,7 @@ net::awaitable<failure> connection::open(const config::upstream_config& upstream
 
 net::awaitable<failure> connection::write(std::string_view head, std::string_view body,
                                           config::duration deadline) {
-    tcp().expires_after(deadline);
+    deadline_->arm(deadline);
     std::array<net::const_buffer, 2> buffers{net::buffer(head.data(), head.size()),
                                              net::buffer(body.data(), body.size())};
     error_code ec;
@@ -127,13 +128,13 @@ net::awaitable<failure> connection::write(std::string_view head, std::string_vie
         auto [e, n] = co_await net::async_write(*plain_, buffers, use_ec);
         ec = e;
     }
-    if (ec) co_return classify(ec, errc::upstream_first_byte_timeout, "sending the request");
+    if (ec) co_return classify(ec, deadline_->expired(), errc::upstream_first_byte_timeout, "sending the request");
     co_return failure{};
 }
 
 net::awaitable<failure> connection::read_header(response_parser& parser, config::duration deadline,
                                                 bool& got_bytes) {
-    tcp().expires_after(deadline);
+    deadline_->arm(deadline);
     error_code ec;
     if (secure_) {
         auto [e, got] = co_await http::async_read_header(*secure_, buffer_, parser, use_ec);
@@ -143,12 +144,12 @@ net::awaitable<failure> connection::read_header(response_parser& parser, config:
         ec = e;
     }
     got_bytes = parser.got_some();
-    if (ec) co_return classify(ec, errc::upstream_first_byte_timeout, "waiting for the response");
+    if (ec) co_return classify(ec, deadline_->expired(), errc::upstream_first_byte_timeout, "waiting for the response");
     co_return failure{};
 }
 
 net::awaitable<failure> connection::read_some(response_parser& parser, config::duration deadline) {
-    tcp().expires_after(deadline);
+    deadline_->arm(deadline);
     error_code ec;
     if (secure_) {
         auto [e, got] = co_await http::async_read_some(*secure_, buffer_, parser, use_ec);
@@ -158,8 +159,19 @@ net::awaitable<failure> connection::read_some(response_parser& parser, config::d
         ec = e;
     }
     if (ec == http::error::need_buffer) ec = {};  // the body buffer is full: the caller drains it
-    if (ec) co_return classify(ec, errc::upstream_idle_timeout, "reading the response body");
+    if (ec) co_return classify(ec, deadline_->expired(), errc::upstream_idle_timeout, "reading the response body");
     co_return failure{};
+}
+
+bool connection::parse_buffered(response_parser& parser, failure& failed) {
+    if (buffer_.size() == 0) return false;
+    error_code ec;
+    std::size_t used = parser.put(buffer_.data(), ec);
+    buffer_.consume(used);
+    if (ec == http::error::need_buffer) return true;  // the body buffer is full: drain it
+    if (ec == http::error::need_more) return used > 0;
+    if (ec) failed = classify(ec, deadline_->expired(), errc::upstream_idle_timeout, "reading the response body");
+    return true;
 }
 
 net::awaitable<std::pair<error_code, std::size_t>> connection::read_raw(net::mutable_buffer buffer,
@@ -169,7 +181,7 @@ net::awaitable<std::pair<error_code, std::size_t>> connection::read_raw(net::mut
         buffer_.consume(n);
         co_return std::pair{error_code{}, n};
     }
-    tcp().expires_after(deadline);
+    deadline_->arm(deadline);
     error_code ec;
     std::size_t n = 0;
     if (secure_) {
@@ -186,7 +198,7 @@ net::awaitable<std::pair<error_code, std::size_t>> connection::read_raw(net::mut
 
 net::awaitable<error_code> connection::write_raw(net::const_buffer buffer,
                                                  config::duration deadline) {
-    tcp().expires_after(deadline);
+    deadline_->arm(deadline);
     error_code ec;
     if (secure_) {
         auto [e, got] = co_await net::async_write(*secure_, buffer, use_ec);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
+#include "gateway/io/deadline.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -55,6 +56,11 @@ public:
     // Reads some body bytes into the parser's buffer_body; returns after one upstream read.
     net::awaitable<failure> read_some(response_parser& parser, config::duration deadline);
 
+    // Parses body bytes already buffered (they usually arrive with the header) into the
+    // parser's buffer_body, without I/O. Returns false when the buffer held nothing usable and
+    // the caller should read_some; `failed` is set when the bytes are malformed.
+    bool parse_buffered(response_parser& parser, failure& failed);
+
     // Raw bytes, for a tunnelled connection after 101 Switching Protocols.
     net::awaitable<std::pair<boost::system::error_code, std::size_t>> read_raw(
         net::mutable_buffer buffer, config::duration deadline);
@@ -67,6 +73,9 @@ public:
     // Closes the socket now; pending operations complete with an error. Safe to call twice.
     void close();
 
+    // Called when the connection goes idle into a pool: no deadline applies there.
+    void park() { deadline_->disarm(); }
+
     // For a pooled connection: true when the upstream has neither closed it nor sent stray bytes.
     bool looks_alive();
 
@@ -78,6 +87,7 @@ private:
     std::shared_ptr<net::ssl::context> tls_context_;
     std::optional<beast::tcp_stream> plain_;
     std::optional<beast::ssl_stream<beast::tcp_stream>> secure_;
+    std::optional<io::deadline> deadline_;  // the streams have no expiry of their own
     beast::flat_buffer buffer_;
 };
 

@@ -33,6 +33,7 @@ void pool::give_back(std::unique_ptr<connection> conn) {
     sweep(now);
     if (upstream_->max_idle_connections == 0) return;
     if (idle_.size() >= upstream_->max_idle_connections) idle_.erase(idle_.begin());
+    conn->park();
     conn->idle_since = now;
     idle_.push_back(std::move(conn));
 }
