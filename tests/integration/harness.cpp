@@ -35,7 +35,9 @@ config::gateway_config make_config(const std::vector<std::string>& upstream_urls
     return c;
 }
 
-config::gateway_config make_config(const fake_upstream& fake) { return make_config({fake.base_url()}); }
+config::gateway_config make_config(const fake_upstream& fake) {
+    return make_config({fake.base_url()});
+}
 
 running_gateway::running_gateway(config::gateway_config config) : server_(std::move(config)) {
     auto error = server_.start();
@@ -78,7 +80,8 @@ bool client::read_header(response& r, bool head_request) {
     r.status = m.result_int();
     r.reason = std::string(m.reason());
     r.headers.clear();
-    for (const auto& f : m) r.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    for (const auto& f : m)
+        r.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     r.complete = parser_->is_done();
     return true;
 }
@@ -119,7 +122,8 @@ std::string client::read_exactly(std::size_t n) {
     while (out.size() < n) {
         char chunk[4096];
         boost::system::error_code ec;
-        auto got = socket_.read_some(net::buffer(chunk, std::min(sizeof chunk, n - out.size())), ec);
+        auto got =
+            socket_.read_some(net::buffer(chunk, std::min(sizeof chunk, n - out.size())), ec);
         if (ec) break;
         out.append(chunk, got);
     }
@@ -150,7 +154,8 @@ std::string make_request(std::string_view method, std::string_view target, std::
     r += target;
     r += " HTTP/1.1\r\nHost: gateway.test\r\n";
     r += headers;
-    if (!body.empty() || method == "POST") r += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    if (!body.empty() || method == "POST")
+        r += "Content-Length: " + std::to_string(body.size()) + "\r\n";
     r += "\r\n";
     r += body;
     return r;

@@ -41,8 +41,8 @@ struct response {
     unsigned status = 0;
     std::string reason;
     std::vector<std::pair<std::string, std::string>> headers;  // as received, in order
-    std::string body;          // de-chunked
-    bool complete = false;     // the body ended as its framing said (length or last chunk)
+    std::string body;                                          // de-chunked
+    bool complete = false;  // the body ended as its framing said (length or last chunk)
     std::string header(std::string_view name) const;  // "" when absent
     std::size_t count(std::string_view name) const;
 };
@@ -79,8 +79,8 @@ private:
 };
 
 // An HTTP/1.1 request with Content-Length; `headers` lines end with "\r\n".
-std::string make_request(std::string_view method, std::string_view target, std::string_view body = {},
-                         std::string_view headers = {});
+std::string make_request(std::string_view method, std::string_view target,
+                         std::string_view body = {}, std::string_view headers = {});
 
 std::string join(const std::vector<std::string>& parts);
 

@@ -17,11 +17,14 @@ namespace json = boost::json;
 
 namespace {
 
-const std::string chat_body = R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]})";
+const std::string chat_body =
+    R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]})";
 const std::string stream_body =
     R"({"model":"gpt-4o-mini","stream":true,"stream_options":{"include_usage":true},"messages":[]})";
 
-std::string body_of_raw_request(const std::string& raw) { return raw.substr(raw.find("\r\n\r\n") + 4); }
+std::string body_of_raw_request(const std::string& raw) {
+    return raw.substr(raw.find("\r\n\r\n") + 4);
+}
 
 std::string header_block_of_raw_request(const std::string& raw) {
     return raw.substr(0, raw.find("\r\n\r\n") + 2);
@@ -36,8 +39,9 @@ BOOST_AUTO_TEST_CASE(request_body_and_headers_reach_the_upstream_unchanged) {
     running_gateway gw(make_config(fake));
     // Unknown fields, odd whitespace, unicode escapes and raw UTF-8, key order, a number format
     // that re-serialization would change.
-    std::string body = "{ \"model\" :\"gpt-4o\",\n\t\"unknown_field\": {\"x\": [1, 2.50, 1e3]},"
-                       " \"text\": \"caf\\u00e9 \xE2\x9C\x93 \\ud83d\\ude00\",\"z\":null }  ";
+    std::string body =
+        "{ \"model\" :\"gpt-4o\",\n\t\"unknown_field\": {\"x\": [1, 2.50, 1e3]},"
+        " \"text\": \"caf\\u00e9 \xE2\x9C\x93 \\ud83d\\ude00\",\"z\":null }  ";
     client c(gw.port());
     auto r = c.request(make_request(
         "POST", "/v1/chat/completions?api-version=2024-10-21&x=%20y", body,
@@ -49,7 +53,8 @@ BOOST_AUTO_TEST_CASE(request_body_and_headers_reach_the_upstream_unchanged) {
     BOOST_TEST_REQUIRE(r.status == 200u);
     BOOST_TEST(body_of_raw_request(r.body) == body);  // byte for byte
     auto head = header_block_of_raw_request(r.body);
-    BOOST_TEST(head.starts_with("POST /v1/chat/completions?api-version=2024-10-21&x=%20y HTTP/1.1\r\n"));
+    BOOST_TEST(
+        head.starts_with("POST /v1/chat/completions?api-version=2024-10-21&x=%20y HTTP/1.1\r\n"));
     for (auto kept : {"Content-Type: application/json\r\n", "x-request-id: client-id-42\r\n",
                       "anthropic-beta: tools-2024-04-04\r\n", "OpenAI-Beta: assistants=v2\r\n",
                       "X-Custom-Thing: a\r\n", "x-custom-thing: b\r\n",
@@ -57,8 +62,10 @@ BOOST_AUTO_TEST_CASE(request_body_and_headers_reach_the_upstream_unchanged) {
         BOOST_TEST(head.find(kept) != std::string::npos, "kept: " << kept);
     for (auto dropped : {"X-Hop", "Keep-Alive", "TE:", "Proxy-Authorization", "gateway.test"})
         BOOST_TEST(head.find(dropped) == std::string::npos, "dropped: " << dropped);
-    BOOST_TEST(head.find("Host: 127.0.0.1:" + std::to_string(fake.port()) + "\r\n") != std::string::npos);
-    BOOST_TEST(head.find("Content-Length: " + std::to_string(body.size()) + "\r\n") != std::string::npos);
+    BOOST_TEST(head.find("Host: 127.0.0.1:" + std::to_string(fake.port()) + "\r\n") !=
+               std::string::npos);
+    BOOST_TEST(head.find("Content-Length: " + std::to_string(body.size()) + "\r\n") !=
+               std::string::npos);
     BOOST_TEST(r.header("x-fake-echo") == "1");
     BOOST_TEST(r.header("x-request-id") == "client-id-42");
 }
@@ -67,11 +74,14 @@ BOOST_AUTO_TEST_CASE(five_megabyte_body_with_expect_continue_is_forwarded_exactl
     fake_upstream fake;
     running_gateway gw(make_config(fake));
     std::string body = "{\"model\":\"gpt-4o\",\"blob\":\"";
-    for (std::size_t i = 0; body.size() < 5 * 1024 * 1024; ++i) body += static_cast<char>('a' + i % 26);
+    for (std::size_t i = 0; body.size() < 5 * 1024 * 1024; ++i)
+        body += static_cast<char>('a' + i % 26);
     body += "\"}";
     client c(gw.port());
-    std::string head = "POST /v1/embeddings HTTP/1.1\r\nHost: g\r\nx-fake-mode: echo\r\n"
-                       "Expect: 100-continue\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+    std::string head =
+        "POST /v1/embeddings HTTP/1.1\r\nHost: g\r\nx-fake-mode: echo\r\n"
+        "Expect: 100-continue\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n";
     c.send(head);
     response interim;
     BOOST_TEST_REQUIRE(c.read_header(interim));
@@ -89,8 +99,9 @@ BOOST_AUTO_TEST_CASE(chunked_request_body_is_forwarded_with_its_bytes) {
     fake_upstream fake;
     running_gateway gw(make_config(fake));
     client c(gw.port());
-    auto r = c.request("POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nx-fake-mode: echo\r\n"
-                       "Transfer-Encoding: chunked\r\n\r\n5\r\n{\"mod\r\n9\r\nel\":\"m\"}\n\r\n0\r\n\r\n");
+    auto r = c.request(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nx-fake-mode: echo\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n5\r\n{\"mod\r\n9\r\nel\":\"m\"}\n\r\n0\r\n\r\n");
     BOOST_TEST_REQUIRE(r.status == 200u);
     BOOST_TEST(body_of_raw_request(r.body) == "{\"model\":\"m\"}\n");
     BOOST_TEST(r.body.find("Content-Length: 14\r\n") != std::string::npos);
@@ -131,7 +142,8 @@ BOOST_AUTO_TEST_CASE(streamed_tool_call_deltas_and_responses_events_are_intact) 
         "POST", "/v1/chat/completions",
         R"({"model":"m","stream":true,"tools":[{"type":"function","function":{"name":"get_weather"}}]})"));
     BOOST_TEST(tools.body == join(fake_upstream::chat_stream_events("m", true, false)));
-    auto responses = c.request(make_request("POST", "/v1/responses", R"({"model":"m","stream":true,"input":"x"})"));
+    auto responses = c.request(
+        make_request("POST", "/v1/responses", R"({"model":"m","stream":true,"input":"x"})"));
     BOOST_TEST(responses.body == join(fake_upstream::responses_stream_events("m")));
 }
 
@@ -207,14 +219,16 @@ BOOST_AUTO_TEST_CASE(upstream_errors_pass_through_with_their_headers) {
     fake_upstream fake;
     running_gateway gw(make_config(fake));
     client c(gw.port());
-    auto limited = c.request(make_request("POST", "/v1/chat/completions", chat_body, "x-fake-status: 429\r\n"));
+    auto limited = c.request(
+        make_request("POST", "/v1/chat/completions", chat_body, "x-fake-status: 429\r\n"));
     BOOST_TEST(limited.status == 429u);
     BOOST_TEST(limited.reason == "Fake");
     BOOST_TEST(limited.header("retry-after") == "7");
     BOOST_TEST(limited.header("x-ratelimit-remaining-requests") == "0");
     BOOST_TEST(limited.header("x-ratelimit-reset-requests") == "7s");
     BOOST_TEST(json::parse(limited.body).at("error").at("code").as_string() == "fake_429");
-    auto failed = c.request(make_request("POST", "/v1/chat/completions", chat_body, "x-fake-status: 500\r\n"));
+    auto failed = c.request(
+        make_request("POST", "/v1/chat/completions", chat_body, "x-fake-status: 500\r\n"));
     BOOST_TEST(failed.status == 500u);
     BOOST_TEST(json::parse(failed.body).at("error").at("code").as_string() == "fake_500");
 }
@@ -229,7 +243,8 @@ BOOST_AUTO_TEST_CASE(models_head_and_query_strings) {
     c.send(make_request("HEAD", "/v1/models"));
     auto head = c.read_response(true);
     BOOST_TEST(head.status == 200u);
-    BOOST_TEST(head.header("content-length") == std::to_string(fake_upstream::models_json().size()));
+    BOOST_TEST(head.header("content-length") ==
+               std::to_string(fake_upstream::models_json().size()));
     BOOST_TEST(head.body.empty());
     // The connection is still usable after a HEAD.
     auto again = c.request(make_request("GET", "/v1/models?limit=1"));
@@ -263,9 +278,11 @@ BOOST_AUTO_TEST_CASE(upstream_reset_before_answering_is_a_502) {
     fake_upstream fake;
     running_gateway gw(make_config(fake));
     client c(gw.port());
-    auto r = c.request(make_request("POST", "/v1/chat/completions", chat_body, "x-fake-mode: reset\r\n"));
+    auto r = c.request(
+        make_request("POST", "/v1/chat/completions", chat_body, "x-fake-mode: reset\r\n"));
     BOOST_TEST(r.status == 502u);
-    BOOST_TEST(json::parse(r.body).at("error").at("code").as_string() == "upstream_connection_closed");
+    BOOST_TEST(json::parse(r.body).at("error").at("code").as_string() ==
+               "upstream_connection_closed");
 }
 
 BOOST_AUTO_TEST_CASE(slow_first_byte_is_a_504) {
@@ -275,7 +292,8 @@ BOOST_AUTO_TEST_CASE(slow_first_byte_is_a_504) {
     running_gateway gw(config);
     client c(gw.port());
     auto sent = clock::now();
-    auto r = c.request(make_request("POST", "/v1/chat/completions", chat_body, "x-fake-delay-ms: 3000\r\n"));
+    auto r = c.request(
+        make_request("POST", "/v1/chat/completions", chat_body, "x-fake-delay-ms: 3000\r\n"));
     BOOST_TEST(r.status == 504u);
     BOOST_TEST(json::parse(r.body).at("error").at("code").as_string() == "upstream_timeout");
     BOOST_TEST((clock::now() - sent < 2000ms));
@@ -293,7 +311,8 @@ BOOST_AUTO_TEST_CASE(connect_timeout_is_a_504) {
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     for (int i = 0; i < 4; ++i) {
         int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-        [[maybe_unused]] int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+        [[maybe_unused]] int rc =
+            ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
         fillers.push_back(fd);
     }
     struct closer {
@@ -302,13 +321,15 @@ BOOST_AUTO_TEST_CASE(connect_timeout_is_a_504) {
             for (int fd : fds) ::close(fd);
         }
     } close_fillers{fillers};
-    auto config = make_config({"http://127.0.0.1:" + std::to_string(full.local_endpoint().port()) + "/v1"});
+    auto config =
+        make_config({"http://127.0.0.1:" + std::to_string(full.local_endpoint().port()) + "/v1"});
     config.upstreams[0].connect_timeout = 300ms;
     running_gateway gw(config);
     client c(gw.port());
     auto r = c.request(make_request("GET", "/v1/models"));
     BOOST_TEST(r.status == 504u);
-    BOOST_TEST(json::parse(r.body).at("error").at("code").as_string() == "upstream_connect_timeout");
+    BOOST_TEST(json::parse(r.body).at("error").at("code").as_string() ==
+               "upstream_connect_timeout");
 }
 
 BOOST_AUTO_TEST_CASE(upstream_reset_mid_sse_ends_with_an_error_event) {
@@ -316,7 +337,8 @@ BOOST_AUTO_TEST_CASE(upstream_reset_mid_sse_ends_with_an_error_event) {
     running_gateway gw(make_config(fake));
     client c(gw.port());
     auto events = fake_upstream::chat_stream_events("gpt-4o-mini", false, true);
-    auto r = c.request(make_request("POST", "/v1/chat/completions", stream_body, "x-fake-reset-after: 3\r\n"));
+    auto r = c.request(
+        make_request("POST", "/v1/chat/completions", stream_body, "x-fake-reset-after: 3\r\n"));
     BOOST_TEST(r.status == 200u);
     BOOST_TEST(r.complete);  // properly terminated: last chunk received
     std::string prefix = events[0] + events[1] + events[2];
@@ -340,7 +362,8 @@ BOOST_AUTO_TEST_CASE(upstream_stalling_mid_sse_ends_with_an_idle_timeout_event) 
     config.upstreams[0].idle_timeout = 300ms;
     running_gateway gw(config);
     client c(gw.port());
-    auto r = c.request(make_request("POST", "/v1/chat/completions", stream_body, "x-fake-stall-after: 2\r\n"));
+    auto r = c.request(
+        make_request("POST", "/v1/chat/completions", stream_body, "x-fake-stall-after: 2\r\n"));
     BOOST_TEST(r.complete);
     BOOST_TEST(r.body.find("event: error\ndata: {\"error\"") != std::string::npos);
     BOOST_TEST(r.body.find("upstream_idle_timeout") != std::string::npos);
@@ -350,8 +373,9 @@ BOOST_AUTO_TEST_CASE(upstream_reset_mid_other_body_closes_the_client_connection)
     fake_upstream fake;
     running_gateway gw(make_config(fake));
     client c(gw.port());
-    auto r = c.request(make_request("POST", "/v1/chat/completions", stream_body,
-                                    "x-fake-reset-after: 3\r\nx-fake-content-type: application/x-ndjson\r\n"));
+    auto r = c.request(
+        make_request("POST", "/v1/chat/completions", stream_body,
+                     "x-fake-reset-after: 3\r\nx-fake-content-type: application/x-ndjson\r\n"));
     BOOST_TEST(r.status == 200u);
     BOOST_TEST(!r.complete);  // the truncation is visible: no last chunk
     BOOST_TEST(r.body.find("event: error") == std::string::npos);
@@ -375,10 +399,12 @@ BOOST_AUTO_TEST_CASE(auth_forward_and_replace) {
     };
     BOOST_TEST(auth_seen("forward-1", "Authorization: Bearer sk-client\r\n") == "Bearer sk-client");
     BOOST_TEST(auth_seen("forward-1", "") == "Bearer sk-gateway-fallback");
-    BOOST_TEST(auth_seen("replace-1", "Authorization: Bearer sk-client\r\n") == "Bearer sk-gateway-secret");
+    BOOST_TEST(auth_seen("replace-1", "Authorization: Bearer sk-client\r\n") ==
+               "Bearer sk-gateway-secret");
     auto last = fake.requests().back();
     std::size_t authorizations = 0;
-    for (const auto& h : last.headers) authorizations += boost::beast::iequals(h.first, "authorization");
+    for (const auto& h : last.headers)
+        authorizations += boost::beast::iequals(h.first, "authorization");
     BOOST_TEST(authorizations == 1u);
 }
 
@@ -394,7 +420,7 @@ BOOST_AUTO_TEST_CASE(model_globs_route_to_upstreams) {
     c.request(make_request("POST", "/v1/chat/completions", R"({"model":"llama-3"})"));
     c.request(make_request("POST", "/v1/chat/completions", R"({"model":"gpt-4o"})"));
     c.request(make_request("POST", "/v1/chat/completions", R"({"model":"unknown"})"));  // default
-    c.request(make_request("GET", "/v1/models"));                                         // default
+    c.request(make_request("GET", "/v1/models"));                                       // default
     BOOST_TEST(first.requests().size() == 3u);
     BOOST_TEST(second.requests().size() == 2u);
 }
@@ -406,10 +432,13 @@ BOOST_AUTO_TEST_CASE(upstream_connections_are_pooled_and_stale_ones_replaced) {
     running_gateway gw(config);
     client c(gw.port());
     for (int i = 0; i < 5; ++i)
-        BOOST_TEST(c.request(make_request("POST", "/v1/chat/completions", chat_body)).status == 200u);
+        BOOST_TEST(c.request(make_request("POST", "/v1/chat/completions", chat_body)).status ==
+                   200u);
     BOOST_TEST(fake.connections_accepted() == 1u);
     // The upstream closes its side after this answer; the next request must not fail.
-    BOOST_TEST(c.request(make_request("POST", "/v1/chat/completions", chat_body, "x-fake-close-after: 1\r\n")).status == 200u);
+    BOOST_TEST(c.request(make_request("POST", "/v1/chat/completions", chat_body,
+                                      "x-fake-close-after: 1\r\n"))
+                   .status == 200u);
     BOOST_TEST(c.request(make_request("POST", "/v1/chat/completions", chat_body)).status == 200u);
     BOOST_TEST(fake.connections_accepted() == 2u);
 }
@@ -418,7 +447,8 @@ BOOST_AUTO_TEST_CASE(pipelined_requests_are_answered_in_order) {
     fake_upstream fake;
     running_gateway gw(make_config(fake));
     client c(gw.port());
-    c.send(make_request("GET", "/v1/models?n=1") + make_request("POST", "/v1/chat/completions", chat_body) +
+    c.send(make_request("GET", "/v1/models?n=1") +
+           make_request("POST", "/v1/chat/completions", chat_body) +
            make_request("GET", "/healthz"));
     auto first = c.read_response();
     auto second = c.read_response();
@@ -432,9 +462,10 @@ BOOST_AUTO_TEST_CASE(websocket_upgrade_is_tunnelled) {
     fake_upstream fake;
     running_gateway gw(make_config(fake));
     client c(gw.port());
-    c.send("GET /v1/responses HTTP/1.1\r\nHost: g\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
-           "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-           "Authorization: Bearer sk-client\r\n\r\n");
+    c.send(
+        "GET /v1/responses HTTP/1.1\r\nHost: g\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        "Authorization: Bearer sk-client\r\n\r\n");
     response r;
     BOOST_TEST_REQUIRE(c.read_header(r));
     BOOST_TEST(r.status == 101u);
@@ -456,7 +487,9 @@ BOOST_AUTO_TEST_CASE(websocket_refused_at_once_when_tunnelling_is_off) {
     config.server.websocket_tunnel = false;
     running_gateway gw(config);
     client c(gw.port());
-    auto r = c.request("GET /v1/responses HTTP/1.1\r\nHost: g\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
+    auto r = c.request(
+        "GET /v1/responses HTTP/1.1\r\nHost: g\r\nConnection: Upgrade\r\nUpgrade: "
+        "websocket\r\n\r\n");
     BOOST_TEST(r.status == 501u);
     BOOST_TEST(json::parse(r.body).at("error").at("code").as_string() == "websocket_not_supported");
     BOOST_TEST(fake.requests().empty());
@@ -480,16 +513,21 @@ std::string without_heartbeats(std::string body, std::size_t& count) {
     return body;
 }
 
-}  // namespace
-
-BOOST_AUTO_TEST_CASE(comments_are_sent_between_events_while_the_upstream_is_silent) {
+// A streamed chat completion through a gateway with a 100 ms heartbeat; `fake_headers` shape
+// the upstream's stream.
+response stream_with_heartbeat(std::string_view fake_headers) {
     fake_upstream fake;
     auto config = make_config(fake);
     config.server.sse_heartbeat = std::chrono::milliseconds(100);
     running_gateway gw(config);
     client c(gw.port());
-    auto r = c.request(make_request("POST", "/v1/chat/completions", stream_body,
-                                    "x-fake-stall-after: 2\r\nx-fake-stall-ms: 650\r\n"));
+    return c.request(make_request("POST", "/v1/chat/completions", stream_body, fake_headers));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(comments_are_sent_between_events_while_the_upstream_is_silent) {
+    auto r = stream_with_heartbeat("x-fake-stall-after: 2\r\nx-fake-stall-ms: 650\r\n");
     BOOST_TEST(r.complete);
     std::size_t count = 0;
     BOOST_TEST(without_heartbeats(r.body, count) ==
@@ -499,27 +537,17 @@ BOOST_AUTO_TEST_CASE(comments_are_sent_between_events_while_the_upstream_is_sile
 }
 
 BOOST_AUTO_TEST_CASE(no_comment_is_inserted_in_the_middle_of_an_event) {
-    fake_upstream fake;
-    auto config = make_config(fake);
-    config.server.sse_heartbeat = std::chrono::milliseconds(100);
-    running_gateway gw(config);
-    client c(gw.port());
     // The first write is 50 bytes, mid-event; then the upstream is silent for 500 ms.
-    auto r = c.request(make_request("POST", "/v1/chat/completions", stream_body,
-                                    "x-fake-chunk-size: 50\r\nx-fake-stall-after: 1\r\nx-fake-stall-ms: 500\r\n"));
+    auto r = stream_with_heartbeat(
+        "x-fake-chunk-size: 50\r\nx-fake-stall-after: 1\r\nx-fake-stall-ms: 500\r\n");
     BOOST_TEST(r.complete);
     BOOST_TEST(r.body == join(fake_upstream::chat_stream_events("gpt-4o-mini", false, true)));
 }
 
 BOOST_AUTO_TEST_CASE(non_sse_bodies_get_no_comments) {
-    fake_upstream fake;
-    auto config = make_config(fake);
-    config.server.sse_heartbeat = std::chrono::milliseconds(100);
-    running_gateway gw(config);
-    client c(gw.port());
-    auto r = c.request(make_request("POST", "/v1/chat/completions", stream_body,
-                                    "x-fake-content-type: application/x-ndjson\r\n"
-                                    "x-fake-stall-after: 2\r\nx-fake-stall-ms: 400\r\n"));
+    auto r = stream_with_heartbeat(
+        "x-fake-content-type: application/x-ndjson\r\nx-fake-stall-after: 2\r\nx-fake-stall-ms: "
+        "400\r\n");
     BOOST_TEST(r.body == join(fake_upstream::chat_stream_events("gpt-4o-mini", false, true)));
 }
 

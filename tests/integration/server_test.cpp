@@ -68,16 +68,18 @@ BOOST_AUTO_TEST_CASE(oversized_body_is_413_without_reading_it) {
     config.server.body_limit = 1024;
     running_gateway gw(config);
     client c(gw.port());
-    c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nExpect: 100-continue\r\n"
-           "Content-Length: 2000000\r\n\r\n");
+    c.send(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nExpect: 100-continue\r\n"
+        "Content-Length: 2000000\r\n\r\n");
     auto r = c.read_response();
     BOOST_TEST(r.status == 413u);
     BOOST_TEST(error_code_of(r) == "request_too_large");
     BOOST_TEST(r.header("connection") == "close");
     client chunked(gw.port());
     std::string big(3000, 'x');
-    auto r2 = chunked.request("POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n\r\n" +
-                              (std::string("bb8\r\n") + big + "\r\n0\r\n\r\n"));
+    auto r2 = chunked.request(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n\r\n" +
+        (std::string("bb8\r\n") + big + "\r\n0\r\n\r\n"));
     BOOST_TEST(r2.status == 413u);
     BOOST_TEST(fake.requests().empty());
 }
@@ -101,7 +103,8 @@ BOOST_AUTO_TEST_CASE(malformed_requests_are_400) {
     }
     {
         client c(gw.port());
-        auto r = c.request("GET /v1/models HTTP/1.1\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n");
+        auto r =
+            c.request("GET /v1/models HTTP/1.1\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n");
         BOOST_TEST(r.status == 400u);
         BOOST_TEST(error_code_of(r) == "request_header_too_large");
     }
@@ -129,6 +132,34 @@ BOOST_AUTO_TEST_CASE(slow_header_and_idle_keep_alive_are_closed) {
     BOOST_TEST(idle.closed_by_peer());
 }
 
+BOOST_AUTO_TEST_CASE(a_client_stalling_mid_body_is_closed_after_body_timeout) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    config.server.body_timeout = 300ms;
+    running_gateway gw(config);
+    client c(gw.port());
+    c.send(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nContent-Length: 100\r\n\r\n{\"model\":");
+    auto started = clock::now();
+    BOOST_TEST(c.closed_by_peer());
+    BOOST_TEST((clock::now() - started < 3s));
+    BOOST_TEST(fake.requests().empty());  // nothing half-read goes upstream
+}
+
+BOOST_AUTO_TEST_CASE(a_client_that_stops_reading_is_closed_after_write_timeout) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    config.server.write_timeout = 300ms;
+    running_gateway gw(config);
+    client c(gw.port());
+    // A 24 MB echo: far more than the socket buffers hold while the client reads nothing.
+    std::string body(24 << 20, 'x');
+    c.send(make_request("POST", "/v1/files", body, "x-fake-mode: echo\r\n"));
+    BOOST_TEST_REQUIRE(fake.wait_requests(1, 5s));
+    // The gateway gives up on the client and lets go of the upstream connection too.
+    BOOST_TEST(fake.wait_connections_open(0, 5s));
+}
+
 BOOST_AUTO_TEST_CASE(connection_close_and_max_requests_are_honoured) {
     fake_upstream fake;
     auto config = make_config(fake);
@@ -152,8 +183,8 @@ BOOST_AUTO_TEST_CASE(graceful_drain_finishes_in_flight_streams_and_refuses_new_c
     client idle(gw.port());
     BOOST_TEST(idle.request(make_request("GET", "/healthz")).status == 200u);
     client streaming(gw.port());
-    streaming.send(make_request("POST", "/v1/chat/completions",
-                                R"({"model":"m","stream":true})", "x-fake-delay-ms: 100\r\n"));
+    streaming.send(make_request("POST", "/v1/chat/completions", R"({"model":"m","stream":true})",
+                                "x-fake-delay-ms: 100\r\n"));
     response r;
     BOOST_TEST_REQUIRE(streaming.read_header(r));
     BOOST_TEST_REQUIRE(streaming.read_piece(r).has_value());

@@ -22,8 +22,8 @@ fake_options tls_fake() {
 response ask(const gateway::config::gateway_config& config) {
     running_gateway gw(config);
     client c(gw.port());
-    auto r = c.request(make_request("POST", "/v1/chat/completions",
-                                    R"({"model":"gpt-4o-mini","stream":true})"));
+    auto r = c.request(
+        make_request("POST", "/v1/chat/completions", R"({"model":"gpt-4o-mini","stream":true})"));
     return r;
 }
 
