@@ -3,7 +3,8 @@
 // Events are found by their blank-line terminator, so the same numbers come out whether the body
 // arrives chunked through a proxy or straight from the upstream.
 //
-//   sse_load PORT STREAMS [DELAY_MS]   -> one line: ttfb_p50_us ttfb_p99_us event_p50_us event_p99_us ok
+//   sse_load PORT STREAMS [DELAY_MS]   -> one line: ttfb_p50_us ttfb_p99_us event_p50_us
+//   event_p99_us ok
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -45,7 +46,8 @@ net::awaitable<void> one_stream(tcp::endpoint at, std::string request, result& o
     for (;;) {
         auto [ec, n] = co_await socket.async_read_some(net::buffer(buffer), use_ec);
         if (ec) break;
-        auto now = std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - sent).count();
+        auto now =
+            std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now() - sent).count();
         std::size_t from = seen.size();
         seen.append(buffer, n);
         if (!in_body) {
@@ -83,14 +85,17 @@ int main(int argc, char** argv) {
     auto port = static_cast<unsigned short>(std::stoi(argv[1]));
     int streams = std::stoi(argv[2]);
     std::string delay = argc > 3 ? argv[3] : "50";
-    std::string body = R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]})";
-    std::string request = "POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\n"
-                          "Content-Type: application/json\r\nx-fake-delay-ms: " + delay +
-                          "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    std::string body =
+        R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+    std::string request =
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\n"
+        "Content-Type: application/json\r\nx-fake-delay-ms: " +
+        delay + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
     net::io_context io(1);
     tcp::endpoint at(net::ip::make_address("127.0.0.1"), port);
     std::vector<result> results(streams);
-    for (int i = 0; i < streams; ++i) net::co_spawn(io, one_stream(at, request, results[i]), net::detached);
+    for (int i = 0; i < streams; ++i)
+        net::co_spawn(io, one_stream(at, request, results[i]), net::detached);
     io.run();
     std::vector<long> ttfb, events;
     int ok = 0;

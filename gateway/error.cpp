@@ -37,7 +37,8 @@ error_info info(errc e) {
         case errc::shutting_down:
             return {503, "server_error", "shutting_down", "The gateway is shutting down."};
         case errc::upstream_unreachable:
-            return {502, "upstream_error", "upstream_unreachable", "The upstream could not be reached."};
+            return {502, "upstream_error", "upstream_unreachable",
+                    "The upstream could not be reached."};
         case errc::upstream_reset:
             return {502, "upstream_error", "upstream_connection_closed",
                     "The upstream closed the connection before it answered."};
@@ -78,17 +79,18 @@ const boost::system::error_category& gateway_category() noexcept {
 std::string error_json(boost::system::error_code ec, std::string_view message) {
     error_info i = ec.category() == gateway_category() ? info(static_cast<errc>(ec.value()))
                                                        : info(errc::internal);
-    boost::json::value body = {{"error",
-                                {{"message", message.empty() ? std::string_view(i.message) : message},
-                                 {"type", i.type},
-                                 {"param", nullptr},
-                                 {"code", i.code}}}};
+    boost::json::value body = {
+        {"error",
+         {{"message", message.empty() ? std::string_view(i.message) : message},
+          {"type", i.type},
+          {"param", nullptr},
+          {"code", i.code}}}};
     return boost::json::serialize(body);
 }
 
 error_response to_error_response(boost::system::error_code ec, std::string_view message) {
-    unsigned status = ec.category() == gateway_category() ? info(static_cast<errc>(ec.value())).status
-                                                          : 500;
+    unsigned status =
+        ec.category() == gateway_category() ? info(static_cast<errc>(ec.value())).status : 500;
     return {status, error_json(ec, message)};
 }
 

@@ -24,8 +24,10 @@ net::awaitable<void> healthz(http::request_context& ctx) {
 }
 
 net::awaitable<void> readyz(http::request_context& ctx) {
-    if (ctx.draining) co_await http::write_response(ctx, 503, "application/json", R"({"status":"draining"})");
-    else co_await http::write_response(ctx, 200, "application/json", R"({"status":"ready"})");
+    if (ctx.draining)
+        co_await http::write_response(ctx, 503, "application/json", R"({"status":"draining"})");
+    else
+        co_await http::write_response(ctx, 200, "application/json", R"({"status":"ready"})");
 }
 
 }  // namespace
@@ -66,15 +68,18 @@ std::string server::start() {
     unsigned count = config_.server.workers ? config_.server.workers
                                             : std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 0; i < count; ++i) {
-        auto handler = std::make_unique<passthrough::handler>(config_, *model_router_, tls_contexts);
+        auto handler =
+            std::make_unique<passthrough::handler>(config_, *model_router_, tls_contexts);
         auto* forward = handler.get();
         handlers_.push_back(std::move(handler));
         // The route table, aligned so it reads like the API reference.
+        // clang-format off
         std::vector<http::route> routes{
             {"GET", "/healthz", false, healthz},
             {"GET", "/readyz",  false, readyz},
             {"*",   "/v1/",     true,  [forward](http::request_context& c) { return (*forward)(c); }},
         };
+        // clang-format on
         auto w = std::make_unique<http::worker>(config_.server, config_.logging.access_log,
                                                 http::router(std::move(routes)));
         tcp::endpoint bound;

@@ -14,7 +14,7 @@ class worker;
 namespace gateway::passthrough {
 class handler;
 class model_router;
-}
+}  // namespace gateway::passthrough
 
 namespace gateway::app {
 

@@ -25,10 +25,14 @@ std::string format_duration(duration d) {
 
 const char* level_name(log_level level) {
     switch (level) {
-        case log_level::debug: return "debug";
-        case log_level::info: return "info";
-        case log_level::warn: return "warn";
-        case log_level::error: return "error";
+        case log_level::debug:
+            return "debug";
+        case log_level::info:
+            return "info";
+        case log_level::warn:
+            return "warn";
+        case log_level::error:
+            return "error";
     }
     return "info";
 }
@@ -112,7 +116,8 @@ parsed<upstream_endpoint> parse_base_url(std::string_view text) {
         endpoint.tls = true;
         endpoint.port = 443;
     } else if (url->scheme() != "http") {
-        return result::fail("scheme must be http or https, not `" + std::string(url->scheme()) + "`");
+        return result::fail("scheme must be http or https, not `" + std::string(url->scheme()) +
+                            "`");
     }
     if (!url->has_authority() || url->encoded_host().empty()) return result::fail("has no host");
     if (url->has_userinfo()) return result::fail("must not contain credentials; use api_key");

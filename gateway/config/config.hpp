@@ -21,17 +21,17 @@ struct listen_address {
 
 struct server_config {
     listen_address listen;
-    unsigned workers = 0;                        // 0: one per hardware thread
-    std::size_t header_limit = 64 * 1024;        // bytes of request line + headers
-    std::size_t body_limit = 32 * 1024 * 1024;   // bytes of request body
-    duration header_timeout{30'000};             // a client must send a whole header in this time
-    duration body_timeout{60'000};               // ... and a whole body in this time
-    duration keep_alive_timeout{75'000};         // idle time between requests on one connection
-    duration write_timeout{60'000};              // each write to a client must progress in this time
-    duration drain_time{10'000};                 // on SIGTERM: how long in-flight requests may finish
+    unsigned workers = 0;                       // 0: one per hardware thread
+    std::size_t header_limit = 64 * 1024;       // bytes of request line + headers
+    std::size_t body_limit = 32 * 1024 * 1024;  // bytes of request body
+    duration header_timeout{30'000};            // a client must send a whole header in this time
+    duration body_timeout{60'000};              // ... and a whole body in this time
+    duration keep_alive_timeout{75'000};        // idle time between requests on one connection
+    duration write_timeout{60'000};             // each write to a client must progress in this time
+    duration drain_time{10'000};  // on SIGTERM: how long in-flight requests may finish
     std::size_t max_requests_per_connection = 10'000;
-    duration sse_heartbeat{0};                   // 0: off; else `: keep-alive` while upstream is silent
-    bool websocket_tunnel = true;                // Upgrade: websocket is tunnelled (else refused)
+    duration sse_heartbeat{0};     // 0: off; else `: keep-alive` while upstream is silent
+    bool websocket_tunnel = true;  // Upgrade: websocket is tunnelled (else refused)
 };
 
 enum class auth_mode { forward, replace };
@@ -52,8 +52,8 @@ struct upstream_config {
     auth_mode auth = auth_mode::forward;
     std::vector<std::string> models{"*"};  // globs; first matching upstream wins
     duration connect_timeout{10'000};
-    duration first_byte_timeout{600'000};  // request sent -> response header complete
-    duration idle_timeout{300'000};        // between two reads of a response body
+    duration first_byte_timeout{600'000};   // request sent -> response header complete
+    duration idle_timeout{300'000};         // between two reads of a response body
     std::size_t max_idle_connections = 64;  // per worker thread
     duration pool_idle_timeout{60'000};     // pooled connections older than this are closed
     std::string ca_file;                    // empty: the system CA store

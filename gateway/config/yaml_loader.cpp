@@ -24,7 +24,8 @@ public:
 
     [[noreturn]] void fail(const YAML::Node& at, const std::string& what) const {
         std::string where = source_;
-        if (at.IsDefined() && at.Mark().line >= 0) where += ":" + std::to_string(at.Mark().line + 1);
+        if (at.IsDefined() && at.Mark().line >= 0)
+            where += ":" + std::to_string(at.Mark().line + 1);
         throw load_error{where + ": " + what};
     }
 
@@ -97,7 +98,8 @@ public:
                           std::size_t max) const {
         auto text = scalar(node, key);
         auto value = parse_size(text);
-        if (!value || *value < min || *value > max || text.find_first_not_of("0123456789") != text.npos)
+        if (!value || *value < min || *value > max ||
+            text.find_first_not_of("0123456789") != text.npos)
             fail(node, "`" + std::string(key) + "`: `" + text + "` must be a whole number from " +
                            std::to_string(min) + " to " + std::to_string(max));
         return *value;
@@ -136,7 +138,8 @@ public:
                 get_count(n, "max_requests_per_connection", 1, 100'000'000);
         if (auto n = node["sse_heartbeat"]) s.sse_heartbeat = get_duration(n, "sse_heartbeat");
         if (auto n = node["websocket_tunnel"]) s.websocket_tunnel = get_bool(n, "websocket_tunnel");
-        if (s.header_limit < 1024) fail(node["header_limit"], "`header_limit` must be at least 1KiB");
+        if (s.header_limit < 1024)
+            fail(node["header_limit"], "`header_limit` must be at least 1KiB");
         for (auto [key, value] : {std::pair{"header_timeout", s.header_timeout},
                                   {"body_timeout", s.body_timeout},
                                   {"keep_alive_timeout", s.keep_alive_timeout},
@@ -163,9 +166,12 @@ public:
         if (auto n = node["api_key"]) u.api_key = scalar(n, "api_key");
         if (auto n = node["auth"]) {
             auto text = scalar(n, "auth");
-            if (text == "forward") u.auth = auth_mode::forward;
-            else if (text == "replace") u.auth = auth_mode::replace;
-            else fail(n, "`auth`: `" + text + "` must be forward or replace");
+            if (text == "forward")
+                u.auth = auth_mode::forward;
+            else if (text == "replace")
+                u.auth = auth_mode::replace;
+            else
+                fail(n, "`auth`: `" + text + "` must be forward or replace");
         }
         if (auto n = node["models"]) {
             if (!n.IsSequence() || n.size() == 0)
@@ -173,7 +179,8 @@ public:
             u.models.clear();
             for (const auto& m : n) u.models.push_back(scalar(m, "models"));
         }
-        if (auto n = node["connect_timeout"]) u.connect_timeout = get_duration(n, "connect_timeout");
+        if (auto n = node["connect_timeout"])
+            u.connect_timeout = get_duration(n, "connect_timeout");
         if (auto n = node["first_byte_timeout"])
             u.first_byte_timeout = get_duration(n, "first_byte_timeout");
         if (auto n = node["idle_timeout"]) u.idle_timeout = get_duration(n, "idle_timeout");
@@ -201,11 +208,16 @@ public:
         logging_config l;
         if (auto n = node["level"]) {
             auto text = scalar(n, "level");
-            if (text == "debug") l.level = log_level::debug;
-            else if (text == "info") l.level = log_level::info;
-            else if (text == "warn") l.level = log_level::warn;
-            else if (text == "error") l.level = log_level::error;
-            else fail(n, "`level`: `" + text + "` must be debug, info, warn or error");
+            if (text == "debug")
+                l.level = log_level::debug;
+            else if (text == "info")
+                l.level = log_level::info;
+            else if (text == "warn")
+                l.level = log_level::warn;
+            else if (text == "error")
+                l.level = log_level::error;
+            else
+                fail(n, "`level`: `" + text + "` must be debug, info, warn or error");
         }
         if (auto n = node["access_log"]) l.access_log = get_bool(n, "access_log");
         return l;
@@ -219,8 +231,7 @@ public:
         if (auto n = node["server"]) c.server = server(n);
         auto ups = node["upstreams"];
         if (!ups) fail(node, "`upstreams` is required: at least one upstream to forward to");
-        if (!ups.IsSequence() || ups.size() == 0)
-            fail(ups, "`upstreams` must be a non-empty list");
+        if (!ups.IsSequence() || ups.size() == 0) fail(ups, "`upstreams` must be a non-empty list");
         std::set<std::string> names;
         for (std::size_t i = 0; i < ups.size(); ++i) {
             c.upstreams.push_back(upstream(ups[i], i));

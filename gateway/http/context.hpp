@@ -23,18 +23,18 @@ using request = beast::http::request<beast::http::string_body>;
 // (a streamed response is written piece by piece) and clears `keep_alive` when the connection
 // must close afterwards. Lives on the session's coroutine frame; never shared across threads.
 struct request_context {
-    beast::tcp_stream& stream;          // the client connection (no expiry of its own)
-    io::deadline& deadline;             // arm() before every client read or write
-    beast::flat_buffer& buffer;         // client bytes read past this request (pipelining)
+    beast::tcp_stream& stream;   // the client connection (no expiry of its own)
+    io::deadline& deadline;      // arm() before every client read or write
+    beast::flat_buffer& buffer;  // client bytes read past this request (pipelining)
     request& req;
-    std::string request_id;             // the client's x-request-id, or a generated one
+    std::string request_id;  // the client's x-request-id, or a generated one
     const config::server_config& server;
-    const bool& draining;               // the worker is shutting down: finish, then close
+    const bool& draining;  // the worker is shutting down: finish, then close
     bool keep_alive = true;
-    bool response_started = false;      // set once the status line went out
-    unsigned status = 0;                // for the access log
-    std::size_t bytes_sent = 0;         // body bytes, for the access log
-    std::string upstream;               // upstream name, for the access log
+    bool response_started = false;  // set once the status line went out
+    unsigned status = 0;            // for the access log
+    std::size_t bytes_sent = 0;     // body bytes, for the access log
+    std::string upstream;           // upstream name, for the access log
 };
 
 using handler = std::function<net::awaitable<void>(request_context&)>;

@@ -37,10 +37,12 @@ net::awaitable<boost::system::error_code> write_response(request_context& ctx, u
     ctx.response_started = true;
     ctx.status = status;
     ctx.bytes_sent = body.size();
-    std::array<net::const_buffer, 2> buffers{net::buffer(head), net::buffer(body.data(), body.size())};
+    std::array<net::const_buffer, 2> buffers{net::buffer(head),
+                                             net::buffer(body.data(), body.size())};
     if (ctx.req.method() == beast::http::verb::head) buffers[1] = net::const_buffer{};
     ctx.deadline.arm(ctx.server.write_timeout);
-    auto [ec, n] = co_await net::async_write(ctx.stream, buffers, net::as_tuple(net::use_awaitable));
+    auto [ec, n] =
+        co_await net::async_write(ctx.stream, buffers, net::as_tuple(net::use_awaitable));
     if (ec) ctx.keep_alive = false;
     co_return ec;
 }

@@ -78,9 +78,8 @@ boost::system::error_code parse_buffered(bhttp::request_parser<bhttp::string_bod
 // Reads one request into `req`. On a client error it answers in the OpenAI envelope and returns
 // false; on close or timeout it returns false silently.
 net::awaitable<bool> read_request(beast::tcp_stream& stream, io::deadline& deadline,
-                                  beast::flat_buffer& buffer,
-                                  const config::server_config& server, request& req,
-                                  const bool& draining, std::string& request_id) {
+                                  beast::flat_buffer& buffer, const config::server_config& server,
+                                  request& req, const bool& draining, std::string& request_id) {
     bhttp::request_parser<bhttp::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(
         std::min<std::size_t>(server.header_limit, std::numeric_limits<std::uint32_t>::max())));
@@ -96,8 +95,9 @@ net::awaitable<bool> read_request(beast::tcp_stream& stream, io::deadline& deadl
     request empty;
     auto reject = [&](errc code, std::string_view message) -> net::awaitable<bool> {
         // The request could not be read, so the connection cannot be reused.
-        request_context ctx{stream, deadline, buffer, parser.is_header_done() ? parser.get() : empty,
-                            request_id, server, draining, false};
+        request_context ctx{
+            stream,     deadline, buffer,   parser.is_header_done() ? parser.get() : empty,
+            request_id, server,   draining, false};
         co_await write_error(ctx, code, message);
         co_return false;
     };
@@ -111,7 +111,8 @@ net::awaitable<bool> read_request(beast::tcp_stream& stream, io::deadline& deadl
     }
     if (header_ec && !is_parse_error(header_ec)) co_return false;  // closed, reset, timed out
     if (header_ec) {
-        auto rejected = co_await reject(errc::bad_request, "Malformed HTTP request: " + header_ec.message() + ".");
+        auto rejected = co_await reject(errc::bad_request,
+                                        "Malformed HTTP request: " + header_ec.message() + ".");
         co_return rejected;
     }
 
@@ -136,7 +137,8 @@ net::awaitable<bool> read_request(beast::tcp_stream& stream, io::deadline& deadl
     }
     if (body_ec && !is_parse_error(body_ec)) co_return false;  // closed, reset, timed out
     if (body_ec) {
-        auto rejected = co_await reject(errc::bad_request, "Malformed HTTP request body: " + body_ec.message() + ".");
+        auto rejected = co_await reject(errc::bad_request,
+                                        "Malformed HTTP request body: " + body_ec.message() + ".");
         co_return rejected;
     }
     req = parser.release();
@@ -175,8 +177,8 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
                                         request_id);
         if (!ok) break;
 
-        request_context ctx{stream, deadline, buffer, req, std::move(request_id), server,
-                            owner.draining()};
+        request_context ctx{stream, deadline,        buffer, req, std::move(request_id),
+                            server, owner.draining()};
         ctx.keep_alive = req.keep_alive();
         co_await owner.routes().dispatch(ctx);
         if (owner.access_log()) write_access_log(ctx, started);

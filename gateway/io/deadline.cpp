@@ -41,12 +41,18 @@ void deadline::arm(clock::duration within) {
     auto& s = *state_;
     s.expired = false;
     s.due = clock::now() + within;
-    if (!s.waiting) s.wait();
-    else if (s.due < s.timer.expiry()) s.timer.expires_at(s.due);  // cancels; the handler re-waits
+    if (!s.waiting)
+        s.wait();
+    else if (s.due < s.timer.expiry())
+        s.timer.expires_at(s.due);  // cancels; the handler re-waits
 }
 
-void deadline::disarm() { state_->due = clock::time_point::max(); }
+void deadline::disarm() {
+    state_->due = clock::time_point::max();
+}
 
-bool deadline::expired() const { return state_->expired; }
+bool deadline::expired() const {
+    return state_->expired;
+}
 
 }  // namespace gateway::io

@@ -15,10 +15,14 @@ std::atomic<int> current_level{static_cast<int>(config::log_level::info)};
 
 const char* name(config::log_level level) {
     switch (level) {
-        case config::log_level::debug: return "DEBUG";
-        case config::log_level::info: return "INFO";
-        case config::log_level::warn: return "WARN";
-        case config::log_level::error: return "ERROR";
+        case config::log_level::debug:
+            return "DEBUG";
+        case config::log_level::info:
+            return "INFO";
+        case config::log_level::warn:
+            return "WARN";
+        case config::log_level::error:
+            return "ERROR";
     }
     return "INFO";
 }
@@ -37,7 +41,8 @@ void log(config::log_level level, std::string_view message) {
     if (!enabled(level)) return;
     auto now = std::chrono::system_clock::now();
     auto seconds = std::chrono::system_clock::to_time_t(now);
-    auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+    auto millis =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
     std::tm utc{};
     gmtime_r(&seconds, &utc);
     char stamp[32];

@@ -14,9 +14,17 @@ bool enabled(config::log_level level);
 // different threads never interleave and no lock is taken. Thread-safe.
 void log(config::log_level level, std::string_view message);
 
-inline void log_debug(std::string_view m) { log(config::log_level::debug, m); }
-inline void log_info(std::string_view m) { log(config::log_level::info, m); }
-inline void log_warn(std::string_view m) { log(config::log_level::warn, m); }
-inline void log_error(std::string_view m) { log(config::log_level::error, m); }
+inline void log_debug(std::string_view m) {
+    log(config::log_level::debug, m);
+}
+inline void log_info(std::string_view m) {
+    log(config::log_level::info, m);
+}
+inline void log_warn(std::string_view m) {
+    log(config::log_level::warn, m);
+}
+inline void log_error(std::string_view m) {
+    log(config::log_level::error, m);
+}
 
 }  // namespace gateway::observability

@@ -107,8 +107,10 @@ std::string response_head(const bhttp::response_header<>& res, const http::reque
     head += "HTTP/1.1 ";
     head += std::to_string(res.result_int());
     head += ' ';
-    if (res.reason().empty()) head += http::reason_phrase(res.result_int());
-    else head += std::string_view(res.reason());
+    if (res.reason().empty())
+        head += http::reason_phrase(res.result_int());
+    else
+        head += std::string_view(res.reason());
     head += "\r\n";
     bool has_request_id = false;
     for_each_end_to_end(res, [&](bhttp::field, std::string_view name, std::string_view value) {
@@ -161,7 +163,10 @@ net::awaitable<void> watch_client(http::request_context& ctx, exchange_state& st
 class body_writer {
 public:
     body_writer(http::request_context& ctx, bool chunked, std::string held_head)
-        : ctx_(ctx), chunked_(chunked), head_(std::move(held_head)), done_(ctx.stream.get_executor()) {}
+        : ctx_(ctx),
+          chunked_(chunked),
+          head_(std::move(held_head)),
+          done_(ctx.stream.get_executor()) {}
 
     net::awaitable<error_code> data(net::const_buffer bytes) {
         co_await wait_turn();
@@ -170,7 +175,8 @@ public:
         error_code ec;
         if (chunked_) {
             auto [e, n] = co_await net::async_write(
-                ctx_.stream, beast::buffers_cat(net::buffer(head_), bhttp::make_chunk(bytes)), use_ec);
+                ctx_.stream, beast::buffers_cat(net::buffer(head_), bhttp::make_chunk(bytes)),
+                use_ec);
             ec = e;
         } else {
             std::array<net::const_buffer, 2> both{net::buffer(head_), bytes};
@@ -259,7 +265,8 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
         res.body().data = buffer.data();
         res.body().size = buffer.size();
         upstream::failure failed;
-        if (!conn.parse_buffered(parser, failed)) failed = co_await conn.read_some(parser, up.idle_timeout);
+        if (!conn.parse_buffered(parser, failed))
+            failed = co_await conn.read_some(parser, up.idle_timeout);
         std::size_t n = buffer.size() - res.body().size;
         if (n > 0) {
             if (sse) tracker.feed({buffer.data(), n});
@@ -302,7 +309,8 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
 // Returns true when the upstream connection ended cleanly and may be pooled.
 net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connection& conn,
                                     upstream::response_parser& parser,
-                                    const config::upstream_config& up, const exchange_state& state) {
+                                    const config::upstream_config& up,
+                                    const exchange_state& state) {
     auto& res = parser.get();
     ctx.status = res.result_int();
     bool head_request = ctx.req.method() == bhttp::verb::head;
@@ -421,8 +429,8 @@ net::awaitable<std::unique_ptr<upstream::connection>> send_request(
         if (state.client_gone) co_return nullptr;
         if (!failed) co_return conn;
         if (reused && !got_bytes && failed.ec == errc::upstream_reset) continue;
-        observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name + "`: " +
-                                failed.detail);
+        observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
+                                "`: " + failed.detail);
         co_await http::write_error(ctx, failed.ec, failed.detail);
         co_return nullptr;
     }
@@ -440,7 +448,8 @@ net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
 
     if (upgrade && parser->get().result() == bhttp::status::switching_protocols) {
         auto head = response_head(parser->get(), ctx, "", "Upgrade");
-        std::string upgrade_line = "Upgrade: " + std::string(parser->get()[bhttp::field::upgrade]) + "\r\n\r\n";
+        std::string upgrade_line =
+            "Upgrade: " + std::string(parser->get()[bhttp::field::upgrade]) + "\r\n\r\n";
         head.replace(head.size() - 2, 2, upgrade_line);
         ctx.status = 101;
         ctx.response_started = true;

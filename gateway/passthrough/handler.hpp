@@ -26,7 +26,9 @@ public:
     net::awaitable<void> operator()(http::request_context& ctx);
 
     // Pooled idle connections per upstream (observability and tests).
-    std::size_t idle_connections(std::size_t upstream) const { return pools_[upstream].idle_count(); }
+    std::size_t idle_connections(std::size_t upstream) const {
+        return pools_[upstream].idle_count();
+    }
 
 private:
     const config::gateway_config& config_;

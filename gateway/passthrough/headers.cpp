@@ -10,7 +10,9 @@ namespace http = boost::beast::http;
 
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) { return boost::beast::iequals(a, b); }
+bool iequals(std::string_view a, std::string_view b) {
+    return boost::beast::iequals(a, b);
+}
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -21,7 +23,7 @@ std::string_view trim(std::string_view s) {
 }  // namespace
 
 bool is_hop_by_hop(std::string_view name) {
-    static constexpr std::string_view names[] = {"connection", "keep-alive", "te",
+    static constexpr std::string_view names[] = {"connection", "keep-alive",        "te",
                                                  "trailer",    "transfer-encoding", "upgrade"};
     for (auto n : names)
         if (iequals(name, n)) return true;

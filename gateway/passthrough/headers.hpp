@@ -13,8 +13,8 @@ bool is_hop_by_hop(std::string_view name);
 // Calls `visit(field, name, value)` for every end-to-end field of `from`, in order, with the
 // sender's spelling of the name. Skips hop-by-hop fields, fields named in `from`'s Connection
 // header, and `Host` and `Content-Length`, which every forwarded message sets for itself.
-void for_each_end_to_end(
-    const boost::beast::http::fields& from,
-    const std::function<void(boost::beast::http::field, std::string_view, std::string_view)>& visit);
+void for_each_end_to_end(const boost::beast::http::fields& from,
+                         const std::function<void(boost::beast::http::field, std::string_view,
+                                                  std::string_view)>& visit);
 
 }  // namespace gateway::passthrough

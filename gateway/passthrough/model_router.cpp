@@ -99,8 +99,12 @@ struct model_handler {
         return true;
     }
     bool on_number_part(json::string_view, json::error_code&) { return true; }
-    bool on_int64(std::int64_t, json::string_view, json::error_code& ec) { return on_value_other(ec); }
-    bool on_uint64(std::uint64_t, json::string_view, json::error_code& ec) { return on_value_other(ec); }
+    bool on_int64(std::int64_t, json::string_view, json::error_code& ec) {
+        return on_value_other(ec);
+    }
+    bool on_uint64(std::uint64_t, json::string_view, json::error_code& ec) {
+        return on_value_other(ec);
+    }
     bool on_double(double, json::string_view, json::error_code& ec) { return on_value_other(ec); }
     bool on_bool(bool, json::error_code& ec) { return on_value_other(ec); }
     bool on_null(json::error_code& ec) { return on_value_other(ec); }

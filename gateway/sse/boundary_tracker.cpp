@@ -10,8 +10,10 @@ void boundary_tracker::feed(std::string_view bytes) {
         }
         last_was_cr_ = c == '\r';
         if (c == '\r' || c == '\n') {
-            if (!in_line_) fields_pending_ = false;           // blank line: dispatch
-            else if (!line_is_comment_) fields_pending_ = true;  // a field waits for dispatch
+            if (!in_line_)
+                fields_pending_ = false;  // blank line: dispatch
+            else if (!line_is_comment_)
+                fields_pending_ = true;  // a field waits for dispatch
             in_line_ = false;
             continue;
         }

@@ -37,12 +37,13 @@ bool is_ip_literal(const std::string& host) {
 // Maps a read or write error on an upstream connection to the failure the client sees.
 failure classify(error_code ec, bool timed_out, errc on_timeout, std::string_view what) {
     if (timed_out) return {on_timeout, std::string(what) + " timed out"};
-    if (ec.category() == make_error_code(http::error::bad_version).category() && ec != http::error::end_of_stream &&
-        ec != http::error::partial_message)
+    if (ec.category() == make_error_code(http::error::bad_version).category() &&
+        ec != http::error::end_of_stream && ec != http::error::partial_message)
         return {errc::upstream_bad_response,
                 "the upstream sent a malformed HTTP response: " + ec.message()};
-    return {errc::upstream_reset,
-            std::string(what) + " failed: the upstream closed the connection (" + ec.message() + ")"};
+    return {
+        errc::upstream_reset,
+        std::string(what) + " failed: the upstream closed the connection (" + ec.message() + ")"};
 }
 
 }  // namespace
@@ -50,17 +51,23 @@ failure classify(error_code ec, bool timed_out, errc on_timeout, std::string_vie
 connection::connection(net::any_io_executor executor,
                        std::shared_ptr<net::ssl::context> tls_context)
     : tls_context_(std::move(tls_context)) {
-    if (tls_context_) secure_.emplace(executor, *tls_context_);
-    else plain_.emplace(executor);
+    if (tls_context_)
+        secure_.emplace(executor, *tls_context_);
+    else
+        plain_.emplace(executor);
     // Beast sizes each read by the buffer's free capacity; the default 512 bytes would split
     // an ordinary response into several reads and as many client writes.
     buffer_.reserve(read_capacity);
     deadline_.emplace(executor, tcp().socket());
 }
 
-connection::~connection() { close(); }
+connection::~connection() {
+    close();
+}
 
-beast::tcp_stream& connection::tcp() { return secure_ ? secure_->next_layer() : *plain_; }
+beast::tcp_stream& connection::tcp() {
+    return secure_ ? secure_->next_layer() : *plain_;
+}
 
 net::awaitable<failure> connection::open(const config::upstream_config& upstream) {
     const auto& host = upstream.endpoint.host;
@@ -97,7 +104,8 @@ net::awaitable<failure> connection::open(const config::upstream_config& upstream
 
     if (secure_) {
         if (!is_ip_literal(host)) SSL_set_tlsext_host_name(secure_->native_handle(), host.c_str());
-        if (!upstream.tls_insecure) secure_->set_verify_callback(net::ssl::host_name_verification(host));
+        if (!upstream.tls_insecure)
+            secure_->set_verify_callback(net::ssl::host_name_verification(host));
         deadline_->arm(upstream.connect_timeout);
         auto [ec] = co_await secure_->async_handshake(net::ssl::stream_base::client, use_ec);
         if (ec && deadline_->expired())
@@ -109,7 +117,8 @@ net::awaitable<failure> connection::open(const config::upstream_config& upstream
             if (verify != X509_V_OK)
                 why = std::string("certificate verification failed: ") +
                       X509_verify_cert_error_string(verify);
-            co_return failure{errc::upstream_tls, "TLS handshake with " + where + " failed: " + why};
+            co_return failure{errc::upstream_tls,
+                              "TLS handshake with " + where + " failed: " + why};
         }
     }
     co_return failure{};
@@ -128,7 +137,9 @@ net::awaitable<failure> connection::write(std::string_view head, std::string_vie
         auto [e, n] = co_await net::async_write(*plain_, buffers, use_ec);
         ec = e;
     }
-    if (ec) co_return classify(ec, deadline_->expired(), errc::upstream_first_byte_timeout, "sending the request");
+    if (ec)
+        co_return classify(ec, deadline_->expired(), errc::upstream_first_byte_timeout,
+                           "sending the request");
     co_return failure{};
 }
 
@@ -144,7 +155,9 @@ net::awaitable<failure> connection::read_header(response_parser& parser, config:
         ec = e;
     }
     got_bytes = parser.got_some();
-    if (ec) co_return classify(ec, deadline_->expired(), errc::upstream_first_byte_timeout, "waiting for the response");
+    if (ec)
+        co_return classify(ec, deadline_->expired(), errc::upstream_first_byte_timeout,
+                           "waiting for the response");
     co_return failure{};
 }
 
@@ -159,7 +172,9 @@ net::awaitable<failure> connection::read_some(response_parser& parser, config::d
         ec = e;
     }
     if (ec == http::error::need_buffer) ec = {};  // the body buffer is full: the caller drains it
-    if (ec) co_return classify(ec, deadline_->expired(), errc::upstream_idle_timeout, "reading the response body");
+    if (ec)
+        co_return classify(ec, deadline_->expired(), errc::upstream_idle_timeout,
+                           "reading the response body");
     co_return failure{};
 }
 
@@ -170,12 +185,14 @@ bool connection::parse_buffered(response_parser& parser, failure& failed) {
     buffer_.consume(used);
     if (ec == http::error::need_buffer) return true;  // the body buffer is full: drain it
     if (ec == http::error::need_more) return used > 0;
-    if (ec) failed = classify(ec, deadline_->expired(), errc::upstream_idle_timeout, "reading the response body");
+    if (ec)
+        failed = classify(ec, deadline_->expired(), errc::upstream_idle_timeout,
+                          "reading the response body");
     return true;
 }
 
 net::awaitable<std::pair<error_code, std::size_t>> connection::read_raw(net::mutable_buffer buffer,
-                                                                       config::duration deadline) {
+                                                                        config::duration deadline) {
     if (buffer_.size() > 0) {
         std::size_t n = net::buffer_copy(buffer, buffer_.data());
         buffer_.consume(n);

@@ -122,7 +122,8 @@ net::awaitable<std::optional<received_request>> read_request(Stream& stream, std
     r.method = std::string(m.method_string());
     r.target = std::string(m.target());
     r.body = m.body();
-    for (const auto& f : m) r.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    for (const auto& f : m)
+        r.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     co_return r;
 }
 
@@ -169,7 +170,8 @@ long number(const received_request& r, std::string_view header, long fallback) {
 }  // namespace
 
 std::string fake_upstream::chat_completion_json(std::string_view model, bool tool_call) {
-    json::object message{{"role", "assistant"}, {"refusal", nullptr}, {"annotations", json::array{}}};
+    json::object message{
+        {"role", "assistant"}, {"refusal", nullptr}, {"annotations", json::array{}}};
     if (tool_call) {
         message["content"] = nullptr;
         message["tool_calls"] = json::array{json::object{
@@ -185,10 +187,11 @@ std::string fake_upstream::chat_completion_json(std::string_view model, bool too
         {"created", created},
         {"model", model},
         {"system_fingerprint", "fp_fake"},
-        {"choices", json::array{json::object{{"index", 0},
-                                             {"message", std::move(message)},
-                                             {"logprobs", nullptr},
-                                             {"finish_reason", tool_call ? "tool_calls" : "stop"}}}},
+        {"choices",
+         json::array{json::object{{"index", 0},
+                                  {"message", std::move(message)},
+                                  {"logprobs", nullptr},
+                                  {"finish_reason", tool_call ? "tool_calls" : "stop"}}}},
         {"usage", {{"prompt_tokens", 9}, {"completion_tokens", 12}, {"total_tokens", 21}}},
         {"x_fake_unknown_field", {{"kept", true}}}};
     return json::serialize(body);
@@ -238,14 +241,14 @@ namespace {
 json::object response_object(std::string_view model, bool completed) {
     json::array output;
     if (completed)
-        output.push_back({{"type", "message"},
-                          {"id", "msg_fake"},
-                          {"status", "completed"},
-                          {"role", "assistant"},
-                          {"content", json::array{json::object{
-                                          {"type", "output_text"},
-                                          {"text", "Hello from the fake upstream!"},
-                                          {"annotations", json::array{}}}}}});
+        output.push_back(
+            {{"type", "message"},
+             {"id", "msg_fake"},
+             {"status", "completed"},
+             {"role", "assistant"},
+             {"content", json::array{json::object{{"type", "output_text"},
+                                                  {"text", "Hello from the fake upstream!"},
+                                                  {"annotations", json::array{}}}}}});
     json::object r{{"id", "resp_fake"},
                    {"object", "response"},
                    {"created_at", created},
@@ -259,8 +262,7 @@ json::object response_object(std::string_view model, bool completed) {
                    {"tool_choice", "auto"},
                    {"tools", json::array{}},
                    {"usage", nullptr}};
-    if (completed)
-        r["usage"] = {{"input_tokens", 5}, {"output_tokens", 6}, {"total_tokens", 11}};
+    if (completed) r["usage"] = {{"input_tokens", 5}, {"output_tokens", 6}, {"total_tokens", 11}};
     return r;
 }
 
@@ -279,21 +281,30 @@ std::vector<std::string> fake_upstream::responses_stream_events(std::string_view
         events.push_back(sse_frame(data, type));
     };
     add("response.created", {{"response", response_object(model, false)}});
-    add("response.output_item.added",
-        {{"output_index", 0},
-         {"item", {{"type", "message"}, {"id", "msg_fake"}, {"status", "in_progress"},
-                   {"role", "assistant"}, {"content", json::array{}}}}});
+    add("response.output_item.added", {{"output_index", 0},
+                                       {"item",
+                                        {{"type", "message"},
+                                         {"id", "msg_fake"},
+                                         {"status", "in_progress"},
+                                         {"role", "assistant"},
+                                         {"content", json::array{}}}}});
     add("response.content_part.added",
-        {{"item_id", "msg_fake"}, {"output_index", 0}, {"content_index", 0},
+        {{"item_id", "msg_fake"},
+         {"output_index", 0},
+         {"content_index", 0},
          {"part", {{"type", "output_text"}, {"text", ""}, {"annotations", json::array{}}}}});
     for (std::string_view part : {"Hello", " from", " the fake upstream!"})
         add("response.output_text.delta",
             {{"item_id", "msg_fake"}, {"output_index", 0}, {"content_index", 0}, {"delta", part}});
-    add("response.output_text.done", {{"item_id", "msg_fake"}, {"output_index", 0},
-                                      {"content_index", 0}, {"text", "Hello from the fake upstream!"}});
+    add("response.output_text.done", {{"item_id", "msg_fake"},
+                                      {"output_index", 0},
+                                      {"content_index", 0},
+                                      {"text", "Hello from the fake upstream!"}});
     auto done = response_object(model, true);
     add("response.content_part.done",
-        {{"item_id", "msg_fake"}, {"output_index", 0}, {"content_index", 0},
+        {{"item_id", "msg_fake"},
+         {"output_index", 0},
+         {"content_index", 0},
          {"part", done["output"].as_array()[0].as_object()["content"].as_array()[0]}});
     add("response.output_item.done", {{"output_index", 0}, {"item", done["output"].as_array()[0]}});
     add("response.completed", {{"response", done}});
@@ -303,7 +314,8 @@ std::vector<std::string> fake_upstream::responses_stream_events(std::string_view
 std::string fake_upstream::models_json() {
     json::array data;
     for (std::string_view id : {"gpt-4o-mini", "gpt-4o", "fake-model"})
-        data.push_back({{"id", id}, {"object", "model"}, {"created", created}, {"owned_by", "fake"}});
+        data.push_back(
+            {{"id", id}, {"object", "model"}, {"created", created}, {"owned_by", "fake"}});
     return json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}});
 }
 
@@ -334,9 +346,9 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
                 "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 "Sec-WebSocket-Accept: fake-accept\r\n\r\n";
             {
-            bool ok = co_await write_all(stream, head);
-            if (!ok) co_return;
-        }
+                bool ok = co_await write_all(stream, head);
+                if (!ok) co_return;
+            }
             if (!pending.empty()) {
                 bool ok = co_await write_all(stream, pending);
                 if (!ok) co_return;
@@ -346,41 +358,46 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
                 auto [ec, n] = co_await stream.async_read_some(net::buffer(buffer), use_ec);
                 if (ec) co_return;
                 {
-            bool ok = co_await write_all(stream, std::string_view(buffer, n));
-            if (!ok) co_return;
-        }
+                    bool ok = co_await write_all(stream, std::string_view(buffer, n));
+                    if (!ok) co_return;
+                }
             }
         }
 
         if (auto status = r.header("x-fake-status"); !status.empty()) {
             std::string extra;
             if (status == "429")
-                extra = "retry-after: 7\r\nx-ratelimit-remaining-requests: 0\r\n"
-                        "x-ratelimit-reset-requests: 7s\r\n";
-            std::string body = json::serialize(json::object{
-                {"error", {{"message", "fake error " + status}, {"type", "fake_error"},
-                           {"param", nullptr}, {"code", "fake_" + status}}}});
-            std::string head = "HTTP/1.1 " + status + " Fake\r\nContent-Type: application/json\r\n" +
-                               extra + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+                extra =
+                    "retry-after: 7\r\nx-ratelimit-remaining-requests: 0\r\n"
+                    "x-ratelimit-reset-requests: 7s\r\n";
+            std::string body = json::serialize(json::object{{"error",
+                                                             {{"message", "fake error " + status},
+                                                              {"type", "fake_error"},
+                                                              {"param", nullptr},
+                                                              {"code", "fake_" + status}}}});
+            std::string head = "HTTP/1.1 " + status +
+                               " Fake\r\nContent-Type: application/json\r\n" + extra +
+                               "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
             {
-            bool ok = co_await write_all(stream, head + body);
-            if (!ok) co_return;
-        }
+                bool ok = co_await write_all(stream, head + body);
+                if (!ok) co_return;
+            }
             continue;
         }
 
         if (mode == "echo") {
-            std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
-                               "x-fake-echo: 1\r\nContent-Length: " +
-                               std::to_string(r.raw.size()) + "\r\n\r\n";
+            std::string head =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                "x-fake-echo: 1\r\nContent-Length: " +
+                std::to_string(r.raw.size()) + "\r\n\r\n";
             {
-            bool ok = co_await write_all(stream, head);
-            if (!ok) co_return;
-        }
+                bool ok = co_await write_all(stream, head);
+                if (!ok) co_return;
+            }
             {
-            bool ok = co_await write_all(stream, r.raw);
-            if (!ok) co_return;
-        }
+                bool ok = co_await write_all(stream, r.raw);
+                if (!ok) co_return;
+            }
             continue;
         }
 
@@ -398,42 +415,49 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
         bool usage = false;
         if (object && object->contains("stream_options"))
             if (auto* so = (*object).at("stream_options").if_object())
-                usage = so->contains("include_usage") && so->at("include_usage") == json::value(true);
+                usage =
+                    so->contains("include_usage") && so->at("include_usage") == json::value(true);
 
         if (path == "/v1/models" && (r.method == "GET" || r.method == "HEAD")) {
             auto models = models_json();
-            std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                               std::to_string(models.size()) + "\r\n\r\n";
+            std::string head =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                std::to_string(models.size()) + "\r\n\r\n";
             if (r.method == "HEAD") models.clear();
             {
-            bool ok = co_await write_all(stream, head + models);
-            if (!ok) co_return;
-        }
+                bool ok = co_await write_all(stream, head + models);
+                if (!ok) co_return;
+            }
             continue;
         }
         bool chat = path == "/v1/chat/completions";
         bool responses = path == "/v1/responses";
         if (!chat && !responses) {
-            std::string body404 = R"({"error":{"message":"fake: unknown path","type":"invalid_request_error","param":null,"code":"unknown_url"}})";
-            std::string head = "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: " +
-                               std::to_string(body404.size()) + "\r\n\r\n";
+            std::string body404 =
+                R"({"error":{"message":"fake: unknown path","type":"invalid_request_error","param":null,"code":"unknown_url"}})";
+            std::string head =
+                "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: " +
+                std::to_string(body404.size()) + "\r\n\r\n";
             {
-            bool ok = co_await write_all(stream, head + body404);
-            if (!ok) co_return;
-        }
+                bool ok = co_await write_all(stream, head + body404);
+                if (!ok) co_return;
+            }
             continue;
         }
         if (!stream_requested) {
             auto answer = chat ? chat_completion_json(model, tools) : responses_json(model);
-            std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                               "openai-processing-ms: 1\r\nx-request-id: req_fake\r\n"
-                               "Content-Length: " + std::to_string(answer.size()) + "\r\n\r\n";
+            std::string head =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                "openai-processing-ms: 1\r\nx-request-id: req_fake\r\n"
+                "Content-Length: " +
+                std::to_string(answer.size()) + "\r\n\r\n";
             bool ok = co_await write_all(stream, head + answer);
             if (!ok || !r.header("x-fake-close-after").empty()) co_return;
             continue;
         }
 
-        auto events = chat ? chat_stream_events(model, tools, usage) : responses_stream_events(model);
+        auto events =
+            chat ? chat_stream_events(model, tools, usage) : responses_stream_events(model);
         std::string content_type = r.header("x-fake-content-type");
         if (content_type.empty()) content_type = "text/event-stream; charset=utf-8";
         std::string head = "HTTP/1.1 200 OK\r\nContent-Type: " + content_type +
@@ -452,7 +476,8 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
         if (chunk_size > 0) {
             std::string all;
             for (const auto& e : events) all += e;
-            for (std::size_t i = 0; i < all.size(); i += chunk_size) writes.push_back(all.substr(i, chunk_size));
+            for (std::size_t i = 0; i < all.size(); i += chunk_size)
+                writes.push_back(all.substr(i, chunk_size));
         } else {
             writes = events;
         }
@@ -473,9 +498,9 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
             }
             if (i > 0 && delay > 0) co_await sleep_ms(delay);
             {
-            bool ok = co_await write_chunk(writes[i]);
-            if (!ok) co_return;
-        }
+                bool ok = co_await write_chunk(writes[i]);
+                if (!ok) co_return;
+            }
         }
         {
             bool ok = co_await write_all(stream, std::string_view("0\r\n\r\n"));
@@ -525,7 +550,9 @@ fake_upstream::fake_upstream(fake_options options) : impl_(std::make_unique<impl
         impl_->threads.emplace_back([this] { impl_->io.run(); });
 }
 
-fake_upstream::~fake_upstream() { stop(); }
+fake_upstream::~fake_upstream() {
+    stop();
+}
 
 void fake_upstream::stop() {
     if (impl_->threads.empty()) return;
@@ -534,10 +561,13 @@ void fake_upstream::stop() {
     impl_->threads.clear();
 }
 
-std::uint16_t fake_upstream::port() const { return impl_->acceptor.local_endpoint().port(); }
+std::uint16_t fake_upstream::port() const {
+    return impl_->acceptor.local_endpoint().port();
+}
 
 std::string fake_upstream::base_url() const {
-    return std::string(impl_->tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(port()) + "/v1";
+    return std::string(impl_->tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(port()) +
+           "/v1";
 }
 
 std::vector<received_request> fake_upstream::requests() const {

@@ -69,7 +69,8 @@ BOOST_AUTO_TEST_CASE(environment_interpolation_with_defaults) {
     ::unsetenv("CG_TEST_UNSET");
     auto loaded = load_string(
         "server:\n  listen: 127.0.0.1:${CG_TEST_PORT}\nupstreams:\n  - name: a\n"
-        "    base_url: ${CG_TEST_UNSET:-http://localhost:1234/api/v1/}\n    api_key: ${CG_TEST_UNSET}\n",
+        "    base_url: ${CG_TEST_UNSET:-http://localhost:1234/api/v1/}\n    api_key: "
+        "${CG_TEST_UNSET}\n",
         "t.yaml");
     BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
     BOOST_TEST(loaded.value->server.listen.port == 9999);
@@ -81,18 +82,24 @@ BOOST_AUTO_TEST_CASE(environment_interpolation_with_defaults) {
 }
 
 BOOST_AUTO_TEST_CASE(unknown_keys_name_file_line_and_key) {
-    BOOST_TEST(error_of("server:\n  listn: 1.2.3.4:80\n") ==
-               "test.yaml:2: unknown key `listn` in `server` (expected one of: listen, workers, "
-               "header_limit, body_limit, header_timeout, body_timeout, keep_alive_timeout, "
-               "write_timeout, drain_time, max_requests_per_connection, sse_heartbeat, websocket_tunnel)");
-    BOOST_TEST(error_of(with_upstream("    api_kye: x\n")).starts_with("test.yaml:4: unknown key `api_kye` in `upstreams[0]`"));
-    BOOST_TEST(error_of(minimal + "extra: 1\n").starts_with("test.yaml:9: unknown key `extra` in `top level`"));
-    BOOST_TEST(error_of(minimal + "logging:\n  colour: red\n").starts_with("test.yaml:10: unknown key `colour` in `logging`"));
+    BOOST_TEST(
+        error_of("server:\n  listn: 1.2.3.4:80\n") ==
+        "test.yaml:2: unknown key `listn` in `server` (expected one of: listen, workers, "
+        "header_limit, body_limit, header_timeout, body_timeout, keep_alive_timeout, "
+        "write_timeout, drain_time, max_requests_per_connection, sse_heartbeat, websocket_tunnel)");
+    BOOST_TEST(error_of(with_upstream("    api_kye: x\n"))
+                   .starts_with("test.yaml:4: unknown key `api_kye` in `upstreams[0]`"));
+    BOOST_TEST(error_of(minimal + "extra: 1\n")
+                   .starts_with("test.yaml:9: unknown key `extra` in `top level`"));
+    BOOST_TEST(error_of(minimal + "logging:\n  colour: red\n")
+                   .starts_with("test.yaml:10: unknown key `colour` in `logging`"));
 }
 
 BOOST_AUTO_TEST_CASE(bad_values_are_precise) {
-    BOOST_TEST(error_of(with_server("  listen: nowhere\n")) == "test.yaml:2: `listen`: `nowhere` is not host:port");
-    BOOST_TEST(error_of(with_server("  listen: 127.0.0.1:70000\n")) == "test.yaml:2: `listen`: `127.0.0.1:70000` is not host:port");
+    BOOST_TEST(error_of(with_server("  listen: nowhere\n")) ==
+               "test.yaml:2: `listen`: `nowhere` is not host:port");
+    BOOST_TEST(error_of(with_server("  listen: 127.0.0.1:70000\n")) ==
+               "test.yaml:2: `listen`: `127.0.0.1:70000` is not host:port");
     BOOST_TEST(error_of(with_server("  header_timeout: soon\n")) ==
                "test.yaml:2: `header_timeout`: `soon` is not a duration (use e.g. 250ms, 10s, 5m)");
     BOOST_TEST(error_of(with_server("  body_limit: 12XB\n")) ==
@@ -101,17 +108,21 @@ BOOST_AUTO_TEST_CASE(bad_values_are_precise) {
                "test.yaml:2: `workers`: `1000` must be a whole number from 0 to 256");
     BOOST_TEST(error_of(with_server("  websocket_tunnel: yes-please\n")) ==
                "test.yaml:2: `websocket_tunnel`: `yes-please` must be true or false");
-    BOOST_TEST(error_of(with_server("  write_timeout: 0s\n")) == "test.yaml:2: `write_timeout` must be positive");
-    BOOST_TEST(error_of(with_server("  header_limit: 10\n")) == "test.yaml:2: `header_limit` must be at least 1KiB");
-    BOOST_TEST(error_of(with_upstream("    auth: steal\n")) == "test.yaml:4: `auth`: `steal` must be forward or replace");
+    BOOST_TEST(error_of(with_server("  write_timeout: 0s\n")) ==
+               "test.yaml:2: `write_timeout` must be positive");
+    BOOST_TEST(error_of(with_server("  header_limit: 10\n")) ==
+               "test.yaml:2: `header_limit` must be at least 1KiB");
+    BOOST_TEST(error_of(with_upstream("    auth: steal\n")) ==
+               "test.yaml:4: `auth`: `steal` must be forward or replace");
     BOOST_TEST(error_of(with_upstream("    auth: replace\n")) ==
                "test.yaml:4: upstreams[0]: `auth: replace` needs a non-empty `api_key`");
     BOOST_TEST(error_of(with_upstream("    models: []\n")) ==
                "test.yaml:4: `models` must be a non-empty list of model name globs");
     BOOST_TEST(error_of(with_upstream("    ca_file: /nonexistent/ca.pem\n")) ==
                "test.yaml:4: `ca_file`: cannot read `/nonexistent/ca.pem`");
-    BOOST_TEST(error_of(with_upstream("    first_byte_timeout: 5 minutes\n")).starts_with(
-        "test.yaml:4: `first_byte_timeout`: `5 minutes` is not a duration"));
+    BOOST_TEST(
+        error_of(with_upstream("    first_byte_timeout: 5 minutes\n"))
+            .starts_with("test.yaml:4: `first_byte_timeout`: `5 minutes` is not a duration"));
     BOOST_TEST(error_of(minimal + "logging:\n  level: loud\n") ==
                "test.yaml:10: `level`: `loud` must be debug, info, warn or error");
 }
@@ -120,14 +131,16 @@ BOOST_AUTO_TEST_CASE(upstream_structure_errors) {
     BOOST_TEST(error_of("server:\n  listen: 127.0.0.1:1\n") ==
                "test.yaml:1: `upstreams` is required: at least one upstream to forward to");
     BOOST_TEST(error_of("upstreams: []\n") == "test.yaml:1: `upstreams` must be a non-empty list");
-    BOOST_TEST(error_of("upstreams:\n  - name: a\n") == "test.yaml:2: upstreams[0]: `base_url` is required");
-    BOOST_TEST(error_of("upstreams:\n  - base_url: http://x/v1\n") == "test.yaml:2: upstreams[0]: `name` is required");
+    BOOST_TEST(error_of("upstreams:\n  - name: a\n") ==
+               "test.yaml:2: upstreams[0]: `base_url` is required");
+    BOOST_TEST(error_of("upstreams:\n  - base_url: http://x/v1\n") ==
+               "test.yaml:2: upstreams[0]: `name` is required");
     BOOST_TEST(error_of("upstreams:\n  - name: a\n    base_url: ftp://x/v1\n") ==
                "test.yaml:3: `base_url`: `ftp://x/v1` scheme must be http or https, not `ftp`");
     BOOST_TEST(error_of("upstreams:\n  - name: a\n    base_url: not a url\n") ==
                "test.yaml:3: `base_url`: `not a url` not an absolute URL");
-    BOOST_TEST(error_of("upstreams:\n  - name: a\n    base_url: http://h/v1\n  - name: a\n    base_url: http://h/v1\n") ==
-               "test.yaml:4: duplicate upstream name `a`");
+    BOOST_TEST(error_of("upstreams:\n  - name: a\n    base_url: http://h/v1\n  - name: a\n    "
+                        "base_url: http://h/v1\n") == "test.yaml:4: duplicate upstream name `a`");
 }
 
 BOOST_AUTO_TEST_CASE(broken_yaml_and_empty_file) {
@@ -176,7 +189,8 @@ BOOST_AUTO_TEST_CASE(value_parsers) {
     BOOST_TEST(e.value->host == "::1");
     BOOST_TEST(e.value->port == 8000);
     BOOST_TEST(e.value->base_path == "");
-    BOOST_TEST(parse_base_url("https://user:pw@h/v1").error == "must not contain credentials; use api_key");
+    BOOST_TEST(parse_base_url("https://user:pw@h/v1").error ==
+               "must not contain credentials; use api_key");
     BOOST_TEST(parse_base_url("https://h/v1?x=1").error == "must not have a query or a fragment");
 }
 

@@ -33,11 +33,15 @@ clock_type::duration time_until_read_fails(socket_pair& p, clock_type::duration 
                                            std::function<void()> step = {},
                                            clock_type::duration at = {}) {
     p.started = clock_type::now();
-    p.near.async_read_some(net::buffer(&p.byte, 1), [&p](boost::system::error_code ec, std::size_t) {
-        if (ec) p.failed_after = clock_type::now() - p.started;
-    });
+    p.near.async_read_some(net::buffer(&p.byte, 1),
+                           [&p](boost::system::error_code ec, std::size_t) {
+                               if (ec) p.failed_after = clock_type::now() - p.started;
+                           });
     net::steady_timer stepper(p.io, at);
-    if (step) stepper.async_wait([step](boost::system::error_code ec) { if (!ec) step(); });
+    if (step)
+        stepper.async_wait([step](boost::system::error_code ec) {
+            if (!ec) step();
+        });
     p.io.run_for(limit);
     return p.failed_after;
 }
@@ -60,13 +64,15 @@ BOOST_AUTO_TEST_CASE(re_arming_later_extends_and_earlier_shortens) {
     socket_pair later;
     gateway::io::deadline extended(later.io.get_executor(), later.near);
     extended.arm(100ms);
-    auto took = time_until_read_fails(later, 3s, [&] { extended.arm(400ms); }, 50ms);
+    auto took = time_until_read_fails(
+        later, 3s, [&] { extended.arm(400ms); }, 50ms);
     BOOST_TEST((took >= 400ms && took < 2s));  // 50 + 400, not 100
 
     socket_pair earlier;
     gateway::io::deadline shortened(earlier.io.get_executor(), earlier.near);
     shortened.arm(10s);
-    took = time_until_read_fails(earlier, 3s, [&] { shortened.arm(50ms); }, 20ms);
+    took = time_until_read_fails(
+        earlier, 3s, [&] { shortened.arm(50ms); }, 20ms);
     BOOST_TEST((took >= 60ms && took < 1s));
 }
 

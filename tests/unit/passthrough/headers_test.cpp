@@ -12,8 +12,9 @@ BOOST_AUTO_TEST_CASE(hop_by_hop_names) {
     for (auto name : {"Connection", "keep-alive", "TE", "Trailer", "Transfer-Encoding", "Upgrade",
                       "Proxy-Authorization", "proxy-connection"})
         BOOST_TEST(is_hop_by_hop(name), name);
-    for (auto name : {"Authorization", "Content-Type", "x-request-id", "anthropic-beta",
-                      "openai-organization", "retry-after", "x-ratelimit-remaining-tokens", "Trailers"})
+    for (auto name :
+         {"Authorization", "Content-Type", "x-request-id", "anthropic-beta", "openai-organization",
+          "retry-after", "x-ratelimit-remaining-tokens", "Trailers"})
         BOOST_TEST(!is_hop_by_hop(name), name);
 }
 

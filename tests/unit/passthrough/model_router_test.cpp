@@ -25,8 +25,11 @@ BOOST_AUTO_TEST_CASE(globs) {
 
 BOOST_AUTO_TEST_CASE(model_is_read_without_touching_the_rest) {
     BOOST_TEST(*read_model(R"({"model":"gpt-4o","messages":[]})") == "gpt-4o");
-    BOOST_TEST(*read_model(R"({"messages":[{"model":"inner"}],"x":{"model":"nested"},"model":"outer"})") == "outer");
-    BOOST_TEST(*read_model("  {\n \"stream\" : true , \"model\" : \"caf\\u00e9\\n\"}") == "caf\xC3\xA9\n");
+    BOOST_TEST(
+        *read_model(R"({"messages":[{"model":"inner"}],"x":{"model":"nested"},"model":"outer"})") ==
+        "outer");
+    BOOST_TEST(*read_model("  {\n \"stream\" : true , \"model\" : \"caf\\u00e9\\n\"}") ==
+               "caf\xC3\xA9\n");
     // Found before the syntax error that follows: the parser stops early by design.
     BOOST_TEST(*read_model(R"({"model":"m", broken)") == "m");
     BOOST_TEST(!read_model(R"({"model":42})"));

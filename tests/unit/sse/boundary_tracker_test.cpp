@@ -23,12 +23,12 @@ BOOST_AUTO_TEST_CASE(boundaries) {
     BOOST_TEST(at_boundary_after({"data: x\r\r"}));
     BOOST_TEST(at_boundary_after({"data: x\n", "\n"}));
     BOOST_TEST(at_boundary_after({"data: x\r", "\n\r", "\n"}));
-    BOOST_TEST(at_boundary_after({": comment\n"}));         // comments dispatch nothing
+    BOOST_TEST(at_boundary_after({": comment\n"}));  // comments dispatch nothing
     BOOST_TEST(at_boundary_after({"data: x\n\n: ping\n"}));
-    BOOST_TEST(!at_boundary_after({"data: x"}));              // mid-line
-    BOOST_TEST(!at_boundary_after({"data: x\n"}));            // field waiting for dispatch
+    BOOST_TEST(!at_boundary_after({"data: x"}));    // mid-line
+    BOOST_TEST(!at_boundary_after({"data: x\n"}));  // field waiting for dispatch
     BOOST_TEST(!at_boundary_after({"event: a\r\n"}));
-    BOOST_TEST(!at_boundary_after({": comm"}));               // mid comment line
+    BOOST_TEST(!at_boundary_after({": comm"}));  // mid comment line
     BOOST_TEST(!at_boundary_after({"data: x\n\ndata: y\n"}));
 }
 

@@ -57,9 +57,10 @@ BOOST_AUTO_TEST_CASE(openai_chat_stream) {
 
 BOOST_AUTO_TEST_CASE(fields_line_endings_and_multiline_data) {
     std::string text =
-        "\xEF\xBB\xBF" "event: response.created\r\nid: 7\r\ndata: a\r\ndata:b\r\n\r\n"
+        "\xEF\xBB\xBF"
+        "event: response.created\r\nid: 7\r\ndata: a\r\ndata:b\r\n\r\n"
         "event:error\rdata: {\"error\":1}\r\r"
-        "data\n\n"          // a field with no colon: empty data line
+        "data\n\n"                // a field with no colon: empty data line
         "id: 9\nretry: 1500\n\n"  // no data: nothing dispatched, but the id sticks
         "data:  two spaces\n\n"
         "data: unterminated";
