@@ -82,6 +82,7 @@ std::string server::start() {
         // clang-format on
         auto w = std::make_unique<http::worker>(config_.server, config_.logging.access_log,
                                                 http::router(std::move(routes)));
+        w->on_drain([forward] { forward->close_idle(); });
         tcp::endpoint bound;
         if (auto bind_ec = w->listen(at, bound); bind_ec)
             return "cannot listen on " + listen.host + ":" + std::to_string(at.port()) + ": " +

@@ -75,6 +75,7 @@ void worker::drain() {
     acceptor_.close(ignored);
     for (auto& s : sessions_)
         if (!s.busy) s.stream->cancel();
+    for (auto& hook : drain_hooks_) hook();
     if (sessions_.empty()) return;
     drain_deadline_.expires_after(server_.drain_time);
     drain_deadline_.async_wait([this](boost::system::error_code ec) {

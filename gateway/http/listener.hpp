@@ -8,7 +8,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 
+#include <functional>
 #include <list>
+#include <vector>
 
 namespace gateway::http {
 
@@ -39,9 +41,14 @@ public:
     // Starts accepting. Sessions are owned by the worker: drain() ends them all.
     void start();
 
-    // Graceful shutdown: stop accepting, close idle connections, let busy ones finish their
-    // current response (then close), and close whatever is left after drain_time.
+    // Graceful shutdown: stop accepting, close idle connections, run the drain hooks (which
+    // release pooled upstream connections), let busy sessions finish their current response
+    // (then close), and close whatever is left after drain_time. The worker's thread returns
+    // once nothing is left: anything still pending on its io_context delays that.
     void drain();
+
+    // Called once by drain(), on the worker's thread. Registered before start().
+    void on_drain(std::function<void()> hook) { drain_hooks_.push_back(std::move(hook)); }
 
     // Session bookkeeping, used by run_session.
     std::list<session_entry>::iterator add_session(beast::tcp_stream& stream);
@@ -57,6 +64,7 @@ private:
     net::ip::tcp::acceptor acceptor_;
     net::steady_timer drain_deadline_;
     std::list<session_entry> sessions_;
+    std::vector<std::function<void()>> drain_hooks_;
     bool draining_ = false;
 };
 

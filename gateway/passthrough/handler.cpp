@@ -461,7 +461,8 @@ net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
         co_return;
     }
     bool reusable = co_await relay_response(ctx, *conn, *parser, up, state);
-    if (reusable && !upgrade && !state.client_gone) pool.give_back(std::move(conn));
+    // While draining, a pooled connection would only keep the worker alive.
+    if (reusable && !upgrade && !state.client_gone && !ctx.draining) pool.give_back(std::move(conn));
 }
 
 }  // namespace
@@ -472,6 +473,10 @@ handler::handler(const config::gateway_config& config, const model_router& route
     pools_.reserve(config.upstreams.size());
     for (std::size_t i = 0; i < config.upstreams.size(); ++i)
         pools_.emplace_back(config.upstreams[i], tls_contexts[i]);
+}
+
+void handler::close_idle() {
+    for (auto& p : pools_) p.close_all();
 }
 
 net::awaitable<void> handler::operator()(http::request_context& ctx) {

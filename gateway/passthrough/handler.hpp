@@ -25,6 +25,10 @@ public:
 
     net::awaitable<void> operator()(http::request_context& ctx);
 
+    // Closes every pooled connection; used when the worker drains. Connections finishing their
+    // response while draining are not pooled again.
+    void close_idle();
+
     // Pooled idle connections per upstream (observability and tests).
     std::size_t idle_connections(std::size_t upstream) const {
         return pools_[upstream].idle_count();

@@ -208,7 +208,10 @@ test('SIGTERM drains and exits cleanly', async () => {
     text += chunk.choices[0]?.delta?.content ?? '';
   }
   assert.equal(text, 'Hello from the fake upstream! \u2713 \u00fcn\u00efc\u00f6d\u00e9');
+  const streamDone = Date.now();
   assert.equal(await exited, 0);
+  // Nothing left in flight: the process must not linger (pooled upstream connections included).
+  assert.ok(Date.now() - streamDone < 3000, `exited ${Date.now() - streamDone} ms after the stream`);
   assert.match(own.output(), /draining in-flight requests/);
   assert.match(own.output(), /contextgate stopped/);
 });

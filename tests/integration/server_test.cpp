@@ -203,6 +203,24 @@ BOOST_AUTO_TEST_CASE(graceful_drain_finishes_in_flight_streams_and_refuses_new_c
     BOOST_TEST(ec == boost::asio::error::connection_refused);
 }
 
+BOOST_AUTO_TEST_CASE(shutdown_is_prompt_with_pooled_upstream_connections) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    config.upstreams[0].idle_timeout = 60s;  // a pooled connection's last deadline
+    config.upstreams[0].first_byte_timeout = 60s;
+    running_gateway gw(config);
+    {
+        client c(gw.port());
+        for (int i = 0; i < 3; ++i)
+            BOOST_TEST(c.request(make_request("POST", "/v1/chat/completions", "{}")).status == 200u);
+    }
+    auto started = clock::now();
+    gw.server().stop();
+    gw.server().wait();
+    BOOST_TEST((clock::now() - started < 1s));
+    BOOST_TEST(fake.wait_connections_open(0, 2s));  // the pooled connections were closed
+}
+
 BOOST_AUTO_TEST_CASE(drain_time_bounds_shutdown) {
     fake_upstream fake;
     auto config = make_config(fake);
