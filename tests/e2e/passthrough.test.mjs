@@ -30,6 +30,15 @@ function startAndWait(command, args, pattern, stream = 'stdout') {
   });
 }
 
+// Resolves once `condition()` holds, checking as output arrives; gives up after `ms`.
+function until(condition, ms) {
+  const deadline = Date.now() + ms;
+  return new Promise((resolve) => {
+    const check = () => (condition() || Date.now() > deadline ? resolve() : setTimeout(check, 5));
+    check();
+  });
+}
+
 function writeConfig(name, upstreamPort, extra = '') {
   const path = join(dir, name);
   writeFileSync(path, `server:
@@ -70,6 +79,11 @@ test('chat completion, not streamed', async () => {
   assert.equal(completion.choices[0].message.content, 'Hello from the fake upstream! \u2713 \u00fcn\u00efc\u00f6d\u00e9');
   assert.equal(completion.usage.total_tokens, 21);
   assert.equal(completion._request_id, 'req_fake');
+  // One access log line per request: method, target, status, bytes, time, upstream, request id.
+  // It is written just after the response, so wait for it (bounded) rather than sleep.
+  const line = /INFO POST \/v1\/chat\/completions 200 bytes=\d+ time_ms=[\d.]+ upstream=fake id=[0-9a-f]{32}/;
+  await until(() => line.test(gateway.output()), 2000);
+  assert.match(gateway.output(), line);
 });
 
 test('chat completion streamed with usage', async () => {

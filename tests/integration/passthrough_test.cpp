@@ -134,6 +134,19 @@ BOOST_AUTO_TEST_CASE(streamed_body_is_byte_identical) {
     BOOST_TEST(r.body == join(fake_upstream::chat_stream_events("gpt-4o-mini", false, true)));
 }
 
+BOOST_AUTO_TEST_CASE(http_1_0_client_gets_a_close_delimited_stream) {
+    fake_upstream fake;
+    running_gateway gw(make_config(fake));
+    client c(gw.port());
+    auto r = c.request("POST /v1/chat/completions HTTP/1.0\r\nContent-Length: " +
+                       std::to_string(stream_body.size()) + "\r\n\r\n" + stream_body);
+    BOOST_TEST(r.status == 200u);
+    BOOST_TEST(r.header("transfer-encoding").empty());  // HTTP/1.0 has no chunked encoding
+    BOOST_TEST(r.header("connection") == "close");
+    BOOST_TEST(r.complete);  // ended by the close, as HTTP/1.0 bodies without a length are
+    BOOST_TEST(r.body == join(fake_upstream::chat_stream_events("gpt-4o-mini", false, true)));
+}
+
 BOOST_AUTO_TEST_CASE(streamed_tool_call_deltas_and_responses_events_are_intact) {
     fake_upstream fake;
     running_gateway gw(make_config(fake));
