@@ -1,0 +1,76 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace gateway::tools {
+
+// An open file descriptor, closed on destruction. Move-only.
+class unique_fd {
+public:
+    unique_fd() = default;
+    explicit unique_fd(int fd) : fd_(fd) {}
+    unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    unique_fd& operator=(unique_fd&& other) noexcept;
+    unique_fd(const unique_fd&) = delete;
+    unique_fd& operator=(const unique_fd&) = delete;
+    ~unique_fd();
+
+    int get() const { return fd_; }
+    explicit operator bool() const { return fd_ >= 0; }
+
+private:
+    int fd_ = -1;
+};
+
+// The outcome of a sandboxed open: a descriptor, or a stable error code the tools report
+// (PATH_OUTSIDE_WORKSPACE, NOT_A_REGULAR_FILE, NOT_A_DIRECTORY, NOT_FOUND, IO_ERROR) with a
+// message for the model that names the path.
+struct opened {
+    unique_fd fd;
+    std::string error_code;  // empty on success
+    std::string message;
+    explicit operator bool() const { return static_cast<bool>(fd); }
+};
+
+// A workspace root that paths can never leave. Every path is relative to the root: absolute
+// paths, `..` components and NUL bytes are refused before the kernel sees them, and resolution
+// happens beneath the root's directory descriptor with openat2(RESOLVE_BENEATH |
+// RESOLVE_NO_MAGICLINKS), so a symlink anywhere on the path that leads outside (directly, through
+// a chain, or to /proc/self/...) is refused too. Kernels without openat2 get a component-by-
+// component walk with O_NOFOLLOW that refuses every symlink. Only regular files are opened as
+// files: devices, FIFOs and sockets are refused without blocking. Thread-safe (immutable).
+class sandbox {
+public:
+    // How paths are resolved: openat2 (falling back to the walk when the kernel lacks it), or
+    // the walk alone (tests use it to cover the fallback on any kernel).
+    enum class resolution { openat2, walk };
+
+    explicit sandbox(unique_fd root_fd, std::string root_path,
+                     resolution mode = resolution::openat2)
+        : root_(std::move(root_fd)), root_path_(std::move(root_path)), resolution_(mode) {}
+
+    // The root, or an error message when it is not an accessible directory.
+    static opened open_directory(const std::string& absolute_path);
+
+    // A regular file beneath the root, opened read-only.
+    opened open_file(std::string_view relative) const;
+    // A directory beneath the root ("." is the root itself), opened for listing.
+    opened open_dir(std::string_view relative) const;
+
+    const std::string& root_path() const { return root_path_; }
+    int root_fd() const { return root_.get(); }
+
+    // The lexical checks alone: "" when `relative` may be resolved, else the reason.
+    static std::string check_relative(std::string_view relative);
+
+private:
+    opened resolve(std::string_view relative, int flags, bool want_directory) const;
+
+    unique_fd root_;
+    std::string root_path_;
+    resolution resolution_;
+};
+
+}  // namespace gateway::tools
