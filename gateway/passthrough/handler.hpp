@@ -29,10 +29,6 @@ public:
     // response while draining are not pooled again.
     void close_idle();
 
-    // Pooled idle connections per upstream (observability and tests).
-    std::size_t idle_connections(std::size_t upstream) const {
-        return pools_[upstream].idle_count();
-    }
 
 private:
     const config::gateway_config& config_;

@@ -47,9 +47,8 @@ public:
     // the walk alone (tests use it to cover the fallback on any kernel).
     enum class resolution { openat2, walk };
 
-    explicit sandbox(unique_fd root_fd, std::string root_path,
-                     resolution mode = resolution::openat2)
-        : root_(std::move(root_fd)), root_path_(std::move(root_path)), resolution_(mode) {}
+    explicit sandbox(unique_fd root_fd, resolution mode = resolution::openat2)
+        : root_(std::move(root_fd)), resolution_(mode) {}
 
     // The root, or an error message when it is not an accessible directory.
     static opened open_directory(const std::string& absolute_path);
@@ -59,8 +58,6 @@ public:
     // A directory beneath the root ("." is the root itself), opened for listing.
     opened open_dir(std::string_view relative) const;
 
-    const std::string& root_path() const { return root_path_; }
-    int root_fd() const { return root_.get(); }
 
     // The lexical checks alone: "" when `relative` may be resolved, else the reason.
     static std::string check_relative(std::string_view relative);
@@ -69,7 +66,6 @@ private:
     opened resolve(std::string_view relative, int flags, bool want_directory) const;
 
     unique_fd root_;
-    std::string root_path_;
     resolution resolution_;
 };
 

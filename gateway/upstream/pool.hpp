@@ -27,7 +27,6 @@ public:
     void close_all() { idle_.clear(); }
 
     const config::upstream_config& upstream() const { return *upstream_; }
-    std::size_t idle_count() const { return idle_.size(); }
 
 private:
     void sweep(std::chrono::steady_clock::time_point now);

@@ -50,7 +50,7 @@ struct workspace {
     sandbox make(sandbox::resolution mode) const {
         auto root_fd = sandbox::open_directory(root.string());
         BOOST_TEST_REQUIRE(static_cast<bool>(root_fd), root_fd.message);
-        return sandbox(std::move(root_fd.fd), root.string(), mode);
+        return sandbox(std::move(root_fd.fd), mode);
     }
 };
 
