@@ -99,9 +99,10 @@ std::string upstream_request_head(const http::request_context& ctx,
 }
 
 // Status line and headers for the client: the upstream's status, reason and end-to-end fields,
-// plus what this hop needs. `framing` is "Content-Length: n", "Transfer-Encoding: chunked" or "".
+// plus what this hop needs: `hop_line` ("Content-Length: n", "Transfer-Encoding: chunked",
+// "Upgrade: websocket" or "") and the Connection value ("" for none).
 std::string response_head(const bhttp::response_header<>& res, const http::request_context& ctx,
-                          std::string_view framing, std::string_view connection) {
+                          std::string_view hop_line, std::string_view connection) {
     std::string head;
     head.reserve(512);
     head += "HTTP/1.1 ";
@@ -122,7 +123,7 @@ std::string response_head(const bhttp::response_header<>& res, const http::reque
     });
     // The upstream's own request id wins (SDKs surface it); otherwise the client gets ours.
     if (!has_request_id) head += "x-request-id: " + ctx.request_id + "\r\n";
-    if (!framing.empty()) head += std::string(framing) + "\r\n";
+    if (!hop_line.empty()) head += std::string(hop_line) + "\r\n";
     if (!connection.empty()) head += "Connection: " + std::string(connection) + "\r\n";
     head += "\r\n";
     return head;
@@ -447,15 +448,13 @@ net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
     if (!conn) co_return;
 
     if (upgrade && parser->get().result() == bhttp::status::switching_protocols) {
-        auto head = response_head(parser->get(), ctx, "", "Upgrade");
-        std::string upgrade_line =
-            "Upgrade: " + std::string(parser->get()[bhttp::field::upgrade]) + "\r\n\r\n";
-        head.replace(head.size() - 2, 2, upgrade_line);
+        auto upgrade_line = "Upgrade: " + std::string(parser->get()[bhttp::field::upgrade]);
+        auto head = response_head(parser->get(), ctx, upgrade_line, "Upgrade");
         ctx.status = 101;
         ctx.response_started = true;
         ctx.keep_alive = false;
         if (auto ec = co_await write_client(ctx, net::buffer(head)); ec) co_return;
-        state.upstream = nullptr;  // the watcher has stopped; the pumps own both sides now
+        // No watcher runs for upgrades: the pumps read both sides and close both when one ends.
         co_await (pump_client_to_upstream(ctx, *conn, up.idle_timeout) &&
                   pump_upstream_to_client(ctx, *conn, up.idle_timeout));
         co_return;
