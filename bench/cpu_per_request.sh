@@ -8,85 +8,21 @@
 #   B=/path/to/old/contextgate bench/cpu_per_request.sh   # build/contextgate vs another build
 #   RATE=2000 ROUNDS=5 bench/cpu_per_request.sh
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
 RATE="${RATE:-2000}"
 ROUNDS="${ROUNDS:-3}"
 DURATION="${DURATION:-5s}"
 B="${B:-nginx}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-deploy/install-deps.sh >/dev/null
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j2 --target contextgate contextgate-fake-upstream >/dev/null
-
-tmp="$(mktemp -d)"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-wait_for() {  # file pattern -> first capture group
-  for _ in $(seq 100); do
-    if grep -qE "$2" "$1" 2>/dev/null; then sed -nE "s|.*$2.*|\1|p" "$1" | head -1; return; fi
-    sleep 0.1
-  done
-  echo "timed out waiting for '$2' in $1" >&2; exit 1
-}
-
-build/tests/contextgate-fake-upstream --port 0 >"$tmp/fake.out" 2>&1 &
-pids+=($!)
-fake_port="$(wait_for "$tmp/fake.out" 'listening on ([0-9]+)')"
-
-start_gateway() {  # binary name -> "pid port"
-  cat >"$tmp/$2.yaml" <<EOF
-server:
-  listen: 127.0.0.1:0
-  workers: 1
-upstreams:
-  - name: fake
-    base_url: http://127.0.0.1:$fake_port/v1
-logging:
-  access_log: false
-EOF
-  "$1" serve --config "$tmp/$2.yaml" 2>"$tmp/$2.err" &
-  pids+=($!)
-  echo "$! $(wait_for "$tmp/$2.err" 'listening on http://127.0.0.1:([0-9]+)')"
-}
-
-read -r a_pid a_port < <(start_gateway build/contextgate a)
+bench_build contextgate contextgate-fake-upstream
+start_fake
+start_gateway a build/contextgate 1
 if [ "$B" = nginx ]; then
-  b_port=18655
-  mkdir -p "$tmp/nginx"
-  cat >"$tmp/nginx.conf" <<EOF
-daemon off;
-worker_processes 1;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $tmp/nginx/body;
-  proxy_temp_path $tmp/nginx/proxy;
-  fastcgi_temp_path $tmp/nginx/fastcgi;
-  uwsgi_temp_path $tmp/nginx/uwsgi;
-  scgi_temp_path $tmp/nginx/scgi;
-  upstream fake { server 127.0.0.1:$fake_port; keepalive 1024; }
-  server {
-    listen 127.0.0.1:$b_port;
-    location / { proxy_pass http://fake; proxy_http_version 1.1; proxy_set_header Connection "";
-                 proxy_buffering off; proxy_request_buffering off; }
-  }
-}
-EOF
-  nginx -c "$tmp/nginx.conf" -p "$tmp/nginx" &
-  pids+=($!)
-  for _ in $(seq 50); do pgrep -f "nginx: worker process" >/dev/null && break; sleep 0.1; done
-  b_pid="$(pgrep -f "nginx: worker process" | head -1)"
+  start_nginx 1
+  b_pid=$nginx_worker_pid
+  b_port=$nginx_port
 else
-  read -r b_pid b_port < <(start_gateway "$B" b)
+  start_gateway b "$B" 1
 fi
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }

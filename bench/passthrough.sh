@@ -11,8 +11,7 @@
 # 1000 concurrent SSE streams (bench/sse_load: time to first byte and per-event arrival), and the
 # gateway's peak RSS. contextgate and nginx get the same worker count.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROUNDS="${ROUNDS:-3}"
 DURATION="${DURATION:-10s}"
@@ -23,88 +22,14 @@ STREAMS="${STREAMS:-1000}"
 EVENT_DELAY_MS="${EVENT_DELAY_MS:-50}"
 SOAK="${SOAK:-0}"
 
-deploy/install-deps.sh >/dev/null
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j2 --target contextgate contextgate-fake-upstream sse_load >/dev/null
+bench_build contextgate contextgate-fake-upstream sse_load
 ulimit -n "$(ulimit -Hn)"  # 1000 streams need ~2000 descriptors per proxy
 
-tmp="$(mktemp -d)"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+start_fake
+start_gateway contextgate build/contextgate "$WORKERS"
+start_nginx "$WORKERS"
 
-wait_for() {  # file pattern -> first capture group
-  for _ in $(seq 100); do
-    if grep -qE "$2" "$1" 2>/dev/null; then sed -nE "s|.*$2.*|\1|p" "$1" | head -1; return; fi
-    sleep 0.1
-  done
-  echo "timed out waiting for '$2' in $1" >&2; cat "$1" >&2; exit 1
-}
-
-free_port() {
-  local p
-  for p in $(seq 18080 18999); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-  done
-}
-
-build/tests/contextgate-fake-upstream --port 0 --threads 1 >"$tmp/fake.out" 2>&1 &
-pids+=($!)
-fake_port="$(wait_for "$tmp/fake.out" 'listening on ([0-9]+)')"
-
-cat >"$tmp/gateway.yaml" <<EOF
-server:
-  listen: 127.0.0.1:0
-  workers: $WORKERS
-upstreams:
-  - name: fake
-    base_url: http://127.0.0.1:$fake_port/v1
-    max_idle_connections: 4096
-logging:
-  access_log: false
-EOF
-build/contextgate serve --config "$tmp/gateway.yaml" 2>"$tmp/gateway.err" &
-gateway_pid=$!
-pids+=($gateway_pid)
-gateway_port="$(wait_for "$tmp/gateway.err" 'listening on http://127.0.0.1:([0-9]+)')"
-
-nginx_port="$(free_port)"
-mkdir -p "$tmp/nginx"
-cat >"$tmp/nginx.conf" <<EOF
-daemon off;
-worker_processes $WORKERS;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log warn;
-events { worker_connections 16384; }
-http {
-  access_log off;
-  client_body_temp_path $tmp/nginx/body;
-  proxy_temp_path $tmp/nginx/proxy;
-  fastcgi_temp_path $tmp/nginx/fastcgi;
-  uwsgi_temp_path $tmp/nginx/uwsgi;
-  scgi_temp_path $tmp/nginx/scgi;
-  upstream fake { server 127.0.0.1:$fake_port; keepalive 4096; }
-  server {
-    listen 127.0.0.1:$nginx_port;
-    location / {
-      proxy_pass http://fake;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-      proxy_request_buffering off;
-    }
-  }
-}
-EOF
-nginx -c "$tmp/nginx.conf" -p "$tmp/nginx" &
-pids+=($!)
-for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$nginx_port") 2>/dev/null && break; sleep 0.1; done
-
-declare -A port=([direct]=$fake_port [contextgate]=$gateway_port [nginx]=$nginx_port)
+declare -A port=([direct]=$fake_port [contextgate]=$contextgate_port [nginx]=$nginx_port)
 targets=(direct contextgate nginx)
 body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]}'
 cat >"$tmp/post.lua" <<EOF
@@ -171,14 +96,14 @@ for t in "${targets[@]}"; do
 done
 echo "(all in microseconds; 'event +' is the arrival time of events, streams pooled, minus direct's)"
 
-rss() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$gateway_pid/status"; }
+rss() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$contextgate_pid/status"; }
 echo
 echo "## contextgate memory: peak RSS $(( $(rss VmHWM) / 1024 )) MiB, now $(( $(rss VmRSS) / 1024 )) MiB"
 
 if [ "$SOAK" -gt 0 ]; then
   echo
   echo "## Soak: ${SOAK}s of wrk -c$CONNS through contextgate, RSS every 30 s (MiB)"
-  wrk -t1 -c"$CONNS" -d"${SOAK}s" -s "$tmp/post.lua" "http://127.0.0.1:$gateway_port/v1/chat/completions" >"$tmp/soak.out" &
+  wrk -t1 -c"$CONNS" -d"${SOAK}s" -s "$tmp/post.lua" "http://127.0.0.1:$contextgate_port/v1/chat/completions" >"$tmp/soak.out" &
   soak=$!
   samples=""
   while kill -0 "$soak" 2>/dev/null; do samples+="$(( $(rss VmRSS) / 1024 )) "; sleep 30; done

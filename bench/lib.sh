@@ -1,0 +1,95 @@
+# Shared set-up for the benchmark scripts; source it from a script in bench/.
+# Starts processes in the calling shell (never in a $(...) subshell) so that every pid lands in
+# `pids` and the EXIT trap stops them all, whatever happens.
+
+bench_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$bench_root"
+
+tmp="$(mktemp -d)"
+pids=()
+bench_cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap bench_cleanup EXIT
+
+# bench_build TARGET...: installs what is missing and builds the targets in Release.
+bench_build() {
+  deploy/install-deps.sh >/dev/null
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build -j2 --target "$@" >/dev/null
+}
+
+# wait_for FILE PATTERN: prints the pattern's first capture group once FILE contains it.
+wait_for() {
+  for _ in $(seq 100); do
+    if grep -qE "$2" "$1" 2>/dev/null; then sed -nE "s|.*$2.*|\1|p" "$1" | head -1; return; fi
+    sleep 0.1
+  done
+  echo "timed out waiting for '$2' in $1" >&2; cat "$1" >&2; exit 1
+}
+
+free_port() {
+  local p
+  for p in $(seq 18080 18999); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+}
+
+# start_fake: the canned upstream; sets fake_port.
+start_fake() {
+  build/tests/contextgate-fake-upstream --port 0 --threads 1 >"$tmp/fake.out" 2>&1 &
+  pids+=($!)
+  fake_port="$(wait_for "$tmp/fake.out" 'listening on ([0-9]+)')"
+}
+
+# start_gateway NAME BINARY WORKERS: contextgate in front of the fake; sets NAME_pid, NAME_port.
+start_gateway() {
+  local name=$1 binary=$2 workers=$3
+  printf '%s\n' "server:" "  listen: 127.0.0.1:0" "  workers: $workers" "upstreams:" \
+    "  - name: fake" "    base_url: http://127.0.0.1:$fake_port/v1" \
+    "    max_idle_connections: 4096" "logging:" "  access_log: false" >"$tmp/$name.yaml"
+  "$binary" serve --config "$tmp/$name.yaml" 2>"$tmp/$name.err" &
+  pids+=($!)
+  printf -v "${name}_pid" '%s' "$!"
+  printf -v "${name}_port" '%s' "$(wait_for "$tmp/$name.err" 'listening on http://127.0.0.1:([0-9]+)')"
+}
+
+# start_nginx WORKERS: nginx as a plain keep-alive reverse proxy in front of the fake, the
+# reference configuration; sets nginx_port and nginx_worker_pid (its first worker process).
+start_nginx() {
+  nginx_port="$(free_port)"
+  mkdir -p "$tmp/nginx"
+  cat >"$tmp/nginx.conf" <<NGINX
+daemon off;
+worker_processes $1;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/error.log warn;
+events { worker_connections 16384; }
+http {
+  access_log off;
+  client_body_temp_path $tmp/nginx/body;
+  proxy_temp_path $tmp/nginx/proxy;
+  fastcgi_temp_path $tmp/nginx/fastcgi;
+  uwsgi_temp_path $tmp/nginx/uwsgi;
+  scgi_temp_path $tmp/nginx/scgi;
+  upstream fake { server 127.0.0.1:$fake_port; keepalive 4096; }
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / {
+      proxy_pass http://fake;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+      proxy_request_buffering off;
+    }
+  }
+}
+NGINX
+  nginx -c "$tmp/nginx.conf" -p "$tmp/nginx" &
+  local master=$!
+  pids+=($master)
+  for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$nginx_port") 2>/dev/null && break; sleep 0.1; done
+  nginx_worker_pid="$(pgrep -P "$master" | head -1)"
+}
