@@ -1,6 +1,7 @@
 #include "gateway/app/cli.hpp"
 
 #include "gateway/app/server.hpp"
+#include "gateway/app/tool_command.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/observability/log.hpp"
 
@@ -16,6 +17,7 @@ Usage:
   contextgate serve [--config FILE]          run the gateway (default FILE: config/gateway.yaml)
   contextgate check-config [--config FILE]   validate FILE and print the effective configuration,
                                              secrets masked
+  contextgate tool list|run ...              list the agent's tools or run one (see `tool --help`)
   contextgate --help                         this text
   contextgate --version                      the version
 
@@ -39,6 +41,7 @@ int run_cli(const std::vector<std::string>& args) {
         std::cout << "contextgate " CONTEXTGATE_VERSION "\n";
         return 0;
     }
+    if (command == "tool") return run_tool_command({args.begin() + 1, args.end()});
     if (command != "serve" && command != "check-config") {
         std::cerr << "contextgate: unknown command `" << command << "`\n\n" << usage;
         return 2;

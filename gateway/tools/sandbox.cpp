@@ -1,12 +1,16 @@
 #include "gateway/tools/sandbox.hpp"
 
+#include "gateway/tools/tool.hpp"
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <random>
 
 namespace gateway::tools {
 
@@ -14,16 +18,6 @@ namespace {
 
 opened fail(std::string code, std::string message) {
     return {unique_fd{}, std::move(code), std::move(message)};
-}
-
-std::string quoted(std::string_view path) {
-    // Appended piece by piece: `"`" + std::string(path)` trips GCC 12's -Wrestrict (PR 105329).
-    std::string out;
-    out.reserve(path.size() + 2);
-    out.push_back('`');
-    out.append(path);
-    out.push_back('`');
-    return out;
 }
 
 opened outside(std::string_view path) {
@@ -163,6 +157,148 @@ opened sandbox::open_file(std::string_view relative) const {
 
 opened sandbox::open_dir(std::string_view relative) const {
     return resolve(relative, O_RDONLY | O_DIRECTORY | O_CLOEXEC, true);
+}
+
+opened sandbox::open_parent(std::string_view relative, bool create, std::string& leaf) const {
+    if (!check_relative(relative).empty()) return outside(relative);
+    auto slash = relative.rfind('/');
+    std::string_view folder = slash == std::string_view::npos ? "." : relative.substr(0, slash);
+    leaf = std::string(slash == std::string_view::npos ? relative : relative.substr(slash + 1));
+    if (leaf.empty() || leaf == ".")
+        return fail("NOT_A_REGULAR_FILE", "Path " + quoted(relative) + " names a folder, not a file.");
+    if (folder.empty()) folder = ".";
+    auto parent = open_dir(folder);
+    if (parent || !create || parent.error_code != "NOT_FOUND") return parent;
+
+    // Create the missing folders one component at a time; each new folder is resolved beneath
+    // the root again, so a component that already exists as a link outside is still refused.
+    auto current = open_dir(".");
+    if (!current) return current;
+    std::string prefix;
+    std::size_t pos = 0;
+    while (pos <= folder.size()) {
+        auto next_slash = folder.find('/', pos);
+        std::string component(folder.substr(
+            pos, next_slash == std::string_view::npos ? folder.npos : next_slash - pos));
+        pos = next_slash == std::string_view::npos ? folder.size() + 1 : next_slash + 1;
+        if (component.empty() || component == ".") continue;
+        if (!prefix.empty()) prefix.push_back('/');
+        prefix += component;
+        if (::mkdirat(current.fd.get(), component.c_str(), 0777) != 0 && errno != EEXIST)
+            return fail("IO_ERROR",
+                        "Cannot create folder " + quoted(prefix) + ": " + std::strerror(errno));
+        current = open_dir(prefix);
+        if (!current) return current;
+    }
+    return current;
+}
+
+namespace {
+
+fs_status status_of(opened&& failed) {
+    return {std::move(failed.error_code), std::move(failed.message)};
+}
+
+fs_status io_error(std::string_view what, std::string_view path) {
+    std::string message(what);
+    message += ' ';
+    message += quoted(path);
+    message += ": ";
+    message += std::strerror(errno);
+    return {"IO_ERROR", std::move(message)};
+}
+
+// Refuses anything at `leaf` that is not a regular file; sets `exists` and `info`.
+fs_status inspect_leaf(int parent, const std::string& leaf, std::string_view relative,
+                       bool& exists, struct stat& info) {
+    exists = ::fstatat(parent, leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0;
+    if (!exists) {
+        if (errno == ENOENT) return {};
+        return io_error("Cannot inspect", relative);
+    }
+    if (S_ISREG(info.st_mode)) return {};
+    if (S_ISLNK(info.st_mode))
+        return {"NOT_A_REGULAR_FILE",
+                "Path " + quoted(relative) +
+                    " is a symbolic link; work on the file it points to instead."};
+    if (S_ISDIR(info.st_mode))
+        return {"NOT_A_REGULAR_FILE", "Path " + quoted(relative) + " is a folder, not a file."};
+    return {"NOT_A_REGULAR_FILE",
+            "Path " + quoted(relative) + " is not a regular file (a device, FIFO or socket)."};
+}
+
+std::string temporary_name(const std::string& leaf) {
+    static thread_local std::mt19937_64 random{std::random_device{}()};
+    char suffix[20];
+    std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(random()));
+    std::string name = ".";
+    name += leaf.substr(0, 200);
+    name += ".contextgate-";
+    name += suffix;
+    return name;
+}
+
+}  // namespace
+
+fs_status sandbox::write_file(std::string_view relative, std::string_view content,
+                              overwrite policy) const {
+    std::string leaf;
+    auto parent = open_parent(relative, true, leaf);
+    if (!parent) return status_of(std::move(parent));
+    int dir = parent.fd.get();
+    bool exists = false;
+    struct stat info {};
+    if (auto refused = inspect_leaf(dir, leaf, relative, exists, info); !refused) return refused;
+    if (exists && policy == overwrite::refused)
+        return {"FILE_EXISTS", "File " + quoted(relative) +
+                                   " already exists; use edit_file or doc_edit to change it."};
+
+    std::string temporary = temporary_name(leaf);
+    unique_fd out(::openat(dir, temporary.c_str(),
+                           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
+    if (!out) return io_error("Cannot create a temporary file for", relative);
+    auto abandon = [&](fs_status status) {
+        ::unlinkat(dir, temporary.c_str(), 0);
+        return status;
+    };
+    // Keep the permissions of the file being replaced (the umask applied to the new one).
+    if (exists && ::fchmod(out.get(), info.st_mode & 07777) != 0)
+        return abandon(io_error("Cannot set permissions on", relative));
+    for (std::size_t written = 0; written < content.size();) {
+        auto n = ::write(out.get(), content.data() + written, content.size() - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return abandon(io_error("Cannot write", relative));
+        written += static_cast<std::size_t>(n);
+    }
+    if (::fsync(out.get()) != 0) return abandon(io_error("Cannot sync", relative));
+    out = unique_fd{};
+
+    int renamed = policy == overwrite::refused
+                      ? ::renameat2(dir, temporary.c_str(), dir, leaf.c_str(), RENAME_NOREPLACE)
+                      : ::renameat(dir, temporary.c_str(), dir, leaf.c_str());
+    if (renamed != 0 && errno == EEXIST)
+        return abandon({"FILE_EXISTS", "File " + quoted(relative) + " already exists."});
+    if (renamed != 0) return abandon(io_error("Cannot replace", relative));
+    ::fsync(dir);  // make the rename itself durable
+    return {};
+}
+
+fs_status sandbox::remove_file(std::string_view relative) const {
+    std::string leaf;
+    auto parent = open_parent(relative, false, leaf);
+    if (!parent) return status_of(std::move(parent));
+    struct stat info {};
+    if (::fstatat(parent.fd.get(), leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT)
+            return {"NOT_FOUND", "Path " + quoted(relative) + " does not exist in the workspace."};
+        return io_error("Cannot inspect", relative);
+    }
+    if (S_ISDIR(info.st_mode))
+        return {"NOT_A_REGULAR_FILE",
+                "Path " + quoted(relative) + " is a folder; delete_file removes files only."};
+    if (::unlinkat(parent.fd.get(), leaf.c_str(), 0) != 0) return io_error("Cannot delete", relative);
+    ::fsync(parent.fd.get());
+    return {};
 }
 
 }  // namespace gateway::tools

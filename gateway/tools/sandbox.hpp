@@ -34,6 +34,16 @@ struct opened {
     explicit operator bool() const { return static_cast<bool>(fd); }
 };
 
+// The outcome of a sandboxed change: empty `error_code` on success.
+struct fs_status {
+    std::string error_code;
+    std::string message;
+    explicit operator bool() const { return error_code.empty(); }
+};
+
+// How write_file treats an existing file.
+enum class overwrite { allowed, refused };
+
 // A workspace root that paths can never leave. Every path is relative to the root: absolute
 // paths, `..` components and NUL bytes are refused before the kernel sees them, and resolution
 // happens beneath the root's directory descriptor with openat2(RESOLVE_BENEATH |
@@ -58,12 +68,25 @@ public:
     // A directory beneath the root ("." is the root itself), opened for listing.
     opened open_dir(std::string_view relative) const;
 
+    // Atomically replaces (or creates) the regular file at `relative` with `content`: a temporary
+    // file in the same folder is written, fsynced and renamed over the target, so readers see the
+    // old or the new content, never a mix. Existing permissions are kept; missing parent folders
+    // are created (beneath the root). With overwrite::refused an existing file is FILE_EXISTS,
+    // decided atomically by the rename. A symlink, folder or special file at `relative` is
+    // NOT_A_REGULAR_FILE: writes never go through links.
+    fs_status write_file(std::string_view relative, std::string_view content,
+                         overwrite policy) const;
+    // Removes the regular file (or symlink, which leaves its target alone) at `relative`.
+    fs_status remove_file(std::string_view relative) const;
 
     // The lexical checks alone: "" when `relative` may be resolved, else the reason.
     static std::string check_relative(std::string_view relative);
 
 private:
     opened resolve(std::string_view relative, int flags, bool want_directory) const;
+    // The folder holding `relative`'s last component, created when `create` is set, and that
+    // component's name in `leaf`.
+    opened open_parent(std::string_view relative, bool create, std::string& leaf) const;
 
     unique_fd root_;
     resolution resolution_;

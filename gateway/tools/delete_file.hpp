@@ -1,0 +1,16 @@
+#pragma once
+
+#include "gateway/tools/tool.hpp"
+
+namespace gateway::tools {
+
+// `delete_file`: Deletes a file. The parameters, limits and error codes are in its spec and in
+// docs/tools.md.
+class delete_file_tool final : public tool {
+public:
+    const tool_spec& spec() const override;
+    tool_result run(const boost::json::object& parameters, tool_context& context,
+                    mode how) const override;
+};
+
+}  // namespace gateway::tools

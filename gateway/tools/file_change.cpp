@@ -1,0 +1,57 @@
+#include "gateway/tools/file_change.hpp"
+
+#include "gateway/tools/diff.hpp"
+#include "gateway/tools/walker.hpp"
+#include "gateway/tools/workspace.hpp"
+
+namespace gateway::tools {
+
+std::optional<std::string> load_text(tool_context& context, std::string_view path,
+                                     tool_result& failure) {
+    if (!context.files) {
+        failure = no_workspace();
+        return std::nullopt;
+    }
+    auto file = context.files->read(path, context.limits.max_file_bytes);
+    if (!file) {
+        failure = tool_result::failure(file.error_code, file.message);
+        return std::nullopt;
+    }
+    return std::move(file.text);
+}
+
+tool_result commit_change(tool_context& context, std::string_view path,
+                          const std::optional<std::string>& before, const std::string& after,
+                          overwrite policy, mode how, const std::string& summary,
+                          const std::string& detail) {
+    if (!context.files) return no_workspace();
+    if (after.size() > context.limits.max_write_bytes)
+        return tool_result::failure(
+            "FILE_TOO_LARGE", "The new content of " + quoted(path) + " would be " +
+                                  std::to_string(after.size()) + " bytes, over the limit of " +
+                                  std::to_string(context.limits.max_write_bytes) + " bytes.");
+    auto relative = normalize_relative(path);
+    diff_stats stats;
+    auto diff = unified_diff(relative, before.value_or(""), after, before.has_value(), true, &stats);
+    boost::json::object data{{"path", relative},
+                             {"diff", diff},
+                             {"added", stats.added},
+                             {"removed", stats.removed},
+                             {"applied", how == mode::execute}};
+    auto limit = context.limits.max_result_chars;
+    if (how == mode::preview)
+        return tool_result::success(
+            cap_text("Preview, nothing written yet: " + summary + "\n" + diff, limit,
+                     "The full diff is in the result data."),
+            std::move(data));
+    auto written = context.files->write(relative, after, policy, before);
+    if (!written) return tool_result::failure(written.error_code, written.message);
+    std::string text = summary;
+    text += " (+" + std::to_string(stats.added) + " -" + std::to_string(stats.removed) +
+            " lines)\n";
+    text += detail.empty() ? diff : detail;
+    return tool_result::success(cap_text(std::move(text), limit, "Use read_file to see more."),
+                                std::move(data));
+}
+
+}  // namespace gateway::tools

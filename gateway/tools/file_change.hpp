@@ -1,0 +1,29 @@
+#pragma once
+
+#include "gateway/tools/tool.hpp"
+#include "gateway/tools/sandbox.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gateway::tools {
+
+// The file tools' shared write path. load_text reads a workspace file for editing (up to
+// limits.max_file_bytes, text only); commit_change turns "before -> after" into a unified diff
+// and, in mode::execute, an atomic, undoable write. Every write tool ends in commit_change, so
+// previews and real writes produce the same diff.
+
+// The file's text, or a failed result in `failure` (NOT_FOUND, BINARY_FILE, …).
+std::optional<std::string> load_text(tool_context& context, std::string_view path,
+                                     tool_result& failure);
+
+// `summary` opens the model's text (e.g. "Replaced 2 occurrences in `a.txt`."); `detail` follows
+// it after a successful write (a snippet; the diff when empty). Data: path, diff, added,
+// removed, applied. `before` nullopt means the file is being created.
+tool_result commit_change(tool_context& context, std::string_view path,
+                          const std::optional<std::string>& before, const std::string& after,
+                          overwrite policy, mode how, const std::string& summary,
+                          const std::string& detail = {});
+
+}  // namespace gateway::tools

@@ -1,0 +1,16 @@
+#pragma once
+
+#include "gateway/tools/tool.hpp"
+
+namespace gateway::tools {
+
+// `find_importers`: Finds the files that import a module or include a header. The parameters, limits and error codes are in its spec and in
+// docs/tools.md.
+class find_importers_tool final : public tool {
+public:
+    const tool_spec& spec() const override;
+    tool_result run(const boost::json::object& parameters, tool_context& context,
+                    mode how) const override;
+};
+
+}  // namespace gateway::tools

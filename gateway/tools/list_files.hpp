@@ -1,0 +1,16 @@
+#pragma once
+
+#include "gateway/tools/tool.hpp"
+
+namespace gateway::tools {
+
+// `list_files`: Lists a workspace folder: type, size and modification time per entry. The parameters, limits and error codes are in its spec and in
+// docs/tools.md.
+class list_files_tool final : public tool {
+public:
+    const tool_spec& spec() const override;
+    tool_result run(const boost::json::object& parameters, tool_context& context,
+                    mode how) const override;
+};
+
+}  // namespace gateway::tools

@@ -1,0 +1,195 @@
+#include "gateway/tools/registry.hpp"
+
+#include "gateway/tools/append_file.hpp"
+#include "gateway/tools/create_file.hpp"
+#include "gateway/tools/delete_file.hpp"
+#include "gateway/tools/doc_edit.hpp"
+#include "gateway/tools/edit_document.hpp"
+#include "gateway/tools/edit_file.hpp"
+#include "gateway/tools/edit_lines.hpp"
+#include "gateway/tools/find_definition.hpp"
+#include "gateway/tools/find_files.hpp"
+#include "gateway/tools/find_importers.hpp"
+#include "gateway/tools/get_document_info.hpp"
+#include "gateway/tools/list_files.hpp"
+#include "gateway/tools/read_document.hpp"
+#include "gateway/tools/read_file.hpp"
+#include "gateway/tools/replace_in_file.hpp"
+#include "gateway/tools/search_document.hpp"
+#include "gateway/tools/search_files.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <valijson/adapters/boost_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
+
+#include <stdexcept>
+
+namespace gateway::tools {
+
+struct registry::entry {
+    std::unique_ptr<tool> implementation;
+    boost::json::value schema;
+    valijson::Schema compiled;
+};
+
+registry::registry() {
+    std::vector<std::unique_ptr<tool>> table;
+    // Search & Discovery
+    table.push_back(std::make_unique<list_files_tool>());
+    table.push_back(std::make_unique<find_files_tool>());
+    table.push_back(std::make_unique<search_files_tool>());
+    table.push_back(std::make_unique<find_definition_tool>());
+    table.push_back(std::make_unique<find_importers_tool>());
+    // File Reading
+    table.push_back(std::make_unique<read_file_tool>());
+    // File Writing
+    table.push_back(std::make_unique<create_file_tool>());
+    table.push_back(std::make_unique<edit_file_tool>());
+    table.push_back(std::make_unique<append_file_tool>());
+    table.push_back(std::make_unique<replace_in_file_tool>());
+    table.push_back(std::make_unique<edit_lines_tool>());
+    table.push_back(std::make_unique<doc_edit_tool>());
+    // File Management
+    table.push_back(std::make_unique<delete_file_tool>());
+    // Document
+    table.push_back(std::make_unique<read_document_tool>());
+    table.push_back(std::make_unique<search_document_tool>());
+    table.push_back(std::make_unique<edit_document_tool>());
+    table.push_back(std::make_unique<get_document_info_tool>());
+
+    for (auto& t : table) {
+        auto e = std::make_unique<entry>();
+        boost::system::error_code ec;
+        e->schema = boost::json::parse(t->spec().schema, ec);
+        if (ec) throw std::logic_error("tool " + std::string(t->spec().name) + ": bad schema");
+        valijson::SchemaParser parser;
+        valijson::adapters::BoostJsonAdapter adapter(e->schema);
+        parser.populateSchema(adapter, e->compiled);
+        e->implementation = std::move(t);
+        entries_.push_back(std::move(e));
+    }
+}
+
+registry::~registry() = default;
+
+const registry& registry::standard() {
+    static const registry instance;
+    return instance;
+}
+
+const tool* registry::find(std::string_view name) const {
+    for (const auto& e : entries_)
+        if (e->implementation->spec().name == name) return e->implementation.get();
+    return nullptr;
+}
+
+std::vector<const tool*> registry::for_role(role r) const {
+    std::vector<const tool*> out;
+    auto granted = permissions_of(r);
+    for (const auto& e : entries_)
+        if ((e->implementation->spec().permissions & ~granted) == 0)
+            out.push_back(e->implementation.get());
+    return out;
+}
+
+const boost::json::value& registry::schema(std::string_view name) const {
+    static const boost::json::value none;
+    for (const auto& e : entries_)
+        if (e->implementation->spec().name == name) return e->schema;
+    return none;
+}
+
+std::string registry::catalogue(role r) const {
+    std::string out;
+    auto tools = for_role(r);
+    for (auto group : {category::search, category::reading, category::writing,
+                       category::management, category::document}) {
+        bool header = false;
+        for (const auto* t : tools) {
+            const auto& spec = t->spec();
+            if (spec.group != group) continue;
+            if (!header) {
+                out += "### ";
+                out += category_title(group);
+                out += "\n\n";
+                header = true;
+            }
+            out += "- `";
+            out += spec.name;
+            out += "`: ";
+            out += spec.description;
+            if (spec.needs_approval) out += " (needs the user's approval)";
+            out += "\n  Parameters: ";
+            out += boost::json::serialize(schema(spec.name));
+            out += "\n";
+        }
+        if (header) out += "\n";
+    }
+    return out;
+}
+
+namespace {
+
+// valijson's context ["<root>", "[path]", "[0]"] as a JSON pointer "/path/0".
+std::string pointer(const std::vector<std::string>& context) {
+    std::string out;
+    for (const auto& part : context) {
+        if (part == "<root>") continue;
+        out += '/';
+        std::string_view name = part;
+        if (name.starts_with('[') && name.ends_with(']')) name = name.substr(1, name.size() - 2);
+        if (name.size() >= 2 && name.front() == '"' && name.back() == '"')
+            name = name.substr(1, name.size() - 2);
+        out += name;
+    }
+    return out.empty() ? "/" : out;
+}
+
+}  // namespace
+
+std::string registry::validate(std::string_view name, const boost::json::value& parameters) const {
+    for (const auto& e : entries_) {
+        if (e->implementation->spec().name != name) continue;
+        valijson::Validator validator(valijson::Validator::kStrongTypes);
+        valijson::adapters::BoostJsonAdapter adapter(parameters);
+        valijson::ValidationResults results;
+        if (validator.validate(e->compiled, adapter, &results)) return {};
+        // The most specific error is the one deepest in the document.
+        valijson::ValidationResults::Error best, error;
+        while (results.popError(error))
+            if (best.description.empty() || error.context.size() > best.context.size())
+                best = error;
+        return pointer(best.context) + ": " + best.description;
+    }
+    return "unknown tool";
+}
+
+tool_result registry::execute(std::string_view name, const boost::json::value& parameters,
+                              tool_context& context, mode how, role r) const {
+    const tool* t = find(name);
+    if (!t) {
+        std::string names;
+        for (const auto* candidate : for_role(r)) {
+            if (!names.empty()) names += ", ";
+            names += candidate->spec().name;
+        }
+        return tool_result::failure("UNKNOWN_TOOL", "There is no tool named " + quoted(name) +
+                                                        ". Valid tools: " + names + ".");
+    }
+    if ((t->spec().permissions & ~permissions_of(r)) != 0)
+        return tool_result::failure("PERMISSION_DENIED",
+                                    "Tool " + quoted(name) +
+                                        " changes files, and this chat may only read them.");
+    if (!parameters.is_object())
+        return tool_result::failure("INVALID_PARAMETERS",
+                                    "The parameters of " + quoted(name) + " must be a JSON object.");
+    if (auto problem = validate(name, parameters); !problem.empty())
+        return tool_result::failure("INVALID_PARAMETERS", "Invalid parameters for " +
+                                                              quoted(name) + " at " + problem);
+    return t->run(parameters.as_object(), context, how);
+}
+
+}  // namespace gateway::tools

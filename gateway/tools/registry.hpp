@@ -1,0 +1,48 @@
+#pragma once
+
+#include "gateway/tools/tool.hpp"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gateway::tools {
+
+// The explicit table of tools: one line per tool in registry.cpp, in catalogue order. Each tool's
+// JSON Schema is compiled once with valijson; execute() validates parameters before a tool sees
+// them. Immutable after construction and thread-safe.
+class registry {
+public:
+    registry();
+    ~registry();
+    registry(const registry&) = delete;
+    registry& operator=(const registry&) = delete;
+
+    // The seventeen standard tools.
+    static const registry& standard();
+
+    const tool* find(std::string_view name) const;
+    // The tools `r` may use, in table order (`reader`: those needing read_files only).
+    std::vector<const tool*> for_role(role r) const;
+    const boost::json::value& schema(std::string_view name) const;
+
+    // The catalogue as the model reads it in the system prompt: grouped by category in a fixed
+    // order, each tool with its description and parameter schema. Deterministic.
+    std::string catalogue(role r) const;
+
+    // "" when `parameters` satisfy the tool's schema, otherwise the failing path and reason, e.g.
+    // "/start_line: value type not permitted (expected integer)".
+    std::string validate(std::string_view name, const boost::json::value& parameters) const;
+
+    // Looks the tool up (UNKNOWN_TOOL with the valid names), checks the role's permissions
+    // (PERMISSION_DENIED), validates (INVALID_PARAMETERS naming the path), then runs it.
+    tool_result execute(std::string_view name, const boost::json::value& parameters,
+                        tool_context& context, mode how, role r = role::editor) const;
+
+private:
+    struct entry;
+    std::vector<std::unique_ptr<entry>> entries_;
+};
+
+}  // namespace gateway::tools

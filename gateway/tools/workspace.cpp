@@ -1,0 +1,129 @@
+#include "gateway/tools/workspace.hpp"
+
+#include "gateway/tools/symbol_index.hpp"
+#include "gateway/tools/tool.hpp"
+#include "gateway/tools/walker.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace gateway::tools {
+
+workspace::workspace(std::string root, sandbox box)
+    : root_(std::move(root)), sandbox_(std::move(box)) {}
+
+workspace::~workspace() = default;
+
+std::unique_ptr<workspace> workspace::open(const std::string& root, std::string& error,
+                                           sandbox::resolution mode) {
+    if (root.empty() || root.front() != '/') {
+        error = "workspace root " + quoted(root) + " must be an absolute path";
+        return nullptr;
+    }
+    auto fd = sandbox::open_directory(root);
+    if (!fd) {
+        error = fd.message;
+        return nullptr;
+    }
+    return std::unique_ptr<workspace>(new workspace(root, sandbox(std::move(fd.fd), mode)));
+}
+
+file_content workspace::read(std::string_view relative, std::size_t limit) const {
+    file_content out;
+    auto fd = sandbox_.open_file(relative);
+    if (!fd) {
+        out.error_code = std::move(fd.error_code);
+        out.message = std::move(fd.message);
+        return out;
+    }
+    struct stat info {};
+    if (::fstat(fd.fd.get(), &info) != 0) {
+        out.error_code = "IO_ERROR";
+        out.message = "Cannot inspect " + quoted(relative) + ": " + std::strerror(errno);
+        return out;
+    }
+    auto size = static_cast<std::size_t>(info.st_size);
+    if (size > limit) {
+        out.error_code = "FILE_TOO_LARGE";
+        out.message = "File " + quoted(relative) + " is " + std::to_string(size) +
+                      " bytes, over the limit of " + std::to_string(limit) + " bytes.";
+        return out;
+    }
+    out.text.resize(size);
+    std::size_t got = 0;
+    while (got < size) {
+        auto n = ::read(fd.fd.get(), out.text.data() + got, size - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    out.text.resize(got);
+    if (std::memchr(out.text.data(), '\0', std::min<std::size_t>(got, 8192))) {
+        out.text.clear();
+        out.error_code = "BINARY_FILE";
+        out.message = "File " + quoted(relative) + " (" + std::to_string(size) +
+                      " bytes) is binary; its content is not shown.";
+    }
+    return out;
+}
+
+void workspace::remember(const std::string& key, std::optional<std::string> previous) {
+    auto& stack = history_[key];
+    stack.push_back(std::move(previous));
+    while (stack.size() > undo_depth) stack.pop_front();
+}
+
+fs_status workspace::write(std::string_view relative, std::string_view content, overwrite policy,
+                           std::optional<std::string> previous) {
+    auto key = normalize_relative(relative);
+    std::lock_guard lock(mutex_);
+    auto status = sandbox_.write_file(key, content, policy);
+    if (status) {
+        remember(key, std::move(previous));
+        if (symbols_) symbols_->invalidate(key);
+    }
+    return status;
+}
+
+fs_status workspace::remove(std::string_view relative, std::string previous) {
+    auto key = normalize_relative(relative);
+    std::lock_guard lock(mutex_);
+    auto status = sandbox_.remove_file(key);
+    if (status) {
+        remember(key, std::move(previous));
+        if (symbols_) symbols_->invalidate(key);
+    }
+    return status;
+}
+
+fs_status workspace::undo(std::string_view relative) {
+    auto key = normalize_relative(relative);
+    std::lock_guard lock(mutex_);
+    auto found = history_.find(key);
+    if (found == history_.end() || found->second.empty())
+        return {"NOTHING_TO_UNDO", "No recorded write of " + quoted(key) + " to undo."};
+    auto& previous = found->second.back();
+    auto status = previous ? sandbox_.write_file(key, *previous, overwrite::allowed)
+                           : sandbox_.remove_file(key);
+    if (status) {
+        found->second.pop_back();
+        if (symbols_) symbols_->invalidate(key);
+    }
+    return status;
+}
+
+std::size_t workspace::undo_available(std::string_view relative) const {
+    std::lock_guard lock(mutex_);
+    auto found = history_.find(normalize_relative(relative));
+    return found == history_.end() ? 0 : found->second.size();
+}
+
+symbol_index& workspace::symbols() {
+    std::lock_guard lock(mutex_);
+    if (!symbols_) symbols_ = std::make_unique<symbol_index>(sandbox_, root_);
+    return *symbols_;
+}
+
+}  // namespace gateway::tools
