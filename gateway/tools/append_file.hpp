@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `append_file`: Appends text to a file. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `append_file`: Appends text to a file. The parameters, limits and error codes are in its spec and
+// in docs/tools.md.
 class append_file_tool final : public tool {
 public:
     const tool_spec& spec() const override;

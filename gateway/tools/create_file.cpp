@@ -36,10 +36,9 @@ tool_result create_file_tool::run(const boost::json::object& p, tool_context& co
     if (existing.error_code != "NOT_FOUND")
         return tool_result::failure(existing.error_code, existing.message);
     text_document doc(content);
-    return commit_change(context, path, std::nullopt, content, overwrite::refused, how,
-                         "Created " + quoted(path) + " with " + std::to_string(doc.line_count()) +
-                             " lines.",
-                         " ");
+    return commit_change(
+        context, path, std::nullopt, content, overwrite::refused, how,
+        "Created " + quoted(path) + " with " + std::to_string(doc.line_count()) + " lines.", " ");
 }
 
 }  // namespace gateway::tools

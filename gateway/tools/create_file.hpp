@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `create_file`: Creates a new file; never overwrites. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `create_file`: Creates a new file; never overwrites. The parameters, limits and error codes are
+// in its spec and in docs/tools.md.
 class create_file_tool final : public tool {
 public:
     const tool_spec& spec() const override;

@@ -35,9 +35,9 @@ bool doc_edit_tool::needs_approval_for(const boost::json::object& p) const {
 namespace {
 
 tool_result missing(std::string_view name, std::string_view command) {
-    return tool_result::failure("INVALID_PARAMETERS", "`" + std::string(name) +
-                                                          "` is required for the `" +
-                                                          std::string(command) + "` command.");
+    return tool_result::failure(
+        "INVALID_PARAMETERS",
+        "`" + std::string(name) + "` is required for the `" + std::string(command) + "` command.");
 }
 
 tool_result view(const boost::json::object& p, tool_context& context, const std::string& path) {
@@ -51,7 +51,8 @@ tool_result view(const boost::json::object& p, tool_context& context, const std:
         first = a[0].to_number<long long>();
         auto end = a[1].to_number<long long>();
         last = end == -1 ? last : end;
-        if (first < 1 || first > static_cast<long long>(std::max<std::size_t>(doc.line_count(), 1)) ||
+        if (first < 1 ||
+            first > static_cast<long long>(std::max<std::size_t>(doc.line_count(), 1)) ||
             last < first)
             return tool_result::failure(
                 "INVALID_RANGE", "view_range [" + std::to_string(first) + ", " +
@@ -62,9 +63,9 @@ tool_result view(const boost::json::object& p, tool_context& context, const std:
     }
     auto body = doc.numbered(static_cast<std::size_t>(first), static_cast<std::size_t>(last));
     return tool_result::success(
-        cap_text("File " + quoted(path) + " (" + std::to_string(doc.line_count()) + " lines)\n" +
-                     body,
-                 context.limits.max_result_chars, "Use view_range to view a smaller part."),
+        cap_text(
+            "File " + quoted(path) + " (" + std::to_string(doc.line_count()) + " lines)\n" + body,
+            context.limits.max_result_chars, "Use view_range to view a smaller part."),
         {{"path", path}, {"line_count", doc.line_count()}});
 }
 

@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `doc_edit`: An editor with view, str_replace, insert, append and create commands. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `doc_edit`: An editor with view, str_replace, insert, append and create commands. The parameters,
+// limits and error codes are in its spec and in docs/tools.md.
 class doc_edit_tool final : public tool {
 public:
     const tool_spec& spec() const override;

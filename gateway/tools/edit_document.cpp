@@ -29,8 +29,8 @@ tool_result edit_document_tool::run(const boost::json::object& p, tool_context& 
     auto outcome = replace_first(doc, find, replace);
     if (!outcome) return tool_result::failure(outcome.error_code, outcome.message);
     diff_stats stats;
-    auto diff = unified_diff(context.document->name, doc.content(), outcome.content, true, true,
-                             &stats);
+    auto diff =
+        unified_diff(context.document->name, doc.content(), outcome.content, true, true, &stats);
     auto offset = doc.content().find(find);
     boost::json::object data{{"name", context.document->name},
                              {"diff", diff},

@@ -32,8 +32,10 @@ tool_result edit_file_tool::run(const boost::json::object& p, tool_context& cont
     }
     auto after = string_param(p, "content");
     if (after == *before)
-        return tool_result::failure("NO_CHANGE", "The new content is identical to the current "
-                                                 "content of " + quoted(path) + "; nothing to do.");
+        return tool_result::failure("NO_CHANGE",
+                                    "The new content is identical to the current "
+                                    "content of " +
+                                        quoted(path) + "; nothing to do.");
     return commit_change(context, path, before, after, overwrite::allowed, how,
                          "Replaced the content of " + quoted(path) + ".");
 }

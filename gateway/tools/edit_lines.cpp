@@ -45,14 +45,14 @@ tool_result edit_lines_tool::run(const boost::json::object& p, tool_context& con
                               content.value_or(""), expected ? &*expected : nullptr);
     if (!outcome) return tool_result::failure(outcome.error_code, outcome.message);
     if (outcome.content == *before)
-        return tool_result::failure("NO_CHANGE", "The edit leaves " + quoted(path) +
-                                                     " unchanged; nothing to do.");
+        return tool_result::failure(
+            "NO_CHANGE", "The edit leaves " + quoted(path) + " unchanged; nothing to do.");
     text_document after(outcome.content);
-    auto result = commit_change(
-        context, path, before, outcome.content, overwrite::allowed, how,
-        "Edited " + quoted(path) + " (" + operation + " at line " + std::to_string(start) +
-            "); it now has " + std::to_string(after.line_count()) + " lines:",
-        snippet(after, outcome.first_line, outcome.last_line));
+    auto result = commit_change(context, path, before, outcome.content, overwrite::allowed, how,
+                                "Edited " + quoted(path) + " (" + operation + " at line " +
+                                    std::to_string(start) + "); it now has " +
+                                    std::to_string(after.line_count()) + " lines:",
+                                snippet(after, outcome.first_line, outcome.last_line));
     if (result.ok) result.data["line_count"] = after.line_count();
     return result;
 }

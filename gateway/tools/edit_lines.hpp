@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `edit_lines`: Inserts, deletes or replaces a range of lines. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `edit_lines`: Inserts, deletes or replaces a range of lines. The parameters, limits and error
+// codes are in its spec and in docs/tools.md.
 class edit_lines_tool final : public tool {
 public:
     const tool_spec& spec() const override;

@@ -32,7 +32,8 @@ tool_result commit_change(tool_context& context, std::string_view path,
                                   std::to_string(context.limits.max_write_bytes) + " bytes.");
     auto relative = normalize_relative(path);
     diff_stats stats;
-    auto diff = unified_diff(relative, before.value_or(""), after, before.has_value(), true, &stats);
+    auto diff =
+        unified_diff(relative, before.value_or(""), after, before.has_value(), true, &stats);
     boost::json::object data{{"path", relative},
                              {"diff", diff},
                              {"added", stats.added},
@@ -47,8 +48,8 @@ tool_result commit_change(tool_context& context, std::string_view path,
     auto written = context.files->write(relative, after, policy, before);
     if (!written) return tool_result::failure(written.error_code, written.message);
     std::string text = summary;
-    text += " (+" + std::to_string(stats.added) + " -" + std::to_string(stats.removed) +
-            " lines)\n";
+    text +=
+        " (+" + std::to_string(stats.added) + " -" + std::to_string(stats.removed) + " lines)\n";
     text += detail.empty() ? diff : detail;
     return tool_result::success(cap_text(std::move(text), limit, "Use read_file to see more."),
                                 std::move(data));

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "gateway/tools/tool.hpp"
 #include "gateway/tools/sandbox.hpp"
+#include "gateway/tools/tool.hpp"
 
 #include <optional>
 #include <string>

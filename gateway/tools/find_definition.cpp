@@ -35,8 +35,8 @@ tool_result find_definition_tool::run(const boost::json::object& p, tool_context
                "search_files to look for it.";
     } else {
         text = "Found " + std::to_string(lookup.found.size()) +
-               (lookup.found.size() == 1 ? " definition" : " definitions") + " of " +
-               quoted(name) + ":\n";
+               (lookup.found.size() == 1 ? " definition" : " definitions") + " of " + quoted(name) +
+               ":\n";
         for (std::size_t i = 0; i < lookup.found.size() && i < cap; ++i) {
             const auto& s = lookup.found[i];
             text += s.path + ":" + std::to_string(s.line) + ": [" + s.kind + "] " + s.text + "\n";

@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `find_definition`: Finds where a symbol is defined, from the workspace symbol index. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `find_definition`: Finds where a symbol is defined, from the workspace symbol index. The
+// parameters, limits and error codes are in its spec and in docs/tools.md.
 class find_definition_tool final : public tool {
 public:
     const tool_spec& spec() const override;

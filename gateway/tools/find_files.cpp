@@ -26,8 +26,7 @@ const tool_spec& find_files_tool::spec() const {
     return s;
 }
 
-tool_result find_files_tool::run(const boost::json::object& p, tool_context& context,
-                                 mode) const {
+tool_result find_files_tool::run(const boost::json::object& p, tool_context& context, mode) const {
     if (!context.files) return no_workspace();
     auto base = normalize_relative(string_param(p, "path", "."));
     std::string pattern = string_param(p, "pattern");
@@ -84,9 +83,9 @@ tool_result find_files_tool::run(const boost::json::object& p, tool_context& con
     if (total > cap)
         text += "... " + std::to_string(total - cap) +
                 " more. Narrow the pattern or the path, or add an exclude.\n";
-    return tool_result::success(std::move(text), {{"files", std::move(files)},
-                                                  {"total", total},
-                                                  {"truncated", total > cap}});
+    return tool_result::success(
+        std::move(text),
+        {{"files", std::move(files)}, {"total", total}, {"truncated", total > cap}});
 }
 
 }  // namespace gateway::tools

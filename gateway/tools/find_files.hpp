@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `find_files`: Finds files by glob pattern. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `find_files`: Finds files by glob pattern. The parameters, limits and error codes are in its spec
+// and in docs/tools.md.
 class find_files_tool final : public tool {
 public:
     const tool_spec& spec() const override;

@@ -83,10 +83,10 @@ std::string replace_all(std::string text, char from, std::string_view to) {
 
 // What the module looks like from each language.
 struct target {
-    std::string path;           // as given, normalized
-    std::string stem;           // without extension and a trailing /index, /__init__, /mod
-    std::string dotted;         // stem with '.' separators (Python, Java)
-    std::string rust;           // crate-relative path with '::' (src/ and mod.rs dropped)
+    std::string path;    // as given, normalized
+    std::string stem;    // without extension and a trailing /index, /__init__, /mod
+    std::string dotted;  // stem with '.' separators (Python, Java)
+    std::string rust;    // crate-relative path with '::' (src/ and mod.rs dropped)
 
     explicit target(std::string_view module) : path(normalize_relative(module)) {
         stem = strip_extension(path);
@@ -231,7 +231,8 @@ tool_result find_importers_tool::run(const boost::json::object& p, tool_context&
         bool in_go_block = false;
         while (pos < text.size()) {
             auto newline = text.find('\n', pos);
-            auto line = text.substr(pos, newline == std::string_view::npos ? text.npos : newline - pos);
+            auto line =
+                text.substr(pos, newline == std::string_view::npos ? text.npos : newline - pos);
             pos = newline == std::string_view::npos ? text.size() : newline + 1;
             ++number;
             if (imports(t, re, e.path, line, in_go_block)) {
@@ -249,13 +250,13 @@ tool_result find_importers_tool::run(const boost::json::object& p, tool_context&
                ". Give the module's path relative to the workspace root (e.g. src/db.ts) or its "
                "import name.";
     } else {
-        text = std::to_string(found.size()) + (found.size() == 1 ? " file imports " : " files import ") +
-               quoted(module) + ":\n";
+        text = std::to_string(found.size()) +
+               (found.size() == 1 ? " file imports " : " files import ") + quoted(module) + ":\n";
         for (std::size_t i = 0; i < found.size() && i < cap; ++i) {
             auto& [path, where] = found[i];
             text += path + ":" + std::to_string(where.first) + ": " + where.second + "\n";
-            list.push_back(boost::json::object{
-                {"path", path}, {"line", where.first}, {"text", where.second}});
+            list.push_back(
+                boost::json::object{{"path", path}, {"line", where.first}, {"text", where.second}});
         }
         if (found.size() > cap) text += "... " + std::to_string(found.size() - cap) + " more.\n";
     }

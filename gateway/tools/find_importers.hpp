@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `find_importers`: Finds the files that import a module or include a header. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `find_importers`: Finds the files that import a module or include a header. The parameters,
+// limits and error codes are in its spec and in docs/tools.md.
 class find_importers_tool final : public tool {
 public:
     const tool_spec& spec() const override;

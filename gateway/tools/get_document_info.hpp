@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `get_document_info`: Describes the chat's open document. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `get_document_info`: Describes the chat's open document. The parameters, limits and error codes
+// are in its spec and in docs/tools.md.
 class get_document_info_tool final : public tool {
 public:
     const tool_spec& spec() const override;

@@ -99,7 +99,8 @@ glob glob::compile(std::string_view pattern, std::string& error) {
 }
 
 bool glob::matches(std::string_view relative_path) const {
-    return re_ && RE2::FullMatch(re2::StringPiece(relative_path.data(), relative_path.size()), *re_);
+    return re_ &&
+           RE2::FullMatch(re2::StringPiece(relative_path.data(), relative_path.size()), *re_);
 }
 
 }  // namespace gateway::tools

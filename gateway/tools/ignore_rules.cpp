@@ -62,7 +62,8 @@ ignore_rules::verdict ignore_rules::check(std::string_view relative, bool is_dir
         return verdict::none;
     int last = -1;
     for (int index : matched)
-        if (index > last && (is_directory || !rules_[static_cast<std::size_t>(index)].directory_only))
+        if (index > last &&
+            (is_directory || !rules_[static_cast<std::size_t>(index)].directory_only))
             last = index;
     if (last < 0) return verdict::none;
     return rules_[static_cast<std::size_t>(last)].negated ? verdict::included : verdict::ignored;

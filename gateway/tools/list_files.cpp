@@ -29,18 +29,21 @@ namespace {
 
 const char* type_name(entry_type type) {
     switch (type) {
-    case entry_type::file: return "file";
-    case entry_type::directory: return "dir";
-    case entry_type::symlink: return "link";
-    case entry_type::other: return "other";
+        case entry_type::file:
+            return "file";
+        case entry_type::directory:
+            return "dir";
+        case entry_type::symlink:
+            return "link";
+        case entry_type::other:
+            return "other";
     }
     return "other";
 }
 
 }  // namespace
 
-tool_result list_files_tool::run(const boost::json::object& p, tool_context& context,
-                                 mode) const {
+tool_result list_files_tool::run(const boost::json::object& p, tool_context& context, mode) const {
     if (!context.files) return no_workspace();
     auto path = normalize_relative(string_param(p, "path", "."));
     bool recursive = bool_param(p, "recursive", false);
@@ -76,9 +79,10 @@ tool_result list_files_tool::run(const boost::json::object& p, tool_context& con
         text += "... and " + std::to_string(total - cap) +
                 " more entries not shown. Narrow the listing with a subfolder path, list "
                 "without recursive, or use find_files with a pattern.\n";
-    return tool_result::success(
-        std::move(text),
-        {{"path", path}, {"entries", std::move(entries)}, {"total", total}, {"truncated", total > cap}});
+    return tool_result::success(std::move(text), {{"path", path},
+                                                  {"entries", std::move(entries)},
+                                                  {"total", total},
+                                                  {"truncated", total > cap}});
 }
 
 }  // namespace gateway::tools

@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `list_files`: Lists a workspace folder: type, size and modification time per entry. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `list_files`: Lists a workspace folder: type, size and modification time per entry. The
+// parameters, limits and error codes are in its spec and in docs/tools.md.
 class list_files_tool final : public tool {
 public:
     const tool_spec& spec() const override;

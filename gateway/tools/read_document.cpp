@@ -25,14 +25,13 @@ tool_result read_document_tool::run(const boost::json::object& p, tool_context& 
     auto total = static_cast<long long>(doc.line_count());
     long long first = optional_int_param(p, "start_line").value_or(1);
     long long last = std::min(optional_int_param(p, "end_line").value_or(total), total);
-    std::string header = "Document: \"" + context.document->name + "\" (" +
-                         std::to_string(total) + " lines, " + std::to_string(doc.word_count()) +
-                         " words)";
+    std::string header = "Document: \"" + context.document->name + "\" (" + std::to_string(total) +
+                         " lines, " + std::to_string(doc.word_count()) + " words)";
     if (total > 0 && (first > total || last < first))
-        return tool_result::failure("INVALID_RANGE",
-                                    "Lines " + std::to_string(first) + "-" + std::to_string(last) +
-                                        " are out of range; the document has " +
-                                        std::to_string(total) + " lines.");
+        return tool_result::failure("INVALID_RANGE", "Lines " + std::to_string(first) + "-" +
+                                                         std::to_string(last) +
+                                                         " are out of range; the document has " +
+                                                         std::to_string(total) + " lines.");
     if (first != 1 || last != total)
         header += ", showing lines " + std::to_string(first) + "-" + std::to_string(last);
     return tool_result::success(

@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `read_document`: Reads the chat's open document as numbered lines. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `read_document`: Reads the chat's open document as numbered lines. The parameters, limits and
+// error codes are in its spec and in docs/tools.md.
 class read_document_tool final : public tool {
 public:
     const tool_spec& spec() const override;

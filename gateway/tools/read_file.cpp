@@ -21,8 +21,7 @@ const tool_spec& read_file_tool::spec() const {
     return s;
 }
 
-tool_result read_file_tool::run(const boost::json::object& p, tool_context& context,
-                                mode) const {
+tool_result read_file_tool::run(const boost::json::object& p, tool_context& context, mode) const {
     if (!context.files) return no_workspace();
     auto path = string_param(p, "path");
     auto start = optional_int_param(p, "start_line");
@@ -32,8 +31,9 @@ tool_result read_file_tool::run(const boost::json::object& p, tool_context& cont
         path, ranged ? context.limits.max_file_bytes : context.limits.max_read_bytes);
     if (!file) {
         if (file.error_code == "FILE_TOO_LARGE" && !ranged)
-            file.message += " Read it in parts with start_line and end_line (for example 1-400), "
-                            "or use search_files to find the lines you need.";
+            file.message +=
+                " Read it in parts with start_line and end_line (for example 1-400), "
+                "or use search_files to find the lines you need.";
         return tool_result::failure(file.error_code, file.message);
     }
     text_document doc(std::move(file.text));
@@ -45,8 +45,7 @@ tool_result read_file_tool::run(const boost::json::object& p, tool_context& cont
     if (first > total)
         return tool_result::failure("INVALID_RANGE", "start_line " + std::to_string(first) +
                                                          " is past the end of " + quoted(path) +
-                                                         " (" + std::to_string(total) +
-                                                         " lines).");
+                                                         " (" + std::to_string(total) + " lines).");
     if (last < first)
         return tool_result::failure("INVALID_RANGE", "end_line " + std::to_string(last) +
                                                          " is before start_line " +

@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `read_file`: Reads a file as numbered lines. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `read_file`: Reads a file as numbered lines. The parameters, limits and error codes are in its
+// spec and in docs/tools.md.
 class read_file_tool final : public tool {
 public:
     const tool_spec& spec() const override;

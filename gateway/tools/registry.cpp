@@ -105,8 +105,8 @@ const boost::json::value& registry::schema(std::string_view name) const {
 std::string registry::catalogue(role r) const {
     std::string out;
     auto tools = for_role(r);
-    for (auto group : {category::search, category::reading, category::writing,
-                       category::management, category::document}) {
+    for (auto group : {category::search, category::reading, category::writing, category::management,
+                       category::document}) {
         bool header = false;
         for (const auto* t : tools) {
             const auto& spec = t->spec();
@@ -180,15 +180,15 @@ tool_result registry::execute(std::string_view name, const boost::json::value& p
                                                         ". Valid tools: " + names + ".");
     }
     if ((t->spec().permissions & ~permissions_of(r)) != 0)
-        return tool_result::failure("PERMISSION_DENIED",
-                                    "Tool " + quoted(name) +
-                                        " changes files, and this chat may only read them.");
+        return tool_result::failure(
+            "PERMISSION_DENIED",
+            "Tool " + quoted(name) + " changes files, and this chat may only read them.");
     if (!parameters.is_object())
-        return tool_result::failure("INVALID_PARAMETERS",
-                                    "The parameters of " + quoted(name) + " must be a JSON object.");
+        return tool_result::failure(
+            "INVALID_PARAMETERS", "The parameters of " + quoted(name) + " must be a JSON object.");
     if (auto problem = validate(name, parameters); !problem.empty())
-        return tool_result::failure("INVALID_PARAMETERS", "Invalid parameters for " +
-                                                              quoted(name) + " at " + problem);
+        return tool_result::failure("INVALID_PARAMETERS",
+                                    "Invalid parameters for " + quoted(name) + " at " + problem);
     return t->run(parameters.as_object(), context, how);
 }
 

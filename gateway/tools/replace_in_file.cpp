@@ -42,13 +42,12 @@ tool_result replace_in_file_tool::run(const boost::json::object& p, tool_context
         options.set_log_errors(false);
         RE2 re(find, options);
         if (!re.ok())
-            return tool_result::failure("INVALID_REGEX", "Invalid regular expression " +
-                                                             quoted(find) + ": " + re.error());
+            return tool_result::failure(
+                "INVALID_REGEX", "Invalid regular expression " + quoted(find) + ": " + re.error());
         std::string rewrite_error;
         if (!re.CheckRewriteString(replace, &rewrite_error))
-            return tool_result::failure("INVALID_REGEX",
-                                        "Invalid replacement " + quoted(replace) + ": " +
-                                            rewrite_error);
+            return tool_result::failure(
+                "INVALID_REGEX", "Invalid replacement " + quoted(replace) + ": " + rewrite_error);
         count = RE2::GlobalReplace(&after, re, replace);
     } else {
         text_document doc(*before);
@@ -69,9 +68,9 @@ tool_result replace_in_file_tool::run(const boost::json::object& p, tool_context
     if (count == 0 || after == *before)
         return tool_result::success(summary + " The file was not modified.",
                                     {{"path", path}, {"replacements", count}, {"diff", ""}});
-    auto result = commit_change(context, path, before, after, overwrite::allowed,
-                                bool_param(p, "preview_only", false) ? mode::preview : how,
-                                summary);
+    auto result =
+        commit_change(context, path, before, after, overwrite::allowed,
+                      bool_param(p, "preview_only", false) ? mode::preview : how, summary);
     if (result.ok) result.data["replacements"] = count;
     return result;
 }

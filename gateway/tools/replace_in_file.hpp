@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `replace_in_file`: Replaces every literal or RE2 match in a file. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `replace_in_file`: Replaces every literal or RE2 match in a file. The parameters, limits and
+// error codes are in its spec and in docs/tools.md.
 class replace_in_file_tool final : public tool {
 public:
     const tool_spec& spec() const override;

@@ -165,7 +165,8 @@ opened sandbox::open_parent(std::string_view relative, bool create, std::string&
     std::string_view folder = slash == std::string_view::npos ? "." : relative.substr(0, slash);
     leaf = std::string(slash == std::string_view::npos ? relative : relative.substr(slash + 1));
     if (leaf.empty() || leaf == ".")
-        return fail("NOT_A_REGULAR_FILE", "Path " + quoted(relative) + " names a folder, not a file.");
+        return fail("NOT_A_REGULAR_FILE",
+                    "Path " + quoted(relative) + " names a folder, not a file.");
     if (folder.empty()) folder = ".";
     auto parent = open_dir(folder);
     if (parent || !create || parent.error_code != "NOT_FOUND") return parent;
@@ -209,8 +210,8 @@ fs_status io_error(std::string_view what, std::string_view path) {
 }
 
 // Refuses anything at `leaf` that is not a regular file; sets `exists` and `info`.
-fs_status inspect_leaf(int parent, const std::string& leaf, std::string_view relative,
-                       bool& exists, struct stat& info) {
+fs_status inspect_leaf(int parent, const std::string& leaf, std::string_view relative, bool& exists,
+                       struct stat& info) {
     exists = ::fstatat(parent, leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0;
     if (!exists) {
         if (errno == ENOENT) return {};
@@ -296,7 +297,8 @@ fs_status sandbox::remove_file(std::string_view relative) const {
     if (S_ISDIR(info.st_mode))
         return {"NOT_A_REGULAR_FILE",
                 "Path " + quoted(relative) + " is a folder; delete_file removes files only."};
-    if (::unlinkat(parent.fd.get(), leaf.c_str(), 0) != 0) return io_error("Cannot delete", relative);
+    if (::unlinkat(parent.fd.get(), leaf.c_str(), 0) != 0)
+        return io_error("Cannot delete", relative);
     ::fsync(parent.fd.get());
     return {};
 }

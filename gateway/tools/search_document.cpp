@@ -31,8 +31,8 @@ tool_result search_document_tool::run(const boost::json::object& p, tool_context
     if (!bool_param(p, "is_regex", false)) options.set_literal(true);
     RE2 re(query, options);
     if (!re.ok())
-        return tool_result::failure("INVALID_REGEX",
-                                    "Invalid regular expression " + quoted(query) + ": " + re.error());
+        return tool_result::failure(
+            "INVALID_REGEX", "Invalid regular expression " + quoted(query) + ": " + re.error());
     text_document doc(context.document->content);
     std::size_t total = 0;
     auto cap = static_cast<std::size_t>(context.limits.document_search_cap);

@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `search_document`: Searches the chat's open document. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `search_document`: Searches the chat's open document. The parameters, limits and error codes are
+// in its spec and in docs/tools.md.
 class search_document_tool final : public tool {
 public:
     const tool_spec& spec() const override;

@@ -89,11 +89,11 @@ struct search {
             counted = at;
             auto line_begin = static_cast<std::size_t>(at - base);
             while (line_begin > 0 && base[line_begin - 1] != '\n') --line_begin;
-            const char* newline =
-                static_cast<const char*>(std::memchr(at, '\n', end - at));
+            const char* newline = static_cast<const char*>(std::memchr(at, '\n', end - at));
             auto line_end = newline ? static_cast<std::size_t>(newline - base) : content.size();
             ++matches;
-            if (matches <= cap) render(path, content, line_number, line_begin, line_end, last_shown);
+            if (matches <= cap)
+                render(path, content, line_number, line_begin, line_end, last_shown);
             pos = line_end + 1;
         }
     }

@@ -4,8 +4,8 @@
 
 namespace gateway::tools {
 
-// `search_files`: Searches file contents with an RE2 regular expression. The parameters, limits and error codes are in its spec and in
-// docs/tools.md.
+// `search_files`: Searches file contents with an RE2 regular expression. The parameters, limits and
+// error codes are in its spec and in docs/tools.md.
 class search_files_tool final : public tool {
 public:
     const tool_spec& spec() const override;

@@ -2,8 +2,8 @@
 
 #include "gateway/tools/walker.hpp"
 
-#include <boost/json/parse.hpp>
 #include <re2/re2.h>
+#include <boost/json/parse.hpp>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -125,9 +125,9 @@ const std::vector<pattern>& import_patterns() {
 
 bool is_keyword(std::string_view word) {
     static constexpr std::array<std::string_view, 22> keywords = {
-        "if",     "while", "for",  "switch", "return", "else",   "sizeof", "catch",
-        "import", "from",  "as",   "type",   "new",    "delete", "throw",  "case",
-        "crate",  "self",  "super", "pub",   "do",     "typeof"};
+        "if",     "while", "for",   "switch", "return", "else",   "sizeof", "catch",
+        "import", "from",  "as",    "type",   "new",    "delete", "throw",  "case",
+        "crate",  "self",  "super", "pub",    "do",     "typeof"};
     return std::find(keywords.begin(), keywords.end(), word) != keywords.end();
 }
 
@@ -156,8 +156,8 @@ void scan_file(std::string_view path, std::string_view text, bool imports_only,
             for (const auto& p : definition_patterns()) {
                 if (p.lang != lang || !RE2::PartialMatch(input, *p.re, &name) || is_keyword(name))
                     continue;
-                out.push_back({name, std::string(path), number, p.type, p.type,
-                               std::string(trimmed(line))});
+                out.push_back(
+                    {name, std::string(path), number, p.type, p.type, std::string(trimmed(line))});
                 break;
             }
         }
@@ -178,8 +178,8 @@ std::string type_of_kind(std::string_view kind, std::string_view path) {
     static constexpr std::array<std::string_view, 6> functions = {
         "function", "func", "method", "procedure", "subroutine", "macro"};
     static constexpr std::array<std::string_view, 13> classes = {
-        "class",   "struct", "union",     "enum",   "interface", "trait", "typedef",
-        "type",    "namespace", "module", "record", "alias",     "implementation"};
+        "class", "struct",    "union",  "enum",   "interface", "trait",         "typedef",
+        "type",  "namespace", "module", "record", "alias",     "implementation"};
     static constexpr std::array<std::string_view, 8> variables = {
         "variable", "constant", "field", "property", "enumerator", "define", "var", "const"};
     auto in = [&](const auto& list) {
@@ -232,9 +232,8 @@ bool run_ctags(const std::string& program, const std::string& root,
     posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addchdir_np(&actions, root.c_str());
-    std::vector<std::string> args = {program,       "--output-format=json", "--fields=+nK",
-                                     "--links=no",  "--extras=-F",          "-f",
-                                     "-",           "-L",                   "-"};
+    std::vector<std::string> args = {
+        program, "--output-format=json", "--fields=+nK", "--links=no", "-f", "-", "-L", "-"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -362,8 +361,8 @@ void symbol_index::index(const std::vector<std::string>& paths) {
             auto newline = json_lines.find('\n', pos);
             if (newline == std::string::npos) newline = json_lines.size();
             boost::system::error_code ec;
-            auto tag = boost::json::parse(
-                std::string_view(json_lines).substr(pos, newline - pos), ec);
+            auto tag =
+                boost::json::parse(std::string_view(json_lines).substr(pos, newline - pos), ec);
             pos = newline + 1;
             const auto* object = tag.if_object();
             if (ec || !object || !object->contains("name") || !object->contains("path")) continue;

@@ -57,10 +57,12 @@ std::size_t text_document::word_count() const {
 std::string_view text_document::eol() const {
     auto newline = content_.find('\n');
     return newline != std::string::npos && newline > 0 && content_[newline - 1] == '\r' ? "\r\n"
-                                                                                         : "\n";
+                                                                                        : "\n";
 }
 
-bool text_document::ends_with_newline() const { return content_.ends_with('\n'); }
+bool text_document::ends_with_newline() const {
+    return content_.ends_with('\n');
+}
 
 std::string text_document::numbered(std::size_t first, std::size_t last) const {
     std::string out;
@@ -228,8 +230,8 @@ edit_outcome tolerant_replace(const text_document& doc, std::string_view old_tex
         auto shape = normalize(line);
         if (!shape.rest.empty()) {
             int width = std::max(0, shape.indent + match_shift);
-            replacement += tabs && width % 4 == 0 ? std::string(width / 4, '\t')
-                                                  : std::string(width, ' ');
+            replacement +=
+                tabs && width % 4 == 0 ? std::string(width / 4, '\t') : std::string(width, ' ');
             replacement += shape.rest;
         }
         replacement += eol;
@@ -258,8 +260,8 @@ edit_outcome replace_unique(const text_document& doc, std::string_view old_text,
     if (found.size() == 1) return edited(doc.content(), found[0], old_text.size(), new_text);
     if (found.size() > 1)
         return failed("AMBIGUOUS_MATCH",
-                      "The text occurs " + std::to_string(found.size()) +
-                          " times (at lines " + join_line_numbers(doc, found) +
+                      "The text occurs " + std::to_string(found.size()) + " times (at lines " +
+                          join_line_numbers(doc, found) +
                           "); the file was not modified. Include more surrounding lines so the "
                           "match is unique.");
     auto tolerant = tolerant_replace(doc, old_text, new_text);
@@ -337,8 +339,7 @@ edit_outcome edit_lines(const text_document& doc, line_operation op, long long s
         }
         if (strip_final_newline(*expected) != current)
             return failed("STALE_LINES",
-                          "The lines " + std::to_string(start_line) + "-" +
-                              std::to_string(last) +
+                          "The lines " + std::to_string(start_line) + "-" + std::to_string(last) +
                               " no longer hold the expected text; the file was not modified. "
                               "They are now:\n" +
                               doc.numbered(static_cast<std::size_t>(start_line),
@@ -349,32 +350,34 @@ edit_outcome edit_lines(const text_document& doc, line_operation op, long long s
     auto last = static_cast<std::size_t>(end_line);
     const auto& content = doc.content();
     switch (op) {
-    case line_operation::insert: {
-        auto at = doc.line_start(first);
-        std::string lines = as_lines(doc, text);
-        if (at == content.size() && !content.empty() && !content.ends_with('\n'))
-            lines.insert(0, doc.eol());
-        return edited(content, at, 0, lines);
-    }
-    case line_operation::remove: {
-        auto begin = doc.line_start(first);
-        auto end = doc.line_end_with_eol(last);
-        // Deleting the final line of a file without a trailing newline: take the ending before it.
-        if (end == content.size() && !content.ends_with('\n') && begin > 0) {
-            begin -= 1;
-            if (begin > 0 && content[begin - 1] == '\r') begin -= 1;
+        case line_operation::insert: {
+            auto at = doc.line_start(first);
+            std::string lines = as_lines(doc, text);
+            if (at == content.size() && !content.empty() && !content.ends_with('\n'))
+                lines.insert(0, doc.eol());
+            return edited(content, at, 0, lines);
         }
-        auto out = edited(content, begin, end - begin, {});
-        out.first_line = out.last_line = std::min(first, text_document(out.content).line_count());
-        return out;
-    }
-    case line_operation::replace: {
-        auto begin = doc.line_start(first);
-        auto end = doc.line_end_with_eol(last);
-        bool had_eol = end > begin && content[end - 1] == '\n';
-        std::string lines = had_eol ? as_lines(doc, text) : strip_final_newline(text);
-        return edited(content, begin, end - begin, lines);
-    }
+        case line_operation::remove: {
+            auto begin = doc.line_start(first);
+            auto end = doc.line_end_with_eol(last);
+            // Deleting the final line of a file without a trailing newline: take the ending before
+            // it.
+            if (end == content.size() && !content.ends_with('\n') && begin > 0) {
+                begin -= 1;
+                if (begin > 0 && content[begin - 1] == '\r') begin -= 1;
+            }
+            auto out = edited(content, begin, end - begin, {});
+            out.first_line = out.last_line =
+                std::min(first, text_document(out.content).line_count());
+            return out;
+        }
+        case line_operation::replace: {
+            auto begin = doc.line_start(first);
+            auto end = doc.line_end_with_eol(last);
+            bool had_eol = end > begin && content[end - 1] == '\n';
+            std::string lines = had_eol ? as_lines(doc, text) : strip_final_newline(text);
+            return edited(content, begin, end - begin, lines);
+        }
     }
     return failed("INVALID_RANGE", "unknown operation");
 }

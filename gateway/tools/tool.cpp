@@ -4,11 +4,16 @@ namespace gateway::tools {
 
 std::string_view category_title(category c) {
     switch (c) {
-    case category::search: return "Search & Discovery";
-    case category::reading: return "File Reading";
-    case category::writing: return "File Writing";
-    case category::management: return "File Management";
-    case category::document: return "Document";
+        case category::search:
+            return "Search & Discovery";
+        case category::reading:
+            return "File Reading";
+        case category::writing:
+            return "File Writing";
+        case category::management:
+            return "File Management";
+        case category::document:
+            return "Document";
     }
     return "Other";
 }
@@ -83,8 +88,8 @@ std::string cap_text(std::string text, std::size_t limit, std::string_view how_t
 }
 
 tool_result no_workspace() {
-    return tool_result::failure("NO_WORKSPACE",
-                                "This chat has no workspace folder, so file tools are unavailable.");
+    return tool_result::failure(
+        "NO_WORKSPACE", "This chat has no workspace folder, so file tools are unavailable.");
 }
 
 tool_result no_document() {

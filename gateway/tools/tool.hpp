@@ -46,7 +46,7 @@ struct open_document {
 
 // Bounds on what a tool reads, writes and returns. The defaults suit a model's context window.
 struct tool_limits {
-    std::size_t max_read_bytes = 200 * 1024;      // read_file without a range
+    std::size_t max_read_bytes = 200 * 1024;        // read_file without a range
     std::size_t max_file_bytes = 16 * 1024 * 1024;  // any file read for editing or ranges
     std::size_t max_write_bytes = 4 * 1024 * 1024;
     std::size_t max_search_file_bytes = 2 * 1024 * 1024;  // larger files are skipped by search

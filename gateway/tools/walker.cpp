@@ -57,11 +57,16 @@ bool ignored(const std::vector<ignore_level>& levels, const std::string& path, b
 
 entry_type type_of(int dir_fd, const char* name, unsigned char d_type) {
     switch (d_type) {
-    case DT_REG: return entry_type::file;
-    case DT_DIR: return entry_type::directory;
-    case DT_LNK: return entry_type::symlink;
-    case DT_UNKNOWN: break;
-    default: return entry_type::other;
+        case DT_REG:
+            return entry_type::file;
+        case DT_DIR:
+            return entry_type::directory;
+        case DT_LNK:
+            return entry_type::symlink;
+        case DT_UNKNOWN:
+            break;
+        default:
+            return entry_type::other;
     }
     struct stat info {};
     if (::fstatat(dir_fd, name, &info, AT_SYMLINK_NOFOLLOW) != 0) return entry_type::other;
@@ -116,8 +121,8 @@ struct walker {
                 break;
             }
             if (!directory || action == walk_action::skip || !options.recursive) continue;
-            unique_fd child(::openat(dir, name.c_str(),
-                                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            unique_fd child(
+                ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
             if (child) folder(child.get(), path);
         }
         levels.resize(levels_before);
@@ -128,8 +133,8 @@ struct walker {
 
 bool is_skipped_folder(std::string_view name) {
     static constexpr std::array<std::string_view, 14> skipped = {
-        ".git",  ".hg",         ".svn",  "node_modules", "build", "dist",   "target",
-        "out",   "__pycache__", ".venv", "venv",         ".tox",  ".cache", ".next"};
+        ".git", ".hg",         ".svn",  "node_modules", "build", "dist",   "target",
+        "out",  "__pycache__", ".venv", "venv",         ".tox",  ".cache", ".next"};
     return std::find(skipped.begin(), skipped.end(), name) != skipped.end() ||
            name.starts_with("cmake-build-");
 }

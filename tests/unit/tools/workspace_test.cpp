@@ -1,0 +1,105 @@
+#include "gateway/tools/workspace.hpp"
+
+#include "fixture.hpp"
+
+#include <sys/stat.h>
+
+using namespace tools_test;
+using gateway::tools::overwrite;
+
+BOOST_AUTO_TEST_SUITE(workspace_suite)
+
+BOOST_AUTO_TEST_CASE(open_refuses_relative_and_missing_roots) {
+    std::string error;
+    BOOST_TEST(!gateway::tools::workspace::open("relative/dir", error));
+    BOOST_TEST(contains(error, "absolute"));
+    BOOST_TEST(!gateway::tools::workspace::open("/nonexistent/contextgate", error));
+}
+
+BOOST_AUTO_TEST_CASE(read_detects_binary_and_oversized_files) {
+    temp_workspace w;
+    w.write("text.txt", "hello\n");
+    w.write("blob.bin", std::string("PK\x03\x04\0\0data", 10));
+    w.write("big.txt", std::string(1000, 'x'));
+    BOOST_TEST(w.files->read("text.txt", 100).text == "hello\n");
+    auto blob = w.files->read("blob.bin", 100);
+    BOOST_TEST(blob.error_code == "BINARY_FILE");
+    BOOST_TEST(blob.text.empty());
+    BOOST_TEST(w.files->read("big.txt", 999).error_code == "FILE_TOO_LARGE");
+    BOOST_TEST(w.files->read("missing.txt", 100).error_code == "NOT_FOUND");
+}
+
+BOOST_AUTO_TEST_CASE(writes_are_atomic_keep_permissions_and_leave_no_temporaries) {
+    temp_workspace w;
+    w.write("script.sh", "#!/bin/sh\n");
+    fs::permissions(w.root / "script.sh", fs::perms(0750));
+    auto status = w.files->write("script.sh", "#!/bin/sh\necho hi\n", overwrite::allowed,
+                                 std::string("#!/bin/sh\n"));
+    BOOST_TEST_REQUIRE(static_cast<bool>(status), status.message);
+    BOOST_TEST(w.read("script.sh") == "#!/bin/sh\necho hi\n");
+    auto mode =
+        static_cast<unsigned>(fs::status(w.root / "script.sh").permissions() & fs::perms::all);
+    BOOST_TEST(mode == 0750u);
+    int entries = 0;
+    for (auto& e : fs::directory_iterator(w.root)) (void)e, ++entries;
+    BOOST_TEST(entries == 1);
+}
+
+BOOST_AUTO_TEST_CASE(create_refuses_existing_and_creates_parents) {
+    temp_workspace w;
+    w.write("a.txt", "a");
+    BOOST_TEST(w.files->write("a.txt", "b", overwrite::refused, std::nullopt).error_code ==
+               "FILE_EXISTS");
+    BOOST_TEST(w.read("a.txt") == "a");
+    BOOST_TEST(
+        static_cast<bool>(w.files->write("x/y/z.txt", "z", overwrite::refused, std::nullopt)));
+    BOOST_TEST(w.read("x/y/z.txt") == "z");
+}
+
+BOOST_AUTO_TEST_CASE(writes_never_go_through_links_or_into_folders) {
+    temp_workspace w;
+    w.write("real.txt", "real");
+    fs::create_symlink("real.txt", w.root / "alias.txt");
+    fs::create_directories(w.root / "folder");
+    BOOST_TEST(w.files->write("alias.txt", "x", overwrite::allowed, "").error_code ==
+               "NOT_A_REGULAR_FILE");
+    BOOST_TEST(w.files->write("folder", "x", overwrite::allowed, "").error_code ==
+               "NOT_A_REGULAR_FILE");
+    BOOST_TEST(w.files->write("folder/", "x", overwrite::allowed, "").error_code ==
+               "NOT_A_REGULAR_FILE");
+    BOOST_TEST(w.read("real.txt") == "real");
+    BOOST_TEST(fs::is_symlink(w.root / "alias.txt"));
+}
+
+BOOST_AUTO_TEST_CASE(undo_restores_the_last_five_writes) {
+    temp_workspace w;
+    std::optional<std::string> previous;  // the file does not exist yet
+    for (int i = 1; i <= 7; ++i) {
+        auto content = "v" + std::to_string(i);
+        BOOST_TEST_REQUIRE(
+            static_cast<bool>(w.files->write("f.txt", content, overwrite::allowed, previous)));
+        previous = content;
+    }
+    BOOST_TEST(w.files->undo_available("f.txt") == 5u);
+    for (int expected = 6; expected >= 2; --expected) {
+        BOOST_TEST_REQUIRE(static_cast<bool>(w.files->undo("f.txt")));
+        BOOST_TEST(w.read("f.txt") == "v" + std::to_string(expected));
+    }
+    BOOST_TEST(w.files->undo("f.txt").error_code == "NOTHING_TO_UNDO");
+    BOOST_TEST(w.read("f.txt") == "v2");
+}
+
+BOOST_AUTO_TEST_CASE(undo_of_a_create_deletes_and_of_a_delete_restores) {
+    temp_workspace w;
+    BOOST_TEST_REQUIRE(
+        static_cast<bool>(w.files->write("new.txt", "n", overwrite::refused, std::nullopt)));
+    BOOST_TEST_REQUIRE(static_cast<bool>(w.files->undo("./new.txt")));
+    BOOST_TEST(!w.exists("new.txt"));
+    w.write("old.txt", "keep me");
+    BOOST_TEST_REQUIRE(static_cast<bool>(w.files->remove("old.txt", "keep me")));
+    BOOST_TEST(!w.exists("old.txt"));
+    BOOST_TEST_REQUIRE(static_cast<bool>(w.files->undo("old.txt")));
+    BOOST_TEST(w.read("old.txt") == "keep me");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
