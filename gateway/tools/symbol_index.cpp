@@ -270,8 +270,16 @@ bool run_ctags(const std::string& program, const std::string& root,
 symbol_index::symbol_index(const sandbox& root, std::string root_path)
     : root_(root), root_path_(std::move(root_path)), ctags_(find_on_path("ctags")) {}
 
+symbol_index::~symbol_index() {
+    std::unique_lock lock(mutex_);
+    refreshed_.wait(lock, [&] { return !refreshing_; });
+    lock.unlock();
+    if (worker_.joinable()) worker_.join();
+}
+
 void symbol_index::set_ctags(std::string program) {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    refreshed_.wait(lock, [&] { return !refreshing_; });
     ctags_ = std::move(program);
     built_ = false;
     files_.clear();
@@ -280,15 +288,23 @@ void symbol_index::set_ctags(std::string program) {
 
 void symbol_index::invalidate(const std::string& path) {
     std::lock_guard lock(mutex_);
-    auto found = files_.find(path);
-    if (found != files_.end()) found->second.size = -1;  // re-indexed at the next lookup
-    checked_ = {};
+    dirty_.insert(path);
 }
 
 std::size_t symbol_index::file_count() {
-    std::lock_guard lock(mutex_);
-    refresh();
+    std::unique_lock lock(mutex_);
+    bring_up_to_date(lock);
     return files_.size();
+}
+
+void symbol_index::set_recheck(std::chrono::milliseconds interval) {
+    std::lock_guard lock(mutex_);
+    recheck_ = interval;
+}
+
+void symbol_index::wait_for_refresh() {
+    std::unique_lock lock(mutex_);
+    refreshed_.wait(lock, [&] { return !refreshing_; });
 }
 
 void symbol_index::drop(const std::string& path) {
@@ -302,10 +318,8 @@ void symbol_index::drop(const std::string& path) {
     found->second.symbols.clear();
 }
 
-void symbol_index::refresh() {
-    auto now = std::chrono::steady_clock::now();
-    if (built_ && now - checked_ < recheck) return;
-    std::unordered_map<std::string, std::pair<long long, long long>> seen;
+symbol_index::stamps symbol_index::scan() const {
+    stamps seen;
     walk(root_, ".", {}, [&](const walk_entry& entry) {
         if (entry.type != entry_type::file || language_of(entry.path) == language::none)
             return walk_action::next;
@@ -318,7 +332,10 @@ void symbol_index::refresh() {
                                static_cast<long long>(info.st_size)});
         return walk_action::next;
     });
-    std::vector<std::string> changed;
+    return seen;
+}
+
+void symbol_index::apply(const stamps& seen) {
     for (auto it = files_.begin(); it != files_.end();) {
         if (!seen.count(it->first)) {
             drop(it->first);
@@ -327,7 +344,8 @@ void symbol_index::refresh() {
             ++it;
         }
     }
-    for (auto& [path, stamp] : seen) {
+    std::vector<std::string> changed;
+    for (const auto& [path, stamp] : seen) {
         auto& state = files_[path];
         if (state.mtime_ns == stamp.first && state.size == stamp.second) continue;
         state.mtime_ns = stamp.first;
@@ -336,8 +354,61 @@ void symbol_index::refresh() {
     }
     std::sort(changed.begin(), changed.end());
     if (!changed.empty()) index(changed);
-    built_ = true;
-    checked_ = std::chrono::steady_clock::now();
+}
+
+void symbol_index::bring_up_to_date(std::unique_lock<std::mutex>& lock) {
+    if (!built_) {  // the first build is synchronous: there is nothing to answer from yet
+        refreshed_.wait(lock, [&] { return !refreshing_; });
+        apply(scan());
+        built_ = true;
+        dirty_.clear();
+        checked_ = std::chrono::steady_clock::now();
+        return;
+    }
+    if (!dirty_.empty()) {  // files written through the workspace: re-index them now
+        stamps seen;
+        for (const auto& path : dirty_) {
+            std::string parent = path.find('/') == std::string::npos
+                                     ? std::string(".")
+                                     : path.substr(0, path.rfind('/'));
+            auto folder = root_.open_dir(parent);
+            struct stat info {};
+            auto slash = path.rfind('/');
+            std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+            if (folder && language_of(path) != language::none &&
+                ::fstatat(folder.fd.get(), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISREG(info.st_mode)) {
+                seen.emplace(path, std::pair{info.st_mtim.tv_sec * 1000000000LL + info.st_mtim.tv_nsec,
+                                             static_cast<long long>(info.st_size)});
+            } else {
+                drop(path);
+                files_.erase(path);
+            }
+        }
+        dirty_.clear();
+        std::vector<std::string> changed;
+        for (const auto& [path, stamp] : seen) {
+            auto& state = files_[path];
+            state.mtime_ns = stamp.first;
+            state.size = stamp.second;
+            changed.push_back(path);
+        }
+        if (!changed.empty()) index(changed);
+    }
+    // Outside edits: re-stat the tree in the background and answer from the index meanwhile,
+    // so a lookup never waits for a walk of a large tree.
+    if (!refreshing_ && std::chrono::steady_clock::now() - checked_ >= recheck_) {
+        if (worker_.joinable()) worker_.join();  // finished: it cleared refreshing_ under the lock
+        refreshing_ = true;
+        worker_ = std::thread([this] {
+            auto seen = scan();
+            std::lock_guard guard(mutex_);
+            apply(seen);
+            checked_ = std::chrono::steady_clock::now();
+            refreshing_ = false;
+            refreshed_.notify_all();
+        });
+    }
 }
 
 void symbol_index::index(const std::vector<std::string>& paths) {
@@ -393,8 +464,8 @@ void symbol_index::index(const std::vector<std::string>& paths) {
 }
 
 symbol_index::lookup symbol_index::find(std::string_view name, std::string_view type) {
-    std::lock_guard lock(mutex_);
-    refresh();
+    std::unique_lock lock(mutex_);
+    bring_up_to_date(lock);
     lookup out;
     out.engine = ctags_.empty() ? "regex" : "ctags";
     auto found = files_by_name_.find(std::string(name));

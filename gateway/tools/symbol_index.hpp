@@ -3,6 +3,9 @@
 #include "gateway/tools/sandbox.hpp"
 
 #include <chrono>
+#include <condition_variable>
+#include <set>
+#include <thread>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -25,12 +28,17 @@ struct symbol {
 // (`--output-format=json`, fed the walk's file list, never following links) when it is
 // installed, otherwise with per-language regular expressions (C/C++, Python, JS/TS, Go, Rust,
 // Java; see docs/tools.md). Import statements are always indexed with regular expressions.
-// The index is built on first use and kept per file: a lookup first re-stats the tree (at most
-// once per `recheck` interval) and re-indexes only files whose size or mtime changed; writes
-// through the workspace invalidate their file at once. Thread-safe.
+// The index is built on first use (synchronously) and kept per file. Writes through the workspace
+// mark their file dirty, and the next lookup re-indexes it before answering. Outside edits are
+// found by re-stating the tree in a background thread, started by a lookup at most once per
+// `recheck` interval; the lookup answers from the index meanwhile, so it never waits for a walk.
+// Only files whose size or mtime changed are re-indexed. Thread-safe.
 class symbol_index {
 public:
     symbol_index(const sandbox& root, std::string root_path);
+    ~symbol_index();
+    symbol_index(const symbol_index&) = delete;
+    symbol_index& operator=(const symbol_index&) = delete;
 
     struct lookup {
         std::vector<symbol> found;
@@ -40,11 +48,14 @@ public:
     lookup find(std::string_view name, std::string_view type);
     void invalidate(const std::string& path);
     std::size_t file_count();
+    // Blocks until a background re-check, if one is running, has been applied.
+    void wait_for_refresh();
 
     // The ctags program; "" forces the regex engine (tests cover both). Default: "ctags" when
     // found on PATH.
     void set_ctags(std::string program);
-    std::chrono::milliseconds recheck{1000};
+    // How old the last re-check may be before a lookup starts another (default 1 s).
+    void set_recheck(std::chrono::milliseconds interval);
 
 private:
     struct file_state {
@@ -52,7 +63,10 @@ private:
         long long size = -1;
         std::vector<symbol> symbols;
     };
-    void refresh();
+    using stamps = std::unordered_map<std::string, std::pair<long long, long long>>;
+    stamps scan() const;          // walks and stats the tree; needs no lock
+    void apply(const stamps& seen);
+    void bring_up_to_date(std::unique_lock<std::mutex>& lock);
     void index(const std::vector<std::string>& paths);
     void drop(const std::string& path);
 
@@ -60,7 +74,12 @@ private:
     std::string root_path_;
     std::string ctags_;
     std::mutex mutex_;
+    std::condition_variable refreshed_;
     bool built_ = false;
+    bool refreshing_ = false;
+    std::thread worker_;
+    std::set<std::string> dirty_;
+    std::chrono::milliseconds recheck_{1000};
     std::chrono::steady_clock::time_point checked_{};
     std::unordered_map<std::string, file_state> files_;
     std::unordered_map<std::string, std::vector<std::string>> files_by_name_;

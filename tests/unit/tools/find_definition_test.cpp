@@ -78,13 +78,18 @@ BOOST_AUTO_TEST_CASE(index_follows_changes) {
         temp_workspace w;
         write_sources(w);
         engine_of(w, ctags);
-        w.files->symbols().recheck = std::chrono::milliseconds(0);
+        auto& index = w.files->symbols();
+        index.set_recheck(std::chrono::milliseconds(0));
         BOOST_TEST(
             contains(w.run("find_definition", R"j({"symbol":"Serve"})j").text, "cmd/main.go:3:"));
+        index.wait_for_refresh();  // the re-check that lookup started saw the old tree
         // An outside edit moves the function; a new file adds one; a deleted file drops its own.
         w.write("cmd/main.go", "package main\n\n\nfunc Serve() {}\n");
         w.write("cmd/extra.go", "package main\nfunc Extra() {}\n");
         fs::remove(w.root / "lib/lib.rs");
+        // This lookup starts a background re-check (the interval is 0) and answers at once.
+        w.run("find_definition", R"j({"symbol":"Serve"})j");
+        index.wait_for_refresh();
         BOOST_TEST(
             contains(w.run("find_definition", R"j({"symbol":"Serve"})j").text, "cmd/main.go:4:"));
         BOOST_TEST(
@@ -92,7 +97,7 @@ BOOST_AUTO_TEST_CASE(index_follows_changes) {
         BOOST_TEST(contains(w.run("find_definition", R"j({"symbol":"parse_args"})j").text,
                             "No definition"));
         // A write through the workspace invalidates at once, whatever the recheck interval.
-        w.files->symbols().recheck = std::chrono::hours(1);
+        index.set_recheck(std::chrono::hours(1));
         BOOST_TEST(
             w.run("create_file", R"j({"path":"late.py","content":"def late():\n    pass\n"})j").ok);
         BOOST_TEST(contains(w.run("find_definition", R"j({"symbol":"late"})j").text, "late.py:1:"));
