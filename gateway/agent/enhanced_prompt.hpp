@@ -1,0 +1,22 @@
+#pragma once
+
+#include "gateway/tools/tool.hpp"
+
+#include <string>
+
+namespace gateway::prompts {
+struct prompt;
+}
+namespace gateway::tools {
+class registry;
+}
+
+namespace gateway::agent {
+
+// The system prompt the agent loop sends: the base prompt, the tool catalogue for `role` grouped
+// by category (deterministic), the reply protocol with one example and what `terminate` means,
+// and short working guidance. The same inputs always give the same bytes.
+std::string enhanced_prompt(const prompts::prompt& base, const tools::registry& tools,
+                            tools::role role);
+
+}  // namespace gateway::agent

@@ -1,0 +1,260 @@
+#include "gateway/agent/tool_call_parser.hpp"
+
+#include "gateway/tools/registry.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/parse_options.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/stream_parser.hpp>
+
+#include <vector>
+
+namespace gateway::agent {
+
+std::string_view failure_name(failure f) {
+    switch (f) {
+        case failure::none:
+            return "NONE";
+        case failure::no_json:
+            return "NO_JSON";
+        case failure::invalid_json:
+            return "INVALID_JSON";
+        case failure::multiple_calls:
+            return "MULTIPLE_CALLS";
+        case failure::unknown_tool:
+            return "UNKNOWN_TOOL";
+        case failure::schema_violation:
+            return "SCHEMA_VIOLATION";
+        case failure::truncated:
+            return "TRUNCATED";
+    }
+    return "UNKNOWN";
+}
+
+namespace {
+
+constexpr std::string_view format_reminder =
+    "Reply with plain text for a final answer, or with exactly one JSON object "
+    "{\"tool\": \"<name>\", \"parameters\": {...}, \"terminate\": false} and nothing else.";
+
+parsed_reply malformed(failure reason, std::string message) {
+    parsed_reply out;
+    out.what = parsed_reply::kind::malformed;
+    out.reason = reason;
+    out.message = std::move(message);
+    out.message += ' ';
+    out.message += format_reminder;
+    return out;
+}
+
+// A top-level {...} span found by brace matching that skips strings and escapes.
+struct span {
+    std::size_t begin;
+    std::size_t end;  // one past the closing brace; npos when the text ends first
+};
+
+std::vector<span> object_spans(std::string_view text) {
+    std::vector<span> spans;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        if (text[i] != '{') {
+            ++i;
+            continue;
+        }
+        std::size_t begin = i, depth = 0;
+        bool in_string = false, closed = false;
+        for (; i < text.size(); ++i) {
+            char c = text[i];
+            if (in_string) {
+                if (c == '\\')
+                    ++i;
+                else if (c == '"')
+                    in_string = false;
+            } else if (c == '"') {
+                in_string = true;
+            } else if (c == '{') {
+                ++depth;
+            } else if (c == '}' && --depth == 0) {
+                closed = true;
+                ++i;
+                break;
+            }
+        }
+        spans.push_back({begin, closed ? i : std::string_view::npos});
+        if (!closed) break;
+    }
+    return spans;
+}
+
+bool mentions_call(std::string_view text) {
+    return text.find("\"tool\"") != std::string_view::npos ||
+           text.find("\"name\"") != std::string_view::npos ||
+           text.find("\"parameters\"") != std::string_view::npos ||
+           text.find("\"arguments\"") != std::string_view::npos;
+}
+
+// A call attempted without JSON: `read_file(path="x")`, a ```json fence with no object, or the
+// protocol's keys with no braces around them.
+bool attempted_call(std::string_view text, const std::vector<const tools::tool*>& available) {
+    if (text.find("```json") != std::string_view::npos) return true;
+    if (mentions_call(text)) return true;
+    for (const auto* t : available) {
+        auto name = t->spec().name;
+        for (auto pos = text.find(name); pos != std::string_view::npos;
+             pos = text.find(name, pos + 1)) {
+            auto after = pos + name.size();
+            while (after < text.size() && text[after] == ' ') ++after;
+            if (after < text.size() && text[after] == '(') return true;
+        }
+    }
+    return false;
+}
+
+std::string excerpt(std::string_view text, std::size_t at) {
+    auto from = at > 30 ? at - 30 : 0;
+    std::string out(text.substr(from, 60));
+    for (auto& c : out)
+        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    return out;
+}
+
+// 1-based line and column of `offset` in `text`.
+std::string position(std::string_view text, std::size_t offset) {
+    std::size_t line = 1, column = 1;
+    for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            column = 1;
+        } else {
+            ++column;
+        }
+    }
+    return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+boost::json::value parse_json(std::string_view text, boost::system::error_code& ec,
+                              std::size_t& error_offset) {
+    boost::json::parse_options options;
+    options.max_depth = 64;
+    boost::json::stream_parser parser({}, options);
+    std::size_t used = parser.write_some(text.data(), text.size(), ec);
+    if (!ec) parser.finish(ec);
+    error_offset = used;
+    if (ec) return nullptr;
+    return parser.release();
+}
+
+std::string valid_names(const std::vector<const tools::tool*>& available) {
+    std::string names;
+    for (const auto* t : available) {
+        if (!names.empty()) names += ", ";
+        names += t->spec().name;
+    }
+    return names;
+}
+
+}  // namespace
+
+parsed_reply parse_reply(std::string_view text, std::string_view finish_reason,
+                         const tools::registry& tools, tools::role role) {
+    auto available = tools.for_role(role);
+    if (finish_reason == "length")
+        return malformed(failure::truncated,
+                         "Your reply was cut off because it reached the output length limit. Do "
+                         "less in one call: write a smaller part of the content per call (for "
+                         "example edit one section, or use append_file for the rest), and do not "
+                         "resend the same long reply.");
+
+    // Candidate objects: balanced spans that mention the protocol's keys. Other braces (code in
+    // a final answer, say) are not calls.
+    std::vector<boost::json::object> calls;
+    for (const auto& s : object_spans(text)) {
+        if (s.end == std::string_view::npos) {
+            auto rest = text.substr(s.begin);
+            if (!mentions_call(rest)) break;
+            return malformed(failure::invalid_json,
+                             "Your JSON object starts at " + position(text, s.begin) +
+                                 " but never closes (a missing `}` or an unterminated string): `" +
+                                 excerpt(text, s.begin) + "`.");
+        }
+        auto candidate = text.substr(s.begin, s.end - s.begin);
+        if (!mentions_call(candidate)) continue;
+        boost::system::error_code ec;
+        std::size_t offset = 0;
+        auto value = parse_json(candidate, ec, offset);
+        if (ec)
+            return malformed(failure::invalid_json,
+                             "Your tool call is not valid JSON: " + ec.message() + " at " +
+                                 position(text, s.begin + offset) + ", near `" +
+                                 excerpt(text, s.begin + offset) +
+                                 "`. Use double quotes for keys and strings, escape newlines in "
+                                 "strings as \\n, and no trailing commas.");
+        if (value.is_object()) calls.push_back(std::move(value.as_object()));
+    }
+    if (calls.empty()) {
+        if (attempted_call(text, available))
+            return malformed(failure::no_json,
+                             "Your reply looks like a tool call, but it contains no JSON object.");
+        parsed_reply answer;
+        answer.answer = std::string(text);
+        return answer;
+    }
+    if (calls.size() > 1)
+        return malformed(failure::multiple_calls,
+                         "Your reply contains " + std::to_string(calls.size()) +
+                             " tool calls; send exactly one per reply and wait for its result.");
+
+    auto& object = calls.front();
+    const auto* name = object.if_contains("tool");
+    if (!name) name = object.if_contains("name");
+    if (!name || !name->is_string())
+        return malformed(failure::schema_violation,
+                         "Your tool call needs a string field \"tool\" naming the tool.");
+    tool_call call;
+    call.tool = std::string(name->as_string());
+    const tools::tool* chosen = nullptr;
+    for (const auto* t : available)
+        if (t->spec().name == call.tool) chosen = t;
+    if (!chosen)
+        return malformed(failure::unknown_tool, "There is no tool named \"" + call.tool +
+                                                    "\". Valid tools: " + valid_names(available) +
+                                                    ".");
+
+    const auto* parameters = object.if_contains("parameters");
+    if (!parameters) parameters = object.if_contains("arguments");
+    boost::json::value reparsed;
+    if (parameters && parameters->is_string()) {  // parameters sent as a JSON string
+        boost::system::error_code ec;
+        std::size_t offset = 0;
+        std::string_view inner = parameters->as_string();
+        reparsed = parse_json(inner, ec, offset);
+        if (ec)
+            return malformed(failure::invalid_json,
+                             "The \"parameters\" string is not valid JSON: " + ec.message() +
+                                 " near `" + excerpt(inner, offset) +
+                                 "`. Send parameters as a JSON object.");
+        parameters = &reparsed;
+    }
+    if (parameters && !parameters->is_object())
+        return malformed(failure::schema_violation,
+                         "\"parameters\" of " + call.tool + " must be a JSON object.");
+    if (parameters) call.parameters = parameters->as_object();
+    if (const auto* terminate = object.if_contains("terminate")) {
+        if (!terminate->is_bool())
+            return malformed(failure::schema_violation,
+                             "\"terminate\" must be true or false (a JSON boolean).");
+        call.terminate = terminate->as_bool();
+    }
+    auto problem = tools.validate(call.tool, call.parameters);
+    if (!problem.empty())
+        return malformed(failure::schema_violation,
+                         "The parameters of " + call.tool + " are invalid at " + problem +
+                             ". Its schema: " + boost::json::serialize(tools.schema(call.tool)) +
+                             ".");
+    parsed_reply out;
+    out.what = parsed_reply::kind::call;
+    out.call = std::move(call);
+    return out;
+}
+
+}  // namespace gateway::agent

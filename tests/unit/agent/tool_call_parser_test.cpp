@@ -1,0 +1,128 @@
+#include "gateway/agent/tool_call_parser.hpp"
+
+#include "gateway/tools/registry.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace gateway::agent;
+using gateway::tools::registry;
+using gateway::tools::role;
+
+namespace {
+
+parsed_reply parse(std::string_view text, std::string_view finish = "stop", role r = role::editor) {
+    return parse_reply(text, finish, registry::standard(), r);
+}
+
+bool has(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(tool_call_parser_suite)
+
+BOOST_AUTO_TEST_CASE(plain_text_is_a_final_answer) {
+    auto r = parse("I fixed the typo in README.md: `teh` is now `the`.");
+    BOOST_TEST((r.what == parsed_reply::kind::final_answer));
+    BOOST_TEST(r.answer == "I fixed the typo in README.md: `teh` is now `the`.");
+    // Braces that are not a call (code in an answer) do not make it one.
+    auto code = parse("Use this config:\n```json\n{\"port\": 8080}\n```");
+    BOOST_TEST((code.what == parsed_reply::kind::malformed));  // ```json without a call is NO_JSON
+    auto braces = parse("In C, a block looks like { int x = 1; } and that's it.");
+    BOOST_TEST((braces.what == parsed_reply::kind::final_answer));
+}
+
+BOOST_AUTO_TEST_CASE(a_call_with_fences_prose_and_aliases) {
+    auto r = parse(
+        "Let me look.\n```json\n{\"tool\": \"read_file\", \"parameters\": {\"path\": "
+        "\"README.md\"}, \"terminate\": false}\n```\n");
+    BOOST_TEST_REQUIRE((r.what == parsed_reply::kind::call), r.message);
+    BOOST_TEST(r.call.tool == "read_file");
+    BOOST_TEST(r.call.parameters.at("path").as_string() == "README.md");
+    BOOST_TEST(!r.call.terminate);
+    auto alias =
+        parse(R"({"name":"search_files","arguments":"{\"pattern\":\"teh\"}","terminate":true})");
+    BOOST_TEST_REQUIRE((alias.what == parsed_reply::kind::call), alias.message);
+    BOOST_TEST(alias.call.tool == "search_files");
+    BOOST_TEST(alias.call.parameters.at("pattern").as_string() == "teh");
+    BOOST_TEST(alias.call.terminate);
+    auto braces_in_strings =
+        parse(R"({"tool":"search_files","parameters":{"pattern":"\\{ \"}\" }"}})");
+    BOOST_TEST_REQUIRE((braces_in_strings.what == parsed_reply::kind::call),
+                       braces_in_strings.message);
+    BOOST_TEST(braces_in_strings.call.parameters.at("pattern").as_string() == "\\{ \"}\" }");
+    auto no_parameters = parse(R"({"tool":"get_document_info"})");
+    BOOST_TEST((no_parameters.what == parsed_reply::kind::call));
+}
+
+BOOST_AUTO_TEST_CASE(no_json_when_a_call_was_attempted) {
+    for (auto text :
+         {"read_file(path=\"README.md\")", "I'll call \"tool\": read_file now", "```json\n```"}) {
+        auto r = parse(text);
+        BOOST_TEST((r.reason == failure::no_json), text);
+        BOOST_TEST(has(r.message, "exactly one JSON object"));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(invalid_json_with_position_and_excerpt) {
+    auto r = parse("{\"tool\": \"read_file\", \"parameters\": {path: \"a\"}}");
+    BOOST_TEST((r.reason == failure::invalid_json));
+    BOOST_TEST(has(r.message, "line 1, column 38"), r.message);
+    BOOST_TEST(has(r.message, "path: \"a\""), r.message);
+    auto unclosed = parse("{\"tool\": \"read_file\", \"parameters\": {\"path\": \"a\"}");
+    BOOST_TEST((unclosed.reason == failure::invalid_json));
+    BOOST_TEST(has(unclosed.message, "never closes"));
+    auto trailing = parse("{\"tool\": \"read_file\",\n \"parameters\": {\"path\": \"a\",},}");
+    BOOST_TEST((trailing.reason == failure::invalid_json));
+    BOOST_TEST(has(trailing.message, "line 2"), trailing.message);
+    auto bad_string = parse(R"({"tool":"read_file","parameters":"{not json"})");
+    BOOST_TEST((bad_string.reason == failure::invalid_json));
+}
+
+BOOST_AUTO_TEST_CASE(multiple_calls) {
+    auto r = parse(
+        R"({"tool":"read_file","parameters":{"path":"a"}} then {"tool":"read_file","parameters":{"path":"b"}})");
+    BOOST_TEST((r.reason == failure::multiple_calls));
+    BOOST_TEST(has(r.message, "2 tool calls"));
+}
+
+BOOST_AUTO_TEST_CASE(unknown_tool_lists_the_roles_tools) {
+    auto r = parse(R"({"tool":"run_shell","parameters":{}})");
+    BOOST_TEST((r.reason == failure::unknown_tool));
+    BOOST_TEST(has(r.message, "read_file"));
+    auto reader = parse(R"({"tool":"edit_file","parameters":{"path":"a","content":"b"}})", "stop",
+                        role::reader);
+    BOOST_TEST((reader.reason == failure::unknown_tool));
+    BOOST_TEST(!has(reader.message, "edit_file,"));
+}
+
+BOOST_AUTO_TEST_CASE(schema_violations_name_the_path) {
+    auto r = parse(R"({"tool":"read_file","parameters":{"path":"a","start_line":"ten"}})");
+    BOOST_TEST((r.reason == failure::schema_violation));
+    BOOST_TEST(has(r.message, "/start_line"), r.message);
+    BOOST_TEST(
+        (parse(R"({"tool":"read_file","parameters":[1]})").reason == failure::schema_violation));
+    BOOST_TEST(
+        (parse(R"({"tool":"read_file","parameters":{"path":"a"},"terminate":"yes"})").reason ==
+         failure::schema_violation));
+    BOOST_TEST((parse(R"({"tool":7,"parameters":{}})").reason == failure::schema_violation));
+}
+
+BOOST_AUTO_TEST_CASE(truncated_replies) {
+    auto r = parse(R"({"tool":"create_file","parameters":{"path":"a","content":"lo)", "length");
+    BOOST_TEST((r.reason == failure::truncated));
+    BOOST_TEST(has(r.message, "Do less in one call"));
+    BOOST_TEST(failure_name(r.reason) == "TRUNCATED");
+}
+
+BOOST_AUTO_TEST_CASE(deep_nesting_is_refused_not_crashing) {
+    std::string deep = R"({"tool":"read_file","parameters":{"path":"a","x":)";
+    for (int i = 0; i < 10000; ++i) deep += '[';
+    for (int i = 0; i < 10000; ++i) deep += ']';
+    deep += "}}";
+    auto r = parse(deep);
+    BOOST_TEST((r.what == parsed_reply::kind::malformed));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
