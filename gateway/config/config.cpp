@@ -1,5 +1,7 @@
 #include "gateway/config/config.hpp"
 
+#include <openssl/sha.h>
+
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
@@ -7,6 +9,19 @@
 #include <sstream>
 
 namespace gateway::config {
+
+std::string hashed_key(const std::string& key) {
+    if (key.starts_with("sha256:")) return key;
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    ::SHA256(reinterpret_cast<const unsigned char*>(key.data()), key.size(), digest);
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out = "sha256:";
+    for (unsigned char byte : digest) {
+        out.push_back(hex[byte >> 4]);
+        out.push_back(hex[byte & 15]);
+    }
+    return out;
+}
 
 namespace {
 
@@ -166,11 +181,44 @@ std::string to_yaml(const gateway_config& config) {
             << "    max_idle_connections: " << u.max_idle_connections << '\n'
             << "    pool_idle_timeout: " << format_duration(u.pool_idle_timeout) << '\n'
             << "    ca_file: " << quoted(u.ca_file) << '\n'
-            << "    tls_insecure: " << (u.tls_insecure ? "true" : "false") << '\n';
+            << "    tls_insecure: " << (u.tls_insecure ? "true" : "false") << '\n'
+            << "    json_schema: " << (u.json_schema ? "true" : "false") << '\n';
     }
     out << "logging:\n"
         << "  level: " << level_name(config.logging.level) << '\n'
         << "  access_log: " << (config.logging.access_log ? "true" : "false") << '\n';
+    const auto& c = config.context;
+    auto list = [&](const std::vector<std::string>& items, bool secret) {
+        out << '[';
+        for (std::size_t i = 0; i < items.size(); ++i)
+            out << (i ? ", " : "") << quoted(secret ? hashed_key(items[i]) : items[i]);
+        out << "]\n";
+    };
+    out << "context:\n"
+        << "  data_dir: " << quoted(c.data_dir) << '\n'
+        << "  workspaces: ";
+    list(c.workspaces, false);
+    out << "  api_keys: ";
+    list(c.api_keys, true);
+    out << "  prompts_dir: " << quoted(c.prompts_dir) << '\n'
+        << "  default_prompt: " << quoted(c.default_prompt) << '\n'
+        << "  max_steps: " << c.max_steps << '\n'
+        << "  max_wall_time: " << format_duration(c.max_wall_time) << '\n'
+        << "  max_retries: " << c.max_retries << '\n'
+        << "  identical_call_warn: " << c.identical_call_warn << '\n'
+        << "  identical_call_stop: " << c.identical_call_stop << '\n'
+        << "  max_tool_errors: " << c.max_tool_errors << '\n'
+        << "  approval_timeout: " << format_duration(c.approval_timeout) << '\n'
+        << "  model_retries: " << c.model_retries << '\n'
+        << "  approvals: {";
+    for (std::size_t i = 0; i < c.approvals.size(); ++i) {
+        auto policy = c.approvals[i].second;
+        out << (i ? ", " : "") << quoted(c.approvals[i].first) << ": "
+            << (policy == approval_policy::ask      ? "ask"
+                : policy == approval_policy::always ? "always"
+                                                    : "never");
+    }
+    out << "}\n";
     return out.str();
 }
 

@@ -56,8 +56,9 @@ struct upstream_config {
     duration idle_timeout{300'000};         // between two reads of a response body
     std::size_t max_idle_connections = 64;  // per worker thread
     duration pool_idle_timeout{60'000};     // pooled connections older than this are closed
-    std::string ca_file;                    // empty: the system CA store
-    bool tls_insecure = false;              // skip certificate verification (development only)
+    bool json_schema = false;   // the agent loop may send response_format: {type: json_schema}
+    std::string ca_file;        // empty: the system CA store
+    bool tls_insecure = false;  // skip certificate verification (development only)
 };
 
 enum class log_level { debug, info, warn, error };
@@ -67,11 +68,33 @@ struct logging_config {
     bool access_log = true;
 };
 
+// What the agent loop does before running a tool that needs approval.
+enum class approval_policy { ask, always, never };  // always: run without asking; never: refuse
+
+// The Context API and its agent loop.
+struct context_config {
+    std::string data_dir = "var";         // the SQLite file lives here
+    std::vector<std::string> workspaces;  // a chat's workspace must be one of these or beneath
+    std::vector<std::string> api_keys;    // empty: /context is open; "sha256:<hex>" = hashed
+    std::string prompts_dir = "prompts";  // prompts/*.md
+    std::string default_prompt = "coding";
+    unsigned max_steps = 10;               // tool steps per run
+    duration max_wall_time{300'000};       // per run, excluding time awaiting approval
+    unsigned max_retries = 3;              // re-asks after malformed output, in a row
+    unsigned identical_call_warn = 3;      // identical consecutive calls: warn the model
+    unsigned identical_call_stop = 5;      // ... and stop the run
+    unsigned max_tool_errors = 3;          // consecutive failing tool calls
+    duration approval_timeout{3'600'000};  // a pending approval fails the run after this
+    unsigned model_retries = 3;            // 429 / 5xx retries per model call
+    std::vector<std::pair<std::string, approval_policy>> approvals;  // per tool; default ask
+};
+
 struct gateway_config {
     std::string source;  // the file it came from, for messages
     server_config server;
     std::vector<upstream_config> upstreams;
     logging_config logging;
+    context_config context;
 };
 
 // A value or the reason there is none; for expected failures such as bad user input.
@@ -82,6 +105,10 @@ struct parsed {
     explicit operator bool() const { return value.has_value(); }
     static parsed fail(std::string why) { return {std::nullopt, std::move(why)}; }
 };
+
+// `key` as it is stored hashed in `context.api_keys`: "sha256:" and 64 lowercase hex digits
+// (unchanged when it already is). check-config prints keys this way: masked, yet still valid.
+std::string hashed_key(const std::string& key);
 
 // Loads, interpolates `${NAME}` / `${NAME:-default}` from the environment, and validates a
 // configuration file. The error names the file, the line and the offending key or value.

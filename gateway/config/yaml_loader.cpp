@@ -153,7 +153,7 @@ public:
         check_keys(node, section,
                    {"name", "base_url", "api_key", "auth", "models", "connect_timeout",
                     "first_byte_timeout", "idle_timeout", "max_idle_connections",
-                    "pool_idle_timeout", "ca_file", "tls_insecure"});
+                    "pool_idle_timeout", "ca_file", "tls_insecure", "json_schema"});
         upstream_config u;
         if (!node["name"]) fail(node, section + ": `name` is required");
         u.name = scalar(node["name"], "name");
@@ -194,6 +194,7 @@ public:
                 fail(n, "`ca_file`: cannot read `" + u.ca_file + "`");
         }
         if (auto n = node["tls_insecure"]) u.tls_insecure = get_bool(n, "tls_insecure");
+        if (auto n = node["json_schema"]) u.json_schema = get_bool(n, "json_schema");
         if (u.auth == auth_mode::replace && u.api_key.empty())
             fail(node["auth"], section + ": `auth: replace` needs a non-empty `api_key`");
         for (auto [key, value] : {std::pair{"connect_timeout", u.connect_timeout},
@@ -223,9 +224,86 @@ public:
         return l;
     }
 
+    std::vector<std::string> string_list(const YAML::Node& node, std::string_view key) const {
+        if (!node.IsSequence()) fail(node, "`" + std::string(key) + "` must be a list");
+        std::vector<std::string> out;
+        for (const auto& item : node) out.push_back(scalar(item, key));
+        return out;
+    }
+
+    unsigned get_unsigned(const YAML::Node& node, std::string_view key, unsigned min,
+                          unsigned max) const {
+        return static_cast<unsigned>(get_count(node, key, min, max));
+    }
+
+    context_config context(const YAML::Node& node) const {
+        check_keys(
+            node, "context",
+            {"data_dir", "workspaces", "api_keys", "prompts_dir", "default_prompt", "max_steps",
+             "max_wall_time", "max_retries", "identical_call_warn", "identical_call_stop",
+             "max_tool_errors", "approval_timeout", "model_retries", "approvals"});
+        context_config c;
+        if (auto n = node["data_dir"]) c.data_dir = scalar(n, "data_dir");
+        if (auto n = node["workspaces"]) {
+            c.workspaces = string_list(n, "workspaces");
+            for (std::size_t i = 0; i < c.workspaces.size(); ++i)
+                if (c.workspaces[i].empty() || c.workspaces[i].front() != '/')
+                    fail(n[i], "`workspaces`: `" + c.workspaces[i] + "` must be an absolute path");
+        }
+        if (auto n = node["api_keys"]) {
+            c.api_keys = string_list(n, "api_keys");
+            for (std::size_t i = 0; i < c.api_keys.size(); ++i) {
+                const auto& key = c.api_keys[i];
+                bool hashed = key.starts_with("sha256:");
+                if (hashed && (key.size() != 7 + 64 ||
+                               key.find_first_not_of("0123456789abcdef", 7) != std::string::npos))
+                    fail(n[i], "`api_keys`: a hashed key is `sha256:` and 64 lowercase hex digits");
+                if (!hashed && key.size() < 16)
+                    fail(n[i], "`api_keys`: keys must be at least 16 characters");
+            }
+        }
+        if (auto n = node["prompts_dir"]) c.prompts_dir = scalar(n, "prompts_dir");
+        if (auto n = node["default_prompt"]) c.default_prompt = scalar(n, "default_prompt");
+        if (auto n = node["max_steps"]) c.max_steps = get_unsigned(n, "max_steps", 1, 1000);
+        if (auto n = node["max_wall_time"]) c.max_wall_time = get_duration(n, "max_wall_time");
+        if (auto n = node["max_retries"]) c.max_retries = get_unsigned(n, "max_retries", 0, 20);
+        if (auto n = node["identical_call_warn"])
+            c.identical_call_warn = get_unsigned(n, "identical_call_warn", 2, 100);
+        if (auto n = node["identical_call_stop"])
+            c.identical_call_stop = get_unsigned(n, "identical_call_stop", 2, 100);
+        if (c.identical_call_stop <= c.identical_call_warn)
+            fail(node, "`identical_call_stop` must be greater than `identical_call_warn`");
+        if (auto n = node["max_tool_errors"])
+            c.max_tool_errors = get_unsigned(n, "max_tool_errors", 1, 100);
+        if (auto n = node["approval_timeout"])
+            c.approval_timeout = get_duration(n, "approval_timeout");
+        if (auto n = node["model_retries"])
+            c.model_retries = get_unsigned(n, "model_retries", 0, 10);
+        if (auto n = node["approvals"]) {
+            if (!n.IsMap()) fail(n, "`approvals` must map tool names to always, never or ask");
+            for (const auto& entry : n) {
+                auto tool = entry.first.as<std::string>();
+                auto text = scalar(entry.second, tool);
+                approval_policy policy = approval_policy::ask;
+                if (text == "always")
+                    policy = approval_policy::always;
+                else if (text == "never")
+                    policy = approval_policy::never;
+                else if (text != "ask")
+                    fail(entry.second,
+                         "`approvals." + tool + "`: `" + text + "` must be always, never or ask");
+                c.approvals.emplace_back(tool, policy);
+            }
+        }
+        for (auto [key, value] : {std::pair{"max_wall_time", c.max_wall_time},
+                                  {"approval_timeout", c.approval_timeout}})
+            if (value.count() == 0) fail(node[key], "`" + std::string(key) + "` must be positive");
+        return c;
+    }
+
     gateway_config root(const YAML::Node& node) const {
         if (!node.IsDefined() || node.IsNull()) fail(node, "the file is empty");
-        check_keys(node, "top level", {"server", "upstreams", "logging"});
+        check_keys(node, "top level", {"server", "upstreams", "logging", "context"});
         gateway_config c;
         c.source = source_;
         if (auto n = node["server"]) c.server = server(n);
@@ -239,6 +317,7 @@ public:
                 fail(ups[i]["name"], "duplicate upstream name `" + c.upstreams.back().name + "`");
         }
         if (auto n = node["logging"]) c.logging = logging(n);
+        if (auto n = node["context"]) c.context = context(n);
         return c;
     }
 

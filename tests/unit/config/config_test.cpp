@@ -169,6 +169,55 @@ BOOST_AUTO_TEST_CASE(effective_config_masks_secrets) {
     BOOST_TEST(again.value->server.drain_time.count() == loaded.value->server.drain_time.count());
 }
 
+BOOST_AUTO_TEST_CASE(context_section) {
+    auto loaded = load_string(with_upstream("") + R"(context:
+  data_dir: /var/lib/contextgate
+  workspaces: ["/srv/projects", "/home/me/code"]
+  api_keys: ["a-long-enough-gateway-key", "sha256:0000000000000000000000000000000000000000000000000000000000000000"]
+  max_steps: 12
+  max_wall_time: 2m
+  approval_timeout: 30s
+  approvals: {read_file: always, delete_file: never, edit_file: ask}
+)",
+                              "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
+    const auto& c = loaded.value->context;
+    BOOST_TEST(c.data_dir == "/var/lib/contextgate");
+    BOOST_TEST(c.workspaces.size() == 2u);
+    BOOST_TEST(c.max_steps == 12u);
+    BOOST_TEST(c.max_wall_time.count() == 120000);
+    BOOST_TEST(c.approvals.size() == 3u);
+    BOOST_TEST((c.approvals[1].second == gateway::config::approval_policy::never));
+    // check-config prints keys hashed: masked, and the output still loads.
+    auto text = to_yaml(*loaded.value);
+    BOOST_TEST(text.find("a-long-enough-gateway-key") == std::string::npos);
+    BOOST_TEST(text.find(gateway::config::hashed_key("a-long-enough-gateway-key")) !=
+               std::string::npos);
+    auto again = load_string(text, "effective.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(again), again.error);
+    BOOST_TEST(again.value->context.approvals.size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(context_section_errors) {
+    auto context = [](const std::string& lines) {
+        return with_upstream("") + "context:\n" + lines;
+    };
+    BOOST_TEST(error_of(context("  workspaces: [relative/path]\n")) ==
+               "test.yaml:5: `workspaces`: `relative/path` must be an absolute path");
+    BOOST_TEST(error_of(context("  api_keys: [short]\n")) ==
+               "test.yaml:5: `api_keys`: keys must be at least 16 characters");
+    BOOST_TEST(error_of(context("  api_keys: [\"sha256:abc\"]\n")) ==
+               "test.yaml:5: `api_keys`: a hashed key is `sha256:` and 64 lowercase hex digits");
+    BOOST_TEST(error_of(context("  approvals: {edit_file: sometimes}\n")) ==
+               "test.yaml:5: `approvals.edit_file`: `sometimes` must be always, never or ask");
+    BOOST_TEST(error_of(context("  max_stepz: 3\n")).find("unknown key `max_stepz` in `context`") !=
+               std::string::npos);
+    BOOST_TEST(error_of(context("  max_steps: 0\n")).find("must be a whole number from 1") !=
+               std::string::npos);
+    BOOST_TEST(error_of(context("  identical_call_warn: 5\n  identical_call_stop: 4\n"))
+                   .find("`identical_call_stop` must be greater") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(value_parsers) {
     BOOST_TEST(parse_duration("250ms")->count() == 250);
     BOOST_TEST(parse_duration("10s")->count() == 10'000);
