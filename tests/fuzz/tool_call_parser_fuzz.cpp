@@ -1,7 +1,8 @@
 // libFuzzer target for the agent's reply parser: any bytes, with either finish reason, must give
 // a classified result without crashing, hanging or leaking (run under ASan+UBSan).
 // Build with clang: cmake -DCONTEXTGATE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ …, then run
-// build-fuzz/tests/tool_call_parser_fuzz tests/fuzz/corpus. With g++ the same function is driven
+// build-fuzz/tests/tool_call_parser_fuzz build-fuzz/corpus tests/fuzz/corpus (new inputs go to the
+// first folder, so the checked-in corpus stays as it is). With g++ the same function is driven
 // by tests/fuzz/driver.cpp over the corpus and seeded random mutations (ctest `fuzz_smoke`).
 
 #include "gateway/agent/tool_call_parser.hpp"
