@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdlib>
 #include <memory>
+#include <tuple>
 
 extern char** environ;
 
@@ -194,6 +195,12 @@ std::string type_of_kind(std::string_view kind, std::string_view path) {
     return "other";
 }
 
+// What tells a file changed: its mtime in nanoseconds and its size.
+std::pair<long long, long long> stamp_of(const struct stat& info) {
+    return {info.st_mtim.tv_sec * 1000000000LL + info.st_mtim.tv_nsec,
+            static_cast<long long>(info.st_size)};
+}
+
 std::string find_on_path(const char* program) {
     const char* path = std::getenv("PATH");
     std::string_view dirs = path ? path : "/usr/bin:/bin";
@@ -327,9 +334,7 @@ symbol_index::stamps symbol_index::scan() const {
         if (::fstatat(entry.dir_fd, entry.name, &info, AT_SYMLINK_NOFOLLOW) != 0 ||
             info.st_size > 2 * 1024 * 1024)
             return walk_action::next;
-        seen.emplace(entry.path,
-                     std::pair{info.st_mtim.tv_sec * 1000000000LL + info.st_mtim.tv_nsec,
-                               static_cast<long long>(info.st_size)});
+        seen.emplace(entry.path, stamp_of(info));
         return walk_action::next;
     });
     return seen;
@@ -366,33 +371,24 @@ void symbol_index::bring_up_to_date(std::unique_lock<std::mutex>& lock) {
         return;
     }
     if (!dirty_.empty()) {  // files written through the workspace: re-index them now
-        stamps seen;
+        std::vector<std::string> changed;
         for (const auto& path : dirty_) {
-            std::string parent = path.find('/') == std::string::npos
-                                     ? std::string(".")
-                                     : path.substr(0, path.rfind('/'));
-            auto folder = root_.open_dir(parent);
-            struct stat info {};
             auto slash = path.rfind('/');
+            auto folder = root_.open_dir(slash == std::string::npos ? "." : path.substr(0, slash));
             std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+            struct stat info {};
             if (folder && language_of(path) != language::none &&
                 ::fstatat(folder.fd.get(), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
                 S_ISREG(info.st_mode)) {
-                seen.emplace(path, std::pair{info.st_mtim.tv_sec * 1000000000LL + info.st_mtim.tv_nsec,
-                                             static_cast<long long>(info.st_size)});
+                auto& state = files_[path];
+                std::tie(state.mtime_ns, state.size) = stamp_of(info);
+                changed.push_back(path);
             } else {
                 drop(path);
                 files_.erase(path);
             }
         }
         dirty_.clear();
-        std::vector<std::string> changed;
-        for (const auto& [path, stamp] : seen) {
-            auto& state = files_[path];
-            state.mtime_ns = stamp.first;
-            state.size = stamp.second;
-            changed.push_back(path);
-        }
         if (!changed.empty()) index(changed);
     }
     // Outside edits: re-stat the tree in the background and answer from the index meanwhile,

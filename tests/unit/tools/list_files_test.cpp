@@ -2,6 +2,9 @@
 
 #include "fixture.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(list_files_suite)
@@ -30,6 +33,11 @@ BOOST_AUTO_TEST_CASE(lists_with_types_and_honours_ignores) {
     BOOST_TEST(contains(all.text, "src/main.c"));
     BOOST_TEST(!contains(all.text, "src/gen"));
     BOOST_TEST(all.data.at("entries").as_array().size() == 6u);  // with src/.gitignore
+    // Modification times are UTC minutes; the data carries them as Unix seconds.
+    timespec when[2] = {{1709212020, 0}, {1709212020, 0}};  // 2024-02-29 13:07:00 UTC
+    ::utimensat(AT_FDCWD, (w.root / "README.md").c_str(), when, 0);
+    auto dated = w.run("list_files", "{}");
+    BOOST_TEST(contains(dated.text, "file           3  2024-02-29 13:07  README.md\n"), dated.text);
     auto sub = w.run("list_files", R"j({"path":"src/"})j");
     BOOST_TEST(contains(sub.text, "src/main.c"));
     BOOST_TEST(!contains(sub.text, "gen"));
