@@ -219,14 +219,16 @@ tool_result find_importers_tool::run(const boost::json::object& p, tool_context&
     target t(module);
     auto cap = static_cast<std::size_t>(context.limits.find_cap);
     std::vector<std::pair<std::string, std::pair<std::size_t, std::string>>> found;
-    auto& files = *context.files;
-    auto status = walk(files.files(), ".", {}, [&](const walk_entry& e) {
+    std::string buffer;
+    auto status = walk(context.files->files(), ".", {}, [&](const walk_entry& e) {
         if (e.type != entry_type::file || e.path == t.path) return walk_action::next;
         auto ext = extension(e.path);
         if (ext.empty()) return walk_action::next;
-        auto content = files.read(e.path, context.limits.max_search_file_bytes);
-        if (!content) return walk_action::next;
-        std::string_view text = content.text;
+        auto fd = open_entry(e.dir_fd, e.name);
+        if (!fd ||
+            read_text(fd.get(), context.limits.max_search_file_bytes, buffer) != read_outcome::ok)
+            return walk_action::next;
+        std::string_view text = buffer;
         std::size_t pos = 0, number = 0;
         bool in_go_block = false;
         while (pos < text.size()) {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -240,6 +241,37 @@ std::string temporary_name(const std::string& leaf) {
 }
 
 }  // namespace
+
+read_outcome read_text(int fd, std::size_t limit, std::string& text, std::size_t* size) {
+    struct stat info {};
+    if (::fstat(fd, &info) != 0) return read_outcome::failed;
+    if (!S_ISREG(info.st_mode)) {
+        errno = EINVAL;
+        return read_outcome::failed;
+    }
+    auto expected = static_cast<std::size_t>(info.st_size);
+    if (size) *size = expected;
+    if (expected > limit) return read_outcome::too_large;
+    text.resize(expected);
+    std::size_t got = 0;
+    while (got < expected) {
+        auto n = ::read(fd, text.data() + got, expected - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return read_outcome::failed;
+        if (n == 0) break;  // the file shrank meanwhile
+        got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+    if (std::memchr(text.data(), '\0', std::min<std::size_t>(got, 8192)))
+        return read_outcome::binary;
+    return read_outcome::ok;
+}
+
+unique_fd open_entry(int dir_fd, const char* name) {
+    // O_NONBLOCK keeps a FIFO from hanging the open; it changes nothing for regular files, the
+    // only kind read_text accepts, so it can stay set.
+    return unique_fd(::openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+}
 
 fs_status sandbox::write_file(std::string_view relative, std::string_view content,
                               overwrite policy) const {

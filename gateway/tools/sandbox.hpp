@@ -41,6 +41,19 @@ struct fs_status {
     explicit operator bool() const { return error_code.empty(); }
 };
 
+// How read_text ended.
+enum class read_outcome { ok, too_large, binary, failed };
+
+// Reads the regular file open at `fd` whole into `text` (reusing its capacity). too_large when
+// it is over `limit` bytes (nothing is read), binary when its first 8 KiB hold a NUL byte (the
+// bytes must not reach a model), failed on I/O errors (errno set) or when it is not a regular
+// file. `size` receives the file's size when not null. The one file-reading loop of the tools.
+read_outcome read_text(int fd, std::size_t limit, std::string& text, std::size_t* size = nullptr);
+
+// The entry `name` of the open folder `dir_fd`, opened read-only without following a symlink
+// there and without blocking on a FIFO: how walks open what they find.
+unique_fd open_entry(int dir_fd, const char* name);
+
 // How write_file treats an existing file.
 enum class overwrite { allowed, refused };
 

@@ -6,10 +6,6 @@
 
 #include <re2/re2.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -168,27 +164,21 @@ tool_result search_files_tool::run(const boost::json::object& p, tool_context& c
             if (prefix && relative.size() > prefix) relative.remove_prefix(prefix);
             if (!file_filter.matches(relative)) return walk_action::next;
         }
-        unique_fd fd(::openat(e.dir_fd, e.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-        struct stat info {};
-        if (!fd || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode))
-            return walk_action::next;
-        if (static_cast<std::size_t>(info.st_size) > limit) {
-            ++s.skipped_large;
-            return walk_action::next;
+        auto fd = open_entry(e.dir_fd, e.name);
+        if (!fd) return walk_action::next;
+        switch (read_text(fd.get(), limit, buffer)) {
+            case read_outcome::ok:
+                s.file(e.path, buffer);
+                break;
+            case read_outcome::too_large:
+                ++s.skipped_large;
+                break;
+            case read_outcome::binary:
+                ++s.skipped_binary;
+                break;
+            case read_outcome::failed:
+                break;
         }
-        buffer.resize(static_cast<std::size_t>(info.st_size));
-        std::size_t got = 0;
-        while (got < buffer.size()) {
-            auto n = ::read(fd.get(), buffer.data() + got, buffer.size() - got);
-            if (n <= 0) break;
-            got += static_cast<std::size_t>(n);
-        }
-        std::string_view content(buffer.data(), got);
-        if (std::memchr(content.data(), '\0', std::min<std::size_t>(got, 8192))) {
-            ++s.skipped_binary;
-            return walk_action::next;
-        }
-        s.file(e.path, content);
         return walk_action::next;
     });
     if (!status) return tool_result::failure(status.error_code, status.message);

@@ -25,6 +25,9 @@ namespace gateway::tools {
 
 namespace {
 
+// Larger files (generated code, bundles) are not indexed.
+constexpr std::size_t max_indexed_bytes = 2 * 1024 * 1024;
+
 enum class language { none, c, python, js, go, rust, java };
 
 language language_of(std::string_view path) {
@@ -332,7 +335,7 @@ symbol_index::stamps symbol_index::scan() const {
             return walk_action::next;
         struct stat info {};
         if (::fstatat(entry.dir_fd, entry.name, &info, AT_SYMLINK_NOFOLLOW) != 0 ||
-            info.st_size > 2 * 1024 * 1024)
+            info.st_size > static_cast<off_t>(max_indexed_bytes))
             return walk_action::next;
         seen.emplace(entry.path, stamp_of(info));
         return walk_action::next;
@@ -412,14 +415,10 @@ void symbol_index::index(const std::vector<std::string>& paths) {
     std::string json_lines;
     bool use_ctags = !ctags_.empty() && run_ctags(ctags_, root_path_, paths, json_lines);
     std::unordered_map<std::string, std::vector<symbol>> found;
+    std::string text;
     for (const auto& path : paths) {
         auto fd = root_.open_file(path);
-        if (!fd) continue;
-        std::string text;
-        char buffer[65536];
-        for (ssize_t n; (n = ::read(fd.fd.get(), buffer, sizeof buffer)) > 0;)
-            text.append(buffer, static_cast<std::size_t>(n));
-        if (text.find('\0') != std::string::npos) continue;
+        if (!fd || read_text(fd.fd.get(), max_indexed_bytes, text) != read_outcome::ok) continue;
         scan_file(path, text, use_ctags, found[path]);
     }
     if (use_ctags) {

@@ -4,11 +4,11 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <set>
-#include <thread>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -64,7 +64,7 @@ private:
         std::vector<symbol> symbols;
     };
     using stamps = std::unordered_map<std::string, std::pair<long long, long long>>;
-    stamps scan() const;          // walks and stats the tree; needs no lock
+    stamps scan() const;  // walks and stats the tree; needs no lock
     void apply(const stamps& seen);
     void bring_up_to_date(std::unique_lock<std::mutex>& lock);
     void index(const std::vector<std::string>& paths);

@@ -20,21 +20,10 @@ struct ignore_level {
     ignore_rules rules;
 };
 
-std::string read_small_file(int dir_fd, const char* name) {
-    unique_fd fd(::openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    if (!fd) return {};
-    struct stat info {};
-    if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode) || info.st_size > 1024 * 1024)
-        return {};
-    std::string text(static_cast<std::size_t>(info.st_size), '\0');
-    auto n = ::read(fd.get(), text.data(), text.size());
-    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-    return text;
-}
-
 void load_ignore(std::vector<ignore_level>& levels, int dir_fd, const std::string& base) {
-    auto text = read_small_file(dir_fd, ".gitignore");
-    if (text.empty()) return;
+    std::string text;
+    auto fd = open_entry(dir_fd, ".gitignore");
+    if (!fd || read_text(fd.get(), 1024 * 1024, text) != read_outcome::ok || text.empty()) return;
     auto rules = ignore_rules::parse(text);
     if (!rules.empty()) levels.push_back({base, std::move(rules)});
 }

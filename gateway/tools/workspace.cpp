@@ -4,9 +4,6 @@
 #include "gateway/tools/tool.hpp"
 #include "gateway/tools/walker.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstring>
 
 namespace gateway::tools {
@@ -38,33 +35,26 @@ file_content workspace::read(std::string_view relative, std::size_t limit) const
         out.message = std::move(fd.message);
         return out;
     }
-    struct stat info {};
-    if (::fstat(fd.fd.get(), &info) != 0) {
-        out.error_code = "IO_ERROR";
-        out.message = "Cannot inspect " + quoted(relative) + ": " + std::strerror(errno);
-        return out;
-    }
-    auto size = static_cast<std::size_t>(info.st_size);
-    if (size > limit) {
-        out.error_code = "FILE_TOO_LARGE";
-        out.message = "File " + quoted(relative) + " is " + std::to_string(size) +
-                      " bytes, over the limit of " + std::to_string(limit) + " bytes.";
-        return out;
-    }
-    out.text.resize(size);
-    std::size_t got = 0;
-    while (got < size) {
-        auto n = ::read(fd.fd.get(), out.text.data() + got, size - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        got += static_cast<std::size_t>(n);
-    }
-    out.text.resize(got);
-    if (std::memchr(out.text.data(), '\0', std::min<std::size_t>(got, 8192))) {
-        out.text.clear();
-        out.error_code = "BINARY_FILE";
-        out.message = "File " + quoted(relative) + " (" + std::to_string(size) +
-                      " bytes) is binary; its content is not shown.";
+    std::size_t size = 0;
+    switch (read_text(fd.fd.get(), limit, out.text, &size)) {
+        case read_outcome::ok:
+            break;
+        case read_outcome::too_large:
+            out.error_code = "FILE_TOO_LARGE";
+            out.message = "File " + quoted(relative) + " is " + std::to_string(size) +
+                          " bytes, over the limit of " + std::to_string(limit) + " bytes.";
+            break;
+        case read_outcome::binary:
+            out.text.clear();
+            out.error_code = "BINARY_FILE";
+            out.message = "File " + quoted(relative) + " (" + std::to_string(size) +
+                          " bytes) is binary; its content is not shown.";
+            break;
+        case read_outcome::failed:
+            out.text.clear();
+            out.error_code = "IO_ERROR";
+            out.message = "Cannot read " + quoted(relative) + ": " + std::strerror(errno);
+            break;
     }
     return out;
 }
