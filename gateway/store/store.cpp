@@ -117,6 +117,16 @@ private:
     sqlite3_stmt* statement_ = nullptr;
 };
 
+// Row readers, in the column order of the matching *_columns lists.
+chat_record read_chat(statement& s) {
+    return {s.text(0), s.integer(1), s.text(2), s.text(3), s.text(4), s.text(5)};
+}
+
+tool_call_record read_tool_call(statement& s) {
+    return {s.text(0), s.text(1),   static_cast<int>(s.integer(2)), s.text(3), s.text(4), s.text(5),
+            s.text(6), s.integer(7)};
+}
+
 run_record read_run(statement& s) {
     return {s.text(0),
             s.text(1),
@@ -234,7 +244,7 @@ std::optional<chat_record> store::chat(const std::string& id) {
         db_, (std::string("SELECT ") + chat_columns + " FROM chats WHERE id = ?1").c_str());
     s.bind(1, id);
     if (!s.step()) return std::nullopt;
-    return chat_record{s.text(0), s.integer(1), s.text(2), s.text(3), s.text(4), s.text(5)};
+    return read_chat(s);
 }
 
 std::vector<chat_record> store::chats() {
@@ -243,8 +253,7 @@ std::vector<chat_record> store::chats() {
         db_,
         (std::string("SELECT ") + chat_columns + " FROM chats ORDER BY created_at, id").c_str());
     std::vector<chat_record> out;
-    while (s.step())
-        out.push_back({s.text(0), s.integer(1), s.text(2), s.text(3), s.text(4), s.text(5)});
+    while (s.step()) out.push_back(read_chat(s));
     return out;
 }
 
@@ -399,9 +408,7 @@ std::optional<tool_call_record> store::tool_call(const std::string& id) {
         db_, (std::string("SELECT ") + call_columns + " FROM tool_calls WHERE id = ?1").c_str());
     s.bind(1, id);
     if (!s.step()) return std::nullopt;
-    return tool_call_record{s.text(0), s.text(1),   static_cast<int>(s.integer(2)),
-                            s.text(3), s.text(4),   s.text(5),
-                            s.text(6), s.integer(7)};
+    return read_tool_call(s);
 }
 
 std::vector<tool_call_record> store::tool_calls(const std::string& run_id) {
@@ -411,9 +418,7 @@ std::vector<tool_call_record> store::tool_calls(const std::string& run_id) {
                                 .c_str());
     s.bind(1, run_id);
     std::vector<tool_call_record> out;
-    while (s.step())
-        out.push_back({s.text(0), s.text(1), static_cast<int>(s.integer(2)), s.text(3), s.text(4),
-                       s.text(5), s.text(6), s.integer(7)});
+    while (s.step()) out.push_back(read_tool_call(s));
     return out;
 }
 
