@@ -82,17 +82,7 @@ tool_result doc_edit_tool::run(const boost::json::object& p, tool_context& conte
     if (command == "create") {
         auto text = optional_string_param(p, "file_text");
         if (!text) return missing("file_text", command);
-        auto existing = context.files->read(path, 0);
-        if (existing.error_code != "NOT_FOUND")
-            return tool_result::failure(
-                existing || existing.error_code == "FILE_TOO_LARGE" ||
-                        existing.error_code == "BINARY_FILE"
-                    ? "FILE_EXISTS"
-                    : existing.error_code,
-                "File " + quoted(path) + " cannot be created: " +
-                    (existing.message.empty() ? "it already exists." : existing.message));
-        return commit_change(context, path, std::nullopt, *text, overwrite::refused, how,
-                             "Created " + quoted(path) + ".", " ");
+        return create_new_file(context, path, *text, how);
     }
 
     tool_result failure;

@@ -1,6 +1,7 @@
 #include "gateway/tools/file_change.hpp"
 
 #include "gateway/tools/diff.hpp"
+#include "gateway/tools/text_document.hpp"
 #include "gateway/tools/walker.hpp"
 #include "gateway/tools/workspace.hpp"
 
@@ -23,7 +24,7 @@ std::optional<std::string> load_text(tool_context& context, std::string_view pat
 tool_result commit_change(tool_context& context, std::string_view path,
                           const std::optional<std::string>& before, const std::string& after,
                           overwrite policy, mode how, const std::string& summary,
-                          const std::string& detail) {
+                          const std::optional<std::string>& detail) {
     if (!context.files) return no_workspace();
     if (after.size() > context.limits.max_write_bytes)
         return tool_result::failure(
@@ -50,9 +51,26 @@ tool_result commit_change(tool_context& context, std::string_view path,
     std::string text = summary;
     text +=
         " (+" + std::to_string(stats.added) + " -" + std::to_string(stats.removed) + " lines)\n";
-    text += detail.empty() ? diff : detail;
+    text += detail ? *detail : diff;
     return tool_result::success(cap_text(std::move(text), limit, "Use read_file to see more."),
                                 std::move(data));
+}
+
+tool_result create_new_file(tool_context& context, std::string_view path,
+                            const std::string& content, mode how) {
+    if (!context.files) return no_workspace();
+    // This check gives the preview its answer; the write refuses an existing file atomically.
+    auto existing = context.files->read(path, 0);
+    if (existing || existing.error_code == "FILE_TOO_LARGE" || existing.error_code == "BINARY_FILE")
+        return tool_result::failure(
+            "FILE_EXISTS",
+            "File " + quoted(path) + " already exists; use edit_file or doc_edit to change it.");
+    if (existing.error_code != "NOT_FOUND")
+        return tool_result::failure(existing.error_code, existing.message);
+    return commit_change(context, path, std::nullopt, content, overwrite::refused, how,
+                         "Created " + quoted(path) + " with " +
+                             std::to_string(text_document(content).line_count()) + " lines.",
+                         "");
 }
 
 }  // namespace gateway::tools

@@ -18,12 +18,17 @@ namespace gateway::tools {
 std::optional<std::string> load_text(tool_context& context, std::string_view path,
                                      tool_result& failure);
 
-// `summary` opens the model's text (e.g. "Replaced 2 occurrences in `a.txt`."); `detail` follows
-// it after a successful write (a snippet; the diff when empty). Data: path, diff, added,
-// removed, applied. `before` nullopt means the file is being created.
+// `summary` opens the model's text (e.g. "Replaced 2 occurrences in `a.txt`."); after a
+// successful write `detail` follows it (a snippet), or the diff when `detail` is nullopt. Data:
+// path, diff, added, removed, applied. `before` nullopt means the file is being created.
 tool_result commit_change(tool_context& context, std::string_view path,
                           const std::optional<std::string>& before, const std::string& after,
                           overwrite policy, mode how, const std::string& summary,
-                          const std::string& detail = {});
+                          const std::optional<std::string>& detail = std::nullopt);
+
+// Creates `path` with `content` (create_file, doc_edit's create): FILE_EXISTS when anything is
+// there already, decided again atomically by the write itself.
+tool_result create_new_file(tool_context& context, std::string_view path,
+                            const std::string& content, mode how);
 
 }  // namespace gateway::tools
