@@ -96,7 +96,10 @@ bool mentions_call(std::string_view text) {
 // A call attempted without JSON: `read_file(path="x")`, a ```json fence with no object, or the
 // protocol's keys with no braces around them.
 bool attempted_call(std::string_view text, const std::vector<const tools::tool*>& available) {
-    if (text.find("```json") != std::string_view::npos) return true;
+    // A fence that holds an object is code in an answer (a config example); an empty one is not.
+    if (auto fence = text.find("```json");
+        fence != std::string_view::npos && text.find('{', fence) == std::string_view::npos)
+        return true;
     if (mentions_call(text)) return true;
     for (const auto* t : available) {
         auto name = t->spec().name;

@@ -28,7 +28,7 @@ BOOST_AUTO_TEST_CASE(plain_text_is_a_final_answer) {
     BOOST_TEST(r.answer == "I fixed the typo in README.md: `teh` is now `the`.");
     // Braces that are not a call (code in an answer) do not make it one.
     auto code = parse("Use this config:\n```json\n{\"port\": 8080}\n```");
-    BOOST_TEST((code.what == parsed_reply::kind::malformed));  // ```json without a call is NO_JSON
+    BOOST_TEST((code.what == parsed_reply::kind::final_answer));  // JSON in an answer is not a call
     auto braces = parse("In C, a block looks like { int x = 1; } and that's it.");
     BOOST_TEST((braces.what == parsed_reply::kind::final_answer));
 }
