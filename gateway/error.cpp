@@ -31,6 +31,9 @@ error_info info(errc e) {
         case errc::method_not_allowed:
             return {405, "invalid_request_error", "method_not_allowed",
                     "This method is not allowed on this endpoint."};
+        case errc::conflict:
+            return {409, "invalid_request_error", "conflict",
+                    "The resource is not in a state that allows this request."};
         case errc::websocket_refused:
             return {501, "invalid_request_error", "websocket_not_supported",
                     "WebSocket tunnelling is switched off on this gateway; use HTTP."};

@@ -16,6 +16,7 @@ enum class errc {
     not_found,
     unauthorized,
     method_not_allowed,
+    conflict,
     websocket_refused,
     shutting_down,
     upstream_unreachable,

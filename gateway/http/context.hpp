@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace gateway::http {
 
@@ -35,6 +36,7 @@ struct request_context {
     unsigned status = 0;            // for the access log
     std::size_t bytes_sent = 0;     // body bytes, for the access log
     std::string upstream;           // upstream name, for the access log
+    std::vector<std::string> path_params;  // the route's `{…}` segments, in order
 };
 
 using handler = std::function<net::awaitable<void>(request_context&)>;

@@ -6,17 +6,40 @@
 
 namespace gateway::http {
 
+bool match_path(std::string_view pattern, std::string_view path, bool prefix,
+                std::vector<std::string>& captures) {
+    captures.clear();
+    if (pattern.find('{') == std::string_view::npos)
+        return prefix ? path.starts_with(pattern) : path == pattern;
+    while (!pattern.empty()) {
+        auto open = pattern.find('{');
+        if (open == std::string_view::npos)
+            return prefix ? path.starts_with(pattern) : path == pattern;
+        if (path.substr(0, open) != pattern.substr(0, open)) return false;
+        path.remove_prefix(open);
+        auto close = pattern.find('}', open);
+        pattern.remove_prefix(close + 1);
+        auto end = path.find('/');
+        auto segment = path.substr(0, end);
+        if (segment.empty()) return false;
+        captures.emplace_back(segment);
+        path.remove_prefix(segment.size());
+    }
+    return prefix || path.empty();
+}
+
 net::awaitable<void> router::dispatch(request_context& ctx) const {
     std::string_view target = ctx.req.target();
     std::string_view path = target.substr(0, target.find('?'));
     const route* found = nullptr;
     bool path_known = false;
+    std::vector<std::string> captures;
     for (const auto& r : routes_) {
-        bool matches = r.prefix ? path.starts_with(r.path) : path == r.path;
-        if (!matches) continue;
+        if (!match_path(r.path, path, r.prefix, captures)) continue;
         path_known = true;
         if (r.method == "*" || r.method == ctx.req.method_string()) {
             found = &r;
+            ctx.path_params = std::move(captures);
             break;
         }
     }
