@@ -38,12 +38,6 @@ bool is_websocket_upgrade(const http::request& req) {
     return beast::iequals(req[bhttp::field::upgrade], "websocket");
 }
 
-std::string host_header(const config::upstream_endpoint& e) {
-    std::string host = e.host.find(':') != std::string::npos ? "[" + e.host + "]" : e.host;
-    bool default_port = e.port == (e.tls ? 443 : 80);
-    return default_port ? host : host + ":" + std::to_string(e.port);
-}
-
 // The request head as the upstream sees it: same method, path below base_path, query and
 // end-to-end headers; Host, x-request-id, Content-Length and (per `auth`) Authorization set by the
 // gateway. Written as bytes: building a Beast message would allocate a node per header only to
@@ -58,7 +52,7 @@ std::string upstream_request_head(const http::request_context& ctx,
     head += up.endpoint.base_path;
     head += req.target().substr(3);  // after "/v1": the router only sends /v1/... here
     head += " HTTP/1.1\r\nHost: ";
-    head += host_header(up.endpoint);
+    head += upstream::host_header(up.endpoint);
     head += "\r\n";
     bool replace = up.auth == config::auth_mode::replace;
     bool client_auth = false;

@@ -21,6 +21,12 @@
 
 namespace gateway::upstream {
 
+std::string host_header(const config::upstream_endpoint& e) {
+    std::string host = e.host.find(':') != std::string::npos ? "[" + e.host + "]" : e.host;
+    bool default_port = e.port == (e.tls ? 443 : 80);
+    return default_port ? host : host + ":" + std::to_string(e.port);
+}
+
 namespace {
 
 using tcp = net::ip::tcp;

@@ -32,6 +32,10 @@ struct failure {
 
 using response_parser = http::response_parser<http::buffer_body>;
 
+// The Host header value for an upstream: IPv6 literals bracketed, the port only when it is not
+// the scheme's default.
+std::string host_header(const config::upstream_endpoint& e);
+
 // One HTTP/1.1 connection to an upstream, plain or TLS, behind one interface so that the Beast
 // templates for both are instantiated once, in connection.cpp. Every operation takes its deadline;
 // a deadline that passes closes the connection. Not thread-safe: owned by one worker at a time.
