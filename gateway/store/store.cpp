@@ -299,8 +299,13 @@ constexpr const char* run_columns =
 void store::save_run(const run_record& r) {
     std::lock_guard lock(mutex_);
     statement(db_,
-              "INSERT OR REPLACE INTO runs (id, chat_id, status, step, max_steps, output, error, "
-              "state, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
+              // An upsert, not INSERT OR REPLACE: a replace deletes the row first, and the
+              // cascade would take the run's events and tool calls with it.
+              "INSERT INTO runs (id, chat_id, status, step, max_steps, output, error, state, "
+              "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+              "ON CONFLICT(id) DO UPDATE SET status = excluded.status, step = excluded.step, "
+              "max_steps = excluded.max_steps, output = excluded.output, error = excluded.error, "
+              "state = excluded.state, updated_at = excluded.updated_at")
         .bind(1, r.id)
         .bind(2, r.chat_id)
         .bind(3, r.status)
@@ -382,8 +387,11 @@ std::vector<event_record> store::events_after(const std::string& run_id, std::in
 void store::save_tool_call(const tool_call_record& c) {
     std::lock_guard lock(mutex_);
     statement(db_,
-              "INSERT OR REPLACE INTO tool_calls (id, run_id, step, tool, parameters, status, "
-              "result, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+              // An upsert: a replace would cascade to the call's approval.
+              "INSERT INTO tool_calls (id, run_id, step, tool, parameters, status, result, "
+              "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) DO UPDATE SET "
+              "parameters = excluded.parameters, status = excluded.status, "
+              "result = excluded.result")
         .bind(1, c.id)
         .bind(2, c.run_id)
         .bind(3, static_cast<std::int64_t>(c.step))

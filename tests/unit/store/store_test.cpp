@@ -118,6 +118,24 @@ BOOST_AUTO_TEST_CASE(tool_calls_approvals_and_documents) {
     BOOST_TEST(s->document("c1")->version == 2);
 }
 
+BOOST_AUTO_TEST_CASE(saving_a_run_or_call_again_keeps_what_hangs_off_it) {
+    // A run is saved at every step; its events, calls and approvals must stay.
+    temp_database db;
+    auto s = db.open();
+    s->insert_chat(a_chat("c1"));
+    s->save_run({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
+    s->append_event("r1", "run.started", "{}");
+    s->save_tool_call({"call-1", "r1", 1, "edit_file", "{}", "awaiting_approval", "", 0});
+    s->save_approval({"call-1", "r1", "approve", "", "", "once", 0});
+    s->save_run({"r1", "c1", "completed", 1, 10, "done", "", "{}", 0, 0});
+    s->save_tool_call({"call-1", "r1", 1, "edit_file", "{}", "done", "{}", 0});
+    BOOST_TEST(s->events_after("r1", 0).size() == 1u);
+    BOOST_TEST(s->tool_calls("r1").size() == 1u);
+    BOOST_TEST(s->approval("call-1").has_value());
+    BOOST_TEST(s->run("r1")->status == "completed");
+    BOOST_TEST(s->tool_call("call-1")->status == "done");
+}
+
 BOOST_AUTO_TEST_CASE(atomically_commits_all_or_nothing) {
     temp_database db;
     auto s = db.open();
