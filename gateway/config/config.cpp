@@ -11,7 +11,10 @@
 namespace gateway::config {
 
 std::string hashed_key(const std::string& key) {
-    if (key.starts_with("sha256:")) return key;
+    return key.starts_with("sha256:") ? key : key_digest(key);
+}
+
+std::string key_digest(std::string_view key) {
     unsigned char digest[SHA256_DIGEST_LENGTH];
     ::SHA256(reinterpret_cast<const unsigned char*>(key.data()), key.size(), digest);
     static constexpr char hex[] = "0123456789abcdef";

@@ -109,6 +109,8 @@ struct parsed {
 // `key` as it is stored hashed in `context.api_keys`: "sha256:" and 64 lowercase hex digits
 // (unchanged when it already is). check-config prints keys this way: masked, yet still valid.
 std::string hashed_key(const std::string& key);
+// "sha256:<hex>" of `key`, always hashed: what a presented API key is compared as.
+std::string key_digest(std::string_view key);
 
 // Loads, interpolates `${NAME}` / `${NAME:-default}` from the environment, and validates a
 // configuration file. The error names the file, the line and the offending key or value.
