@@ -17,6 +17,7 @@
 #include <boost/json.hpp>
 
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -36,6 +37,39 @@ std::string received_request::header(std::string_view name) const {
     return {};
 }
 
+namespace {
+
+// A whole HTTP response for one scripted reply.
+std::string scripted_answer(const scripted_reply& reply, const std::string& model) {
+    std::string body;
+    std::string extra;
+    if (reply.status != 200) {
+        body = json::serialize(json::object{{"error",
+                                             {{"message", reply.content},
+                                              {"type", "fake_error"},
+                                              {"param", nullptr},
+                                              {"code", "fake_" + std::to_string(reply.status)}}}});
+        if (!reply.retry_after.empty()) extra = "retry-after: " + reply.retry_after + "\r\n";
+    } else {
+        json::object message{{"role", "assistant"}, {"content", reply.content}};
+        body = json::serialize(json::object{
+            {"id", "chatcmpl-scripted"},
+            {"object", "chat.completion"},
+            {"created", 1'700'000'000},
+            {"model", model},
+            {"choices", json::array{json::object{{"index", 0},
+                                                 {"message", std::move(message)},
+                                                 {"finish_reason", reply.finish_reason}}}},
+            {"usage", {{"prompt_tokens", 1}, {"completion_tokens", 1}, {"total_tokens", 2}}}});
+    }
+    return "HTTP/1.1 " + std::to_string(reply.status) +
+           (reply.status == 200 ? " OK" : " Scripted") +
+           "\r\nContent-Type: application/json\r\n" + extra +
+           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+}  // namespace
+
 struct fake_upstream::impl {
     fake_options options;
     net::io_context io;
@@ -50,6 +84,21 @@ struct fake_upstream::impl {
     std::size_t open = 0;
     std::chrono::steady_clock::time_point closed_at{};
     bool stopped = false;
+    bool scripted = false;
+    std::deque<scripted_reply> script;
+    std::vector<std::string> scripted_bodies;
+
+    // The next scripted reply for this request, or nullopt when not in scripted mode.
+    std::optional<scripted_reply> next_scripted(const std::string& body) {
+        std::lock_guard lock(mutex);
+        if (!scripted) return std::nullopt;
+        scripted_bodies.push_back(body);
+        changed.notify_all();
+        if (script.empty()) return scripted_reply{"fake: script exhausted", "stop", 500, "", 0};
+        auto next = std::move(script.front());
+        script.pop_front();
+        return next;
+    }
 
     void record(received_request r) {
         std::lock_guard lock(mutex);
@@ -444,6 +493,20 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
             }
             continue;
         }
+        bool steered = false;
+        for (auto& [name, value] : r.headers)
+            steered = steered || boost::beast::iequals(std::string_view(name).substr(0, 7), "x-fake-");
+        if (chat && !stream_requested && !steered)
+            if (auto scripted = next_scripted(r.body)) {
+                if (scripted->delay_ms > 0) {
+                    bool closed = co_await wait_for_close(stream, scripted->delay_ms);
+                    if (closed) co_return;
+                }
+                auto answer = scripted_answer(*scripted, model);
+                bool ok = co_await write_all(stream, answer);
+                if (!ok) co_return;
+                continue;
+            }
         if (!stream_requested) {
             auto answer = chat ? chat_completion_json(model, tools) : responses_json(model);
             std::string head =
@@ -568,6 +631,22 @@ std::uint16_t fake_upstream::port() const {
 std::string fake_upstream::base_url() const {
     return std::string(impl_->tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(port()) +
            "/v1";
+}
+
+void fake_upstream::script(std::vector<scripted_reply> replies) {
+    std::lock_guard lock(impl_->mutex);
+    impl_->scripted = true;
+    for (auto& r : replies) impl_->script.push_back(std::move(r));
+}
+
+std::size_t fake_upstream::script_left() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->script.size();
+}
+
+std::vector<std::string> fake_upstream::scripted_requests() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->scripted_bodies;
 }
 
 std::vector<received_request> fake_upstream::requests() const {

@@ -20,6 +20,11 @@
 //   x-fake-close-after: 1    closes the connection after the response without saying so
 //   Upgrade: websocket       101 Switching Protocols, then echoes every byte back
 //
+// Scripted mode, for the agent loop: once script() was called, each non-streaming POST
+// /v1/chat/completions without x-fake-* headers takes the next scripted reply (a chat.completion
+// with that content and finish_reason, or an error status); an empty script then answers 500
+// "fake: script exhausted", so a loop that asks more than its test expected fails visibly.
+//
 // Thread-safe accessors; the server runs on its own threads.
 
 #include <chrono>
@@ -36,6 +41,14 @@ struct fake_options {
     unsigned threads = 1;
     std::string cert_file;  // both set: serve TLS
     std::string key_file;
+};
+
+struct scripted_reply {
+    std::string content;
+    std::string finish_reason = "stop";
+    unsigned status = 200;    // not 200: OpenAI's error JSON with this status
+    std::string retry_after;  // sent as retry-after with an error status
+    long delay_ms = 0;        // wait before answering
 };
 
 struct received_request {
@@ -68,6 +81,12 @@ public:
     bool wait_requests(std::size_t n, std::chrono::milliseconds timeout) const;
 
     void stop();
+
+    // Appends replies to the script (see above).
+    void script(std::vector<scripted_reply> replies);
+    std::size_t script_left() const;
+    // Bodies of the chat completion requests answered from the script, parsed, in order.
+    std::vector<std::string> scripted_requests() const;
 
     // The canned bodies, so tests can compare what a client received byte for byte.
     static std::string chat_completion_json(std::string_view model, bool tool_call);
