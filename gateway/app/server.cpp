@@ -1,16 +1,23 @@
 #include "gateway/app/server.hpp"
 
+#include "gateway/agent/run_engine.hpp"
+#include "gateway/context/api.hpp"
+#include "gateway/error.hpp"
 #include "gateway/http/listener.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/passthrough/handler.hpp"
 #include "gateway/passthrough/model_router.hpp"
+#include "gateway/prompts/prompt_library.hpp"
+#include "gateway/store/store.hpp"
+#include "gateway/tools/registry.hpp"
 #include "gateway/upstream/tls.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 
 #include <csignal>
+#include <filesystem>
 
 namespace gateway::app {
 
@@ -30,6 +37,11 @@ net::awaitable<void> readyz(http::request_context& ctx) {
         co_await http::write_response(ctx, 200, "application/json", R"({"status":"ready"})");
 }
 
+// Answers 405 for methods the gateway does not serve on a path it owns, instead of forwarding.
+net::awaitable<void> not_allowed(http::request_context& ctx) {
+    co_await http::write_error(ctx, errc::method_not_allowed);
+}
+
 }  // namespace
 
 server::server(config::gateway_config config) : config_(std::move(config)) {}
@@ -37,6 +49,38 @@ server::server(config::gateway_config config) : config_(std::move(config)) {}
 server::~server() {
     stop();
     wait();
+}
+
+std::string server::start_context(
+    const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts) {
+    const auto& context = config_.context;
+    const auto& tools = tools::registry::standard();
+    for (const auto& [name, policy] : context.approvals)
+        if (!tools.find(name))
+            return config_.source + ": context.approvals names an unknown tool `" + name + "`";
+    // The default folder may be missing when the binary runs elsewhere: the passthrough still
+    // serves, and chats report that no prompt exists. A configured folder must exist.
+    config::parsed<std::vector<prompts::prompt>> prompts{std::vector<prompts::prompt>{}, {}};
+    std::error_code exists_ec;
+    if (context.prompts_dir != config::context_config{}.prompts_dir ||
+        std::filesystem::exists(context.prompts_dir, exists_ec))
+        prompts = prompts::load_folder(context.prompts_dir);
+    else
+        observability::log_warn("no prompts folder `" + context.prompts_dir +
+                                "` here: the context API has no system prompts (set "
+                                "context.prompts_dir)");
+    if (!prompts) return prompts.error;
+    std::error_code fs_ec;
+    std::filesystem::create_directories(context.data_dir, fs_ec);
+    if (fs_ec) return "cannot create data_dir " + context.data_dir + ": " + fs_ec.message();
+    auto opened = store::store::open(context.data_dir + "/contextgate.db");
+    if (!opened) return opened.error;
+    store_ = std::move(*opened.value);
+    engine_ = std::make_unique<agent::run_engine>(config_, *store_, tools, std::move(*prompts.value),
+                                                  *model_router_, tls_contexts);
+    context_api_ = std::make_unique<context::api>(config_, *store_, *engine_, tools);
+    engine_->start();
+    return {};
 }
 
 std::string server::start() {
@@ -51,6 +95,8 @@ std::string server::start() {
         tls_contexts.push_back(*context.value);
     }
     model_router_ = std::make_unique<passthrough::model_router>(config_.upstreams);
+    if (auto error = start_context(tls_contexts); !error.empty()) return error;
+    auto& api = *context_api_;
 
     const auto& listen = config_.server.listen;
     boost::system::error_code ec;
@@ -74,15 +120,34 @@ std::string server::start() {
         handlers_.push_back(std::move(handler));
         // The route table, aligned so it reads like the API reference.
         // clang-format off
+        using a = context::api;
         std::vector<http::route> routes{
-            {"GET", "/healthz", false, healthz},
-            {"GET", "/readyz",  false, readyz},
-            {"*",   "/v1/",     true,  [forward](http::request_context& c) { return (*forward)(c); }},
+            {"GET",    "/healthz",                                false, healthz},
+            {"GET",    "/readyz",                                 false, readyz},
+            {"GET",    "/v1/system-prompts",                      false, api.route(&a::list_prompts)},
+            {"GET",    "/v1/system-prompts/{id}",                 false, api.route(&a::get_prompt)},
+            {"GET",    "/v1/system-prompts/{id}/enhanced",        false, api.route(&a::get_enhanced_prompt)},
+            {"*",      "/v1/system-prompts",                      true,  not_allowed},
+            {"POST",   "/context/chats",                          false, api.route(&a::create_chat)},
+            {"GET",    "/context/chats",                          false, api.route(&a::list_chats)},
+            {"GET",    "/context/chats/{id}",                     false, api.route(&a::get_chat)},
+            {"DELETE", "/context/chats/{id}",                     false, api.route(&a::delete_chat)},
+            {"POST",   "/context/chats/{id}/messages",            false, api.route(&a::post_message)},
+            {"PUT",    "/context/chats/{id}/document",            false, api.route(&a::put_document)},
+            {"GET",    "/context/chats/{id}/document",            false, api.route(&a::get_document)},
+            {"GET",    "/context/runs/{id}",                      false, api.route(&a::get_run)},
+            {"GET",    "/context/runs/{id}/events",               false, api.route(&a::run_events)},
+            {"POST",   "/context/runs/{id}/cancel",               false, api.route(&a::cancel_run)},
+            {"POST",   "/context/runs/{id}/approvals/{call_id}",  false, api.route(&a::decide)},
+            {"*",      "/v1/",                                    true,  [forward](http::request_context& c) { return (*forward)(c); }},
         };
         // clang-format on
         auto w = std::make_unique<http::worker>(config_.server, config_.logging.access_log,
                                                 http::router(std::move(routes)));
-        w->on_drain([forward] { forward->close_idle(); });
+        w->on_drain([forward, &api] {
+            forward->close_idle();
+            api.end_streams();
+        });
         tcp::endpoint bound;
         if (auto bind_ec = w->listen(at, bound); bind_ec)
             return "cannot listen on " + listen.host + ":" + std::to_string(at.port()) + ": " +
@@ -106,6 +171,8 @@ void server::stop() {
 void server::wait() {
     for (auto& t : threads_)
         if (t.joinable()) t.join();
+    // Runs stop where they stand, resumable from the store at the next start.
+    if (engine_) engine_->stop();
 }
 
 int serve(const config::gateway_config& config) {

@@ -2,6 +2,8 @@
 
 #include "gateway/config/config.hpp"
 
+#include <boost/asio/ssl/context.hpp>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -10,6 +12,15 @@
 
 namespace gateway::http {
 class worker;
+}
+namespace gateway::agent {
+class run_engine;
+}
+namespace gateway::context {
+class api;
+}
+namespace gateway::store {
+class store;
 }
 namespace gateway::passthrough {
 class handler;
@@ -46,7 +57,13 @@ public:
 
 private:
     config::gateway_config config_;
+    // Opens the store, loads the prompts and starts the run engine.
+    std::string start_context(const std::vector<std::shared_ptr<boost::asio::ssl::context>>& tls);
+
     std::unique_ptr<passthrough::model_router> model_router_;
+    std::unique_ptr<store::store> store_;
+    std::unique_ptr<agent::run_engine> engine_;
+    std::unique_ptr<context::api> context_api_;
     // Declared before the handlers: the handlers' pooled sockets belong to the workers'
     // io_contexts and must be destroyed first.
     std::vector<std::unique_ptr<http::worker>> workers_;

@@ -1,0 +1,251 @@
+#include "gateway/agent/model_client.hpp"
+
+#include "gateway/error.hpp"
+#include "gateway/observability/log.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <array>
+#include <charconv>
+
+namespace gateway::agent {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::size_t max_response_bytes = 32 * 1024 * 1024;
+constexpr config::duration max_backoff = 60s;
+
+std::string request_head(const config::upstream_config& up, std::size_t length,
+                         std::string_view request_id) {
+    std::string head = "POST " + up.endpoint.base_path + "/chat/completions HTTP/1.1\r\nHost: ";
+    head += upstream::host_header(up.endpoint);
+    head += "\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: ";
+    head += std::to_string(length);
+    head += "\r\nx-request-id: ";
+    head += request_id;
+    head += "\r\n";
+    if (!up.api_key.empty()) head += "Authorization: Bearer " + up.api_key + "\r\n";
+    head += "\r\n";
+    return head;
+}
+
+// The upstream's own error message from OpenAI's envelope, or the start of the body.
+std::string error_detail(std::string_view body) {
+    json::error_code ec;
+    auto value = json::parse(body, ec);
+    if (!ec && value.is_object()) {
+        if (auto* error = value.as_object().if_contains("error")) {
+            if (error->is_object())
+                if (auto* message = error->as_object().if_contains("message");
+                    message && message->is_string())
+                    return std::string(message->as_string());
+            if (error->is_string()) return std::string(error->as_string());
+        }
+    }
+    return std::string(body.substr(0, 200));
+}
+
+bool retriable(unsigned status) { return status == 429 || status == 408 || status >= 500; }
+
+}  // namespace
+
+void call_canceller::cancel() {
+    cancelled_ = true;
+    if (connection_) connection_->close();
+    if (backoff_) backoff_->cancel();
+}
+
+std::optional<config::duration> retry_after(std::string_view retry_after_ms,
+                                            std::string_view retry_after) {
+    auto number = [](std::string_view text) -> std::optional<double> {
+        while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+        double value = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc{} || value < 0) return std::nullopt;
+        return value;
+    };
+    if (auto ms = number(retry_after_ms))
+        return std::chrono::duration_cast<config::duration>(std::chrono::duration<double, std::milli>(*ms));
+    if (auto s = number(retry_after))
+        return std::chrono::duration_cast<config::duration>(std::chrono::duration<double>(*s));
+    return std::nullopt;
+}
+
+model_reply read_completion(std::string_view body) {
+    model_reply reply;
+    json::error_code ec;
+    auto value = json::parse(body, ec);
+    const json::object* choice = nullptr;
+    if (!ec && value.is_object())
+        if (auto* choices = value.as_object().if_contains("choices");
+            choices && choices->is_array() && !choices->as_array().empty() &&
+            choices->as_array()[0].is_object())
+            choice = &choices->as_array()[0].as_object();
+    const json::object* message = nullptr;
+    if (choice)
+        if (auto* m = choice->if_contains("message"); m && m->is_object()) message = &m->as_object();
+    if (!message) {
+        reply.error = "the upstream's reply is not a chat completion: " +
+                      std::string(body.substr(0, 200));
+        return reply;
+    }
+    reply.ok = true;
+    if (auto* reason = choice->if_contains("finish_reason"); reason && reason->is_string())
+        reply.finish_reason = reason->as_string();
+    if (auto* content = message->if_contains("content"); content && content->is_string())
+        reply.content = content->as_string();
+    auto* calls = message->if_contains("tool_calls");
+    if (reply.content.empty() && calls && calls->is_array() && !calls->as_array().empty()) {
+        // A native tool call: restate it in our protocol so the parser judges it like any other.
+        const auto& first = calls->as_array()[0];
+        const json::value* function = first.is_object() ? first.as_object().if_contains("function")
+                                                         : nullptr;
+        if (function && function->is_object()) {
+            json::object call;
+            if (auto* name = function->as_object().if_contains("name")) call["tool"] = *name;
+            if (auto* arguments = function->as_object().if_contains("arguments"))
+                call["parameters"] = *arguments;
+            reply.content = json::serialize(call);
+        }
+    }
+    return reply;
+}
+
+struct model_client::attempt_result {
+    upstream::failure transport;
+    unsigned status = 0;
+    std::string retry_after_ms;
+    std::string retry_after;
+    std::string body;
+};
+
+model_client::model_client(const config::gateway_config& config,
+                           const passthrough::model_router& router,
+                           const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
+                           net::any_io_executor executor)
+    : config_(config), router_(router), executor_(std::move(executor)) {
+    pools_.reserve(config.upstreams.size());
+    for (std::size_t i = 0; i < config.upstreams.size(); ++i)
+        pools_.emplace_back(config.upstreams[i], tls_contexts[i]);
+}
+
+const config::upstream_config& model_client::upstream_for(std::string_view model) const {
+    return config_.upstreams[router_.route(model)];
+}
+
+void model_client::close_idle() {
+    for (auto& p : pools_) p.close_all();
+}
+
+net::awaitable<model_client::attempt_result> model_client::attempt(upstream::pool& pool,
+                                                                   const std::string& head,
+                                                                   const std::string& body,
+                                                                   call_canceller& cancel) {
+    const auto& up = pool.upstream();
+    attempt_result result;
+    std::unique_ptr<upstream::connection> conn;
+    std::optional<upstream::response_parser> parser;
+    // A pooled connection the upstream closed while idle fails before answering: send again on a
+    // fresh one, as the passthrough does.
+    for (int round = 0; round < 2; ++round) {
+        conn = round == 0 ? pool.take() : nullptr;
+        bool reused = conn != nullptr;
+        if (!conn) conn = pool.make(executor_);
+        cancel.connection_ = conn.get();
+        if (!reused) result.transport = co_await conn->open(up);
+        if (!result.transport) {
+            parser.emplace();
+            parser->body_limit(boost::none);
+            bool got_bytes = false;
+            result.transport = co_await conn->write(head, body, up.first_byte_timeout);
+            if (!result.transport)
+                result.transport =
+                    co_await conn->read_header(*parser, up.first_byte_timeout, got_bytes);
+            if (result.transport && reused && !got_bytes &&
+                result.transport.ec == errc::upstream_reset && !cancel.cancelled()) {
+                result.transport = {};
+                continue;
+            }
+        }
+        break;
+    }
+    if (result.transport) {
+        cancel.connection_ = nullptr;
+        co_return result;
+    }
+    auto& res = parser->get();
+    result.status = res.result_int();
+    result.retry_after_ms = res["retry-after-ms"];
+    result.retry_after = res["retry-after"];
+    std::array<char, 16 * 1024> buffer;
+    while (!parser->is_done()) {
+        res.body().data = buffer.data();
+        res.body().size = buffer.size();
+        upstream::failure failed;
+        if (!conn->parse_buffered(*parser, failed))
+            failed = co_await conn->read_some(*parser, up.idle_timeout);
+        result.body.append(buffer.data(), buffer.size() - res.body().size);
+        if (!failed && result.body.size() > max_response_bytes)
+            failed = {make_error_code(errc::upstream_bad_response),
+                      "the upstream's reply exceeds " + std::to_string(max_response_bytes) +
+                          " bytes"};
+        if (failed) {
+            result.transport = failed;
+            cancel.connection_ = nullptr;
+            co_return result;
+        }
+    }
+    cancel.connection_ = nullptr;
+    if (res.keep_alive() && !cancel.cancelled()) pool.give_back(std::move(conn));
+    co_return result;
+}
+
+net::awaitable<model_reply> model_client::complete(
+    std::string_view model, std::string body, std::string_view request_id,
+    call_canceller& cancel, const std::function<void(const model_retry&)>& on_retry) {
+    auto& pool = pools_[router_.route(model)];
+    const auto& up = pool.upstream();
+    auto head = request_head(up, body.size(), request_id);
+    int retries = static_cast<int>(config_.context.model_retries);
+    model_reply reply;
+    for (int attempt_no = 0;; ++attempt_no) {
+        if (cancel.cancelled()) break;
+        auto result = co_await attempt(pool, head, body, cancel);
+        if (cancel.cancelled()) break;
+        std::string why;
+        if (result.transport) {
+            why = "upstream `" + up.name + "`: " + result.transport.detail;
+        } else if (result.status >= 200 && result.status < 300) {
+            co_return read_completion(result.body);
+        } else {
+            why = "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
+                  error_detail(result.body);
+        }
+        bool again = (result.transport || retriable(result.status)) && attempt_no < retries;
+        if (!again) {
+            reply.error = why;
+            co_return reply;
+        }
+        auto wait = retry_after(result.retry_after_ms, result.retry_after)
+                        .value_or(config::duration(500ms * (1 << attempt_no)));
+        wait = std::min(wait, max_backoff);
+        observability::log_warn("run " + std::string(request_id) + ": " + why + "; retrying in " +
+                                std::to_string(wait.count()) + " ms");
+        if (on_retry) on_retry({attempt_no + 1, retries, why, wait});
+        net::steady_timer timer(executor_, wait);
+        cancel.backoff_ = &timer;
+        [[maybe_unused]] auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+        cancel.backoff_ = nullptr;
+    }
+    reply.cancelled = true;
+    reply.error = "cancelled";
+    co_return reply;
+}
+
+}  // namespace gateway::agent

@@ -1,0 +1,863 @@
+#include "gateway/agent/run_engine.hpp"
+
+#include "gateway/agent/enhanced_prompt.hpp"
+#include "gateway/agent/tool_call_parser.hpp"
+#include "gateway/observability/log.hpp"
+#include "gateway/tools/workspace.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <random>
+
+namespace gateway::agent {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+
+std::int64_t int_of(const json::object& o, std::string_view key) {
+    auto* v = o.if_contains(key);
+    return v && v->is_int64() ? v->as_int64() : 0;
+}
+
+bool bool_of(const json::object& o, std::string_view key) {
+    auto* v = o.if_contains(key);
+    return v && v->is_bool() && v->as_bool();
+}
+
+std::string string_of(const json::object& o, std::string_view key) {
+    auto* v = o.if_contains(key);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+json::array& array_of(json::object& o, std::string_view key) {
+    auto& v = o[key];
+    if (!v.is_array()) v = json::array();
+    return v.as_array();
+}
+
+json::object message(std::string_view role, std::string_view content) {
+    return {{"role", role}, {"content", content}};
+}
+
+std::string duration_text(config::duration d) {
+    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+    return std::to_string(seconds) + " s";
+}
+
+// What the model reads after a call: the result, or the failure with its code.
+std::string result_message(std::string_view tool, const tools::tool_result& result) {
+    if (result.ok) return "Result of `" + std::string(tool) + "`:\n" + result.text;
+    return "`" + std::string(tool) + "` failed with " + result.error_code + ": " + result.text;
+}
+
+// The normalised call, as it goes into the history: the model learns the clean form.
+std::string call_text(std::string_view tool, const json::object& parameters, bool terminate) {
+    return json::serialize(
+        json::object{{"tool", tool}, {"parameters", parameters}, {"terminate", terminate}});
+}
+
+// With a json_schema upstream the model's final answer arrives as {"answer": "…"}.
+std::optional<std::string> schema_answer(std::string_view content) {
+    json::error_code ec;
+    auto value = json::parse(content, ec);
+    if (ec || !value.is_object()) return std::nullopt;
+    const auto& o = value.as_object();
+    auto* answer = o.if_contains("answer");
+    if (!answer || !answer->is_string() || o.contains("tool")) return std::nullopt;
+    return std::string(answer->as_string());
+}
+
+// response_format for a json_schema upstream: one branch per tool the role may use, each pinning
+// the tool's name and its parameter schema, and one branch for the final answer.
+json::object response_format(const tools::registry& tools, tools::role role) {
+    json::array branches;
+    for (const auto* t : tools.for_role(role)) {
+        auto name = t->spec().name;
+        branches.push_back(json::object{
+            {"type", "object"},
+            {"properties",
+             {{"tool", {{"const", name}}},
+              {"parameters", tools.schema(name)},
+              {"terminate", {{"type", "boolean"}}}}},
+            {"required", json::array{"tool", "parameters", "terminate"}},
+            {"additionalProperties", false}});
+    }
+    branches.push_back(json::object{{"type", "object"},
+                                    {"properties", {{"answer", {{"type", "string"}}}}},
+                                    {"required", json::array{"answer"}},
+                                    {"additionalProperties", false}});
+    return {{"type", "json_schema"},
+            {"json_schema",
+             {{"name", "agent_reply"}, {"strict", false}, {"schema", {{"oneOf", branches}}}}}};
+}
+
+constexpr std::string_view schema_note =
+    "\n\nYour replies are constrained to JSON. A tool call is the object described above; a final "
+    "answer is {\"answer\": \"<your answer>\"}.";
+
+}  // namespace
+
+bool is_final_status(std::string_view status) {
+    return status == "completed" || status == "failed" || status == "cancelled";
+}
+
+std::string make_id(std::string_view prefix) {
+    thread_local std::mt19937_64 generator{std::random_device{}()};
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string id(prefix);
+    id += '_';
+    for (int half = 0; half < 2; ++half) {
+        auto bits = generator();
+        for (int i = 0; i < 12; ++i) id += hex[(bits >> (i * 4)) & 0xf];
+    }
+    return id;
+}
+
+// One live run: its loop state (engine thread only) and the part the HTTP threads touch.
+//
+// `state`, stored with the run so a restart resumes it where it stood:
+//   messages        the conversation after the system prompt (user, assistant, tool results)
+//   failed          the malformed replies and their feedback since the last good one
+//   retries         malformed replies in a row
+//   last_call, identical   the previous call's signature and how often it came in a row
+//   tool_errors     failing tool calls in a row
+//   approved_tools  tools approved with scope "run"
+//   active_ms       wall time spent, excluding time awaiting approval
+//   final_request   the step cap was reached and the final answer asked for
+//   pending         the call being decided or run: call_id, tool, parameters, terminate,
+//                   asked (approval.required sent), requested_at (Unix ms)
+struct run_engine::live_run {
+    explicit live_run(const net::any_io_executor& ex) : wake(ex), wall(ex) {}
+    store::chat_record chat;
+    tools::role role = tools::role::editor;
+    store::run_record record;
+    json::object state;
+    std::string system_prompt;
+    net::steady_timer wake;  // approval waits; cancelled to wake the loop
+    net::steady_timer wall;  // the wall-time limit while the model is asked
+    call_canceller canceller;
+    bool wall_hit = false;
+    bool batching = false;  // inside checkpoint(): notify after the commit
+    clock::time_point segment_start = clock::now();
+
+    struct {  // under run_engine::mutex_
+        bool cancel = false;
+        std::string awaiting_call;
+        std::string awaiting_tool;
+        std::optional<decision> decided;
+    } shared;
+
+    config::duration spent() const {
+        return config::duration(int_of(state, "active_ms")) +
+               std::chrono::duration_cast<config::duration>(clock::now() - segment_start);
+    }
+    // Banks the active time so far (before a pause or a checkpoint).
+    void bank_time() {
+        state["active_ms"] = spent().count();
+        segment_start = clock::now();
+    }
+};
+
+run_engine::run_engine(const config::gateway_config& config, store::store& store,
+                       const tools::registry& tools, std::vector<prompts::prompt> prompts,
+                       const passthrough::model_router& router,
+                       const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts)
+    : config_(config),
+      store_(store),
+      tools_(tools),
+      prompts_(std::move(prompts)),
+      work_(io_.get_executor()),
+      model_(config, router, tls_contexts, io_.get_executor()) {}
+
+run_engine::~run_engine() { stop(); }
+
+const prompts::prompt* run_engine::find_prompt(std::string_view id) const {
+    for (const auto& p : prompts_)
+        if (p.id == id) return &p;
+    return nullptr;
+}
+
+std::string run_engine::system_prompt(const store::chat_record& chat) const {
+    const auto* base = find_prompt(chat.system_prompt);
+    auto role = tools::parse_role(chat.role).value_or(tools::role::editor);
+    prompts::prompt fallback{chat.system_prompt, "", "", "", ""};
+    auto text = enhanced_prompt(base ? *base : fallback, tools_, role);
+    if (model_.upstream_for(chat.model).json_schema) text += schema_note;
+    return text;
+}
+
+void run_engine::start() {
+    for (const auto* status : {"running", "awaiting_approval"}) {
+        for (auto& record : store_.runs_with_status(status)) {
+            auto chat = store_.chat(record.chat_id);
+            if (!chat) continue;  // deleted with its chat
+            auto run = std::make_shared<live_run>(io_.get_executor());
+            run->chat = *chat;
+            run->role = tools::parse_role(chat->role).value_or(tools::role::editor);
+            json::error_code ec;
+            auto state = json::parse(record.state, ec);
+            if (!ec && state.is_object()) run->state = std::move(state.as_object());
+            run->record = std::move(record);
+            run->system_prompt = system_prompt(run->chat);
+            observability::log_info("run " + run->record.id + ": resumed (" + status + ")");
+            std::lock_guard lock(mutex_);
+            runs_[run->record.id] = run;
+        }
+    }
+    std::vector<std::shared_ptr<live_run>> resumed;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto& [id, run] : runs_) resumed.push_back(run);
+    }
+    for (auto& run : resumed) launch(run);
+    thread_ = std::thread([this] { io_.run(); });
+}
+
+void run_engine::stop() {
+    if (!thread_.joinable()) return;
+    net::post(io_, [this] {
+        stopping_ = true;
+        std::lock_guard lock(mutex_);
+        for (auto& [id, run] : runs_) {
+            run->canceller.cancel();
+            run->wake.cancel();
+            run->wall.cancel();
+        }
+    });
+    work_.reset();
+    thread_.join();
+    tool_pool_.join();
+}
+
+std::size_t run_engine::live_runs() const {
+    std::lock_guard lock(mutex_);
+    return runs_.size();
+}
+
+void run_engine::launch(std::shared_ptr<live_run> run) {
+    net::co_spawn(io_, drive(std::move(run)), net::detached);
+}
+
+refusal run_engine::start_run(const store::chat_record& chat, const std::string& content,
+                              std::string& run_id) {
+    auto run = std::make_shared<live_run>(io_.get_executor());
+    run_id = make_id("run");
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& [id, other] : runs_)
+            if (other->chat.id == chat.id)
+                return {409, "Chat " + chat.id + " already has a run in progress (" + id +
+                                 "); wait for it, or cancel it."};
+        runs_[run_id] = run;  // reserved: a second message now sees it
+    }
+    run->chat = chat;
+    run->role = tools::parse_role(chat.role).value_or(tools::role::editor);
+    run->system_prompt = system_prompt(chat);
+    auto now = store::store::now_ms();
+    run->record = {run_id, chat.id, "running", 0, static_cast<int>(config_.context.max_steps),
+                   "", "", "", now, now};
+    auto& history = array_of(run->state, "messages");
+    try {
+        store_.atomically([&] {
+            for (const auto& m : store_.messages(chat.id)) history.push_back(message(m.role, m.content));
+            history.push_back(message("user", content));
+            store_.add_message({0, chat.id, run_id, "user", content, now});
+            run->record.state = json::serialize(run->state);
+            store_.save_run(run->record);
+            json::object data{{"type", "run.started"}, {"run_id", run_id},
+                              {"step", 0}, {"max_steps", run->record.max_steps},
+                              {"chat_id", chat.id}, {"content", content}};
+            store_.append_event(run_id, "run.started", json::serialize(data));
+        });
+    } catch (...) {
+        std::lock_guard lock(mutex_);
+        runs_.erase(run_id);
+        throw;
+    }
+    launch(run);
+    return {};
+}
+
+refusal run_engine::decide(const std::string& run_id, const std::string& call_id, decision d) {
+    std::shared_ptr<live_run> run;
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = runs_.find(run_id); it != runs_.end()) run = it->second;
+        if (run && !run->shared.awaiting_call.empty() && run->shared.awaiting_call == call_id) {
+            if (run->shared.decided)
+                return {409, "Call " + call_id + " has been decided already."};
+            if (d.parameters) {
+                auto problem = tools_.validate(run->shared.awaiting_tool, *d.parameters);
+                if (!problem.empty())
+                    return {400, "Invalid parameters for `" + run->shared.awaiting_tool +
+                                     "` at " + problem};
+            }
+            store_.save_approval({call_id, run_id, d.approve ? "approve" : "reject",
+                                  d.parameters ? json::serialize(*d.parameters) : "",
+                                  d.feedback, d.whole_run ? "run" : "once",
+                                  store::store::now_ms()});
+            run->shared.decided = std::move(d);
+        } else {
+            run = nullptr;
+        }
+    }
+    if (run) {
+        net::post(io_, [run] { run->wake.cancel(); });
+        return {};
+    }
+    auto stored = store_.run(run_id);
+    if (!stored) return {404, "No run " + run_id + "."};
+    auto call = store_.tool_call(call_id);
+    if (!call || call->run_id != run_id) return {404, "Run " + run_id + " has no call " + call_id + "."};
+    return {409, "Call " + call_id + " is not awaiting approval (it is " + call->status +
+                     "; the run is " + stored->status + ")."};
+}
+
+refusal run_engine::cancel(const std::string& run_id) {
+    std::shared_ptr<live_run> run;
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = runs_.find(run_id); it != runs_.end()) run = it->second;
+        if (run) run->shared.cancel = true;
+    }
+    if (run) {
+        net::post(io_, [run] {
+            run->canceller.cancel();
+            run->wake.cancel();
+        });
+        return {};
+    }
+    auto stored = store_.run(run_id);
+    if (!stored) return {404, "No run " + run_id + "."};
+    return {409, "Run " + run_id + " has already ended (" + stored->status + ")."};
+}
+
+std::uint64_t run_engine::subscribe(const std::string& run_id, std::function<void()> wake) {
+    std::lock_guard lock(mutex_);
+    auto handle = next_subscriber_++;
+    subscribers_[run_id][handle] = std::move(wake);
+    return handle;
+}
+
+void run_engine::unsubscribe(const std::string& run_id, std::uint64_t handle) {
+    std::lock_guard lock(mutex_);
+    auto it = subscribers_.find(run_id);
+    if (it == subscribers_.end()) return;
+    it->second.erase(handle);
+    if (it->second.empty()) subscribers_.erase(it);
+}
+
+void run_engine::notify(const std::string& run_id) {
+    std::vector<std::function<void()>> wakers;
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = subscribers_.find(run_id); it != subscribers_.end())
+            for (auto& [handle, wake] : it->second) wakers.push_back(wake);
+    }
+    for (auto& wake : wakers) wake();
+}
+
+void run_engine::emit(live_run& run, std::string type, json::object data) {
+    data["type"] = type;
+    data["run_id"] = run.record.id;
+    data["step"] = run.record.step;
+    data["max_steps"] = run.record.max_steps;
+    store_.append_event(run.record.id, type, json::serialize(data));
+    if (!run.batching) notify(run.record.id);
+}
+
+void run_engine::checkpoint(live_run& run, const std::function<void()>& also) {
+    run.bank_time();
+    run.record.state = json::serialize(run.state);
+    run.record.updated_at = store::store::now_ms();
+    run.batching = true;
+    try {
+        store_.atomically([&] {
+            store_.save_run(run.record);
+            if (also) also();
+        });
+    } catch (...) {
+        run.batching = false;
+        throw;
+    }
+    run.batching = false;
+    notify(run.record.id);
+}
+
+void run_engine::finish(live_run& run, std::string status, std::string output, std::string error) {
+    run.record.status = status;
+    run.record.output = output;
+    run.record.error = error;
+    run.state.erase("pending");
+    {
+        std::lock_guard lock(mutex_);
+        run.shared.awaiting_call.clear();
+    }
+    checkpoint(run, [&] {
+        if (status == "completed") {
+            store_.add_message({0, run.chat.id, run.record.id, "assistant", output,
+                                store::store::now_ms()});
+            emit(run, "message", {{"role", "assistant"}, {"content", output}});
+            emit(run, "run.completed", {{"output", output}});
+        } else if (status == "failed") {
+            emit(run, "run.failed", {{"error", error}});
+        } else {
+            emit(run, "run.cancelled", {});
+        }
+    });
+    observability::log_info("run " + run.record.id + ": " + status +
+                            (error.empty() ? "" : ": " + error));
+}
+
+std::shared_ptr<tools::workspace> run_engine::workspace_for(const std::string& root) {
+    std::lock_guard lock(workspaces_mutex_);
+    auto& slot = workspaces_[root];
+    if (!slot) {
+        std::string error;
+        slot = tools::workspace::open(root, error);
+        if (!slot) observability::log_warn("workspace " + root + ": " + error);
+    }
+    return slot;
+}
+
+config::approval_policy run_engine::policy_for(const std::string& tool,
+                                               const json::object& parameters) {
+    for (const auto& [name, policy] : config_.context.approvals)
+        if (name == tool) return policy;
+    const auto* t = tools_.find(tool);
+    return t && t->needs_approval_for(parameters) ? config::approval_policy::ask
+                                                  : config::approval_policy::always;
+}
+
+std::string run_engine::request_body(live_run& run, bool final_request) {
+    (void)final_request;
+    json::object body;
+    body["model"] = run.chat.model;
+    json::array messages;
+    messages.reserve(2 + array_of(run.state, "messages").size() + 2);
+    messages.push_back(message("system", run.system_prompt));
+    for (const auto& m : array_of(run.state, "messages")) messages.push_back(m);
+    for (const auto& m : array_of(run.state, "failed")) messages.push_back(m);
+    body["messages"] = std::move(messages);
+    if (model_.upstream_for(run.chat.model).json_schema)
+        body["response_format"] = response_format(tools_, run.role);
+    return json::serialize(body);
+}
+
+net::awaitable<tools::tool_result> run_engine::execute(live_run& run, const std::string& tool,
+                                                       const json::object& parameters,
+                                                       tools::mode how) {
+    tools::tool_context context;
+    std::shared_ptr<tools::workspace> files;
+    if (!run.chat.workspace.empty()) files = workspace_for(run.chat.workspace);
+    context.files = files.get();
+    auto stored = store_.document(run.chat.id);
+    std::optional<tools::open_document> document;
+    if (stored) document = tools::open_document{stored->name, stored->content, {}, {}};
+    if (document) context.document = &*document;
+    auto role = run.role;
+    auto result = co_await net::co_spawn(
+        tool_pool_,
+        [&]() -> net::awaitable<tools::tool_result> {
+            co_return tools_.execute(tool, parameters, context, how, role);
+        },
+        net::use_awaitable);
+    if (how == tools::mode::execute && document && document->content != stored->content) {
+        auto version = store_.put_document(run.chat.id, document->name, document->content);
+        json::object data{{"name", document->name},
+                          {"version", version},
+                          {"content", document->content}};
+        if (auto* diff = result.data.if_contains("diff")) data["diff"] = *diff;
+        emit(run, "document.updated", std::move(data));
+    }
+    co_return result;
+}
+
+net::awaitable<void> run_engine::drive(std::shared_ptr<live_run> run) {
+    std::string failure;
+    try {
+        co_await loop(*run);
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+    if (!failure.empty()) {
+        observability::log_error("run " + run->record.id + ": " + failure);
+        try {
+            finish(*run, "failed", "", "internal error: " + failure);
+        } catch (const std::exception& e) {
+            observability::log_error("run " + run->record.id + ": cannot record the failure: " +
+                                     e.what());
+        }
+    }
+    std::lock_guard lock(mutex_);
+    runs_.erase(run->record.id);
+}
+
+net::awaitable<void> run_engine::loop(live_run& run) {
+    const auto& limits = config_.context;
+    auto& s = run.state;
+    run.segment_start = clock::now();
+    for (;;) {
+        if (stopping_) co_return;  // left as stored: start() resumes it
+        bool cancel;
+        {
+            std::lock_guard lock(mutex_);
+            cancel = run.shared.cancel;
+        }
+        if (cancel) {
+            finish(run, "cancelled", "", "");
+            co_return;
+        }
+        if (s.contains("pending")) {
+            if (!co_await resolve_pending(run)) co_return;
+            continue;
+        }
+        if (run.spent() >= limits.max_wall_time) {
+            finish(run, "failed", "", "The run exceeded its wall-time limit of " +
+                                          duration_text(limits.max_wall_time) + ".");
+            co_return;
+        }
+        bool final_request = bool_of(s, "final_request");
+        if (!final_request && array_of(s, "failed").empty()) {
+            if (run.record.step >= run.record.max_steps) {
+                final_request = true;
+                s["final_request"] = true;
+                array_of(s, "messages")
+                    .push_back(message(
+                        "user", "You have reached the limit of " +
+                                    std::to_string(run.record.max_steps) +
+                                    " tool steps. Do not call any more tools. Reply now with your "
+                                    "final answer in plain text: what you did, and what is left "
+                                    "to do."));
+            } else {
+                ++run.record.step;
+            }
+        }
+        emit(run, "model.requested", {{"attempt", int_of(s, "retries") + 1}});
+        auto body = request_body(run, final_request);
+
+        run.wall_hit = false;
+        run.wall.expires_after(limits.max_wall_time - run.spent());
+        run.wall.async_wait([&run](boost::system::error_code ec) {
+            if (ec) return;
+            run.wall_hit = true;
+            run.canceller.cancel();
+        });
+        auto on_retry = [&](const model_retry& retry) {
+            emit(run, "model.retry",
+                 {{"reason", "UPSTREAM_ERROR"},
+                  {"message", retry.why + "; retrying in " +
+                                  std::to_string(retry.wait.count()) + " ms (" +
+                                  std::to_string(retry.attempt) + " of " +
+                                  std::to_string(retry.of) + ")"},
+                  {"attempt", retry.attempt}});
+        };
+        auto reply = co_await model_.complete(run.chat.model, std::move(body), run.record.id,
+                                              run.canceller, on_retry);
+        run.wall.cancel();
+        if (reply.cancelled) {
+            if (stopping_) co_return;
+            if (run.wall_hit)
+                finish(run, "failed", "", "The run exceeded its wall-time limit of " +
+                                              duration_text(limits.max_wall_time) + ".");
+            else
+                finish(run, "cancelled", "", "");
+            co_return;
+        }
+        if (!reply.ok) {
+            finish(run, "failed", "", "The model call failed: " + reply.error);
+            co_return;
+        }
+
+        parsed_reply parsed;
+        if (auto answer = model_.upstream_for(run.chat.model).json_schema
+                              ? schema_answer(reply.content)
+                              : std::nullopt) {
+            parsed.answer = *answer;
+        } else {
+            parsed = parse_reply(reply.content, reply.finish_reason, tools_, run.role);
+        }
+        if (final_request) {
+            if (parsed.what == parsed_reply::kind::final_answer) {
+                array_of(s, "messages").push_back(message("assistant", parsed.answer));
+                finish(run, "completed", parsed.answer, "");
+            } else {
+                finish(run, "failed", "",
+                       "The run reached its limit of " + std::to_string(run.record.max_steps) +
+                           " steps and the model did not give a final answer.");
+            }
+            co_return;
+        }
+        if (parsed.what == parsed_reply::kind::final_answer) {
+            s["failed"] = json::array();
+            s["retries"] = 0;
+            array_of(s, "messages").push_back(message("assistant", parsed.answer));
+            finish(run, "completed", parsed.answer, "");
+            co_return;
+        }
+        if (parsed.what == parsed_reply::kind::malformed) {
+            auto retries = int_of(s, "retries") + 1;
+            s["retries"] = retries;
+            auto reason = std::string(failure_name(parsed.reason));
+            if (retries > static_cast<std::int64_t>(limits.max_retries)) {
+                finish(run, "failed", "",
+                       "The model's reply was malformed " + std::to_string(retries) +
+                           " times in a row; the last time: " + reason + ": " + parsed.message);
+                co_return;
+            }
+            // A truncated reply is not sent back whole: the model should not continue it.
+            auto said = parsed.reason == failure::truncated
+                            ? reply.content.substr(0, 200) + " […cut off]"
+                            : reply.content;
+            auto& failed = array_of(s, "failed");
+            failed.push_back(message("assistant", said));
+            failed.push_back(message("user", parsed.message));
+            checkpoint(run, [&] {
+                emit(run, "model.retry",
+                     {{"reason", reason}, {"message", parsed.message}, {"attempt", retries}});
+            });
+            continue;
+        }
+
+        // A valid call: the failed attempts leave the history.
+        s["failed"] = json::array();
+        s["retries"] = 0;
+        const auto& call = parsed.call;
+        auto signature = call.tool + json::serialize(call.parameters);
+        auto identical = string_of(s, "last_call") == signature ? int_of(s, "identical") + 1 : 1;
+        s["last_call"] = signature;
+        s["identical"] = identical;
+        if (identical >= static_cast<std::int64_t>(limits.identical_call_stop)) {
+            finish(run, "failed", "",
+                   "The model made the same call to `" + call.tool + "` " +
+                       std::to_string(identical) + " times in a row.");
+            co_return;
+        }
+        auto call_id = make_id("call");
+        array_of(s, "messages")
+            .push_back(message("assistant", call_text(call.tool, call.parameters, call.terminate)));
+        s["pending"] = json::object{{"call_id", call_id},
+                                    {"tool", call.tool},
+                                    {"parameters", call.parameters},
+                                    {"terminate", call.terminate},
+                                    {"asked", false}};
+        checkpoint(run, [&] {
+            store_.save_tool_call({call_id, run.record.id, run.record.step, call.tool,
+                                   json::serialize(call.parameters), "pending", "",
+                                   store::store::now_ms()});
+            emit(run, "tool.call",
+                 {{"call_id", call_id},
+                  {"tool", call.tool},
+                  {"parameters", call.parameters},
+                  {"terminate", call.terminate}});
+        });
+    }
+}
+
+// The pending call: decides on approval, waits for the human when asked, runs it. False when
+// the run ended (or the engine stops).
+net::awaitable<bool> run_engine::resolve_pending(live_run& run) {
+    // Re-read on every use: writes to the state may move its members.
+    auto pending = [&]() -> json::object& { return run.state["pending"].as_object(); };
+    auto call_id = string_of(pending(), "call_id");
+    auto tool = string_of(pending(), "tool");
+    auto parameters = pending()["parameters"].as_object();
+    if (!bool_of(pending(), "asked")) {
+        bool approved_for_run = false;
+        for (const auto& name : array_of(run.state, "approved_tools"))
+            approved_for_run = approved_for_run || name == json::value(tool);
+        auto policy = policy_for(tool, parameters);
+        if (policy == config::approval_policy::never) {
+            co_return co_await deliver(
+                run, tools::tool_result::failure(
+                         "PERMISSION_DENIED", "`" + tool +
+                                                  "` is switched off on this gateway. Use "
+                                                  "another tool, or give your final answer."));
+        }
+        if (policy == config::approval_policy::always || approved_for_run)
+            co_return co_await run_call(run);
+        auto preview = co_await execute(run, tool, parameters, tools::mode::preview);
+        // A write that would fail anyway is reported at once: no human needed to learn that.
+        if (!preview.ok) co_return co_await deliver(run, preview);
+        pending()["asked"] = true;
+        pending()["requested_at"] = store::store::now_ms();
+        run.record.status = "awaiting_approval";
+        {
+            std::lock_guard lock(mutex_);
+            run.shared.awaiting_call = call_id;
+            run.shared.awaiting_tool = tool;
+            run.shared.decided.reset();
+        }
+        json::value diff = "";
+        if (auto* d = preview.data.if_contains("diff")) diff = *d;
+        checkpoint(run, [&] {
+            auto record = store_.tool_call(call_id);
+            if (record) {
+                record->status = "awaiting_approval";
+                store_.save_tool_call(*record);
+            }
+            emit(run, "approval.required",
+                 {{"call_id", call_id},
+                  {"tool", tool},
+                  {"parameters", parameters},
+                  {"preview", diff},
+                  {"summary", preview.text}});
+        });
+    } else {
+        // Resumed after a restart: the decision may have been stored before the crash.
+        std::lock_guard lock(mutex_);
+        run.shared.awaiting_call = call_id;
+        run.shared.awaiting_tool = tool;
+        if (auto stored = store_.approval(call_id)) {
+            decision d;
+            d.approve = stored->decision == "approve";
+            d.feedback = stored->feedback;
+            d.whole_run = stored->scope == "run";
+            if (!stored->parameters.empty()) {
+                json::error_code ec;
+                auto edited = json::parse(stored->parameters, ec);
+                if (!ec && edited.is_object()) d.parameters = edited.as_object();
+            }
+            run.shared.decided = std::move(d);
+        }
+    }
+
+    // Waiting for the human: approval time does not count against the wall-time limit.
+    run.bank_time();
+    auto deadline = int_of(pending(), "requested_at") +
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        config_.context.approval_timeout)
+                        .count();
+    std::optional<decision> decided;
+    for (;;) {
+        bool cancel;
+        {
+            std::lock_guard lock(mutex_);
+            cancel = run.shared.cancel;
+            decided = run.shared.decided;
+        }
+        if (stopping_) co_return false;
+        auto update_call = [&](const char* status) {
+            if (auto record = store_.tool_call(call_id)) {
+                record->status = status;
+                store_.save_tool_call(*record);
+            }
+        };
+        if (cancel) {
+            update_call("cancelled");
+            finish(run, "cancelled", "", "");
+            co_return false;
+        }
+        if (decided) break;
+        auto left = deadline - store::store::now_ms();
+        if (left <= 0) {
+            update_call("expired");
+            finish(run, "failed", "",
+                   "No decision on `" + tool + "` (" + call_id + ") within " +
+                       duration_text(config_.context.approval_timeout) +
+                       "; nothing was changed.");
+            co_return false;
+        }
+        run.wake.expires_after(std::chrono::milliseconds(left));
+        [[maybe_unused]] auto [ec] = co_await run.wake.async_wait(use_ec);
+    }
+    run.segment_start = clock::now();
+    {
+        std::lock_guard lock(mutex_);
+        run.shared.awaiting_call.clear();
+        run.shared.decided.reset();
+    }
+    run.record.status = "running";
+    if (decided->parameters) pending()["parameters"] = *decided->parameters;
+    if (decided->approve && decided->whole_run) array_of(run.state, "approved_tools").push_back(json::string(tool));
+    json::object resolved{{"call_id", call_id},
+                          {"tool", tool},
+                          {"decision", decided->approve ? "approve" : "reject"},
+                          {"scope", decided->whole_run ? "run" : "once"}};
+    if (!decided->feedback.empty()) resolved["feedback"] = decided->feedback;
+    if (decided->parameters) resolved["parameters"] = *decided->parameters;
+    checkpoint(run, [&] {
+        if (auto record = store_.tool_call(call_id)) {
+            record->status = decided->approve ? "approved" : "rejected";
+            if (decided->parameters) record->parameters = json::serialize(*decided->parameters);
+            store_.save_tool_call(*record);
+        }
+        emit(run, "approval.resolved", std::move(resolved));
+    });
+    if (decided->approve) co_return co_await run_call(run);
+    std::string denial = "The user denied this operation.";
+    if (!decided->feedback.empty()) denial += " Their feedback: " + decided->feedback;
+    auto rejected = tools::tool_result::failure("DENIED_BY_USER", denial);
+    co_return co_await deliver(run, rejected);
+}
+
+net::awaitable<bool> run_engine::run_call(live_run& run) {
+    const auto& pending = run.state["pending"].as_object();
+    auto tool = string_of(pending, "tool");
+    auto parameters = pending.at("parameters").as_object();
+    auto result = co_await execute(run, tool, parameters, tools::mode::execute);
+    co_return co_await deliver(run, result);
+}
+
+// Hands a call's outcome to the model (and the event stream), then applies the limits that
+// depend on it. False when the run ended here.
+net::awaitable<bool> run_engine::deliver(live_run& run, const tools::tool_result& result) {
+    const auto& limits = config_.context;
+    auto& s = run.state;
+    auto pending = s["pending"].as_object();
+    auto call_id = string_of(pending, "call_id");
+    auto tool = string_of(pending, "tool");
+    s.erase("pending");
+    bool denied = result.error_code == "DENIED_BY_USER";
+    auto errors = result.ok || denied ? 0 : int_of(s, "tool_errors") + 1;
+    s["tool_errors"] = errors;
+    auto text = denied ? result.text : result_message(tool, result);
+    auto identical = int_of(s, "identical");
+    if (identical >= static_cast<std::int64_t>(limits.identical_call_warn))
+        text += "\n\nNote: this is call number " + std::to_string(identical) + " to `" + tool +
+                "` with the same parameters in a row; the result will not change. Change your "
+                "approach or give your final answer.";
+    array_of(s, "messages").push_back(message("user", text));
+    checkpoint(run, [&] {
+        if (auto record = store_.tool_call(call_id)) {
+            record->status = denied ? "rejected" : result.ok ? "done" : "failed";
+            record->result = json::serialize(json::object{{"ok", result.ok},
+                                                          {"error_code", result.error_code},
+                                                          {"text", result.text},
+                                                          {"data", result.data}});
+            store_.save_tool_call(*record);
+        }
+        emit(run, "tool.result",
+             {{"call_id", call_id},
+              {"tool", tool},
+              {"ok", result.ok},
+              {"error_code", result.error_code},
+              {"text", result.text},
+              {"data", result.data}});
+    });
+    if (bool_of(pending, "terminate") && !denied) {
+        finish(run, result.ok ? "completed" : "failed", result.ok ? result.text : "",
+               result.ok ? "" : result_message(tool, result));
+        co_return false;
+    }
+    if (errors >= static_cast<std::int64_t>(limits.max_tool_errors)) {
+        finish(run, "failed", "",
+               std::to_string(errors) + " tool calls failed in a row; the last: " +
+                   result_message(tool, result));
+        co_return false;
+    }
+    co_return true;
+}
+
+}  // namespace gateway::agent

@@ -1,0 +1,134 @@
+#pragma once
+
+#include "gateway/agent/model_client.hpp"
+#include "gateway/config/config.hpp"
+#include "gateway/prompts/prompt_library.hpp"
+#include "gateway/store/store.hpp"
+#include "gateway/tools/registry.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/json/object.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gateway::tools {
+class workspace;
+}
+
+namespace gateway::agent {
+
+// running | awaiting_approval are live; completed | failed | cancelled are final.
+bool is_final_status(std::string_view status);
+
+// A human's answer to an approval.required event.
+struct decision {
+    bool approve = false;
+    std::optional<boost::json::object> parameters;  // edited parameters (approve only)
+    std::string feedback;                           // told to the model on reject
+    bool whole_run = false;                         // scope "run": approve this tool from now on
+};
+
+// How a request to the engine went, for the HTTP layer: 0 when it worked, else the status to
+// answer (400, 404, 409) and why.
+struct refusal {
+    unsigned status = 0;
+    std::string message;
+    explicit operator bool() const { return status != 0; }
+};
+
+// Runs the agent loop of every live run, per the design's contract, on its own thread. The HTTP
+// workers talk to it through the thread-safe methods below; everything a client was told is in
+// the store first, so a run survives a restart: start() resumes every run that was running or
+// awaiting approval. Tools run on a small pool so a long search never stalls other runs.
+class run_engine {
+public:
+    run_engine(const config::gateway_config& config, store::store& store,
+               const tools::registry& tools, std::vector<prompts::prompt> prompts,
+               const passthrough::model_router& router,
+               const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts);
+    ~run_engine();
+    run_engine(const run_engine&) = delete;
+    run_engine& operator=(const run_engine&) = delete;
+
+    // Starts the engine's thread and resumes unfinished runs from the store.
+    void start();
+    // Stops every loop where it stands (its stored state stays resumable) and joins the thread.
+    void stop();
+
+    const std::vector<prompts::prompt>& prompts() const { return prompts_; }
+    const prompts::prompt* find_prompt(std::string_view id) const;
+    // The system prompt the loop sends for a chat (the base prompt enhanced for its role).
+    std::string system_prompt(const store::chat_record& chat) const;
+
+    // Records the user's message and starts a run on it; the run id, or why not (409 while the
+    // chat has a live run).
+    refusal start_run(const store::chat_record& chat, const std::string& content,
+                      std::string& run_id);
+    // Resolves the run's pending approval `call_id`. The decision is stored before this returns.
+    refusal decide(const std::string& run_id, const std::string& call_id, decision d);
+    // Asks a live run to stop; it ends as `cancelled` (wait for it with subscribe()).
+    refusal cancel(const std::string& run_id);
+
+    // Calls `wake` (from the engine's thread) after every event of the run; the callee must only
+    // post work to its own executor. Returns a handle for unsubscribe().
+    std::uint64_t subscribe(const std::string& run_id, std::function<void()> wake);
+    void unsubscribe(const std::string& run_id, std::uint64_t handle);
+
+    // For tests and benchmarks: the number of live runs.
+    std::size_t live_runs() const;
+
+private:
+    struct live_run;
+    net::awaitable<void> drive(std::shared_ptr<live_run> run);
+    net::awaitable<void> loop(live_run& run);
+    net::awaitable<bool> resolve_pending(live_run& run);
+    net::awaitable<bool> run_call(live_run& run);
+    net::awaitable<tools::tool_result> execute(live_run& run, const std::string& tool,
+                                               const boost::json::object& parameters,
+                                               tools::mode how);
+    std::string request_body(live_run& run, bool final_request);
+    void emit(live_run& run, std::string type, boost::json::object data);
+    net::awaitable<bool> deliver(live_run& run, const tools::tool_result& result);
+    void checkpoint(live_run& run, const std::function<void()>& also = {});
+    void finish(live_run& run, std::string status, std::string output, std::string error);
+    void notify(const std::string& run_id);
+    void launch(std::shared_ptr<live_run> run);
+    std::shared_ptr<tools::workspace> workspace_for(const std::string& root);
+    config::approval_policy policy_for(const std::string& tool, const boost::json::object& params);
+
+    const config::gateway_config& config_;
+    store::store& store_;
+    const tools::registry& tools_;
+    std::vector<prompts::prompt> prompts_;
+
+    net::io_context io_;
+    std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
+    net::thread_pool tool_pool_{2};
+    model_client model_;
+    std::thread thread_;
+    bool stopping_ = false;  // engine thread only
+
+    mutable std::mutex mutex_;  // guards runs_, subscribers_ and each run's `shared` part
+    std::map<std::string, std::shared_ptr<live_run>> runs_;
+    std::map<std::string, std::map<std::uint64_t, std::function<void()>>> subscribers_;
+    std::uint64_t next_subscriber_ = 1;
+
+    // One workspace per root, shared by its chats: the symbol index stays warm between runs.
+    std::mutex workspaces_mutex_;
+    std::map<std::string, std::shared_ptr<tools::workspace>> workspaces_;
+};
+
+// A fresh random identifier with a readable prefix: "chat_…", "run_…", "call_…".
+std::string make_id(std::string_view prefix);
+
+}  // namespace gateway::agent

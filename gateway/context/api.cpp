@@ -1,0 +1,586 @@
+#include "gateway/context/api.hpp"
+
+#include "gateway/agent/enhanced_prompt.hpp"
+#include "gateway/error.hpp"
+#include "gateway/http/response.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <openssl/crypto.h>
+
+#include <charconv>
+#include <climits>
+#include <cstdlib>
+
+namespace gateway::context {
+
+namespace json = boost::json;
+namespace bhttp = boost::beast::http;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+
+net::awaitable<void> write_json(http::request_context& ctx, unsigned status,
+                                const json::value& body) {
+    co_await http::write_response(ctx, status, "application/json", json::serialize(body));
+}
+
+errc errc_for(unsigned status) {
+    switch (status) {
+        case 401: return errc::unauthorized;
+        case 404: return errc::not_found;
+        case 409: return errc::conflict;
+        default: return errc::bad_request;
+    }
+}
+
+net::awaitable<void> write_refusal(http::request_context& ctx, unsigned status,
+                                   std::string_view message) {
+    co_await http::write_error(ctx, errc_for(status), message);
+}
+
+// The request body as a JSON object, or an error message.
+std::optional<json::object> body_object(const http::request& req, std::string& error) {
+    if (req.body().empty()) return json::object();
+    json::error_code ec;
+    auto value = json::parse(req.body(), ec);
+    if (ec) {
+        error = "The body is not valid JSON: " + ec.message();
+        return std::nullopt;
+    }
+    if (!value.is_object()) {
+        error = "The body must be a JSON object.";
+        return std::nullopt;
+    }
+    return std::move(value.as_object());
+}
+
+// A string member, "" when absent; `error` is set when present with another type.
+std::string string_member(const json::object& o, std::string_view key, std::string& error) {
+    auto* v = o.if_contains(key);
+    if (!v || v->is_null()) return {};
+    if (!v->is_string()) {
+        error = "`" + std::string(key) + "` must be a string.";
+        return {};
+    }
+    return std::string(v->as_string());
+}
+
+std::string query_value(std::string_view target, std::string_view name) {
+    auto q = target.find('?');
+    if (q == std::string_view::npos) return {};
+    auto query = target.substr(q + 1);
+    while (!query.empty()) {
+        auto amp = query.find('&');
+        auto pair = query.substr(0, amp);
+        auto eq = pair.find('=');
+        if (pair.substr(0, eq) == name && eq != std::string_view::npos)
+            return std::string(pair.substr(eq + 1));
+        if (amp == std::string_view::npos) break;
+        query.remove_prefix(amp + 1);
+    }
+    return {};
+}
+
+json::value json_or_string(const std::string& text) {
+    if (text.empty()) return nullptr;
+    json::error_code ec;
+    auto value = json::parse(text, ec);
+    return ec ? json::value(json::string(text)) : value;
+}
+
+json::object chat_json(const store::chat_record& c) {
+    return {{"id", c.id},
+            {"object", "chat"},
+            {"created_at", c.created_at},
+            {"system_prompt", c.system_prompt},
+            {"model", c.model},
+            {"workspace", c.workspace.empty() ? json::value(nullptr) : json::value(c.workspace)},
+            {"role", c.role}};
+}
+
+json::object tool_call_json(const store::tool_call_record& t) {
+    return {{"id", t.id},
+            {"step", t.step},
+            {"tool", t.tool},
+            {"parameters", json_or_string(t.parameters)},
+            {"status", t.status},
+            {"result", json_or_string(t.result)},
+            {"created_at", t.created_at}};
+}
+
+json::object run_json(store::store& store, const store::run_record& r) {
+    json::array calls;
+    json::value pending = nullptr;
+    for (const auto& t : store.tool_calls(r.id)) {
+        if (t.status == "awaiting_approval") pending = tool_call_json(t);
+        calls.push_back(tool_call_json(t));
+    }
+    return {{"id", r.id},
+            {"object", "run"},
+            {"chat_id", r.chat_id},
+            {"status", r.status},
+            {"step", r.step},
+            {"max_steps", r.max_steps},
+            {"output", r.output.empty() ? json::value(nullptr) : json::value(r.output)},
+            {"error", r.error.empty() ? json::value(nullptr) : json::value(r.error)},
+            {"pending_approval", pending},
+            {"tool_calls", std::move(calls)},
+            {"created_at", r.created_at},
+            {"updated_at", r.updated_at}};
+}
+
+json::object prompt_json(const prompts::prompt& p) {
+    return {{"id", p.id}, {"object", "system_prompt"}, {"title", p.title},
+            {"description", p.description}};
+}
+
+// Wakes an SSE writer from the engine's thread: posted to the writer's own executor.
+struct event_waiter {
+    explicit event_waiter(const net::any_io_executor& ex) : timer(ex) {}
+    net::steady_timer timer;
+    bool pending = false;
+};
+
+std::string sse_frame(const store::event_record& e) {
+    std::string frame = "id: " + std::to_string(e.seq) + "\nevent: " + e.type + "\ndata: ";
+    frame += e.data;  // serialized JSON: one line
+    frame += "\n\n";
+    return frame;
+}
+
+}  // namespace
+
+api::api(const config::gateway_config& config, store::store& store, agent::run_engine& engine,
+         const tools::registry& tools)
+    : config_(config), store_(store), engine_(engine), tools_(tools) {
+    for (const auto& key : config.context.api_keys) key_hashes_.push_back(config::hashed_key(key));
+    for (const auto& root : config.context.workspaces) {
+        char resolved[PATH_MAX];
+        if (::realpath(root.c_str(), resolved)) roots_.emplace_back(resolved);
+    }
+}
+
+bool api::authorized(const http::request& req) const {
+    if (key_hashes_.empty()) return true;
+    std::string_view header = req[bhttp::field::authorization];
+    if (header.size() < 7 || !boost::beast::iequals(header.substr(0, 7), "bearer ")) return false;
+    auto token = header.substr(7);
+    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+    if (token.empty()) return false;
+    auto presented = config::key_digest(token);
+    bool match = false;
+    for (const auto& stored : key_hashes_)
+        match |= stored.size() == presented.size() &&
+                 CRYPTO_memcmp(stored.data(), presented.data(), stored.size()) == 0;
+    return match;
+}
+
+http::handler api::route(method m) {
+    return [this, m](http::request_context& ctx) -> net::awaitable<void> {
+        if (!authorized(ctx.req)) {
+            co_await http::write_error(ctx, errc::unauthorized,
+                                       "A valid gateway API key is required: send "
+                                       "`Authorization: Bearer <key>`.");
+            co_return;
+        }
+        co_await (this->*m)(ctx);
+    };
+}
+
+net::awaitable<void> api::list_prompts(http::request_context& ctx) {
+    json::array data;
+    for (const auto& p : engine_.prompts()) data.push_back(prompt_json(p));
+    json::object reply{{"object", "list"}, {"data", std::move(data)}};
+    co_await write_json(ctx, 200, reply);
+}
+
+net::awaitable<void> api::get_prompt(http::request_context& ctx) {
+    const auto* p = engine_.find_prompt(ctx.path_params[0]);
+    if (!p) {
+        co_await write_refusal(ctx, 404, "No system prompt `" + ctx.path_params[0] + "`.");
+        co_return;
+    }
+    auto body = prompt_json(*p);
+    body["content"] = p->body;
+    co_await write_json(ctx, 200, body);
+}
+
+net::awaitable<void> api::get_enhanced_prompt(http::request_context& ctx) {
+    const auto* p = engine_.find_prompt(ctx.path_params[0]);
+    if (!p) {
+        co_await write_refusal(ctx, 404, "No system prompt `" + ctx.path_params[0] + "`.");
+        co_return;
+    }
+    auto role_name = query_value(ctx.req.target(), "role");
+    if (role_name.empty()) role_name = "editor";
+    auto role = tools::parse_role(role_name);
+    if (!role) {
+        co_await write_refusal(ctx, 400, "`role` must be `reader` or `editor`.");
+        co_return;
+    }
+    auto body = prompt_json(*p);
+    body["role"] = role_name;
+    body["content"] = agent::enhanced_prompt(*p, tools_, *role);
+    co_await write_json(ctx, 200, body);
+}
+
+std::string api::check_workspace(const std::string& path, std::string& resolved) const {
+    if (path.empty() || path.front() != '/') return "`workspace` must be an absolute path.";
+    char buffer[PATH_MAX];
+    if (!::realpath(path.c_str(), buffer)) return "The workspace " + path + " does not exist.";
+    resolved = buffer;
+    for (const auto& root : roots_)
+        if (resolved == root || (resolved.starts_with(root) && resolved[root.size()] == '/') ||
+            root == "/")
+            return {};
+    if (roots_.empty())
+        return "No workspaces are configured on this gateway (context.workspaces).";
+    std::string allowed;
+    for (const auto& root : roots_) allowed += (allowed.empty() ? "" : ", ") + root;
+    return "The workspace " + path + " is outside the configured workspaces (" + allowed + ").";
+}
+
+net::awaitable<void> api::create_chat(http::request_context& ctx) {
+    std::string error;
+    auto body = body_object(ctx.req, error);
+    store::chat_record chat;
+    if (body) {
+        chat.system_prompt = string_member(*body, "system_prompt", error);
+        chat.model = string_member(*body, "model", error);
+        chat.workspace = string_member(*body, "workspace", error);
+        chat.role = string_member(*body, "role", error);
+    }
+    if (error.empty() && chat.model.empty())
+        error = "`model` is required: the model the agent loop asks.";
+    if (chat.system_prompt.empty()) chat.system_prompt = config_.context.default_prompt;
+    if (error.empty() && !engine_.find_prompt(chat.system_prompt)) {
+        std::string ids;
+        for (const auto& p : engine_.prompts()) ids += (ids.empty() ? "" : ", ") + p.id;
+        error = "No system prompt `" + chat.system_prompt + "`; available: " + ids + ".";
+    }
+    if (chat.role.empty()) chat.role = "editor";
+    if (error.empty() && !tools::parse_role(chat.role))
+        error = "`role` must be `reader` or `editor`.";
+    if (error.empty() && !chat.workspace.empty()) {
+        std::string resolved;
+        error = check_workspace(chat.workspace, resolved);
+        chat.workspace = resolved;
+    }
+    if (!error.empty()) {
+        co_await write_refusal(ctx, 400, error);
+        co_return;
+    }
+    chat.id = agent::make_id("chat");
+    chat.created_at = store::store::now_ms();
+    store_.insert_chat(chat);
+    co_await write_json(ctx, 201, chat_json(chat));
+}
+
+net::awaitable<void> api::list_chats(http::request_context& ctx) {
+    json::array data;
+    for (const auto& c : store_.chats()) data.push_back(chat_json(c));
+    json::object reply{{"object", "list"}, {"data", std::move(data)}};
+    co_await write_json(ctx, 200, reply);
+}
+
+net::awaitable<void> api::get_chat(http::request_context& ctx) {
+    auto chat = store_.chat(ctx.path_params[0]);
+    if (!chat) {
+        co_await write_refusal(ctx, 404, "No chat " + ctx.path_params[0] + ".");
+        co_return;
+    }
+    auto body = chat_json(*chat);
+    json::array messages;
+    for (const auto& m : store_.messages(chat->id))
+        messages.push_back(json::object{{"id", m.id},
+                                        {"role", m.role},
+                                        {"content", m.content},
+                                        {"run_id", m.run_id},
+                                        {"created_at", m.created_at}});
+    json::array runs;
+    for (const auto& r : store_.runs_of_chat(chat->id)) runs.push_back(run_json(store_, r));
+    body["messages"] = std::move(messages);
+    body["runs"] = std::move(runs);
+    co_await write_json(ctx, 200, body);
+}
+
+net::awaitable<void> api::delete_chat(http::request_context& ctx) {
+    const auto& id = ctx.path_params[0];
+    for (const auto& r : store_.runs_of_chat(id))
+        if (!agent::is_final_status(r.status)) {
+            co_await write_refusal(ctx, 409,
+                                   "Chat " + id + " has a run in progress (" + r.id +
+                                       "); cancel it first.");
+            co_return;
+        }
+    if (!store_.delete_chat(id)) {
+        co_await write_refusal(ctx, 404, "No chat " + id + ".");
+        co_return;
+    }
+    json::object reply{{"id", id}, {"object", "chat"}, {"deleted", true}};
+    co_await write_json(ctx, 200, reply);
+}
+
+net::awaitable<void> api::post_message(http::request_context& ctx) {
+    auto chat = store_.chat(ctx.path_params[0]);
+    if (!chat) {
+        co_await write_refusal(ctx, 404, "No chat " + ctx.path_params[0] + ".");
+        co_return;
+    }
+    std::string error;
+    auto body = body_object(ctx.req, error);
+    std::string content;
+    if (body) content = string_member(*body, "content", error);
+    if (error.empty() && content.empty()) error = "`content` is required: the user's message.";
+    if (!error.empty()) {
+        co_await write_refusal(ctx, 400, error);
+        co_return;
+    }
+    std::string run_id;
+    if (auto refused = engine_.start_run(*chat, content, run_id)) {
+        co_await write_refusal(ctx, refused.status, refused.message);
+        co_return;
+    }
+    if (ctx.req[bhttp::field::accept].find("text/event-stream") != std::string_view::npos) {
+        co_await stream_events(ctx, run_id, 0);
+        co_return;
+    }
+    json::object reply{{"run_id", run_id}, {"chat_id", chat->id},
+                                     {"status", "running"}};
+    co_await write_json(ctx, 202, reply);
+}
+
+net::awaitable<void> api::put_document(http::request_context& ctx) {
+    const auto& id = ctx.path_params[0];
+    if (!store_.chat(id)) {
+        co_await write_refusal(ctx, 404, "No chat " + id + ".");
+        co_return;
+    }
+    std::string error;
+    auto body = body_object(ctx.req, error);
+    std::string name, content;
+    if (body) {
+        name = string_member(*body, "name", error);
+        content = string_member(*body, "content", error);
+        if (error.empty() && !body->contains("content")) error = "`content` is required.";
+    }
+    if (!error.empty()) {
+        co_await write_refusal(ctx, 400, error);
+        co_return;
+    }
+    if (name.empty()) name = "untitled";
+    auto version = store_.put_document(id, name, content);
+    json::object reply{{"chat_id", id}, {"name", name}, {"version", version},
+                                     {"size", content.size()}};
+    co_await write_json(ctx, 200, reply);
+}
+
+net::awaitable<void> api::get_document(http::request_context& ctx) {
+    auto document = store_.document(ctx.path_params[0]);
+    if (!document) {
+        co_await write_refusal(ctx, 404, "Chat " + ctx.path_params[0] + " has no document.");
+        co_return;
+    }
+    json::object reply{{"chat_id", document->chat_id},
+                                     {"name", document->name},
+                                     {"content", document->content},
+                                     {"version", document->version},
+                                     {"updated_at", document->updated_at}};
+    co_await write_json(ctx, 200, reply);
+}
+
+net::awaitable<void> api::get_run(http::request_context& ctx) {
+    auto run = store_.run(ctx.path_params[0]);
+    if (!run) {
+        co_await write_refusal(ctx, 404, "No run " + ctx.path_params[0] + ".");
+        co_return;
+    }
+    co_await write_json(ctx, 200, run_json(store_, *run));
+}
+
+net::awaitable<void> api::run_events(http::request_context& ctx) {
+    const auto& id = ctx.path_params[0];
+    if (!store_.run(id)) {
+        co_await write_refusal(ctx, 404, "No run " + id + ".");
+        co_return;
+    }
+    std::string last = std::string(ctx.req["last-event-id"]);
+    if (last.empty()) last = query_value(ctx.req.target(), "last_event_id");
+    std::int64_t after = 0;
+    if (!last.empty()) {
+        auto [end, ec] = std::from_chars(last.data(), last.data() + last.size(), after);
+        if (ec != std::errc{} || end != last.data() + last.size() || after < 0) {
+            co_await write_refusal(ctx, 400, "`Last-Event-ID` must be an event id (a number).");
+            co_return;
+        }
+    }
+    co_await stream_events(ctx, id, after);
+}
+
+// Writes the run's events after `after` as SSE, then each new one as it is stored, until the run
+// has ended and every event went out. A `: keep-alive` comment goes out while nothing happens,
+// which is also how a client that went away is noticed.
+net::awaitable<void> api::stream_events(http::request_context& ctx, const std::string& run_id,
+                                        std::int64_t after) {
+    auto executor = ctx.stream.get_executor();
+    auto waiter = std::make_shared<event_waiter>(executor);
+    auto handle = engine_.subscribe(run_id, [waiter, executor] {
+        net::post(executor, [waiter] {
+            waiter->pending = true;
+            waiter->timer.cancel();
+        });
+    });
+    {
+        std::lock_guard lock(streams_mutex_);
+        streams_[waiter.get()] = [waiter, executor] {
+            net::post(executor, [waiter] { waiter->timer.cancel(); });
+        };
+    }
+    bool chunked = ctx.req.version() >= 11;
+    if (!chunked || ctx.draining) ctx.keep_alive = false;
+    std::string head =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+        "x-request-id: " + ctx.request_id + "\r\n";
+    head += chunked ? "Transfer-Encoding: chunked\r\n" : "";
+    head += ctx.keep_alive ? "\r\n" : "Connection: close\r\n\r\n";
+    ctx.response_started = true;
+    ctx.status = 200;
+    auto heartbeat = ctx.server.sse_heartbeat.count() > 0 ? ctx.server.sse_heartbeat
+                                                          : config::duration(15s);
+    // Frames go out as one chunk per batch (raw on HTTP/1.0, where the close ends the body).
+    auto send = [&](std::string bytes) -> net::awaitable<bool> {
+        ctx.deadline.arm(ctx.server.write_timeout);
+        ctx.bytes_sent += bytes.size();
+        boost::system::error_code ec;
+        if (chunked) {
+            auto [e, n] = co_await net::async_write(ctx.stream,
+                                                    bhttp::make_chunk(net::buffer(bytes)), use_ec);
+            ec = e;
+        } else {
+            auto [e, n] = co_await net::async_write(ctx.stream, net::buffer(bytes), use_ec);
+            ec = e;
+        }
+        co_return !ec;
+    };
+    ctx.deadline.arm(ctx.server.write_timeout);
+    auto [head_ec, head_n] = co_await net::async_write(ctx.stream, net::buffer(head), use_ec);
+    bool alive = !head_ec;
+    while (alive) {
+        if (ctx.draining || closing_) break;  // the client resumes elsewhere with Last-Event-ID
+        waiter->pending = false;
+        auto run = store_.run(run_id);
+        bool ended = !run || agent::is_final_status(run->status);
+        std::string frames;
+        for (const auto& e : store_.events_after(run_id, after)) {
+            frames += sse_frame(e);
+            after = e.seq;
+        }
+        if (!frames.empty()) alive = co_await send(std::move(frames));
+        if (!alive || ended) break;
+        if (waiter->pending) continue;
+        waiter->timer.expires_after(heartbeat);
+        [[maybe_unused]] auto [ec] = co_await waiter->timer.async_wait(use_ec);
+        if (!ec && !waiter->pending) alive = co_await send(": keep-alive\n\n");
+    }
+    engine_.unsubscribe(run_id, handle);
+    {
+        std::lock_guard lock(streams_mutex_);
+        streams_.erase(waiter.get());
+    }
+    if (!alive) {
+        ctx.keep_alive = false;
+        co_return;
+    }
+    if (chunked) {
+        ctx.deadline.arm(ctx.server.write_timeout);
+        auto [ec, n] = co_await net::async_write(ctx.stream, bhttp::make_chunk_last(), use_ec);
+        if (ec) ctx.keep_alive = false;
+    }
+}
+
+void api::end_streams() {
+    std::lock_guard lock(streams_mutex_);
+    closing_ = true;
+    for (auto& [key, wake] : streams_) wake();
+}
+
+net::awaitable<void> api::cancel_run(http::request_context& ctx) {
+    const auto& id = ctx.path_params[0];
+    auto executor = ctx.stream.get_executor();
+    auto waiter = std::make_shared<event_waiter>(executor);
+    auto handle = engine_.subscribe(id, [waiter, executor] {
+        net::post(executor, [waiter] {
+            waiter->pending = true;
+            waiter->timer.cancel();
+        });
+    });
+    auto refused = engine_.cancel(id);
+    // Answer once the run has stopped (a model call is cut at once), or after 10 s with the
+    // state it has then.
+    auto until = std::chrono::steady_clock::now() + 10s;
+    while (!refused && std::chrono::steady_clock::now() < until) {
+        waiter->pending = false;
+        auto run = store_.run(id);
+        if (!run || agent::is_final_status(run->status)) break;
+        waiter->timer.expires_at(until);
+        [[maybe_unused]] auto [ec] = co_await waiter->timer.async_wait(use_ec);
+    }
+    engine_.unsubscribe(id, handle);
+    if (refused) {
+        co_await write_refusal(ctx, refused.status, refused.message);
+        co_return;
+    }
+    auto run = store_.run(id);
+    co_await write_json(ctx, 200, run_json(store_, *run));
+}
+
+net::awaitable<void> api::decide(http::request_context& ctx) {
+    const auto& run_id = ctx.path_params[0];
+    const auto& call_id = ctx.path_params[1];
+    std::string error;
+    auto body = body_object(ctx.req, error);
+    agent::decision d;
+    if (body) {
+        auto verdict = string_member(*body, "decision", error);
+        if (error.empty() && verdict != "approve" && verdict != "reject")
+            error = "`decision` must be `approve` or `reject`.";
+        d.approve = verdict == "approve";
+        d.feedback = string_member(*body, "feedback", error);
+        auto scope = string_member(*body, "scope", error);
+        if (error.empty() && !scope.empty() && scope != "once" && scope != "run")
+            error = "`scope` must be `once` or `run`.";
+        d.whole_run = scope == "run";
+        if (auto* p = body->if_contains("parameters"); p && !p->is_null()) {
+            if (!p->is_object())
+                error = "`parameters` must be an object.";
+            else if (!d.approve)
+                error = "`parameters` can only come with `approve`.";
+            else
+                d.parameters = p->as_object();
+        }
+    }
+    if (!error.empty()) {
+        co_await write_refusal(ctx, 400, error);
+        co_return;
+    }
+    bool approve = d.approve;
+    if (auto refused = engine_.decide(run_id, call_id, std::move(d))) {
+        co_await write_refusal(ctx, refused.status, refused.message);
+        co_return;
+    }
+    json::object reply{{"run_id", run_id}, {"call_id", call_id},
+                                     {"decision", approve ? "approve" : "reject"}};
+    co_await write_json(ctx, 200, reply);
+}
+
+}  // namespace gateway::context
