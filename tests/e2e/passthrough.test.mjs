@@ -2,57 +2,11 @@
 // forwards to the fake upstream process. Nothing here knows the gateway's internals.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-
-const GATEWAY = process.env.CONTEXTGATE_BIN ?? '../../build/contextgate';
-const FAKE = process.env.FAKE_UPSTREAM_BIN ?? '../../build/tests/contextgate-fake-upstream';
-const dir = mkdtempSync(join(tmpdir(), 'contextgate-e2e-'));
-
-// Starts a process and resolves with the first match of `pattern` in its output (bounded).
-function startAndWait(command, args, pattern, stream = 'stdout') {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let seen = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${command}: no ${pattern} in: ${seen}`)), 10_000);
-    child[stream].on('data', (data) => {
-      seen += data;
-      const match = seen.match(pattern);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, match, output: () => seen });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`${command} exited with ${code}: ${seen}`)));
-  });
-}
-
-// Resolves once `condition()` holds, checking as output arrives; gives up after `ms`.
-function until(condition, ms) {
-  const deadline = Date.now() + ms;
-  return new Promise((resolve) => {
-    const check = () => (condition() || Date.now() > deadline ? resolve() : setTimeout(check, 5));
-    check();
-  });
-}
-
-function writeConfig(name, upstreamPort, extra = '') {
-  const path = join(dir, name);
-  writeFileSync(path, `server:
-  listen: 127.0.0.1:0
-  workers: 2
-  drain_time: 5s
-upstreams:
-  - name: fake
-    base_url: http://127.0.0.1:${upstreamPort}/v1
-    api_key: \${E2E_UPSTREAM_KEY}
-    models: ["*"]
-${extra}`);
-  return path;
-}
+import { FAKE, GATEWAY, dir, startAndWait, until, writeConfig } from './support.mjs';
 
 let fake;
 let gateway;

@@ -6,6 +6,11 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -15,6 +20,22 @@ namespace net = boost::asio;
 namespace http = boost::beast::http;
 using tcp = net::ip::tcp;
 
+std::string temporary_folder() {
+    // Removed when the test binary exits; every gateway gets its own store.
+    static struct cleanup {
+        std::mutex mutex;
+        std::vector<std::string> folders;
+        ~cleanup() {
+            for (const auto& f : folders) std::filesystem::remove_all(f);
+        }
+    } made;
+    std::string pattern = (std::filesystem::temp_directory_path() / "contextgate-test-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    std::lock_guard lock(made.mutex);
+    made.folders.push_back(pattern);
+    return pattern;
+}
+
 config::gateway_config make_config(const std::vector<std::string>& upstream_urls) {
     config::gateway_config c;
     c.source = "test";
@@ -22,6 +43,8 @@ config::gateway_config make_config(const std::vector<std::string>& upstream_urls
     c.server.workers = 2;
     c.server.drain_time = 2s;
     c.logging.access_log = false;
+    c.context.data_dir = temporary_folder();
+    c.context.prompts_dir = CONTEXTGATE_SOURCE_DIR "/prompts";
     for (std::size_t i = 0; i < upstream_urls.size(); ++i) {
         config::upstream_config u;
         u.name = "up" + std::to_string(i);

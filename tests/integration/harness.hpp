@@ -22,7 +22,11 @@ namespace gateway::testing {
 using namespace std::chrono_literals;
 using clock = std::chrono::steady_clock;
 
-// A gateway configuration with one upstream per URL, two workers and short timeouts.
+// A fresh folder under the system temp folder, removed when the test binary exits.
+std::string temporary_folder();
+
+// A gateway configuration with one upstream per URL, two workers and short timeouts, its own
+// data_dir (a fresh temporary folder) and the shipped prompts.
 config::gateway_config make_config(const std::vector<std::string>& upstream_urls);
 config::gateway_config make_config(const fake_upstream& fake);
 

@@ -1,0 +1,715 @@
+// The Context API end to end in-process: the real gateway, its SQLite store on disk, real tools on
+// a temporary workspace, and the scripted fake upstream as the model.
+#include "tests/integration/harness.hpp"
+
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace gateway::testing;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct sse_event {
+    std::int64_t id = 0;
+    std::string type;
+    json::object data;
+};
+
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+void write_text(const fs::path& p, std::string_view text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+}
+
+bool is_final(std::string_view type) {
+    return type == "run.completed" || type == "run.failed" || type == "run.cancelled";
+}
+
+// A call in the agent protocol, as the model would write it.
+std::string call(std::string_view tool, json::object parameters, bool terminate = false) {
+    return json::serialize(json::object{
+        {"tool", tool}, {"parameters", std::move(parameters)}, {"terminate", terminate}});
+}
+
+// One gateway with the context API over a temporary workspace, and its scripted model.
+struct context_fixture {
+    explicit context_fixture(const std::function<void(gateway::config::gateway_config&)>& adjust = {})
+        : workspace(temporary_folder()) {
+        write_text(workspace / "README.md", "# Demo\n\nThis is teh readme.\n");
+        write_text(workspace / "src/app.py", "def main():\n    print('hi')\n");
+        config = make_config(fake);
+        config.context.workspaces = {workspace.string()};
+        if (adjust) adjust(config);
+        gateway.emplace(config);
+    }
+
+    std::uint16_t port() const { return gateway->port(); }
+
+    // A request with a JSON body; the reply's JSON (null when the body is not JSON).
+    std::pair<response, json::value> send(std::string_view method, std::string_view path,
+                                          const json::value& body = nullptr,
+                                          std::string_view headers = {}) {
+        client c(port());
+        auto text = body.is_null() ? std::string() : json::serialize(body);
+        auto r = c.request(make_request(method, path, text,
+                                        std::string(headers) + auth_header));
+        json::error_code ec;
+        auto parsed = json::parse(r.body, ec);
+        return {r, ec ? json::value(nullptr) : parsed};
+    }
+
+    std::string create_chat(json::object extra = {}) {
+        json::object body{{"model", "fake-model"}, {"workspace", workspace.string()}};
+        for (auto& [k, v] : extra) body[k] = v;
+        auto [r, j] = send("POST", "/context/chats", body);
+        BOOST_TEST_REQUIRE(r.status == 201u, r.body);
+        return std::string(j.at("id").as_string());
+    }
+
+    std::string start(const std::string& chat, std::string_view content) {
+        auto [r, j] = send("POST", "/context/chats/" + chat + "/messages",
+                           json::object{{"content", content}});
+        BOOST_TEST_REQUIRE(r.status == 202u, r.body);
+        return std::string(j.at("run_id").as_string());
+    }
+
+    // Reads the run's event stream from after `last_id` until `until` says stop (or the run
+    // ends). Every read is bounded by the client's timeout.
+    std::vector<sse_event> events(const std::string& run,
+                                  const std::function<bool(const sse_event&)>& until = {},
+                                  std::int64_t last_id = 0) {
+        client c(port(), 10s);
+        std::string headers = auth_header;
+        if (last_id > 0) headers += "Last-Event-ID: " + std::to_string(last_id) + "\r\n";
+        c.send(make_request("GET", "/context/runs/" + run + "/events", {}, headers));
+        response r;
+        std::vector<sse_event> out;
+        if (!c.read_header(r) || r.status != 200u) {
+            BOOST_TEST(false, "event stream refused: " << r.status);
+            return out;
+        }
+        std::string buffer;
+        while (auto piece = c.read_piece(r)) {
+            buffer += *piece;
+            for (auto end = buffer.find("\n\n"); end != std::string::npos;
+                 end = buffer.find("\n\n")) {
+                auto frame = buffer.substr(0, end);
+                buffer.erase(0, end + 2);
+                if (frame.starts_with(":")) continue;
+                sse_event e;
+                std::istringstream lines(frame);
+                for (std::string line; std::getline(lines, line);) {
+                    if (line.starts_with("id: ")) e.id = std::stoll(line.substr(4));
+                    if (line.starts_with("event: ")) e.type = line.substr(7);
+                    if (line.starts_with("data: ")) e.data = json::parse(line.substr(6)).as_object();
+                }
+                out.push_back(e);
+                if ((until && until(e)) || is_final(e.type)) return out;
+            }
+        }
+        return out;
+    }
+
+    sse_event wait_for(const std::string& run, std::string_view type) {
+        auto all = events(run, [&](const sse_event& e) { return e.type == type; });
+        BOOST_TEST_REQUIRE(!all.empty());
+        BOOST_TEST_REQUIRE(all.back().type == type,
+                           "expected " << type << ", the stream ended with " << all.back().type
+                                       << ": " << json::serialize(all.back().data));
+        return all.back();
+    }
+
+    json::object run_state(const std::string& run) {
+        auto [r, j] = send("GET", "/context/runs/" + run);
+        BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+        return j.as_object();
+    }
+
+    response approve(const std::string& run, const std::string& call_id,
+                     json::object body = {{"decision", "approve"}}) {
+        return send("POST", "/context/runs/" + run + "/approvals/" + call_id, body).first;
+    }
+
+    // The messages of the n-th chat completion the model received.
+    json::array model_messages(std::size_t n) {
+        auto bodies = fake.scripted_requests();
+        BOOST_TEST_REQUIRE(bodies.size() > n);
+        return json::parse(bodies[n]).at("messages").as_array();
+    }
+
+    fake_upstream fake;
+    fs::path workspace;
+    gateway::config::gateway_config config;
+    std::optional<running_gateway> gateway;
+    std::string auth_header;
+};
+
+std::vector<std::string> types_of(const std::vector<sse_event>& events) {
+    std::vector<std::string> out;
+    for (const auto& e : events) out.push_back(e.type);
+    return out;
+}
+
+std::string last_content(const json::array& messages) {
+    return std::string(messages.back().at("content").as_string());
+}
+
+bool mentions(const json::array& messages, std::string_view text) {
+    for (const auto& m : messages)
+        if (std::string_view(m.at("content").as_string()).find(text) != std::string_view::npos)
+            return true;
+    return false;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(context_api)
+
+BOOST_AUTO_TEST_CASE(typo_scenario_search_read_edit_approved_summary) {
+    context_fixture f;
+    f.fake.script({{call("search_files", {{"pattern", "teh"}})},
+                   {call("read_file", {{"path", "README.md"}})},
+                   {call("replace_in_file", {{"path", "README.md"}, {"find", "teh"}, {"replace", "the"}})},
+                   {"Fixed the typo `teh` in README.md (line 3)."}});
+    auto chat = f.create_chat();
+    auto run = f.start(chat, "fix the typo 'teh' in README.md");
+    auto approval = f.wait_for(run, "approval.required");
+    BOOST_TEST(approval.data.at("tool").as_string() == "replace_in_file");
+    BOOST_TEST(approval.data.at("step").as_int64() == 3);
+    BOOST_TEST(approval.data.at("max_steps").as_int64() == 10);
+    auto preview = std::string(approval.data.at("preview").as_string());
+    BOOST_TEST(preview.find("-This is teh readme.") != std::string::npos, preview);
+    BOOST_TEST(preview.find("+This is the readme.") != std::string::npos, preview);
+    // Nothing is written before the human says so.
+    BOOST_TEST(read_text(f.workspace / "README.md") == "# Demo\n\nThis is teh readme.\n");
+    BOOST_TEST(f.run_state(run).at("status").as_string() == "awaiting_approval");
+
+    auto call_id = std::string(approval.data.at("call_id").as_string());
+    auto decided = f.approve(run, call_id);
+    BOOST_TEST(decided.status == 200u, decided.body);
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed");
+    BOOST_TEST(read_text(f.workspace / "README.md") == "# Demo\n\nThis is the readme.\n");
+
+    auto types = types_of(all);
+    std::vector<std::string> expected{
+        "run.started",    "model.requested",   "tool.call",   "tool.result",
+        "model.requested", "tool.call",        "tool.result", "model.requested",
+        "tool.call",      "approval.required", "approval.resolved", "tool.result",
+        "model.requested", "message",          "run.completed"};
+    BOOST_TEST(types == expected, boost::test_tools::per_element());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        BOOST_TEST(all[i].id == static_cast<std::int64_t>(i + 1));
+        BOOST_TEST(all[i].data.at("run_id").as_string() == run);
+        BOOST_TEST(all[i].data.contains("step"));
+        BOOST_TEST(all[i].data.at("max_steps").as_int64() == 10);
+    }
+    auto state = f.run_state(run);
+    BOOST_TEST(state.at("status").as_string() == "completed");
+    BOOST_TEST(state.at("output").as_string() == "Fixed the typo `teh` in README.md (line 3).");
+    BOOST_TEST(state.at("tool_calls").as_array().size() == 3u);
+
+    // What the model was sent: the enhanced prompt, then each result in turn.
+    BOOST_TEST(f.fake.scripted_requests().size() == 4u);
+    auto first = f.model_messages(0);
+    BOOST_TEST(first[0].at("role").as_string() == "system");
+    BOOST_TEST(std::string_view(first[0].at("content").as_string()).find("## Tools") !=
+               std::string_view::npos);
+    BOOST_TEST(last_content(first) == "fix the typo 'teh' in README.md");
+    BOOST_TEST(last_content(f.model_messages(1)).find("README.md:3:") != std::string::npos);
+    BOOST_TEST(last_content(f.model_messages(3)).find("Result of `replace_in_file`") == 0u);
+
+    // The chat keeps the conversation: the user's message and the final answer.
+    auto [r, j] = f.send("GET", "/context/chats/" + chat);
+    auto messages = j.at("messages").as_array();
+    BOOST_TEST(messages.size() == 2u);
+    BOOST_TEST(messages[1].at("content").as_string() == "Fixed the typo `teh` in README.md (line 3).");
+}
+
+BOOST_AUTO_TEST_CASE(document_scenario_edit_arrives_as_an_event) {
+    context_fixture f;
+    auto chat = f.create_chat({{"system_prompt", "writing"}});
+    auto [put, put_json] = f.send("PUT", "/context/chats/" + chat + "/document",
+                                  json::object{{"name", "essay.md"},
+                                               {"content", "Intro.\n\nThe end is neigh.\n"}});
+    BOOST_TEST_REQUIRE(put.status == 200u, put.body);
+    BOOST_TEST(put_json.at("version").as_int64() == 1);
+    f.fake.script({{call("edit_document", {{"find", "neigh"}, {"replace", "nigh"}})},
+                   {"Corrected \"neigh\" to \"nigh\"."}});
+    auto run = f.start(chat, "fix the homophone");
+    auto approval = f.wait_for(run, "approval.required");
+    BOOST_TEST(std::string(approval.data.at("preview").as_string()).find("+The end is nigh.") !=
+               std::string::npos);
+    f.approve(run, std::string(approval.data.at("call_id").as_string()));
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed");
+    const sse_event* update = nullptr;
+    for (const auto& e : all)
+        if (e.type == "document.updated") update = &e;
+    BOOST_TEST_REQUIRE(update);
+    BOOST_TEST(update->data.at("content").as_string() == "Intro.\n\nThe end is nigh.\n");
+    BOOST_TEST(update->data.at("version").as_int64() == 2);
+    BOOST_TEST(std::string(update->data.at("diff").as_string()).find("-The end is neigh.") !=
+               std::string::npos);
+    auto [got, doc] = f.send("GET", "/context/chats/" + chat + "/document");
+    BOOST_TEST(doc.at("content").as_string() == "Intro.\n\nThe end is nigh.\n");
+    BOOST_TEST(doc.at("version").as_int64() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(every_malformed_class_is_retried_with_its_reason_then_recovers) {
+    struct bad {
+        scripted_reply reply;
+        std::string reason;
+    };
+    std::vector<bad> cases{
+        {{R"(I will call {"tool": "read_file", "parameters": {"path": "README.md"})"}, "INVALID_JSON"},
+        {{R"({"tool": "read_file", "parameters": {"path": "a"}} {"tool": "read_file", "parameters": {"path": "b"}})"},
+         "MULTIPLE_CALLS"},
+        {{call("rm_rf", {{"path", "/"}})}, "UNKNOWN_TOOL"},
+        {{call("read_file", {{"start_line", 1}})}, "SCHEMA_VIOLATION"},
+        {{R"({"tool": "read_file", "parameters": {"path": "REA)", "length"}, "TRUNCATED"},
+        {{R"(Let me look: read_file(path="README.md"))"}, "NO_JSON"},
+    };
+    for (const auto& c : cases) {
+        BOOST_TEST_CONTEXT(c.reason) {
+            context_fixture f;
+            f.fake.script({c.reply, {call("read_file", {{"path", "README.md"}})}, {"Done."}});
+            auto run = f.start(f.create_chat(), "read the readme");
+            auto all = f.events(run);
+            BOOST_TEST(all.back().type == "run.completed");
+            const sse_event* retry = nullptr;
+            for (const auto& e : all)
+                if (e.type == "model.retry") retry = &e;
+            BOOST_TEST_REQUIRE(retry);
+            BOOST_TEST(retry->data.at("reason").as_string() == c.reason);
+            BOOST_TEST(!retry->data.at("message").as_string().empty());
+            // The re-ask carried the feedback after the bad reply...
+            auto reask = f.model_messages(1);
+            BOOST_TEST(last_content(reask) == std::string(retry->data.at("message").as_string()));
+            // ...and once the model recovered, the failed attempt left the history.
+            auto after = f.model_messages(2);
+            BOOST_TEST(!mentions(after, std::string(retry->data.at("message").as_string())));
+            BOOST_TEST(after.size() == reask.size());  // bad + feedback out, call + result in
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(fourth_malformed_reply_in_a_row_fails_the_run_with_that_error) {
+    context_fixture f;
+    f.fake.script({{"{\"tool\": \"read_file\", \"parameters\": {"},
+                   {"{\"tool\": \"read_file\", \"parameters\": {"},
+                   {"{\"tool\": \"read_file\", \"parameters\": {"},
+                   {"{\"tool\": \"read_file\", \"parameters\": {"}});
+    auto run = f.start(f.create_chat(), "read");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.failed");
+    auto error = std::string(all.back().data.at("error").as_string());
+    BOOST_TEST(error.find("4 times in a row") != std::string::npos, error);
+    BOOST_TEST(error.find("INVALID_JSON") != std::string::npos, error);
+    BOOST_TEST(f.fake.scripted_requests().size() == 4u);
+    BOOST_TEST(f.run_state(run).at("error").as_string() == error);
+}
+
+BOOST_AUTO_TEST_CASE(direct_answer_without_a_tool_call) {
+    context_fixture f;
+    f.fake.script({{"Paris is the capital of France."}});
+    auto run = f.start(f.create_chat(), "capital of France?");
+    auto all = f.events(run);
+    auto types = types_of(all);
+    std::vector<std::string> expected{"run.started", "model.requested", "message", "run.completed"};
+    BOOST_TEST(types == expected, boost::test_tools::per_element());
+    BOOST_TEST(all[2].data.at("content").as_string() == "Paris is the capital of France.");
+    BOOST_TEST(f.run_state(run).at("output").as_string() == "Paris is the capital of France.");
+}
+
+BOOST_AUTO_TEST_CASE(reject_with_feedback_tells_the_model_and_changes_nothing) {
+    context_fixture f;
+    f.fake.script({{call("edit_file", {{"path", "README.md"}, {"content", "gone"}})},
+                   {"Understood, I left the file alone."}});
+    auto run = f.start(f.create_chat(), "rewrite the readme");
+    auto approval = f.wait_for(run, "approval.required");
+    auto r = f.approve(run, std::string(approval.data.at("call_id").as_string()),
+                       {{"decision", "reject"}, {"feedback", "keep the title"}});
+    BOOST_TEST(r.status == 200u, r.body);
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed");
+    BOOST_TEST(read_text(f.workspace / "README.md") == "# Demo\n\nThis is teh readme.\n");
+    auto told = last_content(f.model_messages(1));
+    BOOST_TEST(told == "The user denied this operation. Their feedback: keep the title");
+    auto calls = f.run_state(run).at("tool_calls").as_array();
+    BOOST_TEST(calls[0].at("status").as_string() == "rejected");
+}
+
+BOOST_AUTO_TEST_CASE(approve_with_scope_run_skips_later_approvals_of_that_tool) {
+    context_fixture f;
+    f.fake.script({{call("append_file", {{"path", "notes.txt"}, {"content", "one"}})},
+                   {call("append_file", {{"path", "notes.txt"}, {"content", "two"}})},
+                   {call("create_file", {{"path", "other.txt"}, {"content", "x"}})},
+                   {"Done."}});
+    auto run = f.start(f.create_chat(), "take notes");
+    auto first = f.wait_for(run, "approval.required");
+    f.approve(run, std::string(first.data.at("call_id").as_string()),
+              {{"decision", "approve"}, {"scope", "run"}});
+    // The second append runs without asking; create_file still asks.
+    auto second = f.events(run, [](const sse_event& e) { return e.type == "approval.required" && e.id > 0; }, first.id);
+    BOOST_TEST_REQUIRE(second.back().type == "approval.required");
+    BOOST_TEST(second.back().data.at("tool").as_string() == "create_file");
+    BOOST_TEST(read_text(f.workspace / "notes.txt") == "one\ntwo");
+    f.approve(run, std::string(second.back().data.at("call_id").as_string()));
+    BOOST_TEST(f.events(run).back().type == "run.completed");
+    BOOST_TEST(read_text(f.workspace / "other.txt") == "x");
+}
+
+BOOST_AUTO_TEST_CASE(edited_parameters_are_validated_and_used) {
+    context_fixture f;
+    f.fake.script({{call("create_file", {{"path", "a.txt"}, {"content", "model text"}})},
+                   {"Created."}});
+    auto run = f.start(f.create_chat(), "create a file");
+    auto approval = f.wait_for(run, "approval.required");
+    auto id = std::string(approval.data.at("call_id").as_string());
+    auto bad = f.approve(run, id, {{"decision", "approve"}, {"parameters", {{"path", 7}}}});
+    BOOST_TEST(bad.status == 400u);
+    BOOST_TEST(bad.body.find("/path") != std::string::npos, bad.body);
+    auto wrong_call = f.approve(run, "call_nope");
+    BOOST_TEST(wrong_call.status == 404u, wrong_call.body);
+    auto invalid = f.approve(run, id, {{"decision", "maybe"}});
+    BOOST_TEST(invalid.status == 400u);
+    auto ok = f.approve(run, id,
+                        {{"decision", "approve"},
+                         {"parameters", {{"path", "a.txt"}, {"content", "human text"}}}});
+    BOOST_TEST(ok.status == 200u, ok.body);
+    BOOST_TEST(f.events(run).back().type == "run.completed");
+    BOOST_TEST(read_text(f.workspace / "a.txt") == "human text");
+    auto again = f.approve(run, id);
+    BOOST_TEST(again.status == 409u, again.body);
+}
+
+BOOST_AUTO_TEST_CASE(approval_timeout_fails_the_run_cleanly) {
+    context_fixture f([](auto& c) { c.context.approval_timeout = 300ms; });
+    f.fake.script({{call("edit_file", {{"path", "README.md"}, {"content", "x"}})}});
+    auto run = f.start(f.create_chat(), "edit");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.failed");
+    BOOST_TEST(std::string(all.back().data.at("error").as_string()).find("No decision") == 0u);
+    BOOST_TEST(read_text(f.workspace / "README.md") == "# Demo\n\nThis is teh readme.\n");
+    BOOST_TEST(f.run_state(run).at("tool_calls").as_array()[0].at("status").as_string() ==
+               "expired");
+}
+
+BOOST_AUTO_TEST_CASE(step_cap_asks_once_for_a_final_answer) {
+    context_fixture f([](auto& c) { c.context.max_steps = 2; });
+    f.fake.script({{call("read_file", {{"path", "README.md"}})},
+                   {call("read_file", {{"path", "src/app.py"}})},
+                   {"I read both files; nothing else was done."}});
+    auto run = f.start(f.create_chat(), "look around");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed");
+    BOOST_TEST(f.fake.scripted_requests().size() == 3u);
+    BOOST_TEST(last_content(f.model_messages(2)).find("limit of 2 tool steps") != std::string::npos);
+    BOOST_TEST(all.back().data.at("step").as_int64() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(step_cap_without_a_final_answer_fails) {
+    context_fixture f([](auto& c) { c.context.max_steps = 1; });
+    f.fake.script({{call("read_file", {{"path", "README.md"}})},
+                   {call("read_file", {{"path", "src/app.py"}})}});
+    auto run = f.start(f.create_chat(), "look around");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.failed");
+    BOOST_TEST(std::string(all.back().data.at("error").as_string()).find("limit of 1 steps") !=
+               std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(wall_time_cap_cuts_a_slow_model_call) {
+    context_fixture f([](auto& c) { c.context.max_wall_time = 300ms; });
+    f.fake.script({{"too late", "stop", 200, "", 5000}});
+    auto started = clock::now();
+    auto run = f.start(f.create_chat(), "hello");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.failed");
+    BOOST_TEST(std::string(all.back().data.at("error").as_string()).find("wall-time") !=
+               std::string::npos);
+    BOOST_TEST((clock::now() - started < 4s));
+}
+
+BOOST_AUTO_TEST_CASE(identical_calls_are_warned_then_stopped) {
+    context_fixture f([](auto& c) {
+        c.context.identical_call_warn = 2;
+        c.context.identical_call_stop = 3;
+    });
+    auto same = call("read_file", {{"path", "README.md"}});
+    f.fake.script({{same}, {same}, {same}});
+    auto run = f.start(f.create_chat(), "read");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.failed");
+    BOOST_TEST(std::string(all.back().data.at("error").as_string()).find("3 times in a row") !=
+               std::string::npos);
+    BOOST_TEST(last_content(f.model_messages(1)).find("Note: this is call number") ==
+               std::string::npos);
+    BOOST_TEST(last_content(f.model_messages(2)).find("Note: this is call number 2") !=
+               std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(consecutive_tool_errors_stop_the_run) {
+    context_fixture f;
+    f.fake.script({{call("read_file", {{"path", "missing1"}})},
+                   {call("read_file", {{"path", "missing2"}})},
+                   {call("read_file", {{"path", "../../etc/passwd"}})}});
+    auto run = f.start(f.create_chat(), "read");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.failed");
+    auto error = std::string(all.back().data.at("error").as_string());
+    BOOST_TEST(error.find("3 tool calls failed in a row") == 0u, error);
+    BOOST_TEST(error.find("PATH_OUTSIDE_WORKSPACE") != std::string::npos, error);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_mid_model_call_closes_the_upstream_request) {
+    context_fixture f;
+    f.fake.script({{"slow", "stop", 200, "", 10000}});
+    auto run = f.start(f.create_chat(), "hello");
+    BOOST_TEST_REQUIRE(f.fake.wait_requests(1, 5s));
+    auto started = clock::now();
+    auto [r, j] = f.send("POST", "/context/runs/" + run + "/cancel");
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST(j.at("status").as_string() == "cancelled");
+    BOOST_TEST((clock::now() - started < 3s));
+    BOOST_TEST(f.fake.wait_connections_open(0, 5s));
+    BOOST_TEST(f.events(run).back().type == "run.cancelled");
+    auto [again, j2] = f.send("POST", "/context/runs/" + run + "/cancel");
+    BOOST_TEST(again.status == 409u);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_while_awaiting_approval) {
+    context_fixture f;
+    f.fake.script({{call("edit_file", {{"path", "README.md"}, {"content", "x"}})}});
+    auto run = f.start(f.create_chat(), "edit");
+    auto approval = f.wait_for(run, "approval.required");
+    auto [r, j] = f.send("POST", "/context/runs/" + run + "/cancel");
+    BOOST_TEST(j.at("status").as_string() == "cancelled");
+    auto late = f.approve(run, std::string(approval.data.at("call_id").as_string()));
+    BOOST_TEST(late.status == 409u);
+    BOOST_TEST(read_text(f.workspace / "README.md") == "# Demo\n\nThis is teh readme.\n");
+}
+
+BOOST_AUTO_TEST_CASE(last_event_id_replays_and_two_watchers_see_the_same_run) {
+    context_fixture f;
+    f.fake.script({{call("edit_file", {{"path", "README.md"}, {"content", "new"}})}, {"Done."}});
+    auto run = f.start(f.create_chat(), "edit");
+    std::vector<sse_event> a, b;
+    std::thread watcher_a([&] { a = f.events(run); });
+    std::thread watcher_b([&] { b = f.events(run); });
+    auto approval = f.wait_for(run, "approval.required");
+    f.approve(run, std::string(approval.data.at("call_id").as_string()));
+    watcher_a.join();
+    watcher_b.join();
+    BOOST_TEST_REQUIRE(a.size() > 5u);
+    BOOST_TEST(a.back().type == "run.completed");
+    BOOST_TEST(types_of(a) == types_of(b), boost::test_tools::per_element());
+    // Resuming after event 3 gives exactly the rest, ids included.
+    auto rest = f.events(run, {}, 3);
+    BOOST_TEST_REQUIRE(rest.size() == a.size() - 3);
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+        BOOST_TEST(rest[i].id == a[i + 3].id);
+        BOOST_TEST(rest[i].type == a[i + 3].type);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(messages_stream_when_asked_for_event_stream) {
+    context_fixture f;
+    f.fake.script({{"Hi."}});
+    auto chat = f.create_chat();
+    client c(f.port());
+    c.send(make_request("POST", "/context/chats/" + chat + "/messages", R"({"content":"hello"})",
+                        "Accept: text/event-stream\r\n"));
+    auto r = c.read_response();
+    BOOST_TEST(r.status == 200u);
+    BOOST_TEST(r.header("content-type") == "text/event-stream");
+    BOOST_TEST(r.body.find("event: run.started") == r.body.find("event: "));
+    BOOST_TEST(r.body.find("event: run.completed") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(model_429_is_retried_after_retry_after) {
+    context_fixture f;
+    f.fake.script({{"slow down", "stop", 429, "0", 0}, {"Fine."}});
+    auto run = f.start(f.create_chat(), "hello");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed");
+    bool retried = false;
+    for (const auto& e : all)
+        retried = retried || (e.type == "model.retry" &&
+                              e.data.at("reason").as_string() == "UPSTREAM_ERROR");
+    BOOST_TEST(retried);
+    BOOST_TEST(f.fake.scripted_requests().size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(model_400_fails_the_run_with_the_upstream_message) {
+    context_fixture f;
+    f.fake.script({{"model not found", "stop", 404, "", 0}});
+    auto run = f.start(f.create_chat(), "hello");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.failed");
+    BOOST_TEST(std::string(all.back().data.at("error").as_string()).find("model not found") !=
+               std::string::npos);
+    BOOST_TEST(f.fake.scripted_requests().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(json_schema_upstream_gets_a_one_of_over_the_tools) {
+    context_fixture f([](auto& c) { c.upstreams[0].json_schema = true; });
+    f.fake.script({{call("read_file", {{"path", "README.md"}})}, {R"({"answer": "Read it."})"}});
+    auto run = f.start(f.create_chat({{"role", "reader"}}), "read");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed");
+    BOOST_TEST(all.back().data.at("output").as_string() == "Read it.");
+    auto body = json::parse(f.fake.scripted_requests()[0]).as_object();
+    auto& format = body.at("response_format").as_object();
+    BOOST_TEST(format.at("type").as_string() == "json_schema");
+    auto& branches = format.at("json_schema").at("schema").at("oneOf").as_array();
+    BOOST_TEST(branches.size() == 10u);  // the reader's 9 tools and the answer
+    BOOST_TEST(branches[0].at("properties").at("tool").at("const").as_string() == "list_files");
+}
+
+BOOST_AUTO_TEST_CASE(one_run_per_chat_at_a_time) {
+    context_fixture f;
+    f.fake.script({{call("edit_file", {{"path", "README.md"}, {"content", "x"}})}});
+    auto chat = f.create_chat();
+    auto run = f.start(chat, "edit");
+    f.wait_for(run, "approval.required");
+    auto [r, j] = f.send("POST", "/context/chats/" + chat + "/messages",
+                         json::object{{"content", "again"}});
+    BOOST_TEST(r.status == 409u, r.body);
+    auto [d, dj] = f.send("DELETE", "/context/chats/" + chat);
+    BOOST_TEST(d.status == 409u);
+    f.send("POST", "/context/runs/" + run + "/cancel");
+    auto [d2, dj2] = f.send("DELETE", "/context/chats/" + chat);
+    BOOST_TEST(d2.status == 200u);
+    auto [gone, gj] = f.send("GET", "/context/runs/" + run);
+    BOOST_TEST(gone.status == 404u);
+}
+
+BOOST_AUTO_TEST_CASE(chat_creation_is_validated) {
+    context_fixture f;
+    auto outside = temporary_folder();
+    auto [r1, j1] = f.send("POST", "/context/chats",
+                           json::object{{"model", "m"}, {"workspace", outside}});
+    BOOST_TEST(r1.status == 400u);
+    BOOST_TEST(j1.at("error").at("message").as_string().find("outside the configured") !=
+               std::string::npos);
+    auto [r2, j2] = f.send("POST", "/context/chats",
+                           json::object{{"model", "m"}, {"workspace", (f.workspace / "..").string()}});
+    BOOST_TEST(r2.status == 400u);
+    auto [r3, j3] = f.send("POST", "/context/chats", json::object{{"model", "m"}, {"role", "god"}});
+    BOOST_TEST(r3.status == 400u);
+    auto [r4, j4] = f.send("POST", "/context/chats", json::object{{"workspace", f.workspace.string()}});
+    BOOST_TEST(r4.status == 400u);
+    client c(f.port());
+    auto r5 = c.request(make_request("POST", "/context/chats", "{not json"));
+    BOOST_TEST(r5.status == 400u);
+    auto [r6, j6] = f.send("POST", "/context/chats",
+                           json::object{{"model", "m"}, {"workspace", (f.workspace / "src").string()}});
+    BOOST_TEST(r6.status == 201u, r6.body);
+    auto [r7, j7] = f.send("GET", "/context/chats/chat_nope");
+    BOOST_TEST(r7.status == 404u);
+    BOOST_TEST(j7.at("error").at("code").as_string() == "not_found");
+}
+
+BOOST_AUTO_TEST_CASE(api_keys_guard_the_context_api) {
+    context_fixture f([](auto& c) {
+        c.context.api_keys = {"plain-key-0123456789",
+                              gateway::config::hashed_key("hashed-key-0123456789")};
+    });
+    auto [none, j1] = f.send("GET", "/context/chats");
+    BOOST_TEST(none.status == 401u);
+    BOOST_TEST(j1.at("error").at("type").as_string() == "authentication_error");
+    auto [wrong, j2] = f.send("GET", "/context/chats", nullptr, "Authorization: Bearer nope\r\n");
+    BOOST_TEST(wrong.status == 401u);
+    // The stored hash itself is not a key.
+    auto [hash, j3] = f.send("GET", "/context/chats", nullptr,
+                             "Authorization: Bearer " +
+                                 gateway::config::hashed_key("hashed-key-0123456789") + "\r\n");
+    BOOST_TEST(hash.status == 401u);
+    auto [plain, j4] = f.send("GET", "/context/chats", nullptr,
+                              "Authorization: Bearer plain-key-0123456789\r\n");
+    BOOST_TEST(plain.status == 200u);
+    auto [hashed, j5] = f.send("GET", "/context/chats", nullptr,
+                               "Authorization: Bearer hashed-key-0123456789\r\n");
+    BOOST_TEST(hashed.status == 200u);
+    // The passthrough keeps its own auth: the client's key goes upstream untouched.
+    client c(f.port());
+    auto forwarded = c.request(make_request("GET", "/v1/models", {}, "x-fake-mode: echo\r\n"));
+    BOOST_TEST(forwarded.status == 200u);
+}
+
+BOOST_AUTO_TEST_CASE(system_prompts_list_get_and_enhanced) {
+    context_fixture f;
+    auto [list, lj] = f.send("GET", "/v1/system-prompts");
+    BOOST_TEST(list.status == 200u);
+    std::vector<std::string> ids;
+    for (const auto& p : lj.at("data").as_array()) ids.emplace_back(p.at("id").as_string());
+    BOOST_TEST((ids == std::vector<std::string>{"coding", "writing"}));
+    auto [one, oj] = f.send("GET", "/v1/system-prompts/coding");
+    BOOST_TEST(!oj.at("content").as_string().empty());
+    auto [reader, rj] = f.send("GET", "/v1/system-prompts/coding/enhanced?role=reader");
+    auto [editor, ej] = f.send("GET", "/v1/system-prompts/coding/enhanced?role=editor");
+    auto reader_text = std::string(rj.at("content").as_string());
+    auto editor_text = std::string(ej.at("content").as_string());
+    BOOST_TEST(reader_text.find("`read_file`") != std::string::npos);
+    BOOST_TEST(reader_text.find("`edit_file`") == std::string::npos);
+    BOOST_TEST(editor_text.find("`edit_file`") != std::string::npos);
+    auto [bad_role, bj] = f.send("GET", "/v1/system-prompts/coding/enhanced?role=admin");
+    BOOST_TEST(bad_role.status == 400u);
+    auto [missing, mj] = f.send("GET", "/v1/system-prompts/nope");
+    BOOST_TEST(missing.status == 404u);
+    auto [post, pj] = f.send("POST", "/v1/system-prompts", json::object{});
+    BOOST_TEST(post.status == 405u);
+    BOOST_TEST(f.fake.requests().empty());  // never forwarded
+}
+
+BOOST_AUTO_TEST_CASE(passthrough_is_unchanged_while_a_run_is_live) {
+    context_fixture f;
+    f.fake.script({{call("edit_file", {{"path", "README.md"}, {"content", "x"}})}});
+    auto run = f.start(f.create_chat(), "edit");
+    f.wait_for(run, "approval.required");
+    std::string body = R"({"model":"gpt-x","messages":[{"role":"user","content":"hi"}]})";
+    client c(f.port());
+    auto r = c.request(make_request("POST", "/v1/chat/completions", body,
+                                    "x-fake-mode: echo\r\nAuthorization: Bearer sk-client\r\n"));
+    BOOST_TEST(r.status == 200u);
+    BOOST_TEST(r.body.find("Authorization: Bearer sk-client\r\n") != std::string::npos);
+    BOOST_TEST(r.body.substr(r.body.size() - body.size()) == body);
+    auto canned = c.request(make_request("POST", "/v1/chat/completions", body, "x-fake-delay-ms: 0\r\n"));
+    BOOST_TEST(canned.body == fake_upstream::chat_completion_json("gpt-x", false));
+    BOOST_TEST(f.fake.scripted_requests().size() == 1u);  // only the agent's call
+}
+
+BOOST_AUTO_TEST_CASE(a_run_awaiting_approval_survives_a_restart) {
+    context_fixture f;
+    f.fake.script({{call("replace_in_file", {{"path", "README.md"}, {"find", "teh"}, {"replace", "the"}})},
+                   {"Fixed."}});
+    auto run = f.start(f.create_chat(), "fix the typo");
+    auto approval = f.wait_for(run, "approval.required");
+    f.gateway.reset();  // stopped: the run stays as stored
+    f.gateway.emplace(f.config);
+    BOOST_TEST(f.run_state(run).at("status").as_string() == "awaiting_approval");
+    auto r = f.approve(run, std::string(approval.data.at("call_id").as_string()));
+    BOOST_TEST(r.status == 200u, r.body);
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed");
+    BOOST_TEST(read_text(f.workspace / "README.md") == "# Demo\n\nThis is the readme.\n");
+    // Event ids continue where they were.
+    for (std::size_t i = 0; i < all.size(); ++i)
+        BOOST_TEST(all[i].id == static_cast<std::int64_t>(i + 1));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
