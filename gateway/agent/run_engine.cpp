@@ -126,8 +126,9 @@ std::string make_id(std::string_view prefix) {
 
 // One live run: its loop state (engine thread only) and the part the HTTP threads touch.
 //
+// `conversation` is what follows the system prompt (user, assistant, tool results); it only
+// grows, so it is stored message by message (store::append_run_message), not with the state.
 // `state`, stored with the run so a restart resumes it where it stood:
-//   messages        the conversation after the system prompt (user, assistant, tool results)
 //   failed          the malformed replies and their feedback since the last good one
 //   retries         malformed replies in a row
 //   last_call, identical   the previous call's signature and how often it came in a row
@@ -143,6 +144,8 @@ struct run_engine::live_run {
     tools::role role = tools::role::editor;
     store::run_record record;
     json::object state;
+    json::array conversation;
+    std::size_t stored_messages = 0;  // how much of `conversation` is in the store
     std::string system_prompt;
     net::steady_timer wake;  // approval waits; cancelled to wake the loop
     net::steady_timer wall;  // the wall-time limit while the model is asked
@@ -208,6 +211,9 @@ void run_engine::start() {
             json::error_code ec;
             auto state = json::parse(record.state, ec);
             if (!ec && state.is_object()) run->state = std::move(state.as_object());
+            for (auto& [role, content] : store_.run_messages(record.id))
+                run->conversation.push_back(message(role, content));
+            run->stored_messages = run->conversation.size();
             run->record = std::move(record);
             run->system_prompt = system_prompt(run->chat);
             observability::log_info("run " + run->record.id + ": resumed (" + status + ")");
@@ -267,7 +273,7 @@ refusal run_engine::start_run(const store::chat_record& chat, const std::string&
     auto now = store::store::now_ms();
     run->record = {run_id, chat.id, "running", 0, static_cast<int>(config_.context.max_steps),
                    "", "", "", now, now};
-    auto& history = array_of(run->state, "messages");
+    auto& history = run->conversation;
     try {
         store_.atomically([&] {
             for (const auto& m : store_.messages(chat.id)) history.push_back(message(m.role, m.content));
@@ -275,6 +281,7 @@ refusal run_engine::start_run(const store::chat_record& chat, const std::string&
             store_.add_message({0, chat.id, run_id, "user", content, now});
             run->record.state = json::serialize(run->state);
             store_.save_run(run->record);
+            store_conversation(*run);
             json::object data{{"type", "run.started"}, {"run_id", run_id},
                               {"step", 0}, {"max_steps", run->record.max_steps},
                               {"chat_id", chat.id}, {"content", content}};
@@ -369,11 +376,13 @@ void run_engine::notify(const std::string& run_id) {
 }
 
 void run_engine::emit(live_run& run, std::string type, json::object data) {
-    data["type"] = type;
-    data["run_id"] = run.record.id;
-    data["step"] = run.record.step;
-    data["max_steps"] = run.record.max_steps;
-    store_.append_event(run.record.id, type, json::serialize(data));
+    // The fields every event has come first, so a frame reads well in a terminal too.
+    json::object event{{"type", type},
+                       {"run_id", run.record.id},
+                       {"step", run.record.step},
+                       {"max_steps", run.record.max_steps}};
+    for (auto& [key, value] : data) event[key] = std::move(value);
+    store_.append_event(run.record.id, type, json::serialize(event));
     if (!run.batching) notify(run.record.id);
 }
 
@@ -385,6 +394,7 @@ void run_engine::checkpoint(live_run& run, const std::function<void()>& also) {
     try {
         store_.atomically([&] {
             store_.save_run(run.record);
+            store_conversation(run);
             if (also) also();
         });
     } catch (...) {
@@ -393,6 +403,16 @@ void run_engine::checkpoint(live_run& run, const std::function<void()>& also) {
     }
     run.batching = false;
     notify(run.record.id);
+}
+
+void run_engine::store_conversation(live_run& run) {
+    auto& c = run.conversation;
+    for (; run.stored_messages < c.size(); ++run.stored_messages) {
+        const auto& m = c[run.stored_messages].as_object();
+        store_.append_run_message(run.record.id, static_cast<std::int64_t>(run.stored_messages),
+                                  std::string(m.at("role").as_string()),
+                                  std::string(m.at("content").as_string()));
+    }
 }
 
 void run_engine::finish(live_run& run, std::string status, std::string output, std::string error) {
@@ -445,9 +465,9 @@ std::string run_engine::request_body(live_run& run, bool final_request) {
     json::object body;
     body["model"] = run.chat.model;
     json::array messages;
-    messages.reserve(2 + array_of(run.state, "messages").size() + 2);
+    messages.reserve(1 + run.conversation.size() + array_of(run.state, "failed").size());
     messages.push_back(message("system", run.system_prompt));
-    for (const auto& m : array_of(run.state, "messages")) messages.push_back(m);
+    for (const auto& m : run.conversation) messages.push_back(m);
     for (const auto& m : array_of(run.state, "failed")) messages.push_back(m);
     body["messages"] = std::move(messages);
     if (model_.upstream_for(run.chat.model).json_schema)
@@ -533,7 +553,7 @@ net::awaitable<void> run_engine::loop(live_run& run) {
             if (run.record.step >= run.record.max_steps) {
                 final_request = true;
                 s["final_request"] = true;
-                array_of(s, "messages")
+                run.conversation
                     .push_back(message(
                         "user", "You have reached the limit of " +
                                     std::to_string(run.record.max_steps) +
@@ -590,7 +610,7 @@ net::awaitable<void> run_engine::loop(live_run& run) {
         }
         if (final_request) {
             if (parsed.what == parsed_reply::kind::final_answer) {
-                array_of(s, "messages").push_back(message("assistant", parsed.answer));
+                run.conversation.push_back(message("assistant", parsed.answer));
                 finish(run, "completed", parsed.answer, "");
             } else {
                 finish(run, "failed", "",
@@ -602,7 +622,7 @@ net::awaitable<void> run_engine::loop(live_run& run) {
         if (parsed.what == parsed_reply::kind::final_answer) {
             s["failed"] = json::array();
             s["retries"] = 0;
-            array_of(s, "messages").push_back(message("assistant", parsed.answer));
+            run.conversation.push_back(message("assistant", parsed.answer));
             finish(run, "completed", parsed.answer, "");
             co_return;
         }
@@ -645,7 +665,7 @@ net::awaitable<void> run_engine::loop(live_run& run) {
             co_return;
         }
         auto call_id = make_id("call");
-        array_of(s, "messages")
+        run.conversation
             .push_back(message("assistant", call_text(call.tool, call.parameters, call.terminate)));
         s["pending"] = json::object{{"call_id", call_id},
                                     {"tool", call.tool},
@@ -828,7 +848,7 @@ net::awaitable<bool> run_engine::deliver(live_run& run, const tools::tool_result
         text += "\n\nNote: this is call number " + std::to_string(identical) + " to `" + tool +
                 "` with the same parameters in a row; the result will not change. Change your "
                 "approach or give your final answer.";
-    array_of(s, "messages").push_back(message("user", text));
+    run.conversation.push_back(message("user", text));
     checkpoint(run, [&] {
         if (auto record = store_.tool_call(call_id)) {
             record->status = denied ? "rejected" : result.ok ? "done" : "failed";

@@ -99,6 +99,7 @@ private:
     std::string request_body(live_run& run, bool final_request);
     void emit(live_run& run, std::string type, boost::json::object data);
     net::awaitable<bool> deliver(live_run& run, const tools::tool_result& result);
+    void store_conversation(live_run& run);
     void checkpoint(live_run& run, const std::function<void()>& also = {});
     void finish(live_run& run, std::string status, std::string output, std::string error);
     void notify(const std::string& run_id);

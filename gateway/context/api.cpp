@@ -478,8 +478,8 @@ net::awaitable<void> api::stream_events(http::request_context& ctx, const std::s
     while (alive) {
         if (ctx.draining || closing_) break;  // the client resumes elsewhere with Last-Event-ID
         waiter->pending = false;
-        auto run = store_.run(run_id);
-        bool ended = !run || agent::is_final_status(run->status);
+        auto status = store_.run_status(run_id);
+        bool ended = !status || agent::is_final_status(*status);
         std::string frames;
         for (const auto& e : store_.events_after(run_id, after)) {
             frames += sse_frame(e);
@@ -530,8 +530,8 @@ net::awaitable<void> api::cancel_run(http::request_context& ctx) {
     auto until = std::chrono::steady_clock::now() + 10s;
     while (!refused && std::chrono::steady_clock::now() < until) {
         waiter->pending = false;
-        auto run = store_.run(id);
-        if (!run || agent::is_final_status(run->status)) break;
+        auto status = store_.run_status(id);
+        if (!status || agent::is_final_status(*status)) break;
         waiter->timer.expires_at(until);
         [[maybe_unused]] auto [ec] = co_await waiter->timer.async_wait(use_ec);
     }

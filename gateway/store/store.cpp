@@ -72,6 +72,16 @@ constexpr const char* migrations[] = {
         version INTEGER NOT NULL,
         updated_at INTEGER NOT NULL);
     )sql",
+    // 2: a run's conversation, appended message by message, so saving the loop's state at every
+    // step no longer rewrites the whole conversation.
+    R"sql(
+    CREATE TABLE run_messages (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq));
+    )sql",
 };
 
 }  // namespace
@@ -326,6 +336,34 @@ std::optional<run_record> store::run(const std::string& id) {
     s.bind(1, id);
     if (!s.step()) return std::nullopt;
     return read_run(s);
+}
+
+std::optional<std::string> store::run_status(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    auto s = statement(db_, "SELECT status FROM runs WHERE id = ?1");
+    s.bind(1, id);
+    if (!s.step()) return std::nullopt;
+    return s.text(0);
+}
+
+void store::append_run_message(const std::string& run_id, std::int64_t seq,
+                               const std::string& role, const std::string& content) {
+    std::lock_guard lock(mutex_);
+    statement(db_, "INSERT INTO run_messages (run_id, seq, role, content) VALUES (?1, ?2, ?3, ?4)")
+        .bind(1, run_id)
+        .bind(2, seq)
+        .bind(3, role)
+        .bind(4, content)
+        .step();
+}
+
+std::vector<std::pair<std::string, std::string>> store::run_messages(const std::string& run_id) {
+    std::lock_guard lock(mutex_);
+    auto s = statement(db_, "SELECT role, content FROM run_messages WHERE run_id = ?1 ORDER BY seq");
+    s.bind(1, run_id);
+    std::vector<std::pair<std::string, std::string>> out;
+    while (s.step()) out.emplace_back(s.text(0), s.text(1));
+    return out;
 }
 
 std::vector<run_record> store::runs_of_chat(const std::string& chat_id) {

@@ -112,7 +112,13 @@ public:
 
     void save_run(const run_record& run);  // insert or replace
     std::optional<run_record> run(const std::string& id);
+    // Only the status: cheap enough to ask at every event.
+    std::optional<std::string> run_status(const std::string& id);
     std::vector<run_record> runs_of_chat(const std::string& chat_id);
+    // The run's conversation, appended once per message; `seq` counts from 0.
+    void append_run_message(const std::string& run_id, std::int64_t seq, const std::string& role,
+                            const std::string& content);
+    std::vector<std::pair<std::string, std::string>> run_messages(const std::string& run_id);
     std::vector<run_record> runs_with_status(const std::string& status);
 
     // Appends an event with the run's next sequence number and returns it.

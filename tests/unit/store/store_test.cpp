@@ -40,7 +40,7 @@ BOOST_AUTO_TEST_CASE(migrates_once_and_survives_reopening) {
     temp_database db;
     {
         auto s = db.open();
-        BOOST_TEST(s->schema_version() == 1);
+        BOOST_TEST(s->schema_version() == 2);
         s->insert_chat(a_chat("c1"));
         s->add_message({0, "c1", "r1", "user", "fix the typo", 0});
         run_record run{"r1", "c1", "awaiting_approval",       2, 10,
@@ -49,7 +49,7 @@ BOOST_AUTO_TEST_CASE(migrates_once_and_survives_reopening) {
         s->append_event("r1", "run.started", "{}");
     }  // closed like a process exit; WAL content must be there on reopen
     auto s = db.open();
-    BOOST_TEST(s->schema_version() == 1);
+    BOOST_TEST(s->schema_version() == 2);
     BOOST_TEST_REQUIRE(s->chat("c1").has_value());
     BOOST_TEST(s->chat("c1")->workspace == "/srv/projects/app");
     BOOST_TEST(s->messages("c1").size() == 1u);
@@ -134,6 +134,45 @@ BOOST_AUTO_TEST_CASE(saving_a_run_or_call_again_keeps_what_hangs_off_it) {
     BOOST_TEST(s->approval("call-1").has_value());
     BOOST_TEST(s->run("r1")->status == "completed");
     BOOST_TEST(s->tool_call("call-1")->status == "done");
+}
+
+BOOST_AUTO_TEST_CASE(run_messages_are_appended_in_order_and_go_with_the_run) {
+    temp_database db;
+    auto s = db.open();
+    s->insert_chat(a_chat("c1"));
+    s->save_run({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
+    s->append_run_message("r1", 0, "user", "fix it");
+    s->append_run_message("r1", 1, "assistant", R"({"tool":"read_file"})");
+    BOOST_TEST(s->run_status("r1").value_or("") == "running");
+    BOOST_TEST(!s->run_status("r2"));
+    auto messages = s->run_messages("r1");
+    BOOST_TEST_REQUIRE(messages.size() == 2u);
+    BOOST_TEST(messages[0].second == "fix it");
+    BOOST_TEST(messages[1].first == "assistant");
+    BOOST_CHECK_THROW(s->append_run_message("r1", 1, "user", "again"), store_error);
+    s->delete_chat("c1");
+    BOOST_TEST(s->run_messages("r1").empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated) {
+    temp_database db;
+    {
+        auto s = db.open();
+        s->insert_chat(a_chat("c1"));
+    }
+    {
+        sqlite3* raw = nullptr;
+        BOOST_TEST_REQUIRE(sqlite3_open(db.path.c_str(), &raw) == SQLITE_OK);
+        BOOST_TEST(sqlite3_exec(raw, "DROP TABLE run_messages; PRAGMA user_version=1;", nullptr,
+                                nullptr, nullptr) == SQLITE_OK);
+        sqlite3_close(raw);
+    }
+    auto s = db.open();
+    BOOST_TEST(s->schema_version() == 2);
+    BOOST_TEST(s->chat("c1").has_value());
+    s->save_run({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
+    s->append_run_message("r1", 0, "user", "hello");
+    BOOST_TEST(s->run_messages("r1").size() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(atomically_commits_all_or_nothing) {
