@@ -145,7 +145,9 @@ struct run_engine::live_run {
     store::run_record record;
     json::object state;
     json::array conversation;
-    std::size_t stored_messages = 0;  // how much of `conversation` is in the store
+    std::size_t stored_messages = 0;      // how much of `conversation` is in the store
+    std::string serialized;               // the system prompt and conversation as JSON, for requests
+    std::size_t serialized_messages = 0;  // how much of `conversation` is in `serialized`
     std::string system_prompt;
     net::steady_timer wake;  // approval waits; cancelled to wake the loop
     net::steady_timer wall;  // the wall-time limit while the model is asked
@@ -460,19 +462,29 @@ config::approval_policy run_engine::policy_for(const std::string& tool,
                                                   : config::approval_policy::always;
 }
 
-std::string run_engine::request_body(live_run& run, bool final_request) {
-    (void)final_request;
-    json::object body;
-    body["model"] = run.chat.model;
-    json::array messages;
-    messages.reserve(1 + run.conversation.size() + array_of(run.state, "failed").size());
-    messages.push_back(message("system", run.system_prompt));
-    for (const auto& m : run.conversation) messages.push_back(m);
-    for (const auto& m : array_of(run.state, "failed")) messages.push_back(m);
-    body["messages"] = std::move(messages);
-    if (model_.upstream_for(run.chat.model).json_schema)
-        body["response_format"] = response_format(tools_, run.role);
-    return json::serialize(body);
+// Written as text: the system prompt and the conversation only grow, so their serialized form is
+// kept and extended instead of serializing a 50 KB conversation again at every step.
+std::string run_engine::request_body(live_run& run) {
+    auto& prefix = run.serialized;
+    if (prefix.empty()) prefix = json::serialize(message("system", run.system_prompt));
+    for (; run.serialized_messages < run.conversation.size(); ++run.serialized_messages) {
+        prefix += ',';
+        prefix += json::serialize(run.conversation[run.serialized_messages]);
+    }
+    std::string body = "{\"model\":" + json::serialize(json::value(run.chat.model));
+    body += ",\"messages\":[";
+    body += prefix;
+    for (const auto& m : array_of(run.state, "failed")) {
+        body += ',';
+        body += json::serialize(m);
+    }
+    body += ']';
+    if (model_.upstream_for(run.chat.model).json_schema) {
+        body += ",\"response_format\":";
+        body += json::serialize(response_format(tools_, run.role));
+    }
+    body += '}';
+    return body;
 }
 
 net::awaitable<tools::tool_result> run_engine::execute(live_run& run, const std::string& tool,
@@ -565,7 +577,7 @@ net::awaitable<void> run_engine::loop(live_run& run) {
             }
         }
         emit(run, "model.requested", {{"attempt", int_of(s, "retries") + 1}});
-        auto body = request_body(run, final_request);
+        auto body = request_body(run);
 
         run.wall_hit = false;
         run.wall.expires_after(limits.max_wall_time - run.spent());

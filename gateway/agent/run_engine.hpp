@@ -96,7 +96,7 @@ private:
     net::awaitable<tools::tool_result> execute(live_run& run, const std::string& tool,
                                                const boost::json::object& parameters,
                                                tools::mode how);
-    std::string request_body(live_run& run, bool final_request);
+    std::string request_body(live_run& run);
     void emit(live_run& run, std::string type, boost::json::object data);
     net::awaitable<bool> deliver(live_run& run, const tools::tool_result& result);
     void store_conversation(live_run& run);
