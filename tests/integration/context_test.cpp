@@ -396,6 +396,33 @@ BOOST_AUTO_TEST_CASE(edited_parameters_are_validated_and_used) {
     BOOST_TEST(again.status == 409u, again.body);
 }
 
+BOOST_AUTO_TEST_CASE(per_tool_policies_always_and_never) {
+    using gateway::config::approval_policy;
+    context_fixture f([](auto& c) {
+        c.context.approvals = {{"append_file", approval_policy::always},
+                               {"delete_file", approval_policy::never}};
+    });
+    f.fake.script({{call("append_file", {{"path", "log.txt"}, {"content", "entry"}})},
+                   {call("delete_file", {{"path", "README.md"}})},
+                   {"Appended; deleting is switched off."}});
+    auto run = f.start(f.create_chat(), "log and clean up");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed");
+    for (const auto& e : all) BOOST_TEST(e.type != "approval.required");
+    BOOST_TEST(read_text(f.workspace / "log.txt") == "entry");
+    BOOST_TEST(fs::exists(f.workspace / "README.md"));
+    BOOST_TEST(last_content(f.model_messages(2)).find("PERMISSION_DENIED") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(an_approval_policy_for_an_unknown_tool_stops_the_start) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    config.context.approvals = {{"edit_fiel", gateway::config::approval_policy::always}};
+    gateway::app::server server(config);
+    auto error = server.start();
+    BOOST_TEST(error.find("unknown tool `edit_fiel`") != std::string::npos, error);
+}
+
 BOOST_AUTO_TEST_CASE(approval_timeout_fails_the_run_cleanly) {
     context_fixture f([](auto& c) { c.context.approval_timeout = 300ms; });
     f.fake.script({{call("edit_file", {{"path", "README.md"}, {"content", "x"}})}});
