@@ -11,6 +11,7 @@
 #include "gateway/tools/find_files.hpp"
 #include "gateway/tools/find_importers.hpp"
 #include "gateway/tools/get_document_info.hpp"
+#include "gateway/tools/json_schema.hpp"
 #include "gateway/tools/list_files.hpp"
 #include "gateway/tools/read_document.hpp"
 #include "gateway/tools/read_file.hpp"
@@ -20,10 +21,6 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <valijson/adapters/boost_json_adapter.hpp>
-#include <valijson/schema.hpp>
-#include <valijson/schema_parser.hpp>
-#include <valijson/validator.hpp>
 
 #include <stdexcept>
 
@@ -32,7 +29,7 @@ namespace gateway::tools {
 struct registry::entry {
     std::unique_ptr<tool> implementation;
     boost::json::value schema;
-    valijson::Schema compiled;
+    std::unique_ptr<json_schema> compiled;
 };
 
 registry::registry() {
@@ -65,9 +62,10 @@ registry::registry() {
         boost::system::error_code ec;
         e->schema = boost::json::parse(t->spec().schema, ec);
         if (ec) throw std::logic_error("tool " + std::string(t->spec().name) + ": bad schema");
-        valijson::SchemaParser parser;
-        valijson::adapters::BoostJsonAdapter adapter(e->schema);
-        parser.populateSchema(adapter, e->compiled);
+        std::string error;
+        e->compiled = json_schema::compile(e->schema, error);
+        if (!e->compiled)
+            throw std::logic_error("tool " + std::string(t->spec().name) + ": " + error);
         e->implementation = std::move(t);
         entries_.push_back(std::move(e));
     }
@@ -131,38 +129,10 @@ std::string registry::catalogue(role r) const {
     return out;
 }
 
-namespace {
-
-// valijson's context ["<root>", "[path]", "[0]"] as a JSON pointer "/path/0".
-std::string pointer(const std::vector<std::string>& context) {
-    std::string out;
-    for (const auto& part : context) {
-        if (part == "<root>") continue;
-        out += '/';
-        std::string_view name = part;
-        if (name.starts_with('[') && name.ends_with(']')) name = name.substr(1, name.size() - 2);
-        if (name.size() >= 2 && name.front() == '"' && name.back() == '"')
-            name = name.substr(1, name.size() - 2);
-        out += name;
-    }
-    return out.empty() ? "/" : out;
-}
-
-}  // namespace
-
 std::string registry::validate(std::string_view name, const boost::json::value& parameters) const {
     for (const auto& e : entries_) {
         if (e->implementation->spec().name != name) continue;
-        valijson::Validator validator(valijson::Validator::kStrongTypes);
-        valijson::adapters::BoostJsonAdapter adapter(parameters);
-        valijson::ValidationResults results;
-        if (validator.validate(e->compiled, adapter, &results)) return {};
-        // The most specific error is the one deepest in the document.
-        valijson::ValidationResults::Error best, error;
-        while (results.popError(error))
-            if (best.description.empty() || error.context.size() > best.context.size())
-                best = error;
-        return pointer(best.context) + ": " + best.description;
+        return e->compiled->validate(parameters);
     }
     return "unknown tool";
 }
