@@ -4,6 +4,7 @@
 #include "gateway/app/tool_command.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/workflows/registry.hpp"
 
 #include <iostream>
 
@@ -66,7 +67,14 @@ int run_cli(const std::vector<std::string>& args) {
         return 1;
     }
     if (command == "check-config") {
-        std::cout << "# " << path << ": valid\n" << config::to_yaml(*loaded.value);
+        auto files = load_context_files(*loaded.value);
+        if (!files) {
+            std::cerr << "contextgate: " << files.error << "\n";
+            return 1;
+        }
+        std::cout << "# " << path << ": valid; " << files.value->prompts.size() << " prompt(s), "
+                  << files.value->workflows->all()->size() << " workflow(s)\n"
+                  << config::to_yaml(*loaded.value);
         return 0;
     }
     observability::set_level(loaded.value->logging.level);

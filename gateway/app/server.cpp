@@ -12,6 +12,7 @@
 #include "gateway/store/store.hpp"
 #include "gateway/tools/registry.hpp"
 #include "gateway/upstream/tls.hpp"
+#include "gateway/workflows/registry.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -51,36 +52,65 @@ server::~server() {
     wait();
 }
 
-std::string server::start_context(
-    const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts) {
-    const auto& context = config_.context;
+config::parsed<context_files> load_context_files(const config::gateway_config& config) {
+    using result = config::parsed<context_files>;
+    const auto& context = config.context;
+    const config::context_config defaults;
     const auto& tools = tools::registry::standard();
     for (const auto& [name, policy] : context.approvals)
         if (!tools.find(name))
-            return config_.source + ": context.approvals names an unknown tool `" + name + "`";
-    // The default folder may be missing when the binary runs elsewhere: the passthrough still
-    // serves, and chats report that no prompt exists. A configured folder must exist.
-    config::parsed<std::vector<prompts::prompt>> prompts{std::vector<prompts::prompt>{}, {}};
+            return result::fail(config.source + ": context.approvals names an unknown tool `" +
+                                name + "`");
+    context_files files;
+    // A default folder may be missing when the binary runs elsewhere: the passthrough still
+    // serves, and the context API has no prompts or workflows. A configured folder must exist.
     std::error_code exists_ec;
-    if (context.prompts_dir != config::context_config{}.prompts_dir ||
-        std::filesystem::exists(context.prompts_dir, exists_ec))
-        prompts = prompts::load_folder(context.prompts_dir);
-    else
+    if (context.prompts_dir != defaults.prompts_dir ||
+        std::filesystem::exists(context.prompts_dir, exists_ec)) {
+        auto prompts = prompts::load_folder(context.prompts_dir);
+        if (!prompts) return result::fail(prompts.error);
+        files.prompts = std::move(*prompts.value);
+    } else {
         observability::log_warn("no prompts folder `" + context.prompts_dir +
                                 "` here: the context API has no system prompts (set "
                                 "context.prompts_dir)");
-    if (!prompts) return prompts.error;
+    }
+    files.workflows = std::make_unique<workflows::registry>(
+        context.workflows_dir, tools, context.workflows_dir == defaults.workflows_dir);
+    if (auto error = files.workflows->reload(); !error.empty()) return result::fail(error);
+    return {std::move(files), {}};
+}
+
+std::string server::start_context(
+    const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts) {
+    const auto& context = config_.context;
+    auto files = load_context_files(config_);
+    if (!files) return files.error;
+    workflows_ = std::move(files.value->workflows);
     std::error_code fs_ec;
     std::filesystem::create_directories(context.data_dir, fs_ec);
     if (fs_ec) return "cannot create data_dir " + context.data_dir + ": " + fs_ec.message();
     auto opened = store::store::open(context.data_dir + "/contextgate.db");
     if (!opened) return opened.error;
     store_ = std::move(*opened.value);
-    engine_ = std::make_unique<agent::run_engine>(config_, *store_, tools, std::move(*prompts.value),
-                                                  *model_router_, tls_contexts);
-    context_api_ = std::make_unique<context::api>(config_, *store_, *engine_, tools);
+    const auto& tools = tools::registry::standard();
+    engine_ = std::make_unique<agent::run_engine>(config_, *store_, tools,
+                                                  std::move(files.value->prompts), *model_router_,
+                                                  tls_contexts);
+    context_api_ = std::make_unique<context::api>(config_, *store_, *engine_, tools, *workflows_);
     engine_->start();
     return {};
+}
+
+std::string server::reload_workflows() {
+    if (!workflows_) return {};
+    auto error = workflows_->reload();
+    if (error.empty())
+        observability::log_info("workflows reloaded: " +
+                                std::to_string(workflows_->all()->size()) + " loaded");
+    else
+        observability::log_error("workflows not reloaded, the previous ones stay: " + error);
+    return error;
 }
 
 std::string server::start() {
@@ -139,6 +169,9 @@ std::string server::start() {
             {"GET",    "/context/runs/{id}/events",               false, api.route(&a::run_events)},
             {"POST",   "/context/runs/{id}/cancel",               false, api.route(&a::cancel_run)},
             {"POST",   "/context/runs/{id}/approvals/{call_id}",  false, api.route(&a::decide)},
+            {"GET",    "/context/workflows",                      false, api.route(&a::list_workflows)},
+            {"GET",    "/context/workflows/categories",           false, api.route(&a::workflow_categories)},
+            {"GET",    "/context/workflows/{id}",                 false, api.route(&a::get_workflow)},
             {"*",      "/v1/",                                    true,  [forward](http::request_context& c) { return (*forward)(c); }},
         };
         // clang-format on
@@ -186,11 +219,16 @@ int serve(const config::gateway_config& config) {
                             config.server.listen.host + ":" + std::to_string(gateway.port()) +
                             " with " + std::to_string(gateway.workers()) + " worker(s)");
     net::io_context signals_io;
-    net::signal_set signals(signals_io, SIGINT, SIGTERM);
+    net::signal_set signals(signals_io, SIGINT, SIGTERM, SIGHUP);
     int received = 0;
     std::function<void(boost::system::error_code, int)> on_signal =
         [&](boost::system::error_code ec, int number) {
             if (ec) return;
+            if (number == SIGHUP) {
+                gateway.reload_workflows();
+                signals.async_wait(on_signal);
+                return;
+            }
             if (++received == 1) {
                 observability::log_info("signal " + std::to_string(number) +
                                         ": draining in-flight requests");

@@ -1,6 +1,8 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
+#include "gateway/prompts/prompt_library.hpp"
+#include "gateway/workflows/registry.hpp"
 
 #include <boost/asio/ssl/context.hpp>
 
@@ -22,12 +24,21 @@ class api;
 namespace gateway::store {
 class store;
 }
+
 namespace gateway::passthrough {
 class handler;
 class model_router;
 }  // namespace gateway::passthrough
 
 namespace gateway::app {
+
+// What the context section names besides the database: the prompts and the workflows, loaded
+// and checked (approval tool names too). Errors name the file and line. check-config uses it.
+struct context_files {
+    std::vector<prompts::prompt> prompts;
+    std::unique_ptr<workflows::registry> workflows;
+};
+config::parsed<context_files> load_context_files(const config::gateway_config& config);
 
 // The composition root: the only place that reads the whole configuration and wires modules
 // together. Owns the workers (one thread and io_context each) and the per-worker handlers.
@@ -55,12 +66,16 @@ public:
 
     const config::gateway_config& config() const { return config_; }
 
+    // SIGHUP: loads the workflows again; a broken change keeps the old set. Returns the error.
+    std::string reload_workflows();
+
 private:
     config::gateway_config config_;
     // Opens the store, loads the prompts and starts the run engine.
     std::string start_context(const std::vector<std::shared_ptr<boost::asio::ssl::context>>& tls);
 
     std::unique_ptr<passthrough::model_router> model_router_;
+    std::unique_ptr<workflows::registry> workflows_;
     std::unique_ptr<store::store> store_;
     std::unique_ptr<agent::run_engine> engine_;
     std::unique_ptr<context::api> context_api_;

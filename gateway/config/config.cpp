@@ -204,6 +204,7 @@ std::string to_yaml(const gateway_config& config) {
     out << "  api_keys: ";
     list(c.api_keys, true);
     out << "  prompts_dir: " << quoted(c.prompts_dir) << '\n'
+        << "  workflows_dir: " << quoted(c.workflows_dir) << '\n'
         << "  default_prompt: " << quoted(c.default_prompt) << '\n'
         << "  max_steps: " << c.max_steps << '\n'
         << "  max_wall_time: " << format_duration(c.max_wall_time) << '\n'

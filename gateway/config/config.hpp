@@ -77,6 +77,7 @@ struct context_config {
     std::vector<std::string> workspaces;  // a chat's workspace must be one of these or beneath
     std::vector<std::string> api_keys;    // empty: /context is open; "sha256:<hex>" = hashed
     std::string prompts_dir = "prompts";  // prompts/*.md
+    std::string workflows_dir = "workflows";  // workflows/*.yaml
     std::string default_prompt = "coding";
     unsigned max_steps = 10;               // tool steps per run
     duration max_wall_time{300'000};       // per run, excluding time awaiting approval

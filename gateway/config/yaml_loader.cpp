@@ -239,8 +239,8 @@ public:
     context_config context(const YAML::Node& node) const {
         check_keys(
             node, "context",
-            {"data_dir", "workspaces", "api_keys", "prompts_dir", "default_prompt", "max_steps",
-             "max_wall_time", "max_retries", "identical_call_warn", "identical_call_stop",
+            {"data_dir", "workspaces", "api_keys", "prompts_dir", "workflows_dir", "default_prompt",
+             "max_steps", "max_wall_time", "max_retries", "identical_call_warn", "identical_call_stop",
              "max_tool_errors", "approval_timeout", "model_retries", "approvals"});
         context_config c;
         if (auto n = node["data_dir"]) c.data_dir = scalar(n, "data_dir");
@@ -263,6 +263,7 @@ public:
             }
         }
         if (auto n = node["prompts_dir"]) c.prompts_dir = scalar(n, "prompts_dir");
+        if (auto n = node["workflows_dir"]) c.workflows_dir = scalar(n, "workflows_dir");
         if (auto n = node["default_prompt"]) c.default_prompt = scalar(n, "default_prompt");
         if (auto n = node["max_steps"]) c.max_steps = get_unsigned(n, "max_steps", 1, 1000);
         if (auto n = node["max_wall_time"]) c.max_wall_time = get_duration(n, "max_wall_time");

@@ -139,6 +139,24 @@ json::object run_json(store::store& store, const store::run_record& r) {
             {"updated_at", r.updated_at}};
 }
 
+json::object workflow_json(const workflows::workflow& w) {
+    return {{"id", w.id},
+            {"object", "workflow"},
+            {"name", w.name},
+            {"description", w.description},
+            {"category", w.category},
+            {"parameters", w.parameters}};
+}
+
+std::string_view kind_name(workflows::step::kind k) {
+    switch (k) {
+        case workflows::step::kind::tool: return "tool";
+        case workflows::step::kind::prompt: return "prompt";
+        case workflows::step::kind::agent: return "agent";
+    }
+    return "";
+}
+
 json::object prompt_json(const prompts::prompt& p) {
     return {{"id", p.id}, {"object", "system_prompt"}, {"title", p.title},
             {"description", p.description}};
@@ -161,8 +179,8 @@ std::string sse_frame(const store::event_record& e) {
 }  // namespace
 
 api::api(const config::gateway_config& config, store::store& store, agent::run_engine& engine,
-         const tools::registry& tools)
-    : config_(config), store_(store), engine_(engine), tools_(tools) {
+         const tools::registry& tools, const workflows::registry& workflows)
+    : config_(config), store_(store), engine_(engine), tools_(tools), workflows_(workflows) {
     for (const auto& key : config.context.api_keys) key_hashes_.push_back(config::hashed_key(key));
     for (const auto& root : config.context.workspaces) {
         char resolved[PATH_MAX];
@@ -506,6 +524,49 @@ net::awaitable<void> api::stream_events(http::request_context& ctx, const std::s
         auto [ec, n] = co_await net::async_write(ctx.stream, bhttp::make_chunk_last(), use_ec);
         if (ec) ctx.keep_alive = false;
     }
+}
+
+// Grouped by category (alphabetical), each group in file order: what a frontend renders as menus
+// and forms.
+net::awaitable<void> api::list_workflows(http::request_context& ctx) {
+    auto all = workflows_.all();
+    std::map<std::string, json::array> groups;
+    for (const auto& w : *all) groups[w.category].push_back(workflow_json(w));
+    json::array categories;
+    for (auto& [name, items] : groups)
+        categories.push_back(json::object{{"category", name}, {"workflows", std::move(items)}});
+    json::object reply{{"object", "list"}, {"categories", std::move(categories)}};
+    co_await write_json(ctx, 200, reply);
+}
+
+net::awaitable<void> api::workflow_categories(http::request_context& ctx) {
+    auto all = workflows_.all();
+    std::map<std::string, int> counts;
+    for (const auto& w : *all) ++counts[w.category];
+    json::array data;
+    for (const auto& [name, count] : counts)
+        data.push_back(json::object{{"category", name}, {"workflows", count}});
+    json::object reply{{"object", "list"}, {"data", std::move(data)}};
+    co_await write_json(ctx, 200, reply);
+}
+
+net::awaitable<void> api::get_workflow(http::request_context& ctx) {
+    auto all = workflows_.all();
+    const auto* w = workflows::registry::find(all, ctx.path_params[0]);
+    if (!w) {
+        co_await write_refusal(ctx, 404, "No workflow `" + ctx.path_params[0] + "`.");
+        co_return;
+    }
+    auto body = workflow_json(*w);
+    json::array steps;
+    for (const auto& s : w->steps) {
+        json::object step{{"id", s.id}, {"kind", kind_name(s.what)}};
+        if (s.what == workflows::step::kind::tool) step["tool"] = s.tool;
+        if (!s.when.empty()) step["when"] = s.when;
+        steps.push_back(std::move(step));
+    }
+    body["steps"] = std::move(steps);
+    co_await write_json(ctx, 200, body);
 }
 
 void api::end_streams() {

@@ -4,6 +4,7 @@
 #include "gateway/config/config.hpp"
 #include "gateway/http/context.hpp"
 #include "gateway/store/store.hpp"
+#include "gateway/workflows/registry.hpp"
 
 #include <atomic>
 #include <functional>
@@ -23,7 +24,7 @@ namespace net = boost::asio;
 class api {
 public:
     api(const config::gateway_config& config, store::store& store, agent::run_engine& engine,
-        const tools::registry& tools);
+        const tools::registry& tools, const workflows::registry& workflows);
 
     using method = net::awaitable<void> (api::*)(http::request_context&);
     // The route handler for `m`, behind the API-key check.
@@ -46,6 +47,10 @@ public:
     net::awaitable<void> cancel_run(http::request_context& ctx);
     net::awaitable<void> decide(http::request_context& ctx);
 
+    net::awaitable<void> list_workflows(http::request_context& ctx);
+    net::awaitable<void> workflow_categories(http::request_context& ctx);
+    net::awaitable<void> get_workflow(http::request_context& ctx);
+
     // Ends every open event stream (the gateway is draining); clients resume with Last-Event-ID.
     void end_streams();
 
@@ -62,6 +67,7 @@ private:
     store::store& store_;
     agent::run_engine& engine_;
     const tools::registry& tools_;
+    const workflows::registry& workflows_;
     std::vector<std::string> key_hashes_;  // 32-byte SHA-256 digests
     std::vector<std::string> roots_;       // the configured workspaces, resolved
     std::mutex streams_mutex_;
