@@ -210,6 +210,10 @@ void server::wait() {
 
 int serve(const config::gateway_config& config) {
     std::signal(SIGPIPE, SIG_IGN);
+    // Signals are caught before anyone can learn the port: a SIGHUP right after "listening"
+    // must reload, not kill.
+    net::io_context signals_io;
+    net::signal_set signals(signals_io, SIGINT, SIGTERM, SIGHUP);
     server gateway(config);
     if (auto error = gateway.start(); !error.empty()) {
         observability::log_error(error);
@@ -218,8 +222,6 @@ int serve(const config::gateway_config& config) {
     observability::log_info("contextgate " CONTEXTGATE_VERSION " listening on http://" +
                             config.server.listen.host + ":" + std::to_string(gateway.port()) +
                             " with " + std::to_string(gateway.workers()) + " worker(s)");
-    net::io_context signals_io;
-    net::signal_set signals(signals_io, SIGINT, SIGTERM, SIGHUP);
     int received = 0;
     std::function<void(boost::system::error_code, int)> on_signal =
         [&](boost::system::error_code ec, int number) {

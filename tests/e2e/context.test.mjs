@@ -2,9 +2,9 @@
 // process, a workspace on disk, SSE read with fetch, and a SIGKILL while a run awaits approval.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FAKE, GATEWAY, PROMPTS, dir, startAndWait, writeConfig } from './support.mjs';
+import { FAKE, GATEWAY, PROMPTS, dir, startAndWait, until, writeConfig } from './support.mjs';
 
 const KEY = 'e2e-context-key-0123456789';
 const children = [];
@@ -121,4 +121,33 @@ test('fix a typo with approval, surviving a SIGKILL while the run waits', async 
   const done = await api(gw.base, 'GET', `/context/runs/${runId}`);
   assert.equal(done.json.status, 'completed');
   assert.equal(done.json.tool_calls.length, 3);
+});
+
+test('SIGHUP reloads the workflows and keeps them when an edit breaks one', async () => {
+  const workflows = join(dir, 'workflows');
+  cpSync(new URL('../../workflows', import.meta.url), workflows, { recursive: true });
+  const config = writeConfig('workflows.yaml', 9, `context:
+  data_dir: ${join(dir, 'workflows-data')}
+  prompts_dir: ${PROMPTS}
+  workflows_dir: ${workflows}
+  api_keys: ["${KEY}"]
+`);
+  const gw = await startGateway(config);
+  appendFileSync(join(workflows, 'explain_file.yaml'), '  - id: broken\n    tool: no_such_tool\n');
+  gw.child.kill('SIGHUP');
+  await until(() => /workflows not reloaded/.test(gw.output()), 5000);
+  assert.match(gw.output(), /explain_file\.yaml:\d+: step `broken`: unknown tool `no_such_tool`/);
+  const kept = await api(gw.base, 'GET', '/context/workflows/explain_file');
+  assert.equal(kept.status, 200);
+  assert.equal(kept.json.steps.length, 2);
+
+  writeFileSync(join(workflows, 'explain_file.yaml'),
+    readFileSync(new URL('../../workflows/explain_file.yaml', import.meta.url)));
+  writeFileSync(join(workflows, 'extra.yaml'),
+    'id: extra\nname: Extra\ndescription: d\ncategory: Misc\nsteps:\n  - id: a\n    prompt: hello\n');
+  gw.child.kill('SIGHUP');
+  await until(() => /workflows reloaded: 7 loaded/.test(gw.output()), 5000);
+  const added = await api(gw.base, 'GET', '/context/workflows/extra');
+  assert.equal(added.status, 200);
+  assert.equal(added.json.category, 'Misc');
 });
