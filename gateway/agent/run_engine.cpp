@@ -153,7 +153,13 @@ struct run_engine::live_run {
     net::steady_timer wall;  // the wall-time limit while the model is asked
     call_canceller canceller;
     bool wall_hit = false;
-    bool batching = false;  // inside checkpoint(): notify after the commit
+    bool batching = false;
+    // How the loop ended (set by end()); drive() records it with finish(). Empty when the
+    // engine stopped the loop: the run stays as stored.
+    struct ending {
+        std::string status, output, error;
+    };
+    std::optional<ending> ended;  // inside checkpoint(): notify after the commit
     clock::time_point segment_start = clock::now();
 
     struct {  // under run_engine::mutex_
@@ -417,6 +423,10 @@ void run_engine::store_conversation(live_run& run) {
     }
 }
 
+void run_engine::end(live_run& run, std::string status, std::string output, std::string error) {
+    run.ended = live_run::ending{std::move(status), std::move(output), std::move(error)};
+}
+
 void run_engine::finish(live_run& run, std::string status, std::string output, std::string error) {
     run.record.status = status;
     run.record.output = output;
@@ -520,6 +530,7 @@ net::awaitable<void> run_engine::drive(std::shared_ptr<live_run> run) {
     std::string failure;
     try {
         co_await loop(*run);
+        if (run->ended) finish(*run, run->ended->status, run->ended->output, run->ended->error);
     } catch (const std::exception& e) {
         failure = e.what();
     }
@@ -548,7 +559,7 @@ net::awaitable<void> run_engine::loop(live_run& run) {
             cancel = run.shared.cancel;
         }
         if (cancel) {
-            finish(run, "cancelled", "", "");
+            end(run, "cancelled", "", "");
             co_return;
         }
         if (s.contains("pending")) {
@@ -556,7 +567,7 @@ net::awaitable<void> run_engine::loop(live_run& run) {
             continue;
         }
         if (run.spent() >= limits.max_wall_time) {
-            finish(run, "failed", "", "The run exceeded its wall-time limit of " +
+            end(run, "failed", "", "The run exceeded its wall-time limit of " +
                                           duration_text(limits.max_wall_time) + ".");
             co_return;
         }
@@ -601,14 +612,14 @@ net::awaitable<void> run_engine::loop(live_run& run) {
         if (reply.cancelled) {
             if (stopping_) co_return;
             if (run.wall_hit)
-                finish(run, "failed", "", "The run exceeded its wall-time limit of " +
+                end(run, "failed", "", "The run exceeded its wall-time limit of " +
                                               duration_text(limits.max_wall_time) + ".");
             else
-                finish(run, "cancelled", "", "");
+                end(run, "cancelled", "", "");
             co_return;
         }
         if (!reply.ok) {
-            finish(run, "failed", "", "The model call failed: " + reply.error);
+            end(run, "failed", "", "The model call failed: " + reply.error);
             co_return;
         }
 
@@ -623,9 +634,9 @@ net::awaitable<void> run_engine::loop(live_run& run) {
         if (final_request) {
             if (parsed.what == parsed_reply::kind::final_answer) {
                 run.conversation.push_back(message("assistant", parsed.answer));
-                finish(run, "completed", parsed.answer, "");
+                end(run, "completed", parsed.answer, "");
             } else {
-                finish(run, "failed", "",
+                end(run, "failed", "",
                        "The run reached its limit of " + std::to_string(run.record.max_steps) +
                            " steps and the model did not give a final answer.");
             }
@@ -635,7 +646,7 @@ net::awaitable<void> run_engine::loop(live_run& run) {
             s["failed"] = json::array();
             s["retries"] = 0;
             run.conversation.push_back(message("assistant", parsed.answer));
-            finish(run, "completed", parsed.answer, "");
+            end(run, "completed", parsed.answer, "");
             co_return;
         }
         if (parsed.what == parsed_reply::kind::malformed) {
@@ -643,7 +654,7 @@ net::awaitable<void> run_engine::loop(live_run& run) {
             s["retries"] = retries;
             auto reason = std::string(failure_name(parsed.reason));
             if (retries > static_cast<std::int64_t>(limits.max_retries)) {
-                finish(run, "failed", "",
+                end(run, "failed", "",
                        "The model's reply was malformed " + std::to_string(retries) +
                            " times in a row; the last time: " + reason + ": " + parsed.message);
                 co_return;
@@ -671,7 +682,7 @@ net::awaitable<void> run_engine::loop(live_run& run) {
         s["last_call"] = signature;
         s["identical"] = identical;
         if (identical >= static_cast<std::int64_t>(limits.identical_call_stop)) {
-            finish(run, "failed", "",
+            end(run, "failed", "",
                    "The model made the same call to `" + call.tool + "` " +
                        std::to_string(identical) + " times in a row.");
             co_return;
@@ -788,14 +799,14 @@ net::awaitable<bool> run_engine::resolve_pending(live_run& run) {
         };
         if (cancel) {
             update_call("cancelled");
-            finish(run, "cancelled", "", "");
+            end(run, "cancelled", "", "");
             co_return false;
         }
         if (decided) break;
         auto left = deadline - store::store::now_ms();
         if (left <= 0) {
             update_call("expired");
-            finish(run, "failed", "",
+            end(run, "failed", "",
                    "No decision on `" + tool + "` (" + call_id + ") within " +
                        duration_text(config_.context.approval_timeout) +
                        "; nothing was changed.");
@@ -879,12 +890,12 @@ net::awaitable<bool> run_engine::deliver(live_run& run, const tools::tool_result
               {"data", result.data}});
     });
     if (bool_of(pending, "terminate") && !denied) {
-        finish(run, result.ok ? "completed" : "failed", result.ok ? result.text : "",
+        end(run, result.ok ? "completed" : "failed", result.ok ? result.text : "",
                result.ok ? "" : result_message(tool, result));
         co_return false;
     }
     if (errors >= static_cast<std::int64_t>(limits.max_tool_errors)) {
-        finish(run, "failed", "",
+        end(run, "failed", "",
                std::to_string(errors) + " tool calls failed in a row; the last: " +
                    result_message(tool, result));
         co_return false;

@@ -101,6 +101,8 @@ private:
     net::awaitable<bool> deliver(live_run& run, const tools::tool_result& result);
     void store_conversation(live_run& run);
     void checkpoint(live_run& run, const std::function<void()>& also = {});
+    // Marks how the loop ended; the caller returns and drive() records it.
+    void end(live_run& run, std::string status, std::string output, std::string error);
     void finish(live_run& run, std::string status, std::string output, std::string error);
     void notify(const std::string& run_id);
     void launch(std::shared_ptr<live_run> run);
