@@ -547,6 +547,45 @@ net::awaitable<void> run_engine::drive(std::shared_ptr<live_run> run) {
     runs_.erase(run->record.id);
 }
 
+// One model call under the run's wall-time limit, with upstream retries reported as
+// model.retry. On failure (cancelled, timed out, upstream error) the run's ending is set and the
+// result is empty.
+net::awaitable<std::optional<model_reply>> run_engine::ask_model(live_run& run, std::string body) {
+    const auto& limits = config_.context;
+    run.wall_hit = false;
+    run.wall.expires_after(limits.max_wall_time - run.spent());
+    run.wall.async_wait([&run](boost::system::error_code ec) {
+        if (ec) return;
+        run.wall_hit = true;
+        run.canceller.cancel();
+    });
+    auto on_retry = [&](const model_retry& retry) {
+        emit(run, "model.retry",
+             {{"reason", "UPSTREAM_ERROR"},
+              {"message", retry.why + "; retrying in " + std::to_string(retry.wait.count()) +
+                              " ms (" + std::to_string(retry.attempt) + " of " +
+                              std::to_string(retry.of) + ")"},
+              {"attempt", retry.attempt}});
+    };
+    auto reply = co_await model_.complete(run.chat.model, std::move(body), run.record.id,
+                                          run.canceller, on_retry);
+    run.wall.cancel();
+    if (reply.cancelled) {
+        if (stopping_) co_return std::nullopt;
+        if (run.wall_hit)
+            end(run, "failed", "", "The run exceeded its wall-time limit of " +
+                                       duration_text(limits.max_wall_time) + ".");
+        else
+            end(run, "cancelled", "", "");
+        co_return std::nullopt;
+    }
+    if (!reply.ok) {
+        end(run, "failed", "", "The model call failed: " + reply.error);
+        co_return std::nullopt;
+    }
+    co_return reply;
+}
+
 net::awaitable<void> run_engine::loop(live_run& run) {
     const auto& limits = config_.context;
     auto& s = run.state;
@@ -571,58 +610,29 @@ net::awaitable<void> run_engine::loop(live_run& run) {
                                           duration_text(limits.max_wall_time) + ".");
             co_return;
         }
+        // Turns of this agent segment (a chat run is one segment; a workflow's agent steps each
+        // start one) against its limit; record.step counts every turn of the run.
+        auto limit = s.contains("turn_limit") ? int_of(s, "turn_limit") : run.record.max_steps;
+        auto turns = s.contains("turns") ? int_of(s, "turns") : run.record.step;
         bool final_request = bool_of(s, "final_request");
         if (!final_request && array_of(s, "failed").empty()) {
-            if (run.record.step >= run.record.max_steps) {
+            if (turns >= limit) {
                 final_request = true;
                 s["final_request"] = true;
-                run.conversation
-                    .push_back(message(
-                        "user", "You have reached the limit of " +
-                                    std::to_string(run.record.max_steps) +
-                                    " tool steps. Do not call any more tools. Reply now with your "
-                                    "final answer in plain text: what you did, and what is left "
-                                    "to do."));
+                run.conversation.push_back(message(
+                    "user", "You have reached the limit of " + std::to_string(limit) +
+                                " tool steps. Do not call any more tools. Reply now with your "
+                                "final answer in plain text: what you did, and what is left to "
+                                "do."));
             } else {
                 ++run.record.step;
+                s["turns"] = turns + 1;
             }
         }
         emit(run, "model.requested", {{"attempt", int_of(s, "retries") + 1}});
-        auto body = request_body(run);
-
-        run.wall_hit = false;
-        run.wall.expires_after(limits.max_wall_time - run.spent());
-        run.wall.async_wait([&run](boost::system::error_code ec) {
-            if (ec) return;
-            run.wall_hit = true;
-            run.canceller.cancel();
-        });
-        auto on_retry = [&](const model_retry& retry) {
-            emit(run, "model.retry",
-                 {{"reason", "UPSTREAM_ERROR"},
-                  {"message", retry.why + "; retrying in " +
-                                  std::to_string(retry.wait.count()) + " ms (" +
-                                  std::to_string(retry.attempt) + " of " +
-                                  std::to_string(retry.of) + ")"},
-                  {"attempt", retry.attempt}});
-        };
-        auto reply = co_await model_.complete(run.chat.model, std::move(body), run.record.id,
-                                              run.canceller, on_retry);
-        run.wall.cancel();
-        if (reply.cancelled) {
-            if (stopping_) co_return;
-            if (run.wall_hit)
-                end(run, "failed", "", "The run exceeded its wall-time limit of " +
-                                              duration_text(limits.max_wall_time) + ".");
-            else
-                end(run, "cancelled", "", "");
-            co_return;
-        }
-        if (!reply.ok) {
-            end(run, "failed", "", "The model call failed: " + reply.error);
-            co_return;
-        }
-
+        auto answered = co_await ask_model(run, request_body(run));
+        if (!answered) co_return;
+        const auto& reply = *answered;
         parsed_reply parsed;
         if (auto answer = model_.upstream_for(run.chat.model).json_schema
                               ? schema_answer(reply.content)
@@ -637,7 +647,7 @@ net::awaitable<void> run_engine::loop(live_run& run) {
                 end(run, "completed", parsed.answer, "");
             } else {
                 end(run, "failed", "",
-                       "The run reached its limit of " + std::to_string(run.record.max_steps) +
+                       "The run reached its limit of " + std::to_string(limit) +
                            " steps and the model did not give a final answer.");
             }
             co_return;

@@ -91,6 +91,7 @@ private:
     struct live_run;
     net::awaitable<void> drive(std::shared_ptr<live_run> run);
     net::awaitable<void> loop(live_run& run);
+    net::awaitable<std::optional<model_reply>> ask_model(live_run& run, std::string body);
     net::awaitable<bool> resolve_pending(live_run& run);
     net::awaitable<bool> run_call(live_run& run);
     net::awaitable<tools::tool_result> execute(live_run& run, const std::string& tool,
