@@ -4,6 +4,7 @@
 #include "gateway/agent/tool_call_parser.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/tools/workspace.hpp"
+#include "gateway/workflows/template.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -149,6 +150,7 @@ struct run_engine::live_run {
     std::string serialized;               // the system prompt and conversation as JSON, for requests
     std::size_t serialized_messages = 0;  // how much of `conversation` is in `serialized`
     std::string system_prompt;
+    std::shared_ptr<const workflows::workflow> definition;  // workflow runs only
     net::steady_timer wake;  // approval waits; cancelled to wake the loop
     net::steady_timer wall;  // the wall-time limit while the model is asked
     call_canceller canceller;
@@ -200,8 +202,11 @@ const prompts::prompt* run_engine::find_prompt(std::string_view id) const {
 }
 
 std::string run_engine::system_prompt(const store::chat_record& chat) const {
+    return system_prompt(chat, tools::parse_role(chat.role).value_or(tools::role::editor));
+}
+
+std::string run_engine::system_prompt(const store::chat_record& chat, tools::role role) const {
     const auto* base = find_prompt(chat.system_prompt);
-    auto role = tools::parse_role(chat.role).value_or(tools::role::editor);
     prompts::prompt fallback{chat.system_prompt, "", "", "", ""};
     auto text = enhanced_prompt(base ? *base : fallback, tools_, role);
     if (model_.upstream_for(chat.model).json_schema) text += schema_note;
@@ -224,6 +229,17 @@ void run_engine::start() {
             run->stored_messages = run->conversation.size();
             run->record = std::move(record);
             run->system_prompt = system_prompt(run->chat);
+            if (auto* wf = run->state.if_contains("workflow")) {
+                auto id = string_of(wf->as_object(), "id");
+                auto all = workflows_ ? workflows_->all() : nullptr;
+                const auto* found = all ? workflows::registry::find(all, id) : nullptr;
+                if (found) run->definition = std::shared_ptr<const workflows::workflow>(all, found);
+                if (!found) {
+                    // Resumed into the loop it fails there, with a message for the human.
+                    observability::log_warn("run " + run->record.id + ": workflow `" + id +
+                                            "` no longer exists");
+                }
+            }
             observability::log_info("run " + run->record.id + ": resumed (" + status + ")");
             std::lock_guard lock(mutex_);
             runs_[run->record.id] = run;
@@ -476,6 +492,11 @@ config::approval_policy run_engine::policy_for(const std::string& tool,
 // kept and extended instead of serializing a 50 KB conversation again at every step.
 std::string run_engine::request_body(live_run& run) {
     auto& prefix = run.serialized;
+    auto from = static_cast<std::size_t>(int_of(run.state, "segment_start"));
+    if (run.serialized_messages < from) {  // a new segment: its own system prompt and messages
+        prefix.clear();
+        run.serialized_messages = from;
+    }
     if (prefix.empty()) prefix = json::serialize(message("system", run.system_prompt));
     for (; run.serialized_messages < run.conversation.size(); ++run.serialized_messages) {
         prefix += ',';
@@ -529,7 +550,10 @@ net::awaitable<tools::tool_result> run_engine::execute(live_run& run, const std:
 net::awaitable<void> run_engine::drive(std::shared_ptr<live_run> run) {
     std::string failure;
     try {
-        co_await loop(*run);
+        if (run->state.contains("workflow"))
+            co_await run_workflow(*run);
+        else
+            co_await loop(*run);
         if (run->ended) finish(*run, run->ended->status, run->ended->output, run->ended->error);
     } catch (const std::exception& e) {
         failure = e.what();
@@ -873,6 +897,8 @@ net::awaitable<bool> run_engine::deliver(live_run& run, const tools::tool_result
     auto tool = string_of(pending, "tool");
     s.erase("pending");
     bool denied = result.error_code == "DENIED_BY_USER";
+    if (auto step_id = string_of(pending, "workflow_step"); !step_id.empty())
+        co_return deliver_step(run, step_id, call_id, tool, result);
     auto errors = result.ok || denied ? 0 : int_of(s, "tool_errors") + 1;
     s["tool_errors"] = errors;
     auto text = denied ? result.text : result_message(tool, result);
@@ -911,6 +937,314 @@ net::awaitable<bool> run_engine::deliver(live_run& run, const tools::tool_result
         co_return false;
     }
     co_return true;
+}
+
+// A workflow tool step's outcome: recorded as the step's output, or the end of the run.
+bool run_engine::deliver_step(live_run& run, const std::string& step_id,
+                              const std::string& call_id, const std::string& tool,
+                              const tools::tool_result& result) {
+    auto& wf = run.state["workflow"].as_object();
+    bool denied = result.error_code == "DENIED_BY_USER";
+    if (result.ok) {
+        wf["outputs"].as_object()[step_id] =
+            json::object{{"output", result.text}, {"data", result.data}};
+        wf["phase"] = "";
+        wf["next"] = int_of(wf, "next") + 1;
+    }
+    checkpoint(run, [&] {
+        if (auto record = store_.tool_call(call_id)) {
+            record->status = denied ? "rejected" : result.ok ? "done" : "failed";
+            record->result = json::serialize(json::object{{"ok", result.ok},
+                                                          {"error_code", result.error_code},
+                                                          {"text", result.text},
+                                                          {"data", result.data}});
+            store_.save_tool_call(*record);
+        }
+        emit(run, "tool.result",
+             {{"call_id", call_id},
+              {"tool", tool},
+              {"ok", result.ok},
+              {"error_code", result.error_code},
+              {"text", result.text},
+              {"data", result.data}});
+        if (result.ok) emit(run, "step.completed", {{"step_id", step_id}, {"output", result.text}});
+    });
+    if (result.ok) return true;
+    end(run, "failed", "",
+        "Step `" + step_id + "`: " +
+            (denied ? "`" + tool + "` was not approved. " + result.text
+                    : result_message(tool, result)));
+    return false;
+}
+
+// A workflow run: its steps in order, each recorded in state["workflow"] (next step, phase of
+// the current one, outputs so far), so a restart resumes at the step it stood on.
+net::awaitable<void> run_engine::run_workflow(live_run& run) {
+    auto& s = run.state;
+    auto wf = [&]() -> json::object& { return s["workflow"].as_object(); };
+    if (!run.definition) {
+        end(run, "failed", "", "The workflow `" + string_of(wf(), "id") + "` no longer exists.");
+        co_return;
+    }
+    const auto& definition = *run.definition;
+    run.segment_start = clock::now();
+    for (;;) {
+        if (stopping_) co_return;
+        bool cancel;
+        {
+            std::lock_guard lock(mutex_);
+            cancel = run.shared.cancel;
+        }
+        if (cancel) {
+            end(run, "cancelled", "", "");
+            co_return;
+        }
+        if (string_of(wf(), "phase") == "extract") {
+            if (!co_await extract_parameters(run)) co_return;
+            continue;
+        }
+        auto next = static_cast<std::size_t>(int_of(wf(), "next"));
+        if (next >= definition.steps.size()) break;
+        const auto& step = definition.steps[next];
+        auto phase = string_of(wf(), "phase");
+        workflows::step_outputs outputs;
+        for (const auto& [id, value] : wf()["outputs"].as_object()) {
+            const auto& o = value.as_object();
+            workflows::step_output out;
+            out.output = string_of(o, "output");
+            if (auto* d = o.if_contains("data"); d && d->is_object()) out.data = d->as_object();
+            out.skipped = bool_of(o, "skipped");
+            outputs[id] = std::move(out);
+        }
+        const auto& params = wf()["parameters"].as_object();
+        auto fail = [&](const std::string& why) { end(run, "failed", "", "Step `" + step.id + "`: " + why); };
+
+        if (phase.empty()) {
+            if (!step.when.empty()) {
+                auto condition = workflows::render(step.when, params, outputs);
+                if (!condition) {
+                    fail(condition.error);
+                    co_return;
+                }
+                if (!workflows::truthy(*condition.value)) {
+                    wf()["outputs"].as_object()[step.id] = json::object{{"skipped", true}};
+                    wf()["next"] = static_cast<std::int64_t>(next + 1);
+                    checkpoint(run, [&] { emit(run, "step.skipped", {{"step_id", step.id}}); });
+                    continue;
+                }
+            }
+            json::object started{{"step_id", step.id},
+                                 {"index", static_cast<std::int64_t>(next + 1)},
+                                 {"of", static_cast<std::int64_t>(definition.steps.size())}};
+            if (step.what == workflows::step::kind::tool) {
+                auto rendered = workflows::render_value(step.parameters, params, outputs);
+                if (!rendered) {
+                    fail(rendered.error);
+                    co_return;
+                }
+                if (auto problem = tools_.validate(step.tool, *rendered.value); !problem.empty()) {
+                    fail("invalid parameters for `" + step.tool + "` at " + problem);
+                    co_return;
+                }
+                auto call_id = make_id("call");
+                auto parameters = rendered.value->as_object();
+                s["pending"] = json::object{{"call_id", call_id},   {"tool", step.tool},
+                                            {"parameters", parameters}, {"terminate", false},
+                                            {"asked", false},       {"workflow_step", step.id}};
+                wf()["phase"] = "tool";
+                checkpoint(run, [&] {
+                    emit(run, "step.started", std::move(started));
+                    store_.save_tool_call({call_id, run.record.id, run.record.step, step.tool,
+                                           json::serialize(parameters), "pending", "",
+                                           store::store::now_ms()});
+                    emit(run, "tool.call", {{"call_id", call_id},
+                                            {"tool", step.tool},
+                                            {"parameters", parameters},
+                                            {"terminate", false}});
+                });
+                continue;
+            }
+            auto text = workflows::render(step.text, params, outputs);
+            if (!text) {
+                fail(text.error);
+                co_return;
+            }
+            if (step.what == workflows::step::kind::prompt) {
+                wf()["phase"] = "prompt";
+                wf()["text"] = *text.value;
+            } else {
+                // An agent step: a fresh segment of the conversation, its own role and limit.
+                auto role = tools::parse_role(step.role).value_or(tools::role::editor);
+                wf()["phase"] = "agent";
+                wf()["role"] = step.role;
+                s["segment_start"] = static_cast<std::int64_t>(run.conversation.size());
+                s["turns"] = 0;
+                s["turn_limit"] = static_cast<std::int64_t>(
+                    step.max_steps ? step.max_steps : config_.context.max_steps);
+                s["failed"] = json::array();
+                s["retries"] = 0;
+                s["identical"] = 0;
+                s["tool_errors"] = 0;
+                s.erase("final_request");
+                run.role = role;
+                run.system_prompt = system_prompt(run.chat, role);
+                run.conversation.push_back(message("user", *text.value));
+            }
+            checkpoint(run, [&] { emit(run, "step.started", std::move(started)); });
+            continue;
+        }
+        if (phase == "tool") {
+            if (!s.contains("pending")) {  // cannot happen: the call and phase are saved together
+                fail("the tool call was lost");
+                co_return;
+            }
+            if (!co_await resolve_pending(run)) co_return;
+            continue;
+        }
+        std::string output;
+        if (phase == "prompt") {
+            emit(run, "model.requested", {{"attempt", 1}, {"step_id", step.id}});
+            const auto* base = find_prompt(run.chat.system_prompt);
+            json::array messages;
+            if (base) messages.push_back(message("system", base->body));
+            messages.push_back(message("user", string_of(wf(), "text")));
+            auto body = json::serialize(
+                json::object{{"model", run.chat.model}, {"messages", std::move(messages)}});
+            auto reply = co_await ask_model(run, std::move(body));
+            if (!reply) co_return;
+            output = reply->content;
+        } else {  // agent
+            run.role = tools::parse_role(string_of(wf(), "role")).value_or(tools::role::editor);
+            run.system_prompt = system_prompt(run.chat, run.role);
+            co_await loop(run);
+            if (!run.ended) co_return;  // stopping
+            if (run.ended->status != "completed") {
+                run.ended->error = "Step `" + step.id + "`: " + run.ended->error;
+                co_return;
+            }
+            output = run.ended->output;
+            run.ended.reset();
+        }
+        wf()["outputs"].as_object()[step.id] = json::object{{"output", output}};
+        wf()["phase"] = "";
+        wf()["next"] = static_cast<std::int64_t>(next + 1);
+        wf().erase("text");
+        checkpoint(run, [&] { emit(run, "step.completed", {{"step_id", step.id}, {"output", output}}); });
+    }
+    // The output of a workflow is its last step's that ran.
+    std::string output;
+    for (const auto& st : definition.steps) {
+        const auto& o = wf()["outputs"].as_object();
+        if (auto* v = o.if_contains(st.id); v && !bool_of(v->as_object(), "skipped"))
+            output = string_of(v->as_object(), "output");
+    }
+    end(run, "completed", output, "");
+}
+
+// A workflow started from free text: one model call turns it into parameters, constrained to
+// the workflow's schema when the upstream supports json_schema; defaults are applied and the
+// result validated. Missing or invalid parameters end the run with what to provide.
+net::awaitable<bool> run_engine::extract_parameters(live_run& run) {
+    auto& s = run.state;
+    const auto& definition = *run.definition;
+    auto input = string_of(s["workflow"].as_object(), "input");
+    std::string fields;
+    if (auto* properties = definition.parameters.if_contains("properties"))
+        for (const auto& [name, schema] : properties->as_object()) {
+            fields += "- " + std::string(name);
+            if (auto* d = schema.as_object().if_contains("description"); d && d->is_string())
+                fields += ": " + std::string(d->as_string());
+            fields += "\n";
+        }
+    json::array messages{
+        message("system",
+                "You turn a user's request into the parameters of the workflow \"" +
+                    definition.name + "\" (" + definition.description +
+                    "). Reply with one JSON object and nothing else. Its JSON Schema:\n" +
+                    json::serialize(definition.parameters) + "\nFields:\n" + fields +
+                    "Leave out what the request does not say; never invent a value."),
+        message("user", input)};
+    json::object body{{"model", run.chat.model}, {"messages", std::move(messages)}};
+    if (model_.upstream_for(run.chat.model).json_schema)
+        body["response_format"] = json::object{
+            {"type", "json_schema"},
+            {"json_schema", {{"name", "parameters"}, {"schema", definition.parameters}}}};
+    emit(run, "model.requested", {{"attempt", 1}, {"purpose", "parameters"}});
+    auto reply = co_await ask_model(run, json::serialize(body));
+    if (!reply) co_return false;
+    auto text = std::string_view(reply->content);
+    auto open = text.find('{');
+    auto close = text.rfind('}');
+    json::error_code ec;
+    json::value parsed;
+    if (open != std::string_view::npos && close != std::string_view::npos && close > open)
+        parsed = json::parse(text.substr(open, close - open + 1), ec);
+    if (ec || !parsed.is_object()) {
+        end(run, "failed", "",
+            "Could not read the workflow's parameters from your request. Please give them "
+            "directly:\n" + fields);
+        co_return false;
+    }
+    auto parameters = workflows::with_defaults(definition, parsed.as_object());
+    if (auto problem = definition.schema->validate(parameters); !problem.empty()) {
+        end(run, "failed", "",
+            "Your request does not give all the workflow needs (" + problem +
+                "). Please say:\n" + fields);
+        co_return false;
+    }
+    auto& wf = s["workflow"].as_object();
+    wf["parameters"] = parameters;
+    wf["phase"] = "";
+    checkpoint(run, [&] { emit(run, "workflow.parameters", {{"parameters", parameters}}); });
+    co_return true;
+}
+
+refusal run_engine::start_workflow(const store::chat_record& chat,
+                                   std::shared_ptr<const workflows::workflow> definition,
+                                   std::optional<json::object> parameters, const std::string& input,
+                                   std::string& run_id) {
+    auto run = std::make_shared<live_run>(io_.get_executor());
+    run_id = make_id("run");
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& [id, other] : runs_)
+            if (other->chat.id == chat.id)
+                return {409, "Chat " + chat.id + " already has a run in progress (" + id +
+                                 "); wait for it, or cancel it."};
+        runs_[run_id] = run;
+    }
+    run->chat = chat;
+    run->role = tools::role::editor;
+    run->system_prompt = system_prompt(chat, run->role);
+    run->definition = std::move(definition);
+    auto now = store::store::now_ms();
+    run->record = {run_id, chat.id, "running", 0, static_cast<int>(config_.context.max_steps),
+                   "", "", "", now, now};
+    json::object wf{{"id", run->definition->id},
+                    {"parameters", parameters ? json::value(*parameters) : json::value(json::object())},
+                    {"next", 0},
+                    {"phase", parameters ? "" : "extract"},
+                    {"outputs", json::object()}};
+    if (!parameters) wf["input"] = input;
+    run->state["workflow"] = std::move(wf);
+    try {
+        store_.atomically([&] {
+            run->record.state = json::serialize(run->state);
+            store_.save_run(run->record);
+            json::object data{{"type", "run.started"}, {"run_id", run_id},
+                              {"step", 0}, {"max_steps", run->record.max_steps},
+                              {"chat_id", chat.id}, {"workflow", run->definition->id}};
+            if (parameters) data["parameters"] = *parameters;
+            else data["input"] = input;
+            store_.append_event(run_id, "run.started", json::serialize(data));
+        });
+    } catch (...) {
+        std::lock_guard lock(mutex_);
+        runs_.erase(run_id);
+        throw;
+    }
+    launch(run);
+    return {};
 }
 
 }  // namespace gateway::agent

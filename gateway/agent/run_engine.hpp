@@ -5,6 +5,7 @@
 #include "gateway/prompts/prompt_library.hpp"
 #include "gateway/store/store.hpp"
 #include "gateway/tools/registry.hpp"
+#include "gateway/workflows/registry.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -69,11 +70,21 @@ public:
     const prompts::prompt* find_prompt(std::string_view id) const;
     // The system prompt the loop sends for a chat (the base prompt enhanced for its role).
     std::string system_prompt(const store::chat_record& chat) const;
+    std::string system_prompt(const store::chat_record& chat, tools::role role) const;
 
     // Records the user's message and starts a run on it; the run id, or why not (409 while the
     // chat has a live run).
     refusal start_run(const store::chat_record& chat, const std::string& content,
                       std::string& run_id);
+    // Starts a workflow run in the chat: with `parameters` (already validated) or, without them,
+    // from the user's free-text `input`, which the first model call turns into parameters.
+    refusal start_workflow(const store::chat_record& chat,
+                           std::shared_ptr<const workflows::workflow> definition,
+                           std::optional<boost::json::object> parameters, const std::string& input,
+                           std::string& run_id);
+    // Where resumed workflow runs find their definitions; set before start().
+    void use_workflows(const workflows::registry& workflows) { workflows_ = &workflows; }
+
     // Resolves the run's pending approval `call_id`. The decision is stored before this returns.
     refusal decide(const std::string& run_id, const std::string& call_id, decision d);
     // Asks a live run to stop; it ends as `cancelled` (wait for it with subscribe()).
@@ -92,6 +103,10 @@ private:
     net::awaitable<void> drive(std::shared_ptr<live_run> run);
     net::awaitable<void> loop(live_run& run);
     net::awaitable<std::optional<model_reply>> ask_model(live_run& run, std::string body);
+    net::awaitable<void> run_workflow(live_run& run);
+    net::awaitable<bool> extract_parameters(live_run& run);
+    bool deliver_step(live_run& run, const std::string& step_id, const std::string& call_id,
+                      const std::string& tool, const tools::tool_result& result);
     net::awaitable<bool> resolve_pending(live_run& run);
     net::awaitable<bool> run_call(live_run& run);
     net::awaitable<tools::tool_result> execute(live_run& run, const std::string& tool,
@@ -114,6 +129,7 @@ private:
     store::store& store_;
     const tools::registry& tools_;
     std::vector<prompts::prompt> prompts_;
+    const workflows::registry* workflows_ = nullptr;
 
     net::io_context io_;
     std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;

@@ -98,6 +98,7 @@ std::string server::start_context(
                                                   std::move(files.value->prompts), *model_router_,
                                                   tls_contexts);
     context_api_ = std::make_unique<context::api>(config_, *store_, *engine_, tools, *workflows_);
+    engine_->use_workflows(*workflows_);
     engine_->start();
     return {};
 }
@@ -172,6 +173,7 @@ std::string server::start() {
             {"GET",    "/context/workflows",                      false, api.route(&a::list_workflows)},
             {"GET",    "/context/workflows/categories",           false, api.route(&a::workflow_categories)},
             {"GET",    "/context/workflows/{id}",                 false, api.route(&a::get_workflow)},
+            {"POST",   "/context/workflows/{id}/runs",            false, api.route(&a::start_workflow)},
             {"*",      "/v1/",                                    true,  [forward](http::request_context& c) { return (*forward)(c); }},
         };
         // clang-format on

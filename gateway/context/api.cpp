@@ -569,6 +569,64 @@ net::awaitable<void> api::get_workflow(http::request_context& ctx) {
     co_await write_json(ctx, 200, body);
 }
 
+// Starts a workflow in a chat (which gives it its model, workspace and document), with
+// `parameters` checked against the workflow's schema (defaults applied; a 400 names the failing
+// path) or with free-text `input` the run turns into parameters.
+net::awaitable<void> api::start_workflow(http::request_context& ctx) {
+    auto all = workflows_.all();
+    const auto* found = workflows::registry::find(all, ctx.path_params[0]);
+    if (!found) {
+        co_await write_refusal(ctx, 404, "No workflow `" + ctx.path_params[0] + "`.");
+        co_return;
+    }
+    std::string error;
+    auto body = body_object(ctx.req, error);
+    std::string chat_id, input;
+    std::optional<json::object> parameters;
+    if (body) {
+        chat_id = string_member(*body, "chat_id", error);
+        input = string_member(*body, "input", error);
+        if (auto* p = body->if_contains("parameters"); p && !p->is_null()) {
+            if (p->is_object())
+                parameters = p->as_object();
+            else
+                error = "`parameters` must be an object.";
+        }
+    }
+    if (error.empty() && chat_id.empty())
+        error = "`chat_id` is required: the chat whose model, workspace and document the "
+                "workflow uses.";
+    if (error.empty() && parameters.has_value() == !input.empty())
+        error = "Give either `parameters` or `input` (free text), not both and not neither.";
+    if (error.empty() && parameters) {
+        parameters = workflows::with_defaults(*found, std::move(*parameters));
+        if (auto problem = found->schema->validate(*parameters); !problem.empty())
+            error = "Invalid parameters for workflow `" + found->id + "` at " + problem;
+    }
+    if (!error.empty()) {
+        co_await write_refusal(ctx, 400, error);
+        co_return;
+    }
+    auto chat = store_.chat(chat_id);
+    if (!chat) {
+        co_await write_refusal(ctx, 404, "No chat " + chat_id + ".");
+        co_return;
+    }
+    std::string run_id;
+    auto definition = std::shared_ptr<const workflows::workflow>(all, found);
+    if (auto refused = engine_.start_workflow(*chat, definition, parameters, input, run_id)) {
+        co_await write_refusal(ctx, refused.status, refused.message);
+        co_return;
+    }
+    if (ctx.req[bhttp::field::accept].find("text/event-stream") != std::string_view::npos) {
+        co_await stream_events(ctx, run_id, 0);
+        co_return;
+    }
+    json::object reply{{"run_id", run_id}, {"chat_id", chat->id}, {"workflow", found->id},
+                       {"status", "running"}};
+    co_await write_json(ctx, 202, reply);
+}
+
 void api::end_streams() {
     std::lock_guard lock(streams_mutex_);
     closing_ = true;

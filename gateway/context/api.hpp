@@ -50,6 +50,7 @@ public:
     net::awaitable<void> list_workflows(http::request_context& ctx);
     net::awaitable<void> workflow_categories(http::request_context& ctx);
     net::awaitable<void> get_workflow(http::request_context& ctx);
+    net::awaitable<void> start_workflow(http::request_context& ctx);
 
     // Ends every open event stream (the gateway is draining); clients resume with Last-Event-ID.
     void end_streams();

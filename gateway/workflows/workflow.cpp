@@ -253,6 +253,15 @@ config::parsed<workflow> parse_workflow(const std::string& yaml, const std::stri
     return {std::move(out), {}};
 }
 
+json::object with_defaults(const workflow& w, json::object parameters) {
+    if (auto* properties = w.parameters.if_contains("properties"))
+        for (const auto& [name, schema] : properties->as_object())
+            if (auto* d = schema.is_object() ? schema.as_object().if_contains("default") : nullptr;
+                d && !parameters.contains(name))
+                parameters[name] = *d;
+    return parameters;
+}
+
 config::parsed<std::vector<workflow>> load_folder(const std::string& folder,
                                                   const tools::registry& tools) {
     using result = config::parsed<std::vector<workflow>>;

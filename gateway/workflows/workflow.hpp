@@ -49,6 +49,9 @@ struct workflow {
 config::parsed<workflow> parse_workflow(const std::string& yaml, const std::string& source,
                                         const tools::registry& tools);
 
+// `parameters` with each missing top-level property that declares a `default` filled in.
+boost::json::object with_defaults(const workflow& w, boost::json::object parameters);
+
 // Every `*.yaml` / `*.yml` file in `folder`, in file-name order; duplicate ids are an error.
 config::parsed<std::vector<workflow>> load_folder(const std::string& folder,
                                                   const tools::registry& tools);
