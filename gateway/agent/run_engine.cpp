@@ -279,7 +279,10 @@ void run_engine::launch(std::shared_ptr<live_run> run) {
     net::co_spawn(io_, drive(std::move(run)), net::detached);
 }
 
-refusal run_engine::start_run(const store::chat_record& chat, const std::string& content,
+// Reserves the chat's one live run, stores it with its run.started event — `prepare` fills in the
+// run and the event inside the same transaction — and launches it.
+refusal run_engine::begin_run(const store::chat_record& chat, tools::role role,
+                              const std::function<void(live_run&, json::object&)>& prepare,
                               std::string& run_id) {
     auto run = std::make_shared<live_run>(io_.get_executor());
     run_id = make_id("run");
@@ -292,24 +295,21 @@ refusal run_engine::start_run(const store::chat_record& chat, const std::string&
         runs_[run_id] = run;  // reserved: a second message now sees it
     }
     run->chat = chat;
-    run->role = tools::parse_role(chat.role).value_or(tools::role::editor);
-    run->system_prompt = system_prompt(chat);
+    run->role = role;
+    run->system_prompt = system_prompt(chat, role);
     auto now = store::store::now_ms();
     run->record = {run_id, chat.id, "running", 0, static_cast<int>(config_.context.max_steps),
                    "", "", "", now, now};
-    auto& history = run->conversation;
     try {
         store_.atomically([&] {
-            for (const auto& m : store_.messages(chat.id)) history.push_back(message(m.role, m.content));
-            history.push_back(message("user", content));
-            store_.add_message({0, chat.id, run_id, "user", content, now});
+            json::object started{{"type", "run.started"}, {"run_id", run_id},
+                                 {"step", 0}, {"max_steps", run->record.max_steps},
+                                 {"chat_id", chat.id}};
+            prepare(*run, started);
             run->record.state = json::serialize(run->state);
             store_.save_run(run->record);
             store_conversation(*run);
-            json::object data{{"type", "run.started"}, {"run_id", run_id},
-                              {"step", 0}, {"max_steps", run->record.max_steps},
-                              {"chat_id", chat.id}, {"content", content}};
-            store_.append_event(run_id, "run.started", json::serialize(data));
+            store_.append_event(run_id, "run.started", json::serialize(started));
         });
     } catch (...) {
         std::lock_guard lock(mutex_);
@@ -318,6 +318,19 @@ refusal run_engine::start_run(const store::chat_record& chat, const std::string&
     }
     launch(run);
     return {};
+}
+
+refusal run_engine::start_run(const store::chat_record& chat, const std::string& content,
+                              std::string& run_id) {
+    auto role = tools::parse_role(chat.role).value_or(tools::role::editor);
+    auto prepare = [&](live_run& run, json::object& started) {
+        for (const auto& m : store_.messages(chat.id))
+            run.conversation.push_back(message(m.role, m.content));
+        run.conversation.push_back(message("user", content));
+        store_.add_message({0, chat.id, run.record.id, "user", content, store::store::now_ms()});
+        started["content"] = content;
+    };
+    return begin_run(chat, role, prepare, run_id);
 }
 
 refusal run_engine::decide(const std::string& run_id, const std::string& call_id, decision d) {
@@ -779,11 +792,7 @@ net::awaitable<bool> run_engine::resolve_pending(live_run& run) {
         json::value diff = "";
         if (auto* d = preview.data.if_contains("diff")) diff = *d;
         checkpoint(run, [&] {
-            auto record = store_.tool_call(call_id);
-            if (record) {
-                record->status = "awaiting_approval";
-                store_.save_tool_call(*record);
-            }
+            save_call(call_id, "awaiting_approval");
             emit(run, "approval.required",
                  {{"call_id", call_id},
                   {"tool", tool},
@@ -825,21 +834,15 @@ net::awaitable<bool> run_engine::resolve_pending(live_run& run) {
             decided = run.shared.decided;
         }
         if (stopping_) co_return false;
-        auto update_call = [&](const char* status) {
-            if (auto record = store_.tool_call(call_id)) {
-                record->status = status;
-                store_.save_tool_call(*record);
-            }
-        };
         if (cancel) {
-            update_call("cancelled");
+            save_call(call_id, "cancelled");
             end(run, "cancelled", "", "");
             co_return false;
         }
         if (decided) break;
         auto left = deadline - store::store::now_ms();
         if (left <= 0) {
-            update_call("expired");
+            save_call(call_id, "expired");
             end(run, "failed", "",
                    "No decision on `" + tool + "` (" + call_id + ") within " +
                        duration_text(config_.context.approval_timeout) +
@@ -865,11 +868,8 @@ net::awaitable<bool> run_engine::resolve_pending(live_run& run) {
     if (!decided->feedback.empty()) resolved["feedback"] = decided->feedback;
     if (decided->parameters) resolved["parameters"] = *decided->parameters;
     checkpoint(run, [&] {
-        if (auto record = store_.tool_call(call_id)) {
-            record->status = decided->approve ? "approved" : "rejected";
-            if (decided->parameters) record->parameters = json::serialize(*decided->parameters);
-            store_.save_tool_call(*record);
-        }
+        save_call(call_id, decided->approve ? "approved" : "rejected",
+                  decided->parameters ? &*decided->parameters : nullptr);
         emit(run, "approval.resolved", std::move(resolved));
     });
     if (decided->approve) co_return co_await run_call(run);
@@ -909,21 +909,7 @@ net::awaitable<bool> run_engine::deliver(live_run& run, const tools::tool_result
                 "approach or give your final answer.";
     run.conversation.push_back(message("user", text));
     checkpoint(run, [&] {
-        if (auto record = store_.tool_call(call_id)) {
-            record->status = denied ? "rejected" : result.ok ? "done" : "failed";
-            record->result = json::serialize(json::object{{"ok", result.ok},
-                                                          {"error_code", result.error_code},
-                                                          {"text", result.text},
-                                                          {"data", result.data}});
-            store_.save_tool_call(*record);
-        }
-        emit(run, "tool.result",
-             {{"call_id", call_id},
-              {"tool", tool},
-              {"ok", result.ok},
-              {"error_code", result.error_code},
-              {"text", result.text},
-              {"data", result.data}});
+        record_result(run, call_id, tool, result);
     });
     if (bool_of(pending, "terminate") && !denied) {
         end(run, result.ok ? "completed" : "failed", result.ok ? result.text : "",
@@ -939,6 +925,36 @@ net::awaitable<bool> run_engine::deliver(live_run& run, const tools::tool_result
     co_return true;
 }
 
+// Updates a stored tool call: its status, and the human's edited parameters or the outcome
+// when given.
+void run_engine::save_call(const std::string& call_id, std::string_view status,
+                           const json::object* edited, const tools::tool_result* result) {
+    auto record = store_.tool_call(call_id);
+    if (!record) return;
+    record->status = status;
+    if (edited) record->parameters = json::serialize(*edited);
+    if (result)
+        record->result = json::serialize(json::object{{"ok", result->ok},
+                                                      {"error_code", result->error_code},
+                                                      {"text", result->text},
+                                                      {"data", result->data}});
+    store_.save_tool_call(*record);
+}
+
+// A call's outcome, stored and announced as tool.result; inside the caller's checkpoint.
+void run_engine::record_result(live_run& run, const std::string& call_id, const std::string& tool,
+                               const tools::tool_result& result) {
+    bool denied = result.error_code == "DENIED_BY_USER";
+    save_call(call_id, denied ? "rejected" : result.ok ? "done" : "failed", nullptr, &result);
+    emit(run, "tool.result",
+         {{"call_id", call_id},
+          {"tool", tool},
+          {"ok", result.ok},
+          {"error_code", result.error_code},
+          {"text", result.text},
+          {"data", result.data}});
+}
+
 // A workflow tool step's outcome: recorded as the step's output, or the end of the run.
 bool run_engine::deliver_step(live_run& run, const std::string& step_id,
                               const std::string& call_id, const std::string& tool,
@@ -952,21 +968,7 @@ bool run_engine::deliver_step(live_run& run, const std::string& step_id,
         wf["next"] = int_of(wf, "next") + 1;
     }
     checkpoint(run, [&] {
-        if (auto record = store_.tool_call(call_id)) {
-            record->status = denied ? "rejected" : result.ok ? "done" : "failed";
-            record->result = json::serialize(json::object{{"ok", result.ok},
-                                                          {"error_code", result.error_code},
-                                                          {"text", result.text},
-                                                          {"data", result.data}});
-            store_.save_tool_call(*record);
-        }
-        emit(run, "tool.result",
-             {{"call_id", call_id},
-              {"tool", tool},
-              {"ok", result.ok},
-              {"error_code", result.error_code},
-              {"text", result.text},
-              {"data", result.data}});
+        record_result(run, call_id, tool, result);
         if (result.ok) emit(run, "step.completed", {{"step_id", step_id}, {"output", result.text}});
     });
     if (result.ok) return true;
@@ -1203,48 +1205,22 @@ refusal run_engine::start_workflow(const store::chat_record& chat,
                                    std::shared_ptr<const workflows::workflow> definition,
                                    std::optional<json::object> parameters, const std::string& input,
                                    std::string& run_id) {
-    auto run = std::make_shared<live_run>(io_.get_executor());
-    run_id = make_id("run");
-    {
-        std::lock_guard lock(mutex_);
-        for (const auto& [id, other] : runs_)
-            if (other->chat.id == chat.id)
-                return {409, "Chat " + chat.id + " already has a run in progress (" + id +
-                                 "); wait for it, or cancel it."};
-        runs_[run_id] = run;
-    }
-    run->chat = chat;
-    run->role = tools::role::editor;
-    run->system_prompt = system_prompt(chat, run->role);
-    run->definition = std::move(definition);
-    auto now = store::store::now_ms();
-    run->record = {run_id, chat.id, "running", 0, static_cast<int>(config_.context.max_steps),
-                   "", "", "", now, now};
-    json::object wf{{"id", run->definition->id},
-                    {"parameters", parameters ? json::value(*parameters) : json::value(json::object())},
-                    {"next", 0},
-                    {"phase", parameters ? "" : "extract"},
-                    {"outputs", json::object()}};
-    if (!parameters) wf["input"] = input;
-    run->state["workflow"] = std::move(wf);
-    try {
-        store_.atomically([&] {
-            run->record.state = json::serialize(run->state);
-            store_.save_run(run->record);
-            json::object data{{"type", "run.started"}, {"run_id", run_id},
-                              {"step", 0}, {"max_steps", run->record.max_steps},
-                              {"chat_id", chat.id}, {"workflow", run->definition->id}};
-            if (parameters) data["parameters"] = *parameters;
-            else data["input"] = input;
-            store_.append_event(run_id, "run.started", json::serialize(data));
-        });
-    } catch (...) {
-        std::lock_guard lock(mutex_);
-        runs_.erase(run_id);
-        throw;
-    }
-    launch(run);
-    return {};
+    auto prepare = [&](live_run& run, json::object& started) {
+        run.definition = definition;
+        json::object wf{{"id", definition->id},
+                        {"parameters", parameters ? json::value(*parameters) : json::value(json::object())},
+                        {"next", 0},
+                        {"phase", parameters ? "" : "extract"},
+                        {"outputs", json::object()}};
+        if (!parameters) wf["input"] = input;
+        run.state["workflow"] = std::move(wf);
+        started["workflow"] = definition->id;
+        if (parameters)
+            started["parameters"] = *parameters;
+        else
+            started["input"] = input;
+    };
+    return begin_run(chat, tools::role::editor, prepare, run_id);
 }
 
 }  // namespace gateway::agent

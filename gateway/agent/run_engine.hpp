@@ -105,6 +105,11 @@ private:
     net::awaitable<std::optional<model_reply>> ask_model(live_run& run, std::string body);
     net::awaitable<void> run_workflow(live_run& run);
     net::awaitable<bool> extract_parameters(live_run& run);
+    void save_call(const std::string& call_id, std::string_view status,
+                   const boost::json::object* edited = nullptr,
+                   const tools::tool_result* result = nullptr);
+    void record_result(live_run& run, const std::string& call_id, const std::string& tool,
+                       const tools::tool_result& result);
     bool deliver_step(live_run& run, const std::string& step_id, const std::string& call_id,
                       const std::string& tool, const tools::tool_result& result);
     net::awaitable<bool> resolve_pending(live_run& run);
@@ -122,6 +127,9 @@ private:
     void finish(live_run& run, std::string status, std::string output, std::string error);
     void notify(const std::string& run_id);
     void launch(std::shared_ptr<live_run> run);
+    refusal begin_run(const store::chat_record& chat, tools::role role,
+                      const std::function<void(live_run&, boost::json::object&)>& prepare,
+                      std::string& run_id);
     std::shared_ptr<tools::workspace> workspace_for(const std::string& root);
     config::approval_policy policy_for(const std::string& tool, const boost::json::object& params);
 
