@@ -162,11 +162,54 @@ json::object prompt_json(const prompts::prompt& p) {
             {"description", p.description}};
 }
 
-// Wakes an SSE writer from the engine's thread: posted to the writer's own executor.
-struct event_waiter {
-    explicit event_waiter(const net::any_io_executor& ex) : timer(ex) {}
-    net::steady_timer timer;
-    bool pending = false;
+// Wakes a handler, on its own executor, after each event of one run; unsubscribes when it goes
+// out of scope, whichever way the handler ends.
+class run_watch {
+public:
+    run_watch(agent::run_engine& engine, std::string run_id, net::any_io_executor executor)
+        : engine_(engine),
+          run_id_(std::move(run_id)),
+          executor_(std::move(executor)),
+          shared_(std::make_shared<shared>(executor_)) {
+        handle_ = engine_.subscribe(run_id_, [s = shared_, ex = executor_] {
+            net::post(ex, [s] {
+                s->pending = true;
+                s->timer.cancel();
+            });
+        });
+    }
+    ~run_watch() { engine_.unsubscribe(run_id_, handle_); }
+    run_watch(const run_watch&) = delete;
+    run_watch& operator=(const run_watch&) = delete;
+
+    // Forgets the events seen so far: call before reading the store.
+    void rearm() { shared_->pending = false; }
+
+    // Waits for an event (one may have come since rearm()), `deadline`, or interrupt(); true when
+    // an event came.
+    net::awaitable<bool> wait(std::chrono::steady_clock::time_point deadline) {
+        if (shared_->pending) co_return true;
+        shared_->timer.expires_at(deadline);
+        [[maybe_unused]] auto [ec] = co_await shared_->timer.async_wait(use_ec);
+        co_return shared_->pending;
+    }
+
+    // Ends a wait early; callable from any thread.
+    std::function<void()> interrupter() const {
+        return [s = shared_, ex = executor_] { net::post(ex, [s] { s->timer.cancel(); }); };
+    }
+
+private:
+    struct shared {
+        explicit shared(const net::any_io_executor& ex) : timer(ex) {}
+        net::steady_timer timer;
+        bool pending = false;
+    };
+    agent::run_engine& engine_;
+    std::string run_id_;
+    net::any_io_executor executor_;
+    std::shared_ptr<shared> shared_;
+    std::uint64_t handle_ = 0;
 };
 
 std::string sse_frame(const store::event_record& e) {
@@ -450,20 +493,20 @@ net::awaitable<void> api::run_events(http::request_context& ctx) {
 // which is also how a client that went away is noticed.
 net::awaitable<void> api::stream_events(http::request_context& ctx, const std::string& run_id,
                                         std::int64_t after) {
-    auto executor = ctx.stream.get_executor();
-    auto waiter = std::make_shared<event_waiter>(executor);
-    auto handle = engine_.subscribe(run_id, [waiter, executor] {
-        net::post(executor, [waiter] {
-            waiter->pending = true;
-            waiter->timer.cancel();
-        });
-    });
-    {
-        std::lock_guard lock(streams_mutex_);
-        streams_[waiter.get()] = [waiter, executor] {
-            net::post(executor, [waiter] { waiter->timer.cancel(); });
-        };
-    }
+    run_watch watch(engine_, run_id, ctx.stream.get_executor());
+    // Registered so that a draining worker can end the stream; removed however the handler ends.
+    struct registration {
+        api& self;
+        const void* key;
+        registration(api& a, const run_watch& w) : self(a), key(&w) {
+            std::lock_guard lock(self.streams_mutex_);
+            self.streams_[key] = w.interrupter();
+        }
+        ~registration() {
+            std::lock_guard lock(self.streams_mutex_);
+            self.streams_.erase(key);
+        }
+    } registered(*this, watch);
     bool chunked = ctx.req.version() >= 11;
     if (!chunked || ctx.draining) ctx.keep_alive = false;
     std::string head =
@@ -495,7 +538,7 @@ net::awaitable<void> api::stream_events(http::request_context& ctx, const std::s
     bool alive = !head_ec;
     while (alive) {
         if (ctx.draining || closing_) break;  // the client resumes elsewhere with Last-Event-ID
-        waiter->pending = false;
+        watch.rearm();
         auto status = store_.run_status(run_id);
         bool ended = !status || agent::is_final_status(*status);
         std::string frames;
@@ -505,15 +548,8 @@ net::awaitable<void> api::stream_events(http::request_context& ctx, const std::s
         }
         if (!frames.empty()) alive = co_await send(std::move(frames));
         if (!alive || ended) break;
-        if (waiter->pending) continue;
-        waiter->timer.expires_after(heartbeat);
-        [[maybe_unused]] auto [ec] = co_await waiter->timer.async_wait(use_ec);
-        if (!ec && !waiter->pending) alive = co_await send(": keep-alive\n\n");
-    }
-    engine_.unsubscribe(run_id, handle);
-    {
-        std::lock_guard lock(streams_mutex_);
-        streams_.erase(waiter.get());
+        bool event = co_await watch.wait(std::chrono::steady_clock::now() + heartbeat);
+        if (!event && !ctx.draining && !closing_) alive = co_await send(": keep-alive\n\n");
     }
     if (!alive) {
         ctx.keep_alive = false;
@@ -635,26 +671,17 @@ void api::end_streams() {
 
 net::awaitable<void> api::cancel_run(http::request_context& ctx) {
     const auto& id = ctx.path_params[0];
-    auto executor = ctx.stream.get_executor();
-    auto waiter = std::make_shared<event_waiter>(executor);
-    auto handle = engine_.subscribe(id, [waiter, executor] {
-        net::post(executor, [waiter] {
-            waiter->pending = true;
-            waiter->timer.cancel();
-        });
-    });
+    run_watch watch(engine_, id, ctx.stream.get_executor());
     auto refused = engine_.cancel(id);
     // Answer once the run has stopped (a model call is cut at once), or after 10 s with the
     // state it has then.
     auto until = std::chrono::steady_clock::now() + 10s;
     while (!refused && std::chrono::steady_clock::now() < until) {
-        waiter->pending = false;
+        watch.rearm();
         auto status = store_.run_status(id);
         if (!status || agent::is_final_status(*status)) break;
-        waiter->timer.expires_at(until);
-        [[maybe_unused]] auto [ec] = co_await waiter->timer.async_wait(use_ec);
+        co_await watch.wait(until);
     }
-    engine_.unsubscribe(id, handle);
     if (refused) {
         co_await write_refusal(ctx, refused.status, refused.message);
         co_return;

@@ -391,6 +391,33 @@ BOOST_AUTO_TEST_CASE(last_event_id_replays_and_two_watchers_see_the_same_run) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(draining_ends_open_event_streams_cleanly) {
+    context_fixture f;
+    f.fake.script({{call("edit_file", {{"path", "README.md"}, {"content", "x"}})}});
+    auto run = f.start(f.create_chat(), "edit");
+    f.wait_for(run, "approval.required");
+    client c(f.port());
+    c.send(make_request("GET", "/context/runs/" + run + "/events"));
+    response r;
+    BOOST_TEST_REQUIRE(c.read_header(r));
+    std::string replay;  // up to and including approval.required
+    while (replay.find("event: approval.required") == std::string::npos ||
+           !replay.ends_with("\n\n")) {
+        auto piece = c.read_piece(r);
+        BOOST_TEST_REQUIRE(piece.has_value());
+        replay += *piece;
+    }
+    std::string body;
+    f.gateway->server().stop();
+    while (auto piece = c.read_piece(r)) body += *piece;
+    // Ended by the gateway with its last chunk, not cut by the drain deadline.
+    BOOST_TEST(r.complete);
+    BOOST_TEST(body.find("event:") == std::string::npos);
+    f.gateway.reset();
+    f.gateway.emplace(f.config);
+    BOOST_TEST(f.run_state(run).at("status").as_string() == "awaiting_approval");
+}
+
 BOOST_AUTO_TEST_CASE(messages_stream_when_asked_for_event_stream) {
     context_fixture f;
     f.fake.script({{"Hi."}});
