@@ -2,6 +2,7 @@
 
 #include "gateway/tools/tool.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -11,7 +12,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <random>
+#include <vector>
 
 namespace gateway::tools {
 
@@ -229,18 +232,63 @@ fs_status inspect_leaf(int parent, const std::string& leaf, std::string_view rel
             "Path " + quoted(relative) + " is not a regular file (a device, FIFO or socket)."};
 }
 
+constexpr std::string_view temporary_marker = ".contextgate-";
+constexpr std::size_t temporary_suffix_digits = 16;
+
+// When this process started (for the age of write temporaries); set before main runs.
+const struct timespec process_start = [] {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return now;
+}();
+
 std::string temporary_name(const std::string& leaf) {
     static thread_local std::mt19937_64 random{std::random_device{}()};
     char suffix[20];
     std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(random()));
     std::string name = ".";
     name += leaf.substr(0, 200);
-    name += ".contextgate-";
+    name += temporary_marker;
     name += suffix;
     return name;
 }
 
 }  // namespace
+
+bool is_write_temporary(std::string_view name) {
+    if (name.size() < 2 + temporary_marker.size() + temporary_suffix_digits || name.front() != '.')
+        return false;
+    auto suffix = name.substr(name.size() - temporary_suffix_digits);
+    auto marker = name.substr(name.size() - temporary_suffix_digits - temporary_marker.size(),
+                              temporary_marker.size());
+    return marker == temporary_marker &&
+           suffix.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+std::size_t remove_stale_temporaries(int dir_fd) {
+    int listing_fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR* listing = listing_fd >= 0 ? ::fdopendir(listing_fd) : nullptr;
+    if (!listing) {
+        if (listing_fd >= 0) ::close(listing_fd);
+        return 0;
+    }
+    std::vector<std::string> stale;
+    while (auto* entry = ::readdir(listing)) {
+        if (!is_write_temporary(entry->d_name)) continue;
+        struct stat info {};
+        if (::fstatat(dir_fd, entry->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(info.st_mode))
+            continue;
+        const auto& m = info.st_mtim;
+        if (m.tv_sec < process_start.tv_sec ||
+            (m.tv_sec == process_start.tv_sec && m.tv_nsec < process_start.tv_nsec))
+            stale.emplace_back(entry->d_name);
+    }
+    ::closedir(listing);
+    std::size_t removed = 0;
+    for (const auto& name : stale) removed += ::unlinkat(dir_fd, name.c_str(), 0) == 0;
+    return removed;
+}
 
 read_outcome read_text(int fd, std::size_t limit, std::string& text, std::size_t* size) {
     struct stat info {};
@@ -286,6 +334,8 @@ fs_status sandbox::write_file(std::string_view relative, std::string_view conten
         return {"FILE_EXISTS", "File " + quoted(relative) +
                                    " already exists; use edit_file or doc_edit to change it."};
 
+    // Debris of an earlier process killed while writing here is cleaned up on the next write.
+    remove_stale_temporaries(dir);
     std::string temporary = temporary_name(leaf);
     unique_fd out(::openat(dir, temporary.c_str(),
                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));

@@ -54,6 +54,17 @@ read_outcome read_text(int fd, std::size_t limit, std::string& text, std::size_t
 // there and without blocking on a FIFO: how walks open what they find.
 unique_fd open_entry(int dir_fd, const char* name);
 
+// Whether `name` is one of the temporary files write_file creates beside its target while it
+// writes (`.<target>.contextgate-<16 hex digits>`). Renamed over the target when the write
+// completes; a process killed in between leaves one behind. Walks never list them, and
+// remove_stale_temporaries() deletes those left by an earlier process.
+bool is_write_temporary(std::string_view name);
+
+// Deletes, in the folder open at `dir_fd`, the write temporaries last modified before this
+// process started: they can only be debris of an ended process (this one's own writes in
+// progress are newer). Returns how many it removed.
+std::size_t remove_stale_temporaries(int dir_fd);
+
 // How write_file treats an existing file.
 enum class overwrite { allowed, refused };
 
@@ -91,6 +102,9 @@ public:
                          overwrite policy) const;
     // Removes the regular file (or symlink, which leaves its target alone) at `relative`.
     fs_status remove_file(std::string_view relative) const;
+
+    // The root folder's descriptor, for *at() calls and fchdir; owned by the sandbox.
+    int root_fd() const { return root_.get(); }
 
     // The lexical checks alone: "" when `relative` may be resolved, else the reason.
     static std::string check_relative(std::string_view relative);

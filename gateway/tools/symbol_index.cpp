@@ -219,9 +219,10 @@ std::string find_on_path(const char* program) {
     return {};
 }
 
-// Runs ctags over `paths` (relative to `root`) and returns its JSON lines, or "" on failure.
-// Bounded: ctags is killed after 120 s.
-bool run_ctags(const std::string& program, const std::string& root,
+// Runs ctags over `paths` (relative to the folder open at `root_fd`) and returns its JSON lines,
+// or "" on failure. ctags starts in that folder by its descriptor, never by its path, which may
+// since have been replaced by a link elsewhere. Bounded: ctags is killed after 120 s.
+bool run_ctags(const std::string& program, int root_fd,
                const std::vector<std::string>& paths, std::string& output) {
     char list_name[] = "/tmp/contextgate-ctags-XXXXXX";
     unique_fd list(::mkstemp(list_name));
@@ -241,7 +242,7 @@ bool run_ctags(const std::string& program, const std::string& root,
     posix_spawn_file_actions_adddup2(&actions, list.get(), 0);
     posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addchdir_np(&actions, root.c_str());
+    posix_spawn_file_actions_addfchdir_np(&actions, root_fd);
     std::vector<std::string> args = {
         program, "--output-format=json", "--fields=+nK", "--links=no", "-f", "-", "-L", "-"};
     std::vector<char*> argv;
@@ -277,8 +278,7 @@ bool run_ctags(const std::string& program, const std::string& root,
 
 }  // namespace
 
-symbol_index::symbol_index(const sandbox& root, std::string root_path)
-    : root_(root), root_path_(std::move(root_path)), ctags_(find_on_path("ctags")) {}
+symbol_index::symbol_index(const sandbox& root) : root_(root), ctags_(find_on_path("ctags")) {}
 
 symbol_index::~symbol_index() {
     std::unique_lock lock(mutex_);
@@ -413,7 +413,7 @@ void symbol_index::bring_up_to_date(std::unique_lock<std::mutex>& lock) {
 void symbol_index::index(const std::vector<std::string>& paths) {
     for (const auto& path : paths) drop(path);
     std::string json_lines;
-    bool use_ctags = !ctags_.empty() && run_ctags(ctags_, root_path_, paths, json_lines);
+    bool use_ctags = !ctags_.empty() && run_ctags(ctags_, root_.root_fd(), paths, json_lines);
     std::unordered_map<std::string, std::vector<symbol>> found;
     std::string text;
     for (const auto& path : paths) {

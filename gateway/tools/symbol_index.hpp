@@ -35,7 +35,7 @@ struct symbol {
 // Only files whose size or mtime changed are re-indexed. Thread-safe.
 class symbol_index {
 public:
-    symbol_index(const sandbox& root, std::string root_path);
+    explicit symbol_index(const sandbox& root);
     ~symbol_index();
     symbol_index(const symbol_index&) = delete;
     symbol_index& operator=(const symbol_index&) = delete;
@@ -71,7 +71,6 @@ private:
     void drop(const std::string& path);
 
     const sandbox& root_;
-    std::string root_path_;
     std::string ctags_;
     std::mutex mutex_;
     std::condition_variable refreshed_;

@@ -87,7 +87,7 @@ struct walker {
         std::vector<std::pair<std::string, unsigned char>> names;
         while (auto* entry = ::readdir(listing)) {
             std::string_view name = entry->d_name;
-            if (name == "." || name == "..") continue;
+            if (name == "." || name == ".." || is_write_temporary(name)) continue;
             names.emplace_back(entry->d_name, entry->d_type);
         }
         ::closedir(listing);

@@ -34,7 +34,8 @@ struct walk_options {
 bool is_skipped_folder(std::string_view name);
 
 // Visits what lies beneath `start` (a folder, or a single file), depth first, each folder's
-// entries in byte order so results are deterministic. Symlinks are reported, never followed.
+// entries in byte order so results are deterministic. Symlinks are reported, never followed;
+// write temporaries (see is_write_temporary) are never reported.
 // Folders are opened one component at a time with O_NOFOLLOW beneath the sandbox root. Returns
 // the sandbox's error when `start` cannot be opened.
 fs_status walk(const sandbox& root, std::string_view start, const walk_options& options,

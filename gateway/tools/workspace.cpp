@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include <fcntl.h>
+
 namespace gateway::tools {
 
 workspace::workspace(std::string root, sandbox box)
@@ -25,6 +27,11 @@ std::unique_ptr<workspace> workspace::open(const std::string& root, std::string&
         return nullptr;
     }
     return std::unique_ptr<workspace>(new workspace(root, sandbox(std::move(fd.fd), mode)));
+}
+
+std::unique_ptr<workspace> workspace::adopt(std::string root, unique_fd dir,
+                                            sandbox::resolution mode) {
+    return std::unique_ptr<workspace>(new workspace(std::move(root), sandbox(std::move(dir), mode)));
 }
 
 file_content workspace::read(std::string_view relative, std::size_t limit) const {
@@ -110,9 +117,21 @@ std::size_t workspace::undo_available(std::string_view relative) const {
     return found == history_.end() ? 0 : found->second.size();
 }
 
+std::size_t workspace::remove_debris() const {
+    std::size_t removed = remove_stale_temporaries(sandbox_.root_fd());
+    walk(sandbox_, ".", {}, [&](const walk_entry& entry) {
+        if (entry.type != entry_type::directory) return walk_action::next;
+        unique_fd folder(::openat(entry.dir_fd, entry.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                                               O_CLOEXEC));
+        if (folder) removed += remove_stale_temporaries(folder.get());
+        return walk_action::next;
+    });
+    return removed;
+}
+
 symbol_index& workspace::symbols() {
     std::lock_guard lock(mutex_);
-    if (!symbols_) symbols_ = std::make_unique<symbol_index>(sandbox_, root_);
+    if (!symbols_) symbols_ = std::make_unique<symbol_index>(sandbox_);
     return *symbols_;
 }
 

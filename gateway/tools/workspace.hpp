@@ -32,6 +32,10 @@ public:
     // Opens the folder at the absolute path `root`; nullptr and `error` when it is not one.
     static std::unique_ptr<workspace> open(const std::string& root, std::string& error,
                                            sandbox::resolution mode = sandbox::resolution::openat2);
+    // A workspace over a folder already opened (see workspace_roots): `dir` is its descriptor,
+    // `root` its path, for messages only. Nothing is resolved by path again.
+    static std::unique_ptr<workspace> adopt(std::string root, unique_fd dir,
+                                            sandbox::resolution mode = sandbox::resolution::openat2);
     ~workspace();
 
     const std::string& root() const { return root_; }
@@ -51,6 +55,11 @@ public:
     // the write created it). NOTHING_TO_UNDO when no write is recorded.
     fs_status undo(std::string_view relative);
     std::size_t undo_available(std::string_view relative) const;
+
+    // Deletes the write temporaries an earlier process left anywhere in the workspace (the
+    // folders walks visit; see remove_stale_temporaries). Returns how many. Walks the tree:
+    // call it off the I/O threads.
+    std::size_t remove_debris() const;
 
     // The workspace's symbol index, built on first use.
     symbol_index& symbols();

@@ -2,7 +2,10 @@
 
 #include "fixture.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+
+#include <ctime>
 
 using namespace tools_test;
 using gateway::tools::overwrite;
@@ -100,6 +103,61 @@ BOOST_AUTO_TEST_CASE(undo_of_a_create_deletes_and_of_a_delete_restores) {
     BOOST_TEST(!w.exists("old.txt"));
     BOOST_TEST_REQUIRE(static_cast<bool>(w.files->undo("old.txt")));
     BOOST_TEST(w.read("old.txt") == "keep me");
+}
+
+namespace {
+
+// Marks `path` as last modified an hour ago: as if an earlier process had left it.
+void age(const fs::path& path) {
+    struct timespec times[2];
+    ::clock_gettime(CLOCK_REALTIME, &times[0]);
+    times[0].tv_sec -= 3600;
+    times[1] = times[0];
+    ::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(write_temporaries_are_recognised) {
+    using gateway::tools::is_write_temporary;
+    BOOST_TEST(is_write_temporary(".README.md.contextgate-0123456789abcdef"));
+    BOOST_TEST(is_write_temporary(".x.contextgate-0123456789abcdef"));
+    BOOST_TEST(!is_write_temporary("README.md.contextgate-0123456789abcdef"));   // no dot
+    BOOST_TEST(!is_write_temporary(".README.md.contextgate-0123456789ABCDEF"));  // not ours
+    BOOST_TEST(!is_write_temporary(".README.md.contextgate-0123456789abcde"));
+    BOOST_TEST(!is_write_temporary(".contextgate-0123456789abcdef"));
+    BOOST_TEST(!is_write_temporary(".README.md"));
+}
+
+BOOST_AUTO_TEST_CASE(debris_of_an_earlier_process_is_never_listed_and_is_removed) {
+    temp_workspace w;
+    w.write("README.md", "hi\n");
+    w.write(".README.md.contextgate-00000000000000aa", "half a write");
+    w.write("src/.app.py.contextgate-00000000000000bb", "half");
+    w.write("src/app.py", "x = 1\n");
+    w.write("src/.fresh.contextgate-00000000000000cc", "a write of this process, in progress");
+    age(w.root / ".README.md.contextgate-00000000000000aa");
+    age(w.root / "src/.app.py.contextgate-00000000000000bb");
+    for (auto [tool, params] : {std::pair{"list_files", R"({"recursive": true})"},
+                                {"find_files", R"({"pattern": "*"})"},
+                                {"search_files", R"({"pattern": "half"})"}}) {
+        auto listed = w.run(tool, params);
+        BOOST_TEST(!contains(listed.text, "contextgate-"), tool << ": " << listed.text);
+    }
+    BOOST_TEST(w.files->remove_debris() == 2u);
+    BOOST_TEST(!w.exists(".README.md.contextgate-00000000000000aa"));
+    BOOST_TEST(!w.exists("src/.app.py.contextgate-00000000000000bb"));
+    BOOST_TEST(w.exists("src/.fresh.contextgate-00000000000000cc"));  // newer than this process
+    BOOST_TEST(w.read("README.md") == "hi\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_write_cleans_up_debris_in_its_folder) {
+    temp_workspace w;
+    w.write("docs/.a.md.contextgate-00000000000000dd", "half");
+    age(w.root / "docs/.a.md.contextgate-00000000000000dd");
+    BOOST_TEST_REQUIRE(static_cast<bool>(
+        w.files->write("docs/b.md", "b", gateway::tools::overwrite::refused, std::nullopt)));
+    BOOST_TEST(!w.exists("docs/.a.md.contextgate-00000000000000dd"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
