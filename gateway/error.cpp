@@ -24,6 +24,15 @@ error_info info(errc e) {
         case errc::body_too_large:
             return {413, "invalid_request_error", "request_too_large",
                     "The request body exceeds the gateway's body_limit."};
+        case errc::unsupported_transfer_coding:
+            return {501, "invalid_request_error", "unsupported_transfer_coding",
+                    "The request's transfer coding is not supported."};
+        case errc::message_too_large:
+            return {413, "invalid_request_error", "message_too_large",
+                    "The message exceeds the gateway's context.max_message_bytes."};
+        case errc::too_many_streams:
+            return {429, "invalid_request_error", "too_many_streams",
+                    "This run already has as many event streams as the gateway allows."};
         case errc::not_found:
             return {404, "invalid_request_error", "not_found", "No such endpoint on this gateway."};
         case errc::unauthorized:

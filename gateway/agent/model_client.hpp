@@ -66,6 +66,7 @@ public:
 
     const config::upstream_config& upstream_for(std::string_view model) const;
 
+    // Closes the pooled connections and pools none from now on (the engine is stopping).
     void close_idle();
 
 private:

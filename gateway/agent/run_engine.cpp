@@ -4,6 +4,7 @@
 #include "gateway/agent/tool_call_parser.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/tools/workspace.hpp"
+#include "gateway/tools/workspace_roots.hpp"
 #include "gateway/workflows/template.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -14,7 +15,11 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <cerrno>
+#include <cstring>
 #include <random>
+
+#include <sys/stat.h>
 
 namespace gateway::agent {
 
@@ -151,6 +156,7 @@ struct run_engine::live_run {
     std::size_t serialized_messages = 0;  // how much of `conversation` is in `serialized`
     std::string system_prompt;
     std::shared_ptr<const workflows::workflow> definition;  // workflow runs only
+    std::shared_ptr<tools::workspace> files;  // the chat's workspace, opened for this run
     net::steady_timer wake;  // approval waits; cancelled to wake the loop
     net::steady_timer wall;  // the wall-time limit while the model is asked
     call_canceller canceller;
@@ -183,7 +189,8 @@ struct run_engine::live_run {
 };
 
 run_engine::run_engine(const config::gateway_config& config, store::store& store,
-                       const tools::registry& tools, std::vector<prompts::prompt> prompts,
+                       const tools::registry& tools, const tools::workspace_roots& roots,
+                       std::vector<prompts::prompt> prompts,
                        const passthrough::model_router& router,
                        const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts)
     : config_(config),
@@ -191,7 +198,8 @@ run_engine::run_engine(const config::gateway_config& config, store::store& store
       tools_(tools),
       prompts_(std::move(prompts)),
       work_(io_.get_executor()),
-      model_(config, router, tls_contexts, io_.get_executor()) {}
+      model_(config, router, tls_contexts, io_.get_executor()),
+      roots_(roots) {}
 
 run_engine::~run_engine() { stop(); }
 
@@ -258,6 +266,8 @@ void run_engine::stop() {
     if (!thread_.joinable()) return;
     net::post(io_, [this] {
         stopping_ = true;
+        // Pooled model connections hold deadline timers that would keep this thread running.
+        model_.close_idle();
         std::lock_guard lock(mutex_);
         for (auto& [id, run] : runs_) {
             run->canceller.cancel();
@@ -481,15 +491,34 @@ void run_engine::finish(live_run& run, std::string status, std::string output, s
                             (error.empty() ? "" : ": " + error));
 }
 
-std::shared_ptr<tools::workspace> run_engine::workspace_for(const std::string& root) {
-    std::lock_guard lock(workspaces_mutex_);
-    auto& slot = workspaces_[root];
-    if (!slot) {
-        std::string error;
-        slot = tools::workspace::open(root, error);
-        if (!slot) observability::log_warn("workspace " + root + ": " + error);
+std::shared_ptr<tools::workspace> run_engine::open_workspace(const std::string& path,
+                                                             std::string& error) {
+    auto opened = roots_.open(path);
+    if (!opened) {
+        error = opened.error;
+        return nullptr;
     }
-    return slot;
+    struct stat info {};
+    if (::fstat(opened.fd.get(), &info) != 0) {
+        error = "The workspace " + path + " cannot be inspected: " + std::strerror(errno);
+        return nullptr;
+    }
+    std::lock_guard lock(workspaces_mutex_);
+    auto& slot = workspaces_[opened.path];
+    if (!slot.files || slot.device != info.st_dev || slot.inode != info.st_ino) {
+        slot.device = info.st_dev;
+        slot.inode = info.st_ino;
+        slot.files = tools::workspace::adopt(opened.path, std::move(opened.fd));
+        // First use in this process: what a killed earlier process left behind goes, off the
+        // engine's thread.
+        net::post(tool_pool_, [files = slot.files] {
+            if (auto removed = files->remove_debris())
+                observability::log_info("workspace " + files->root() + ": removed " +
+                                        std::to_string(removed) +
+                                        " temporary file(s) left by an interrupted write");
+        });
+    }
+    return slot.files;
 }
 
 config::approval_policy run_engine::policy_for(const std::string& tool,
@@ -535,9 +564,7 @@ net::awaitable<tools::tool_result> run_engine::execute(live_run& run, const std:
                                                        const json::object& parameters,
                                                        tools::mode how) {
     tools::tool_context context;
-    std::shared_ptr<tools::workspace> files;
-    if (!run.chat.workspace.empty()) files = workspace_for(run.chat.workspace);
-    context.files = files.get();
+    context.files = run.files.get();
     auto stored = store_.document(run.chat.id);
     std::optional<tools::open_document> document;
     if (stored) document = tools::open_document{stored->name, stored->content, {}, {}};
@@ -563,7 +590,11 @@ net::awaitable<tools::tool_result> run_engine::execute(live_run& run, const std:
 net::awaitable<void> run_engine::drive(std::shared_ptr<live_run> run) {
     std::string failure;
     try {
-        if (run->state.contains("workflow"))
+        std::string unusable;
+        if (!run->chat.workspace.empty()) run->files = open_workspace(run->chat.workspace, unusable);
+        if (!unusable.empty())
+            end(*run, "failed", "", "The chat's workspace cannot be used: " + unusable);
+        else if (run->state.contains("workflow"))
             co_await run_workflow(*run);
         else
             co_await loop(*run);

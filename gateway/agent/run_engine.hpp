@@ -24,6 +24,7 @@
 
 namespace gateway::tools {
 class workspace;
+class workspace_roots;
 }
 
 namespace gateway::agent {
@@ -54,7 +55,8 @@ struct refusal {
 class run_engine {
 public:
     run_engine(const config::gateway_config& config, store::store& store,
-               const tools::registry& tools, std::vector<prompts::prompt> prompts,
+               const tools::registry& tools, const tools::workspace_roots& roots,
+               std::vector<prompts::prompt> prompts,
                const passthrough::model_router& router,
                const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts);
     ~run_engine();
@@ -130,7 +132,10 @@ private:
     refusal begin_run(const store::chat_record& chat, tools::role role,
                       const std::function<void(live_run&, boost::json::object&)>& prepare,
                       std::string& run_id);
-    std::shared_ptr<tools::workspace> workspace_for(const std::string& root);
+    // The chat's workspace for one run, opened afresh beneath its root (see workspace_roots);
+    // a folder that is still the same one keeps its warm workspace (symbol index). Null, with
+    // `error`, when the folder may not be used any more.
+    std::shared_ptr<tools::workspace> open_workspace(const std::string& path, std::string& error);
     config::approval_policy policy_for(const std::string& tool, const boost::json::object& params);
 
     const config::gateway_config& config_;
@@ -151,9 +156,14 @@ private:
     std::map<std::string, std::map<std::uint64_t, std::function<void()>>> subscribers_;
     std::uint64_t next_subscriber_ = 1;
 
-    // One workspace per root, shared by its chats: the symbol index stays warm between runs.
+    const tools::workspace_roots& roots_;
+    // One workspace per folder, shared by its chats: the symbol index stays warm between runs.
+    struct cached_workspace {
+        std::uint64_t device = 0, inode = 0;  // which folder it is
+        std::shared_ptr<tools::workspace> files;
+    };
     std::mutex workspaces_mutex_;
-    std::map<std::string, std::shared_ptr<tools::workspace>> workspaces_;
+    std::map<std::string, cached_workspace> workspaces_;
 };
 
 // A fresh random identifier with a readable prefix: "chat_…", "run_…", "call_…".

@@ -9,13 +9,16 @@
 #include "gateway/passthrough/handler.hpp"
 #include "gateway/passthrough/model_router.hpp"
 #include "gateway/prompts/prompt_library.hpp"
+#include "gateway/store/data_dir_lock.hpp"
 #include "gateway/store/store.hpp"
 #include "gateway/tools/registry.hpp"
+#include "gateway/tools/workspace_roots.hpp"
 #include "gateway/upstream/tls.hpp"
 #include "gateway/workflows/registry.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <csignal>
 #include <filesystem>
@@ -26,6 +29,9 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
 namespace {
+
+// How long past drain_time serve() waits for the threads before it gives up on them.
+constexpr std::chrono::milliseconds drain_grace{3000};
 
 net::awaitable<void> healthz(http::request_context& ctx) {
     co_await http::write_response(ctx, 200, "application/json", R"({"status":"ok"})");
@@ -90,14 +96,21 @@ std::string server::start_context(
     std::error_code fs_ec;
     std::filesystem::create_directories(context.data_dir, fs_ec);
     if (fs_ec) return "cannot create data_dir " + context.data_dir + ": " + fs_ec.message();
+    auto locked = store::data_dir_lock::acquire(context.data_dir);
+    if (!locked) return locked.error;
+    data_dir_lock_ = std::move(*locked.value);
     auto opened = store::store::open(context.data_dir + "/contextgate.db");
     if (!opened) return opened.error;
     store_ = std::move(*opened.value);
     const auto& tools = tools::registry::standard();
-    engine_ = std::make_unique<agent::run_engine>(config_, *store_, tools,
+    workspace_roots_ = std::make_unique<tools::workspace_roots>(context.workspaces);
+    for (const auto& problem : workspace_roots_->unusable())
+        observability::log_warn("context.workspaces: " + problem + "; chats cannot use it");
+    engine_ = std::make_unique<agent::run_engine>(config_, *store_, tools, *workspace_roots_,
                                                   std::move(files.value->prompts), *model_router_,
                                                   tls_contexts);
-    context_api_ = std::make_unique<context::api>(config_, *store_, *engine_, tools, *workflows_);
+    context_api_ = std::make_unique<context::api>(config_, *store_, *engine_, tools,
+                                                  *workspace_roots_, *workflows_);
     engine_->use_workflows(*workflows_);
     engine_->start();
     return {};
@@ -177,19 +190,28 @@ std::string server::start() {
             {"*",      "/v1/",                                    true,  [forward](http::request_context& c) { return (*forward)(c); }},
         };
         // clang-format on
+        // Keys are checked on the head of every request under these prefixes, before its body
+        // is read and before its route is looked up.
+        std::vector<http::guard> guards{api.guard("/context"), api.guard("/v1/system-prompts")};
         auto w = std::make_unique<http::worker>(config_.server, config_.logging.access_log,
-                                                http::router(std::move(routes)));
+                                                http::router(std::move(routes), std::move(guards)));
         w->on_drain([forward, &api] {
             forward->close_idle();
             api.end_streams();
         });
-        tcp::endpoint bound;
-        if (auto bind_ec = w->listen(at, bound); bind_ec)
-            return "cannot listen on " + listen.host + ":" + std::to_string(at.port()) + ": " +
-                   bind_ec.message();
-        // Port 0 was resolved by the first bind; the other workers share that port.
-        at.port(bound.port());
-        port_ = bound.port();
+        if (workers_.empty()) {
+            tcp::endpoint bound;
+            if (auto bind_ec = w->listen(at, bound); bind_ec)
+                return "cannot listen on " + listen.host + ":" + std::to_string(at.port()) +
+                       ": " + bind_ec.message() +
+                       (bind_ec == net::error::address_in_use
+                            ? " (another process, perhaps another contextgate, holds it)"
+                            : "");
+            port_ = bound.port();
+        } else if (auto share_ec = w->share_listener(*workers_.front()); share_ec) {
+            return "cannot share the listening socket with worker " + std::to_string(i) + ": " +
+                   share_ec.message();
+        }
         workers_.push_back(std::move(w));
     }
     for (auto& w : workers_) {
@@ -225,6 +247,10 @@ int serve(const config::gateway_config& config) {
                             config.server.listen.host + ":" + std::to_string(gateway.port()) +
                             " with " + std::to_string(gateway.workers()) + " worker(s)");
     int received = 0;
+    // Drain is bounded: if threads are still running past drain_time and a grace period, that
+    // is a bug (something the drain forgot to close); it is logged and the process exits anyway,
+    // because an orchestrator's SIGKILL would follow.
+    net::steady_timer watchdog(signals_io);
     std::function<void(boost::system::error_code, int)> on_signal =
         [&](boost::system::error_code ec, int number) {
             if (ec) return;
@@ -237,6 +263,14 @@ int serve(const config::gateway_config& config) {
                 observability::log_info("signal " + std::to_string(number) +
                                         ": draining in-flight requests");
                 gateway.stop();
+                watchdog.expires_after(config.server.drain_time + drain_grace);
+                watchdog.async_wait([](boost::system::error_code ec) {
+                    if (ec) return;
+                    observability::log_error("still running " +
+                                             std::to_string(drain_grace.count() / 1000) +
+                                             " s after drain_time: exiting without waiting");
+                    std::_Exit(1);
+                });
                 signals.async_wait(on_signal);
             } else {
                 observability::log_warn("second signal: exiting without draining");

@@ -21,7 +21,11 @@ class run_engine;
 namespace gateway::context {
 class api;
 }
+namespace gateway::tools {
+class workspace_roots;
+}
 namespace gateway::store {
+class data_dir_lock;
 class store;
 }
 
@@ -76,7 +80,9 @@ private:
 
     std::unique_ptr<passthrough::model_router> model_router_;
     std::unique_ptr<workflows::registry> workflows_;
+    std::unique_ptr<store::data_dir_lock> data_dir_lock_;  // held while the store is open
     std::unique_ptr<store::store> store_;
+    std::unique_ptr<tools::workspace_roots> workspace_roots_;
     std::unique_ptr<agent::run_engine> engine_;
     std::unique_ptr<context::api> context_api_;
     // Declared before the handlers: the handlers' pooled sockets belong to the workers'

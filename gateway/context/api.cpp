@@ -222,18 +222,20 @@ std::string sse_frame(const store::event_record& e) {
 }  // namespace
 
 api::api(const config::gateway_config& config, store::store& store, agent::run_engine& engine,
-         const tools::registry& tools, const workflows::registry& workflows)
-    : config_(config), store_(store), engine_(engine), tools_(tools), workflows_(workflows) {
+         const tools::registry& tools, const tools::workspace_roots& roots,
+         const workflows::registry& workflows)
+    : config_(config),
+      store_(store),
+      engine_(engine),
+      tools_(tools),
+      roots_(roots),
+      workflows_(workflows) {
     for (const auto& key : config.context.api_keys) key_hashes_.push_back(config::hashed_key(key));
-    for (const auto& root : config.context.workspaces) {
-        char resolved[PATH_MAX];
-        if (::realpath(root.c_str(), resolved)) roots_.emplace_back(resolved);
-    }
 }
 
-bool api::authorized(const http::request& req) const {
+bool api::authorized(const bhttp::request_header<>& head) const {
     if (key_hashes_.empty()) return true;
-    std::string_view header = req[bhttp::field::authorization];
+    std::string_view header = head[bhttp::field::authorization];
     if (header.size() < 7 || !boost::beast::iequals(header.substr(0, 7), "bearer ")) return false;
     auto token = header.substr(7);
     while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
@@ -247,15 +249,13 @@ bool api::authorized(const http::request& req) const {
 }
 
 http::handler api::route(method m) {
-    return [this, m](http::request_context& ctx) -> net::awaitable<void> {
-        if (!authorized(ctx.req)) {
-            co_await http::write_error(ctx, errc::unauthorized,
-                                       "A valid gateway API key is required: send "
-                                       "`Authorization: Bearer <key>`.");
-            co_return;
-        }
-        co_await (this->*m)(ctx);
-    };
+    return [this, m](http::request_context& ctx) { return (this->*m)(ctx); };
+}
+
+http::guard api::guard(std::string_view prefix) const {
+    return {prefix, [this](const bhttp::request_header<>& head) { return authorized(head); },
+            errc::unauthorized,
+            "A valid gateway API key is required: send `Authorization: Bearer <key>`."};
 }
 
 net::awaitable<void> api::list_prompts(http::request_context& ctx) {
@@ -295,22 +295,6 @@ net::awaitable<void> api::get_enhanced_prompt(http::request_context& ctx) {
     co_await write_json(ctx, 200, body);
 }
 
-std::string api::check_workspace(const std::string& path, std::string& resolved) const {
-    if (path.empty() || path.front() != '/') return "`workspace` must be an absolute path.";
-    char buffer[PATH_MAX];
-    if (!::realpath(path.c_str(), buffer)) return "The workspace " + path + " does not exist.";
-    resolved = buffer;
-    for (const auto& root : roots_)
-        if (resolved == root || (resolved.starts_with(root) && resolved[root.size()] == '/') ||
-            root == "/")
-            return {};
-    if (roots_.empty())
-        return "No workspaces are configured on this gateway (context.workspaces).";
-    std::string allowed;
-    for (const auto& root : roots_) allowed += (allowed.empty() ? "" : ", ") + root;
-    return "The workspace " + path + " is outside the configured workspaces (" + allowed + ").";
-}
-
 net::awaitable<void> api::create_chat(http::request_context& ctx) {
     std::string error;
     auto body = body_object(ctx.req, error);
@@ -332,10 +316,11 @@ net::awaitable<void> api::create_chat(http::request_context& ctx) {
     if (chat.role.empty()) chat.role = "editor";
     if (error.empty() && !tools::parse_role(chat.role))
         error = "`role` must be `reader` or `editor`.";
-    if (error.empty() && !chat.workspace.empty()) {
-        std::string resolved;
-        error = check_workspace(chat.workspace, resolved);
-        chat.workspace = resolved;
+    if (error.empty() && body && body->contains("workspace") && !body->at("workspace").is_null()) {
+        // Opened here only to be checked; every run opens it again.
+        auto opened = roots_.open(chat.workspace);
+        error = opened.error;
+        chat.workspace = opened.path;
     }
     if (!error.empty()) {
         co_await write_refusal(ctx, 400, error);

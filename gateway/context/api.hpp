@@ -3,7 +3,9 @@
 #include "gateway/agent/run_engine.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/http/context.hpp"
+#include "gateway/http/router.hpp"
 #include "gateway/store/store.hpp"
+#include "gateway/tools/workspace_roots.hpp"
 #include "gateway/workflows/registry.hpp"
 
 #include <atomic>
@@ -24,11 +26,15 @@ namespace net = boost::asio;
 class api {
 public:
     api(const config::gateway_config& config, store::store& store, agent::run_engine& engine,
-        const tools::registry& tools, const workflows::registry& workflows);
+        const tools::registry& tools, const tools::workspace_roots& roots,
+        const workflows::registry& workflows);
 
     using method = net::awaitable<void> (api::*)(http::request_context&);
-    // The route handler for `m`, behind the API-key check.
+    // The route handler for `m`. The API-key check is not here: it is guard(), which the router
+    // applies to the head of every request under the API's prefixes, before the body is read.
     http::handler route(method m);
+    // The API-key check for the paths under `prefix`, as a router guard.
+    http::guard guard(std::string_view prefix) const;
 
     net::awaitable<void> list_prompts(http::request_context& ctx);
     net::awaitable<void> get_prompt(http::request_context& ctx);
@@ -57,20 +63,19 @@ public:
 
     // Whether the request carries one of the configured keys (always true when none are).
     // Every key is compared, in constant time, whatever matched earlier.
-    bool authorized(const http::request& req) const;
+    bool authorized(const boost::beast::http::request_header<>& head) const;
 
 private:
     net::awaitable<void> stream_events(http::request_context& ctx, const std::string& run_id,
                                        std::int64_t after);
-    std::string check_workspace(const std::string& path, std::string& resolved) const;
 
     const config::gateway_config& config_;
     store::store& store_;
     agent::run_engine& engine_;
     const tools::registry& tools_;
+    const tools::workspace_roots& roots_;
     const workflows::registry& workflows_;
     std::vector<std::string> key_hashes_;  // 32-byte SHA-256 digests
-    std::vector<std::string> roots_;       // the configured workspaces, resolved
     std::mutex streams_mutex_;
     std::map<const void*, std::function<void()>> streams_;  // open event streams: their wakers
     std::atomic<bool> closing_ = false;

@@ -7,14 +7,14 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <sys/socket.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace gateway::http {
 
 namespace {
 
 using tcp = net::ip::tcp;
-using reuse_port = net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
 
 void log_stray(std::exception_ptr e, std::string_view what) {
     if (!e) return;
@@ -37,11 +37,21 @@ worker::worker(const config::server_config& server, bool access_log, router rout
 boost::system::error_code worker::listen(const tcp::endpoint& at, tcp::endpoint& bound) {
     boost::system::error_code ec;
     acceptor_.open(at.protocol(), ec);
+    // SO_REUSEADDR on Linux only lets a restart bind past connections in TIME_WAIT.
     if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec) acceptor_.set_option(reuse_port(true), ec);
     if (!ec) acceptor_.bind(at, ec);
     if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
     if (!ec) bound = acceptor_.local_endpoint(ec);
+    return ec;
+}
+
+boost::system::error_code worker::share_listener(const worker& first) {
+    boost::system::error_code ec;
+    int copy = ::fcntl(const_cast<tcp::acceptor&>(first.acceptor_).native_handle(),
+                       F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) return {errno, boost::system::system_category()};
+    acceptor_.assign(first.acceptor_.local_endpoint(ec).protocol(), copy, ec);
+    if (ec) ::close(copy);
     return ec;
 }
 

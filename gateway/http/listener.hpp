@@ -21,9 +21,10 @@ struct session_entry {
 };
 
 // One worker thread's share of the server, in the style of an nginx worker: its own io_context
-// (run by exactly one thread, so nothing here needs a lock), its own SO_REUSEPORT acceptor on
-// the shared port, its own router and sessions. Every method must run on the worker's thread,
-// except the constructor and listen(), which run before the thread starts.
+// (run by exactly one thread, so nothing here needs a lock), its own acceptor on the one
+// listening socket of the process, its own router and sessions. Every method must run on the
+// worker's thread, except the constructor, listen() and share_listener(), which run before the
+// thread starts.
 class worker {
 public:
     worker(const config::server_config& server, bool access_log, router routes);
@@ -34,9 +35,14 @@ public:
     bool access_log() const { return access_log_; }
     const bool& draining() const { return draining_; }
 
-    // Binds the acceptor with SO_REUSEPORT; returns the bound endpoint (port 0 resolved).
+    // Binds and listens (port 0 resolved into `bound`). Without SO_REUSEPORT, on purpose: a
+    // second process asking for the same port fails at start (EADDRINUSE) instead of silently
+    // sharing the traffic. Only the first worker listens; the others share_listener().
     boost::system::error_code listen(const net::ip::tcp::endpoint& at,
                                      net::ip::tcp::endpoint& bound);
+    // Accepts on `first`'s listening socket too (a duplicate descriptor of it): the workers
+    // take turns at the same queue, and the port is released once every worker closed its copy.
+    boost::system::error_code share_listener(const worker& first);
 
     // Starts accepting. Sessions are owned by the worker: drain() ends them all.
     void start();

@@ -28,6 +28,17 @@ bool match_path(std::string_view pattern, std::string_view path, bool prefix,
     return prefix || path.empty();
 }
 
+const guard* router::refusing_guard(const beast::http::request_header<>& head) const {
+    std::string_view target = head.target();
+    std::string_view path = target.substr(0, target.find('?'));
+    for (const auto& g : guards_) {
+        bool beneath = path.starts_with(g.prefix) &&
+                       (path.size() == g.prefix.size() || path[g.prefix.size()] == '/');
+        if (beneath && !g.allow(head)) return &g;
+    }
+    return nullptr;
+}
+
 net::awaitable<void> router::dispatch(request_context& ctx) const {
     std::string_view target = ctx.req.target();
     std::string_view path = target.substr(0, target.find('?'));

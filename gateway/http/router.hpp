@@ -1,7 +1,9 @@
 #pragma once
 
+#include "gateway/error.hpp"
 #include "gateway/http/context.hpp"
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +20,17 @@ struct route {
     handler handle;
 };
 
+// A gate in front of a group of routes: a request whose path is `prefix` or lies beneath it
+// (`prefix/…`) must satisfy `allow`, judged on the request head alone. The session asks before
+// it reads the body and before any route is looked up, so a refused caller sends no body the
+// gateway would hold and learns nothing about which routes exist.
+struct guard {
+    std::string_view prefix;
+    std::function<bool(const beast::http::request_header<>&)> allow;
+    errc refusal;
+    std::string message;
+};
+
 // The gateway's one route table. The first matching route handles the request; a path that
 // matches no route is 404 and a known path with another method is 405, both in OpenAI's
 // envelope. An exception escaping a handler (a bug) is logged and answered with a 500 when no
@@ -28,12 +41,17 @@ bool match_path(std::string_view pattern, std::string_view path, bool prefix,
 
 class router {
 public:
-    explicit router(std::vector<route> routes) : routes_(std::move(routes)) {}
+    explicit router(std::vector<route> routes, std::vector<guard> guards = {})
+        : routes_(std::move(routes)), guards_(std::move(guards)) {}
+
+    // The guard that refuses this request head, or null when it may go on.
+    const guard* refusing_guard(const beast::http::request_header<>& head) const;
 
     net::awaitable<void> dispatch(request_context& ctx) const;
 
 private:
     std::vector<route> routes_;
+    std::vector<guard> guards_;
 };
 
 }  // namespace gateway::http

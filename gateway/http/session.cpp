@@ -2,6 +2,7 @@
 
 #include "gateway/error.hpp"
 #include "gateway/http/listener.hpp"
+#include "gateway/http/request_head.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/observability/log.hpp"
 
@@ -75,17 +76,30 @@ boost::system::error_code parse_buffered(bhttp::request_parser<bhttp::string_bod
     return bhttp::error::need_more;
 }
 
-// Reads one request into `req`. On a client error it answers in the OpenAI envelope and returns
-// false; on close or timeout it returns false silently.
+// Fields a chunked body's trailer added after the header's `header_fields`: dropped. Beast's
+// parser appends trailer fields to the header, where they would pass for request headers
+// (an `Authorization` sent only in a trailer must authenticate nothing, and is never forwarded).
+void drop_trailer_fields(request& req, std::size_t header_fields) {
+    auto it = req.begin();
+    for (std::size_t i = 0; i < header_fields && it != req.end(); ++i) ++it;
+    while (it != req.end()) it = req.erase(it);
+}
+
+// Reads one request into `req`. Its head is checked (framing, Host, target; see
+// check_request_head) and passed through the router's guards before any body byte is read. On a
+// client error it answers in the OpenAI envelope and returns false; on close or timeout it
+// returns false silently.
 net::awaitable<bool> read_request(beast::tcp_stream& stream, io::deadline& deadline,
                                   beast::flat_buffer& buffer, const config::server_config& server,
-                                  request& req, const bool& draining, std::string& request_id) {
+                                  const router& routes, request& req, const bool& draining,
+                                  std::string& request_id) {
     bhttp::request_parser<bhttp::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(
         std::min<std::size_t>(server.header_limit, std::numeric_limits<std::uint32_t>::max())));
     parser.body_limit(server.body_limit);
 
-    parser.eager(true);
+    // Not eager until the head has been checked: no body byte is parsed (and no trailer merged)
+    // before the guards have seen the head.
     auto header_ec = parse_buffered(parser, buffer, false);
     if (header_ec == bhttp::error::need_more) {
         deadline.arm(server.header_timeout);
@@ -118,6 +132,15 @@ net::awaitable<bool> read_request(beast::tcp_stream& stream, io::deadline& deadl
 
     auto& header = parser.get();
     if (auto id = header["x-request-id"]; !id.empty() && id.size() <= 200) request_id = id;
+    if (auto refused = check_request_head(header)) {
+        auto rejected = co_await reject(refused->code, refused->message);
+        co_return rejected;
+    }
+    if (const auto* refusing = routes.refusing_guard(header)) {
+        auto rejected = co_await reject(refusing->refusal, refusing->message);
+        co_return rejected;
+    }
+    std::size_t header_fields = static_cast<std::size_t>(std::distance(header.begin(), header.end()));
     if (beast::iequals(header[bhttp::field::expect], "100-continue") && !parser.is_done()) {
         static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
         deadline.arm(server.write_timeout);
@@ -125,6 +148,7 @@ net::awaitable<bool> read_request(beast::tcp_stream& stream, io::deadline& deadl
         if (ec) co_return false;
     }
 
+    parser.eager(true);
     auto body_ec = parse_buffered(parser, buffer, true);
     if (body_ec == bhttp::error::need_more) {
         deadline.arm(server.body_timeout);
@@ -142,6 +166,7 @@ net::awaitable<bool> read_request(beast::tcp_stream& stream, io::deadline& deadl
         co_return rejected;
     }
     req = parser.release();
+    if (req.chunked()) drop_trailer_fields(req, header_fields);
     co_return true;
 }
 
@@ -173,8 +198,8 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
         auto started = std::chrono::steady_clock::now();
         request req;
         std::string request_id = make_request_id();
-        bool ok = co_await read_request(stream, deadline, buffer, server, req, owner.draining(),
-                                        request_id);
+        bool ok = co_await read_request(stream, deadline, buffer, server, owner.routes(), req,
+                                        owner.draining(), request_id);
         if (!ok) break;
 
         request_context ctx{stream, deadline,        buffer, req, std::move(request_id),

@@ -454,8 +454,8 @@ net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
         co_return;
     }
     bool reusable = co_await relay_response(ctx, *conn, *parser, up, state);
-    // While draining, a pooled connection would only keep the worker alive.
-    if (reusable && !upgrade && !state.client_gone && !ctx.draining) pool.give_back(std::move(conn));
+    // A pool closed by drain() keeps nothing.
+    if (reusable && !upgrade && !state.client_gone) pool.give_back(std::move(conn));
 }
 
 }  // namespace

@@ -29,7 +29,6 @@ public:
     // response while draining are not pooled again.
     void close_idle();
 
-
 private:
     const config::gateway_config& config_;
     const model_router& router_;

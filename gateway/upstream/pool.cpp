@@ -31,7 +31,7 @@ std::unique_ptr<connection> pool::make(net::any_io_executor executor) const {
 void pool::give_back(std::unique_ptr<connection> conn) {
     auto now = std::chrono::steady_clock::now();
     sweep(now);
-    if (upstream_->max_idle_connections == 0) return;
+    if (closed_ || upstream_->max_idle_connections == 0) return;
     if (idle_.size() >= upstream_->max_idle_connections) idle_.erase(idle_.begin());
     conn->park();
     conn->idle_since = now;

@@ -21,10 +21,16 @@ public:
     // A new, unopened connection for this upstream.
     std::unique_ptr<connection> make(net::any_io_executor executor) const;
 
-    // Keeps a connection whose last response was read completely and allowed keep-alive.
+    // Keeps a connection whose last response was read completely and allowed keep-alive;
+    // closes it instead once the pool was closed.
     void give_back(std::unique_ptr<connection> conn);
 
-    void close_all() { idle_.clear(); }
+    // Closes every idle connection and keeps none from now on (the process is draining: a pooled
+    // connection, and the deadline timer it may still hold, would only keep its thread alive).
+    void close_all() {
+        closed_ = true;
+        idle_.clear();
+    }
 
     const config::upstream_config& upstream() const { return *upstream_; }
 
@@ -34,6 +40,7 @@ private:
     const config::upstream_config* upstream_;
     std::shared_ptr<net::ssl::context> tls_context_;
     std::vector<std::unique_ptr<connection>> idle_;  // oldest first
+    bool closed_ = false;
 };
 
 }  // namespace gateway::upstream

@@ -98,19 +98,19 @@ BOOST_AUTO_TEST_CASE(malformed_requests_are_400) {
     }
     {
         client c(gw.port());
-        auto r = c.request("POST /v1/x HTTP/1.1\r\nContent-Length: abc\r\n\r\n");
+        auto r = c.request("POST /v1/x HTTP/1.1\r\nHost: g\r\nContent-Length: abc\r\n\r\n");
         BOOST_TEST(r.status == 400u);
     }
     {
         client c(gw.port());
         auto r =
-            c.request("GET /v1/models HTTP/1.1\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n");
+            c.request("GET /v1/models HTTP/1.1\r\nHost: g\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n");
         BOOST_TEST(r.status == 400u);
         BOOST_TEST(error_code_of(r) == "request_header_too_large");
     }
     {
         client c(gw.port());
-        auto r = c.request("POST /v1/x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+        auto r = c.request("POST /v1/x HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
         BOOST_TEST(r.status == 400u);
     }
     BOOST_TEST(fake.requests().empty());

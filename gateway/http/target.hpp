@@ -1,0 +1,30 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace gateway::http {
+
+// A request target brought to the one form the gateway routes and forwards: origin-form
+// (`/path?query`), with its dot segments removed. `error` is set (and `target` empty) when the
+// target must be refused with 400.
+struct normalized_target {
+    std::string target;
+    std::string error;
+    explicit operator bool() const { return error.empty(); }
+};
+
+// Normalizes a request target (RFC 9112 §3.2):
+// - origin-form is kept; absolute-form (`http://host/v1/x?q`, as some proxies send) becomes its
+//   path and query; asterisk-form and authority-form are refused;
+// - bytes that may not appear in a target are refused: controls, space, non-ASCII, `#` (a
+//   fragment is never sent), a `%` not followed by two hex digits;
+// - dot segments are removed (RFC 3986 §5.2.4), also when written `%2e`; a `..` that would climb
+//   above the root, or dot segments that move the target out of its first segment (`/v1/..`,
+//   `/x/../v1/…`), are refused, as is a dot segment hidden behind an encoded or backslash
+//   separator (`..%2f`, `..\`) that an upstream might decode;
+// - the query is kept byte for byte.
+// Pure and allocation-light: the session runs it on every request before routing.
+normalized_target normalize_target(std::string_view target);
+
+}  // namespace gateway::http

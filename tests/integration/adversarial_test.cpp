@@ -1,0 +1,245 @@
+// The gateway under attack, in raw bytes: a real gateway in-process on loopback and a raw
+// upstream that records exactly what reaches it. Each case is one way in that a production
+// gateway must refuse (and did not, before the hardening issue): request smuggling, trailer
+// fields, dot segments, Host and target rules, bodies and routes before authentication.
+#include "tests/integration/context_fixture.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <sys/stat.h>
+
+using namespace gateway::testing;
+
+namespace {
+
+std::string error_code_of(const response& r) {
+    json::error_code ec;
+    auto v = json::parse(r.body, ec);
+    if (ec || !v.is_object() || !v.as_object().contains("error")) return {};
+    return std::string(v.at("error").at("code").as_string());
+}
+
+// Sends `raw` on a fresh connection: the one response, and whether the gateway then closed.
+std::pair<response, bool> exchange_once(std::uint16_t port, const std::string& raw) {
+    client c(port, 5s);
+    auto r = c.request(raw);
+    bool closed = c.closed_by_peer();
+    return {r, closed};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(adversarial)
+
+BOOST_AUTO_TEST_CASE(transfer_encoding_not_ending_in_chunked_never_smuggles_a_second_request) {
+    fake_upstream fake;
+    running_gateway gw(make_config(fake));
+    // The body is a complete second request; read as "no body", it would be served next.
+    const std::string smuggled = "GET /context/workflows HTTP/1.1\r\nHost: g\r\n\r\n";
+    for (std::string te : {"xchunked", "chunked, identity", "gzip", "identity", "chunked\t;x"}) {
+        auto [r, closed] = exchange_once(
+            gw.port(), "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: " + te +
+                           "\r\n\r\n" + smuggled);
+        BOOST_TEST(r.status == 400u, te);
+        BOOST_TEST(error_code_of(r) == "bad_request", te);
+        BOOST_TEST(r.header("Connection") == "close", te);
+        BOOST_TEST(closed, te << ": the connection stayed open after the refusal");
+    }
+    auto [r501, closed501] =
+        exchange_once(gw.port(),
+                      "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: gzip, "
+                      "chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n" +
+                          smuggled);
+    BOOST_TEST(r501.status == 501u);
+    BOOST_TEST(closed501);
+    BOOST_TEST(fake.requests().empty(), "a request reached the upstream");
+}
+
+BOOST_AUTO_TEST_CASE(trailer_fields_never_become_headers) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    running_gateway gw(config);
+    client c(gw.port());
+    auto r = c.request(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nx-fake-mode: echo\r\n"
+        "Transfer-Encoding: chunked\r\nTrailer: Authorization, X-Forwarded-For\r\n\r\n"
+        "b\r\n{\"model\":1}\r\n0\r\nAuthorization: Bearer trailer-secret\r\n"
+        "X-Forwarded-For: 6.6.6.6\r\n\r\n");
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    auto requests = fake.requests();
+    BOOST_TEST_REQUIRE(requests.size() == 1u);
+    const auto& raw = requests[0].raw;
+    BOOST_TEST(raw.find("trailer-secret") == std::string::npos, raw);
+    BOOST_TEST(raw.find("6.6.6.6") == std::string::npos, raw);
+    BOOST_TEST(raw.find("Authorization") == std::string::npos, raw);
+    BOOST_TEST(raw.ends_with("\r\n\r\n{\"model\":1}"), raw);
+}
+
+BOOST_AUTO_TEST_CASE(a_key_sent_only_in_a_trailer_authenticates_nothing) {
+    context_fixture f([](auto& c) { c.context.api_keys = {"trailer-key-0123456789"}; });
+    client c(f.port());
+    auto r = c.request(
+        "POST /context/chats HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "e\r\n{\"model\":\"m\"} \r\n0\r\nAuthorization: Bearer trailer-key-0123456789\r\n\r\n");
+    BOOST_TEST(r.status == 401u, r.body);
+}
+
+BOOST_AUTO_TEST_CASE(dot_segments_never_leave_the_upstream_base_path) {
+    fake_upstream fake;
+    auto config = make_config({"http://127.0.0.1:" + std::to_string(fake.port()) + "/tenant-a/v1"});
+    config.upstreams[0].api_key = "sk-gateway-secret";
+    running_gateway gw(config);
+    for (std::string target :
+         {"/v1/../../admin/keys", "/v1/%2e%2e/%2e%2e/admin/keys", "/v1/%2E%2E/admin",
+          "/v1/.%2e/admin", "/v1/..%2f..%2fadmin/keys", "/v1/..%5c..%5cadmin", "/v1/..\\admin",
+          "/v1/models/../../../admin", "http://g/v1/../../admin/keys"}) {
+        auto [r, closed] =
+            exchange_once(gw.port(), "GET " + target + " HTTP/1.1\r\nHost: g\r\n\r\n");
+        BOOST_TEST(r.status == 400u, target << " answered " << r.status << " " << r.body);
+        BOOST_TEST(closed, target);
+    }
+    BOOST_TEST(fake.requests().empty(), "a request reached the upstream");
+
+    // Dot segments that stay inside /v1/ are resolved, so the upstream never sees one.
+    client c(gw.port());
+    auto r = c.request(
+        make_request("GET", "/v1/files/./x/../models?after=../y", {}, "x-fake-mode: echo\r\n"));
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(r.body.starts_with("GET /tenant-a/v1/files/models?after=../y HTTP/1.1\r\n"), r.body);
+}
+
+BOOST_AUTO_TEST_CASE(host_rules_and_target_forms) {
+    fake_upstream fake;
+    running_gateway gw(make_config(fake));
+    const std::string body = R"({"model":"m"})";
+    auto with = [&](std::string head) {
+        return head + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    };
+    for (std::string bad :
+         {with("POST /v1/chat/completions HTTP/1.1\r\n"),
+          with("POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nHost: b\r\n"),
+          with("POST /v1/chat/completions HTTP/1.1\r\nHost: \r\n"),
+          with("POST /v1/chat/completions#frag HTTP/1.1\r\nHost: g\r\n"),
+          with("POST /v1/chat/compl\xc3\xa9tions HTTP/1.1\r\nHost: g\r\n"),
+          with("POST /v1/chat/completions%zz HTTP/1.1\r\nHost: g\r\n"),
+          with("OPTIONS * HTTP/1.1\r\nHost: g\r\n"),
+          with("POST http://user@g/v1/chat/completions HTTP/1.1\r\nHost: g\r\n")}) {
+        auto [r, closed] = exchange_once(gw.port(), bad);
+        BOOST_TEST(r.status == 400u, bad.substr(0, 60) << " answered " << r.status);
+        BOOST_TEST(closed);
+    }
+    BOOST_TEST(fake.requests().empty());
+
+    // Absolute-form (RFC 9112 §3.2.2) is accepted and forwarded in origin-form with our Host.
+    client c(gw.port());
+    auto r =
+        c.request(with("POST http://gateway.example:8080/v1/chat/completions?x=1 "
+                       "HTTP/1.1\r\nHost: gateway.example:8080\r\nx-fake-mode: echo\r\n"));
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(r.body.starts_with("POST /v1/chat/completions?x=1 HTTP/1.1\r\nHost: 127.0.0.1:" +
+                                  std::to_string(fake.port()) + "\r\n"),
+               r.body);
+    // HTTP/1.0 may leave Host out.
+    client old(gw.port());
+    auto r10 = old.request(with("POST /v1/chat/completions HTTP/1.0\r\nx-fake-mode: echo\r\n"));
+    BOOST_TEST(r10.status == 200u, r10.body);
+}
+
+BOOST_AUTO_TEST_CASE(unauthenticated_bodies_are_never_read) {
+    context_fixture f([](auto& c) {
+        c.context.api_keys = {"body-key-0123456789"};
+        c.server.body_timeout = 30s;  // longer than the client waits: a read would time out
+    });
+    client c(f.port(), 3s);
+    // A large declared body, never sent: the 401 must come from the head alone.
+    c.send(
+        "POST /context/chats HTTP/1.1\r\nHost: g\r\nContent-Type: application/json\r\n"
+        "Content-Length: 30000000\r\n\r\n");
+    auto started = clock::now();
+    auto r = c.read_response();
+    BOOST_TEST(r.status == 401u);
+    BOOST_TEST(r.header("Connection") == "close");
+    BOOST_TEST((clock::now() - started < 2s));
+    BOOST_TEST(c.closed_by_peer());
+    // Expect: 100-continue gets the 401 instead of the go-ahead.
+    client e(f.port(), 3s);
+    e.send(
+        "POST /context/chats HTTP/1.1\r\nHost: g\r\nExpect: 100-continue\r\n"
+        "Content-Length: 100\r\n\r\n");
+    auto r2 = e.read_response();
+    BOOST_TEST(r2.status == 401u);
+}
+
+BOOST_AUTO_TEST_CASE(routes_are_not_revealed_before_the_key_is_checked) {
+    context_fixture f([](auto& c) { c.context.api_keys = {"route-key-0123456789"}; });
+    for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
+             {"GET", "/context/no-such-thing"},
+             {"PUT", "/context/chats"},
+             {"DELETE", "/context/workflows"},
+             {"GET", "/context"},
+             {"POST", "/v1/system-prompts"},
+             {"GET", "/v1/system-prompts/nope/enhanced"}}) {
+        auto [r, j] = f.send(method, path);
+        BOOST_TEST(r.status == 401u, method << " " << path << " answered " << r.status);
+    }
+    f.auth_header = "Authorization: Bearer route-key-0123456789\r\n";
+    BOOST_TEST(f.send("GET", "/context/no-such-thing").first.status == 404u);
+    BOOST_TEST(f.send("PUT", "/context/chats").first.status == 405u);
+    BOOST_TEST(f.send("POST", "/v1/system-prompts").first.status == 405u);
+}
+
+BOOST_AUTO_TEST_CASE(a_workspace_swapped_for_a_link_is_refused_at_the_next_run) {
+    context_fixture f;
+    auto outside = fs::path(temporary_folder());
+    write_text(outside / "secret.txt", "the secret");
+    write_text(f.workspace / "proj/notes.md", "notes");
+    write_text(f.workspace / "deep/a/b/notes.md", "notes");
+    f.fake.script({{call("read_file", {{"path", "notes.md"}})}, {"Read it."}});
+    auto chat = f.create_chat({{"workspace", (f.workspace / "proj").string()}});
+    auto deep = f.create_chat({{"workspace", (f.workspace / "deep/a/b").string()}});
+    auto first = f.start(chat, "read notes.md");
+    BOOST_TEST(f.events(first).back().type == "run.completed");
+
+    // The chat's folder, then a parent of another chat's folder, become links to elsewhere.
+    fs::rename(f.workspace / "proj", f.workspace / "proj.old");
+    fs::create_directory_symlink(outside, f.workspace / "proj");
+    fs::rename(f.workspace / "deep/a", f.workspace / "deep/a.old");
+    fs::create_directories(outside / "b");
+    fs::create_directory_symlink(outside, f.workspace / "deep/a");
+    auto asked = f.fake.scripted_requests().size();
+    for (const auto& id : {chat, deep}) {
+        auto run = f.start(id, "read secret.txt");
+        auto end = f.events(run).back();
+        BOOST_TEST(end.type == "run.failed");
+        auto error = std::string(end.data.at("error").as_string());
+        BOOST_TEST(error.find("symbolic link") != std::string::npos, error);
+    }
+    BOOST_TEST(f.fake.scripted_requests().size() == asked, "the model was asked");
+}
+
+BOOST_AUTO_TEST_CASE(workspaces_that_are_no_folder_or_hold_a_nul_are_400) {
+    context_fixture f;
+    write_text(f.workspace / "file.txt", "x");
+    BOOST_TEST_REQUIRE(::mkfifo((f.workspace / "fifo").c_str(), 0600) == 0);
+    fs::create_directory_symlink(f.workspace / "src", f.workspace / "link");
+    for (const auto& [path, says] : std::vector<std::pair<std::string, std::string>>{
+             {(f.workspace / "file.txt").string(), "not a folder"},
+             {(f.workspace / "fifo").string(), "not a folder"},
+             {(f.workspace / "link").string(), "symbolic link"},
+             {(f.workspace / "missing").string(), "does not exist"},
+             {f.workspace.string() + std::string("/src\0/etc", 10), "NUL"},
+             {f.workspace.string() + std::string(1, '\0') + "junk", "NUL"}}) {
+        auto [r, j] =
+            f.send("POST", "/context/chats", json::object{{"model", "m"}, {"workspace", path}});
+        BOOST_TEST(r.status == 400u, path << " answered " << r.status);
+        BOOST_TEST(r.body.find(says) != std::string::npos, r.body);
+    }
+    // The path a chat keeps is its plain spelling.
+    auto [ok, j] =
+        f.send("POST", "/context/chats",
+               json::object{{"model", "m"}, {"workspace", f.workspace.string() + "/./src//"}});
+    BOOST_TEST_REQUIRE(ok.status == 201u, ok.body);
+    BOOST_TEST(j.at("workspace").as_string() == (f.workspace / "src").string());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
