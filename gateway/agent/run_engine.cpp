@@ -1,6 +1,7 @@
 #include "gateway/agent/run_engine.hpp"
 
 #include "gateway/agent/enhanced_prompt.hpp"
+#include "gateway/agent/excerpt.hpp"
 #include "gateway/agent/tool_call_parser.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/tools/workspace.hpp"
@@ -30,6 +31,9 @@ using clock = std::chrono::steady_clock;
 namespace {
 
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+// How the context budget (in tokens) is turned into bytes of request: a deliberately rough
+// estimate, since no tokenizer is at hand.
+constexpr std::size_t bytes_per_token = 4;
 
 std::int64_t int_of(const json::object& o, std::string_view key) {
     auto* v = o.if_contains(key);
@@ -144,6 +148,11 @@ std::string make_id(std::string_view prefix) {
 //   final_request   the step cap was reached and the final answer asked for
 //   pending         the call being decided or run: call_id, tool, parameters, terminate,
 //                   asked (approval.required sent), requested_at (Unix ms)
+//   turn_start      chat runs: where the current turn starts in `conversation` (after the history)
+//   left_out        earlier messages of the chat not loaded (over the context budget)
+//   first_sent      the first history message still sent (older ones trimmed during the run)
+//   trim_reported   how many left-out messages context.trimmed has announced
+//   segment_start, turns, turn_limit, workflow   workflow runs (see run_workflow)
 struct run_engine::live_run {
     explicit live_run(const net::any_io_executor& ex) : wake(ex), wall(ex) {}
     store::chat_record chat;
@@ -153,6 +162,7 @@ struct run_engine::live_run {
     json::array conversation;
     std::size_t stored_messages = 0;      // how much of `conversation` is in the store
     std::string serialized;               // the system prompt and conversation as JSON, for requests
+    std::size_t serialized_from = 0;      // the first message of `conversation` in `serialized`
     std::size_t serialized_messages = 0;  // how much of `conversation` is in `serialized`
     std::string system_prompt;
     std::shared_ptr<const workflows::workflow> definition;  // workflow runs only
@@ -334,8 +344,20 @@ refusal run_engine::start_run(const store::chat_record& chat, const std::string&
                               std::string& run_id) {
     auto role = tools::parse_role(chat.role).value_or(tools::role::editor);
     auto prepare = [&](live_run& run, json::object& started) {
-        for (const auto& m : store_.messages(chat.id))
+        // Only the newest turns that can fit the upstream's context budget are loaded.
+        auto budget = model_.upstream_for(chat.model).context_budget * bytes_per_token;
+        auto fixed = run.system_prompt.size() + content.size();
+        auto history_bytes = budget == 0 ? SIZE_MAX : budget > fixed ? budget - fixed : 0;
+        std::size_t left_out = 0;
+        for (const auto& m : store_.recent_messages(chat.id, history_bytes, left_out)) {
+            if (run.conversation.empty() && m.role == "assistant") {
+                ++left_out;  // the kept history starts with a user turn
+                continue;
+            }
             run.conversation.push_back(message(m.role, m.content));
+        }
+        run.state["turn_start"] = static_cast<std::int64_t>(run.conversation.size());
+        run.state["left_out"] = static_cast<std::int64_t>(left_out);
         run.conversation.push_back(message("user", content));
         store_.add_message({0, chat.id, run.record.id, "user", content, store::store::now_ms()});
         started["content"] = content;
@@ -423,12 +445,28 @@ void run_engine::notify(const std::string& run_id) {
 }
 
 void run_engine::emit(live_run& run, std::string type, json::object data) {
+    // Every watcher replays every event: long texts (a file's content, a preview diff) are cut
+    // to an excerpt, and the event names the resource that keeps the whole.
+    json::value extra(std::move(data));
+    auto cut = cut_long_strings(extra, config_.context.event_excerpt_bytes);
     // The fields every event has come first, so a frame reads well in a terminal too.
     json::object event{{"type", type},
                        {"run_id", run.record.id},
                        {"step", run.record.step},
                        {"max_steps", run.record.max_steps}};
-    for (auto& [key, value] : data) event[key] = std::move(value);
+    for (auto& [key, value] : extra.as_object()) event[key] = std::move(value);
+    if (!cut.empty()) {
+        json::array pointers;
+        for (auto& p : cut) pointers.emplace_back(p);
+        event["truncated"] = std::move(pointers);
+        if (auto* call = event.if_contains("call_id"); call && call->is_string())
+            event["full"] = "/context/runs/" + run.record.id + "/calls/" +
+                            std::string(call->as_string());
+        else if (type == "document.updated")
+            event["full"] = "/context/chats/" + run.chat.id + "/document";
+        else
+            event["full"] = "/context/runs/" + run.record.id;
+    }
     store_.append_event(run.record.id, type, json::serialize(event));
     if (!run.batching) notify(run.record.id);
 }
@@ -534,16 +572,22 @@ config::approval_policy run_engine::policy_for(const std::string& tool,
 // kept and extended instead of serializing a 50 KB conversation again at every step.
 std::string run_engine::request_body(live_run& run) {
     auto& prefix = run.serialized;
-    auto from = static_cast<std::size_t>(int_of(run.state, "segment_start"));
-    if (run.serialized_messages < from) {  // a new segment: its own system prompt and messages
-        prefix.clear();
-        run.serialized_messages = from;
-    }
-    if (prefix.empty()) prefix = json::serialize(message("system", run.system_prompt));
-    for (; run.serialized_messages < run.conversation.size(); ++run.serialized_messages) {
-        prefix += ',';
-        prefix += json::serialize(run.conversation[run.serialized_messages]);
-    }
+    auto extend = [&] {
+        // A new segment, or older turns left out: the prefix starts elsewhere now.
+        auto from = std::max(static_cast<std::size_t>(int_of(run.state, "segment_start")),
+                             static_cast<std::size_t>(int_of(run.state, "first_sent")));
+        if (run.serialized_from != from || prefix.empty()) {
+            prefix = json::serialize(message("system", run.system_prompt));
+            run.serialized_from = from;
+            run.serialized_messages = from;
+        }
+        for (; run.serialized_messages < run.conversation.size(); ++run.serialized_messages) {
+            prefix += ',';
+            prefix += json::serialize(run.conversation[run.serialized_messages]);
+        }
+    };
+    extend();
+    if (trim_history(run, prefix.size())) extend();
     std::string body = "{\"model\":" + json::serialize(json::value(run.chat.model));
     body += ",\"messages\":[";
     body += prefix;
@@ -558,6 +602,41 @@ std::string run_engine::request_body(live_run& run) {
     }
     body += '}';
     return body;
+}
+
+// Keeps a chat run's request within its upstream's context budget: the chat's earlier turns
+// (before `turn_start`) are left out, oldest first, until the system prompt, what is left of
+// them and the current turn fit; the current turn is never cut. A `context.trimmed` event says
+// how much was left out, counting what never left the store at the start. True when the
+// request's messages changed.
+bool run_engine::trim_history(live_run& run, std::size_t request_bytes) {
+    auto& s = run.state;
+    auto budget = model_.upstream_for(run.chat.model).context_budget * bytes_per_token;
+    if (!s.contains("turn_start")) return false;  // workflow segments hold the current turn only
+    auto turn_start = static_cast<std::size_t>(int_of(s, "turn_start"));
+    auto first = static_cast<std::size_t>(int_of(s, "first_sent"));
+    bool changed = false;
+    if (budget > 0 && request_bytes > budget && first < turn_start) {
+        auto excess = request_bytes - budget;
+        while (first < turn_start && excess > 0) {
+            auto size = json::serialize(run.conversation[first]).size() + 1;
+            excess = excess > size ? excess - size : 0;
+            ++first;
+        }
+        // The kept history starts with a user turn, as every provider expects.
+        while (first < turn_start && run.conversation[first].at("role") == "assistant") ++first;
+        s["first_sent"] = static_cast<std::int64_t>(first);
+        changed = true;
+    }
+    auto left_out = int_of(s, "left_out") + static_cast<std::int64_t>(first);
+    if (left_out > int_of(s, "trim_reported")) {
+        s["trim_reported"] = left_out;
+        emit(run, "context.trimmed",
+             {{"left_out_messages", left_out},
+              {"kept_messages", static_cast<std::int64_t>(turn_start - first)},
+              {"budget_tokens", model_.upstream_for(run.chat.model).context_budget}});
+    }
+    return changed;
 }
 
 net::awaitable<tools::tool_result> run_engine::execute(live_run& run, const std::string& tool,
@@ -822,8 +901,9 @@ net::awaitable<bool> run_engine::resolve_pending(live_run& run) {
         }
         json::value diff = "";
         if (auto* d = preview.data.if_contains("diff")) diff = *d;
+        std::string diff_text = diff.is_string() ? std::string(diff.as_string()) : "";
         checkpoint(run, [&] {
-            save_call(call_id, "awaiting_approval");
+            save_call(call_id, "awaiting_approval", nullptr, nullptr, &diff_text);
             emit(run, "approval.required",
                  {{"call_id", call_id},
                   {"tool", tool},
@@ -959,11 +1039,13 @@ net::awaitable<bool> run_engine::deliver(live_run& run, const tools::tool_result
 // Updates a stored tool call: its status, and the human's edited parameters or the outcome
 // when given.
 void run_engine::save_call(const std::string& call_id, std::string_view status,
-                           const json::object* edited, const tools::tool_result* result) {
+                           const json::object* edited, const tools::tool_result* result,
+                           const std::string* preview) {
     auto record = store_.tool_call(call_id);
     if (!record) return;
     record->status = status;
     if (edited) record->parameters = json::serialize(*edited);
+    if (preview) record->preview = *preview;
     if (result)
         record->result = json::serialize(json::object{{"ok", result->ok},
                                                       {"error_code", result->error_code},

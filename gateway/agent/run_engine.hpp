@@ -109,7 +109,8 @@ private:
     net::awaitable<bool> extract_parameters(live_run& run);
     void save_call(const std::string& call_id, std::string_view status,
                    const boost::json::object* edited = nullptr,
-                   const tools::tool_result* result = nullptr);
+                   const tools::tool_result* result = nullptr,
+                   const std::string* preview = nullptr);
     void record_result(live_run& run, const std::string& call_id, const std::string& tool,
                        const tools::tool_result& result);
     bool deliver_step(live_run& run, const std::string& step_id, const std::string& call_id,
@@ -120,6 +121,7 @@ private:
                                                const boost::json::object& parameters,
                                                tools::mode how);
     std::string request_body(live_run& run);
+    bool trim_history(live_run& run, std::size_t request_bytes);
     void emit(live_run& run, std::string type, boost::json::object data);
     net::awaitable<bool> deliver(live_run& run, const tools::tool_result& result);
     void store_conversation(live_run& run);

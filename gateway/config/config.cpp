@@ -185,7 +185,8 @@ std::string to_yaml(const gateway_config& config) {
             << "    pool_idle_timeout: " << format_duration(u.pool_idle_timeout) << '\n'
             << "    ca_file: " << quoted(u.ca_file) << '\n'
             << "    tls_insecure: " << (u.tls_insecure ? "true" : "false") << '\n'
-            << "    json_schema: " << (u.json_schema ? "true" : "false") << '\n';
+            << "    json_schema: " << (u.json_schema ? "true" : "false") << '\n'
+            << "    context_budget: " << u.context_budget << '\n';
     }
     out << "logging:\n"
         << "  level: " << level_name(config.logging.level) << '\n'
@@ -214,6 +215,9 @@ std::string to_yaml(const gateway_config& config) {
         << "  max_tool_errors: " << c.max_tool_errors << '\n'
         << "  approval_timeout: " << format_duration(c.approval_timeout) << '\n'
         << "  model_retries: " << c.model_retries << '\n'
+        << "  max_message_bytes: " << c.max_message_bytes << '\n'
+        << "  max_watchers_per_run: " << c.max_watchers_per_run << '\n'
+        << "  event_excerpt_bytes: " << c.event_excerpt_bytes << '\n'
         << "  approvals: {";
     for (std::size_t i = 0; i < c.approvals.size(); ++i) {
         auto policy = c.approvals[i].second;

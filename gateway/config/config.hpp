@@ -57,6 +57,9 @@ struct upstream_config {
     std::size_t max_idle_connections = 64;  // per worker thread
     duration pool_idle_timeout{60'000};     // pooled connections older than this are closed
     bool json_schema = false;   // the agent loop may send response_format: {type: json_schema}
+    // The agent loop keeps each model request within this many tokens, estimated as bytes / 4:
+    // older turns of the chat are left out, oldest first. 0: no limit.
+    std::size_t context_budget = 100'000;
     std::string ca_file;        // empty: the system CA store
     bool tls_insecure = false;  // skip certificate verification (development only)
 };
@@ -87,6 +90,9 @@ struct context_config {
     unsigned max_tool_errors = 3;          // consecutive failing tool calls
     duration approval_timeout{3'600'000};  // a pending approval fails the run after this
     unsigned model_retries = 3;            // 429 / 5xx retries per model call
+    std::size_t max_message_bytes = 1024 * 1024;  // a user message (or workflow input); more: 413
+    unsigned max_watchers_per_run = 16;           // open event streams per run; more: 429
+    std::size_t event_excerpt_bytes = 16 * 1024;  // longer strings in events are cut to this
     std::vector<std::pair<std::string, approval_policy>> approvals;  // per tool; default ask
 };
 

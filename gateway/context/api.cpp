@@ -1,10 +1,13 @@
 #include "gateway/context/api.hpp"
 
 #include "gateway/agent/enhanced_prompt.hpp"
+#include "gateway/agent/excerpt.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/response.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -15,6 +18,7 @@
 #include <boost/json/serialize.hpp>
 #include <openssl/crypto.h>
 
+#include <algorithm>
 #include <charconv>
 #include <climits>
 #include <cstdlib>
@@ -24,10 +28,30 @@ namespace gateway::context {
 namespace json = boost::json;
 namespace bhttp = boost::beast::http;
 using namespace std::chrono_literals;
+using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+// An event stream reads the store in pages of at most this many events or bytes (events are
+// bounded themselves: see context.event_excerpt_bytes).
+constexpr std::size_t events_per_page = 64;
+constexpr std::size_t page_bytes = 256 * 1024;
+
+// Reads the client while its event stream runs: bytes are kept as the start of a next request
+// (up to header_limit). Returns when the client hangs up (end of stream or an error); cancelled
+// when the stream ends first.
+net::awaitable<void> client_leaves(http::request_context& ctx) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    auto& socket = ctx.stream.socket();
+    while (ctx.buffer.size() < ctx.server.header_limit) {
+        auto [ec, n] = co_await socket.async_read_some(ctx.buffer.prepare(4096), use_ec);
+        if (ec) co_return;
+        ctx.buffer.commit(n);
+    }
+    net::steady_timer never(socket.get_executor(), std::chrono::steady_clock::time_point::max());
+    co_await never.async_wait(use_ec);
+}
 
 net::awaitable<void> write_json(http::request_context& ctx, unsigned status,
                                 const json::value& body) {
@@ -114,29 +138,83 @@ json::object tool_call_json(const store::tool_call_record& t) {
             {"tool", t.tool},
             {"parameters", json_or_string(t.parameters)},
             {"status", t.status},
+            {"preview", t.preview.empty() ? json::value(nullptr) : json::value(t.preview)},
             {"result", json_or_string(t.result)},
             {"created_at", t.created_at}};
 }
 
-json::object run_json(store::store& store, const store::run_record& r) {
+// `item` with its long strings cut to `limit` bytes; when any was, `truncated` lists them and
+// `full` names the resource that has them whole.
+json::value excerpt_of(json::object item, std::size_t limit, const std::string& full) {
+    json::value v(std::move(item));
+    auto cut = agent::cut_long_strings(v, limit);
+    if (!cut.empty()) {
+        json::array pointers;
+        for (auto& p : cut) pointers.emplace_back(p);
+        v.as_object()["truncated"] = std::move(pointers);
+        v.as_object()["full"] = full;
+    }
+    return v;
+}
+
+// A run as the API shows it. Its tool calls are excerpts (each names its own URL for the whole
+// call); `whole` keeps the run's own input and output whole, else they are cut too (in the chat
+// view, where the messages carry them).
+json::value run_json(store::store& store, const store::run_record& r, std::size_t limit,
+                     bool whole) {
     json::array calls;
     json::value pending = nullptr;
+    auto run_url = "/context/runs/" + r.id;
     for (const auto& t : store.tool_calls(r.id)) {
-        if (t.status == "awaiting_approval") pending = tool_call_json(t);
-        calls.push_back(tool_call_json(t));
+        auto call = excerpt_of(tool_call_json(t), limit, run_url + "/calls/" + t.id);
+        if (t.status == "awaiting_approval") pending = call;
+        calls.push_back(std::move(call));
     }
-    return {{"id", r.id},
-            {"object", "run"},
-            {"chat_id", r.chat_id},
-            {"status", r.status},
-            {"step", r.step},
-            {"max_steps", r.max_steps},
-            {"output", r.output.empty() ? json::value(nullptr) : json::value(r.output)},
-            {"error", r.error.empty() ? json::value(nullptr) : json::value(r.error)},
-            {"pending_approval", pending},
-            {"tool_calls", std::move(calls)},
-            {"created_at", r.created_at},
-            {"updated_at", r.updated_at}};
+    json::object run{{"id", r.id},
+                     {"object", "run"},
+                     {"chat_id", r.chat_id},
+                     {"status", r.status},
+                     {"step", r.step},
+                     {"max_steps", r.max_steps},
+                     {"output", r.output.empty() ? json::value(nullptr) : json::value(r.output)},
+                     {"error", r.error.empty() ? json::value(nullptr) : json::value(r.error)},
+                     {"created_at", r.created_at},
+                     {"updated_at", r.updated_at}};
+    if (whole) {
+        auto input = store.run_input(r.id);
+        run["input"] = input ? json::value(*input) : json::value(nullptr);
+    }
+    auto shown = whole ? json::value(std::move(run)) : excerpt_of(std::move(run), limit, run_url);
+    shown.as_object()["pending_approval"] = std::move(pending);
+    shown.as_object()["tool_calls"] = std::move(calls);
+    return shown;
+}
+
+json::object message_json(const store::message_record& m) {
+    return {{"id", m.id},
+            {"role", m.role},
+            {"content", m.content},
+            {"run_id", m.run_id},
+            {"created_at", m.created_at}};
+}
+
+// `?limit=` (1 to 500, default 50) and `?before=` (a message id) of a message page; the error
+// when they are not numbers in range.
+std::string page_of(std::string_view target, std::size_t& limit, std::int64_t& before) {
+    limit = 50;
+    before = 0;
+    auto number = [](const std::string& text, std::int64_t& out) {
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+        return ec == std::errc{} && end == text.data() + text.size();
+    };
+    if (auto text = query_value(target, "limit"); !text.empty()) {
+        std::int64_t n = 0;
+        if (!number(text, n) || n < 1 || n > 500) return "`limit` must be a number from 1 to 500.";
+        limit = static_cast<std::size_t>(n);
+    }
+    if (auto text = query_value(target, "before"); !text.empty())
+        if (!number(text, before) || before < 1) return "`before` must be a message id.";
+    return {};
 }
 
 json::object workflow_json(const workflows::workflow& w) {
@@ -161,6 +239,15 @@ json::object prompt_json(const prompts::prompt& p) {
     return {{"id", p.id}, {"object", "system_prompt"}, {"title", p.title},
             {"description", p.description}};
 }
+
+std::string sse_frame(const store::event_record& e) {
+    std::string frame = "id: " + std::to_string(e.seq) + "\nevent: " + e.type + "\ndata: ";
+    frame += e.data;  // serialized JSON: one line
+    frame += "\n\n";
+    return frame;
+}
+
+}  // namespace
 
 // Wakes a handler, on its own executor, after each event of one run; unsubscribes when it goes
 // out of scope, whichever way the handler ends.
@@ -211,15 +298,6 @@ private:
     std::shared_ptr<shared> shared_;
     std::uint64_t handle_ = 0;
 };
-
-std::string sse_frame(const store::event_record& e) {
-    std::string frame = "id: " + std::to_string(e.seq) + "\nevent: " + e.type + "\ndata: ";
-    frame += e.data;  // serialized JSON: one line
-    frame += "\n\n";
-    return frame;
-}
-
-}  // namespace
 
 api::api(const config::gateway_config& config, store::store& store, agent::run_engine& engine,
          const tools::registry& tools, const tools::workspace_roots& roots,
@@ -339,25 +417,62 @@ net::awaitable<void> api::list_chats(http::request_context& ctx) {
     co_await write_json(ctx, 200, reply);
 }
 
+// The chat with one page of its messages (the newest, or those before `?before=`) and the runs
+// those messages belong to, as excerpts.
 net::awaitable<void> api::get_chat(http::request_context& ctx) {
     auto chat = store_.chat(ctx.path_params[0]);
     if (!chat) {
         co_await write_refusal(ctx, 404, "No chat " + ctx.path_params[0] + ".");
         co_return;
     }
+    std::size_t limit = 0;
+    std::int64_t before = 0;
+    if (auto error = page_of(ctx.req.target(), limit, before); !error.empty()) {
+        co_await write_refusal(ctx, 400, error);
+        co_return;
+    }
+    bool older = false;
+    auto page = store_.message_page(chat->id, before, limit, older);
     auto body = chat_json(*chat);
     json::array messages;
-    for (const auto& m : store_.messages(chat->id))
-        messages.push_back(json::object{{"id", m.id},
-                                        {"role", m.role},
-                                        {"content", m.content},
-                                        {"run_id", m.run_id},
-                                        {"created_at", m.created_at}});
+    std::vector<std::string> run_ids;
+    for (const auto& m : page) {
+        messages.push_back(message_json(m));
+        if (!m.run_id.empty() && std::find(run_ids.begin(), run_ids.end(), m.run_id) == run_ids.end())
+            run_ids.push_back(m.run_id);
+    }
     json::array runs;
-    for (const auto& r : store_.runs_of_chat(chat->id)) runs.push_back(run_json(store_, r));
+    for (const auto& r : store_.runs_of_chat(chat->id))
+        if (std::find(run_ids.begin(), run_ids.end(), r.id) != run_ids.end())
+            runs.push_back(run_json(store_, r, config_.context.event_excerpt_bytes, false));
     body["messages"] = std::move(messages);
+    body["has_more"] = older;
+    body["next_before"] = older ? json::value(page.front().id) : json::value(nullptr);
     body["runs"] = std::move(runs);
     co_await write_json(ctx, 200, body);
+}
+
+net::awaitable<void> api::list_messages(http::request_context& ctx) {
+    const auto& id = ctx.path_params[0];
+    if (!store_.chat(id)) {
+        co_await write_refusal(ctx, 404, "No chat " + id + ".");
+        co_return;
+    }
+    std::size_t limit = 0;
+    std::int64_t before = 0;
+    if (auto error = page_of(ctx.req.target(), limit, before); !error.empty()) {
+        co_await write_refusal(ctx, 400, error);
+        co_return;
+    }
+    bool older = false;
+    auto page = store_.message_page(id, before, limit, older);
+    json::array data;
+    for (const auto& m : page) data.push_back(message_json(m));
+    json::object reply{{"object", "list"},
+                       {"data", std::move(data)},
+                       {"has_more", older},
+                       {"next_before", older ? json::value(page.front().id) : json::value(nullptr)}};
+    co_await write_json(ctx, 200, reply);
 }
 
 net::awaitable<void> api::delete_chat(http::request_context& ctx) {
@@ -390,6 +505,14 @@ net::awaitable<void> api::post_message(http::request_context& ctx) {
     if (error.empty() && content.empty()) error = "`content` is required: the user's message.";
     if (!error.empty()) {
         co_await write_refusal(ctx, 400, error);
+        co_return;
+    }
+    if (content.size() > config_.context.max_message_bytes) {
+        co_await http::write_error(
+            ctx, errc::message_too_large,
+            "The message is " + std::to_string(content.size()) + " bytes, over the gateway's "
+            "limit of " + std::to_string(config_.context.max_message_bytes) +
+            " (context.max_message_bytes); put large texts in the workspace or the document.");
         co_return;
     }
     std::string run_id;
@@ -451,7 +574,20 @@ net::awaitable<void> api::get_run(http::request_context& ctx) {
         co_await write_refusal(ctx, 404, "No run " + ctx.path_params[0] + ".");
         co_return;
     }
-    co_await write_json(ctx, 200, run_json(store_, *run));
+    co_await write_json(ctx, 200, run_json(store_, *run, config_.context.event_excerpt_bytes, true));
+}
+
+net::awaitable<void> api::get_call(http::request_context& ctx) {
+    const auto& run_id = ctx.path_params[0];
+    auto call = store_.tool_call(ctx.path_params[1]);
+    if (!call || call->run_id != run_id) {
+        co_await write_refusal(ctx, 404, "Run " + run_id + " has no call " + ctx.path_params[1] + ".");
+        co_return;
+    }
+    auto body = tool_call_json(*call);
+    body["object"] = "tool_call";
+    body["run_id"] = run_id;
+    co_await write_json(ctx, 200, body);
 }
 
 net::awaitable<void> api::run_events(http::request_context& ctx) {
@@ -478,20 +614,37 @@ net::awaitable<void> api::run_events(http::request_context& ctx) {
 // which is also how a client that went away is noticed.
 net::awaitable<void> api::stream_events(http::request_context& ctx, const std::string& run_id,
                                         std::int64_t after) {
+    // At most max_watchers_per_run streams per run: each costs a subscription and a page.
+    bool admitted = false;
+    {
+        std::lock_guard lock(streams_mutex_);
+        auto& count = watchers_[run_id];
+        admitted = count < config_.context.max_watchers_per_run;
+        if (admitted) ++count;
+    }
+    if (!admitted) {
+        co_await http::write_error(
+            ctx, errc::too_many_streams,
+            "Run " + run_id + " already has " + std::to_string(config_.context.max_watchers_per_run) +
+                " open event streams (context.max_watchers_per_run); close one first.");
+        co_return;
+    }
     run_watch watch(engine_, run_id, ctx.stream.get_executor());
     // Registered so that a draining worker can end the stream; removed however the handler ends.
     struct registration {
         api& self;
         const void* key;
-        registration(api& a, const run_watch& w) : self(a), key(&w) {
+        const std::string& run;
+        registration(api& a, const run_watch& w, const std::string& r) : self(a), key(&w), run(r) {
             std::lock_guard lock(self.streams_mutex_);
             self.streams_[key] = w.interrupter();
         }
         ~registration() {
             std::lock_guard lock(self.streams_mutex_);
             self.streams_.erase(key);
+            if (--self.watchers_[run] == 0) self.watchers_.erase(run);
         }
-    } registered(*this, watch);
+    } registered(*this, watch, run_id);
     bool chunked = ctx.req.version() >= 11;
     if (!chunked || ctx.draining) ctx.keep_alive = false;
     std::string head =
@@ -501,9 +654,42 @@ net::awaitable<void> api::stream_events(http::request_context& ctx, const std::s
     head += ctx.keep_alive ? "\r\n" : "Connection: close\r\n\r\n";
     ctx.response_started = true;
     ctx.status = 200;
+    ctx.deadline.arm(ctx.server.write_timeout);
+    auto [head_ec, head_n] = co_await net::async_write(ctx.stream, net::buffer(head), use_ec);
+    if (head_ec) {
+        ctx.keep_alive = false;
+        co_return;
+    }
+    // A client that hangs up gives its place back at once, not at the next heartbeat.
+    auto winner = co_await (pump_events(ctx, watch, run_id, after, chunked) || client_leaves(ctx));
+    bool alive = winner.index() == 0 && std::get<0>(winner);
+    if (!alive) {
+        ctx.keep_alive = false;
+        co_return;
+    }
+    if (chunked) {
+        ctx.deadline.arm(ctx.server.write_timeout);
+        auto [ec, n] = co_await net::async_write(ctx.stream, bhttp::make_chunk_last(), use_ec);
+        if (ec) ctx.keep_alive = false;
+    }
+}
+
+// Writes the run's events after `after`, page by page from the store, then each new one as it
+// is stored, until the run has ended and every event went out (true), or a write fails (false).
+// A `: keep-alive` comment goes out while nothing happens. Frames go out as one chunk per page
+// (raw on HTTP/1.0, where the close ends the body). A client that stops reading fails the write
+// after write_timeout and is dropped: nothing beyond one page is ever held for it.
+net::awaitable<bool> api::pump_events(http::request_context& ctx, run_watch& watch,
+                                      const std::string& run_id, std::int64_t after,
+                                      bool chunked) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    // Cancelled when the client hung up: every wait and write then ends early, and the loop stops.
+    auto cancelled = [&]() -> net::awaitable<bool> {
+        auto state = co_await net::this_coro::cancellation_state;
+        co_return state.cancelled() != net::cancellation_type::none;
+    };
     auto heartbeat = ctx.server.sse_heartbeat.count() > 0 ? ctx.server.sse_heartbeat
                                                           : config::duration(15s);
-    // Frames go out as one chunk per batch (raw on HTTP/1.0, where the close ends the body).
     auto send = [&](std::string bytes) -> net::awaitable<bool> {
         ctx.deadline.arm(ctx.server.write_timeout);
         ctx.bytes_sent += bytes.size();
@@ -518,32 +704,33 @@ net::awaitable<void> api::stream_events(http::request_context& ctx, const std::s
         }
         co_return !ec;
     };
-    ctx.deadline.arm(ctx.server.write_timeout);
-    auto [head_ec, head_n] = co_await net::async_write(ctx.stream, net::buffer(head), use_ec);
-    bool alive = !head_ec;
-    while (alive) {
-        if (ctx.draining || closing_) break;  // the client resumes elsewhere with Last-Event-ID
+    while (true) {
+        if (ctx.draining || closing_) co_return true;  // resumed elsewhere with Last-Event-ID
         watch.rearm();
+        // The status first: once it is final, every event of the run is stored.
         auto status = store_.run_status(run_id);
         bool ended = !status || agent::is_final_status(*status);
         std::string frames;
-        for (const auto& e : store_.events_after(run_id, after)) {
-            frames += sse_frame(e);
-            after = e.seq;
+        {
+            auto page = store_.events_after(run_id, after, events_per_page, page_bytes);
+            for (const auto& e : page) {
+                frames += sse_frame(e);
+                after = e.seq;
+            }
         }
-        if (!frames.empty()) alive = co_await send(std::move(frames));
-        if (!alive || ended) break;
+        if (!frames.empty()) {
+            auto sent = co_await send(std::move(frames));
+            if (!sent) co_return false;
+            continue;  // there may be more pages
+        }
+        if (ended) co_return true;
         bool event = co_await watch.wait(std::chrono::steady_clock::now() + heartbeat);
-        if (!event && !ctx.draining && !closing_) alive = co_await send(": keep-alive\n\n");
-    }
-    if (!alive) {
-        ctx.keep_alive = false;
-        co_return;
-    }
-    if (chunked) {
-        ctx.deadline.arm(ctx.server.write_timeout);
-        auto [ec, n] = co_await net::async_write(ctx.stream, bhttp::make_chunk_last(), use_ec);
-        if (ec) ctx.keep_alive = false;
+        auto hung_up = co_await cancelled();
+        if (hung_up) co_return false;
+        if (!event && !ctx.draining && !closing_) {
+            auto sent = co_await send(": keep-alive\n\n");
+            if (!sent) co_return false;
+        }
     }
 }
 
@@ -619,6 +806,13 @@ net::awaitable<void> api::start_workflow(http::request_context& ctx) {
                 "workflow uses.";
     if (error.empty() && parameters.has_value() == !input.empty())
         error = "Give either `parameters` or `input` (free text), not both and not neither.";
+    if (error.empty() && input.size() > config_.context.max_message_bytes) {
+        co_await http::write_error(ctx, errc::message_too_large,
+                                   "`input` is " + std::to_string(input.size()) +
+                                       " bytes, over context.max_message_bytes (" +
+                                       std::to_string(config_.context.max_message_bytes) + ").");
+        co_return;
+    }
     if (error.empty() && parameters) {
         parameters = workflows::with_defaults(*found, std::move(*parameters));
         if (auto problem = found->schema->validate(*parameters); !problem.empty())
@@ -672,7 +866,7 @@ net::awaitable<void> api::cancel_run(http::request_context& ctx) {
         co_return;
     }
     auto run = store_.run(id);
-    co_await write_json(ctx, 200, run_json(store_, *run));
+    co_await write_json(ctx, 200, run_json(store_, *run, config_.context.event_excerpt_bytes, true));
 }
 
 net::awaitable<void> api::decide(http::request_context& ctx) {

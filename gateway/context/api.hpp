@@ -19,6 +19,8 @@ namespace gateway::context {
 
 namespace net = boost::asio;
 
+class run_watch;
+
 // The /context/* endpoints and /v1/system-prompts: chats, messages that start runs, runs and
 // their SSE event streams, approvals, cancellation and the chat's open document. Stateless
 // itself (the store and the run engine hold everything), so one instance serves every worker.
@@ -43,12 +45,14 @@ public:
     net::awaitable<void> create_chat(http::request_context& ctx);
     net::awaitable<void> list_chats(http::request_context& ctx);
     net::awaitable<void> get_chat(http::request_context& ctx);
+    net::awaitable<void> list_messages(http::request_context& ctx);
     net::awaitable<void> delete_chat(http::request_context& ctx);
     net::awaitable<void> post_message(http::request_context& ctx);
     net::awaitable<void> put_document(http::request_context& ctx);
     net::awaitable<void> get_document(http::request_context& ctx);
 
     net::awaitable<void> get_run(http::request_context& ctx);
+    net::awaitable<void> get_call(http::request_context& ctx);
     net::awaitable<void> run_events(http::request_context& ctx);
     net::awaitable<void> cancel_run(http::request_context& ctx);
     net::awaitable<void> decide(http::request_context& ctx);
@@ -68,6 +72,8 @@ public:
 private:
     net::awaitable<void> stream_events(http::request_context& ctx, const std::string& run_id,
                                        std::int64_t after);
+    net::awaitable<bool> pump_events(http::request_context& ctx, run_watch& watch,
+                                     const std::string& run_id, std::int64_t after, bool chunked);
 
     const config::gateway_config& config_;
     store::store& store_;
@@ -78,6 +84,7 @@ private:
     std::vector<std::string> key_hashes_;  // 32-byte SHA-256 digests
     std::mutex streams_mutex_;
     std::map<const void*, std::function<void()>> streams_;  // open event streams: their wakers
+    std::map<std::string, unsigned> watchers_;              // open event streams per run
     std::atomic<bool> closing_ = false;
 };
 

@@ -2,7 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 
 namespace gateway::store {
 
@@ -82,6 +84,10 @@ constexpr const char* migrations[] = {
         content TEXT NOT NULL,
         PRIMARY KEY (run_id, seq));
     )sql",
+    // 3: a write's preview diff is kept once, with its call; events carry an excerpt of it.
+    R"sql(
+    ALTER TABLE tool_calls ADD COLUMN preview TEXT NOT NULL DEFAULT '';
+    )sql",
 };
 
 }  // namespace
@@ -133,8 +139,8 @@ chat_record read_chat(statement& s) {
 }
 
 tool_call_record read_tool_call(statement& s) {
-    return {s.text(0), s.text(1),   static_cast<int>(s.integer(2)), s.text(3), s.text(4), s.text(5),
-            s.text(6), s.integer(7)};
+    return {s.text(0), s.text(1),    static_cast<int>(s.integer(2)), s.text(3), s.text(4),
+            s.text(5), s.text(6),    s.integer(7),                   s.text(8)};
 }
 
 run_record read_run(statement& s) {
@@ -299,6 +305,67 @@ std::vector<message_record> store::messages(const std::string& chat_id) {
     return out;
 }
 
+std::vector<message_record> store::message_page(const std::string& chat_id,
+                                                std::int64_t before_id, std::size_t limit,
+                                                bool& older) {
+    std::lock_guard lock(mutex_);
+    auto s = statement(db_,
+                       "SELECT id, chat_id, run_id, role, content, created_at FROM messages "
+                       "WHERE chat_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3");
+    s.bind(1, chat_id)
+        .bind(2, before_id > 0 ? before_id : std::numeric_limits<std::int64_t>::max())
+        .bind(3, static_cast<std::int64_t>(limit) + 1);
+    std::vector<message_record> out;
+    while (s.step())
+        out.push_back({s.integer(0), s.text(1), s.text(2), s.text(3), s.text(4), s.integer(5)});
+    older = out.size() > limit;
+    if (older) out.pop_back();
+    std::reverse(out.begin(), out.end());
+    return out;
+}
+
+std::vector<message_record> store::recent_messages(const std::string& chat_id,
+                                                   std::size_t max_bytes, std::size_t& left_out) {
+    std::lock_guard lock(mutex_);
+    // Sizes first, so the contents that do not fit are never read.
+    auto sizes = statement(db_,
+                           "SELECT id, length(CAST(content AS BLOB)) FROM messages "
+                           "WHERE chat_id = ?1 ORDER BY id DESC");
+    sizes.bind(1, chat_id);
+    std::int64_t first_kept = std::numeric_limits<std::int64_t>::max();
+    std::size_t total = 0;
+    left_out = 0;
+    bool full = false;
+    while (sizes.step()) {
+        auto size = static_cast<std::size_t>(sizes.integer(1));
+        if (!full && total + size <= max_bytes) {
+            total += size;
+            first_kept = sizes.integer(0);
+        } else {
+            full = true;
+            ++left_out;
+        }
+    }
+    auto s = statement(db_,
+                       "SELECT id, chat_id, run_id, role, content, created_at FROM messages "
+                       "WHERE chat_id = ?1 AND id >= ?2 ORDER BY id");
+    s.bind(1, chat_id).bind(2, first_kept);
+    std::vector<message_record> out;
+    while (s.step())
+        out.push_back({s.integer(0), s.text(1), s.text(2), s.text(3), s.text(4), s.integer(5)});
+    return out;
+}
+
+std::optional<std::string> store::run_input(const std::string& run_id) {
+    std::lock_guard lock(mutex_);
+    auto s = statement(db_,
+                       "SELECT content FROM messages WHERE run_id = ?1 AND role = 'user' "
+                       "ORDER BY id LIMIT 1");
+    s.bind(1, run_id);
+    if (!s.step()) return std::nullopt;
+    return s.text(0);
+}
+
 namespace {
 
 constexpr const char* run_columns =
@@ -411,14 +478,19 @@ std::int64_t store::append_event(const std::string& run_id, const std::string& t
     return seq;
 }
 
-std::vector<event_record> store::events_after(const std::string& run_id, std::int64_t after_seq) {
+std::vector<event_record> store::events_after(const std::string& run_id, std::int64_t after_seq,
+                                              std::size_t max_events, std::size_t max_bytes) {
     std::lock_guard lock(mutex_);
     auto s = statement(db_,
                        "SELECT run_id, seq, type, data, created_at FROM events "
                        "WHERE run_id = ?1 AND seq > ?2 ORDER BY seq");
     s.bind(1, run_id).bind(2, after_seq);
     std::vector<event_record> out;
-    while (s.step()) out.push_back({s.text(0), s.integer(1), s.text(2), s.text(3), s.integer(4)});
+    std::size_t bytes = 0;
+    while (out.size() < max_events && (out.empty() || bytes < max_bytes) && s.step()) {
+        out.push_back({s.text(0), s.integer(1), s.text(2), s.text(3), s.integer(4)});
+        bytes += out.back().data.size();
+    }
     return out;
 }
 
@@ -427,9 +499,9 @@ void store::save_tool_call(const tool_call_record& c) {
     statement(db_,
               // An upsert: a replace would cascade to the call's approval.
               "INSERT INTO tool_calls (id, run_id, step, tool, parameters, status, result, "
-              "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) DO UPDATE SET "
-              "parameters = excluded.parameters, status = excluded.status, "
-              "result = excluded.result")
+              "created_at, preview) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(id) "
+              "DO UPDATE SET parameters = excluded.parameters, status = excluded.status, "
+              "result = excluded.result, preview = excluded.preview")
         .bind(1, c.id)
         .bind(2, c.run_id)
         .bind(3, static_cast<std::int64_t>(c.step))
@@ -438,13 +510,14 @@ void store::save_tool_call(const tool_call_record& c) {
         .bind(6, c.status)
         .bind(7, c.result)
         .bind(8, c.created_at ? c.created_at : now_ms())
+        .bind(9, c.preview)
         .step();
 }
 
 namespace {
 
 constexpr const char* call_columns =
-    "id, run_id, step, tool, parameters, status, result, created_at";
+    "id, run_id, step, tool, parameters, status, result, created_at, preview";
 
 }  // namespace
 

@@ -63,6 +63,7 @@ struct tool_call_record {
     std::string status;      // pending | awaiting_approval | approved | rejected | done | failed
     std::string result;      // JSON, empty until it ran
     std::int64_t created_at = 0;
+    std::string preview;  // the write's unified diff shown for approval, empty otherwise
 };
 
 struct approval_record {
@@ -109,6 +110,16 @@ public:
 
     std::int64_t add_message(const message_record& message);
     std::vector<message_record> messages(const std::string& chat_id);
+    // A page of the chat's messages, oldest first: the `limit` newest with an id below
+    // `before_id` (0: the newest of all). `older` tells whether messages before the page exist.
+    std::vector<message_record> message_page(const std::string& chat_id, std::int64_t before_id,
+                                             std::size_t limit, bool& older);
+    // The chat's newest messages whose contents add up to at most `max_bytes`, oldest first;
+    // `left_out` counts the older ones that did not fit.
+    std::vector<message_record> recent_messages(const std::string& chat_id, std::size_t max_bytes,
+                                                std::size_t& left_out);
+    // The user message that started the run, if any.
+    std::optional<std::string> run_input(const std::string& run_id);
 
     void save_run(const run_record& run);  // insert or replace
     std::optional<run_record> run(const std::string& id);
@@ -124,7 +135,11 @@ public:
     // Appends an event with the run's next sequence number and returns it.
     std::int64_t append_event(const std::string& run_id, const std::string& type,
                               const std::string& data);
-    std::vector<event_record> events_after(const std::string& run_id, std::int64_t after_seq);
+    // The run's events after `after_seq`, in order: at most `max_events`, and no more once their
+    // data adds up to `max_bytes` (at least one event is returned when there is one).
+    std::vector<event_record> events_after(const std::string& run_id, std::int64_t after_seq,
+                                           std::size_t max_events = SIZE_MAX,
+                                           std::size_t max_bytes = SIZE_MAX);
 
     void save_tool_call(const tool_call_record& call);  // insert or replace
     std::optional<tool_call_record> tool_call(const std::string& id);

@@ -242,4 +242,189 @@ BOOST_AUTO_TEST_CASE(workspaces_that_are_no_folder_or_hold_a_nul_are_400) {
     BOOST_TEST(j.at("workspace").as_string() == (f.workspace / "src").string());
 }
 
+BOOST_AUTO_TEST_CASE(large_contents_reach_events_as_excerpts_and_are_kept_once_whole) {
+    context_fixture f([](auto& c) { c.context.event_excerpt_bytes = 4096; });
+    std::string big;
+    while (big.size() < 300 * 1024)
+        big += "line " + std::to_string(big.size()) + " of a big file\n";
+    f.fake.script({{call("create_file", {{"path", "big.txt"}, {"content", big}})}, {"Created."}});
+    auto chat = f.create_chat();
+    auto run = f.start(chat, "create big.txt");
+    auto approval = f.wait_for(run, "approval.required");
+    auto call_id = std::string(approval.data.at("call_id").as_string());
+    auto full = std::string(approval.data.at("full").as_string());
+    BOOST_TEST(full == "/context/runs/" + run + "/calls/" + call_id);
+    auto truncated = approval.data.at("truncated").as_array();
+    for (auto pointer : {"/parameters/content", "/preview"})
+        BOOST_TEST((std::find(truncated.begin(), truncated.end(), json::value(pointer)) !=
+                    truncated.end()),
+                   pointer);
+    BOOST_TEST(approval.data.at("parameters").at("content").as_string().size() <= 4096u);
+    BOOST_TEST(approval.data.at("preview").as_string().size() <= 4096u);
+    // The whole call, once.
+    auto [r, whole] = f.send("GET", full);
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body.substr(0, 200));
+    BOOST_TEST(whole.at("parameters").at("content").as_string() == big);
+    BOOST_TEST(std::string(whole.at("preview").as_string()).find("+line 0 of a big file") !=
+               std::string::npos);
+    BOOST_TEST(f.approve(run, call_id).status == 200u);
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed");
+    for (const auto& e : all) {
+        BOOST_TEST(json::serialize(e.data).size() < 3 * 4096u + 2048u, e.type);
+        if (e.type == "tool.result") BOOST_TEST(e.data.contains("full"));
+    }
+    BOOST_TEST(read_text(f.workspace / "big.txt") == big);
+    // The run view carries excerpts of its calls too.
+    auto state = f.run_state(run);
+    auto calls = state.at("tool_calls").as_array();
+    BOOST_TEST_REQUIRE(calls.size() == 1u);
+    BOOST_TEST(calls[0].at("full").as_string() == full);
+    BOOST_TEST(f.send("GET", "/context/runs/" + run + "/calls/call_nope").first.status == 404u);
+}
+
+BOOST_AUTO_TEST_CASE(event_streams_per_run_are_capped) {
+    context_fixture f([](auto& c) { c.context.max_watchers_per_run = 2; });
+    f.fake.script({{call("edit_file", {{"path", "README.md"}, {"content", "x"}})}, {"Done."}});
+    auto run = f.start(f.create_chat(), "edit");
+    f.wait_for(run, "approval.required");
+    // Opens a stream on a fresh connection, retrying while the places of streams whose clients
+    // just hung up are being given back (the gateway notices a hang-up by a read).
+    auto open_stream = [&]() {
+        auto deadline = clock::now() + 5s;
+        while (true) {
+            auto c = std::make_unique<client>(f.port());
+            c->send(make_request("GET", "/context/runs/" + run + "/events"));
+            response r;
+            BOOST_TEST_REQUIRE(c->read_header(r));
+            if (r.status == 200u || clock::now() > deadline) {
+                BOOST_TEST(r.status == 200u);
+                return c;
+            }
+        }
+    };
+    {
+        auto a = open_stream();
+        auto b = open_stream();
+        client third(f.port());
+        third.send(make_request("GET", "/context/runs/" + run + "/events"));
+        auto r = third.read_response();
+        BOOST_TEST(r.status == 429u);
+        BOOST_TEST(error_code_of(r) == "too_many_streams");
+    }
+    // The places are given back when the clients hang up.
+    auto again = open_stream();
+    auto and_again = open_stream();
+}
+
+BOOST_AUTO_TEST_CASE(replay_in_pages_has_no_gap_and_no_duplicate) {
+    context_fixture f([](auto& c) { c.context.max_steps = 60; });
+    std::vector<scripted_reply> script;
+    for (int i = 0; i < 48; ++i)
+        script.push_back({call("list_files", {{"path", i % 2 ? "." : "src"}})});
+    script.push_back({"Listed."});
+    f.fake.script(script);
+    auto run = f.start(f.create_chat(), "list a lot");
+    auto all = f.events(run);
+    BOOST_TEST_REQUIRE(all.back().type == "run.completed");
+    BOOST_TEST(all.size() > 64u * 2);  // more than two pages
+    for (std::size_t i = 0; i < all.size(); ++i) BOOST_TEST(all[i].id == std::int64_t(i + 1));
+    auto resumed = f.events(run, {}, 70);
+    BOOST_TEST_REQUIRE(resumed.size() == all.size() - 70);
+    BOOST_TEST(resumed.front().id == 71);
+}
+
+BOOST_AUTO_TEST_CASE(an_oversized_message_is_413) {
+    context_fixture f([](auto& c) { c.context.max_message_bytes = 1000; });
+    auto chat = f.create_chat();
+    auto [r, j] = f.send("POST", "/context/chats/" + chat + "/messages",
+                         json::object{{"content", std::string(1001, 'a')}});
+    BOOST_TEST(r.status == 413u);
+    BOOST_TEST(j.at("error").at("code").as_string() == "message_too_large");
+    auto [w, wj] = f.send("POST", "/context/workflows/explain_file/runs",
+                          json::object{{"chat_id", chat}, {"input", std::string(1001, 'a')}});
+    BOOST_TEST(w.status == 413u, w.body);
+    f.fake.script({{"ok"}});
+    auto [ok, oj] = f.send("POST", "/context/chats/" + chat + "/messages",
+                           json::object{{"content", std::string(1000, 'a')}});
+    BOOST_TEST(ok.status == 202u, ok.body);
+}
+
+BOOST_AUTO_TEST_CASE(model_requests_stay_within_the_context_budget) {
+    context_fixture probe;
+    auto [pr, prompt] = probe.send("GET", "/v1/system-prompts/coding/enhanced");
+    auto system_bytes = prompt.at("content").as_string().size();
+    // Room for the system prompt, the current turn and about two earlier 3000-byte turns.
+    std::size_t budget_tokens = (system_bytes + 9000) / 4;
+    context_fixture f([&](auto& c) { c.upstreams[0].context_budget = budget_tokens; });
+    auto chat = f.create_chat();
+    for (int i = 0; i < 4; ++i) {
+        f.fake.script({{"answer " + std::to_string(i)}});
+        auto run = f.start(chat, "turn " + std::to_string(i) + " " + std::string(3000, 'a' + i));
+        BOOST_TEST_REQUIRE(f.events(run).back().type == "run.completed");
+    }
+    // A run whose tool result grows the request past the budget mid-run.
+    write_text(f.workspace / "grow.txt", std::string(4000, 'g'));
+    f.fake.script({{call("read_file", {{"path", "grow.txt"}})}, {"Read."}});
+    auto run = f.start(chat, "now read grow.txt");
+    auto all = f.events(run);
+    BOOST_TEST_REQUIRE(all.back().type == "run.completed");
+    std::vector<sse_event> trimmed;
+    for (const auto& e : all)
+        if (e.type == "context.trimmed") trimmed.push_back(e);
+    BOOST_TEST_REQUIRE(trimmed.size() == 2u);  // at the start, and again after the big result
+    BOOST_TEST(trimmed[1].data.at("left_out_messages").as_int64() >
+               trimmed[0].data.at("left_out_messages").as_int64());
+    BOOST_TEST(trimmed[0].data.at("budget_tokens").as_int64() == std::int64_t(budget_tokens));
+    auto requests = f.fake.scripted_requests();
+    auto first = json::parse(requests[requests.size() - 2]).at("messages").as_array();
+    auto second = json::parse(requests.back()).at("messages").as_array();
+    for (const auto* messages : {&first, &second}) {
+        // Never the system prompt or the current turn; the kept history starts with a user turn.
+        BOOST_TEST(messages->at(0).at("role").as_string() == "system");
+        BOOST_TEST(mentions(*messages, "now read grow.txt"));
+        BOOST_TEST(!mentions(*messages, "turn 0 "));
+        BOOST_TEST(messages->at(1).at("role").as_string() == "user");
+        BOOST_TEST(json::serialize(*messages).size() <= budget_tokens * 4 + 200);
+    }
+    BOOST_TEST(mentions(first, "turn 3 "));
+    BOOST_TEST(mentions(second, std::string(4000, 'g')));
+    BOOST_TEST(second.size() < first.size() + 2);  // older turns made room for call and result
+}
+
+BOOST_AUTO_TEST_CASE(chat_messages_come_in_pages) {
+    context_fixture f;
+    auto chat = f.create_chat();
+    for (int i = 0; i < 5; ++i) {
+        f.fake.script({{"answer " + std::to_string(i)}});
+        auto run = f.start(chat, "question " + std::to_string(i));
+        BOOST_TEST_REQUIRE(f.events(run).back().type == "run.completed");
+    }
+    auto [r, page] = f.send("GET", "/context/chats/" + chat + "?limit=4");
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    auto messages = page.at("messages").as_array();
+    BOOST_TEST_REQUIRE(messages.size() == 4u);
+    BOOST_TEST(messages[0].at("content").as_string() == "question 3");
+    BOOST_TEST(messages[3].at("content").as_string() == "answer 4");
+    BOOST_TEST(page.at("has_more").as_bool());
+    BOOST_TEST(page.at("runs").as_array().size() == 2u);  // the runs of this page only
+    std::vector<std::string> seen;
+    auto before = page.at("next_before").as_int64();
+    while (true) {
+        auto [rr, more] = f.send(
+            "GET", "/context/chats/" + chat + "/messages?limit=3&before=" + std::to_string(before));
+        BOOST_TEST_REQUIRE(rr.status == 200u, rr.body);
+        auto data = more.at("data").as_array();
+        for (auto it = data.rbegin(); it != data.rend(); ++it)
+            seen.emplace_back(it->at("content").as_string());
+        if (!more.at("has_more").as_bool()) break;
+        before = more.at("next_before").as_int64();
+    }
+    std::vector<std::string> expected{"answer 2",   "question 2", "answer 1",
+                                      "question 1", "answer 0",   "question 0"};
+    BOOST_TEST(seen == expected, boost::test_tools::per_element());
+    BOOST_TEST(f.send("GET", "/context/chats/" + chat + "?limit=0").first.status == 400u);
+    BOOST_TEST(f.send("GET", "/context/chats/" + chat + "?before=x").first.status == 400u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

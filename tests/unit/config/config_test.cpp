@@ -178,10 +178,16 @@ BOOST_AUTO_TEST_CASE(context_section) {
   max_wall_time: 2m
   approval_timeout: 30s
   approvals: {read_file: always, delete_file: never, edit_file: ask}
+  max_message_bytes: 256KiB
+  max_watchers_per_run: 4
+  event_excerpt_bytes: 4KiB
 )",
                               "test.yaml");
     BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
     const auto& c = loaded.value->context;
+    BOOST_TEST(c.max_message_bytes == 256u * 1024);
+    BOOST_TEST(c.max_watchers_per_run == 4u);
+    BOOST_TEST(c.event_excerpt_bytes == 4096u);
     BOOST_TEST(c.data_dir == "/var/lib/contextgate");
     BOOST_TEST(c.workspaces.size() == 2u);
     BOOST_TEST(c.max_steps == 12u);
@@ -196,6 +202,8 @@ BOOST_AUTO_TEST_CASE(context_section) {
     auto again = load_string(text, "effective.yaml");
     BOOST_TEST_REQUIRE(static_cast<bool>(again), again.error);
     BOOST_TEST(again.value->context.approvals.size() == 3u);
+    BOOST_TEST(again.value->context.max_watchers_per_run == 4u);
+    BOOST_TEST(again.value->upstreams[0].context_budget == 100'000u);
 }
 
 BOOST_AUTO_TEST_CASE(context_section_errors) {
@@ -213,6 +221,10 @@ BOOST_AUTO_TEST_CASE(context_section_errors) {
     BOOST_TEST(error_of(context("  max_stepz: 3\n")).find("unknown key `max_stepz` in `context`") !=
                std::string::npos);
     BOOST_TEST(error_of(context("  max_steps: 0\n")).find("must be a whole number from 1") !=
+               std::string::npos);
+    BOOST_TEST(error_of(context("  event_excerpt_bytes: 10\n")) ==
+               "test.yaml:5: `event_excerpt_bytes` must be at least 256");
+    BOOST_TEST(error_of(context("  max_watchers_per_run: 0\n")).find("from 1 to 10000") !=
                std::string::npos);
     BOOST_TEST(error_of(context("  identical_call_warn: 5\n  identical_call_stop: 4\n"))
                    .find("`identical_call_stop` must be greater") != std::string::npos);

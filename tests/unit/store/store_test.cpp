@@ -40,7 +40,7 @@ BOOST_AUTO_TEST_CASE(migrates_once_and_survives_reopening) {
     temp_database db;
     {
         auto s = db.open();
-        BOOST_TEST(s->schema_version() == 2);
+        BOOST_TEST(s->schema_version() == 3);
         s->insert_chat(a_chat("c1"));
         s->add_message({0, "c1", "r1", "user", "fix the typo", 0});
         run_record run{"r1", "c1", "awaiting_approval",       2, 10,
@@ -49,7 +49,7 @@ BOOST_AUTO_TEST_CASE(migrates_once_and_survives_reopening) {
         s->append_event("r1", "run.started", "{}");
     }  // closed like a process exit; WAL content must be there on reopen
     auto s = db.open();
-    BOOST_TEST(s->schema_version() == 2);
+    BOOST_TEST(s->schema_version() == 3);
     BOOST_TEST_REQUIRE(s->chat("c1").has_value());
     BOOST_TEST(s->chat("c1")->workspace == "/srv/projects/app");
     BOOST_TEST(s->messages("c1").size() == 1u);
@@ -163,12 +163,13 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated) {
     {
         sqlite3* raw = nullptr;
         BOOST_TEST_REQUIRE(sqlite3_open(db.path.c_str(), &raw) == SQLITE_OK);
-        BOOST_TEST(sqlite3_exec(raw, "DROP TABLE run_messages; PRAGMA user_version=1;", nullptr,
+        BOOST_TEST(sqlite3_exec(raw, "DROP TABLE run_messages; ALTER TABLE tool_calls DROP COLUMN preview; "
+                                      "PRAGMA user_version=1;", nullptr,
                                 nullptr, nullptr) == SQLITE_OK);
         sqlite3_close(raw);
     }
     auto s = db.open();
-    BOOST_TEST(s->schema_version() == 2);
+    BOOST_TEST(s->schema_version() == 3);
     BOOST_TEST(s->chat("c1").has_value());
     s->save_run({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
     s->append_run_message("r1", 0, "user", "hello");
@@ -218,6 +219,75 @@ BOOST_AUTO_TEST_CASE(open_errors_name_the_file) {
     auto garbage = store::open(db.path);
     BOOST_TEST(!garbage);
     BOOST_TEST(garbage.error.find(db.path) == 0u, garbage.error);
+}
+
+BOOST_AUTO_TEST_CASE(messages_come_in_pages_newest_first) {
+    temp_database db;
+    auto s = db.open();
+    s->insert_chat(a_chat("c1"));
+    std::vector<std::int64_t> ids;
+    for (int i = 0; i < 7; ++i)
+        ids.push_back(s->add_message({0, "c1", "r", i % 2 ? "assistant" : "user",
+                                      "m" + std::to_string(i), 0}));
+    bool older = false;
+    auto newest = s->message_page("c1", 0, 3, older);
+    BOOST_TEST_REQUIRE(newest.size() == 3u);
+    BOOST_TEST(newest.front().content == "m4");  // oldest first within the page
+    BOOST_TEST(newest.back().content == "m6");
+    BOOST_TEST(older);
+    auto next = s->message_page("c1", newest.front().id, 3, older);
+    BOOST_TEST(next.front().content == "m1");
+    BOOST_TEST(older);
+    auto last = s->message_page("c1", next.front().id, 3, older);
+    BOOST_TEST(last.size() == 1u);
+    BOOST_TEST(last.front().content == "m0");
+    BOOST_TEST(!older);
+}
+
+BOOST_AUTO_TEST_CASE(recent_messages_stop_at_the_byte_budget) {
+    temp_database db;
+    auto s = db.open();
+    s->insert_chat(a_chat("c1"));
+    for (int i = 0; i < 5; ++i) s->add_message({0, "c1", "r", "user", std::string(100, 'a' + i), 0});
+    std::size_t left_out = 0;
+    auto kept = s->recent_messages("c1", 250, left_out);
+    BOOST_TEST_REQUIRE(kept.size() == 2u);
+    BOOST_TEST(kept[0].content == std::string(100, 'd'));
+    BOOST_TEST(kept[1].content == std::string(100, 'e'));
+    BOOST_TEST(left_out == 3u);
+    BOOST_TEST(s->recent_messages("c1", SIZE_MAX, left_out).size() == 5u);
+    BOOST_TEST(left_out == 0u);
+    BOOST_TEST(s->recent_messages("c1", 10, left_out).empty());
+    BOOST_TEST(left_out == 5u);
+}
+
+BOOST_AUTO_TEST_CASE(events_are_read_in_bounded_pages) {
+    temp_database db;
+    auto s = db.open();
+    s->insert_chat(a_chat("c1"));
+    s->save_run({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
+    for (int i = 0; i < 10; ++i) s->append_event("r1", "e", std::string(100, 'x'));
+    BOOST_TEST(s->events_after("r1", 0, 4).size() == 4u);
+    BOOST_TEST(s->events_after("r1", 0, 100, 250).size() == 3u);  // stops once over 250 bytes
+    BOOST_TEST(s->events_after("r1", 0, 100, 1).size() == 1u);    // never an empty page
+    auto rest = s->events_after("r1", 8, 100);
+    BOOST_TEST_REQUIRE(rest.size() == 2u);
+    BOOST_TEST(rest[0].seq == 9);
+}
+
+BOOST_AUTO_TEST_CASE(a_call_keeps_its_preview_and_a_run_its_input) {
+    temp_database db;
+    auto s = db.open();
+    s->insert_chat(a_chat("c1"));
+    s->save_run({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
+    s->add_message({0, "c1", "r1", "user", "fix it", 0});
+    s->add_message({0, "c1", "r1", "assistant", "fixed", 0});
+    tool_call_record call{"call-1", "r1", 1, "edit_file", "{}", "awaiting_approval", "", 0};
+    call.preview = "--- a/x\n+++ b/x\n";
+    s->save_tool_call(call);
+    BOOST_TEST(s->tool_call("call-1")->preview == call.preview);
+    BOOST_TEST(s->run_input("r1").value_or("") == "fix it");
+    BOOST_TEST(!s->run_input("r2"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
