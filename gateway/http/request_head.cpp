@@ -35,7 +35,7 @@ std::vector<std::string_view> transfer_codings(const bhttp::request_header<>& he
     return codings;
 }
 
-std::optional<head_refusal> check_framing(const bhttp::request_header<>& head) {
+std::optional<head_refusal> check_framing(const bhttp::request<bhttp::string_body>& head) {
     if (head.find(bhttp::field::transfer_encoding) == head.end()) return std::nullopt;
     if (head.version() < 11)
         return head_refusal{errc::bad_request,
@@ -45,6 +45,9 @@ std::optional<head_refusal> check_framing(const bhttp::request_header<>& head) {
         return head_refusal{errc::bad_request,
                             "Transfer-Encoding must end in `chunked`; the body length of this "
                             "request cannot be determined."};
+    // Beast frames the body by its own reading of the field: it must agree with ours.
+    if (!head.chunked())
+        return head_refusal{errc::bad_request, "Transfer-Encoding cannot be read reliably."};
     for (std::size_t i = 0; i + 1 < codings.size(); ++i) {
         if (boost::beast::iequals(codings[i], "chunked"))
             return head_refusal{errc::bad_request, "Transfer-Encoding applies `chunked` twice."};
@@ -69,13 +72,19 @@ std::optional<head_refusal> check_host(const bhttp::request_header<>& head) {
 
 }  // namespace
 
-std::optional<head_refusal> check_request_head(bhttp::request_header<>& head) {
+std::optional<head_refusal> check_request_head(bhttp::request<bhttp::string_body>& head) {
     if (auto refused = check_framing(head)) return refused;
     if (auto refused = check_host(head)) return refused;
     auto normalized = normalize_target(head.target());
     if (!normalized) return head_refusal{errc::bad_request, std::move(normalized.error)};
     if (normalized.target != head.target()) head.target(normalized.target);
     return std::nullopt;
+}
+
+void drop_trailer_fields(bhttp::fields& fields, std::size_t header_fields) {
+    auto it = fields.begin();
+    for (std::size_t i = 0; i < header_fields && it != fields.end(); ++i) ++it;
+    while (it != fields.end()) it = fields.erase(it);
 }
 
 }  // namespace gateway::http

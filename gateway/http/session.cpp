@@ -76,15 +76,6 @@ boost::system::error_code parse_buffered(bhttp::request_parser<bhttp::string_bod
     return bhttp::error::need_more;
 }
 
-// Fields a chunked body's trailer added after the header's `header_fields`: dropped. Beast's
-// parser appends trailer fields to the header, where they would pass for request headers
-// (an `Authorization` sent only in a trailer must authenticate nothing, and is never forwarded).
-void drop_trailer_fields(request& req, std::size_t header_fields) {
-    auto it = req.begin();
-    for (std::size_t i = 0; i < header_fields && it != req.end(); ++i) ++it;
-    while (it != req.end()) it = req.erase(it);
-}
-
 // Reads one request into `req`. Its head is checked (framing, Host, target; see
 // check_request_head) and passed through the router's guards before any body byte is read. On a
 // client error it answers in the OpenAI envelope and returns false; on close or timeout it

@@ -8,9 +8,10 @@ using gateway::http::check_request_head;
 
 namespace {
 
-http::request_header<> head(std::vector<std::pair<std::string, std::string>> fields,
-                            std::string target = "/v1/chat/completions", unsigned version = 11) {
-    http::request_header<> h;
+http::request<http::string_body> head(std::vector<std::pair<std::string, std::string>> fields,
+                                      std::string target = "/v1/chat/completions",
+                                      unsigned version = 11) {
+    http::request<http::string_body> h;
     h.method(http::verb::post);
     h.target(target);
     h.version(version);
