@@ -4,6 +4,7 @@
 #include "gateway/agent/excerpt.hpp"
 #include "gateway/agent/tool_call_parser.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/workspace.hpp"
 #include "gateway/tools/workspace_roots.hpp"
 #include "gateway/workflows/template.hpp"
@@ -881,7 +882,7 @@ net::awaitable<bool> run_engine::resolve_pending(live_run& run) {
         if (policy == config::approval_policy::never) {
             co_return co_await deliver(
                 run, tools::tool_result::failure(
-                         "PERMISSION_DENIED", "`" + tool +
+                         tools::code::permission_denied, "`" + tool +
                                                   "` is switched off on this gateway. Use "
                                                   "another tool, or give your final answer."));
         }
@@ -986,7 +987,7 @@ net::awaitable<bool> run_engine::resolve_pending(live_run& run) {
     if (decided->approve) co_return co_await run_call(run);
     std::string denial = "The user denied this operation.";
     if (!decided->feedback.empty()) denial += " Their feedback: " + decided->feedback;
-    auto rejected = tools::tool_result::failure("DENIED_BY_USER", denial);
+    auto rejected = tools::tool_result::failure(tools::code::denied_by_user, denial);
     co_return co_await deliver(run, rejected);
 }
 
@@ -1007,7 +1008,7 @@ net::awaitable<bool> run_engine::deliver(live_run& run, const tools::tool_result
     auto call_id = string_of(pending, "call_id");
     auto tool = string_of(pending, "tool");
     s.erase("pending");
-    bool denied = result.error_code == "DENIED_BY_USER";
+    bool denied = result.error_code == tools::code::denied_by_user;
     if (auto step_id = string_of(pending, "workflow_step"); !step_id.empty())
         co_return deliver_step(run, step_id, call_id, tool, result);
     auto errors = result.ok || denied ? 0 : int_of(s, "tool_errors") + 1;
@@ -1057,7 +1058,7 @@ void run_engine::save_call(const std::string& call_id, std::string_view status,
 // A call's outcome, stored and announced as tool.result; inside the caller's checkpoint.
 void run_engine::record_result(live_run& run, const std::string& call_id, const std::string& tool,
                                const tools::tool_result& result) {
-    bool denied = result.error_code == "DENIED_BY_USER";
+    bool denied = result.error_code == tools::code::denied_by_user;
     save_call(call_id, denied ? "rejected" : result.ok ? "done" : "failed", nullptr, &result);
     emit(run, "tool.result",
          {{"call_id", call_id},
@@ -1073,7 +1074,7 @@ bool run_engine::deliver_step(live_run& run, const std::string& step_id,
                               const std::string& call_id, const std::string& tool,
                               const tools::tool_result& result) {
     auto& wf = run.state["workflow"].as_object();
-    bool denied = result.error_code == "DENIED_BY_USER";
+    bool denied = result.error_code == tools::code::denied_by_user;
     if (result.ok) {
         wf["outputs"].as_object()[step_id] =
             json::object{{"output", result.text}, {"data", result.data}};

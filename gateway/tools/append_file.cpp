@@ -1,5 +1,6 @@
 #include "gateway/tools/append_file.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/file_change.hpp"
 #include "gateway/tools/text_document.hpp"
 
@@ -24,7 +25,7 @@ tool_result append_file_tool::run(const boost::json::object& p, tool_context& co
     auto path = string_param(p, "path");
     tool_result failure;
     auto before = load_text(context, path, failure);
-    if (!before && failure.error_code != "NOT_FOUND") return failure;
+    if (!before && failure.error_code != code::not_found) return failure;
     text_document doc(before.value_or(""));
     auto outcome = append_text(doc, string_param(p, "content"));
     text_document after(outcome.content);

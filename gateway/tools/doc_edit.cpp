@@ -1,5 +1,6 @@
 #include "gateway/tools/doc_edit.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/file_change.hpp"
 #include "gateway/tools/text_document.hpp"
 #include "gateway/tools/workspace.hpp"
@@ -36,7 +37,7 @@ namespace {
 
 tool_result missing(std::string_view name, std::string_view command) {
     return tool_result::failure(
-        "INVALID_PARAMETERS",
+        code::invalid_parameters,
         "`" + std::string(name) + "` is required for the `" + std::string(command) + "` command.");
 }
 
@@ -55,7 +56,7 @@ tool_result view(const boost::json::object& p, tool_context& context, const std:
             first > static_cast<long long>(std::max<std::size_t>(doc.line_count(), 1)) ||
             last < first)
             return tool_result::failure(
-                "INVALID_RANGE", "view_range [" + std::to_string(first) + ", " +
+                code::invalid_range, "view_range [" + std::to_string(first) + ", " +
                                      std::to_string(end) + "] is invalid: the file has " +
                                      std::to_string(doc.line_count()) +
                                      " lines; use [start, end] with 1 <= start <= end, or -1 "

@@ -1,5 +1,6 @@
 #include "gateway/tools/edit_file.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/file_change.hpp"
 
 namespace gateway::tools {
@@ -26,13 +27,13 @@ tool_result edit_file_tool::run(const boost::json::object& p, tool_context& cont
     tool_result failure;
     auto before = load_text(context, path, failure);
     if (!before) {
-        if (failure.error_code == "NOT_FOUND")
+        if (failure.error_code == code::not_found)
             failure.text += " Use create_file to create a new file.";
         return failure;
     }
     auto after = string_param(p, "content");
     if (after == *before)
-        return tool_result::failure("NO_CHANGE",
+        return tool_result::failure(code::no_change,
                                     "The new content is identical to the current "
                                     "content of " +
                                         quoted(path) + "; nothing to do.");

@@ -1,5 +1,6 @@
 #include "gateway/tools/edit_lines.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/file_change.hpp"
 #include "gateway/tools/text_document.hpp"
 
@@ -30,7 +31,7 @@ tool_result edit_lines_tool::run(const boost::json::object& p, tool_context& con
     auto operation = string_param(p, "operation");
     auto content = optional_string_param(p, "content");
     if (operation != "delete" && !content)
-        return tool_result::failure("INVALID_PARAMETERS",
+        return tool_result::failure(code::invalid_parameters,
                                     "`content` is required for " + operation + ".");
     tool_result failure;
     auto before = load_text(context, path, failure);
@@ -46,7 +47,7 @@ tool_result edit_lines_tool::run(const boost::json::object& p, tool_context& con
     if (!outcome) return tool_result::failure(outcome.error_code, outcome.message);
     if (outcome.content == *before)
         return tool_result::failure(
-            "NO_CHANGE", "The edit leaves " + quoted(path) + " unchanged; nothing to do.");
+            code::no_change, "The edit leaves " + quoted(path) + " unchanged; nothing to do.");
     text_document after(outcome.content);
     auto result = commit_change(context, path, before, outcome.content, overwrite::allowed, how,
                                 "Edited " + quoted(path) + " (" + operation + " at line " +

@@ -1,6 +1,7 @@
 #include "gateway/tools/file_change.hpp"
 
 #include "gateway/tools/diff.hpp"
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/text_document.hpp"
 #include "gateway/tools/walker.hpp"
 #include "gateway/tools/workspace.hpp"
@@ -28,7 +29,7 @@ tool_result commit_change(tool_context& context, std::string_view path,
     if (!context.files) return no_workspace();
     if (after.size() > context.limits.max_write_bytes)
         return tool_result::failure(
-            "FILE_TOO_LARGE", "The new content of " + quoted(path) + " would be " +
+            code::file_too_large, "The new content of " + quoted(path) + " would be " +
                                   std::to_string(after.size()) + " bytes, over the limit of " +
                                   std::to_string(context.limits.max_write_bytes) + " bytes.");
     auto relative = normalize_relative(path);
@@ -61,11 +62,11 @@ tool_result create_new_file(tool_context& context, std::string_view path,
     if (!context.files) return no_workspace();
     // This check gives the preview its answer; the write refuses an existing file atomically.
     auto existing = context.files->read(path, 0);
-    if (existing || existing.error_code == "FILE_TOO_LARGE" || existing.error_code == "BINARY_FILE")
+    if (existing || existing.error_code == code::file_too_large || existing.error_code == code::binary_file)
         return tool_result::failure(
-            "FILE_EXISTS",
+            code::file_exists,
             "File " + quoted(path) + " already exists; use edit_file or doc_edit to change it.");
-    if (existing.error_code != "NOT_FOUND")
+    if (existing.error_code != code::not_found)
         return tool_result::failure(existing.error_code, existing.message);
     return commit_change(context, path, std::nullopt, content, overwrite::refused, how,
                          "Created " + quoted(path) + " with " +

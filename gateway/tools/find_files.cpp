@@ -1,5 +1,6 @@
 #include "gateway/tools/find_files.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/glob.hpp"
 #include "gateway/tools/walker.hpp"
 #include "gateway/tools/workspace.hpp"
@@ -34,7 +35,7 @@ tool_result find_files_tool::run(const boost::json::object& p, tool_context& con
     if (negated) pattern.erase(0, 1);
     std::string error;
     auto wanted = glob::compile(pattern, error);
-    if (!wanted.valid()) return tool_result::failure("INVALID_PATTERN", error);
+    if (!wanted.valid()) return tool_result::failure(code::invalid_pattern, error);
     std::vector<glob> excluded;
     std::vector<std::string> exclude_patterns;
     if (auto* e = p.if_contains("exclude")) {
@@ -45,7 +46,7 @@ tool_result find_files_tool::run(const boost::json::object& p, tool_context& con
     }
     for (const auto& x : exclude_patterns) {
         auto compiled = glob::compile(x.starts_with('!') ? x.substr(1) : x, error);
-        if (!compiled.valid()) return tool_result::failure("INVALID_PATTERN", error);
+        if (!compiled.valid()) return tool_result::failure(code::invalid_pattern, error);
         excluded.push_back(std::move(compiled));
     }
 

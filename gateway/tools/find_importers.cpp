@@ -1,5 +1,6 @@
 #include "gateway/tools/find_importers.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/walker.hpp"
 #include "gateway/tools/workspace.hpp"
 
@@ -212,7 +213,7 @@ tool_result find_importers_tool::run(const boost::json::object& p, tool_context&
     if (!context.files) return no_workspace();
     auto module = string_param(p, "module_path");
     if (auto why = sandbox::check_relative(normalize_relative(module)); !why.empty())
-        return tool_result::failure("PATH_OUTSIDE_WORKSPACE",
+        return tool_result::failure(code::path_outside_workspace,
                                     "Module path " + quoted(module) + " " + why +
                                         "; give a path relative to the workspace root.");
     static const patterns re;

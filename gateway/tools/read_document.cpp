@@ -1,5 +1,6 @@
 #include "gateway/tools/read_document.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/text_document.hpp"
 
 namespace gateway::tools {
@@ -28,7 +29,7 @@ tool_result read_document_tool::run(const boost::json::object& p, tool_context& 
     std::string header = "Document: \"" + context.document->name + "\" (" + std::to_string(total) +
                          " lines, " + std::to_string(doc.word_count()) + " words)";
     if (total > 0 && (first > total || last < first))
-        return tool_result::failure("INVALID_RANGE", "Lines " + std::to_string(first) + "-" +
+        return tool_result::failure(code::invalid_range, "Lines " + std::to_string(first) + "-" +
                                                          std::to_string(last) +
                                                          " are out of range; the document has " +
                                                          std::to_string(total) + " lines.");

@@ -1,5 +1,6 @@
 #include "gateway/tools/read_file.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/text_document.hpp"
 #include "gateway/tools/workspace.hpp"
 
@@ -30,7 +31,7 @@ tool_result read_file_tool::run(const boost::json::object& p, tool_context& cont
     auto file = context.files->read(
         path, ranged ? context.limits.max_file_bytes : context.limits.max_read_bytes);
     if (!file) {
-        if (file.error_code == "FILE_TOO_LARGE" && !ranged)
+        if (file.error_code == code::file_too_large && !ranged)
             file.message +=
                 " Read it in parts with start_line and end_line (for example 1-400), "
                 "or use search_files to find the lines you need.";
@@ -43,11 +44,11 @@ tool_result read_file_tool::run(const boost::json::object& p, tool_context& cont
         return tool_result::success("File " + quoted(path) + " is empty (0 lines).",
                                     {{"path", path}, {"line_count", 0}});
     if (first > total)
-        return tool_result::failure("INVALID_RANGE", "start_line " + std::to_string(first) +
+        return tool_result::failure(code::invalid_range, "start_line " + std::to_string(first) +
                                                          " is past the end of " + quoted(path) +
                                                          " (" + std::to_string(total) + " lines).");
     if (last < first)
-        return tool_result::failure("INVALID_RANGE", "end_line " + std::to_string(last) +
+        return tool_result::failure(code::invalid_range, "end_line " + std::to_string(last) +
                                                          " is before start_line " +
                                                          std::to_string(first) + ".");
     last = std::min(last, total);

@@ -7,6 +7,7 @@
 #include "gateway/tools/edit_document.hpp"
 #include "gateway/tools/edit_file.hpp"
 #include "gateway/tools/edit_lines.hpp"
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/find_definition.hpp"
 #include "gateway/tools/find_files.hpp"
 #include "gateway/tools/find_importers.hpp"
@@ -146,18 +147,18 @@ tool_result registry::execute(std::string_view name, const boost::json::value& p
             if (!names.empty()) names += ", ";
             names += candidate->spec().name;
         }
-        return tool_result::failure("UNKNOWN_TOOL", "There is no tool named " + quoted(name) +
+        return tool_result::failure(code::unknown_tool, "There is no tool named " + quoted(name) +
                                                         ". Valid tools: " + names + ".");
     }
     if ((t->spec().permissions & ~permissions_of(r)) != 0)
         return tool_result::failure(
-            "PERMISSION_DENIED",
+            code::permission_denied,
             "Tool " + quoted(name) + " changes files, and this chat may only read them.");
     if (!parameters.is_object())
         return tool_result::failure(
-            "INVALID_PARAMETERS", "The parameters of " + quoted(name) + " must be a JSON object.");
+            code::invalid_parameters, "The parameters of " + quoted(name) + " must be a JSON object.");
     if (auto problem = validate(name, parameters); !problem.empty())
-        return tool_result::failure("INVALID_PARAMETERS",
+        return tool_result::failure(code::invalid_parameters,
                                     "Invalid parameters for " + quoted(name) + " at " + problem);
     return t->run(parameters.as_object(), context, how);
 }

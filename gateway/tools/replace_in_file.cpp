@@ -1,5 +1,6 @@
 #include "gateway/tools/replace_in_file.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/file_change.hpp"
 #include "gateway/tools/text_document.hpp"
 
@@ -43,11 +44,11 @@ tool_result replace_in_file_tool::run(const boost::json::object& p, tool_context
         RE2 re(find, options);
         if (!re.ok())
             return tool_result::failure(
-                "INVALID_REGEX", "Invalid regular expression " + quoted(find) + ": " + re.error());
+                code::invalid_regex, "Invalid regular expression " + quoted(find) + ": " + re.error());
         std::string rewrite_error;
         if (!re.CheckRewriteString(replace, &rewrite_error))
             return tool_result::failure(
-                "INVALID_REGEX", "Invalid replacement " + quoted(replace) + ": " + rewrite_error);
+                code::invalid_regex, "Invalid replacement " + quoted(replace) + ": " + rewrite_error);
         count = RE2::GlobalReplace(&after, re, replace);
     } else {
         text_document doc(*before);

@@ -1,5 +1,6 @@
 #include "gateway/tools/sandbox.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/tool.hpp"
 
 #include <dirent.h>
@@ -25,7 +26,7 @@ opened fail(std::string code, std::string message) {
 }
 
 opened outside(std::string_view path) {
-    return fail("PATH_OUTSIDE_WORKSPACE",
+    return fail(code::path_outside_workspace,
                 "Path " + quoted(path) +
                     " is outside the workspace. Use a path relative to the workspace root, "
                     "without `..`, that does not go through a link leading outside.");
@@ -108,7 +109,7 @@ std::string sandbox::check_relative(std::string_view relative) {
 opened sandbox::open_directory(const std::string& absolute_path) {
     int fd = ::open(absolute_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
-        return fail("NOT_FOUND", "Workspace " + quoted(absolute_path) +
+        return fail(code::not_found, "Workspace " + quoted(absolute_path) +
                                      " cannot be opened: " + std::strerror(errno));
     return {unique_fd(fd), {}, {}};
 }
@@ -124,26 +125,26 @@ opened sandbox::resolve(std::string_view relative, int flags, bool want_director
         int error = errno;
         if (error == EXDEV || error == ELOOP) return outside(relative);
         if (error == ENOENT)
-            return fail("NOT_FOUND",
+            return fail(code::not_found,
                         "Path " + quoted(relative) + " does not exist in the workspace.");
         if (error == ENXIO || error == ENODEV)  // a socket, or a device without a driver
             return fail(
-                "NOT_A_REGULAR_FILE",
+                code::not_a_regular_file,
                 "Path " + quoted(relative) + " is not a regular file (a device, FIFO or socket).");
         if (error == ENOTDIR)
-            return fail("NOT_A_DIRECTORY",
+            return fail(code::not_a_directory,
                         "A part of " + quoted(relative) + " is not a directory.");
-        return fail("IO_ERROR", "Cannot open " + quoted(relative) + ": " + std::strerror(error));
+        return fail(code::io_error, "Cannot open " + quoted(relative) + ": " + std::strerror(error));
     }
     unique_fd opened_fd(fd);
     struct stat info {};
     if (::fstat(fd, &info) != 0)
-        return fail("IO_ERROR", "Cannot inspect " + quoted(relative) + ": " + std::strerror(errno));
+        return fail(code::io_error, "Cannot inspect " + quoted(relative) + ": " + std::strerror(errno));
     if (want_directory && !S_ISDIR(info.st_mode))
-        return fail("NOT_A_DIRECTORY", "Path " + quoted(relative) + " is not a directory.");
+        return fail(code::not_a_directory, "Path " + quoted(relative) + " is not a directory.");
     if (!want_directory && !S_ISREG(info.st_mode))
         return fail(
-            "NOT_A_REGULAR_FILE",
+            code::not_a_regular_file,
             "Path " + quoted(relative) +
                 (S_ISDIR(info.st_mode) ? " is a directory; use list_files to see its contents."
                                        : " is not a regular file (a device, FIFO or socket)."));
@@ -169,11 +170,11 @@ opened sandbox::open_parent(std::string_view relative, bool create, std::string&
     std::string_view folder = slash == std::string_view::npos ? "." : relative.substr(0, slash);
     leaf = std::string(slash == std::string_view::npos ? relative : relative.substr(slash + 1));
     if (leaf.empty() || leaf == ".")
-        return fail("NOT_A_REGULAR_FILE",
+        return fail(code::not_a_regular_file,
                     "Path " + quoted(relative) + " names a folder, not a file.");
     if (folder.empty()) folder = ".";
     auto parent = open_dir(folder);
-    if (parent || !create || parent.error_code != "NOT_FOUND") return parent;
+    if (parent || !create || parent.error_code != code::not_found) return parent;
 
     // Create the missing folders one component at a time; each new folder is resolved beneath
     // the root again, so a component that already exists as a link outside is still refused.
@@ -190,7 +191,7 @@ opened sandbox::open_parent(std::string_view relative, bool create, std::string&
         if (!prefix.empty()) prefix.push_back('/');
         prefix += component;
         if (::mkdirat(current.fd.get(), component.c_str(), 0777) != 0 && errno != EEXIST)
-            return fail("IO_ERROR",
+            return fail(code::io_error,
                         "Cannot create folder " + quoted(prefix) + ": " + std::strerror(errno));
         current = open_dir(prefix);
         if (!current) return current;
@@ -210,7 +211,7 @@ fs_status io_error(std::string_view what, std::string_view path) {
     message += quoted(path);
     message += ": ";
     message += std::strerror(errno);
-    return {"IO_ERROR", std::move(message)};
+    return {code::io_error, std::move(message)};
 }
 
 // Refuses anything at `leaf` that is not a regular file; sets `exists` and `info`.
@@ -223,12 +224,12 @@ fs_status inspect_leaf(int parent, const std::string& leaf, std::string_view rel
     }
     if (S_ISREG(info.st_mode)) return {};
     if (S_ISLNK(info.st_mode))
-        return {"NOT_A_REGULAR_FILE",
+        return {code::not_a_regular_file,
                 "Path " + quoted(relative) +
                     " is a symbolic link; work on the file it points to instead."};
     if (S_ISDIR(info.st_mode))
-        return {"NOT_A_REGULAR_FILE", "Path " + quoted(relative) + " is a folder, not a file."};
-    return {"NOT_A_REGULAR_FILE",
+        return {code::not_a_regular_file, "Path " + quoted(relative) + " is a folder, not a file."};
+    return {code::not_a_regular_file,
             "Path " + quoted(relative) + " is not a regular file (a device, FIFO or socket)."};
 }
 
@@ -331,7 +332,7 @@ fs_status sandbox::write_file(std::string_view relative, std::string_view conten
     struct stat info {};
     if (auto refused = inspect_leaf(dir, leaf, relative, exists, info); !refused) return refused;
     if (exists && policy == overwrite::refused)
-        return {"FILE_EXISTS", "File " + quoted(relative) +
+        return {code::file_exists, "File " + quoted(relative) +
                                    " already exists; use edit_file or doc_edit to change it."};
 
     // Debris of an earlier process killed while writing here is cleaned up on the next write.
@@ -360,7 +361,7 @@ fs_status sandbox::write_file(std::string_view relative, std::string_view conten
                       ? ::renameat2(dir, temporary.c_str(), dir, leaf.c_str(), RENAME_NOREPLACE)
                       : ::renameat(dir, temporary.c_str(), dir, leaf.c_str());
     if (renamed != 0 && errno == EEXIST)
-        return abandon({"FILE_EXISTS", "File " + quoted(relative) + " already exists."});
+        return abandon({code::file_exists, "File " + quoted(relative) + " already exists."});
     if (renamed != 0) return abandon(io_error("Cannot replace", relative));
     ::fsync(dir);  // make the rename itself durable
     return {};
@@ -373,11 +374,11 @@ fs_status sandbox::remove_file(std::string_view relative) const {
     struct stat info {};
     if (::fstatat(parent.fd.get(), leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT)
-            return {"NOT_FOUND", "Path " + quoted(relative) + " does not exist in the workspace."};
+            return {code::not_found, "Path " + quoted(relative) + " does not exist in the workspace."};
         return io_error("Cannot inspect", relative);
     }
     if (S_ISDIR(info.st_mode))
-        return {"NOT_A_REGULAR_FILE",
+        return {code::not_a_regular_file,
                 "Path " + quoted(relative) + " is a folder; delete_file removes files only."};
     if (::unlinkat(parent.fd.get(), leaf.c_str(), 0) != 0)
         return io_error("Cannot delete", relative);

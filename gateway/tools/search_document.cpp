@@ -1,5 +1,6 @@
 #include "gateway/tools/search_document.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/text_document.hpp"
 
 #include <re2/re2.h>
@@ -32,7 +33,7 @@ tool_result search_document_tool::run(const boost::json::object& p, tool_context
     RE2 re(query, options);
     if (!re.ok())
         return tool_result::failure(
-            "INVALID_REGEX", "Invalid regular expression " + quoted(query) + ": " + re.error());
+            code::invalid_regex, "Invalid regular expression " + quoted(query) + ": " + re.error());
     text_document doc(context.document->content);
     std::size_t total = 0;
     auto cap = static_cast<std::size_t>(context.limits.document_search_cap);

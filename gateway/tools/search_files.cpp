@@ -1,5 +1,6 @@
 #include "gateway/tools/search_files.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/glob.hpp"
 #include "gateway/tools/walker.hpp"
 #include "gateway/tools/workspace.hpp"
@@ -142,7 +143,7 @@ tool_result search_files_tool::run(const boost::json::object& p, tool_context& c
     options.set_max_mem(64 << 20);
     RE2 re("(?m)" + pattern, options);
     if (!re.ok())
-        return tool_result::failure("INVALID_REGEX", "Invalid regular expression " +
+        return tool_result::failure(code::invalid_regex, "Invalid regular expression " +
                                                          quoted(pattern) + ": " + re.error() +
                                                          ". RE2 syntax has no backreferences "
                                                          "or lookaround.");
@@ -150,7 +151,7 @@ tool_result search_files_tool::run(const boost::json::object& p, tool_context& c
     if (auto fp = optional_string_param(p, "file_pattern")) {
         std::string error;
         file_filter = glob::compile(*fp, error);
-        if (!file_filter.valid()) return tool_result::failure("INVALID_PATTERN", error);
+        if (!file_filter.valid()) return tool_result::failure(code::invalid_pattern, error);
     }
     search s{re, static_cast<std::size_t>(optional_int_param(p, "context_lines").value_or(1)),
              static_cast<std::size_t>(context.limits.search_cap)};

@@ -1,5 +1,7 @@
 #include "gateway/tools/text_document.hpp"
 
+#include "gateway/tools/error_codes.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
@@ -185,7 +187,7 @@ edit_outcome tolerant_replace(const text_document& doc, std::string_view old_tex
     auto old_lines = split_lines(old_text);
     while (!old_lines.empty() && normalize(old_lines.back()).rest.empty()) old_lines.pop_back();
     std::size_t k = old_lines.size();
-    if (k == 0 || k > doc.line_count()) return failed("NO_MATCH", {});
+    if (k == 0 || k > doc.line_count()) return failed(code::no_match, {});
     std::vector<normalized> wanted;
     for (auto line : old_lines) wanted.push_back(normalize(line));
 
@@ -211,11 +213,11 @@ edit_outcome tolerant_replace(const text_document& doc, std::string_view old_tex
         match_shift = shift;
         match_lines.push_back(start);
     }
-    if (matches == 0) return failed("NO_MATCH", {});
+    if (matches == 0) return failed(code::no_match, {});
     if (matches > 1) {
         std::string lines;
         for (auto n : match_lines) lines += (lines.empty() ? "" : ", ") + std::to_string(n);
-        return failed("AMBIGUOUS_MATCH",
+        return failed(code::ambiguous_match,
                       "The text matches " + std::to_string(matches) +
                           " places when whitespace is ignored (starting at lines " + lines +
                           "); the file was not modified. Include more surrounding lines so the "
@@ -253,31 +255,31 @@ edit_outcome tolerant_replace(const text_document& doc, std::string_view old_tex
 edit_outcome replace_unique(const text_document& doc, std::string_view old_text,
                             std::string_view new_text) {
     if (old_text == new_text)
-        return failed("NO_CHANGE",
+        return failed(code::no_change,
                       "The old and new text are identical; nothing to change. The file was not "
                       "modified.");
     auto found = doc.find_all(old_text);
     if (found.size() == 1) return edited(doc.content(), found[0], old_text.size(), new_text);
     if (found.size() > 1)
-        return failed("AMBIGUOUS_MATCH",
+        return failed(code::ambiguous_match,
                       "The text occurs " + std::to_string(found.size()) + " times (at lines " +
                           join_line_numbers(doc, found) +
                           "); the file was not modified. Include more surrounding lines so the "
                           "match is unique.");
     auto tolerant = tolerant_replace(doc, old_text, new_text);
-    if (tolerant || tolerant.error_code == "AMBIGUOUS_MATCH") return tolerant;
-    return failed("NO_MATCH", no_match_message(doc, old_text));
+    if (tolerant || tolerant.error_code == code::ambiguous_match) return tolerant;
+    return failed(code::no_match, no_match_message(doc, old_text));
 }
 
 edit_outcome replace_first(const text_document& doc, std::string_view find,
                            std::string_view replace) {
     auto pos = find.empty() ? std::string::npos : doc.content().find(find);
     if (pos == std::string::npos)
-        return failed("NO_MATCH",
+        return failed(code::no_match,
                       "The text to replace was not found in the document; nothing was changed. "
                       "Use search_document to find the exact text first.");
     if (find == replace)
-        return failed("NO_CHANGE", "The old and new text are identical; nothing to change.");
+        return failed(code::no_change, "The old and new text are identical; nothing to change.");
     return edited(doc.content(), pos, find.size(), replace);
 }
 
@@ -313,21 +315,21 @@ edit_outcome edit_lines(const text_document& doc, line_operation op, long long s
     auto total = " (the file has " + std::to_string(count) + " lines).";
     if (op == line_operation::insert) {
         if (start_line < 1 || start_line > count + 1)
-            return failed("INVALID_RANGE", "start_line " + std::to_string(start_line) +
+            return failed(code::invalid_range, "start_line " + std::to_string(start_line) +
                                                " is out of range for insert: use 1-" +
                                                std::to_string(count + 1) + total);
         end_line = start_line;
     } else {
         if (end_line == 0) end_line = start_line;
         if (start_line < 1 || start_line > count)
-            return failed("INVALID_RANGE", "start_line " + std::to_string(start_line) +
+            return failed(code::invalid_range, "start_line " + std::to_string(start_line) +
                                                " is out of range" + total + range_help(doc));
         if (end_line < start_line)
-            return failed("INVALID_RANGE", "end_line " + std::to_string(end_line) +
+            return failed(code::invalid_range, "end_line " + std::to_string(end_line) +
                                                " is before start_line " +
                                                std::to_string(start_line) + ".");
         if (end_line > count)
-            return failed("INVALID_RANGE", "end_line " + std::to_string(end_line) +
+            return failed(code::invalid_range, "end_line " + std::to_string(end_line) +
                                                " is past the end" + total + range_help(doc));
     }
     if (expected && start_line <= count) {
@@ -338,7 +340,7 @@ edit_outcome edit_lines(const text_document& doc, line_operation op, long long s
             current += doc.line(static_cast<std::size_t>(n));
         }
         if (strip_final_newline(*expected) != current)
-            return failed("STALE_LINES",
+            return failed(code::stale_lines,
                           "The lines " + std::to_string(start_line) + "-" + std::to_string(last) +
                               " no longer hold the expected text; the file was not modified. "
                               "They are now:\n" +
@@ -379,13 +381,13 @@ edit_outcome edit_lines(const text_document& doc, line_operation op, long long s
             return edited(content, begin, end - begin, lines);
         }
     }
-    return failed("INVALID_RANGE", "unknown operation");
+    return failed(code::invalid_range, "unknown operation");
 }
 
 edit_outcome insert_after(const text_document& doc, long long after_line, std::string_view text) {
     auto count = static_cast<long long>(doc.line_count());
     if (after_line < 0 || after_line > count)
-        return failed("INVALID_RANGE", "insert_line " + std::to_string(after_line) +
+        return failed(code::invalid_range, "insert_line " + std::to_string(after_line) +
                                            " is out of range: use 0-" + std::to_string(count) +
                                            " (0 inserts at the top; the file has " +
                                            std::to_string(count) + " lines).");

@@ -1,5 +1,7 @@
 #include "gateway/tools/tool.hpp"
 
+#include "gateway/tools/error_codes.hpp"
+
 namespace gateway::tools {
 
 std::string_view category_title(category c) {
@@ -89,11 +91,11 @@ std::string cap_text(std::string text, std::size_t limit, std::string_view how_t
 
 tool_result no_workspace() {
     return tool_result::failure(
-        "NO_WORKSPACE", "This chat has no workspace folder, so file tools are unavailable.");
+        code::no_workspace, "This chat has no workspace folder, so file tools are unavailable.");
 }
 
 tool_result no_document() {
-    return tool_result::failure("NO_DOCUMENT",
+    return tool_result::failure(code::no_document,
                                 "No document is open in this chat; ask the user to open one.");
 }
 

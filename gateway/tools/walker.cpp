@@ -1,5 +1,6 @@
 #include "gateway/tools/walker.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/ignore_rules.hpp"
 
 #include <dirent.h>
@@ -140,7 +141,7 @@ fs_status walk(const sandbox& root, std::string_view start_path, const walk_opti
     auto start = normalize_relative(start_path);
     walker w{options, visit, {}, false};
     auto dir = root.open_dir(start);
-    if (!dir && dir.error_code == "NOT_A_DIRECTORY") {
+    if (!dir && dir.error_code == code::not_a_directory) {
         // A single file: visit it from its parent folder.
         auto file = root.open_file(start);
         if (!file) return {file.error_code, file.message};

@@ -1,5 +1,6 @@
 #include "gateway/tools/workspace.hpp"
 
+#include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/symbol_index.hpp"
 #include "gateway/tools/tool.hpp"
 #include "gateway/tools/walker.hpp"
@@ -47,19 +48,19 @@ file_content workspace::read(std::string_view relative, std::size_t limit) const
         case read_outcome::ok:
             break;
         case read_outcome::too_large:
-            out.error_code = "FILE_TOO_LARGE";
+            out.error_code = code::file_too_large;
             out.message = "File " + quoted(relative) + " is " + std::to_string(size) +
                           " bytes, over the limit of " + std::to_string(limit) + " bytes.";
             break;
         case read_outcome::binary:
             out.text.clear();
-            out.error_code = "BINARY_FILE";
+            out.error_code = code::binary_file;
             out.message = "File " + quoted(relative) + " (" + std::to_string(size) +
                           " bytes) is binary; its content is not shown.";
             break;
         case read_outcome::failed:
             out.text.clear();
-            out.error_code = "IO_ERROR";
+            out.error_code = code::io_error;
             out.message = "Cannot read " + quoted(relative) + ": " + std::strerror(errno);
             break;
     }
@@ -100,7 +101,7 @@ fs_status workspace::undo(std::string_view relative) {
     std::lock_guard lock(mutex_);
     auto found = history_.find(key);
     if (found == history_.end() || found->second.empty())
-        return {"NOTHING_TO_UNDO", "No recorded write of " + quoted(key) + " to undo."};
+        return {code::nothing_to_undo, "No recorded write of " + quoted(key) + " to undo."};
     auto& previous = found->second.back();
     auto status = previous ? sandbox_.write_file(key, *previous, overwrite::allowed)
                            : sandbox_.remove_file(key);
