@@ -488,6 +488,12 @@ void run_engine::checkpoint(live_run& run, const std::function<void()>& also) {
         throw;
     }
     run.batching = false;
+    if (is_final_status(run.record.status)) {
+        // The chat is free before anyone hears that its run ended: a client that sees the final
+        // event and sends the next message at once must not be told the run is still live.
+        std::lock_guard lock(mutex_);
+        runs_.erase(run.record.id);
+    }
     notify(run.record.id);
 }
 

@@ -45,6 +45,7 @@ config::gateway_config make_config(const std::vector<std::string>& upstream_urls
     c.logging.access_log = false;
     c.context.data_dir = temporary_folder();
     c.context.prompts_dir = CONTEXTGATE_SOURCE_DIR "/prompts";
+    c.context.workflows_dir = CONTEXTGATE_SOURCE_DIR "/workflows";
     for (std::size_t i = 0; i < upstream_urls.size(); ++i) {
         config::upstream_config u;
         u.name = "up" + std::to_string(i);
