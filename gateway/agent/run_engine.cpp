@@ -2,6 +2,7 @@
 
 #include "gateway/agent/enhanced_prompt.hpp"
 #include "gateway/agent/excerpt.hpp"
+#include "gateway/agent/run_state.hpp"
 #include "gateway/agent/tool_call_parser.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/tools/error_codes.hpp"
@@ -119,9 +120,6 @@ constexpr std::string_view schema_note =
 
 }  // namespace
 
-bool is_final_status(std::string_view status) {
-    return status == "completed" || status == "failed" || status == "cancelled";
-}
 
 std::string make_id(std::string_view prefix) {
     thread_local std::mt19937_64 generator{std::random_device{}()};

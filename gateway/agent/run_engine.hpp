@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/agent/model_client.hpp"
+#include "gateway/agent/run_state.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/prompts/prompt_library.hpp"
 #include "gateway/store/store.hpp"
@@ -29,8 +30,6 @@ class workspace_roots;
 
 namespace gateway::agent {
 
-// running | awaiting_approval are live; completed | failed | cancelled are final.
-bool is_final_status(std::string_view status);
 
 // A human's answer to an approval.required event.
 struct decision {

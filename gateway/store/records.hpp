@@ -1,0 +1,139 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+// The rows of the Context API's state, as plain structs: what a state_store keeps and returns.
+// JSON columns hold serialized JSON text; times are Unix milliseconds.
+namespace gateway::store {
+
+struct chat_record {
+    std::string id;
+    std::int64_t created_at = 0;
+    std::string system_prompt;
+    std::string model;
+    std::string workspace;
+    std::string role;
+};
+
+struct message_record {
+    std::int64_t id = 0;  // assigned by the store
+    std::string chat_id;
+    std::string run_id;  // empty for messages outside a run
+    std::string role;    // user | assistant
+    std::string content;
+    std::int64_t created_at = 0;
+};
+
+struct run_record {
+    std::string id;
+    std::string chat_id;
+    std::string status;  // running | awaiting_approval | completed | failed | cancelled
+    int step = 0;
+    int max_steps = 0;
+    std::string output;
+    std::string error;
+    std::string state;  // agent::run_state in its stored form
+    std::int64_t created_at = 0;
+    std::int64_t updated_at = 0;
+};
+
+// One message of a run's conversation (what the model is sent), appended once.
+struct run_message_record {
+    std::string run_id;
+    std::int64_t seq = 0;  // 0, 1, 2… per run
+    std::string role;
+    std::string content;
+};
+
+struct event_record {
+    std::string run_id;
+    std::int64_t seq = 0;  // 1, 2, 3… per run: the SSE id
+    std::string type;
+    std::string data;  // JSON
+    std::int64_t created_at = 0;
+};
+
+struct tool_call_record {
+    std::string id;  // the call id approvals refer to
+    std::string run_id;
+    int step = 0;
+    std::string tool;
+    std::string parameters;  // JSON
+    // pending | awaiting_approval | approved | rejected | executing | done | failed | cancelled
+    // | expired
+    std::string status;
+    std::string result;  // JSON, empty until it ran
+    std::int64_t created_at = 0;
+    std::string preview;  // the write's unified diff shown for approval, empty otherwise
+};
+
+struct approval_record {
+    std::string call_id;
+    std::string run_id;
+    std::string decision;    // approve | reject
+    std::string parameters;  // JSON when the human edited them, else empty
+    std::string feedback;
+    std::string scope;  // once | run
+    std::int64_t decided_at = 0;
+};
+
+struct document_record {
+    std::string chat_id;
+    std::string name;
+    std::string content;
+    std::int64_t version = 0;  // bumped on every change, by the user or the agent
+    std::int64_t updated_at = 0;
+};
+
+// What an applied write replaced, kept so the write can be undone.
+struct backup_record {
+    std::string call_id;
+    std::string run_id;
+    std::string path;        // the workspace file, "" for the chat's document
+    bool existed = false;    // false: the write created the file (undo deletes it)
+    std::string content;     // the content before the write
+    std::string after_sha256;  // the content the write left, to check before undoing
+    std::int64_t undone_at = 0;  // 0 while not undone
+    std::int64_t created_at = 0;
+};
+
+// Writes that commit together, in one transaction, in this order (rows refer to rows above
+// them): chats, runs (upserted), run messages, tool calls (upserted), approvals, chat messages,
+// backups (upserted), events.
+struct write_batch {
+    std::vector<chat_record> chats;
+    std::vector<run_record> runs;
+    std::vector<run_message_record> run_messages;
+    std::vector<tool_call_record> tool_calls;
+    std::vector<approval_record> approvals;
+    std::vector<message_record> messages;
+    std::vector<backup_record> backups;
+    std::vector<event_record> events;
+    bool empty() const {
+        return chats.empty() && runs.empty() && run_messages.empty() && tool_calls.empty() &&
+               approvals.empty() && messages.empty() && backups.empty() && events.empty();
+    }
+};
+
+// A page of a chat's messages, oldest first; `older` when messages before it exist.
+struct message_page {
+    std::vector<message_record> messages;
+    bool older = false;
+};
+
+// The newest messages of a chat that fit a byte budget, oldest first, and how many older ones
+// were left out.
+struct recent_history {
+    std::vector<message_record> messages;
+    std::size_t left_out = 0;
+};
+
+// How a conditional document write went: the new version, or (`conflict`) the current one.
+struct document_write {
+    std::int64_t version = 0;
+    bool conflict = false;
+};
+
+}  // namespace gateway::store

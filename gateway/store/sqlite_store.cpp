@@ -1,0 +1,532 @@
+#include "gateway/store/sqlite_store.hpp"
+
+#include "gateway/io/offload.hpp"
+#include "gateway/store/sqlite_database.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace gateway::store {
+
+namespace {
+
+// Every query is a literal: its address keys the connection's statement cache.
+constexpr const char* select_chat =
+    "SELECT id, created_at, system_prompt, model, workspace, role FROM chats WHERE id = ?1";
+constexpr const char* select_chats =
+    "SELECT id, created_at, system_prompt, model, workspace, role FROM chats "
+    "ORDER BY created_at, id";
+constexpr const char* insert_chat_sql =
+    "INSERT INTO chats (id, created_at, system_prompt, model, workspace, role) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+constexpr const char* delete_chat_sql = "DELETE FROM chats WHERE id = ?1";
+
+constexpr const char* select_message_page =
+    "SELECT id, chat_id, run_id, role, content, created_at FROM messages "
+    "WHERE chat_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3";
+constexpr const char* select_message_sizes =
+    "SELECT id, length(CAST(content AS BLOB)) FROM messages WHERE chat_id = ?1 ORDER BY id DESC";
+constexpr const char* select_messages_from =
+    "SELECT id, chat_id, run_id, role, content, created_at FROM messages "
+    "WHERE chat_id = ?1 AND id >= ?2 ORDER BY id";
+constexpr const char* insert_message =
+    "INSERT INTO messages (chat_id, run_id, role, content, created_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5)";
+constexpr const char* select_run_input =
+    "SELECT content FROM messages WHERE run_id = ?1 AND role = 'user' ORDER BY id LIMIT 1";
+
+constexpr const char* select_run =
+    "SELECT id, chat_id, status, step, max_steps, output, error, state, created_at, updated_at "
+    "FROM runs WHERE id = ?1";
+constexpr const char* select_run_status = "SELECT status FROM runs WHERE id = ?1";
+constexpr const char* select_runs_of_chat =
+    "SELECT id, chat_id, status, step, max_steps, output, error, state, created_at, updated_at "
+    "FROM runs WHERE chat_id = ?1 ORDER BY created_at, id";
+constexpr const char* select_unfinished_runs =
+    "SELECT id, chat_id, status, step, max_steps, output, error, state, created_at, updated_at "
+    "FROM runs WHERE status IN ('running', 'awaiting_approval') ORDER BY created_at, id";
+// An upsert, not INSERT OR REPLACE: a replace deletes the row first, and the cascade would take
+// the run's events and tool calls with it.
+constexpr const char* upsert_run =
+    "INSERT INTO runs (id, chat_id, status, step, max_steps, output, error, state, created_at, "
+    "updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT(id) DO UPDATE SET "
+    "status = excluded.status, step = excluded.step, max_steps = excluded.max_steps, "
+    "output = excluded.output, error = excluded.error, state = excluded.state, "
+    "updated_at = excluded.updated_at";
+
+constexpr const char* select_run_messages =
+    "SELECT run_id, seq, role, content FROM run_messages WHERE run_id = ?1 ORDER BY seq";
+constexpr const char* insert_run_message =
+    "INSERT INTO run_messages (run_id, seq, role, content) VALUES (?1, ?2, ?3, ?4)";
+
+constexpr const char* select_events_after =
+    "SELECT run_id, seq, type, data, created_at FROM events WHERE run_id = ?1 AND seq > ?2 "
+    "ORDER BY seq";
+constexpr const char* select_last_event =
+    "SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?1";
+constexpr const char* insert_event =
+    "INSERT INTO events (run_id, seq, type, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5)";
+
+constexpr const char* select_call =
+    "SELECT id, run_id, step, tool, parameters, status, result, created_at, preview "
+    "FROM tool_calls WHERE id = ?1";
+constexpr const char* select_calls_of_run =
+    "SELECT id, run_id, step, tool, parameters, status, result, created_at, preview "
+    "FROM tool_calls WHERE run_id = ?1 ORDER BY created_at, rowid";
+// An upsert: a replace would cascade to the call's approval.
+constexpr const char* upsert_call =
+    "INSERT INTO tool_calls (id, run_id, step, tool, parameters, status, result, created_at, "
+    "preview) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(id) DO UPDATE SET "
+    "parameters = excluded.parameters, status = excluded.status, result = excluded.result, "
+    "preview = excluded.preview";
+
+constexpr const char* select_approval =
+    "SELECT call_id, run_id, decision, parameters, feedback, scope, decided_at FROM approvals "
+    "WHERE call_id = ?1";
+constexpr const char* upsert_approval =
+    "INSERT INTO approvals (call_id, run_id, decision, parameters, feedback, scope, decided_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(call_id) DO UPDATE SET "
+    "decision = excluded.decision, parameters = excluded.parameters, "
+    "feedback = excluded.feedback, scope = excluded.scope, decided_at = excluded.decided_at";
+
+constexpr const char* select_document =
+    "SELECT chat_id, name, content, version, updated_at FROM documents WHERE chat_id = ?1";
+constexpr const char* select_document_version = "SELECT version FROM documents WHERE chat_id = ?1";
+constexpr const char* upsert_document =
+    "INSERT INTO documents (chat_id, name, content, version, updated_at) "
+    "VALUES (?1, ?2, ?3, 1, ?4) ON CONFLICT(chat_id) DO UPDATE SET name = ?2, content = ?3, "
+    "version = version + 1, updated_at = ?4";
+
+constexpr const char* select_last_backup =
+    "SELECT call_id, run_id, path, existed, content, after_sha256, undone_at, created_at "
+    "FROM write_backups WHERE run_id = ?1 AND undone_at = 0 ORDER BY created_at DESC, rowid DESC "
+    "LIMIT 1";
+constexpr const char* upsert_backup =
+    "INSERT INTO write_backups (call_id, run_id, path, existed, content, after_sha256, "
+    "undone_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(call_id) "
+    "DO UPDATE SET undone_at = excluded.undone_at";
+
+chat_record read_chat(statement& s) {
+    return {s.text(0), s.integer(1), s.text(2), s.text(3), s.text(4), s.text(5)};
+}
+
+message_record read_message(statement& s) {
+    return {s.integer(0), s.text(1), s.text(2), s.text(3), s.text(4), s.integer(5)};
+}
+
+run_record read_run(statement& s) {
+    return {s.text(0),
+            s.text(1),
+            s.text(2),
+            static_cast<int>(s.integer(3)),
+            static_cast<int>(s.integer(4)),
+            s.text(5),
+            s.text(6),
+            s.text(7),
+            s.integer(8),
+            s.integer(9)};
+}
+
+tool_call_record read_call(statement& s) {
+    return {s.text(0), s.text(1),    static_cast<int>(s.integer(2)),
+            s.text(3), s.text(4),    s.text(5),
+            s.text(6), s.integer(7), s.text(8)};
+}
+
+template <class T, class Reader>
+std::vector<T> all_rows(statement s, Reader reader) {
+    std::vector<T> out;
+    while (s.step()) out.push_back(reader(s));
+    return out;
+}
+
+template <class T, class Reader>
+std::optional<T> one_row(statement s, Reader reader) {
+    if (!s.step()) return std::nullopt;
+    return reader(s);
+}
+
+void apply(sqlite_database& db, const write_batch& batch) {
+    auto now = now_ms();
+    for (const auto& c : batch.chats)
+        db.query(insert_chat_sql)
+            .bind(1, c.id)
+            .bind(2, c.created_at ? c.created_at : now)
+            .bind(3, c.system_prompt)
+            .bind(4, c.model)
+            .bind(5, c.workspace)
+            .bind(6, c.role)
+            .run();
+    for (const auto& r : batch.runs)
+        db.query(upsert_run)
+            .bind(1, r.id)
+            .bind(2, r.chat_id)
+            .bind(3, r.status)
+            .bind(4, static_cast<std::int64_t>(r.step))
+            .bind(5, static_cast<std::int64_t>(r.max_steps))
+            .bind(6, r.output)
+            .bind(7, r.error)
+            .bind(8, r.state)
+            .bind(9, r.created_at ? r.created_at : now)
+            .bind(10, now)
+            .run();
+    for (const auto& m : batch.run_messages)
+        db.query(insert_run_message)
+            .bind(1, m.run_id)
+            .bind(2, m.seq)
+            .bind(3, m.role)
+            .bind(4, m.content)
+            .run();
+    for (const auto& c : batch.tool_calls)
+        db.query(upsert_call)
+            .bind(1, c.id)
+            .bind(2, c.run_id)
+            .bind(3, static_cast<std::int64_t>(c.step))
+            .bind(4, c.tool)
+            .bind(5, c.parameters)
+            .bind(6, c.status)
+            .bind(7, c.result)
+            .bind(8, c.created_at ? c.created_at : now)
+            .bind(9, c.preview)
+            .run();
+    for (const auto& a : batch.approvals)
+        db.query(upsert_approval)
+            .bind(1, a.call_id)
+            .bind(2, a.run_id)
+            .bind(3, a.decision)
+            .bind(4, a.parameters)
+            .bind(5, a.feedback)
+            .bind(6, a.scope)
+            .bind(7, a.decided_at ? a.decided_at : now)
+            .run();
+    for (const auto& m : batch.messages)
+        db.query(insert_message)
+            .bind(1, m.chat_id)
+            .bind(2, m.run_id)
+            .bind(3, m.role)
+            .bind(4, m.content)
+            .bind(5, m.created_at ? m.created_at : now)
+            .run();
+    for (const auto& b : batch.backups)
+        db.query(upsert_backup)
+            .bind(1, b.call_id)
+            .bind(2, b.run_id)
+            .bind(3, b.path)
+            .bind(4, std::int64_t(b.existed))
+            .bind(5, b.content)
+            .bind(6, b.after_sha256)
+            .bind(7, b.undone_at)
+            .bind(8, b.created_at ? b.created_at : now)
+            .run();
+    for (const auto& e : batch.events)
+        db.query(insert_event)
+            .bind(1, e.run_id)
+            .bind(2, e.seq)
+            .bind(3, e.type)
+            .bind(4, e.data)
+            .bind(5, e.created_at ? e.created_at : now)
+            .run();
+}
+
+}  // namespace
+
+config::parsed<std::unique_ptr<sqlite_store>> sqlite_store::open(const std::string& path) {
+    using result = config::parsed<std::unique_ptr<sqlite_store>>;
+    auto writer = sqlite_database::open(path, sqlite_database::access::read_write);
+    if (!writer) return result::fail(writer.error);
+    // Opened after the migrations: the reader sees the current schema.
+    auto reader = sqlite_database::open(path, sqlite_database::access::read_only);
+    if (!reader) return result::fail(reader.error);
+    std::unique_ptr<sqlite_store> s(new sqlite_store());
+    s->writer_.db = std::move(*writer.value);
+    s->reader_.db = std::move(*reader.value);
+    start(s->writer_);
+    start(s->reader_);
+    return {std::move(s), {}};
+}
+
+void sqlite_store::start(worker& w) {
+    w.busy.emplace(w.io.get_executor());
+    w.thread = std::thread([&w] { w.io.run(); });
+}
+
+sqlite_store::~sqlite_store() {
+    for (auto* w : {&writer_, &reader_}) {
+        w->busy.reset();
+        if (w->thread.joinable()) w->thread.join();
+    }
+}
+
+template <class Work>
+auto sqlite_store::read(Work work) {
+    return io::run_on(
+        reader_.io.get_executor(),
+        [db = reader_.db.get(), work = std::move(work)]() mutable { return work(*db); });
+}
+
+template <class Work>
+auto sqlite_store::write(Work work) {
+    return io::run_on(
+        writer_.io.get_executor(),
+        [db = writer_.db.get(), work = std::move(work)]() mutable { return work(*db); });
+}
+
+int sqlite_store::schema_version() {
+    // Used at start and in tests: a direct read on the writer's connection before it is busy.
+    return writer_.db->schema_version();
+}
+
+net::awaitable<void> sqlite_store::insert_chat(chat_record chat) {
+    auto work = [chat = std::move(chat)](sqlite_database& db) {
+        write_batch batch;
+        batch.chats.push_back(chat);
+        db.transaction([&] { apply(db, batch); });
+    };
+    co_await write(std::move(work));
+}
+
+net::awaitable<std::optional<chat_record>> sqlite_store::chat(std::string id) {
+    auto work = [id = std::move(id)](sqlite_database& db) {
+        return one_row<chat_record>(std::move(db.query(select_chat).bind(1, id)), read_chat);
+    };
+    auto found = co_await read(std::move(work));
+    co_return found;
+}
+
+net::awaitable<std::vector<chat_record>> sqlite_store::chats() {
+    auto work = [](sqlite_database& db) {
+        return all_rows<chat_record>(db.query(select_chats), read_chat);
+    };
+    auto all = co_await read(std::move(work));
+    co_return all;
+}
+
+net::awaitable<bool> sqlite_store::delete_chat(std::string id) {
+    auto work = [id = std::move(id)](sqlite_database& db) {
+        db.query(delete_chat_sql).bind(1, id).run();
+        return db.changes() > 0;
+    };
+    auto deleted = co_await write(std::move(work));
+    co_return deleted;
+}
+
+net::awaitable<message_page> sqlite_store::messages(std::string chat_id, std::int64_t before_id,
+                                                    std::size_t limit) {
+    auto work = [chat_id = std::move(chat_id), before_id, limit](sqlite_database& db) {
+        message_page page;
+        auto s = db.query(select_message_page);
+        s.bind(1, chat_id)
+            .bind(2, before_id > 0 ? before_id : std::numeric_limits<std::int64_t>::max())
+            .bind(3, static_cast<std::int64_t>(limit) + 1);
+        while (s.step()) page.messages.push_back(read_message(s));
+        page.older = page.messages.size() > limit;
+        if (page.older) page.messages.pop_back();
+        std::reverse(page.messages.begin(), page.messages.end());
+        return page;
+    };
+    auto page = co_await read(std::move(work));
+    co_return page;
+}
+
+net::awaitable<recent_history> sqlite_store::recent_messages(std::string chat_id,
+                                                             std::size_t max_bytes) {
+    auto work = [chat_id = std::move(chat_id), max_bytes](sqlite_database& db) {
+        recent_history history;
+        // Sizes first, so the contents that do not fit are never read.
+        auto sizes = db.query(select_message_sizes);
+        sizes.bind(1, chat_id);
+        std::int64_t first_kept = std::numeric_limits<std::int64_t>::max();
+        std::size_t total = 0;
+        bool full = false;
+        while (sizes.step()) {
+            auto size = static_cast<std::size_t>(sizes.integer(1));
+            if (!full && total + size <= max_bytes) {
+                total += size;
+                first_kept = sizes.integer(0);
+            } else {
+                full = true;
+                ++history.left_out;
+            }
+        }
+        auto s = db.query(select_messages_from);
+        s.bind(1, chat_id).bind(2, first_kept);
+        while (s.step()) history.messages.push_back(read_message(s));
+        return history;
+    };
+    auto history = co_await read(std::move(work));
+    co_return history;
+}
+
+net::awaitable<std::optional<run_record>> sqlite_store::run(std::string id) {
+    auto work = [id = std::move(id)](sqlite_database& db) {
+        return one_row<run_record>(std::move(db.query(select_run).bind(1, id)), read_run);
+    };
+    auto found = co_await read(std::move(work));
+    co_return found;
+}
+
+net::awaitable<std::optional<std::string>> sqlite_store::run_status(std::string id) {
+    auto work = [id = std::move(id)](sqlite_database& db) {
+        return one_row<std::string>(std::move(db.query(select_run_status).bind(1, id)),
+                                    [](statement& s) { return s.text(0); });
+    };
+    auto status = co_await read(std::move(work));
+    co_return status;
+}
+
+net::awaitable<std::vector<run_record>> sqlite_store::runs_of_chat(std::string chat_id) {
+    auto work = [chat_id = std::move(chat_id)](sqlite_database& db) {
+        return all_rows<run_record>(std::move(db.query(select_runs_of_chat).bind(1, chat_id)),
+                                    read_run);
+    };
+    auto runs = co_await read(std::move(work));
+    co_return runs;
+}
+
+net::awaitable<std::vector<run_record>> sqlite_store::unfinished_runs() {
+    auto work = [](sqlite_database& db) {
+        return all_rows<run_record>(db.query(select_unfinished_runs), read_run);
+    };
+    auto runs = co_await read(std::move(work));
+    co_return runs;
+}
+
+net::awaitable<std::vector<run_message_record>> sqlite_store::run_messages(std::string run_id) {
+    auto work = [run_id = std::move(run_id)](sqlite_database& db) {
+        return all_rows<run_message_record>(
+            std::move(db.query(select_run_messages).bind(1, run_id)), [](statement& s) {
+                return run_message_record{s.text(0), s.integer(1), s.text(2), s.text(3)};
+            });
+    };
+    auto messages = co_await read(std::move(work));
+    co_return messages;
+}
+
+net::awaitable<std::optional<std::string>> sqlite_store::run_input(std::string run_id) {
+    auto work = [run_id = std::move(run_id)](sqlite_database& db) {
+        return one_row<std::string>(std::move(db.query(select_run_input).bind(1, run_id)),
+                                    [](statement& s) { return s.text(0); });
+    };
+    auto input = co_await read(std::move(work));
+    co_return input;
+}
+
+net::awaitable<std::vector<event_record>> sqlite_store::events_after(std::string run_id,
+                                                                     std::int64_t after_seq,
+                                                                     std::size_t max_events,
+                                                                     std::size_t max_bytes) {
+    auto work = [run_id = std::move(run_id), after_seq, max_events,
+                 max_bytes](sqlite_database& db) {
+        auto s = db.query(select_events_after);
+        s.bind(1, run_id).bind(2, after_seq);
+        std::vector<event_record> out;
+        std::size_t bytes = 0;
+        while (out.size() < max_events && (out.empty() || bytes < max_bytes) && s.step()) {
+            out.push_back({s.text(0), s.integer(1), s.text(2), s.text(3), s.integer(4)});
+            bytes += out.back().data.size();
+        }
+        return out;
+    };
+    auto events = co_await read(std::move(work));
+    co_return events;
+}
+
+net::awaitable<std::int64_t> sqlite_store::last_event(std::string run_id) {
+    auto work = [run_id = std::move(run_id)](sqlite_database& db) {
+        auto s = db.query(select_last_event);
+        s.bind(1, run_id);
+        return s.step() ? s.integer(0) : std::int64_t{0};
+    };
+    auto seq = co_await read(std::move(work));
+    co_return seq;
+}
+
+net::awaitable<std::optional<tool_call_record>> sqlite_store::tool_call(std::string id) {
+    auto work = [id = std::move(id)](sqlite_database& db) {
+        return one_row<tool_call_record>(std::move(db.query(select_call).bind(1, id)), read_call);
+    };
+    auto found = co_await read(std::move(work));
+    co_return found;
+}
+
+net::awaitable<std::vector<tool_call_record>> sqlite_store::tool_calls(std::string run_id) {
+    auto work = [run_id = std::move(run_id)](sqlite_database& db) {
+        return all_rows<tool_call_record>(std::move(db.query(select_calls_of_run).bind(1, run_id)),
+                                          read_call);
+    };
+    auto calls = co_await read(std::move(work));
+    co_return calls;
+}
+
+net::awaitable<std::optional<approval_record>> sqlite_store::approval(std::string call_id) {
+    auto work = [call_id = std::move(call_id)](sqlite_database& db) {
+        return one_row<approval_record>(
+            std::move(db.query(select_approval).bind(1, call_id)), [](statement& s) {
+                return approval_record{s.text(0), s.text(1), s.text(2),   s.text(3),
+                                       s.text(4), s.text(5), s.integer(6)};
+            });
+    };
+    auto found = co_await read(std::move(work));
+    co_return found;
+}
+
+net::awaitable<std::optional<document_record>> sqlite_store::document(std::string chat_id) {
+    auto work = [chat_id = std::move(chat_id)](sqlite_database& db) {
+        return one_row<document_record>(
+            std::move(db.query(select_document).bind(1, chat_id)), [](statement& s) {
+                return document_record{s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4)};
+            });
+    };
+    auto found = co_await read(std::move(work));
+    co_return found;
+}
+
+net::awaitable<document_write> sqlite_store::put_document(std::string chat_id, std::string name,
+                                                          std::string content,
+                                                          std::optional<std::int64_t> base) {
+    auto work = [chat_id = std::move(chat_id), name = std::move(name), content = std::move(content),
+                 base](sqlite_database& db) {
+        document_write result;
+        db.transaction([&] {
+            auto current = db.query(select_document_version);
+            current.bind(1, chat_id);
+            std::int64_t version = current.step() ? current.integer(0) : 0;
+            if (base && *base != version) {
+                result = {version, true};
+                return;
+            }
+            db.query(upsert_document)
+                .bind(1, chat_id)
+                .bind(2, name)
+                .bind(3, content)
+                .bind(4, now_ms())
+                .run();
+            result = {version + 1, false};
+        });
+        return result;
+    };
+    auto written = co_await write(std::move(work));
+    co_return written;
+}
+
+net::awaitable<std::optional<backup_record>> sqlite_store::last_backup(std::string run_id) {
+    auto work = [run_id = std::move(run_id)](sqlite_database& db) {
+        return one_row<backup_record>(
+            std::move(db.query(select_last_backup).bind(1, run_id)), [](statement& s) {
+                return backup_record{s.text(0), s.text(1), s.text(2),    s.integer(3) != 0,
+                                     s.text(4), s.text(5), s.integer(6), s.integer(7)};
+            });
+    };
+    auto found = co_await read(std::move(work));
+    co_return found;
+}
+
+net::awaitable<void> sqlite_store::commit(write_batch batch) {
+    if (batch.empty()) co_return;
+    auto work = [batch = std::move(batch)](sqlite_database& db) {
+        db.transaction([&] { apply(db, batch); });
+    };
+    co_await write(std::move(work));
+}
+
+}  // namespace gateway::store

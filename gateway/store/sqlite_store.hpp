@@ -1,0 +1,82 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+#include "gateway/store/state_store.hpp"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace gateway::store {
+
+class sqlite_database;
+
+// The embedded state_store: one SQLite file in WAL mode, migrated at open. Writes run on a
+// writer thread that owns the read-write connection; reads run on a reader thread with a
+// read-only connection of their own, so a large read never waits behind a write and no
+// caller's thread ever waits on the database. Each statement is prepared once per connection.
+// WAL lets the reader see every transaction committed before the read began.
+class sqlite_store final : public state_store {
+public:
+    // Opens or creates the database at `path`, migrates it and starts the threads.
+    static config::parsed<std::unique_ptr<sqlite_store>> open(const std::string& path);
+    ~sqlite_store() override;  // finishes queued work, then joins the threads
+    sqlite_store(const sqlite_store&) = delete;
+    sqlite_store& operator=(const sqlite_store&) = delete;
+
+    int schema_version();
+
+    net::awaitable<void> insert_chat(chat_record chat) override;
+    net::awaitable<std::optional<chat_record>> chat(std::string id) override;
+    net::awaitable<std::vector<chat_record>> chats() override;
+    net::awaitable<bool> delete_chat(std::string id) override;
+    net::awaitable<message_page> messages(std::string chat_id, std::int64_t before_id,
+                                          std::size_t limit) override;
+    net::awaitable<recent_history> recent_messages(std::string chat_id,
+                                                   std::size_t max_bytes) override;
+    net::awaitable<std::optional<run_record>> run(std::string id) override;
+    net::awaitable<std::optional<std::string>> run_status(std::string id) override;
+    net::awaitable<std::vector<run_record>> runs_of_chat(std::string chat_id) override;
+    net::awaitable<std::vector<run_record>> unfinished_runs() override;
+    net::awaitable<std::vector<run_message_record>> run_messages(std::string run_id) override;
+    net::awaitable<std::optional<std::string>> run_input(std::string run_id) override;
+    net::awaitable<std::vector<event_record>> events_after(std::string run_id,
+                                                           std::int64_t after_seq,
+                                                           std::size_t max_events,
+                                                           std::size_t max_bytes) override;
+    net::awaitable<std::int64_t> last_event(std::string run_id) override;
+    net::awaitable<std::optional<tool_call_record>> tool_call(std::string id) override;
+    net::awaitable<std::vector<tool_call_record>> tool_calls(std::string run_id) override;
+    net::awaitable<std::optional<approval_record>> approval(std::string call_id) override;
+    net::awaitable<std::optional<document_record>> document(std::string chat_id) override;
+    net::awaitable<document_write> put_document(std::string chat_id, std::string name,
+                                                std::string content,
+                                                std::optional<std::int64_t> base_version) override;
+    net::awaitable<std::optional<backup_record>> last_backup(std::string run_id) override;
+    net::awaitable<void> commit(write_batch batch) override;
+
+private:
+    // A thread that owns one connection and runs what is posted to it.
+    struct worker {
+        std::unique_ptr<sqlite_database> db;
+        net::io_context io{1};
+        std::optional<net::executor_work_guard<net::io_context::executor_type>> busy;
+        std::thread thread;
+    };
+    sqlite_store() = default;
+    static void start(worker& w);
+
+    template <class Work>
+    auto read(Work work);
+    template <class Work>
+    auto write(Work work);
+
+    worker writer_;
+    worker reader_;
+};
+
+}  // namespace gateway::store

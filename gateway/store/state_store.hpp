@@ -1,0 +1,92 @@
+#pragma once
+
+#include "gateway/store/records.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gateway::store {
+
+namespace net = boost::asio;
+
+// Where the Context API keeps its state: chats, messages, runs with their conversations, events,
+// tool calls, approvals, documents and write backups. Every method is awaitable and never blocks
+// the caller's thread: an implementation does its I/O on threads of its own and resumes the
+// caller on the caller's executor. Arguments are taken by value (they outlive the caller's
+// full-expression). Writes that belong together go in one commit(); each other write method is
+// one transaction. Reads see every commit that completed before they were issued.
+//
+// Expected outcomes are values (nullopt, `conflict`); failures of the medium (a full disk, a
+// corrupt file, a lost server) are thrown as store_error and end the request or the run.
+// Thread-safe: callable from any thread.
+class state_store {
+public:
+    virtual ~state_store() = default;
+
+    // Chats.
+    virtual net::awaitable<void> insert_chat(chat_record chat) = 0;
+    virtual net::awaitable<std::optional<chat_record>> chat(std::string id) = 0;
+    virtual net::awaitable<std::vector<chat_record>> chats() = 0;
+    // Deletes the chat with everything it owns; false when there was none.
+    virtual net::awaitable<bool> delete_chat(std::string id) = 0;
+
+    // A chat's messages: `limit` of them before the message id `before_id` (0: the newest).
+    virtual net::awaitable<message_page> messages(std::string chat_id, std::int64_t before_id,
+                                                  std::size_t limit) = 0;
+    // The newest messages whose contents add up to at most `max_bytes`.
+    virtual net::awaitable<recent_history> recent_messages(std::string chat_id,
+                                                           std::size_t max_bytes) = 0;
+
+    // Runs.
+    virtual net::awaitable<std::optional<run_record>> run(std::string id) = 0;
+    virtual net::awaitable<std::optional<std::string>> run_status(std::string id) = 0;
+    virtual net::awaitable<std::vector<run_record>> runs_of_chat(std::string chat_id) = 0;
+    // Runs that were running or awaiting approval: what a start resumes.
+    virtual net::awaitable<std::vector<run_record>> unfinished_runs() = 0;
+    virtual net::awaitable<std::vector<run_message_record>> run_messages(std::string run_id) = 0;
+    // The user message that started the run, if any.
+    virtual net::awaitable<std::optional<std::string>> run_input(std::string run_id) = 0;
+
+    // The run's events after `after_seq`, in order: at most `max_events`, and no more once their
+    // data adds up to `max_bytes` (at least one when there is one).
+    virtual net::awaitable<std::vector<event_record>> events_after(std::string run_id,
+                                                                   std::int64_t after_seq,
+                                                                   std::size_t max_events,
+                                                                   std::size_t max_bytes) = 0;
+    // The run's highest event sequence number, 0 when it has none.
+    virtual net::awaitable<std::int64_t> last_event(std::string run_id) = 0;
+
+    virtual net::awaitable<std::optional<tool_call_record>> tool_call(std::string id) = 0;
+    virtual net::awaitable<std::vector<tool_call_record>> tool_calls(std::string run_id) = 0;
+    virtual net::awaitable<std::optional<approval_record>> approval(std::string call_id) = 0;
+
+    // The chat's document. put_document writes when `base_version` is absent or equal to the
+    // stored version (none stored counts as 0); otherwise nothing is written and the result
+    // has `conflict` with the current version.
+    virtual net::awaitable<std::optional<document_record>> document(std::string chat_id) = 0;
+    virtual net::awaitable<document_write> put_document(
+        std::string chat_id, std::string name, std::string content,
+        std::optional<std::int64_t> base_version) = 0;
+
+    // The run's newest applied write not yet undone, if any.
+    virtual net::awaitable<std::optional<backup_record>> last_backup(std::string run_id) = 0;
+
+    // Everything in `batch`, in one transaction.
+    virtual net::awaitable<void> commit(write_batch batch) = 0;
+};
+
+// A failure of the medium, never of the caller's input (see state_store).
+struct store_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Unix milliseconds now: the times records carry.
+std::int64_t now_ms();
+
+}  // namespace gateway::store

@@ -1,0 +1,99 @@
+#include "gateway/agent/run_state.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/test/unit_test.hpp>
+
+using namespace gateway::agent;
+
+BOOST_AUTO_TEST_SUITE(run_state_suite)
+
+BOOST_AUTO_TEST_CASE(statuses_have_names_and_finality) {
+    for (auto s : {run_status::running, run_status::awaiting_approval, run_status::completed,
+                   run_status::failed, run_status::cancelled})
+        BOOST_TEST((parse_status(status_name(s)) == s));
+    BOOST_TEST(!parse_status("done"));
+    BOOST_TEST(is_final(run_status::cancelled));
+    BOOST_TEST(!is_final(run_status::awaiting_approval));
+    BOOST_TEST(is_final_status("failed"));
+    BOOST_TEST(!is_final_status("running"));
+    BOOST_TEST(!is_final_status("nonsense"));
+}
+
+BOOST_AUTO_TEST_CASE(a_state_survives_its_stored_form) {
+    run_state s;
+    s.failed = {{"assistant", "garbage"}, {"user", "Reply with one JSON object."}};
+    s.retries = 1;
+    s.last_call = "read_file{}";
+    s.identical = 2;
+    s.tool_errors = 1;
+    s.segment_start = 4;
+    s.turns = 3;
+    s.turn_limit = 8;
+    s.turn_start = 2;
+    s.left_out = 5;
+    s.approved_tools = {"edit_file"};
+    s.active_ms = 1234;
+    pending_call p;
+    p.call_id = "call_1";
+    p.tool = "append_file";
+    p.parameters = {{"path", "log.txt"}, {"content", "x"}};
+    p.asked = true;
+    p.requested_at = 1700000000000;
+    p.reason = "interrupted";
+    p.executing = write_intent{"log.txt", true, "aa", "bb"};
+    s.pending = p;
+    workflow_progress w;
+    w.id = "proofread";
+    w.parameters = {{"path", "a.md"}};
+    w.next = 2;
+    w.phase = workflow_phase::agent;
+    w.outputs["read"] = step_output{"text", {{"lines", 3}}, false};
+    w.outputs["skip"] = step_output{"", {}, true};
+    w.role = "reader";
+    s.workflow = w;
+
+    auto text = serialize_state(s);
+    auto back = parse_state(text);
+    BOOST_TEST_REQUIRE(back.has_value());
+    BOOST_TEST(serialize_state(*back) == text);
+    BOOST_TEST(back->version == run_state::current_version);
+    BOOST_TEST(back->failed[1].content == "Reply with one JSON object.");
+    BOOST_TEST(back->turns.value_or(0) == 3);
+    BOOST_TEST_REQUIRE(back->pending.has_value());
+    BOOST_TEST(back->pending->executing->after_sha256 == "bb");
+    BOOST_TEST_REQUIRE(back->workflow.has_value());
+    BOOST_TEST((back->workflow->phase == workflow_phase::agent));
+    BOOST_TEST(back->workflow->outputs.at("skip").skipped);
+}
+
+BOOST_AUTO_TEST_CASE(the_first_releases_state_reads_with_defaults) {
+    // As the version 1 engine stored it: no version, a workflow at a tool step, a pending call.
+    auto v1 = R"({"failed":[],"retries":0,"workflow":{"id":"explain_file","parameters":
+        {"path":"README.md","audience":"a beginner"},"next":0,"phase":"tool","outputs":{}},
+        "pending":{"call_id":"call_7","tool":"read_file","parameters":{"path":"README.md"},
+        "terminate":false,"asked":false,"workflow_step":"read"},"active_ms":12})";
+    auto s = parse_state(v1);
+    BOOST_TEST_REQUIRE(s.has_value());
+    BOOST_TEST(s->version == run_state::current_version);
+    BOOST_TEST((s->workflow->phase == workflow_phase::tool));
+    BOOST_TEST(s->pending->workflow_step == "read");
+    BOOST_TEST(!s->pending->executing.has_value());
+    BOOST_TEST(!s->turns.has_value());
+    BOOST_TEST(s->active_ms == 12);
+    // A chat run's state at its start, and none at all.
+    BOOST_TEST(parse_state(R"({"turns":1})").has_value());
+    BOOST_TEST(parse_state("").has_value());
+    BOOST_TEST(parse_state("{}").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(unreadable_states_are_errors_not_zeros) {
+    for (auto bad : {R"({"retries":"three"})", R"({"pending":{"tool":"x"}})",
+                     R"({"workflow":{"id":"w","phase":"dancing"}})", R"({"segment_start":-1})",
+                     R"({"failed":[{"content":"no role"}]})", R"([1,2])", R"({"version":99})",
+                     "{not json"}) {
+        BOOST_TEST(!parse_state(bad).has_value(), bad);
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,353 @@
+#include "gateway/store/sqlite_store.hpp"
+
+#include "gateway/store/sqlite_database.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+namespace fs = std::filesystem;
+namespace net = boost::asio;
+using namespace gateway::store;
+
+namespace {
+
+// A temporary database file, and a caller's event loop to await the store's answers on.
+struct temp_store {
+    fs::path dir;
+    std::string path;
+    net::io_context io;
+    std::unique_ptr<sqlite_store> s;
+
+    temp_store() {
+        char pattern[] = "/tmp/contextgate-store-XXXXXX";
+        dir = ::mkdtemp(pattern);
+        path = (dir / "contextgate.db").string();
+        reopen();
+    }
+    ~temp_store() {
+        s.reset();
+        fs::remove_all(dir);
+    }
+    void reopen() {
+        s.reset();
+        auto opened = sqlite_store::open(path);
+        BOOST_TEST_REQUIRE(static_cast<bool>(opened), opened.error);
+        s = std::move(*opened.value);
+    }
+    // Runs one store call to its end on the caller's loop and returns its result.
+    template <class T>
+    T wait(net::awaitable<T> call) {
+        auto done = net::co_spawn(io, std::move(call), net::use_future);
+        io.restart();
+        io.run();
+        return done.get();
+    }
+    void commit(write_batch b) { wait(s->commit(std::move(b))); }
+    void chat(const std::string& id) {
+        wait(s->insert_chat({id, now_ms(), "coding", "gpt-test", "/srv/projects/app", "editor"}));
+    }
+    void run(const std::string& id, const std::string& chat, const std::string& status = "running") {
+        write_batch b;
+        b.runs.push_back({id, chat, status, 0, 10, "", "", "{}", 0, 0});
+        commit(std::move(b));
+    }
+    void event(const std::string& run, std::int64_t seq, const std::string& type,
+               const std::string& data = "{}") {
+        write_batch b;
+        b.events.push_back({run, seq, type, data, 0});
+        commit(std::move(b));
+    }
+    std::int64_t message(const std::string& chat, const std::string& run, const std::string& role,
+                         const std::string& content) {
+        write_batch b;
+        b.messages.push_back({0, chat, run, role, content, 0});
+        commit(std::move(b));
+        auto page = wait(s->messages(chat, 0, 1));
+        return page.messages.back().id;
+    }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(sqlite_store_suite)
+
+BOOST_AUTO_TEST_CASE(migrates_once_and_survives_reopening) {
+    temp_store t;
+    BOOST_TEST(t.s->schema_version() == latest_schema_version());
+    t.chat("c1");
+    t.message("c1", "r1", "user", "fix the typo");
+    write_batch b;
+    b.runs.push_back({"r1", "c1", "awaiting_approval", 2, 10, "", "", R"({"pending":1})", 0, 0});
+    b.events.push_back({"r1", 1, "run.started", "{}", 0});
+    t.commit(std::move(b));
+    t.reopen();  // like a process exit: what was committed is there
+    BOOST_TEST(t.s->schema_version() == latest_schema_version());
+    BOOST_TEST(t.wait(t.s->chat("c1"))->workspace == "/srv/projects/app");
+    BOOST_TEST(t.wait(t.s->messages("c1", 0, 10)).messages.size() == 1u);
+    auto unfinished = t.wait(t.s->unfinished_runs());
+    BOOST_TEST_REQUIRE(unfinished.size() == 1u);
+    BOOST_TEST(unfinished[0].state == R"({"pending":1})");
+    BOOST_TEST(unfinished[0].step == 2);
+    BOOST_TEST(t.wait(t.s->events_after("r1", 0, 100, SIZE_MAX)).size() == 1u);
+    BOOST_TEST(t.wait(t.s->last_event("r1")) == 1);
+    BOOST_TEST(t.wait(t.s->last_event("r2")) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_batch_commits_all_or_nothing) {
+    temp_store t;
+    t.chat("c1");
+    write_batch bad;
+    bad.runs.push_back({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
+    bad.events.push_back({"r1", 1, "run.started", "{}", 0});
+    bad.events.push_back({"r1", 1, "duplicate", "{}", 0});  // the same (run, seq): fails
+    BOOST_CHECK_THROW(t.commit(std::move(bad)), store_error);
+    BOOST_TEST(!t.wait(t.s->run("r1")));
+    BOOST_TEST(t.wait(t.s->events_after("r1", 0, 100, SIZE_MAX)).empty());
+    // The store still works after a failed transaction.
+    t.run("r1", "c1");
+    BOOST_TEST(t.wait(t.s->run_status("r1")).value_or("") == "running");
+}
+
+BOOST_AUTO_TEST_CASE(events_are_read_in_bounded_pages) {
+    temp_store t;
+    t.chat("c1");
+    t.run("r1", "c1");
+    t.run("r2", "c1");
+    write_batch b;
+    for (int i = 1; i <= 10; ++i) b.events.push_back({"r1", i, "e", std::string(100, 'x'), 0});
+    b.events.push_back({"r2", 1, "other", "{}", 0});
+    t.commit(std::move(b));
+    BOOST_TEST(t.wait(t.s->events_after("r1", 0, 4, SIZE_MAX)).size() == 4u);
+    BOOST_TEST(t.wait(t.s->events_after("r1", 0, 100, 250)).size() == 3u);  // over 250 bytes
+    BOOST_TEST(t.wait(t.s->events_after("r1", 0, 100, 1)).size() == 1u);    // never empty
+    auto rest = t.wait(t.s->events_after("r1", 8, 100, SIZE_MAX));
+    BOOST_TEST_REQUIRE(rest.size() == 2u);
+    BOOST_TEST(rest[0].seq == 9);
+    BOOST_TEST(t.wait(t.s->last_event("r1")) == 10);
+}
+
+BOOST_AUTO_TEST_CASE(deleting_a_chat_deletes_everything_it_owns) {
+    temp_store t;
+    t.chat("c1");
+    t.chat("c2");
+    write_batch b;
+    b.runs.push_back({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
+    b.run_messages.push_back({"r1", 0, "user", "hi"});
+    b.tool_calls.push_back({"call-1", "r1", 1, "edit_file", "{}", "awaiting_approval", "", 0, ""});
+    b.approvals.push_back({"call-1", "r1", "approve", "", "", "once", 0});
+    b.backups.push_back({"call-1", "r1", "a.txt", true, "old", "abc", 0, 0});
+    b.events.push_back({"r1", 1, "run.started", "{}", 0});
+    t.commit(std::move(b));
+    t.wait(t.s->put_document("c1", "a.md", "text", std::nullopt));
+    BOOST_TEST(t.wait(t.s->delete_chat("c1")));
+    BOOST_TEST(!t.wait(t.s->delete_chat("c1")));
+    BOOST_TEST(!t.wait(t.s->run("r1")));
+    BOOST_TEST(t.wait(t.s->run_messages("r1")).empty());
+    BOOST_TEST(t.wait(t.s->events_after("r1", 0, 100, SIZE_MAX)).empty());
+    BOOST_TEST(!t.wait(t.s->tool_call("call-1")));
+    BOOST_TEST(!t.wait(t.s->approval("call-1")));
+    BOOST_TEST(!t.wait(t.s->last_backup("r1")));
+    BOOST_TEST(!t.wait(t.s->document("c1")));
+    BOOST_TEST(t.wait(t.s->chats()).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(saving_a_run_or_call_again_keeps_what_hangs_off_it) {
+    // A run is saved at every step; its events, calls and approvals must stay.
+    temp_store t;
+    t.chat("c1");
+    write_batch b;
+    b.runs.push_back({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
+    b.tool_calls.push_back({"call-1", "r1", 1, "edit_file", "{}", "awaiting_approval", "", 0,
+                            "--- a/x"});
+    b.approvals.push_back({"call-1", "r1", "approve", "", "", "once", 0});
+    b.events.push_back({"r1", 1, "run.started", "{}", 0});
+    t.commit(std::move(b));
+    write_batch again;
+    again.runs.push_back({"r1", "c1", "completed", 1, 10, "done", "", "{}", 0, 0});
+    again.tool_calls.push_back({"call-1", "r1", 1, "edit_file", "{}", "done", "{}", 0, "--- a/x"});
+    t.commit(std::move(again));
+    BOOST_TEST(t.wait(t.s->events_after("r1", 0, 100, SIZE_MAX)).size() == 1u);
+    BOOST_TEST(t.wait(t.s->tool_calls("r1")).size() == 1u);
+    BOOST_TEST(t.wait(t.s->approval("call-1")).has_value());
+    BOOST_TEST(t.wait(t.s->run("r1"))->status == "completed");
+    BOOST_TEST(t.wait(t.s->tool_call("call-1"))->status == "done");
+    BOOST_TEST(t.wait(t.s->tool_call("call-1"))->preview == "--- a/x");
+    BOOST_TEST(t.wait(t.s->unfinished_runs()).empty());
+}
+
+BOOST_AUTO_TEST_CASE(run_messages_are_appended_once_in_order) {
+    temp_store t;
+    t.chat("c1");
+    t.run("r1", "c1");
+    write_batch b;
+    b.run_messages.push_back({"r1", 0, "user", "fix it"});
+    b.run_messages.push_back({"r1", 1, "assistant", R"({"tool":"read_file"})"});
+    t.commit(std::move(b));
+    auto messages = t.wait(t.s->run_messages("r1"));
+    BOOST_TEST_REQUIRE(messages.size() == 2u);
+    BOOST_TEST(messages[0].content == "fix it");
+    BOOST_TEST(messages[1].role == "assistant");
+    write_batch twice;
+    twice.run_messages.push_back({"r1", 1, "user", "again"});
+    BOOST_CHECK_THROW(t.commit(std::move(twice)), store_error);
+}
+
+BOOST_AUTO_TEST_CASE(messages_come_in_pages_and_recent_ones_within_a_budget) {
+    temp_store t;
+    t.chat("c1");
+    for (int i = 0; i < 7; ++i)
+        t.message("c1", "r", i % 2 ? "assistant" : "user", "m" + std::to_string(i));
+    auto newest = t.wait(t.s->messages("c1", 0, 3));
+    BOOST_TEST_REQUIRE(newest.messages.size() == 3u);
+    BOOST_TEST(newest.messages.front().content == "m4");  // oldest first within the page
+    BOOST_TEST(newest.older);
+    auto next = t.wait(t.s->messages("c1", newest.messages.front().id, 3));
+    BOOST_TEST(next.messages.front().content == "m1");
+    auto last = t.wait(t.s->messages("c1", next.messages.front().id, 3));
+    BOOST_TEST(last.messages.size() == 1u);
+    BOOST_TEST(!last.older);
+
+    auto recent = t.wait(t.s->recent_messages("c1", 5));
+    BOOST_TEST_REQUIRE(recent.messages.size() == 2u);  // "m5" and "m6", 2 bytes each
+    BOOST_TEST(recent.messages[0].content == "m5");
+    BOOST_TEST(recent.left_out == 5u);
+    BOOST_TEST(t.wait(t.s->recent_messages("c1", SIZE_MAX)).messages.size() == 7u);
+    BOOST_TEST(t.wait(t.s->recent_messages("c1", 1)).left_out == 7u);
+}
+
+BOOST_AUTO_TEST_CASE(a_run_knows_its_input) {
+    temp_store t;
+    t.chat("c1");
+    t.run("r1", "c1");
+    t.message("c1", "r1", "user", "fix it");
+    t.message("c1", "r1", "assistant", "fixed");
+    BOOST_TEST(t.wait(t.s->run_input("r1")).value_or("") == "fix it");
+    BOOST_TEST(!t.wait(t.s->run_input("r2")));
+}
+
+BOOST_AUTO_TEST_CASE(documents_are_written_only_on_the_version_they_were_based_on) {
+    temp_store t;
+    t.chat("c1");
+    auto first = t.wait(t.s->put_document("c1", "essay.md", "v1", 0));
+    BOOST_TEST(first.version == 1);
+    BOOST_TEST(!first.conflict);
+    auto second = t.wait(t.s->put_document("c1", "essay.md", "v2", 1));
+    BOOST_TEST(second.version == 2);
+    auto stale = t.wait(t.s->put_document("c1", "essay.md", "lost", 1));
+    BOOST_TEST(stale.conflict);
+    BOOST_TEST(stale.version == 2);
+    BOOST_TEST(t.wait(t.s->document("c1"))->content == "v2");
+    auto forced = t.wait(t.s->put_document("c1", "essay.md", "v3", std::nullopt));
+    BOOST_TEST(forced.version == 3);
+    BOOST_TEST(!t.wait(t.s->document("c2")));
+}
+
+BOOST_AUTO_TEST_CASE(backups_give_the_last_write_not_undone) {
+    temp_store t;
+    t.chat("c1");
+    write_batch b;
+    b.runs.push_back({"r1", "c1", "completed", 0, 10, "", "", "{}", 0, 0});
+    for (auto id : {"call-1", "call-2"})
+        b.tool_calls.push_back({id, "r1", 1, "edit_file", "{}", "done", "{}", 0, ""});
+    b.backups.push_back({"call-1", "r1", "a.txt", true, "a0", "h1", 0, 1000});
+    b.backups.push_back({"call-2", "r1", "b.txt", false, "", "h2", 0, 2000});
+    t.commit(std::move(b));
+    auto last = t.wait(t.s->last_backup("r1"));
+    BOOST_TEST_REQUIRE(last.has_value());
+    BOOST_TEST(last->call_id == "call-2");
+    BOOST_TEST(!last->existed);
+    write_batch undone;
+    last->undone_at = 3000;
+    undone.backups.push_back(*last);
+    t.commit(std::move(undone));
+    BOOST_TEST(t.wait(t.s->last_backup("r1"))->call_id == "call-1");
+}
+
+BOOST_AUTO_TEST_CASE(a_large_read_does_not_wait_for_the_writer) {
+    // Reads go to their own connection and thread: a read issued while the writer is busy with a
+    // long transaction completes without waiting for it.
+    temp_store t;
+    t.chat("c1");
+    sqlite3* raw = nullptr;
+    BOOST_TEST_REQUIRE(sqlite3_open(t.path.c_str(), &raw) == SQLITE_OK);
+    BOOST_TEST_REQUIRE(sqlite3_exec(raw, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+    // The write lock is held by another connection: a commit now waits (busy timeout) ...
+    auto blocked = net::co_spawn(t.io, t.s->insert_chat({"c2", 0, "p", "m", "", "editor"}),
+                                 net::use_future);
+    t.io.restart();
+    std::thread runner([&] { t.io.run(); });
+    // ... while reads answer at once.
+    net::io_context reader_io;
+    auto read = net::co_spawn(reader_io, t.s->chats(), net::use_future);
+    reader_io.run();
+    BOOST_TEST(read.get().size() == 1u);
+    sqlite3_exec(raw, "COMMIT", nullptr, nullptr, nullptr);
+    sqlite3_close(raw);
+    blocked.get();
+    runner.join();
+    BOOST_TEST(t.wait(t.s->chats()).size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated) {
+    temp_store t;
+    t.chat("c1");
+    t.s.reset();
+    {
+        sqlite3* raw = nullptr;
+        BOOST_TEST_REQUIRE(sqlite3_open(t.path.c_str(), &raw) == SQLITE_OK);
+        BOOST_TEST(sqlite3_exec(raw,
+                                "DROP TABLE run_messages; DROP TABLE write_backups; "
+                                "ALTER TABLE tool_calls DROP COLUMN preview; "
+                                "PRAGMA user_version=1;",
+                                nullptr, nullptr, nullptr) == SQLITE_OK);
+        sqlite3_close(raw);
+    }
+    t.reopen();
+    BOOST_TEST(t.s->schema_version() == latest_schema_version());
+    BOOST_TEST(t.wait(t.s->chat("c1")).has_value());
+    t.run("r1", "c1");
+    write_batch b;
+    b.run_messages.push_back({"r1", 0, "user", "hello"});
+    t.commit(std::move(b));
+    BOOST_TEST(t.wait(t.s->run_messages("r1")).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(open_errors_name_the_file) {
+    auto missing = sqlite_store::open("/nonexistent-dir/contextgate.db");
+    BOOST_TEST(!missing);
+    BOOST_TEST(missing.error.find("/nonexistent-dir/contextgate.db: cannot open") == 0u,
+               missing.error);
+    char pattern[] = "/tmp/contextgate-store-XXXXXX";
+    fs::path dir = ::mkdtemp(pattern);
+    auto path = (dir / "contextgate.db").string();
+    {
+        sqlite3* raw = nullptr;
+        sqlite3_open(path.c_str(), &raw);
+        sqlite3_exec(raw, "PRAGMA user_version=99", nullptr, nullptr, nullptr);
+        sqlite3_close(raw);
+    }
+    auto newer = sqlite_store::open(path);
+    BOOST_TEST(!newer);
+    BOOST_TEST(newer.error.find("schema version 99, newer than this contextgate") !=
+               std::string::npos);
+    fs::remove(path);
+    {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        std::fputs("this is not a database, just some text long enough to be a header....", f);
+        std::fclose(f);
+    }
+    auto garbage = sqlite_store::open(path);
+    BOOST_TEST(!garbage);
+    BOOST_TEST(garbage.error.find(path) == 0u, garbage.error);
+    fs::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
