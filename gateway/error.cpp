@@ -43,6 +43,23 @@ error_info info(errc e) {
         case errc::conflict:
             return {409, "invalid_request_error", "conflict",
                     "The resource is not in a state that allows this request."};
+        case errc::run_in_progress:
+            return {409, "invalid_request_error", "run_in_progress",
+                    "The chat already has a run in progress."};
+        case errc::call_not_pending:
+            return {409, "invalid_request_error", "call_not_pending",
+                    "The call is not awaiting approval."};
+        case errc::run_ended:
+            return {409, "invalid_request_error", "run_ended", "The run has already ended."};
+        case errc::invalid_parameters:
+            return {400, "invalid_request_error", "invalid_parameters",
+                    "The parameters do not match the tool's schema."};
+        case errc::version_conflict:
+            return {409, "invalid_request_error", "version_conflict",
+                    "The resource changed since the version the request was based on."};
+        case errc::nothing_to_undo:
+            return {409, "invalid_request_error", "nothing_to_undo",
+                    "There is no write to undo."};
         case errc::websocket_refused:
             return {501, "invalid_request_error", "websocket_not_supported",
                     "WebSocket tunnelling is switched off on this gateway; use HTTP."};

@@ -20,6 +20,12 @@ enum class errc {
     unauthorized,
     method_not_allowed,
     conflict,
+    run_in_progress,
+    call_not_pending,
+    run_ended,
+    invalid_parameters,
+    version_conflict,
+    nothing_to_undo,
     websocket_refused,
     shutting_down,
     upstream_unreachable,
@@ -51,6 +57,13 @@ error_response to_error_response(boost::system::error_code ec, std::string_view 
 
 // The envelope alone, e.g. for an SSE `event: error` frame.
 std::string error_json(boost::system::error_code ec, std::string_view message = {});
+
+// An expected refusal of a request by the gateway: a code and the message for the client.
+// Components below the HTTP layer return it; the handler layer turns it into a response.
+struct refusal {
+    errc code;
+    std::string message;
+};
 
 }  // namespace gateway
 

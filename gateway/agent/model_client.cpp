@@ -2,8 +2,10 @@
 
 #include "gateway/error.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/upstream/exchange.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -51,15 +53,11 @@ std::string error_detail(std::string_view body) {
     return std::string(body.substr(0, 200));
 }
 
-bool retriable(unsigned status) { return status == 429 || status == 408 || status >= 500; }
+bool retriable(unsigned status) {
+    return status == 429 || status == 408 || status >= 500;
+}
 
 }  // namespace
-
-void call_canceller::cancel() {
-    cancelled_ = true;
-    if (connection_) connection_->close();
-    if (backoff_) backoff_->cancel();
-}
 
 std::optional<config::duration> retry_after(std::string_view retry_after_ms,
                                             std::string_view retry_after) {
@@ -71,7 +69,8 @@ std::optional<config::duration> retry_after(std::string_view retry_after_ms,
         return value;
     };
     if (auto ms = number(retry_after_ms))
-        return std::chrono::duration_cast<config::duration>(std::chrono::duration<double, std::milli>(*ms));
+        return std::chrono::duration_cast<config::duration>(
+            std::chrono::duration<double, std::milli>(*ms));
     if (auto s = number(retry_after))
         return std::chrono::duration_cast<config::duration>(std::chrono::duration<double>(*s));
     return std::nullopt;
@@ -89,10 +88,11 @@ model_reply read_completion(std::string_view body) {
             choice = &choices->as_array()[0].as_object();
     const json::object* message = nullptr;
     if (choice)
-        if (auto* m = choice->if_contains("message"); m && m->is_object()) message = &m->as_object();
+        if (auto* m = choice->if_contains("message"); m && m->is_object())
+            message = &m->as_object();
     if (!message) {
-        reply.error = "the upstream's reply is not a chat completion: " +
-                      std::string(body.substr(0, 200));
+        reply.error =
+            "the upstream's reply is not a chat completion: " + std::string(body.substr(0, 200));
         return reply;
     }
     reply.ok = true;
@@ -104,8 +104,8 @@ model_reply read_completion(std::string_view body) {
     if (reply.content.empty() && calls && calls->is_array() && !calls->as_array().empty()) {
         // A native tool call: restate it in our protocol so the parser judges it like any other.
         const auto& first = calls->as_array()[0];
-        const json::value* function = first.is_object() ? first.as_object().if_contains("function")
-                                                         : nullptr;
+        const json::value* function =
+            first.is_object() ? first.as_object().if_contains("function") : nullptr;
         if (function && function->is_object()) {
             json::object call;
             if (auto* name = function->as_object().if_contains("name")) call["tool"] = *name;
@@ -139,7 +139,7 @@ const config::upstream_config& model_client::upstream_for(std::string_view model
     return config_.upstreams[router_.route(model)];
 }
 
-void model_client::close_idle() {
+void model_client::shutdown() {
     for (auto& p : pools_) p.close_all();
 }
 
@@ -149,66 +149,33 @@ net::awaitable<model_client::attempt_result> model_client::attempt(upstream::poo
                                                                    call_canceller& cancel) {
     const auto& up = pool.upstream();
     attempt_result result;
-    std::unique_ptr<upstream::connection> conn;
     std::optional<upstream::response_parser> parser;
-    // A pooled connection the upstream closed while idle fails before answering: send again on a
-    // fresh one, as the passthrough does.
-    for (int round = 0; round < 2; ++round) {
-        conn = round == 0 ? pool.take() : nullptr;
-        bool reused = conn != nullptr;
-        if (!conn) conn = pool.make(executor_);
-        cancel.connection_ = conn.get();
-        if (!reused) result.transport = co_await conn->open(up);
-        if (!result.transport) {
-            parser.emplace();
-            parser->body_limit(boost::none);
-            bool got_bytes = false;
-            result.transport = co_await conn->write(head, body, up.first_byte_timeout);
-            if (!result.transport)
-                result.transport =
-                    co_await conn->read_header(*parser, up.first_byte_timeout, got_bytes);
-            if (result.transport && reused && !got_bytes &&
-                result.transport.ec == errc::upstream_reset && !cancel.cancelled()) {
-                result.transport = {};
-                continue;
-            }
-        }
-        break;
-    }
-    if (result.transport) {
-        cancel.connection_ = nullptr;
+    upstream::exchange_hooks hooks{
+        [&cancel](upstream::connection* c) {
+            cancel.on_cancel(c ? std::function<void()>([c] { c->close(); }) : nullptr);
+        },
+        [&cancel] { return cancel.cancelled(); }};
+    auto started =
+        co_await upstream::start_exchange(pool, executor_, head, body, parser, false, false, hooks);
+    if (!started.conn) {
+        result.transport = started.failed;
         co_return result;
     }
     auto& res = parser->get();
     result.status = res.result_int();
     result.retry_after_ms = res["retry-after-ms"];
     result.retry_after = res["retry-after"];
-    std::array<char, 16 * 1024> buffer;
-    while (!parser->is_done()) {
-        res.body().data = buffer.data();
-        res.body().size = buffer.size();
-        upstream::failure failed;
-        if (!conn->parse_buffered(*parser, failed))
-            failed = co_await conn->read_some(*parser, up.idle_timeout);
-        result.body.append(buffer.data(), buffer.size() - res.body().size);
-        if (!failed && result.body.size() > max_response_bytes)
-            failed = {make_error_code(errc::upstream_bad_response),
-                      "the upstream's reply exceeds " + std::to_string(max_response_bytes) +
-                          " bytes"};
-        if (failed) {
-            result.transport = failed;
-            cancel.connection_ = nullptr;
-            co_return result;
-        }
-    }
-    cancel.connection_ = nullptr;
-    if (res.keep_alive() && !cancel.cancelled()) pool.give_back(std::move(conn));
+    result.transport = co_await upstream::read_body(*started.conn, *parser, result.body,
+                                                    max_response_bytes, up.idle_timeout);
+    cancel.on_cancel(nullptr);
+    if (!result.transport && res.keep_alive() && !cancel.cancelled())
+        pool.give_back(std::move(started.conn));
     co_return result;
 }
 
-net::awaitable<model_reply> model_client::complete(
-    std::string_view model, std::string body, std::string_view request_id,
-    call_canceller& cancel, const std::function<void(const model_retry&)>& on_retry) {
+net::awaitable<model_reply> model_client::complete(std::string model, std::string body,
+                                                   std::string request_id, call_canceller& cancel,
+                                                   retry_hook on_retry) {
     auto& pool = pools_[router_.route(model)];
     const auto& up = pool.upstream();
     auto head = request_head(up, body.size(), request_id);
@@ -235,13 +202,17 @@ net::awaitable<model_reply> model_client::complete(
         auto wait = retry_after(result.retry_after_ms, result.retry_after)
                         .value_or(config::duration(500ms * (1 << attempt_no)));
         wait = std::min(wait, max_backoff);
-        observability::log_warn("run " + std::string(request_id) + ": " + why + "; retrying in " +
+        observability::log_warn("run " + request_id + ": " + why + "; retrying in " +
                                 std::to_string(wait.count()) + " ms");
-        if (on_retry) on_retry({attempt_no + 1, retries, why, wait});
+        if (on_retry) {
+            model_retry retry{attempt_no + 1, retries, why, wait};
+            co_await on_retry(std::move(retry));
+        }
+        if (cancel.cancelled()) break;
         net::steady_timer timer(executor_, wait);
-        cancel.backoff_ = &timer;
+        cancel.on_cancel([&timer] { timer.cancel(); });
         [[maybe_unused]] auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
-        cancel.backoff_ = nullptr;
+        cancel.on_cancel(nullptr);
     }
     reply.cancelled = true;
     reply.error = "cancelled";

@@ -12,8 +12,8 @@ namespace {
 
 using boost::system::result;
 
-constexpr std::array<std::string_view, 5> status_names{"running", "awaiting_approval",
-                                                       "completed", "failed", "cancelled"};
+constexpr std::array<std::string_view, 5> status_names{"running", "awaiting_approval", "completed",
+                                                       "failed", "cancelled"};
 constexpr std::array<std::string_view, 5> phase_names{"", "extract", "tool", "prompt", "agent"};
 
 boost::system::error_code mismatch() {
@@ -114,8 +114,7 @@ void tag_invoke(const json::value_from_tag&, json::value& v, const chat_message&
     v = json::object{{"role", m.role}, {"content", m.content}};
 }
 
-result<chat_message> tag_invoke(const json::try_value_to_tag<chat_message>&,
-                                const json::value& v) {
+result<chat_message> tag_invoke(const json::try_value_to_tag<chat_message>&, const json::value& v) {
     chat_message m;
     fields f(v);
     f.get("role", m.role).get("content", m.content);
@@ -130,8 +129,7 @@ void tag_invoke(const json::value_from_tag&, json::value& v, const write_intent&
                      {"after_sha256", w.after_sha256}};
 }
 
-result<write_intent> tag_invoke(const json::try_value_to_tag<write_intent>&,
-                                const json::value& v) {
+result<write_intent> tag_invoke(const json::try_value_to_tag<write_intent>&, const json::value& v) {
     write_intent w;
     fields f(v);
     f.get("path", w.path)
@@ -143,20 +141,16 @@ result<write_intent> tag_invoke(const json::try_value_to_tag<write_intent>&,
 }
 
 void tag_invoke(const json::value_from_tag&, json::value& v, const pending_call& p) {
-    json::object o{{"call_id", p.call_id},
-                   {"tool", p.tool},
-                   {"parameters", p.parameters},
-                   {"terminate", p.terminate},
-                   {"asked", p.asked},
-                   {"requested_at", p.requested_at}};
+    json::object o{{"call_id", p.call_id},       {"tool", p.tool},
+                   {"parameters", p.parameters}, {"terminate", p.terminate},
+                   {"asked", p.asked},           {"requested_at", p.requested_at}};
     if (!p.workflow_step.empty()) o["workflow_step"] = p.workflow_step;
     if (!p.reason.empty()) o["reason"] = p.reason;
     put_optional(o, "executing", p.executing);
     v = std::move(o);
 }
 
-result<pending_call> tag_invoke(const json::try_value_to_tag<pending_call>&,
-                                const json::value& v) {
+result<pending_call> tag_invoke(const json::try_value_to_tag<pending_call>&, const json::value& v) {
     pending_call p;
     fields f(v);
     f.get("call_id", p.call_id)

@@ -1,6 +1,5 @@
 #include "gateway/app/server.hpp"
 
-#include "gateway/agent/run_engine.hpp"
 #include "gateway/context/api.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/listener.hpp"
@@ -8,13 +7,7 @@
 #include "gateway/observability/log.hpp"
 #include "gateway/passthrough/handler.hpp"
 #include "gateway/passthrough/model_router.hpp"
-#include "gateway/prompts/prompt_library.hpp"
-#include "gateway/store/data_dir_lock.hpp"
-#include "gateway/store/store.hpp"
-#include "gateway/tools/registry.hpp"
-#include "gateway/tools/workspace_roots.hpp"
 #include "gateway/upstream/tls.hpp"
-#include "gateway/workflows/registry.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -58,73 +51,8 @@ server::~server() {
     wait();
 }
 
-config::parsed<context_files> load_context_files(const config::gateway_config& config) {
-    using result = config::parsed<context_files>;
-    const auto& context = config.context;
-    const config::context_config defaults;
-    const auto& tools = tools::registry::standard();
-    for (const auto& [name, policy] : context.approvals)
-        if (!tools.find(name))
-            return result::fail(config.source + ": context.approvals names an unknown tool `" +
-                                name + "`");
-    context_files files;
-    // A default folder may be missing when the binary runs elsewhere: the passthrough still
-    // serves, and the context API has no prompts or workflows. A configured folder must exist.
-    std::error_code exists_ec;
-    if (context.prompts_dir != defaults.prompts_dir ||
-        std::filesystem::exists(context.prompts_dir, exists_ec)) {
-        auto prompts = prompts::load_folder(context.prompts_dir);
-        if (!prompts) return result::fail(prompts.error);
-        files.prompts = std::move(*prompts.value);
-    } else {
-        observability::log_warn("no prompts folder `" + context.prompts_dir +
-                                "` here: the context API has no system prompts (set "
-                                "context.prompts_dir)");
-    }
-    files.workflows = std::make_unique<workflows::registry>(
-        context.workflows_dir, tools, context.workflows_dir == defaults.workflows_dir);
-    if (auto error = files.workflows->reload(); !error.empty()) return result::fail(error);
-    return {std::move(files), {}};
-}
-
-std::string server::start_context(
-    const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts) {
-    const auto& context = config_.context;
-    auto files = load_context_files(config_);
-    if (!files) return files.error;
-    workflows_ = std::move(files.value->workflows);
-    std::error_code fs_ec;
-    std::filesystem::create_directories(context.data_dir, fs_ec);
-    if (fs_ec) return "cannot create data_dir " + context.data_dir + ": " + fs_ec.message();
-    auto locked = store::data_dir_lock::acquire(context.data_dir);
-    if (!locked) return locked.error;
-    data_dir_lock_ = std::move(*locked.value);
-    auto opened = store::store::open(context.data_dir + "/contextgate.db");
-    if (!opened) return opened.error;
-    store_ = std::move(*opened.value);
-    const auto& tools = tools::registry::standard();
-    workspace_roots_ = std::make_unique<tools::workspace_roots>(context.workspaces);
-    for (const auto& problem : workspace_roots_->unusable())
-        observability::log_warn("context.workspaces: " + problem + "; chats cannot use it");
-    engine_ = std::make_unique<agent::run_engine>(config_, *store_, tools, *workspace_roots_,
-                                                  std::move(files.value->prompts), *model_router_,
-                                                  tls_contexts);
-    context_api_ = std::make_unique<context::api>(config_, *store_, *engine_, tools,
-                                                  *workspace_roots_, *workflows_);
-    engine_->use_workflows(*workflows_);
-    engine_->start();
-    return {};
-}
-
 std::string server::reload_workflows() {
-    if (!workflows_) return {};
-    auto error = workflows_->reload();
-    if (error.empty())
-        observability::log_info("workflows reloaded: " +
-                                std::to_string(workflows_->all()->size()) + " loaded");
-    else
-        observability::log_error("workflows not reloaded, the previous ones stay: " + error);
-    return error;
+    return context_ ? context_->reload_workflows() : std::string();
 }
 
 std::string server::start() {
@@ -139,8 +67,10 @@ std::string server::start() {
         tls_contexts.push_back(*context.value);
     }
     model_router_ = std::make_unique<passthrough::model_router>(config_.upstreams);
-    if (auto error = start_context(tls_contexts); !error.empty()) return error;
-    auto& api = *context_api_;
+    auto started = context_service::start(config_, *model_router_, tls_contexts);
+    if (!started) return started.error;
+    context_ = std::move(*started.value);
+    auto& api = context_->api();
 
     const auto& listen = config_.server.listen;
     boost::system::error_code ec;
@@ -184,6 +114,7 @@ std::string server::start() {
             {"GET",    "/context/runs/{id}/calls/{call_id}",      false, api.route(&a::get_call)},
             {"GET",    "/context/runs/{id}/events",               false, api.route(&a::run_events)},
             {"POST",   "/context/runs/{id}/cancel",               false, api.route(&a::cancel_run)},
+            {"POST",   "/context/runs/{id}/undo",                 false, api.route(&a::undo_run)},
             {"POST",   "/context/runs/{id}/approvals/{call_id}",  false, api.route(&a::decide)},
             {"GET",    "/context/workflows",                      false, api.route(&a::list_workflows)},
             {"GET",    "/context/workflows/categories",           false, api.route(&a::workflow_categories)},
@@ -231,7 +162,7 @@ void server::wait() {
     for (auto& t : threads_)
         if (t.joinable()) t.join();
     // Runs stop where they stand, resumable from the store at the next start.
-    if (engine_) engine_->stop();
+    if (context_) context_->stop();
 }
 
 int serve(const config::gateway_config& config) {

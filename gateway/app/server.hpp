@@ -1,8 +1,7 @@
 #pragma once
 
+#include "gateway/app/context_service.hpp"
 #include "gateway/config/config.hpp"
-#include "gateway/prompts/prompt_library.hpp"
-#include "gateway/workflows/registry.hpp"
 
 #include <boost/asio/ssl/context.hpp>
 
@@ -15,34 +14,12 @@
 namespace gateway::http {
 class worker;
 }
-namespace gateway::agent {
-class run_engine;
-}
-namespace gateway::context {
-class api;
-}
-namespace gateway::tools {
-class workspace_roots;
-}
-namespace gateway::store {
-class data_dir_lock;
-class store;
-}
-
 namespace gateway::passthrough {
 class handler;
 class model_router;
 }  // namespace gateway::passthrough
 
 namespace gateway::app {
-
-// What the context section names besides the database: the prompts and the workflows, loaded
-// and checked (approval tool names too). Errors name the file and line. check-config uses it.
-struct context_files {
-    std::vector<prompts::prompt> prompts;
-    std::unique_ptr<workflows::registry> workflows;
-};
-config::parsed<context_files> load_context_files(const config::gateway_config& config);
 
 // The composition root: the only place that reads the whole configuration and wires modules
 // together. Owns the workers (one thread and io_context each) and the per-worker handlers.
@@ -75,16 +52,8 @@ public:
 
 private:
     config::gateway_config config_;
-    // Opens the store, loads the prompts and starts the run engine.
-    std::string start_context(const std::vector<std::shared_ptr<boost::asio::ssl::context>>& tls);
-
     std::unique_ptr<passthrough::model_router> model_router_;
-    std::unique_ptr<workflows::registry> workflows_;
-    std::unique_ptr<store::data_dir_lock> data_dir_lock_;  // held while the store is open
-    std::unique_ptr<store::store> store_;
-    std::unique_ptr<tools::workspace_roots> workspace_roots_;
-    std::unique_ptr<agent::run_engine> engine_;
-    std::unique_ptr<context::api> context_api_;
+    std::unique_ptr<context_service> context_;
     // Declared before the handlers: the handlers' pooled sockets belong to the workers'
     // io_contexts and must be destroyed first.
     std::vector<std::unique_ptr<http::worker>> workers_;

@@ -1,17 +1,18 @@
 #pragma once
 
-#include "gateway/agent/run_engine.hpp"
+#include "gateway/agent/run_registry.hpp"
+#include "gateway/agent/system_prompts.hpp"
 #include "gateway/config/config.hpp"
+#include "gateway/context/event_stream.hpp"
 #include "gateway/http/context.hpp"
+#include "gateway/http/reply.hpp"
 #include "gateway/http/router.hpp"
-#include "gateway/store/store.hpp"
+#include "gateway/store/state_store.hpp"
+#include "gateway/tools/registry.hpp"
 #include "gateway/tools/workspace_roots.hpp"
 #include "gateway/workflows/registry.hpp"
+#include "gateway/workflows/runner.hpp"
 
-#include <atomic>
-#include <functional>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,73 +20,74 @@ namespace gateway::context {
 
 namespace net = boost::asio;
 
-class run_watch;
-
 // The /context/* endpoints and /v1/system-prompts: chats, messages that start runs, runs and
-// their SSE event streams, approvals, cancellation and the chat's open document. Stateless
-// itself (the store and the run engine hold everything), so one instance serves every worker.
-// Requests need `Authorization: Bearer <key>` when `context.api_keys` is set.
+// their event streams, approvals, cancel, undo, the chat's open document, and workflows. Each
+// handler returns a reply value that http::write_reply writes. Stateless itself: the store, the
+// run registry and the workflow runner hold everything, and no handler waits on anything but
+// awaitables, so one instance serves every worker. Requests need `Authorization: Bearer <key>`
+// when `context.api_keys` is set: see guard().
 class api {
 public:
-    api(const config::gateway_config& config, store::store& store, agent::run_engine& engine,
+    api(const config::gateway_config& config, store::state_store& store, agent::run_registry& runs,
+        agent::run_journal& journal, const agent::system_prompts& prompts,
         const tools::registry& tools, const tools::workspace_roots& roots,
-        const workflows::registry& workflows);
+        const workflows::registry& workflows, workflows::runner& workflow_runs);
 
-    using method = net::awaitable<void> (api::*)(http::request_context&);
-    // The route handler for `m`. The API-key check is not here: it is guard(), which the router
-    // applies to the head of every request under the API's prefixes, before the body is read.
+    using method = net::awaitable<http::reply> (api::*)(http::request_context&);
+    // The route handler for `m`: calls it and writes its reply. The API-key check is not here:
+    // it is guard(), which the router applies to every request's head under the API's prefixes.
     http::handler route(method m);
     // The API-key check for the paths under `prefix`, as a router guard.
     http::guard guard(std::string_view prefix) const;
 
-    net::awaitable<void> list_prompts(http::request_context& ctx);
-    net::awaitable<void> get_prompt(http::request_context& ctx);
-    net::awaitable<void> get_enhanced_prompt(http::request_context& ctx);
+    net::awaitable<http::reply> list_prompts(http::request_context& ctx);
+    net::awaitable<http::reply> get_prompt(http::request_context& ctx);
+    net::awaitable<http::reply> get_enhanced_prompt(http::request_context& ctx);
 
-    net::awaitable<void> create_chat(http::request_context& ctx);
-    net::awaitable<void> list_chats(http::request_context& ctx);
-    net::awaitable<void> get_chat(http::request_context& ctx);
-    net::awaitable<void> list_messages(http::request_context& ctx);
-    net::awaitable<void> delete_chat(http::request_context& ctx);
-    net::awaitable<void> post_message(http::request_context& ctx);
-    net::awaitable<void> put_document(http::request_context& ctx);
-    net::awaitable<void> get_document(http::request_context& ctx);
+    net::awaitable<http::reply> create_chat(http::request_context& ctx);
+    net::awaitable<http::reply> list_chats(http::request_context& ctx);
+    net::awaitable<http::reply> get_chat(http::request_context& ctx);
+    net::awaitable<http::reply> list_messages(http::request_context& ctx);
+    net::awaitable<http::reply> delete_chat(http::request_context& ctx);
+    net::awaitable<http::reply> post_message(http::request_context& ctx);
+    net::awaitable<http::reply> put_document(http::request_context& ctx);
+    net::awaitable<http::reply> get_document(http::request_context& ctx);
 
-    net::awaitable<void> get_run(http::request_context& ctx);
-    net::awaitable<void> get_call(http::request_context& ctx);
-    net::awaitable<void> run_events(http::request_context& ctx);
-    net::awaitable<void> cancel_run(http::request_context& ctx);
-    net::awaitable<void> decide(http::request_context& ctx);
+    net::awaitable<http::reply> get_run(http::request_context& ctx);
+    net::awaitable<http::reply> get_call(http::request_context& ctx);
+    net::awaitable<http::reply> run_events(http::request_context& ctx);
+    net::awaitable<http::reply> cancel_run(http::request_context& ctx);
+    net::awaitable<http::reply> undo_run(http::request_context& ctx);
+    net::awaitable<http::reply> decide(http::request_context& ctx);
 
-    net::awaitable<void> list_workflows(http::request_context& ctx);
-    net::awaitable<void> workflow_categories(http::request_context& ctx);
-    net::awaitable<void> get_workflow(http::request_context& ctx);
-    net::awaitable<void> start_workflow(http::request_context& ctx);
+    net::awaitable<http::reply> list_workflows(http::request_context& ctx);
+    net::awaitable<http::reply> workflow_categories(http::request_context& ctx);
+    net::awaitable<http::reply> get_workflow(http::request_context& ctx);
+    net::awaitable<http::reply> start_workflow(http::request_context& ctx);
 
     // Ends every open event stream (the gateway is draining); clients resume with Last-Event-ID.
-    void end_streams();
+    void end_streams() { streams_.end_all(); }
 
-    // Whether the request carries one of the configured keys (always true when none are).
+    // Whether the request head carries one of the configured keys (always true when none are).
     // Every key is compared, in constant time, whatever matched earlier.
     bool authorized(const boost::beast::http::request_header<>& head) const;
 
 private:
-    net::awaitable<void> stream_events(http::request_context& ctx, const std::string& run_id,
-                                       std::int64_t after);
-    net::awaitable<bool> pump_events(http::request_context& ctx, run_watch& watch,
-                                     const std::string& run_id, std::int64_t after, bool chunked);
+    net::awaitable<http::reply> run_view(const store::run_record& run);
+    // A started run: 202 with its id, or its event stream when the client asked for one.
+    http::reply started(http::request_context& ctx, const agent::started_run& run,
+                        boost::json::object reply);
 
     const config::gateway_config& config_;
-    store::store& store_;
-    agent::run_engine& engine_;
+    store::state_store& store_;
+    agent::run_registry& runs_;
+    const agent::system_prompts& prompts_;
     const tools::registry& tools_;
     const tools::workspace_roots& roots_;
     const workflows::registry& workflows_;
-    std::vector<std::string> key_hashes_;  // 32-byte SHA-256 digests
-    std::mutex streams_mutex_;
-    std::map<const void*, std::function<void()>> streams_;  // open event streams: their wakers
-    std::map<std::string, unsigned> watchers_;              // open event streams per run
-    std::atomic<bool> closing_ = false;
+    workflows::runner& workflow_runs_;
+    event_streams streams_;
+    std::vector<std::string> key_hashes_;  // "sha256:<hex>" of each configured key
 };
 
 }  // namespace gateway::context

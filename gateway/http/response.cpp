@@ -5,6 +5,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/status.hpp>
 
 #include <array>
@@ -16,24 +17,45 @@ std::string_view reason_phrase(unsigned status) {
     return text == "<unknown-status>" ? std::string_view{} : std::string_view(text);
 }
 
-net::awaitable<boost::system::error_code> write_response(request_context& ctx, unsigned status,
-                                                         std::string_view content_type,
-                                                         std::string_view body) {
+response_head::response_head(unsigned status, std::string_view reason) {
+    head_.reserve(512);
+    head_ += "HTTP/1.1 ";
+    head_ += std::to_string(status);
+    head_ += ' ';
+    head_ += reason.empty() ? reason_phrase(status) : reason;
+    head_ += "\r\n";
+}
+
+response_head& response_head::field(std::string_view name, std::string_view value) {
+    has_request_id_ = has_request_id_ || beast::iequals(name, "x-request-id");
+    head_ += name;
+    head_ += ": ";
+    head_ += value;
+    head_ += "\r\n";
+    return *this;
+}
+
+std::string response_head::finish(const request_context& ctx, std::string_view framing,
+                                  std::string_view connection) {
+    if (!has_request_id_) field("x-request-id", ctx.request_id);
+    if (!framing.empty()) {
+        head_ += framing;
+        head_ += "\r\n";
+    }
+    if (!connection.empty()) field("Connection", connection);
+    head_ += "\r\n";
+    return std::move(head_);
+}
+
+net::awaitable<boost::system::error_code> write_response(
+    request_context& ctx, unsigned status, std::string_view content_type, std::string_view body,
+    const std::vector<std::pair<std::string, std::string>>& extra) {
     if (ctx.draining) ctx.keep_alive = false;
-    std::string head;
-    head.reserve(256);
-    head += "HTTP/1.1 ";
-    head += std::to_string(status);
-    head += ' ';
-    head += reason_phrase(status);
-    head += "\r\nContent-Type: ";
-    head += content_type;
-    head += "\r\nContent-Length: ";
-    head += std::to_string(body.size());
-    head += "\r\nx-request-id: ";
-    head += ctx.request_id;
-    if (!ctx.keep_alive) head += "\r\nConnection: close";
-    head += "\r\n\r\n";
+    response_head h(status);
+    h.field("Content-Type", content_type);
+    for (const auto& [name, value] : extra) h.field(name, value);
+    auto head = h.finish(ctx, "Content-Length: " + std::to_string(body.size()),
+                         ctx.keep_alive ? "" : "close");
     ctx.response_started = true;
     ctx.status = status;
     ctx.bytes_sent = body.size();

@@ -5,6 +5,7 @@
 #include "gateway/observability/log.hpp"
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
+#include "gateway/upstream/exchange.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -94,33 +95,15 @@ std::string upstream_request_head(const http::request_context& ctx,
 
 // Status line and headers for the client: the upstream's status, reason and end-to-end fields,
 // plus what this hop needs: `hop_line` ("Content-Length: n", "Transfer-Encoding: chunked",
-// "Upgrade: websocket" or "") and the Connection value ("" for none).
+// "Upgrade: websocket" or "") and the Connection value ("" for none). The upstream's own
+// x-request-id wins (SDKs surface it); otherwise the client gets ours.
 std::string response_head(const bhttp::response_header<>& res, const http::request_context& ctx,
                           std::string_view hop_line, std::string_view connection) {
-    std::string head;
-    head.reserve(512);
-    head += "HTTP/1.1 ";
-    head += std::to_string(res.result_int());
-    head += ' ';
-    if (res.reason().empty())
-        head += http::reason_phrase(res.result_int());
-    else
-        head += std::string_view(res.reason());
-    head += "\r\n";
-    bool has_request_id = false;
+    http::response_head head(res.result_int(), res.reason());
     for_each_end_to_end(res, [&](bhttp::field, std::string_view name, std::string_view value) {
-        has_request_id = has_request_id || beast::iequals(name, "x-request-id");
-        head += name;
-        head += ": ";
-        head += value;
-        head += "\r\n";
+        head.field(name, value);
     });
-    // The upstream's own request id wins (SDKs surface it); otherwise the client gets ours.
-    if (!has_request_id) head += "x-request-id: " + ctx.request_id + "\r\n";
-    if (!hop_line.empty()) head += std::string(hop_line) + "\r\n";
-    if (!connection.empty()) head += "Connection: " + std::string(connection) + "\r\n";
-    head += "\r\n";
-    return head;
+    return head.finish(ctx, hop_line, connection);
 }
 
 net::awaitable<error_code> write_client(http::request_context& ctx, net::const_buffer data) {
@@ -393,43 +376,25 @@ net::awaitable<void> pump_upstream_to_client(http::request_context& ctx, upstrea
     ctx.stream.close();
 }
 
-// Connects (or reuses a pooled connection), sends the request and reads the response header.
-// A pooled connection that the upstream had closed while idle fails before answering anything;
-// then the request is sent once more on a fresh connection. Errors are answered to the client.
+// Sends the request and reads the response header (upstream::start_exchange); errors are
+// answered to the client. Null when the exchange failed or the client went away.
 net::awaitable<std::unique_ptr<upstream::connection>> send_request(
     http::request_context& ctx, upstream::pool& pool, const std::string& head,
     std::optional<upstream::response_parser>& parser, exchange_state& state, bool fresh_only) {
-    const auto& up = pool.upstream();
-    for (int attempt = 0; attempt < 2; ++attempt) {
-        auto conn = fresh_only || attempt > 0 ? nullptr : pool.take();
-        bool reused = conn != nullptr;
-        if (!conn) {
-            conn = pool.make(ctx.stream.get_executor());
-            state.upstream = conn.get();
-            auto failed = co_await conn->open(up);
-            if (state.client_gone) co_return nullptr;
-            if (failed) {
-                observability::log_warn("request " + ctx.request_id + ": " + failed.detail);
-                co_await http::write_error(ctx, failed.ec, failed.detail);
-                co_return nullptr;
-            }
-        }
-        state.upstream = conn.get();
-        parser.emplace();
-        parser->body_limit(boost::none);
-        if (ctx.req.method() == bhttp::verb::head) parser->skip(true);
-        bool got_bytes = false;
-        auto failed = co_await conn->write(head, ctx.req.body(), up.first_byte_timeout);
-        if (!failed) failed = co_await conn->read_header(*parser, up.first_byte_timeout, got_bytes);
-        if (state.client_gone) co_return nullptr;
-        if (!failed) co_return conn;
-        if (reused && !got_bytes && failed.ec == errc::upstream_reset) continue;
-        observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
-                                "`: " + failed.detail);
-        co_await http::write_error(ctx, failed.ec, failed.detail);
+    upstream::exchange_hooks hooks{[&state](upstream::connection* c) { state.upstream = c; },
+                                   [&state] { return state.client_gone; }};
+    auto started = co_await upstream::start_exchange(
+        pool, ctx.stream.get_executor(), head, ctx.req.body(), parser,
+        ctx.req.method() == bhttp::verb::head, fresh_only, hooks);
+    if (state.client_gone) co_return nullptr;
+    if (!started.conn) {
+        observability::log_warn("request " + ctx.request_id + ": upstream `" +
+                                pool.upstream().name + "`: " + started.failed.detail);
+        co_await http::write_error(ctx, started.failed.ec, started.failed.detail);
         co_return nullptr;
     }
-    co_return nullptr;
+    state.upstream = started.conn.get();
+    co_return std::move(started.conn);
 }
 
 net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,

@@ -91,10 +91,10 @@ struct document_record {
 struct backup_record {
     std::string call_id;
     std::string run_id;
-    std::string path;        // the workspace file, "" for the chat's document
-    bool existed = false;    // false: the write created the file (undo deletes it)
-    std::string content;     // the content before the write
-    std::string after_sha256;  // the content the write left, to check before undoing
+    std::string path;            // the workspace file, "" for the chat's document
+    bool existed = false;        // false: the write created the file (undo deletes it)
+    std::string content;         // the content before the write
+    std::string after_sha256;    // the content the write left, to check before undoing
     std::int64_t undone_at = 0;  // 0 while not undone
     std::int64_t created_at = 0;
 };

@@ -1,5 +1,6 @@
 #include "gateway/tools/delete_file.hpp"
 
+#include "gateway/tools/digest.hpp"
 #include "gateway/tools/diff.hpp"
 #include "gateway/tools/file_change.hpp"
 #include "gateway/tools/walker.hpp"
@@ -33,7 +34,9 @@ tool_result delete_file_tool::run(const boost::json::object& p, tool_context& co
     boost::json::object data{{"path", path},
                              {"diff", diff},
                              {"removed", stats.removed},
-                             {"applied", how == mode::execute}};
+                             {"applied", how == mode::execute},
+                             {"before_sha256", sha256_hex(*before)},
+                             {"after_sha256", ""}};
     if (how == mode::preview)
         return tool_result::success("Preview, nothing deleted yet: delete " + quoted(path) + " (" +
                                         std::to_string(stats.removed) + " lines).",

@@ -1,6 +1,7 @@
 #include "gateway/tools/file_change.hpp"
 
 #include "gateway/tools/diff.hpp"
+#include "gateway/tools/digest.hpp"
 #include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/text_document.hpp"
 #include "gateway/tools/walker.hpp"
@@ -40,7 +41,9 @@ tool_result commit_change(tool_context& context, std::string_view path,
                              {"diff", diff},
                              {"added", stats.added},
                              {"removed", stats.removed},
-                             {"applied", how == mode::execute}};
+                             {"applied", how == mode::execute},
+                             {"before_sha256", before ? sha256_hex(*before) : std::string()},
+                             {"after_sha256", sha256_hex(after)}};
     auto limit = context.limits.max_result_chars;
     if (how == mode::preview)
         return tool_result::success(

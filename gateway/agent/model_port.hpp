@@ -1,0 +1,69 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace gateway::agent {
+
+// What one chat completion gave: the reply's text and finish_reason, or why there is none.
+struct model_reply {
+    bool ok = false;
+    bool cancelled = false;
+    std::string content;
+    std::string finish_reason;
+    std::string error;  // when !ok: for the run's error and the human
+};
+
+// A call the model port is about to repeat after a 429, a 5xx or a failed connection.
+struct model_retry {
+    int attempt = 0;  // 1 for the first retry
+    int of = 0;
+    std::string why;  // "upstream `openai` answered 429", "cannot connect …"
+    config::duration wait{0};
+};
+
+// Told before each backoff wait of a retried model call; awaited, so it may store an event.
+using retry_hook = std::function<boost::asio::awaitable<void>(model_retry)>;
+
+// Lets the run that owns a model call stop it at once: the port registers how (close the
+// connection in use, end a backoff wait) while the call is in flight. Used on the run's
+// executor only.
+class call_canceller {
+public:
+    void cancel() {
+        cancelled_ = true;
+        if (stop_) stop_();
+    }
+    bool cancelled() const { return cancelled_; }
+    // Ready for the next call (a cancel applies to the call in flight only).
+    void reset() { cancelled_ = false; }
+    // What cancel() does for the step in flight; an empty function when there is none.
+    void on_cancel(std::function<void()> stop) { stop_ = std::move(stop); }
+
+private:
+    bool cancelled_ = false;
+    std::function<void()> stop_;
+};
+
+// What the agent loop needs from a model: one chat completion for a request body (retried on
+// 429, 5xx and failed connections, `on_retry` awaited before each wait), cancellable through
+// `cancel`, and the upstream a model name is routed to (its json_schema flag, context budget).
+// The model_client implements it over HTTP; tests script it in memory.
+class model_port {
+public:
+    virtual ~model_port() = default;
+    virtual boost::asio::awaitable<model_reply> complete(std::string model, std::string body,
+                                                         std::string request_id,
+                                                         call_canceller& cancel,
+                                                         retry_hook on_retry) = 0;
+    virtual const config::upstream_config& upstream_for(std::string_view model) const = 0;
+    // The engine is stopping: release what is kept between calls (pooled connections).
+    virtual void shutdown() = 0;
+};
+
+}  // namespace gateway::agent

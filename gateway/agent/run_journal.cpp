@@ -1,0 +1,143 @@
+#include "gateway/agent/run_journal.hpp"
+
+#include "gateway/agent/excerpt.hpp"
+#include "gateway/observability/log.hpp"
+
+#include <boost/json/serialize.hpp>
+
+namespace gateway::agent {
+
+namespace json = boost::json;
+
+run_journal::run_journal(store::state_store& store, std::size_t excerpt_bytes)
+    : store_(store), excerpt_bytes_(excerpt_bytes) {}
+
+void run_journal::batch::event(std::string_view type, json::object data) {
+    json::value extra(std::move(data));
+    auto cut = cut_long_strings(extra, journal_.excerpt_bytes_);
+    // The fields every event has come first, so a frame reads well in a terminal too.
+    json::object event{{"type", type},
+                       {"run_id", run_.record.id},
+                       {"step", run_.record.step},
+                       {"max_steps", run_.record.max_steps}};
+    for (auto& [key, value] : extra.as_object()) event[key] = std::move(value);
+    if (!cut.empty()) {
+        json::array pointers;
+        for (auto& p : cut) pointers.emplace_back(p);
+        event["truncated"] = std::move(pointers);
+        if (auto* call = event.if_contains("call_id"); call && call->is_string())
+            event["full"] =
+                "/context/runs/" + run_.record.id + "/calls/" + std::string(call->as_string());
+        else if (type == "document.updated")
+            event["full"] = "/context/chats/" + run_.chat.id + "/document";
+        else
+            event["full"] = "/context/runs/" + run_.record.id;
+    }
+    // Numbered now: batches of one run commit in the order they were made (one writer thread,
+    // one engine thread), so numbers are never taken twice, even by a batch made while another
+    // is on its way.
+    auto seq = ++run_.last_event;
+    writes_.events.push_back(
+        {run_.record.id, seq, std::string(type), json::serialize(event), store::now_ms()});
+}
+
+void run_journal::batch::call() {
+    if (run_.call) writes_.tool_calls.push_back(*run_.call);
+}
+
+void run_journal::batch::approval(store::approval_record approval) {
+    writes_.approvals.push_back(std::move(approval));
+}
+
+void run_journal::batch::chat_message(std::string_view role, std::string content) {
+    writes_.messages.push_back(
+        {0, run_.chat.id, run_.record.id, std::string(role), std::move(content), store::now_ms()});
+}
+
+void run_journal::batch::backup(store::backup_record backup) {
+    writes_.backups.push_back(std::move(backup));
+}
+
+net::awaitable<void> run_journal::checkpoint(live_run& run, batch b) {
+    co_await commit(run, std::move(b), true);
+    notify(run.record.id);
+}
+
+net::awaitable<void> run_journal::record(live_run& run, batch b) {
+    co_await commit(run, std::move(b), false);
+    notify(run.record.id);
+}
+
+net::awaitable<void> run_journal::commit(live_run& run, batch b, bool with_state) {
+    auto& writes = b.writes_;
+    if (with_state) {
+        run.bank_time();
+        run.record.state = serialize_state(run.state);
+        run.record.updated_at = store::now_ms();
+        writes.runs.push_back(run.record);
+        // Taken now, like event numbers: a later batch never writes a message twice.
+        for (; run.stored_messages < run.conversation.size(); ++run.stored_messages) {
+            const auto& m = run.conversation[run.stored_messages];
+            writes.run_messages.push_back(
+                {run.record.id, static_cast<std::int64_t>(run.stored_messages), m.role, m.content});
+        }
+    }
+    co_await store_.commit(std::move(writes));
+}
+
+net::awaitable<void> run_journal::finish(live_run& run, const std::function<void()>& released) {
+    const auto& ending = *run.ended;
+    run.record.status = status_name(ending.status);
+    run.record.output = ending.output;
+    run.record.error = ending.error;
+    run.state.pending.reset();
+    auto b = begin(run);
+    // A call left pending (cancelled, expired) is stored as it ended.
+    b.call();
+    run.call.reset();
+    switch (ending.status) {
+        case run_status::completed:
+            b.chat_message("assistant", ending.output);
+            b.event("message", {{"role", "assistant"}, {"content", ending.output}});
+            b.event("run.completed", {{"output", ending.output}});
+            break;
+        case run_status::failed:
+            b.event("run.failed", {{"error", ending.error}});
+            break;
+        default:
+            b.event("run.cancelled", {});
+    }
+    co_await commit(run, std::move(b), true);
+    if (released) released();
+    notify(run.record.id);
+    observability::log_info("run " + run.record.id + ": " +
+                            std::string(status_name(ending.status)) +
+                            (ending.error.empty() ? "" : ": " + ending.error));
+}
+
+std::uint64_t run_journal::subscribe(const std::string& run_id, std::function<void()> wake) {
+    std::lock_guard lock(mutex_);
+    auto handle = next_subscriber_++;
+    subscribers_[run_id][handle] = std::move(wake);
+    return handle;
+}
+
+void run_journal::unsubscribe(const std::string& run_id, std::uint64_t handle) {
+    std::lock_guard lock(mutex_);
+    auto it = subscribers_.find(run_id);
+    if (it == subscribers_.end()) return;
+    it->second.erase(handle);
+    if (it->second.empty()) subscribers_.erase(it);
+}
+
+void run_journal::notify(const std::string& run_id) {
+    std::vector<std::function<void()>> wakers;
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = subscribers_.find(run_id); it != subscribers_.end())
+            for (auto& [handle, wake] : it->second) wakers.push_back(wake);
+    }
+    for (auto& wake : wakers) wake();
+}
+
+}  // namespace gateway::agent

@@ -1,0 +1,84 @@
+#pragma once
+
+#include "gateway/agent/live_run.hpp"
+#include "gateway/store/state_store.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace gateway::agent {
+
+// "Commit, then notify" in one place. Everything a client is told about a run — its events, the
+// state a restart resumes from, its calls, approvals and final answer — is written to the store
+// in one transaction per step, and only then are the run's watchers woken, so a watcher that
+// reads the store after a wake-up always finds what woke it.
+//
+// Events carry the fields every event has (type, run_id, step, max_steps) and excerpts of long
+// texts: a string over `excerpt_bytes` is cut, and the event lists the cut pointers in
+// `truncated` and the resource that keeps them whole in `full`.
+//
+// Thread safety: subscribe/unsubscribe from any thread; batches and commits on the engine thread,
+// which owns the runs.
+class run_journal {
+public:
+    run_journal(store::state_store& store, std::size_t excerpt_bytes);
+
+    // What one commit writes for one run.
+    class batch {
+    public:
+        // An event, numbered after the run's last one.
+        void event(std::string_view type, boost::json::object data);
+        // The run's pending call record (live_run::call), as it stands now.
+        void call();
+        void approval(store::approval_record approval);
+        // A message of the chat (the user's, or the final answer).
+        void chat_message(std::string_view role, std::string content);
+        void backup(store::backup_record backup);
+        bool has_events() const { return !writes_.events.empty(); }
+
+    private:
+        friend class run_journal;
+        batch(run_journal& journal, live_run& run) : journal_(journal), run_(run) {}
+        run_journal& journal_;
+        live_run& run_;
+        store::write_batch writes_;
+    };
+
+    batch begin(live_run& run) { return batch(*this, run); }
+
+    // Commits `b` with the run's record, its state and the conversation messages not yet stored,
+    // then wakes the run's watchers.
+    net::awaitable<void> checkpoint(live_run& run, batch b);
+    // Commits `b` alone (events that change no state), then wakes the watchers.
+    net::awaitable<void> record(live_run& run, batch b);
+    // Stores how the run ended (run.ended): its final state, the final answer as a chat message,
+    // and the final events. `released` is called after the commit and before the watchers are
+    // woken: a client that hears of the end finds the chat free for its next message.
+    net::awaitable<void> finish(live_run& run, const std::function<void()>& released);
+
+    // Calls `wake` after every commit with events of the run; `wake` must only post work to its
+    // own executor. Returns a handle for unsubscribe(). Any thread.
+    std::uint64_t subscribe(const std::string& run_id, std::function<void()> wake);
+    void unsubscribe(const std::string& run_id, std::uint64_t handle);
+
+    store::state_store& store() { return store_; }
+
+private:
+    net::awaitable<void> commit(live_run& run, batch b, bool with_state);
+    void notify(const std::string& run_id);
+
+    store::state_store& store_;
+    std::size_t excerpt_bytes_;
+    mutable std::mutex mutex_;  // guards subscribers_
+    std::map<std::string, std::map<std::uint64_t, std::function<void()>>> subscribers_;
+    std::uint64_t next_subscriber_ = 1;
+};
+
+}  // namespace gateway::agent

@@ -1,0 +1,313 @@
+#include "gateway/agent/run_registry.hpp"
+
+#include "gateway/observability/log.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <random>
+
+namespace gateway::agent {
+
+namespace json = boost::json;
+
+std::string make_id(std::string_view prefix) {
+    thread_local std::mt19937_64 generator{std::random_device{}()};
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string id(prefix);
+    id += '_';
+    for (int half = 0; half < 2; ++half) {
+        auto bits = generator();
+        for (int i = 0; i < 12; ++i) id += hex[(bits >> (i * 4)) & 0xf];
+    }
+    return id;
+}
+
+namespace {
+
+// How the context budget (tokens) is turned into bytes: see agent_loop.
+constexpr std::size_t bytes_per_token = 4;
+
+}  // namespace
+
+run_registry::run_registry(net::io_context& engine, const config::context_config& limits,
+                           store::state_store& store, run_journal& journal, tool_runner& runner,
+                           approval_gate& gate, agent_loop& loop, const system_prompts& prompts,
+                           model_port& model)
+    : limits_(limits),
+      store_(store),
+      journal_(journal),
+      runner_(runner),
+      gate_(gate),
+      loop_(loop),
+      prompts_(prompts),
+      model_(model),
+      io_(engine),
+      work_(engine.get_executor()) {}
+
+run_registry::~run_registry() {
+    stop();
+}
+
+std::string run_registry::system_prompt(const store::chat_record& chat, tools::role role) const {
+    return prompts_.build(chat.system_prompt, role, model_.upstream_for(chat.model).json_schema);
+}
+
+std::size_t run_registry::live_runs() const {
+    return live_;
+}
+
+void run_registry::start(resumer workflows) {
+    thread_ = std::thread([this] { io_.run(); });
+    auto resumed = net::co_spawn(io_, resume(std::move(workflows)), net::use_future);
+    resumed.get();
+}
+
+void run_registry::stop() {
+    if (!thread_.joinable()) return;
+    net::post(io_, [this] {
+        model_.shutdown();
+        for (auto& [id, run] : runs_) {
+            run->stopping = true;
+            run->canceller.cancel();
+            run->wake.cancel();
+            run->wall.cancel();
+        }
+    });
+    work_.reset();
+    thread_.join();
+}
+
+net::awaitable<started_run> run_registry::start_chat_run(store::chat_record chat,
+                                                         std::string content) {
+    auto role = tools::parse_role(chat.role).value_or(tools::role::editor);
+    // Only the newest earlier turns that can fit the upstream's context budget are loaded.
+    auto budget = model_.upstream_for(chat.model).context_budget * bytes_per_token;
+    auto fixed = system_prompt(chat, role).size() + content.size();
+    auto history_bytes = budget == 0 ? SIZE_MAX : budget > fixed ? budget - fixed : 0;
+    auto history = co_await store_.recent_messages(chat.id, history_bytes);
+    preparer prepare = [history = std::move(history), content](live_run& run, json::object& started,
+                                                               run_journal::batch& b) {
+        auto left_out = history.left_out;
+        for (const auto& m : history.messages) {
+            if (run.conversation.empty() && m.role == "assistant") {
+                ++left_out;  // the kept history starts with a user turn
+                continue;
+            }
+            run.conversation.push_back({m.role, m.content});
+        }
+        run.state.turn_start = run.conversation.size();
+        run.state.left_out = left_out;
+        run.conversation.push_back({"user", content});
+        b.chat_message("user", content);
+        started["content"] = content;
+    };
+    driver chat_driver = [this](live_run& run) { return loop_.run(run); };
+    auto started = co_await start_run(std::move(chat), role, std::move(prepare), chat_driver);
+    co_return started;
+}
+
+net::awaitable<started_run> run_registry::start_run(store::chat_record chat, tools::role role,
+                                                    preparer prepare, driver drive) {
+    auto admitted = co_await net::co_spawn(
+        io_, admit(std::move(chat), role, std::move(prepare), std::move(drive)),
+        net::use_awaitable);
+    co_return admitted;
+}
+
+// Engine thread: reserves the chat's one live run, stores the run with its run.started event and
+// launches it.
+net::awaitable<started_run> run_registry::admit(store::chat_record chat, tools::role role,
+                                                preparer prepare, driver drive) {
+    if (auto it = chats_.find(chat.id); it != chats_.end())
+        co_return refusal{errc::run_in_progress, "Chat " + chat.id +
+                                                     " already has a run in progress (" +
+                                                     it->second + "); wait for it, or cancel it."};
+    auto run = std::make_shared<live_run>(io_.get_executor());
+    auto now = store::now_ms();
+    run->record = {make_id("run"),
+                   chat.id,
+                   std::string(status_name(run_status::running)),
+                   0,
+                   static_cast<int>(limits_.max_steps),
+                   "",
+                   "",
+                   "",
+                   now,
+                   now};
+    auto id = run->record.id;
+    chats_[chat.id] = id;
+    runs_[id] = run;
+    ++live_;
+    run->chat = std::move(chat);
+    run->role = role;
+    run->system_prompt = system_prompt(run->chat, role);
+    json::object started{{"chat_id", run->chat.id}};
+    auto b = journal_.begin(*run);
+    prepare(*run, started, b);
+    b.event("run.started", std::move(started));
+    try {
+        co_await journal_.checkpoint(*run, std::move(b));
+    } catch (...) {
+        release(*run);
+        throw;
+    }
+    net::co_spawn(io_, this->drive(run, std::move(drive)), net::detached);
+    co_return id;
+}
+
+net::awaitable<void> run_registry::drive(std::shared_ptr<live_run> run, driver drive) {
+    // The chat is free before anyone hears that its run ended.
+    std::function<void()> released = [this, run] { release(*run); };
+    std::string failure;
+    try {
+        if (auto unusable = runner_.open_workspace(*run))
+            run->end(run_status::failed, "", "The chat's workspace cannot be used: " + *unusable);
+        else if (!run->ended)
+            co_await drive(*run);
+        if (run->ended && !run->stopping) co_await journal_.finish(*run, released);
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+    if (!failure.empty() && !run->stopping) {
+        observability::log_error("run " + run->record.id + ": " + failure);
+        run->end(run_status::failed, "", "internal error: " + failure);
+        try {
+            co_await journal_.finish(*run, released);
+        } catch (const std::exception& e) {
+            observability::log_error("run " + run->record.id +
+                                     ": cannot record the failure: " + e.what());
+        }
+    }
+    release(*run);
+}
+
+void run_registry::release(const live_run& run) {
+    if (runs_.erase(run.record.id) == 0) return;
+    if (auto it = chats_.find(run.chat.id); it != chats_.end() && it->second == run.record.id)
+        chats_.erase(it);
+    --live_;
+}
+
+net::awaitable<std::optional<refusal>> run_registry::decide(std::string run_id, std::string call_id,
+                                                            decision d) {
+    auto on_engine = [this, run_id, call_id, d]() -> net::awaitable<std::optional<refusal>> {
+        if (auto it = runs_.find(run_id); it != runs_.end()) {
+            auto run = it->second;  // kept alive while the decision is stored
+            auto refused = co_await gate_.decide(*run, call_id, d);
+            if (!refused || refused->code != errc::call_not_pending) co_return refused;
+        }
+        // Not live, or not awaiting this call: the store says why.
+        auto stored = co_await store_.run(run_id);
+        if (!stored) co_return refusal{errc::not_found, "No run " + run_id + "."};
+        auto call = co_await store_.tool_call(call_id);
+        if (!call || call->run_id != run_id)
+            co_return refusal{errc::not_found, "Run " + run_id + " has no call " + call_id + "."};
+        co_return refusal{errc::call_not_pending,
+                          "Call " + call_id + " is not awaiting approval (it is " + call->status +
+                              "; the run is " + stored->status + ")."};
+    };
+    auto refused = co_await net::co_spawn(io_, on_engine(), net::use_awaitable);
+    co_return refused;
+}
+
+net::awaitable<std::optional<refusal>> run_registry::cancel(std::string run_id) {
+    auto on_engine = [this, run_id]() -> net::awaitable<std::optional<refusal>> {
+        if (auto it = runs_.find(run_id); it != runs_.end()) {
+            auto& run = *it->second;
+            run.cancel_requested = true;
+            run.canceller.cancel();
+            run.wake.cancel();
+            co_return std::nullopt;
+        }
+        auto stored = co_await store_.run(run_id);
+        if (!stored) co_return refusal{errc::not_found, "No run " + run_id + "."};
+        co_return refusal{errc::run_ended,
+                          "Run " + run_id + " has already ended (" + stored->status + ")."};
+    };
+    auto refused = co_await net::co_spawn(io_, on_engine(), net::use_awaitable);
+    co_return refused;
+}
+
+net::awaitable<std::variant<json::object, refusal>> run_registry::undo(std::string run_id) {
+    using outcome = std::variant<json::object, refusal>;
+    auto on_engine = [this, run_id]() -> net::awaitable<outcome> {
+        if (runs_.count(run_id))
+            co_return refusal{errc::run_in_progress,
+                              "Run " + run_id +
+                                  " is still going; wait for it, or cancel it, before undoing "
+                                  "its writes."};
+        auto stored = co_await store_.run(run_id);
+        if (!stored) co_return refusal{errc::not_found, "No run " + run_id + "."};
+        auto backup = co_await store_.last_backup(run_id);
+        if (!backup)
+            co_return refusal{errc::nothing_to_undo,
+                              "Run " + run_id + " has no write left to undo."};
+        auto chat = co_await store_.chat(stored->chat_id);
+        // A view of the ended run, to reach its workspace and announce to its watchers.
+        live_run view(io_.get_executor());
+        view.chat = chat.value_or(store::chat_record{});
+        view.record = std::move(*stored);
+        view.last_event = co_await store_.last_event(run_id);
+        if (auto unusable = runner_.open_workspace(view))
+            co_return refusal{errc::conflict, "The chat's workspace cannot be used: " + *unusable};
+        auto restored = co_await runner_.restore(view, *backup);
+        if (!restored.ok) co_return refusal{errc::conflict, restored.text};
+        backup->undone_at = store::now_ms();
+        json::object undone{
+            {"call_id", backup->call_id},
+            {"path", backup->path.empty() ? json::value(nullptr) : json::value(backup->path)}};
+        if (auto* diff = restored.data.if_contains("diff")) undone["diff"] = *diff;
+        auto b = journal_.begin(view);
+        b.backup(*backup);
+        b.event("write.undone", undone);
+        co_await journal_.record(view, std::move(b));
+        co_return undone;
+    };
+    auto result = co_await net::co_spawn(io_, on_engine(), net::use_awaitable);
+    co_return result;
+}
+
+// Engine thread: every run stored as running or awaiting approval is rebuilt from the store
+// (state, conversation, last event, its pending call) and launched again.
+net::awaitable<void> run_registry::resume(resumer workflows) {
+    auto unfinished = co_await store_.unfinished_runs();
+    for (auto& record : unfinished) {
+        auto chat = co_await store_.chat(record.chat_id);
+        if (!chat) continue;  // deleted with its chat
+        auto run = std::make_shared<live_run>(io_.get_executor());
+        run->chat = *chat;
+        run->role = tools::parse_role(chat->role).value_or(tools::role::editor);
+        run->last_event = co_await store_.last_event(record.id);
+        auto messages = co_await store_.run_messages(record.id);
+        for (auto& m : messages) run->conversation.push_back({m.role, std::move(m.content)});
+        run->stored_messages = run->conversation.size();
+        auto state = parse_state(record.state);
+        run->record = std::move(record);
+        driver drive = [this](live_run& r) { return loop_.run(r); };
+        if (!state) {
+            run->end(run_status::failed, "",
+                     "The run's stored state cannot be read (" + state.error().message() +
+                         "); it cannot go on.");
+        } else {
+            run->state = std::move(*state);
+            if (run->state.pending) {
+                auto call = co_await store_.tool_call(run->state.pending->call_id);
+                run->call = std::move(call);
+            }
+            if (run->state.workflow) drive = workflows(*run);
+        }
+        run->system_prompt = system_prompt(run->chat, run->role);
+        auto id = run->record.id;
+        chats_[run->chat.id] = id;
+        runs_[id] = run;
+        ++live_;
+        observability::log_info("run " + id + ": resumed (" + run->record.status + ")");
+        net::co_spawn(io_, this->drive(run, std::move(drive)), net::detached);
+    }
+}
+
+}  // namespace gateway::agent

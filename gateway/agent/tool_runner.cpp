@@ -1,0 +1,232 @@
+#include "gateway/agent/tool_runner.hpp"
+
+#include "gateway/io/offload.hpp"
+#include "gateway/observability/log.hpp"
+#include "gateway/tools/diff.hpp"
+#include "gateway/tools/digest.hpp"
+#include "gateway/tools/error_codes.hpp"
+#include "gateway/tools/workspace.hpp"
+#include "gateway/tools/workspace_roots.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <cerrno>
+#include <cstring>
+
+#include <sys/stat.h>
+
+namespace gateway::agent {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string string_of(const json::object& o, std::string_view key) {
+    auto* v = o.if_contains(key);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+// A target as it stands: absent, present with its content, or unreadable.
+struct target_state {
+    bool exists = false;
+    bool readable = true;
+    std::string content;
+};
+
+}  // namespace
+
+tool_runner::tool_runner(const tools::registry& tools, const tools::workspace_roots& roots,
+                         store::state_store& store, run_journal& journal, unsigned threads)
+    : tools_(tools), roots_(roots), store_(store), journal_(journal), pool_(threads) {}
+
+tool_runner::~tool_runner() {
+    stop();
+}
+
+void tool_runner::stop() {
+    pool_.join();
+}
+
+bool tool_runner::writes(const std::string& tool, const json::object& parameters) const {
+    const auto* t = tools_.find(tool);
+    return t && t->needs_approval_for(parameters);
+}
+
+std::optional<std::string> tool_runner::open_workspace(live_run& run) {
+    run.files.reset();
+    if (run.chat.workspace.empty()) return std::nullopt;
+    auto opened = roots_.open(run.chat.workspace);
+    if (!opened) return opened.error;
+    struct stat info {};
+    if (::fstat(opened.fd.get(), &info) != 0)
+        return "The workspace " + run.chat.workspace +
+               " cannot be inspected: " + std::strerror(errno);
+    std::lock_guard lock(mutex_);
+    auto& slot = workspaces_[opened.path];
+    if (!slot.files || slot.device != info.st_dev || slot.inode != info.st_ino) {
+        slot.device = info.st_dev;
+        slot.inode = info.st_ino;
+        slot.files = tools::workspace::adopt(opened.path, std::move(opened.fd));
+        // First use in this process: what a killed earlier process left behind goes, off the
+        // engine's thread.
+        boost::asio::post(pool_, [files = slot.files] {
+            if (auto removed = files->remove_debris())
+                observability::log_info("workspace " + files->root() + ": removed " +
+                                        std::to_string(removed) +
+                                        " temporary file(s) left by an interrupted write");
+        });
+    }
+    run.files = slot.files;
+    return std::nullopt;
+}
+
+net::awaitable<tools::tool_result> tool_runner::run(live_run& run, const std::string& tool,
+                                                    const json::object& parameters,
+                                                    tools::mode how) {
+    const auto* t = tools_.find(tool);
+    bool document_tool = t && t->spec().group == tools::category::document;
+    std::optional<store::document_record> stored;
+    if (document_tool) stored = co_await store_.document(run.chat.id);
+    std::optional<tools::open_document> document;
+    if (stored) document = tools::open_document{stored->name, stored->content, {}, {}};
+    auto files = run.files;
+    auto role = run.role;
+    auto work = [this, tool, parameters, how, role, files, &document]() {
+        tools::tool_context context;
+        context.files = files.get();
+        context.document = document ? &*document : nullptr;
+        return tools_.execute(tool, parameters, context, how, role);
+    };
+    auto result = co_await io::run_on(pool_.get_executor(), std::move(work));
+    if (how != tools::mode::execute || !document || document->content == stored->content)
+        co_return result;
+    // Stored only on the version the tool read: an edit made meanwhile is never overwritten.
+    auto written = co_await store_.put_document(run.chat.id, document->name, document->content,
+                                                stored->version);
+    if (written.conflict)
+        co_return tools::tool_result::failure(
+            tools::code::document_changed,
+            "The document changed while the edit was being made (it is now version " +
+                std::to_string(written.version) +
+                "); nothing was written. Read it again and redo the edit on its current text.");
+    json::object data{
+        {"name", document->name}, {"version", written.version}, {"content", document->content}};
+    if (auto* diff = result.data.if_contains("diff")) data["diff"] = *diff;
+    auto b = journal_.begin(run);
+    b.event("document.updated", std::move(data));
+    co_await journal_.record(run, std::move(b));
+    co_return result;
+}
+
+net::awaitable<std::optional<std::string>> tool_runner::current(live_run& run,
+                                                                const std::string& path) {
+    if (path.empty()) {
+        auto stored = co_await store_.document(run.chat.id);
+        if (!stored) co_return std::nullopt;
+        co_return stored->content;
+    }
+    if (!run.files) co_return std::nullopt;
+    auto files = run.files;
+    auto work = [files, path]() {
+        auto read = files->read(path, tools::tool_limits{}.max_file_bytes);
+        target_state state;
+        if (read) {
+            state.exists = true;
+            state.content = std::move(read.text);
+        } else {
+            state.exists = read.error_code != tools::code::not_found;
+            state.readable = false;
+        }
+        return state;
+    };
+    auto state = co_await io::run_on(pool_.get_executor(), std::move(work));
+    if (!state.exists) co_return std::nullopt;
+    if (!state.readable) throw std::runtime_error("cannot read " + path + " to check a write");
+    co_return std::move(state.content);
+}
+
+net::awaitable<std::optional<tool_runner::write_plan>> tool_runner::plan_write(
+    live_run& run, const std::string& tool, const json::object& parameters,
+    const tools::tool_result& preview) {
+    if (!writes(tool, parameters) || !preview.ok) co_return std::nullopt;
+    const auto* t = tools_.find(tool);
+    write_plan plan;
+    if (t && t->spec().group == tools::category::document) {
+        // The document's next content: the edit made on a copy of it.
+        auto stored = co_await store_.document(run.chat.id);
+        if (!stored) co_return std::nullopt;
+        auto role = run.role;
+        auto work = [this, tool, parameters, role, content = stored->content,
+                     name = stored->name]() {
+            tools::open_document copy{name, content, {}, {}};
+            tools::tool_context context;
+            context.document = &copy;
+            tools_.execute(tool, parameters, context, tools::mode::execute, role);
+            return copy.content;
+        };
+        auto after = co_await io::run_on(pool_.get_executor(), std::move(work));
+        plan.intent = {"", true, tools::sha256_hex(stored->content), tools::sha256_hex(after)};
+        plan.previous = std::move(stored->content);
+        co_return plan;
+    }
+    auto path = string_of(preview.data, "path");
+    if (path.empty()) co_return std::nullopt;
+    auto before = string_of(preview.data, "before_sha256");
+    plan.intent = {path, !before.empty(), before, string_of(preview.data, "after_sha256")};
+    auto now = co_await current(run, path);
+    plan.previous = now.value_or("");
+    co_return plan;
+}
+
+net::awaitable<tool_runner::verdict> tool_runner::judge(live_run& run, const write_intent& intent) {
+    std::optional<std::string> now;
+    try {
+        now = co_await current(run, intent.path);
+    } catch (const std::exception&) {
+        co_return verdict::unknown;
+    }
+    auto digest = now ? tools::sha256_hex(*now) : std::string();
+    bool as_after = intent.after_sha256.empty() ? !now : (now && digest == intent.after_sha256);
+    bool as_before = intent.existed ? (now && digest == intent.before_sha256) : !now;
+    if (as_after) co_return verdict::happened;
+    if (as_before) co_return verdict::not_happened;
+    co_return verdict::unknown;
+}
+
+net::awaitable<tools::tool_result> tool_runner::restore(live_run& run,
+                                                        const store::backup_record& backup) {
+    auto now = co_await current(run, backup.path);
+    auto digest = now ? tools::sha256_hex(*now) : std::string();
+    bool as_left = backup.after_sha256.empty() ? !now : (now && digest == backup.after_sha256);
+    auto name = backup.path.empty() ? std::string("the document") : tools::quoted(backup.path);
+    if (!as_left)
+        co_return tools::tool_result::failure(
+            tools::code::nothing_to_undo, name + " changed since the write; it is left as it is.");
+    auto diff =
+        tools::unified_diff(backup.path.empty() ? "document" : backup.path, now.value_or(""),
+                            backup.existed ? backup.content : "", now.has_value(), backup.existed);
+    if (backup.path.empty()) {
+        auto stored = co_await store_.document(run.chat.id);
+        auto written = co_await store_.put_document(run.chat.id, stored ? stored->name : "untitled",
+                                                    backup.content, stored ? stored->version : 0);
+        if (written.conflict)
+            co_return tools::tool_result::failure(tools::code::document_changed,
+                                                  "The document changed meanwhile; try again.");
+        co_return tools::tool_result::success("Restored the document.",
+                                              {{"diff", diff}, {"version", written.version}});
+    }
+    if (!run.files) co_return tools::no_workspace();
+    auto files = run.files;
+    auto work = [files, backup, now]() {
+        return backup.existed
+                   ? files->write(backup.path, backup.content, tools::overwrite::allowed, now)
+                   : files->remove(backup.path, now.value_or(""));
+    };
+    auto status = co_await io::run_on(pool_.get_executor(), std::move(work));
+    if (!status) co_return tools::tool_result::failure(status.error_code, status.message);
+    co_return tools::tool_result::success(
+        (backup.existed ? "Restored " : "Deleted ") + name + ", as it was before the write.",
+        {{"path", backup.path}, {"diff", diff}});
+}
+
+}  // namespace gateway::agent

@@ -1,0 +1,93 @@
+#pragma once
+
+#include "gateway/agent/live_run.hpp"
+#include "gateway/agent/run_journal.hpp"
+#include "gateway/store/state_store.hpp"
+#include "gateway/tools/registry.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace gateway::tools {
+class workspace;
+class workspace_roots;
+}  // namespace gateway::tools
+
+namespace gateway::agent {
+
+// Runs a run's tools: opens the chat's workspace (again for every run, beneath its configured
+// root), runs each tool on a small pool of threads so a long search never stalls the engine,
+// and keeps the chat's document in step: an agent edit is stored only on the version it read,
+// so an edit made meanwhile in the frontend is never overwritten (DOCUMENT_CHANGED instead).
+//
+// For writes it also keeps what is needed to survive a crash in the middle: the target's digests
+// before and after (so a resumed run can tell whether the write happened) and its previous
+// content (so the write can be undone).
+//
+// Thread safety: called on the engine thread; the tools run on the pool.
+class tool_runner {
+public:
+    tool_runner(const tools::registry& tools, const tools::workspace_roots& roots,
+                store::state_store& store, run_journal& journal, unsigned threads = 2);
+    ~tool_runner();
+
+    // Opens the run's workspace into run.files; the reason when it cannot be used.
+    std::optional<std::string> open_workspace(live_run& run);
+
+    // Runs `tool` for the run. In execute mode an edit to the document is stored (or refused as
+    // DOCUMENT_CHANGED) and announced as document.updated.
+    net::awaitable<tools::tool_result> run(live_run& run, const std::string& tool,
+                                           const boost::json::object& parameters, tools::mode how);
+
+    // What a write is about to do, from its preview: its target and digests, and the target's
+    // current content for the backup. nullopt for a call that writes nothing.
+    struct write_plan {
+        write_intent intent;
+        std::string previous;  // the target's content now ("" when it does not exist)
+    };
+    net::awaitable<std::optional<write_plan>> plan_write(live_run& run, const std::string& tool,
+                                                         const boost::json::object& parameters,
+                                                         const tools::tool_result& preview);
+
+    // After a crash during a write: did it happen, not happen, or can it not be told (the
+    // target is neither as it was nor as the write would have left it)?
+    enum class verdict { happened, not_happened, unknown };
+    net::awaitable<verdict> judge(live_run& run, const write_intent& intent);
+
+    // Puts a target back as `backup` had it, if it is still as the write left it. A tool error
+    // (NOTHING_TO_UNDO when it changed since) or success.
+    net::awaitable<tools::tool_result> restore(live_run& run, const store::backup_record& backup);
+
+    // Whether `tool` with these parameters changes anything.
+    bool writes(const std::string& tool, const boost::json::object& parameters) const;
+
+    // Stops the pool (waits for the tools running now).
+    void stop();
+
+private:
+    // The target's content now, or nullopt when it does not exist.
+    net::awaitable<std::optional<std::string>> current(live_run& run, const std::string& path);
+
+    const tools::registry& tools_;
+    const tools::workspace_roots& roots_;
+    store::state_store& store_;
+    run_journal& journal_;
+    boost::asio::thread_pool pool_;
+
+    // One workspace per folder, shared by its chats: the symbol index stays warm between runs.
+    struct cached_workspace {
+        std::uint64_t device = 0, inode = 0;  // which folder it is
+        std::shared_ptr<tools::workspace> files;
+    };
+    std::mutex mutex_;
+    std::map<std::string, cached_workspace> workspaces_;
+};
+
+}  // namespace gateway::agent

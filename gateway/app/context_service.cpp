@@ -1,0 +1,119 @@
+#include "gateway/app/context_service.hpp"
+
+#include "gateway/agent/agent_loop.hpp"
+#include "gateway/agent/approval_gate.hpp"
+#include "gateway/agent/model_client.hpp"
+#include "gateway/agent/run_journal.hpp"
+#include "gateway/agent/run_registry.hpp"
+#include "gateway/agent/system_prompts.hpp"
+#include "gateway/agent/tool_runner.hpp"
+#include "gateway/context/api.hpp"
+#include "gateway/observability/log.hpp"
+#include "gateway/store/data_dir_lock.hpp"
+#include "gateway/store/sqlite_store.hpp"
+#include "gateway/tools/registry.hpp"
+#include "gateway/tools/workspace_roots.hpp"
+#include "gateway/workflows/runner.hpp"
+
+#include <filesystem>
+
+namespace gateway::app {
+
+config::parsed<context_files> load_context_files(const config::gateway_config& config) {
+    using result = config::parsed<context_files>;
+    const auto& context = config.context;
+    const config::context_config defaults;
+    const auto& tools = tools::registry::standard();
+    for (const auto& [name, policy] : context.approvals)
+        if (!tools.find(name))
+            return result::fail(config.source + ": context.approvals names an unknown tool `" +
+                                name + "`");
+    context_files files;
+    // A default folder may be missing when the binary runs elsewhere: the passthrough still
+    // serves, and the context API has no prompts or workflows. A configured folder must exist.
+    std::error_code exists_ec;
+    if (context.prompts_dir != defaults.prompts_dir ||
+        std::filesystem::exists(context.prompts_dir, exists_ec)) {
+        auto prompts = prompts::load_folder(context.prompts_dir);
+        if (!prompts) return result::fail(prompts.error);
+        files.prompts = std::move(*prompts.value);
+    } else {
+        observability::log_warn("no prompts folder `" + context.prompts_dir +
+                                "` here: the context API has no system prompts (set "
+                                "context.prompts_dir)");
+    }
+    files.workflows = std::make_unique<workflows::registry>(
+        context.workflows_dir, tools, context.workflows_dir == defaults.workflows_dir);
+    if (auto error = files.workflows->reload(); !error.empty()) return result::fail(error);
+    return {std::move(files), {}};
+}
+
+config::parsed<std::unique_ptr<context_service>> context_service::start(
+    const config::gateway_config& config, const passthrough::model_router& router,
+    const std::vector<std::shared_ptr<boost::asio::ssl::context>>& tls_contexts) {
+    using result = config::parsed<std::unique_ptr<context_service>>;
+    const auto& context = config.context;
+    auto files = load_context_files(config);
+    if (!files) return result::fail(files.error);
+    std::unique_ptr<context_service> s(new context_service());
+    s->workflows_ = std::move(files.value->workflows);
+
+    std::error_code fs_ec;
+    std::filesystem::create_directories(context.data_dir, fs_ec);
+    if (fs_ec)
+        return result::fail("cannot create data_dir " + context.data_dir + ": " + fs_ec.message());
+    auto locked = store::data_dir_lock::acquire(context.data_dir);
+    if (!locked) return result::fail(locked.error);
+    s->lock_ = std::move(*locked.value);
+    auto opened = store::sqlite_store::open(context.data_dir + "/contextgate.db");
+    if (!opened) return result::fail(opened.error);
+    s->store_ = std::move(*opened.value);
+
+    const auto& tools = tools::registry::standard();
+    s->roots_ = std::make_unique<tools::workspace_roots>(context.workspaces);
+    for (const auto& problem : s->roots_->unusable())
+        observability::log_warn("context.workspaces: " + problem + "; chats cannot use it");
+    s->prompts_ = std::make_unique<agent::system_prompts>(std::move(files.value->prompts), tools);
+    s->model_ = std::make_unique<agent::model_client>(config, router, tls_contexts,
+                                                      s->engine_.get_executor());
+    s->journal_ = std::make_unique<agent::run_journal>(*s->store_, context.event_excerpt_bytes);
+    s->runner_ = std::make_unique<agent::tool_runner>(tools, *s->roots_, *s->store_, *s->journal_);
+    s->gate_ = std::make_unique<agent::approval_gate>(context, tools, *s->journal_, *s->runner_);
+    s->loop_ =
+        std::make_unique<agent::agent_loop>(context, tools, *s->model_, *s->gate_, *s->journal_);
+    s->runs_ = std::make_unique<agent::run_registry>(s->engine_, context, *s->store_, *s->journal_,
+                                                     *s->runner_, *s->gate_, *s->loop_,
+                                                     *s->prompts_, *s->model_);
+    s->workflow_runs_ =
+        std::make_unique<workflows::runner>(context, *s->workflows_, tools, *s->runs_, *s->loop_,
+                                            *s->gate_, *s->journal_, *s->prompts_, *s->model_);
+    s->api_ =
+        std::make_unique<context::api>(config, *s->store_, *s->runs_, *s->journal_, *s->prompts_,
+                                       tools, *s->roots_, *s->workflows_, *s->workflow_runs_);
+    auto& workflow_runs = *s->workflow_runs_;
+    s->runs_->start([&workflow_runs](agent::live_run& run) { return workflow_runs.resume(run); });
+    return {std::move(s), {}};
+}
+
+context_service::~context_service() {
+    stop();
+}
+
+void context_service::stop() {
+    // Runs first (they may be waiting on a tool or the store), then the tools; the store's own
+    // threads finish their queue when it is destroyed, after everything that uses it.
+    if (runs_) runs_->stop();
+    if (runner_) runner_->stop();
+}
+
+std::string context_service::reload_workflows() {
+    auto error = workflows_->reload();
+    if (error.empty())
+        observability::log_info("workflows reloaded: " + std::to_string(workflows_->all()->size()) +
+                                " loaded");
+    else
+        observability::log_error("workflows not reloaded, the previous ones stay: " + error);
+    return error;
+}
+
+}  // namespace gateway::app

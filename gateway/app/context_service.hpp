@@ -1,0 +1,90 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+#include "gateway/prompts/prompt_library.hpp"
+#include "gateway/workflows/registry.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gateway::agent {
+class agent_loop;
+class approval_gate;
+class model_client;
+class run_journal;
+class run_registry;
+class system_prompts;
+class tool_runner;
+}  // namespace gateway::agent
+namespace gateway::context {
+class api;
+}
+namespace gateway::passthrough {
+class model_router;
+}
+namespace gateway::store {
+class data_dir_lock;
+class state_store;
+}  // namespace gateway::store
+namespace gateway::tools {
+class workspace_roots;
+}
+namespace gateway::workflows {
+class runner;
+}
+
+namespace gateway::app {
+
+// What the context section names besides the database: the prompts and the workflows, loaded
+// and checked (approval tool names too). Errors name the file and line. check-config uses it.
+struct context_files {
+    std::vector<prompts::prompt> prompts;
+    std::unique_ptr<workflows::registry> workflows;
+};
+config::parsed<context_files> load_context_files(const config::gateway_config& config);
+
+// The Context API's parts, built in dependency order and owned together: the data directory's
+// lock, the state store, the engine (its io_context and thread, journal, tool runner, approval
+// gate, agent loop, run registry, model client), the workflow runner and the HTTP handlers.
+// Part of the composition root: the only place that wires them.
+class context_service {
+public:
+    // Loads the prompts and workflows, takes the data directory, opens the store and starts the
+    // engine, which resumes the unfinished runs. The error names what failed.
+    static config::parsed<std::unique_ptr<context_service>> start(
+        const config::gateway_config& config, const passthrough::model_router& router,
+        const std::vector<std::shared_ptr<boost::asio::ssl::context>>& tls_contexts);
+    ~context_service();
+
+    context::api& api() { return *api_; }
+
+    // SIGHUP: loads the workflows again; a broken change keeps the old set. Returns the error.
+    std::string reload_workflows();
+
+    // Stops the engine: every run where it stands (resumable), then the tools. Idempotent.
+    void stop();
+
+private:
+    context_service() = default;
+
+    std::unique_ptr<workflows::registry> workflows_;
+    std::unique_ptr<store::data_dir_lock> lock_;  // held while the store is open
+    std::unique_ptr<store::state_store> store_;
+    std::unique_ptr<tools::workspace_roots> roots_;
+    std::unique_ptr<agent::system_prompts> prompts_;
+    boost::asio::io_context engine_{1};
+    std::unique_ptr<agent::model_client> model_;
+    std::unique_ptr<agent::run_journal> journal_;
+    std::unique_ptr<agent::tool_runner> runner_;
+    std::unique_ptr<agent::approval_gate> gate_;
+    std::unique_ptr<agent::agent_loop> loop_;
+    std::unique_ptr<agent::run_registry> runs_;
+    std::unique_ptr<workflows::runner> workflow_runs_;
+    std::unique_ptr<context::api> api_;
+};
+
+}  // namespace gateway::app

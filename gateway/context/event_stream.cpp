@@ -1,0 +1,251 @@
+#include "gateway/context/event_stream.hpp"
+
+#include "gateway/agent/run_state.hpp"
+#include "gateway/http/response.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
+
+#include <memory>
+
+namespace gateway::context {
+
+namespace bhttp = boost::beast::http;
+using namespace std::chrono_literals;
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+// A stream reads the store in pages of at most this many events or bytes (events are bounded
+// themselves: see context.event_excerpt_bytes).
+constexpr std::size_t events_per_page = 64;
+constexpr std::size_t page_bytes = 256 * 1024;
+
+std::string sse_frame(const store::event_record& e) {
+    std::string frame = "id: " + std::to_string(e.seq) + "\nevent: " + e.type + "\ndata: ";
+    frame += e.data;  // serialized JSON: one line
+    frame += "\n\n";
+    return frame;
+}
+
+// Reads the client while its event stream runs: bytes are kept as the start of a next request
+// (up to header_limit). Returns when the client hangs up (end of stream or an error); cancelled
+// when the stream ends first.
+net::awaitable<void> client_leaves(http::request_context& ctx) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    auto& socket = ctx.stream.socket();
+    while (ctx.buffer.size() < ctx.server.header_limit) {
+        auto [ec, n] = co_await socket.async_read_some(ctx.buffer.prepare(4096), use_ec);
+        if (ec) co_return;
+        ctx.buffer.commit(n);
+    }
+    net::steady_timer never(socket.get_executor(), std::chrono::steady_clock::time_point::max());
+    co_await never.async_wait(use_ec);
+}
+
+}  // namespace
+
+// Wakes a stream, on its own executor, after each commit with events of one run; unsubscribes
+// when it goes out of scope, whichever way the stream ends.
+class event_streams::watch {
+public:
+    watch(agent::run_journal& journal, std::string run_id, net::any_io_executor executor)
+        : journal_(journal),
+          run_id_(std::move(run_id)),
+          executor_(std::move(executor)),
+          shared_(std::make_shared<shared>(executor_)) {
+        handle_ = journal_.subscribe(run_id_, [s = shared_, ex = executor_] {
+            net::post(ex, [s] {
+                s->pending = true;
+                s->timer.cancel();
+            });
+        });
+    }
+    ~watch() { journal_.unsubscribe(run_id_, handle_); }
+    watch(const watch&) = delete;
+    watch& operator=(const watch&) = delete;
+
+    // Forgets the wakes so far: call before reading the store.
+    void rearm() { shared_->pending = false; }
+
+    // Waits for a wake (one may have come since rearm()), `deadline`, or interrupt(); true when a
+    // wake came.
+    net::awaitable<bool> wait(std::chrono::steady_clock::time_point deadline) {
+        if (shared_->pending) co_return true;
+        shared_->timer.expires_at(deadline);
+        [[maybe_unused]] auto [ec] = co_await shared_->timer.async_wait(use_ec);
+        co_return shared_->pending;
+    }
+
+    // Ends a wait early; callable from any thread.
+    std::function<void()> interrupter() const {
+        return [s = shared_, ex = executor_] { net::post(ex, [s] { s->timer.cancel(); }); };
+    }
+
+private:
+    struct shared {
+        explicit shared(const net::any_io_executor& ex) : timer(ex) {}
+        net::steady_timer timer;
+        bool pending = false;
+    };
+    agent::run_journal& journal_;
+    std::string run_id_;
+    net::any_io_executor executor_;
+    std::shared_ptr<shared> shared_;
+    std::uint64_t handle_ = 0;
+};
+
+event_streams::event_streams(const config::context_config& limits, store::state_store& store,
+                             agent::run_journal& journal)
+    : limits_(limits), store_(store), journal_(journal) {}
+
+http::reply event_streams::stream(std::string run_id, std::int64_t after) {
+    // The place is taken now and given back when the stream (or the reply) goes away.
+    {
+        std::lock_guard lock(mutex_);
+        auto& count = per_run_[run_id];
+        if (count >= limits_.max_watchers_per_run)
+            return http::reply::error(
+                errc::too_many_streams,
+                "Run " + run_id + " already has " + std::to_string(limits_.max_watchers_per_run) +
+                    " open event streams (context.max_watchers_per_run); close one first.");
+        ++count;
+    }
+    auto place = std::shared_ptr<void>(nullptr, [this, run_id](void*) {
+        std::lock_guard lock(mutex_);
+        if (--per_run_[run_id] == 0) per_run_.erase(run_id);
+    });
+    return http::reply::streamed([this, run_id, after, place](http::request_context& ctx) {
+        return serve(ctx, run_id, after);
+    });
+}
+
+net::awaitable<void> event_streams::serve(http::request_context& ctx, const std::string& run_id,
+                                          std::int64_t after) {
+    watch w(journal_, run_id, ctx.stream.get_executor());
+    // Registered so that a draining worker can end the stream; removed however it ends.
+    struct registration {
+        event_streams& self;
+        const void* key;
+        registration(event_streams& s, const watch& w) : self(s), key(&w) {
+            std::lock_guard lock(self.mutex_);
+            self.open_[key] = w.interrupter();
+        }
+        ~registration() {
+            std::lock_guard lock(self.mutex_);
+            self.open_.erase(key);
+        }
+    } registered(*this, w);
+    bool chunked = ctx.req.version() >= 11;
+    if (!chunked || ctx.draining) ctx.keep_alive = false;
+    http::response_head h(200);
+    h.field("Content-Type", "text/event-stream").field("Cache-Control", "no-cache");
+    auto head =
+        h.finish(ctx, chunked ? "Transfer-Encoding: chunked" : "", ctx.keep_alive ? "" : "close");
+    ctx.response_started = true;
+    ctx.status = 200;
+    ctx.deadline.arm(ctx.server.write_timeout);
+    auto [head_ec, head_n] = co_await net::async_write(ctx.stream, net::buffer(head), use_ec);
+    if (head_ec) {
+        ctx.keep_alive = false;
+        co_return;
+    }
+    // A client that hangs up gives its place back at once, not at the next heartbeat.
+    auto winner = co_await (pump(ctx, w, run_id, after, chunked) || client_leaves(ctx));
+    bool alive = winner.index() == 0 && std::get<0>(winner);
+    if (!alive) {
+        ctx.keep_alive = false;
+        co_return;
+    }
+    if (chunked) {
+        ctx.deadline.arm(ctx.server.write_timeout);
+        auto [ec, n] = co_await net::async_write(ctx.stream, bhttp::make_chunk_last(), use_ec);
+        if (ec) ctx.keep_alive = false;
+    }
+}
+
+// Writes the run's events after `after`, page by page, then each new one as it is committed,
+// until the run has ended and every event went out (true), or a write fails (false). Frames go
+// out as one chunk per page (raw on HTTP/1.0, where the close ends the body).
+net::awaitable<bool> event_streams::pump(http::request_context& ctx, watch& w,
+                                         const std::string& run_id, std::int64_t after,
+                                         bool chunked) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    // Cancelled when the client hung up: waits and writes then end early, and the loop stops.
+    auto cancelled = [&]() -> net::awaitable<bool> {
+        auto state = co_await net::this_coro::cancellation_state;
+        co_return state.cancelled() != net::cancellation_type::none;
+    };
+    auto heartbeat =
+        ctx.server.sse_heartbeat.count() > 0 ? ctx.server.sse_heartbeat : config::duration(15s);
+    auto send = [&](std::string bytes) -> net::awaitable<bool> {
+        ctx.deadline.arm(ctx.server.write_timeout);
+        ctx.bytes_sent += bytes.size();
+        boost::system::error_code ec;
+        if (chunked) {
+            auto [e, n] = co_await net::async_write(ctx.stream,
+                                                    bhttp::make_chunk(net::buffer(bytes)), use_ec);
+            ec = e;
+        } else {
+            auto [e, n] = co_await net::async_write(ctx.stream, net::buffer(bytes), use_ec);
+            ec = e;
+        }
+        co_return !ec;
+    };
+    while (true) {
+        if (ctx.draining || closing_) co_return true;  // resumed elsewhere with Last-Event-ID
+        w.rearm();
+        // The status first: once it is final, every event of the run is stored.
+        auto status = co_await store_.run_status(run_id);
+        bool ended = !status || agent::is_final_status(*status);
+        auto page = co_await store_.events_after(run_id, after, events_per_page, page_bytes);
+        std::string frames;
+        for (const auto& e : page) {
+            frames += sse_frame(e);
+            after = e.seq;
+        }
+        page.clear();
+        auto hung_up = co_await cancelled();
+        if (hung_up) co_return false;
+        if (!frames.empty()) {
+            auto sent = co_await send(std::move(frames));
+            if (!sent) co_return false;
+            continue;  // there may be more pages
+        }
+        if (ended) co_return true;
+        bool event = co_await w.wait(std::chrono::steady_clock::now() + heartbeat);
+        hung_up = co_await cancelled();
+        if (hung_up) co_return false;
+        if (!event && !ctx.draining && !closing_) {
+            auto sent = co_await send(": keep-alive\n\n");
+            if (!sent) co_return false;
+        }
+    }
+}
+
+net::awaitable<void> event_streams::wait_until_ended(std::string run_id,
+                                                     std::chrono::steady_clock::time_point until) {
+    auto executor = co_await net::this_coro::executor;
+    watch w(journal_, run_id, executor);
+    while (std::chrono::steady_clock::now() < until) {
+        w.rearm();
+        auto status = co_await store_.run_status(run_id);
+        if (!status || agent::is_final_status(*status)) co_return;
+        co_await w.wait(until);
+    }
+}
+
+void event_streams::end_all() {
+    std::lock_guard lock(mutex_);
+    closing_ = true;
+    for (auto& [key, wake] : open_) wake();
+}
+
+}  // namespace gateway::context

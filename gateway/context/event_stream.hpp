@@ -1,0 +1,62 @@
+#pragma once
+
+#include "gateway/agent/run_journal.hpp"
+#include "gateway/config/config.hpp"
+#include "gateway/http/reply.hpp"
+#include "gateway/store/state_store.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace gateway::context {
+
+namespace net = boost::asio;
+
+// The runs' event streams: SSE whose ids are the events' stored sequence numbers, so a client
+// that comes back with Last-Event-ID gets exactly what it missed, on any connection and after a
+// restart. A stream replays the stored events in bounded pages, then waits for the journal to
+// announce new ones (a `: keep-alive` comment while nothing happens) and ends after the run's
+// final event. A client that hangs up is noticed at once (the stream reads its socket) and one
+// that stops reading is dropped after write_timeout: nothing beyond a page is held for anyone.
+// At most context.max_watchers_per_run streams per run. Thread-safe: streams run on the
+// workers, wakes come from the engine thread.
+class event_streams {
+public:
+    event_streams(const config::context_config& limits, store::state_store& store,
+                  agent::run_journal& journal);
+
+    // The stream of the run's events after `after`, as a reply, or too_many_streams.
+    http::reply stream(std::string run_id, std::int64_t after);
+
+    // Waits, on the caller's executor, until the run has ended (its status is final or it is
+    // gone) or `until` passes. For cancel, which answers once the run has stopped.
+    net::awaitable<void> wait_until_ended(std::string run_id,
+                                          std::chrono::steady_clock::time_point until);
+
+    // Ends every open stream (the gateway is draining); clients resume with Last-Event-ID.
+    void end_all();
+
+private:
+    class watch;
+    net::awaitable<void> serve(http::request_context& ctx, const std::string& run_id,
+                               std::int64_t after);
+    net::awaitable<bool> pump(http::request_context& ctx, watch& w, const std::string& run_id,
+                              std::int64_t after, bool chunked);
+
+    const config::context_config& limits_;
+    store::state_store& store_;
+    agent::run_journal& journal_;
+    std::mutex mutex_;
+    std::map<const void*, std::function<void()>> open_;  // open streams: their wakers
+    std::map<std::string, unsigned> per_run_;            // open streams per run
+    std::atomic<bool> closing_ = false;
+};
+
+}  // namespace gateway::context

@@ -1,0 +1,73 @@
+#include "gateway/upstream/exchange.hpp"
+
+#include "gateway/error.hpp"
+
+#include <array>
+
+namespace gateway::upstream {
+
+net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor executor,
+                                                std::string_view head, std::string_view body,
+                                                std::optional<response_parser>& parser,
+                                                bool head_request, bool fresh_only,
+                                                const exchange_hooks& hooks) {
+    const auto& up = pool.upstream();
+    auto abandoned = [&] { return hooks.abandoned && hooks.abandoned(); };
+    auto use = [&](connection* c) {
+        if (hooks.in_use) hooks.in_use(c);
+    };
+    started_exchange out;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        auto conn = fresh_only || attempt > 0 ? nullptr : pool.take();
+        bool reused = conn != nullptr;
+        if (!conn) {
+            conn = pool.make(executor);
+            use(conn.get());
+            out.failed = co_await conn->open(up);
+            if (out.failed || abandoned()) {
+                use(nullptr);
+                co_return out;
+            }
+        }
+        use(conn.get());
+        parser.emplace();
+        parser->body_limit(boost::none);
+        if (head_request) parser->skip(true);
+        bool got_bytes = false;
+        out.failed = co_await conn->write(head, body, up.first_byte_timeout);
+        if (!out.failed)
+            out.failed = co_await conn->read_header(*parser, up.first_byte_timeout, got_bytes);
+        if (abandoned()) {
+            use(nullptr);
+            co_return out;
+        }
+        if (!out.failed) {
+            out.conn = std::move(conn);
+            co_return out;
+        }
+        if (!(reused && !got_bytes && out.failed.ec == errc::upstream_reset)) break;
+        out.failed = {};
+    }
+    use(nullptr);
+    co_return out;
+}
+
+net::awaitable<failure> read_body(connection& conn, response_parser& parser, std::string& body,
+                                  std::size_t limit, config::duration idle) {
+    auto& res = parser.get();
+    std::array<char, 16 * 1024> buffer;
+    while (!parser.is_done()) {
+        res.body().data = buffer.data();
+        res.body().size = buffer.size();
+        failure failed;
+        if (!conn.parse_buffered(parser, failed)) failed = co_await conn.read_some(parser, idle);
+        body.append(buffer.data(), buffer.size() - res.body().size);
+        if (!failed && body.size() > limit)
+            failed = {make_error_code(errc::upstream_bad_response),
+                      "the upstream's reply exceeds " + std::to_string(limit) + " bytes"};
+        if (failed) co_return failed;
+    }
+    co_return failure{};
+}
+
+}  // namespace gateway::upstream

@@ -1,0 +1,49 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+#include "gateway/upstream/connection.hpp"
+#include "gateway/upstream/pool.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gateway::upstream {
+
+// A request sent and its response header read: the connection to read the body from, or why
+// there is none.
+struct started_exchange {
+    std::unique_ptr<connection> conn;
+    failure failed;
+};
+
+// What an exchange needs from its owner besides the request.
+struct exchange_hooks {
+    // Told the connection in use (null once none is), so the owner can close it to cancel.
+    std::function<void(connection*)> in_use;
+    // Asked after each step: true abandons the exchange (the owner cancelled it).
+    std::function<bool()> abandoned;
+};
+
+// Sends `head` and `body` on a pooled connection, or a new one, and reads the response header
+// into `parser` (emplaced anew for each attempt; the body of a HEAD answer is skipped). A
+// pooled connection that the upstream closed while it was idle fails before the upstream saw
+// anything: the request then goes once more on a new connection. `fresh_only` never takes a
+// pooled connection (upgrades). The one way the passthrough and the model client talk to an
+// upstream.
+net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor executor,
+                                                std::string_view head, std::string_view body,
+                                                std::optional<response_parser>& parser,
+                                                bool head_request, bool fresh_only,
+                                                const exchange_hooks& hooks);
+
+// Reads the rest of a response body into `body`: at most `limit` bytes (more is
+// upstream_bad_response), with `idle` allowed between two reads.
+net::awaitable<failure> read_body(connection& conn, response_parser& parser, std::string& body,
+                                  std::size_t limit, config::duration idle);
+
+}  // namespace gateway::upstream
