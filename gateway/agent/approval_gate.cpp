@@ -102,7 +102,11 @@ net::awaitable<std::optional<tools::tool_result>> approval_gate::settle(live_run
 net::awaitable<std::optional<tools::tool_result>> approval_gate::ask_and_wait(live_run& run) {
     auto& p = *run.state.pending;
     if (!p.asked) {
-        auto preview = co_await runner_.run(run, p.tool, p.parameters, tools::mode::preview);
+        std::optional<std::int64_t> version;
+        auto preview =
+            co_await runner_.run(run, p.tool, p.parameters, tools::mode::preview, {}, &version);
+        // A document edit runs only on the version the human saw.
+        p.document_version = version;
         // A write that would fail anyway is reported at once: no human needed to learn that.
         if (!preview.ok) co_return preview;
         p.asked = true;
@@ -187,7 +191,8 @@ net::awaitable<tools::tool_result> approval_gate::execute(live_run& run) {
     auto& p = *run.state.pending;
     if (runner_.writes(p.tool, p.parameters)) {
         // The write's plan is stored before it runs: a crash in between is recognised on resume.
-        auto preview = co_await runner_.run(run, p.tool, p.parameters, tools::mode::preview);
+        auto preview = co_await runner_.run(run, p.tool, p.parameters, tools::mode::preview,
+                                            p.document_version);
         if (!preview.ok) co_return preview;
         auto plan = co_await runner_.plan_write(run, p.tool, p.parameters, preview);
         if (plan) {
@@ -203,7 +208,8 @@ net::awaitable<tools::tool_result> approval_gate::execute(live_run& run) {
             co_await journal_.checkpoint(run, std::move(b));
         }
         observability::failpoint("write.before_execute");
-        auto result = co_await runner_.run(run, p.tool, p.parameters, tools::mode::execute);
+        auto result = co_await runner_.run(run, p.tool, p.parameters, tools::mode::execute,
+                                           p.document_version);
         observability::failpoint("write.after_execute");
         co_return result;
     }

@@ -146,6 +146,7 @@ void tag_invoke(const json::value_from_tag&, json::value& v, const pending_call&
                    {"asked", p.asked},           {"requested_at", p.requested_at}};
     if (!p.workflow_step.empty()) o["workflow_step"] = p.workflow_step;
     if (!p.reason.empty()) o["reason"] = p.reason;
+    put_optional(o, "document_version", p.document_version);
     put_optional(o, "executing", p.executing);
     v = std::move(o);
 }
@@ -161,6 +162,7 @@ result<pending_call> tag_invoke(const json::try_value_to_tag<pending_call>&, con
         .get("requested_at", p.requested_at)
         .get("workflow_step", p.workflow_step)
         .get("reason", p.reason)
+        .get("document_version", p.document_version)
         .get("executing", p.executing);
     if (!f.ok() || p.call_id.empty() || p.tool.empty()) return mismatch();
     return p;

@@ -26,6 +26,14 @@ std::string string_of(const json::object& o, std::string_view key) {
     return v && v->is_string() ? std::string(v->as_string()) : std::string();
 }
 
+tools::tool_result changed_document(std::int64_t now) {
+    return tools::tool_result::failure(
+        tools::code::document_changed,
+        "The document changed in the editor since this edit was prepared (it is now version " +
+            std::to_string(now) +
+            "); nothing was written. Read it again and redo the edit on its current text.");
+}
+
 // A target as it stands: absent, present with its content, or unreadable.
 struct target_state {
     bool exists = false;
@@ -82,11 +90,19 @@ std::optional<std::string> tool_runner::open_workspace(live_run& run) {
 
 net::awaitable<tools::tool_result> tool_runner::run(live_run& run, const std::string& tool,
                                                     const json::object& parameters,
-                                                    tools::mode how) {
+                                                    tools::mode how,
+                                                    std::optional<std::int64_t> document_version,
+                                                    std::optional<std::int64_t>* read_version) {
     const auto* t = tools_.find(tool);
     bool document_tool = t && t->spec().group == tools::category::document;
     std::optional<store::document_record> stored;
-    if (document_tool) stored = co_await store_.document(run.chat.id);
+    if (document_tool) {
+        auto found = co_await store_.document(run.chat.id);
+        stored = std::move(found);
+    }
+    if (read_version && stored) *read_version = stored->version;
+    if (document_version && stored && stored->version != *document_version)
+        co_return changed_document(stored->version);
     std::optional<tools::open_document> document;
     if (stored) document = tools::open_document{stored->name, stored->content, {}, {}};
     auto files = run.files;
@@ -103,12 +119,7 @@ net::awaitable<tools::tool_result> tool_runner::run(live_run& run, const std::st
     // Stored only on the version the tool read: an edit made meanwhile is never overwritten.
     auto written = co_await store_.put_document(run.chat.id, document->name, document->content,
                                                 stored->version);
-    if (written.conflict)
-        co_return tools::tool_result::failure(
-            tools::code::document_changed,
-            "The document changed while the edit was being made (it is now version " +
-                std::to_string(written.version) +
-                "); nothing was written. Read it again and redo the edit on its current text.");
+    if (written.conflict) co_return changed_document(written.version);
     json::object data{
         {"name", document->name}, {"version", written.version}, {"content", document->content}};
     if (auto* diff = result.data.if_contains("diff")) data["diff"] = *diff;

@@ -41,10 +41,16 @@ public:
     // Opens the run's workspace into run.files; the reason when it cannot be used.
     std::optional<std::string> open_workspace(live_run& run);
 
-    // Runs `tool` for the run. In execute mode an edit to the document is stored (or refused as
-    // DOCUMENT_CHANGED) and announced as document.updated.
+    // Runs `tool` for the run. A document tool reads the chat's document: `document_version`,
+    // when given, is the version the call was previewed (and approved) on, and a document that
+    // changed since is DOCUMENT_CHANGED without running. In execute mode an edit to the
+    // document is stored only on the version the tool read (DOCUMENT_CHANGED otherwise) and
+    // announced as document.updated. `read_version`, when not null, receives the version read.
     net::awaitable<tools::tool_result> run(live_run& run, const std::string& tool,
-                                           const boost::json::object& parameters, tools::mode how);
+                                           const boost::json::object& parameters,
+                                           tools::mode how,
+                                           std::optional<std::int64_t> document_version = {},
+                                           std::optional<std::int64_t>* read_version = nullptr);
 
     // What a write is about to do, from its preview: its target and digests, and the target's
     // current content for the backup. nullopt for a call that writes nothing.

@@ -19,31 +19,47 @@
 
 namespace gateway::app {
 
+std::string shipped_folder(std::string_view name) {
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return {};
+    auto bin = exe.parent_path();
+    for (const auto& candidate : {bin / ".." / "share" / "contextgate" / name, bin / ".." / name})
+        if (std::filesystem::is_directory(candidate, ec))
+            return std::filesystem::canonical(candidate, ec).string();
+    return {};
+}
+
 config::parsed<context_files> load_context_files(const config::gateway_config& config) {
     using result = config::parsed<context_files>;
     const auto& context = config.context;
-    const config::context_config defaults;
     const auto& tools = tools::registry::standard();
     for (const auto& [name, policy] : context.approvals)
         if (!tools.find(name))
             return result::fail(config.source + ": context.approvals names an unknown tool `" +
                                 name + "`");
     context_files files;
-    // A default folder may be missing when the binary runs elsewhere: the passthrough still
-    // serves, and the context API has no prompts or workflows. A configured folder must exist.
-    std::error_code exists_ec;
-    if (context.prompts_dir != defaults.prompts_dir ||
-        std::filesystem::exists(context.prompts_dir, exists_ec)) {
-        auto prompts = prompts::load_folder(context.prompts_dir);
-        if (!prompts) return result::fail(prompts.error);
-        files.prompts = std::move(*prompts.value);
+    // A configured folder must exist and hold what it is for; without one, the folders shipped
+    // with the binary are used, wherever it was started from.
+    std::error_code ec;
+    auto prompts_dir = context.prompts_dir.empty() ? shipped_folder("prompts") : context.prompts_dir;
+    if (prompts_dir.empty()) {
+        observability::log_warn("no prompts shipped with this binary and none configured "
+                                "(context.prompts_dir): the context API has no system prompts");
     } else {
-        observability::log_warn("no prompts folder `" + context.prompts_dir +
-                                "` here: the context API has no system prompts (set "
-                                "context.prompts_dir)");
+        if (!std::filesystem::is_directory(prompts_dir, ec))
+            return result::fail(config.source + ": context.prompts_dir: " + prompts_dir +
+                                " is not a folder");
+        auto prompts = prompts::load_folder(prompts_dir);
+        if (!prompts) return result::fail(prompts.error);
+        if (prompts.value->empty())
+            return result::fail(config.source + ": context.prompts_dir: " + prompts_dir +
+                                " holds no prompt (*.md with front matter)");
+        files.prompts = std::move(*prompts.value);
     }
-    files.workflows = std::make_unique<workflows::registry>(
-        context.workflows_dir, tools, context.workflows_dir == defaults.workflows_dir);
+    bool configured = !context.workflows_dir.empty();
+    auto workflows_dir = configured ? context.workflows_dir : shipped_folder("workflows");
+    files.workflows = std::make_unique<workflows::registry>(workflows_dir, tools, !configured);
     if (auto error = files.workflows->reload(); !error.empty()) return result::fail(error);
     return {std::move(files), {}};
 }

@@ -39,8 +39,14 @@ class runner;
 
 namespace gateway::app {
 
+// The folder `name` ("prompts", "workflows") shipped with this binary: installed beside it
+// (<prefix>/share/contextgate/<name> for <prefix>/bin/contextgate) or, for a binary in a build
+// tree, the source tree's. "" when there is none.
+std::string shipped_folder(std::string_view name);
+
 // What the context section names besides the database: the prompts and the workflows, loaded
-// and checked (approval tool names too). Errors name the file and line. check-config uses it.
+// and checked (approval tool names too), the shipped ones when none are configured. Errors name
+// the file and line. check-config uses it.
 struct context_files {
     std::vector<prompts::prompt> prompts;
     std::unique_ptr<workflows::registry> workflows;

@@ -76,11 +76,12 @@ enum class approval_policy { ask, always, never };  // always: run without askin
 
 // The Context API and its agent loop.
 struct context_config {
+    // Relative paths in a configuration file are taken from the file's folder.
     std::string data_dir = "var";         // the SQLite file lives here
     std::vector<std::string> workspaces;  // a chat's workspace must be one of these or beneath
     std::vector<std::string> api_keys;    // empty: /context is open; "sha256:<hex>" = hashed
-    std::string prompts_dir = "prompts";  // prompts/*.md
-    std::string workflows_dir = "workflows";  // workflows/*.yaml
+    std::string prompts_dir;    // prompts/*.md; "": the prompts shipped with the binary
+    std::string workflows_dir;  // workflows/*.yaml; "": the workflows shipped with the binary
     std::string default_prompt = "coding";
     unsigned max_steps = 10;               // tool steps per run
     duration max_wall_time{300'000};       // per run, excluding time awaiting approval
@@ -120,7 +121,9 @@ std::string hashed_key(const std::string& key);
 std::string key_digest(std::string_view key);
 
 // Loads, interpolates `${NAME}` / `${NAME:-default}` from the environment, and validates a
-// configuration file. The error names the file, the line and the offending key or value.
+// configuration file. Relative paths in it (data_dir, prompts_dir, workflows_dir, ca_file) are
+// taken from the file's folder. The error names the file, the line and the offending key or
+// value.
 parsed<gateway_config> load_file(const std::string& path);
 
 // The same from YAML text; `source` is used in error messages only.

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <set>
@@ -20,7 +21,18 @@ struct load_error {
 
 class loader {
 public:
-    explicit loader(std::string source) : source_(std::move(source)) {}
+    // Relative paths in the file resolve against `base` (its folder; "" for the working
+    // directory).
+    loader(std::string source, std::string base)
+        : source_(std::move(source)), base_(std::move(base)) {}
+
+    // A path setting: relative ones are taken from the configuration file's folder, so the
+    // gateway finds the same files whatever folder it is started from.
+    std::string path(const YAML::Node& node, std::string_view key) const {
+        auto text = scalar(node, key);
+        if (text.empty() || text.front() == '/' || base_.empty()) return text;
+        return (std::filesystem::path(base_) / text).lexically_normal().string();
+    }
 
     [[noreturn]] void fail(const YAML::Node& at, const std::string& what) const {
         std::string where = source_;
@@ -190,7 +202,7 @@ public:
         if (auto n = node["pool_idle_timeout"])
             u.pool_idle_timeout = get_duration(n, "pool_idle_timeout");
         if (auto n = node["ca_file"]) {
-            u.ca_file = scalar(n, "ca_file");
+            u.ca_file = path(n, "ca_file");
             if (!u.ca_file.empty() && !std::ifstream(u.ca_file))
                 fail(n, "`ca_file`: cannot read `" + u.ca_file + "`");
         }
@@ -247,7 +259,7 @@ public:
              "max_tool_errors", "approval_timeout", "model_retries", "approvals",
              "max_message_bytes", "max_watchers_per_run", "event_excerpt_bytes"});
         context_config c;
-        if (auto n = node["data_dir"]) c.data_dir = scalar(n, "data_dir");
+        if (auto n = node["data_dir"]) c.data_dir = path(n, "data_dir");
         if (auto n = node["workspaces"]) {
             c.workspaces = string_list(n, "workspaces");
             for (std::size_t i = 0; i < c.workspaces.size(); ++i)
@@ -266,8 +278,8 @@ public:
                     fail(n[i], "`api_keys`: keys must be at least 16 characters");
             }
         }
-        if (auto n = node["prompts_dir"]) c.prompts_dir = scalar(n, "prompts_dir");
-        if (auto n = node["workflows_dir"]) c.workflows_dir = scalar(n, "workflows_dir");
+        if (auto n = node["prompts_dir"]) c.prompts_dir = path(n, "prompts_dir");
+        if (auto n = node["workflows_dir"]) c.workflows_dir = path(n, "workflows_dir");
         if (auto n = node["default_prompt"]) c.default_prompt = scalar(n, "default_prompt");
         if (auto n = node["max_steps"]) c.max_steps = get_unsigned(n, "max_steps", 1, 1000);
         if (auto n = node["max_wall_time"]) c.max_wall_time = get_duration(n, "max_wall_time");
@@ -336,14 +348,18 @@ public:
 
 private:
     std::string source_;
+    std::string base_;
 };
 
 }  // namespace
 
-parsed<gateway_config> load_string(const std::string& yaml, const std::string& source) {
+namespace {
+
+parsed<gateway_config> load(const std::string& yaml, const std::string& source,
+                            const std::string& base) {
     try {
         YAML::Node node = YAML::Load(yaml);
-        return {loader(source).root(node), {}};
+        return {loader(source, base).root(node), {}};
     } catch (const load_error& e) {
         return parsed<gateway_config>::fail(e.message);
     } catch (const YAML::Exception& e) {
@@ -354,12 +370,20 @@ parsed<gateway_config> load_string(const std::string& yaml, const std::string& s
     }
 }
 
+}  // namespace
+
+parsed<gateway_config> load_string(const std::string& yaml, const std::string& source) {
+    return load(yaml, source, "");
+}
+
 parsed<gateway_config> load_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return parsed<gateway_config>::fail(path + ": cannot open the file");
     std::ostringstream text;
     text << in.rdbuf();
-    return load_string(text.str(), path);
+    std::error_code ec;
+    auto folder = std::filesystem::absolute(path, ec).parent_path().string();
+    return load(text.str(), path, folder);
 }
 
 }  // namespace gateway::config
