@@ -148,7 +148,7 @@ net::awaitable<void> event_streams::serve(http::request_context& ctx, const std:
     http::response_head h(200);
     h.field("Content-Type", "text/event-stream").field("Cache-Control", "no-cache");
     auto head =
-        h.finish(ctx, chunked ? "Transfer-Encoding: chunked" : "", ctx.keep_alive ? "" : "close");
+        h.finish(ctx.request_id, chunked ? "Transfer-Encoding: chunked" : "", ctx.keep_alive ? "" : "close");
     ctx.response_started = true;
     ctx.status = 200;
     ctx.deadline.arm(ctx.server.write_timeout);

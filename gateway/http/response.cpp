@@ -35,9 +35,9 @@ response_head& response_head::field(std::string_view name, std::string_view valu
     return *this;
 }
 
-std::string response_head::finish(const request_context& ctx, std::string_view framing,
+std::string response_head::finish(std::string_view request_id, std::string_view framing,
                                   std::string_view connection) {
-    if (!has_request_id_) field("x-request-id", ctx.request_id);
+    if (!has_request_id_) field("x-request-id", request_id);
     if (!framing.empty()) {
         head_ += framing;
         head_ += "\r\n";
@@ -54,7 +54,7 @@ net::awaitable<boost::system::error_code> write_response(
     response_head h(status);
     h.field("Content-Type", content_type);
     for (const auto& [name, value] : extra) h.field(name, value);
-    auto head = h.finish(ctx, "Content-Length: " + std::to_string(body.size()),
+    auto head = h.finish(ctx.request_id, "Content-Length: " + std::to_string(body.size()),
                          ctx.keep_alive ? "" : "close");
     ctx.response_started = true;
     ctx.status = status;

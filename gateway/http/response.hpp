@@ -19,8 +19,9 @@ class response_head {
 public:
     response_head(unsigned status, std::string_view reason = {});
     response_head& field(std::string_view name, std::string_view value);
-    // `connection`: "" (keep-alive), "close" or "Upgrade".
-    std::string finish(const request_context& ctx, std::string_view framing,
+    // The head's bytes. `request_id` goes out unless a field gave one; `connection`: ""
+    // (keep-alive), "close" or "Upgrade".
+    std::string finish(std::string_view request_id, std::string_view framing,
                        std::string_view connection);
 
 private:

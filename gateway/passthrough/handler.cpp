@@ -103,7 +103,7 @@ std::string response_head(const bhttp::response_header<>& res, const http::reque
     for_each_end_to_end(res, [&](bhttp::field, std::string_view name, std::string_view value) {
         head.field(name, value);
     });
-    return head.finish(ctx, hop_line, connection);
+    return head.finish(ctx.request_id, hop_line, connection);
 }
 
 net::awaitable<error_code> write_client(http::request_context& ctx, net::const_buffer data) {

@@ -88,10 +88,10 @@ BOOST_AUTO_TEST_CASE(the_first_releases_state_reads_with_defaults) {
 }
 
 BOOST_AUTO_TEST_CASE(unreadable_states_are_errors_not_zeros) {
-    for (auto bad : {R"({"retries":"three"})", R"({"pending":{"tool":"x"}})",
-                     R"({"workflow":{"id":"w","phase":"dancing"}})", R"({"segment_start":-1})",
-                     R"({"failed":[{"content":"no role"}]})", R"([1,2])", R"({"version":99})",
-                     "{not json"}) {
+    for (auto bad :
+         {R"({"retries":"three"})", R"({"pending":{"tool":"x"}})",
+          R"({"workflow":{"id":"w","phase":"dancing"}})", R"({"segment_start":-1})",
+          R"({"failed":[{"content":"no role"}]})", R"([1,2])", R"({"version":99})", "{not json"}) {
         BOOST_TEST(!parse_state(bad).has_value(), bad);
     }
 }

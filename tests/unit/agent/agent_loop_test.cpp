@@ -1,0 +1,147 @@
+#include "gateway/agent/agent_loop.hpp"
+
+#include "engine_fixture.hpp"
+
+using namespace engine_test;
+
+BOOST_AUTO_TEST_SUITE(agent_loop_suite)
+
+BOOST_AUTO_TEST_CASE(a_final_answer_ends_the_segment) {
+    engine_fixture f;
+    f.model.replies = {{"Paris."}};
+    auto run = f.new_run("capital of France?");
+    f.wait(f.loop->run(*run));
+    BOOST_TEST_REQUIRE(run->ended.has_value());
+    BOOST_TEST((run->ended->status == agent::run_status::completed));
+    BOOST_TEST(run->ended->output == "Paris.");
+    BOOST_TEST(run->conversation.back().content == "Paris.");
+    std::vector<std::string> expected{"run.started", "model.requested"};
+    BOOST_TEST(f.types(run->record.id) == expected, boost::test_tools::per_element());
+    // The request: the system prompt, then the conversation.
+    auto sent = f.model.messages(0);
+    BOOST_TEST(sent[0].at("role").as_string() == "system");
+    BOOST_TEST(sent[1].at("content").as_string() == "capital of France?");
+}
+
+BOOST_AUTO_TEST_CASE(a_read_call_is_settled_and_its_result_goes_back) {
+    engine_fixture f;
+    f.model.replies = {{call("read_file", {{"path", "README.md"}})}, {"It has a typo."}};
+    auto run = f.new_run("read the readme");
+    f.wait(f.loop->run(*run));
+    BOOST_TEST((run->ended->status == agent::run_status::completed));
+    std::vector<std::string> expected{"run.started", "model.requested", "tool.call", "tool.result",
+                                      "model.requested"};
+    BOOST_TEST(f.types(run->record.id) == expected, boost::test_tools::per_element());
+    auto second = f.model.messages(1);
+    auto result = std::string(second.back().at("content").as_string());
+    BOOST_TEST(result.find("Result of `read_file`") == 0u, result);
+    BOOST_TEST(result.find("teh readme") != std::string::npos);
+    BOOST_TEST(run->record.step == 2);
+    auto calls = f.wait(f.store->tool_calls(run->record.id));
+    BOOST_TEST_REQUIRE(calls.size() == 1u);
+    BOOST_TEST(calls[0].status == "done");
+}
+
+BOOST_AUTO_TEST_CASE(a_malformed_reply_is_re_asked_and_leaves_the_history_once_recovered) {
+    engine_fixture f;
+    f.model.replies = {{R"({"tool": "read_file", "parameters": {"path": )"},
+                       {call("read_file", {{"path", "README.md"}})},
+                       {"Done."}};
+    auto run = f.new_run("read");
+    f.wait(f.loop->run(*run));
+    BOOST_TEST((run->ended->status == agent::run_status::completed));
+    auto events = f.events(run->record.id);
+    BOOST_TEST(events[2].at("type").as_string() == "model.retry");
+    BOOST_TEST(events[2].at("reason").as_string() == "INVALID_JSON");
+    auto reask = f.model.messages(1);
+    BOOST_TEST(reask.back().at("content").as_string() == events[2].at("message").as_string());
+    auto recovered = f.model.messages(2);
+    BOOST_TEST(recovered.size() == reask.size());  // bad reply + feedback out, call + result in
+    BOOST_TEST(run->state.failed.empty());
+}
+
+BOOST_AUTO_TEST_CASE(limits_steps_identical_calls_and_tool_errors) {
+    {
+        engine_fixture f;
+        f.limits.max_steps = 1;  // read by reference: applies to this fixture's loop
+        f.model.replies = {{call("read_file", {{"path", "README.md"}})}, {"Summary so far."}};
+        auto run = f.new_run("read");
+        run->record.max_steps = 1;
+        f.wait(f.loop->run(*run));
+        BOOST_TEST((run->ended->status == agent::run_status::completed));
+        BOOST_TEST(f.model.messages(1).back().at("content").as_string().find(
+                       "reached the limit of 1 tool steps") != std::string::npos);
+    }
+    {
+        engine_fixture f;
+        for (int i = 0; i < 5; ++i) f.model.replies.push_back({call("list_files", {})});
+        auto run = f.new_run("list");
+        f.wait(f.loop->run(*run));
+        BOOST_TEST((run->ended->status == agent::run_status::failed));
+        BOOST_TEST(run->ended->error.find("same call to `list_files` 5 times") != std::string::npos,
+                   run->ended->error);
+        // From the third identical call on, the result carries a warning.
+        BOOST_TEST(f.model.messages(3).back().at("content").as_string().find("call number 3") !=
+                   std::string::npos);
+    }
+    {
+        engine_fixture f;
+        for (auto path : {"a", "b", "c"})
+            f.model.replies.push_back({call("read_file", {{"path", path}})});
+        auto run = f.new_run("read missing files");
+        f.wait(f.loop->run(*run));
+        BOOST_TEST((run->ended->status == agent::run_status::failed));
+        BOOST_TEST(run->ended->error.find("3 tool calls failed in a row") == 0u);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(upstream_retries_are_announced_and_a_cancel_cuts_the_model_call) {
+    engine_fixture f;
+    f.model.replies = {{"", "stop", "", true, false}};
+    auto run = f.new_run("wait");
+    auto done = net::co_spawn(f.io, f.loop->run(*run), net::use_future);
+    f.io.restart();
+    while (f.model.bodies.empty()) f.io.run_one();
+    run->cancel_requested = true;
+    run->canceller.cancel();
+    f.io.run();
+    done.get();
+    BOOST_TEST((run->ended->status == agent::run_status::cancelled));
+
+    engine_fixture g;
+    g.model.replies = {{"Fine.", "stop", "", false, true}};
+    auto retried = g.new_run("go");
+    g.wait(g.loop->run(*retried));
+    auto events = g.events(retried->record.id);
+    BOOST_TEST(events[2].at("type").as_string() == "model.retry");
+    BOOST_TEST(events[2].at("reason").as_string() == "UPSTREAM_ERROR");
+}
+
+BOOST_AUTO_TEST_CASE(requests_keep_within_the_context_budget_leaving_out_old_turns) {
+    engine_fixture f;
+    auto run = f.new_run("old question 1");
+    run->conversation = {{"user", std::string(400, 'a')},
+                         {"assistant", "answer 1"},
+                         {"user", std::string(400, 'b')},
+                         {"assistant", "answer 2"},
+                         {"user", "the current question"}};
+    run->state.turn_start = 4;
+    run->system_prompt = "system";
+    f.model.upstream.context_budget = 150;  // 600 bytes: the system prompt, turn 2 and now
+    auto request = f.loop->build_request(*run);
+    auto messages = json::parse(request.body).at("messages").as_array();
+    BOOST_TEST(messages.size() == 4u);
+    BOOST_TEST(messages[1].at("content").as_string() == std::string(400, 'b'));
+    BOOST_TEST(messages.back().at("content").as_string() == "the current question");
+    BOOST_TEST_REQUIRE(request.trimmed.has_value());
+    BOOST_TEST(request.trimmed->at("left_out_messages").to_number<std::int64_t>() == 2);
+    // Nothing more left out: nothing more announced.
+    BOOST_TEST(!f.loop->build_request(*run).trimmed.has_value());
+    // The current turn is never cut, even alone over the budget.
+    run->conversation.push_back({"assistant", std::string(2000, 'c')});
+    auto over = json::parse(f.loop->build_request(*run).body).at("messages").as_array();
+    BOOST_TEST(over.size() == 3u);
+    BOOST_TEST(over[1].at("content").as_string() == "the current question");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,79 @@
+#include "gateway/agent/run_journal.hpp"
+
+#include "engine_fixture.hpp"
+
+using namespace engine_test;
+
+BOOST_AUTO_TEST_SUITE(run_journal_suite)
+
+BOOST_AUTO_TEST_CASE(events_are_numbered_excerpted_and_stored_before_watchers_wake) {
+    engine_fixture f;
+    f.limits.event_excerpt_bytes = 16;  // not read by the fixture's journal: make one
+    agent::run_journal journal(*f.store, 16);
+    auto run = f.new_run();
+    std::vector<std::size_t> seen_when_woken;
+    auto handle = journal.subscribe(run->record.id, [&] {
+        // Woken after the commit: the store already has the events.
+        net::co_spawn(f.io, f.store->events_after(run->record.id, 0, 100, SIZE_MAX),
+                      [&](std::exception_ptr, std::vector<store::event_record> events) {
+                          seen_when_woken.push_back(events.size());
+                      });
+    });
+    auto b = journal.begin(*run);
+    b.event("tool.call",
+            {{"call_id", "call_1"}, {"parameters", {{"content", std::string(40, 'x')}}}});
+    b.event("note", {{"text", "short"}});
+    f.wait(journal.record(*run, std::move(b)));
+    f.io.restart();
+    f.io.run();
+    BOOST_TEST_REQUIRE(seen_when_woken.size() == 1u);
+    BOOST_TEST(seen_when_woken[0] == 3u);  // run.started and the two
+    auto events = f.events(run->record.id);
+    BOOST_TEST(events[1].at("type").as_string() == "tool.call");
+    BOOST_TEST(events[1].at("parameters").at("content").as_string().size() == 16u);
+    BOOST_TEST(events[1].at("truncated").as_array().at(0).as_string() == "/parameters/content");
+    BOOST_TEST(events[1].at("full").as_string() ==
+               "/context/runs/" + run->record.id + "/calls/call_1");
+    BOOST_TEST(!events[2].contains("truncated"));
+    BOOST_TEST(run->last_event == 3);
+    journal.unsubscribe(run->record.id, handle);
+}
+
+BOOST_AUTO_TEST_CASE(a_checkpoint_stores_the_state_and_each_message_once) {
+    engine_fixture f;
+    auto run = f.new_run("first");
+    run->state.retries = 2;
+    run->conversation.push_back({"assistant", "second"});
+    f.wait(f.journal->checkpoint(*run, f.journal->begin(*run)));
+    run->conversation.push_back({"user", "third"});
+    f.wait(f.journal->checkpoint(*run, f.journal->begin(*run)));
+    auto messages = f.wait(f.store->run_messages(run->record.id));
+    BOOST_TEST_REQUIRE(messages.size() == 3u);
+    BOOST_TEST(messages[2].content == "third");
+    auto stored = f.wait(f.store->run(run->record.id));
+    auto state = agent::parse_state(stored->state);
+    BOOST_TEST_REQUIRE(state.has_value());
+    BOOST_TEST(state->retries == 2);
+}
+
+BOOST_AUTO_TEST_CASE(the_end_is_stored_the_chat_released_then_watchers_woken) {
+    engine_fixture f;
+    auto run = f.new_run("question");
+    run->end(agent::run_status::completed, "The answer.", "");
+    std::vector<std::string> order;
+    auto handle = f.journal->subscribe(run->record.id, [&] { order.push_back("woken"); });
+    f.wait(f.journal->finish(*run, [&] { order.push_back("released"); }));
+    std::vector<std::string> expected{"released", "woken"};
+    BOOST_TEST(order == expected, boost::test_tools::per_element());
+    auto stored = f.wait(f.store->run(run->record.id));
+    BOOST_TEST(stored->status == "completed");
+    BOOST_TEST(stored->output == "The answer.");
+    auto types = f.types(run->record.id);
+    std::vector<std::string> events{"run.started", "message", "run.completed"};
+    BOOST_TEST(types == events, boost::test_tools::per_element());
+    auto chat = f.wait(f.store->messages("chat_1", 0, 10));
+    BOOST_TEST(chat.messages.back().content == "The answer.");
+    f.journal->unsubscribe(run->record.id, handle);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
