@@ -11,7 +11,7 @@ namespace gateway::tools {
 const tool_spec& delete_file_tool::spec() const {
     static const tool_spec s{
         "delete_file",
-        "Delete a file (not a folder). The deletion can be undone by the user.",
+        "Delete a file (not a folder). The user can undo the deletion.",
         category::management,
         R"({"type":"object","properties":{
             "path":{"type":"string","minLength":1,"description":"file path relative to the workspace root"}},
@@ -26,8 +26,8 @@ tool_result delete_file_tool::run(const boost::json::object& p, tool_context& co
     auto path = normalize_relative(string_param(p, "path"));
     tool_result failure;
     auto before = load_text(context, path, failure);
-    // Only files whose content can be kept for undo are deleted: binary and oversized files
-    // are refused with the reason from load_text.
+    // Only files whose content can be kept for undo (by the run engine) are deleted: binary and
+    // oversized files are refused with the reason from load_text.
     if (!before) return failure;
     diff_stats stats;
     auto diff = unified_diff(path, *before, "", true, false, &stats);
@@ -41,7 +41,7 @@ tool_result delete_file_tool::run(const boost::json::object& p, tool_context& co
         return tool_result::success("Preview, nothing deleted yet: delete " + quoted(path) + " (" +
                                         std::to_string(stats.removed) + " lines).",
                                     std::move(data));
-    auto removed = context.files->remove(path, *before);
+    auto removed = context.files->remove(path);
     if (!removed) return tool_result::failure(removed.error_code, removed.message);
     return tool_result::success("Deleted " + quoted(path) + ".", std::move(data));
 }

@@ -50,7 +50,7 @@ tool_result commit_change(tool_context& context, std::string_view path,
             cap_text("Preview, nothing written yet: " + summary + "\n" + diff, limit,
                      "The full diff is in the result data."),
             std::move(data));
-    auto written = context.files->write(relative, after, policy, before);
+    auto written = context.files->write(relative, after, policy);
     if (!written) return tool_result::failure(written.error_code, written.message);
     std::string text = summary;
     text +=

@@ -67,55 +67,20 @@ file_content workspace::read(std::string_view relative, std::size_t limit) const
     return out;
 }
 
-void workspace::remember(const std::string& key, std::optional<std::string> previous) {
-    auto& stack = history_[key];
-    stack.push_back(std::move(previous));
-    while (stack.size() > undo_depth) stack.pop_front();
-}
-
-fs_status workspace::write(std::string_view relative, std::string_view content, overwrite policy,
-                           std::optional<std::string> previous) {
+fs_status workspace::write(std::string_view relative, std::string_view content, overwrite policy) {
     auto key = normalize_relative(relative);
     std::lock_guard lock(mutex_);
     auto status = sandbox_.write_file(key, content, policy);
-    if (status) {
-        remember(key, std::move(previous));
-        if (symbols_) symbols_->invalidate(key);
-    }
+    if (status && symbols_) symbols_->invalidate(key);
     return status;
 }
 
-fs_status workspace::remove(std::string_view relative, std::string previous) {
+fs_status workspace::remove(std::string_view relative) {
     auto key = normalize_relative(relative);
     std::lock_guard lock(mutex_);
     auto status = sandbox_.remove_file(key);
-    if (status) {
-        remember(key, std::move(previous));
-        if (symbols_) symbols_->invalidate(key);
-    }
+    if (status && symbols_) symbols_->invalidate(key);
     return status;
-}
-
-fs_status workspace::undo(std::string_view relative) {
-    auto key = normalize_relative(relative);
-    std::lock_guard lock(mutex_);
-    auto found = history_.find(key);
-    if (found == history_.end() || found->second.empty())
-        return {code::nothing_to_undo, "No recorded write of " + quoted(key) + " to undo."};
-    auto& previous = found->second.back();
-    auto status = previous ? sandbox_.write_file(key, *previous, overwrite::allowed)
-                           : sandbox_.remove_file(key);
-    if (status) {
-        found->second.pop_back();
-        if (symbols_) symbols_->invalidate(key);
-    }
-    return status;
-}
-
-std::size_t workspace::undo_available(std::string_view relative) const {
-    std::lock_guard lock(mutex_);
-    auto found = history_.find(normalize_relative(relative));
-    return found == history_.end() ? 0 : found->second.size();
 }
 
 std::size_t workspace::remove_debris() const {

@@ -2,6 +2,8 @@
 
 #include "fixture.hpp"
 
+#include "gateway/tools/digest.hpp"
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(create_file_suite)
@@ -14,7 +16,8 @@ BOOST_AUTO_TEST_CASE(creates_with_parents_and_a_diff) {
     BOOST_TEST(w.read("a/b/new.txt") == "x\ny\n");
     BOOST_TEST(r.data.at("diff").as_string() ==
                "--- /dev/null\n+++ b/a/b/new.txt\n@@ -0,0 +1,2 @@\n+x\n+y\n");
-    BOOST_TEST(w.files->undo_available("a/b/new.txt") == 1u);
+    BOOST_TEST(r.data.at("before_sha256").as_string() == "");  // it did not exist
+    BOOST_TEST(r.data.at("after_sha256").as_string() == gateway::tools::sha256_hex("x\ny\n"));
 }
 
 BOOST_AUTO_TEST_CASE(refuses_to_overwrite_and_preview_writes_nothing) {

@@ -36,8 +36,7 @@ BOOST_AUTO_TEST_CASE(writes_are_atomic_keep_permissions_and_leave_no_temporaries
     temp_workspace w;
     w.write("script.sh", "#!/bin/sh\n");
     fs::permissions(w.root / "script.sh", fs::perms(0750));
-    auto status = w.files->write("script.sh", "#!/bin/sh\necho hi\n", overwrite::allowed,
-                                 std::string("#!/bin/sh\n"));
+    auto status = w.files->write("script.sh", "#!/bin/sh\necho hi\n", overwrite::allowed);
     BOOST_TEST_REQUIRE(static_cast<bool>(status), status.message);
     BOOST_TEST(w.read("script.sh") == "#!/bin/sh\necho hi\n");
     auto mode =
@@ -51,11 +50,11 @@ BOOST_AUTO_TEST_CASE(writes_are_atomic_keep_permissions_and_leave_no_temporaries
 BOOST_AUTO_TEST_CASE(create_refuses_existing_and_creates_parents) {
     temp_workspace w;
     w.write("a.txt", "a");
-    BOOST_TEST(w.files->write("a.txt", "b", overwrite::refused, std::nullopt).error_code ==
+    BOOST_TEST(w.files->write("a.txt", "b", overwrite::refused).error_code ==
                "FILE_EXISTS");
     BOOST_TEST(w.read("a.txt") == "a");
     BOOST_TEST(
-        static_cast<bool>(w.files->write("x/y/z.txt", "z", overwrite::refused, std::nullopt)));
+        static_cast<bool>(w.files->write("x/y/z.txt", "z", overwrite::refused)));
     BOOST_TEST(w.read("x/y/z.txt") == "z");
 }
 
@@ -64,45 +63,14 @@ BOOST_AUTO_TEST_CASE(writes_never_go_through_links_or_into_folders) {
     w.write("real.txt", "real");
     fs::create_symlink("real.txt", w.root / "alias.txt");
     fs::create_directories(w.root / "folder");
-    BOOST_TEST(w.files->write("alias.txt", "x", overwrite::allowed, "").error_code ==
+    BOOST_TEST(w.files->write("alias.txt", "x", overwrite::allowed).error_code ==
                "NOT_A_REGULAR_FILE");
-    BOOST_TEST(w.files->write("folder", "x", overwrite::allowed, "").error_code ==
+    BOOST_TEST(w.files->write("folder", "x", overwrite::allowed).error_code ==
                "NOT_A_REGULAR_FILE");
-    BOOST_TEST(w.files->write("folder/", "x", overwrite::allowed, "").error_code ==
+    BOOST_TEST(w.files->write("folder/", "x", overwrite::allowed).error_code ==
                "NOT_A_REGULAR_FILE");
     BOOST_TEST(w.read("real.txt") == "real");
     BOOST_TEST(fs::is_symlink(w.root / "alias.txt"));
-}
-
-BOOST_AUTO_TEST_CASE(undo_restores_the_last_five_writes) {
-    temp_workspace w;
-    std::optional<std::string> previous;  // the file does not exist yet
-    for (int i = 1; i <= 7; ++i) {
-        auto content = "v" + std::to_string(i);
-        BOOST_TEST_REQUIRE(
-            static_cast<bool>(w.files->write("f.txt", content, overwrite::allowed, previous)));
-        previous = content;
-    }
-    BOOST_TEST(w.files->undo_available("f.txt") == 5u);
-    for (int expected = 6; expected >= 2; --expected) {
-        BOOST_TEST_REQUIRE(static_cast<bool>(w.files->undo("f.txt")));
-        BOOST_TEST(w.read("f.txt") == "v" + std::to_string(expected));
-    }
-    BOOST_TEST(w.files->undo("f.txt").error_code == "NOTHING_TO_UNDO");
-    BOOST_TEST(w.read("f.txt") == "v2");
-}
-
-BOOST_AUTO_TEST_CASE(undo_of_a_create_deletes_and_of_a_delete_restores) {
-    temp_workspace w;
-    BOOST_TEST_REQUIRE(
-        static_cast<bool>(w.files->write("new.txt", "n", overwrite::refused, std::nullopt)));
-    BOOST_TEST_REQUIRE(static_cast<bool>(w.files->undo("./new.txt")));
-    BOOST_TEST(!w.exists("new.txt"));
-    w.write("old.txt", "keep me");
-    BOOST_TEST_REQUIRE(static_cast<bool>(w.files->remove("old.txt", "keep me")));
-    BOOST_TEST(!w.exists("old.txt"));
-    BOOST_TEST_REQUIRE(static_cast<bool>(w.files->undo("old.txt")));
-    BOOST_TEST(w.read("old.txt") == "keep me");
 }
 
 namespace {
@@ -156,7 +124,7 @@ BOOST_AUTO_TEST_CASE(a_write_cleans_up_debris_in_its_folder) {
     w.write("docs/.a.md.contextgate-00000000000000dd", "half");
     age(w.root / "docs/.a.md.contextgate-00000000000000dd");
     BOOST_TEST_REQUIRE(static_cast<bool>(
-        w.files->write("docs/b.md", "b", gateway::tools::overwrite::refused, std::nullopt)));
+        w.files->write("docs/b.md", "b", gateway::tools::overwrite::refused)));
     BOOST_TEST(!w.exists("docs/.a.md.contextgate-00000000000000dd"));
 }
 
