@@ -59,16 +59,17 @@ void run_journal::batch::backup(store::backup_record backup) {
 }
 
 net::awaitable<void> run_journal::checkpoint(live_run& run, batch b) {
-    co_await commit(run, std::move(b), true);
-    notify(run.record.id);
+    auto events = co_await commit(run, std::move(b), true);
+    notify(run.record.id, events);
 }
 
 net::awaitable<void> run_journal::record(live_run& run, batch b) {
-    co_await commit(run, std::move(b), false);
-    notify(run.record.id);
+    auto events = co_await commit(run, std::move(b), false);
+    notify(run.record.id, events);
 }
 
-net::awaitable<void> run_journal::commit(live_run& run, batch b, bool with_state) {
+net::awaitable<run_journal::committed> run_journal::commit(live_run& run, batch b,
+                                                           bool with_state) {
     auto& writes = b.writes_;
     if (with_state) {
         run.bank_time();
@@ -82,7 +83,11 @@ net::awaitable<void> run_journal::commit(live_run& run, batch b, bool with_state
                 {run.record.id, static_cast<std::int64_t>(run.stored_messages), m.role, m.content});
         }
     }
+    // Watchers are handed the events themselves, so those that are caught up need not read them
+    // back from the store.
+    auto events = std::make_shared<const std::vector<store::event_record>>(writes.events);
     co_await store_.commit(std::move(writes));
+    co_return events;
 }
 
 net::awaitable<void> run_journal::finish(live_run& run, const std::function<void()>& released) {
@@ -107,15 +112,16 @@ net::awaitable<void> run_journal::finish(live_run& run, const std::function<void
         default:
             b.event("run.cancelled", {});
     }
-    co_await commit(run, std::move(b), true);
+    auto events = co_await commit(run, std::move(b), true);
     if (released) released();
-    notify(run.record.id);
+    notify(run.record.id, events);
     observability::log_info("run " + run.record.id + ": " +
                             std::string(status_name(ending.status)) +
                             (ending.error.empty() ? "" : ": " + ending.error));
 }
 
-std::uint64_t run_journal::subscribe(const std::string& run_id, std::function<void()> wake) {
+std::uint64_t run_journal::subscribe(const std::string& run_id,
+                                     std::function<void(committed)> wake) {
     std::lock_guard lock(mutex_);
     auto handle = next_subscriber_++;
     subscribers_[run_id][handle] = std::move(wake);
@@ -130,14 +136,15 @@ void run_journal::unsubscribe(const std::string& run_id, std::uint64_t handle) {
     if (it->second.empty()) subscribers_.erase(it);
 }
 
-void run_journal::notify(const std::string& run_id) {
-    std::vector<std::function<void()>> wakers;
+void run_journal::notify(const std::string& run_id, const committed& events) {
+    if (events->empty()) return;
+    std::vector<std::function<void(committed)>> wakers;
     {
         std::lock_guard lock(mutex_);
         if (auto it = subscribers_.find(run_id); it != subscribers_.end())
             for (auto& [handle, wake] : it->second) wakers.push_back(wake);
     }
-    for (auto& wake : wakers) wake();
+    for (auto& wake : wakers) wake(events);
 }
 
 }  // namespace gateway::agent

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <memory>
+#include <vector>
 
 namespace gateway::agent {
 
@@ -63,21 +65,25 @@ public:
     // woken: a client that hears of the end finds the chat free for its next message.
     net::awaitable<void> finish(live_run& run, const std::function<void()>& released);
 
-    // Calls `wake` after every commit with events of the run; `wake` must only post work to its
-    // own executor. Returns a handle for unsubscribe(). Any thread.
-    std::uint64_t subscribe(const std::string& run_id, std::function<void()> wake);
+    // The events of one commit, in order, shared by every subscriber of the run.
+    using committed = std::shared_ptr<const std::vector<store::event_record>>;
+    // Calls `wake` after every commit with events of the run, with those events (already in the
+    // store); `wake` must only post work to its own executor. Returns a handle for
+    // unsubscribe(). Any thread.
+    std::uint64_t subscribe(const std::string& run_id, std::function<void(committed)> wake);
     void unsubscribe(const std::string& run_id, std::uint64_t handle);
 
     store::state_store& store() { return store_; }
 
 private:
-    net::awaitable<void> commit(live_run& run, batch b, bool with_state);
-    void notify(const std::string& run_id);
+    // Commits the batch; returns its events for notify().
+    net::awaitable<committed> commit(live_run& run, batch b, bool with_state);
+    void notify(const std::string& run_id, const committed& events);
 
     store::state_store& store_;
     std::size_t excerpt_bytes_;
     mutable std::mutex mutex_;  // guards subscribers_
-    std::map<std::string, std::map<std::uint64_t, std::function<void()>>> subscribers_;
+    std::map<std::string, std::map<std::uint64_t, std::function<void(committed)>>> subscribers_;
     std::uint64_t next_subscriber_ = 1;
 };
 

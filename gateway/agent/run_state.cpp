@@ -106,6 +106,10 @@ bool is_final_status(std::string_view name) {
     return s && is_final(*s);
 }
 
+bool is_final_event(std::string_view type) {
+    return type == "run.completed" || type == "run.failed" || type == "run.cancelled";
+}
+
 std::string_view phase_name(workflow_phase p) {
     return phase_names[static_cast<std::size_t>(p)];
 }

@@ -28,6 +28,8 @@ std::optional<run_status> parse_status(std::string_view name);
 // completed, failed and cancelled: the run will not change again.
 bool is_final(run_status s);
 bool is_final_status(std::string_view name);
+// run.completed, run.failed and run.cancelled: the last event of a run.
+bool is_final_event(std::string_view type);
 
 // One message of a run's conversation, as the model reads it.
 struct chat_message {

@@ -229,9 +229,8 @@ net::awaitable<tools::tool_result> tool_runner::restore(live_run& run,
     if (!run.files) co_return tools::no_workspace();
     auto files = run.files;
     auto work = [files, backup, now]() {
-        return backup.existed
-                   ? files->write(backup.path, backup.content, tools::overwrite::allowed, now)
-                   : files->remove(backup.path, now.value_or(""));
+        return backup.existed ? files->write(backup.path, backup.content, tools::overwrite::allowed)
+                              : files->remove(backup.path);
     };
     auto status = co_await io::run_on(pool_.get_executor(), std::move(work));
     if (!status) co_return tools::tool_result::failure(status.error_code, status.message);

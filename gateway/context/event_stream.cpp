@@ -12,6 +12,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
 
+#include <deque>
 #include <memory>
 
 namespace gateway::context {
@@ -52,8 +53,10 @@ net::awaitable<void> client_leaves(http::request_context& ctx) {
 
 }  // namespace
 
-// Wakes a stream, on its own executor, after each commit with events of one run; unsubscribes
-// when it goes out of scope, whichever way the stream ends.
+// Follows one run for a stream, on the stream's own executor: the events of each commit are
+// queued as the journal hands them over (shared, not copied), so a caught-up stream writes them
+// without reading the store; a stream that falls behind (its queue full) goes back to the store.
+// Unsubscribes when it goes out of scope, whichever way the stream ends.
 class event_streams::watch {
 public:
     watch(agent::run_journal& journal, std::string run_id, net::any_io_executor executor)
@@ -61,9 +64,13 @@ public:
           run_id_(std::move(run_id)),
           executor_(std::move(executor)),
           shared_(std::make_shared<shared>(executor_)) {
-        handle_ = journal_.subscribe(run_id_, [s = shared_, ex = executor_] {
-            net::post(ex, [s] {
-                s->pending = true;
+        handle_ = journal_.subscribe(run_id_, [s = shared_, ex = executor_](auto events) {
+            net::post(ex, [s, events = std::move(events)] {
+                if (s->queued.size() + events->size() > events_per_page)
+                    s->overflowed = true;
+                else
+                    for (const auto& e : *events) s->queued.push_back(events, &e);
+                s->woken = true;
                 s->timer.cancel();
             });
         });
@@ -72,34 +79,91 @@ public:
     watch(const watch&) = delete;
     watch& operator=(const watch&) = delete;
 
-    // Forgets the wakes so far: call before reading the store.
-    void rearm() { shared_->pending = false; }
+    // The queued events that follow `after` without a gap, moved into `page`. False when there
+    // are none: then behind() says whether the store must be read (the queue overflowed, or what
+    // it holds does not follow on).
+    bool take(std::int64_t after, std::vector<store::event_record>& page) {
+        auto& s = *shared_;
+        behind_ = false;
+        if (s.overflowed) {
+            s.overflowed = false;
+            s.queued.clear();
+            behind_ = true;
+            return false;
+        }
+        s.queued.drop_through(after);
+        if (s.queued.empty()) return false;
+        if (s.queued.front_seq() != after + 1) {
+            s.queued.clear();
+            behind_ = true;
+            return false;
+        }
+        s.queued.move_to(page);
+        return true;
+    }
+    bool behind() const { return behind_; }
 
-    // Waits for a wake (one may have come since rearm()), `deadline`, or interrupt(); true when a
-    // wake came.
+    // Waits for a commit (one may have come already), `deadline`, or an interrupt; true when
+    // woken (by a commit or an interrupt), false when the deadline passed.
     net::awaitable<bool> wait(std::chrono::steady_clock::time_point deadline) {
-        if (shared_->pending) co_return true;
-        shared_->timer.expires_at(deadline);
-        [[maybe_unused]] auto [ec] = co_await shared_->timer.async_wait(use_ec);
-        co_return shared_->pending;
+        if (!shared_->woken) {
+            shared_->timer.expires_at(deadline);
+            [[maybe_unused]] auto [ec] = co_await shared_->timer.async_wait(use_ec);
+        }
+        bool woken = shared_->woken;
+        shared_->woken = false;
+        co_return woken;
     }
 
-    // Ends a wait early; callable from any thread.
+    // Ends a wait early, or the next one if none is under way; callable from any thread.
     std::function<void()> interrupter() const {
-        return [s = shared_, ex = executor_] { net::post(ex, [s] { s->timer.cancel(); }); };
+        return [s = shared_, ex = executor_] {
+            net::post(ex, [s] {
+                s->woken = true;
+                s->timer.cancel();
+            });
+        };
     }
 
 private:
+    // Events handed over by the journal, each kept alive by the commit's shared vector.
+    class queue {
+    public:
+        void push_back(const agent::run_journal::committed& owner, const store::event_record* e) {
+            items_.push_back({owner, e});
+        }
+        void drop_through(std::int64_t seq) {
+            while (!items_.empty() && items_.front().event->seq <= seq) items_.pop_front();
+        }
+        bool empty() const { return items_.empty(); }
+        std::size_t size() const { return items_.size(); }
+        std::int64_t front_seq() const { return items_.front().event->seq; }
+        void move_to(std::vector<store::event_record>& page) {
+            for (auto& item : items_) page.push_back(*item.event);
+            items_.clear();
+        }
+        void clear() { items_.clear(); }
+
+    private:
+        struct item {
+            agent::run_journal::committed owner;
+            const store::event_record* event;
+        };
+        std::deque<item> items_;
+    };
     struct shared {
         explicit shared(const net::any_io_executor& ex) : timer(ex) {}
         net::steady_timer timer;
-        bool pending = false;
+        queue queued;
+        bool overflowed = false;
+        bool woken = false;
     };
     agent::run_journal& journal_;
     std::string run_id_;
     net::any_io_executor executor_;
     std::shared_ptr<shared> shared_;
     std::uint64_t handle_ = 0;
+    bool behind_ = false;
 };
 
 event_streams::event_streams(const config::context_config& limits, store::state_store& store,
@@ -199,17 +263,30 @@ net::awaitable<bool> event_streams::pump(http::request_context& ctx, watch& w,
         }
         co_return !ec;
     };
+    // Behind: the events to send next are in the store (at the start, after a full page, after
+    // the queue overflowed); caught up: they come through the watch's queue.
+    bool behind = true;
+    bool idle = false;  // the last wait ended without a commit
     while (true) {
         if (ctx.draining || closing_) co_return true;  // resumed elsewhere with Last-Event-ID
-        w.rearm();
-        // The status first: once it is final, every event of the run is stored.
-        auto status = co_await store_.run_status(run_id);
-        bool ended = !status || agent::is_final_status(*status);
-        auto page = co_await store_.events_after(run_id, after, events_per_page, page_bytes);
+        std::vector<store::event_record> page;
+        bool read_store = behind;
+        if (!behind && !w.take(after, page)) read_store = w.behind();
+        if (read_store) {
+            // The status first: once it is final, every event of the run is in the store.
+            auto status = co_await store_.run_status(run_id);
+            auto stored = co_await store_.events_after(run_id, after, events_per_page, page_bytes);
+            page = std::move(stored);
+            behind = !page.empty();  // read on until a page comes back empty
+            // Caught up with a run that has ended (or is gone: its chat deleted): done.
+            if (page.empty() && (!status || agent::is_final_status(*status))) co_return true;
+        }
         std::string frames;
+        bool ended = false;
         for (const auto& e : page) {
             frames += sse_frame(e);
             after = e.seq;
+            ended = ended || agent::is_final_event(e.type);
         }
         page.clear();
         auto hung_up = co_await cancelled();
@@ -217,16 +294,20 @@ net::awaitable<bool> event_streams::pump(http::request_context& ctx, watch& w,
         if (!frames.empty()) {
             auto sent = co_await send(std::move(frames));
             if (!sent) co_return false;
-            continue;  // there may be more pages
+            if (ended) co_return true;  // the run's last event went out
+            idle = false;
+            continue;  // there may be more
         }
-        if (ended) co_return true;
-        bool event = co_await w.wait(std::chrono::steady_clock::now() + heartbeat);
+        if (idle) {
+            // Nothing for a whole heartbeat: look in the store again (the run may be gone).
+            behind = true;
+            auto keep_alive = co_await send(": keep-alive\n\n");
+            if (!keep_alive) co_return false;
+        }
+        bool committed = co_await w.wait(std::chrono::steady_clock::now() + heartbeat);
         hung_up = co_await cancelled();
         if (hung_up) co_return false;
-        if (!event && !ctx.draining && !closing_) {
-            auto sent = co_await send(": keep-alive\n\n");
-            if (!sent) co_return false;
-        }
+        idle = !committed && !ctx.draining && !closing_;
     }
 }
 
@@ -235,7 +316,6 @@ net::awaitable<void> event_streams::wait_until_ended(std::string run_id,
     auto executor = co_await net::this_coro::executor;
     watch w(journal_, run_id, executor);
     while (std::chrono::steady_clock::now() < until) {
-        w.rearm();
         auto status = co_await store_.run_status(run_id);
         if (!status || agent::is_final_status(*status)) co_return;
         co_await w.wait(until);

@@ -12,7 +12,7 @@ BOOST_AUTO_TEST_CASE(events_are_numbered_excerpted_and_stored_before_watchers_wa
     agent::run_journal journal(*f.store, 16);
     auto run = f.new_run();
     std::vector<std::size_t> seen_when_woken;
-    auto handle = journal.subscribe(run->record.id, [&] {
+    auto handle = journal.subscribe(run->record.id, [&](auto) {
         // Woken after the commit: the store already has the events.
         net::co_spawn(f.io, f.store->events_after(run->record.id, 0, 100, SIZE_MAX),
                       [&](std::exception_ptr, std::vector<store::event_record> events) {
@@ -61,7 +61,7 @@ BOOST_AUTO_TEST_CASE(the_end_is_stored_the_chat_released_then_watchers_woken) {
     auto run = f.new_run("question");
     run->end(agent::run_status::completed, "The answer.", "");
     std::vector<std::string> order;
-    auto handle = f.journal->subscribe(run->record.id, [&] { order.push_back("woken"); });
+    auto handle = f.journal->subscribe(run->record.id, [&](auto) { order.push_back("woken"); });
     f.wait(f.journal->finish(*run, [&] { order.push_back("released"); }));
     std::vector<std::string> expected{"released", "woken"};
     BOOST_TEST(order == expected, boost::test_tools::per_element());

@@ -34,7 +34,7 @@ struct registry_fixture {
     // Waits (bounded) until the run's stored status satisfies `done`, woken by its commits.
     std::string wait_status(const std::string& run_id,
                             const std::function<bool(const std::string&)>& done) {
-        auto handle = f.journal->subscribe(run_id, [this] {
+        auto handle = f.journal->subscribe(run_id, [this](auto) {
             std::lock_guard lock(mutex);
             ++wakes;
             woken.notify_all();

@@ -40,7 +40,7 @@ struct runner_fixture {
         std::mutex mutex;
         std::condition_variable woken;
         std::size_t wakes = 0;
-        auto handle = f.journal->subscribe(run_id, [&] {
+        auto handle = f.journal->subscribe(run_id, [&](auto) {
             std::lock_guard lock(mutex);
             ++wakes;
             woken.notify_all();
