@@ -1,6 +1,7 @@
 #include "gateway/agent/run_registry.hpp"
 
 #include "gateway/observability/log.hpp"
+#include "gateway/io/thread_name.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -61,7 +62,10 @@ std::size_t run_registry::live_runs() const {
 }
 
 void run_registry::start(resumer workflows) {
-    thread_ = std::thread([this] { io_.run(); });
+    thread_ = std::thread([this] {
+        io::name_this_thread("engine");
+        io_.run();
+    });
     auto resumed = net::co_spawn(io_, resume(std::move(workflows)), net::use_future);
     resumed.get();
 }

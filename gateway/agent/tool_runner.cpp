@@ -1,6 +1,7 @@
 #include "gateway/agent/tool_runner.hpp"
 
 #include "gateway/io/offload.hpp"
+#include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/tools/diff.hpp"
 #include "gateway/tools/digest.hpp"
@@ -12,6 +13,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <latch>
 
 #include <sys/stat.h>
 
@@ -45,7 +47,17 @@ struct target_state {
 
 tool_runner::tool_runner(const tools::registry& tools, const tools::workspace_roots& roots,
                          store::state_store& store, run_journal& journal, unsigned threads)
-    : tools_(tools), roots_(roots), store_(store), journal_(journal), pool_(threads) {}
+    : tools_(tools), roots_(roots), store_(store), journal_(journal), pool_(threads) {
+    // Each pool thread takes one naming task and holds it until all have: one name per thread.
+    // The tasks share the latch: one may still be leaving its wait when the constructor returns.
+    auto named = std::make_shared<std::latch>(threads);
+    for (unsigned i = 0; i < threads; ++i)
+        boost::asio::post(pool_, [named, i] {
+            io::name_this_thread("tools-" + std::to_string(i));
+            named->arrive_and_wait();
+        });
+    named->wait();
+}
 
 tool_runner::~tool_runner() {
     stop();

@@ -8,6 +8,7 @@
 #include "gateway/passthrough/handler.hpp"
 #include "gateway/passthrough/model_router.hpp"
 #include "gateway/upstream/tls.hpp"
+#include "gateway/io/thread_name.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -147,9 +148,12 @@ std::string server::start() {
         }
         workers_.push_back(std::move(w));
     }
-    for (auto& w : workers_) {
-        w->start();
-        threads_.emplace_back([worker = w.get()] { worker->io().run(); });
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+        workers_[i]->start();
+        threads_.emplace_back([worker = workers_[i].get(), i] {
+            io::name_this_thread("worker-" + std::to_string(i));
+            worker->io().run();
+        });
     }
     return {};
 }
@@ -211,7 +215,10 @@ int serve(const config::gateway_config& config) {
             }
         };
     signals.async_wait(on_signal);
-    std::thread signal_thread([&] { signals_io.run(); });
+    std::thread signal_thread([&] {
+        io::name_this_thread("signals");
+        signals_io.run();
+    });
     gateway.wait();
     signals_io.stop();
     signal_thread.join();

@@ -2,6 +2,7 @@
 
 #include "gateway/io/offload.hpp"
 #include "gateway/store/sqlite_database.hpp"
+#include "gateway/io/thread_name.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -240,14 +241,17 @@ config::parsed<std::unique_ptr<sqlite_store>> sqlite_store::open(const std::stri
     std::unique_ptr<sqlite_store> s(new sqlite_store());
     s->writer_.db = std::move(*writer.value);
     s->reader_.db = std::move(*reader.value);
-    start(s->writer_);
-    start(s->reader_);
+    start(s->writer_, "store-write");
+    start(s->reader_, "store-read");
     return {std::move(s), {}};
 }
 
-void sqlite_store::start(worker& w) {
+void sqlite_store::start(worker& w, const char* role) {
     w.busy.emplace(w.io.get_executor());
-    w.thread = std::thread([&w] { w.io.run(); });
+    w.thread = std::thread([&w, role] {
+        io::name_this_thread(role);
+        w.io.run();
+    });
 }
 
 sqlite_store::~sqlite_store() {

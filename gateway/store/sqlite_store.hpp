@@ -68,7 +68,7 @@ private:
         std::thread thread;
     };
     sqlite_store() = default;
-    static void start(worker& w);
+    static void start(worker& w, const char* role);
 
     template <class Work>
     auto read(Work work);

@@ -1,6 +1,7 @@
 #include "gateway/tools/symbol_index.hpp"
 
 #include "gateway/tools/walker.hpp"
+#include "gateway/io/thread_name.hpp"
 
 #include <re2/re2.h>
 #include <boost/json/parse.hpp>
@@ -400,6 +401,7 @@ void symbol_index::bring_up_to_date(std::unique_lock<std::mutex>& lock) {
         if (worker_.joinable()) worker_.join();  // finished: it cleared refreshing_ under the lock
         refreshing_ = true;
         worker_ = std::thread([this] {
+            io::name_this_thread("symbols");
             auto seen = scan();
             std::lock_guard guard(mutex_);
             apply(seen);
