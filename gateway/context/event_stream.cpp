@@ -12,8 +12,9 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
 
-#include <deque>
+#include <algorithm>
 #include <memory>
+#include <utility>
 
 namespace gateway::context {
 
@@ -29,11 +30,23 @@ constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 constexpr std::size_t events_per_page = 64;
 constexpr std::size_t page_bytes = 256 * 1024;
 
-std::string sse_frame(const store::event_record& e) {
-    std::string frame = "id: " + std::to_string(e.seq) + "\nevent: " + e.type + "\ndata: ";
-    frame += e.data;  // serialized JSON: one line
-    frame += "\n\n";
-    return frame;
+// The events as SSE frames: the id is the event's sequence number, the data its JSON (one line).
+event_streams::shared_frames render(const std::vector<store::event_record>& events) {
+    auto out = std::make_shared<event_streams::event_frames>();
+    out->first = events.front().seq;
+    out->last = events.back().seq;
+    for (const auto& e : events) {
+        auto& b = out->bytes;
+        b += "id: ";
+        b += std::to_string(e.seq);
+        b += "\nevent: ";
+        b += e.type;
+        b += "\ndata: ";
+        b += e.data;
+        b += "\n\n";
+        out->ends = out->ends || agent::is_final_event(e.type);
+    }
+    return out;
 }
 
 // Reads the client while its event stream runs: bytes are kept as the start of a next request
@@ -53,52 +66,54 @@ net::awaitable<void> client_leaves(http::request_context& ctx) {
 
 }  // namespace
 
-// Follows one run for a stream, on the stream's own executor: the events of each commit are
-// queued as the journal hands them over (shared, not copied), so a caught-up stream writes them
-// without reading the store; a stream that falls behind (its queue full) goes back to the store.
-// Unsubscribes when it goes out of scope, whichever way the stream ends.
+// Follows one run for a stream, on the stream's own executor: the frames of each commit are
+// queued as the run's channel hands them over (rendered once for all streams, not copied), so a
+// caught-up stream writes them without reading the store; a stream that falls behind (its queue
+// full) goes back to the store. Leaves the channel when it goes out of scope, whichever way the
+// stream ends.
 class event_streams::watch {
 public:
-    watch(agent::run_journal& journal, std::string run_id, net::any_io_executor executor)
-        : journal_(journal),
+    watch(event_streams& streams, std::string run_id, net::any_io_executor executor)
+        : streams_(streams),
           run_id_(std::move(run_id)),
           executor_(std::move(executor)),
           shared_(std::make_shared<shared>(executor_)) {
-        handle_ = journal_.subscribe(run_id_, [s = shared_, ex = executor_](auto events) {
-            net::post(ex, [s, events = std::move(events)] {
-                if (s->queued.size() + events->size() > events_per_page)
+        streams_.join(run_id_, this, [s = shared_, ex = executor_](shared_frames f) {
+            net::post(ex, [s, f = std::move(f)] {
+                s->queued_events += static_cast<std::size_t>(f->last - f->first + 1);
+                if (s->queued_events > events_per_page)
                     s->overflowed = true;
                 else
-                    for (const auto& e : *events) s->queued.push_back(events, &e);
+                    s->queued.push_back(std::move(f));
                 s->woken = true;
                 s->timer.cancel();
             });
         });
     }
-    ~watch() { journal_.unsubscribe(run_id_, handle_); }
+    ~watch() { streams_.leave(run_id_, this); }
     watch(const watch&) = delete;
     watch& operator=(const watch&) = delete;
 
-    // The queued events that follow `after` without a gap, moved into `page`. False when there
+    // The queued frames that follow `after` without a gap, moved into `page`. False when there
     // are none: then behind() says whether the store must be read (the queue overflowed, or what
     // it holds does not follow on).
-    bool take(std::int64_t after, std::vector<store::event_record>& page) {
+    bool take(std::int64_t after, std::vector<shared_frames>& page) {
         auto& s = *shared_;
         behind_ = false;
-        if (s.overflowed) {
-            s.overflowed = false;
-            s.queued.clear();
+        auto overflowed = std::exchange(s.overflowed, false);
+        auto queued = std::exchange(s.queued, {});
+        s.queued_events = 0;
+        if (overflowed) {
             behind_ = true;
             return false;
         }
-        s.queued.drop_through(after);
-        if (s.queued.empty()) return false;
-        if (s.queued.front_seq() != after + 1) {
-            s.queued.clear();
+        std::erase_if(queued, [after](const shared_frames& f) { return f->last <= after; });
+        if (queued.empty()) return false;
+        if (queued.front()->first != after + 1) {
             behind_ = true;
             return false;
         }
-        s.queued.move_to(page);
+        page = std::move(queued);
         return true;
     }
     bool behind() const { return behind_; }
@@ -126,49 +141,59 @@ public:
     }
 
 private:
-    // Events handed over by the journal, each kept alive by the commit's shared vector.
-    class queue {
-    public:
-        void push_back(const agent::run_journal::committed& owner, const store::event_record* e) {
-            items_.push_back({owner, e});
-        }
-        void drop_through(std::int64_t seq) {
-            while (!items_.empty() && items_.front().event->seq <= seq) items_.pop_front();
-        }
-        bool empty() const { return items_.empty(); }
-        std::size_t size() const { return items_.size(); }
-        std::int64_t front_seq() const { return items_.front().event->seq; }
-        void move_to(std::vector<store::event_record>& page) {
-            for (auto& item : items_) page.push_back(*item.event);
-            items_.clear();
-        }
-        void clear() { items_.clear(); }
-
-    private:
-        struct item {
-            agent::run_journal::committed owner;
-            const store::event_record* event;
-        };
-        std::deque<item> items_;
-    };
+    // What the channel hands over, touched only on the stream's executor.
     struct shared {
         explicit shared(const net::any_io_executor& ex) : timer(ex) {}
         net::steady_timer timer;
-        queue queued;
+        std::vector<shared_frames> queued;  // in commit order
+        std::size_t queued_events = 0;
         bool overflowed = false;
         bool woken = false;
     };
-    agent::run_journal& journal_;
+    event_streams& streams_;
     std::string run_id_;
     net::any_io_executor executor_;
     std::shared_ptr<shared> shared_;
-    std::uint64_t handle_ = 0;
     bool behind_ = false;
 };
 
 event_streams::event_streams(const config::context_config& limits, store::state_store& store,
                              agent::run_journal& journal)
     : limits_(limits), store_(store), journal_(journal) {}
+
+void event_streams::join(const std::string& run_id, const void* key,
+                         std::function<void(shared_frames)> deliver) {
+    std::lock_guard lock(mutex_);
+    auto& ch = channels_[run_id];
+    ch.streams[key] = std::move(deliver);
+    // Locks are taken in this order only (the journal calls its subscribers unlocked).
+    if (ch.subscription == 0)
+        ch.subscription = journal_.subscribe(run_id, [this, run_id](auto events) {
+            fan_out(run_id, *events);
+        });
+}
+
+void event_streams::leave(const std::string& run_id, const void* key) {
+    std::lock_guard lock(mutex_);
+    auto it = channels_.find(run_id);
+    if (it == channels_.end()) return;
+    it->second.streams.erase(key);
+    if (!it->second.streams.empty()) return;
+    journal_.unsubscribe(run_id, it->second.subscription);
+    channels_.erase(it);
+}
+
+// On the engine thread, after a commit: renders once, outside the lock, and posts the frames to
+// every stream of the run.
+void event_streams::fan_out(const std::string& run_id,
+                            const std::vector<store::event_record>& events) {
+    if (events.empty()) return;
+    auto frames = render(events);
+    std::lock_guard lock(mutex_);
+    auto it = channels_.find(run_id);
+    if (it == channels_.end()) return;
+    for (auto& [key, deliver] : it->second.streams) deliver(frames);
+}
 
 http::reply event_streams::stream(std::string run_id, std::int64_t after) {
     // The place is taken now and given back when the stream (or the reply) goes away.
@@ -193,7 +218,7 @@ http::reply event_streams::stream(std::string run_id, std::int64_t after) {
 
 net::awaitable<void> event_streams::serve(http::request_context& ctx, const std::string& run_id,
                                           std::int64_t after) {
-    watch w(journal_, run_id, ctx.stream.get_executor());
+    watch w(*this, run_id, ctx.stream.get_executor());
     // Registered so that a draining worker can end the stream; removed however it ends.
     struct registration {
         event_streams& self;
@@ -249,51 +274,57 @@ net::awaitable<bool> event_streams::pump(http::request_context& ctx, watch& w,
     };
     auto heartbeat =
         ctx.server.sse_heartbeat.count() > 0 ? ctx.server.sse_heartbeat : config::duration(15s);
-    auto send = [&](std::string bytes) -> net::awaitable<bool> {
+    // One write per page: the frames as they are, behind one chunk header.
+    std::vector<net::const_buffer> buffers;
+    auto send = [&](const std::vector<shared_frames>& page) -> net::awaitable<bool> {
+        buffers.clear();
+        std::size_t size = 0;
+        for (const auto& f : page) {
+            buffers.push_back(net::buffer(f->bytes));
+            size += f->bytes.size();
+        }
         ctx.deadline.arm(ctx.server.write_timeout);
-        ctx.bytes_sent += bytes.size();
+        ctx.bytes_sent += size;
         boost::system::error_code ec;
         if (chunked) {
-            auto [e, n] = co_await net::async_write(ctx.stream,
-                                                    bhttp::make_chunk(net::buffer(bytes)), use_ec);
+            auto [e, n] =
+                co_await net::async_write(ctx.stream, bhttp::make_chunk(buffers), use_ec);
             ec = e;
         } else {
-            auto [e, n] = co_await net::async_write(ctx.stream, net::buffer(bytes), use_ec);
+            auto [e, n] = co_await net::async_write(ctx.stream, buffers, use_ec);
             ec = e;
         }
         co_return !ec;
     };
+    static const std::vector<shared_frames> keep_alive{
+        std::make_shared<event_frames>(event_frames{0, 0, ": keep-alive\n\n", false})};
     // Behind: the events to send next are in the store (at the start, after a full page, after
     // the queue overflowed); caught up: they come through the watch's queue.
     bool behind = true;
     bool idle = false;  // the last wait ended without a commit
+    std::vector<shared_frames> page;
     while (true) {
         if (ctx.draining || closing_) co_return true;  // resumed elsewhere with Last-Event-ID
-        std::vector<store::event_record> page;
+        page.clear();
         bool read_store = behind;
         if (!behind && !w.take(after, page)) read_store = w.behind();
         if (read_store) {
             // The status first: once it is final, every event of the run is in the store.
             auto status = co_await store_.run_status(run_id);
             auto stored = co_await store_.events_after(run_id, after, events_per_page, page_bytes);
-            page = std::move(stored);
-            behind = !page.empty();  // read on until a page comes back empty
+            behind = !stored.empty();  // read on until a page comes back empty
             // Caught up with a run that has ended (or is gone: its chat deleted): done.
-            if (page.empty() && (!status || agent::is_final_status(*status))) co_return true;
+            if (stored.empty() && (!status || agent::is_final_status(*status))) co_return true;
+            if (!stored.empty()) page.push_back(render(stored));
         }
-        std::string frames;
-        bool ended = false;
-        for (const auto& e : page) {
-            frames += sse_frame(e);
-            after = e.seq;
-            ended = ended || agent::is_final_event(e.type);
-        }
-        page.clear();
         auto hung_up = co_await cancelled();
         if (hung_up) co_return false;
-        if (!frames.empty()) {
-            auto sent = co_await send(std::move(frames));
+        if (!page.empty()) {
+            auto sent = co_await send(page);
             if (!sent) co_return false;
+            after = page.back()->last;
+            bool ended = std::any_of(page.begin(), page.end(),
+                                     [](const shared_frames& f) { return f->ends; });
             if (ended) co_return true;  // the run's last event went out
             idle = false;
             continue;  // there may be more
@@ -301,8 +332,8 @@ net::awaitable<bool> event_streams::pump(http::request_context& ctx, watch& w,
         if (idle) {
             // Nothing for a whole heartbeat: look in the store again (the run may be gone).
             behind = true;
-            auto keep_alive = co_await send(": keep-alive\n\n");
-            if (!keep_alive) co_return false;
+            auto alive = co_await send(keep_alive);
+            if (!alive) co_return false;
         }
         bool committed = co_await w.wait(std::chrono::steady_clock::now() + heartbeat);
         hung_up = co_await cancelled();
@@ -314,7 +345,7 @@ net::awaitable<bool> event_streams::pump(http::request_context& ctx, watch& w,
 net::awaitable<void> event_streams::wait_until_ended(std::string run_id,
                                                      std::chrono::steady_clock::time_point until) {
     auto executor = co_await net::this_coro::executor;
-    watch w(journal_, run_id, executor);
+    watch w(*this, run_id, executor);
     while (std::chrono::steady_clock::now() < until) {
         auto status = co_await store_.run_status(run_id);
         if (!status || agent::is_final_status(*status)) co_return;

@@ -12,8 +12,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace gateway::context {
 
@@ -43,8 +45,29 @@ public:
     // Ends every open stream (the gateway is draining); clients resume with Last-Event-ID.
     void end_all();
 
+    // A run of consecutive events as SSE frames, rendered once for every stream that sends it.
+    struct event_frames {
+        std::int64_t first = 0;  // the sequence numbers of the first and last event
+        std::int64_t last = 0;
+        std::string bytes;
+        bool ends = false;  // holds the run's final event
+    };
+    using shared_frames = std::shared_ptr<const event_frames>;
+
 private:
     class watch;
+    // The streams following one run. It subscribes to the journal once, while it has
+    // streams, and hands each commit's frames to all of them.
+    struct channel {
+        std::uint64_t subscription = 0;
+        std::map<const void*, std::function<void(shared_frames)>> streams;
+    };
+
+    void join(const std::string& run_id, const void* key,
+              std::function<void(shared_frames)> deliver);
+    void leave(const std::string& run_id, const void* key);
+    void fan_out(const std::string& run_id, const std::vector<store::event_record>& events);
+
     net::awaitable<void> serve(http::request_context& ctx, const std::string& run_id,
                                std::int64_t after);
     net::awaitable<bool> pump(http::request_context& ctx, watch& w, const std::string& run_id,
@@ -55,7 +78,8 @@ private:
     agent::run_journal& journal_;
     std::mutex mutex_;
     std::map<const void*, std::function<void()>> open_;  // open streams: their wakers
-    std::map<std::string, unsigned> per_run_;            // open streams per run
+    std::map<std::string, unsigned> per_run_;            // places taken per run (the cap)
+    std::map<std::string, channel> channels_;            // runs with streams
     std::atomic<bool> closing_ = false;
 };
 
