@@ -122,7 +122,8 @@ int main(int argc, char** argv) {
         return 1;
     }
 
-    std::string call = R"({"tool": "read_file", "parameters": {"path": "notes.md"}, "terminate": false})";
+    std::string call =
+        R"({"tool": "read_file", "parameters": {"path": "notes.md"}, "terminate": false})";
     std::string user(conversation_kb * 1024, 'x');
     for (std::size_t i = 80; i < user.size(); i += 81) user[i] = '\n';
 
@@ -134,23 +135,24 @@ int main(int argc, char** argv) {
         script.push_back({"Done."});
         fake.script(script);
         connection c(server.port());
-        auto chat = json::parse(c.call(http::verb::post, "/context/chats",
-                                       json::serialize(json::object{
-                                           {"model", "bench"},
-                                           {"workspace", (scratch / "workspace").string()}}))
-                                    .body());
+        auto chat = json::parse(
+            c.call(http::verb::post, "/context/chats",
+                   json::serialize(json::object{{"model", "bench"},
+                                                {"workspace", (scratch / "workspace").string()}}))
+                .body());
         auto chat_id = std::string(chat.at("id").as_string());
         auto t0 = clock_type::now();
-        auto started = json::parse(
-            c.call(http::verb::post, "/context/chats/" + chat_id + "/messages",
-                   json::serialize(json::object{{"content", user}}))
-                .body());
+        auto started =
+            json::parse(c.call(http::verb::post, "/context/chats/" + chat_id + "/messages",
+                               json::serialize(json::object{{"content", user}}))
+                            .body());
         auto run_id = std::string(started.at("run_id").as_string());
         connection events(server.port());
         auto transcript = events.stream_until_done("/context/runs/" + run_id + "/events");
         auto t1 = clock_type::now();
         if (transcript.find("event: run.completed") == std::string::npos) {
-            std::cerr << "the run did not complete:\n" << transcript.substr(transcript.size() - 600) << "\n";
+            std::cerr << "the run did not complete:\n"
+                      << transcript.substr(transcript.size() - 600) << "\n";
             return 1;
         }
         auto bodies = fake.scripted_requests();
@@ -161,7 +163,8 @@ int main(int argc, char** argv) {
         fake.script(direct_script);
         connection d(fake.port());
         auto t2 = clock_type::now();
-        for (int i = 0; i <= steps; ++i) d.call(http::verb::post, "/v1/chat/completions", bodies.back());
+        for (int i = 0; i <= steps; ++i)
+            d.call(http::verb::post, "/v1/chat/completions", bodies.back());
         auto t3 = clock_type::now();
 
         double gw = std::chrono::duration<double, std::milli>(t1 - t0).count();
@@ -174,9 +177,10 @@ int main(int argc, char** argv) {
     server.wait();
     std::filesystem::remove_all(scratch);
 
-    std::printf("agent loop: %d tool steps + final answer, %zu KB conversation (%zu B requests), "
-                "17-tool catalogue, %d rounds (medians)\n",
-                steps, conversation_kb, request_bytes, rounds);
+    std::printf(
+        "agent loop: %d tool steps + final answer, %zu KB conversation (%zu B requests), "
+        "17-tool catalogue, %d rounds (medians)\n",
+        steps, conversation_kb, request_bytes, rounds);
     std::printf("  %-38s %10.2f ms\n", "whole run through the gateway", median(through_gateway));
     std::printf("  %-38s %10.2f ms\n", "same model round trips, direct", median(direct));
     std::printf("  %-38s %10.3f ms   (target <= 1 ms)\n", "gateway time per step",

@@ -36,7 +36,8 @@ net::awaitable<void> watch(tcp::endpoint at, std::string run_id, long& events, i
         auto [ec, n] = co_await socket.async_read_some(net::buffer(buffer), use_ec);
         if (ec) break;
         tail.append(buffer, n);
-        for (auto at = tail.find("\nid: "); at != std::string::npos; at = tail.find("\nid: ", at + 1))
+        for (auto at = tail.find("\nid: "); at != std::string::npos;
+             at = tail.find("\nid: ", at + 1))
             ++events;
         // Keep less than one marker, so a marker is never counted twice but one split
         // across two reads is still found.
@@ -61,7 +62,8 @@ int main(int argc, char** argv) {
     long events = 0;
     int open = 0;
     for (const auto& run : runs)
-        for (int i = 0; i < per_run; ++i) net::co_spawn(io, watch(at, run, events, open), net::detached);
+        for (int i = 0; i < per_run; ++i)
+            net::co_spawn(io, watch(at, run, events, open), net::detached);
     net::steady_timer stop(io, std::chrono::seconds(seconds));
     stop.async_wait([&](boost::system::error_code) { io.stop(); });
     io.run();

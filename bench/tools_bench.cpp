@@ -70,9 +70,10 @@ int main(int argc, char** argv) {
         index.wait_for_refresh();
         rechecked.push_back(ms_since(start));
     }
-    std::printf("engine=%s files=%zu index_build_ms=%.0f lookup_ms=%.3f "
-                "lookup_starting_recheck_ms=%.3f background_recheck_ms=%.0f\n",
-                first.data.at("engine").as_string().c_str(), index.file_count(), build,
-                median(warm), median(starting), median(rechecked));
+    std::printf(
+        "engine=%s files=%zu index_build_ms=%.0f lookup_ms=%.3f "
+        "lookup_starting_recheck_ms=%.3f background_recheck_ms=%.0f\n",
+        first.data.at("engine").as_string().c_str(), index.file_count(), build, median(warm),
+        median(starting), median(rechecked));
     return 0;
 }

@@ -58,8 +58,7 @@ error_info info(errc e) {
             return {409, "invalid_request_error", "version_conflict",
                     "The resource changed since the version the request was based on."};
         case errc::nothing_to_undo:
-            return {409, "invalid_request_error", "nothing_to_undo",
-                    "There is no write to undo."};
+            return {409, "invalid_request_error", "nothing_to_undo", "There is no write to undo."};
         case errc::websocket_refused:
             return {501, "invalid_request_error", "websocket_not_supported",
                     "WebSocket tunnelling is switched off on this gateway; use HTTP."};

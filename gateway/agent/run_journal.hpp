@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <memory>
 #include <vector>
 
 namespace gateway::agent {

@@ -1,7 +1,7 @@
 #include "gateway/agent/run_registry.hpp"
 
-#include "gateway/observability/log.hpp"
 #include "gateway/io/thread_name.hpp"
+#include "gateway/observability/log.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

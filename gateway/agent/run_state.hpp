@@ -52,10 +52,10 @@ struct pending_call {
     std::string tool;
     json::object parameters;
     bool terminate = false;
-    bool asked = false;                     // approval.required was announced
-    std::int64_t requested_at = 0;          // Unix ms, when it was asked
-    std::string workflow_step;              // the workflow step it is, "" for an agent's call
-    std::string reason;                     // why it is asked: "" or "interrupted" (asked again)
+    bool asked = false;             // approval.required was announced
+    std::int64_t requested_at = 0;  // Unix ms, when it was asked
+    std::string workflow_step;      // the workflow step it is, "" for an agent's call
+    std::string reason;             // why it is asked: "" or "interrupted" (asked again)
     // A document edit: the document version its preview was made on (what the human approved).
     std::optional<std::int64_t> document_version;
     std::optional<write_intent> executing;  // set while the write runs

@@ -101,8 +101,7 @@ std::optional<std::string> tool_runner::open_workspace(live_run& run) {
 }
 
 net::awaitable<tools::tool_result> tool_runner::run(live_run& run, const std::string& tool,
-                                                    const json::object& parameters,
-                                                    tools::mode how,
+                                                    const json::object& parameters, tools::mode how,
                                                     std::optional<std::int64_t> document_version,
                                                     std::optional<std::int64_t>* read_version) {
     const auto* t = tools_.find(tool);

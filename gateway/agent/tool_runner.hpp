@@ -47,8 +47,7 @@ public:
     // document is stored only on the version the tool read (DOCUMENT_CHANGED otherwise) and
     // announced as document.updated. `read_version`, when not null, receives the version read.
     net::awaitable<tools::tool_result> run(live_run& run, const std::string& tool,
-                                           const boost::json::object& parameters,
-                                           tools::mode how,
+                                           const boost::json::object& parameters, tools::mode how,
                                            std::optional<std::int64_t> document_version = {},
                                            std::optional<std::int64_t>* read_version = nullptr);
 

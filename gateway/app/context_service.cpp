@@ -42,10 +42,12 @@ config::parsed<context_files> load_context_files(const config::gateway_config& c
     // A configured folder must exist and hold what it is for; without one, the folders shipped
     // with the binary are used, wherever it was started from.
     std::error_code ec;
-    auto prompts_dir = context.prompts_dir.empty() ? shipped_folder("prompts") : context.prompts_dir;
+    auto prompts_dir =
+        context.prompts_dir.empty() ? shipped_folder("prompts") : context.prompts_dir;
     if (prompts_dir.empty()) {
-        observability::log_warn("no prompts shipped with this binary and none configured "
-                                "(context.prompts_dir): the context API has no system prompts");
+        observability::log_warn(
+            "no prompts shipped with this binary and none configured "
+            "(context.prompts_dir): the context API has no system prompts");
     } else {
         if (!std::filesystem::is_directory(prompts_dir, ec))
             return result::fail(config.source + ": context.prompts_dir: " + prompts_dir +

@@ -4,11 +4,11 @@
 #include "gateway/error.hpp"
 #include "gateway/http/listener.hpp"
 #include "gateway/http/response.hpp"
+#include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/passthrough/handler.hpp"
 #include "gateway/passthrough/model_router.hpp"
 #include "gateway/upstream/tls.hpp"
-#include "gateway/io/thread_name.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -136,8 +136,8 @@ std::string server::start() {
         if (workers_.empty()) {
             tcp::endpoint bound;
             if (auto bind_ec = w->listen(at, bound); bind_ec)
-                return "cannot listen on " + listen.host + ":" + std::to_string(at.port()) +
-                       ": " + bind_ec.message() +
+                return "cannot listen on " + listen.host + ":" + std::to_string(at.port()) + ": " +
+                       bind_ec.message() +
                        (bind_ec == net::error::address_in_use
                             ? " (another process, perhaps another contextgate, holds it)"
                             : "");

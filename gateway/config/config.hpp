@@ -56,7 +56,7 @@ struct upstream_config {
     duration idle_timeout{300'000};         // between two reads of a response body
     std::size_t max_idle_connections = 64;  // per worker thread
     duration pool_idle_timeout{60'000};     // pooled connections older than this are closed
-    bool json_schema = false;   // the agent loop may send response_format: {type: json_schema}
+    bool json_schema = false;  // the agent loop may send response_format: {type: json_schema}
     // The agent loop keeps each model request within this many tokens, estimated as bytes / 4:
     // older turns of the chat are left out, oldest first. 0: no limit.
     std::size_t context_budget = 100'000;
@@ -80,17 +80,17 @@ struct context_config {
     std::string data_dir = "var";         // the SQLite file lives here
     std::vector<std::string> workspaces;  // a chat's workspace must be one of these or beneath
     std::vector<std::string> api_keys;    // empty: /context is open; "sha256:<hex>" = hashed
-    std::string prompts_dir;    // prompts/*.md; "": the prompts shipped with the binary
+    std::string prompts_dir;              // prompts/*.md; "": the prompts shipped with the binary
     std::string workflows_dir;  // workflows/*.yaml; "": the workflows shipped with the binary
     std::string default_prompt = "coding";
-    unsigned max_steps = 10;               // tool steps per run
-    duration max_wall_time{300'000};       // per run, excluding time awaiting approval
-    unsigned max_retries = 3;              // re-asks after malformed output, in a row
-    unsigned identical_call_warn = 3;      // identical consecutive calls: warn the model
-    unsigned identical_call_stop = 5;      // ... and stop the run
-    unsigned max_tool_errors = 3;          // consecutive failing tool calls
-    duration approval_timeout{3'600'000};  // a pending approval fails the run after this
-    unsigned model_retries = 3;            // 429 / 5xx retries per model call
+    unsigned max_steps = 10;                      // tool steps per run
+    duration max_wall_time{300'000};              // per run, excluding time awaiting approval
+    unsigned max_retries = 3;                     // re-asks after malformed output, in a row
+    unsigned identical_call_warn = 3;             // identical consecutive calls: warn the model
+    unsigned identical_call_stop = 5;             // ... and stop the run
+    unsigned max_tool_errors = 3;                 // consecutive failing tool calls
+    duration approval_timeout{3'600'000};         // a pending approval fails the run after this
+    unsigned model_retries = 3;                   // 429 / 5xx retries per model call
     std::size_t max_message_bytes = 1024 * 1024;  // a user message (or workflow input); more: 413
     unsigned max_watchers_per_run = 16;           // open event streams per run; more: 429
     std::size_t event_excerpt_bytes = 16 * 1024;  // longer strings in events are cut to this

@@ -162,11 +162,11 @@ public:
 
     upstream_config upstream(const YAML::Node& node, std::size_t index) const {
         std::string section = "upstreams[" + std::to_string(index) + "]";
-        check_keys(node, section,
-                   {"name", "base_url", "api_key", "auth", "models", "connect_timeout",
-                    "first_byte_timeout", "idle_timeout", "max_idle_connections",
-                    "pool_idle_timeout", "ca_file", "tls_insecure", "json_schema",
-                    "context_budget"});
+        check_keys(
+            node, section,
+            {"name", "base_url", "api_key", "auth", "models", "connect_timeout",
+             "first_byte_timeout", "idle_timeout", "max_idle_connections", "pool_idle_timeout",
+             "ca_file", "tls_insecure", "json_schema", "context_budget"});
         upstream_config u;
         if (!node["name"]) fail(node, section + ": `name` is required");
         u.name = scalar(node["name"], "name");
@@ -255,9 +255,9 @@ public:
         check_keys(
             node, "context",
             {"data_dir", "workspaces", "api_keys", "prompts_dir", "workflows_dir", "default_prompt",
-             "max_steps", "max_wall_time", "max_retries", "identical_call_warn", "identical_call_stop",
-             "max_tool_errors", "approval_timeout", "model_retries", "approvals",
-             "max_message_bytes", "max_watchers_per_run", "event_excerpt_bytes"});
+             "max_steps", "max_wall_time", "max_retries", "identical_call_warn",
+             "identical_call_stop", "max_tool_errors", "approval_timeout", "model_retries",
+             "approvals", "max_message_bytes", "max_watchers_per_run", "event_excerpt_bytes"});
         context_config c;
         if (auto n = node["data_dir"]) c.data_dir = path(n, "data_dir");
         if (auto n = node["workspaces"]) {
@@ -296,13 +296,13 @@ public:
             c.approval_timeout = get_duration(n, "approval_timeout");
         if (auto n = node["model_retries"])
             c.model_retries = get_unsigned(n, "model_retries", 0, 10);
-        if (auto n = node["max_message_bytes"]) c.max_message_bytes = get_size(n, "max_message_bytes");
+        if (auto n = node["max_message_bytes"])
+            c.max_message_bytes = get_size(n, "max_message_bytes");
         if (auto n = node["max_watchers_per_run"])
             c.max_watchers_per_run = get_unsigned(n, "max_watchers_per_run", 1, 10'000);
         if (auto n = node["event_excerpt_bytes"]) {
             c.event_excerpt_bytes = get_size(n, "event_excerpt_bytes");
-            if (c.event_excerpt_bytes < 256)
-                fail(n, "`event_excerpt_bytes` must be at least 256");
+            if (c.event_excerpt_bytes < 256) fail(n, "`event_excerpt_bytes` must be at least 256");
         }
         if (auto n = node["approvals"]) {
             if (!n.IsMap()) fail(n, "`approvals` must map tool names to always, never or ask");

@@ -168,9 +168,8 @@ void event_streams::join(const std::string& run_id, const void* key,
     ch.streams[key] = std::move(deliver);
     // Locks are taken in this order only (the journal calls its subscribers unlocked).
     if (ch.subscription == 0)
-        ch.subscription = journal_.subscribe(run_id, [this, run_id](auto events) {
-            fan_out(run_id, *events);
-        });
+        ch.subscription =
+            journal_.subscribe(run_id, [this, run_id](auto events) { fan_out(run_id, *events); });
 }
 
 void event_streams::leave(const std::string& run_id, const void* key) {
@@ -236,8 +235,8 @@ net::awaitable<void> event_streams::serve(http::request_context& ctx, const std:
     if (!chunked || ctx.draining) ctx.keep_alive = false;
     http::response_head h(200);
     h.field("Content-Type", "text/event-stream").field("Cache-Control", "no-cache");
-    auto head =
-        h.finish(ctx.request_id, chunked ? "Transfer-Encoding: chunked" : "", ctx.keep_alive ? "" : "close");
+    auto head = h.finish(ctx.request_id, chunked ? "Transfer-Encoding: chunked" : "",
+                         ctx.keep_alive ? "" : "close");
     ctx.response_started = true;
     ctx.status = 200;
     ctx.deadline.arm(ctx.server.write_timeout);
@@ -287,8 +286,7 @@ net::awaitable<bool> event_streams::pump(http::request_context& ctx, watch& w,
         ctx.bytes_sent += size;
         boost::system::error_code ec;
         if (chunked) {
-            auto [e, n] =
-                co_await net::async_write(ctx.stream, bhttp::make_chunk(buffers), use_ec);
+            auto [e, n] = co_await net::async_write(ctx.stream, bhttp::make_chunk(buffers), use_ec);
             ec = e;
         } else {
             auto [e, n] = co_await net::async_write(ctx.stream, buffers, use_ec);

@@ -32,10 +32,10 @@ struct request_context {
     const config::server_config& server;
     const bool& draining;  // the worker is shutting down: finish, then close
     bool keep_alive = true;
-    bool response_started = false;  // set once the status line went out
-    unsigned status = 0;            // for the access log
-    std::size_t bytes_sent = 0;     // body bytes, for the access log
-    std::string upstream;           // upstream name, for the access log
+    bool response_started = false;         // set once the status line went out
+    unsigned status = 0;                   // for the access log
+    std::size_t bytes_sent = 0;            // body bytes, for the access log
+    std::string upstream;                  // upstream name, for the access log
     std::vector<std::string> path_params;  // the route's `{…}` segments, in order
 };
 

@@ -47,8 +47,8 @@ boost::system::error_code worker::listen(const tcp::endpoint& at, tcp::endpoint&
 
 boost::system::error_code worker::share_listener(const worker& first) {
     boost::system::error_code ec;
-    int copy = ::fcntl(const_cast<tcp::acceptor&>(first.acceptor_).native_handle(),
-                       F_DUPFD_CLOEXEC, 0);
+    int copy =
+        ::fcntl(const_cast<tcp::acceptor&>(first.acceptor_).native_handle(), F_DUPFD_CLOEXEC, 0);
     if (copy < 0) return {errno, boost::system::system_category()};
     acceptor_.assign(first.acceptor_.local_endpoint(ec).protocol(), copy, ec);
     if (ec) ::close(copy);

@@ -131,7 +131,8 @@ net::awaitable<bool> read_request(beast::tcp_stream& stream, io::deadline& deadl
         auto rejected = co_await reject(refusing->refusal, refusing->message);
         co_return rejected;
     }
-    std::size_t header_fields = static_cast<std::size_t>(std::distance(header.begin(), header.end()));
+    std::size_t header_fields =
+        static_cast<std::size_t>(std::distance(header.begin(), header.end()));
     if (beast::iequals(header[bhttp::field::expect], "100-continue") && !parser.is_done()) {
         static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
         deadline.arm(server.write_timeout);

@@ -1,8 +1,8 @@
 #include "gateway/store/sqlite_store.hpp"
 
 #include "gateway/io/offload.hpp"
-#include "gateway/store/sqlite_database.hpp"
 #include "gateway/io/thread_name.hpp"
+#include "gateway/store/sqlite_database.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -1,7 +1,7 @@
 #include "gateway/tools/delete_file.hpp"
 
-#include "gateway/tools/digest.hpp"
 #include "gateway/tools/diff.hpp"
+#include "gateway/tools/digest.hpp"
 #include "gateway/tools/file_change.hpp"
 #include "gateway/tools/walker.hpp"
 #include "gateway/tools/workspace.hpp"
@@ -9,15 +9,14 @@
 namespace gateway::tools {
 
 const tool_spec& delete_file_tool::spec() const {
-    static const tool_spec s{
-        "delete_file",
-        "Delete a file (not a folder). The user can undo the deletion.",
-        category::management,
-        R"({"type":"object","properties":{
+    static const tool_spec s{"delete_file",
+                             "Delete a file (not a folder). The user can undo the deletion.",
+                             category::management,
+                             R"({"type":"object","properties":{
             "path":{"type":"string","minLength":1,"description":"file path relative to the workspace root"}},
             "required":["path"],"additionalProperties":false})",
-        delete_files,
-        true};
+                             delete_files,
+                             true};
     return s;
 }
 

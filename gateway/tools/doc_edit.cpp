@@ -57,10 +57,10 @@ tool_result view(const boost::json::object& p, tool_context& context, const std:
             last < first)
             return tool_result::failure(
                 code::invalid_range, "view_range [" + std::to_string(first) + ", " +
-                                     std::to_string(end) + "] is invalid: the file has " +
-                                     std::to_string(doc.line_count()) +
-                                     " lines; use [start, end] with 1 <= start <= end, or -1 "
-                                     "as end for the end of the file.");
+                                         std::to_string(end) + "] is invalid: the file has " +
+                                         std::to_string(doc.line_count()) +
+                                         " lines; use [start, end] with 1 <= start <= end, or -1 "
+                                         "as end for the end of the file.");
     }
     auto body = doc.numbered(static_cast<std::size_t>(first), static_cast<std::size_t>(last));
     return tool_result::success(

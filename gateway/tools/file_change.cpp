@@ -31,8 +31,8 @@ tool_result commit_change(tool_context& context, std::string_view path,
     if (after.size() > context.limits.max_write_bytes)
         return tool_result::failure(
             code::file_too_large, "The new content of " + quoted(path) + " would be " +
-                                  std::to_string(after.size()) + " bytes, over the limit of " +
-                                  std::to_string(context.limits.max_write_bytes) + " bytes.");
+                                      std::to_string(after.size()) + " bytes, over the limit of " +
+                                      std::to_string(context.limits.max_write_bytes) + " bytes.");
     auto relative = normalize_relative(path);
     diff_stats stats;
     auto diff =
@@ -65,7 +65,8 @@ tool_result create_new_file(tool_context& context, std::string_view path,
     if (!context.files) return no_workspace();
     // This check gives the preview its answer; the write refuses an existing file atomically.
     auto existing = context.files->read(path, 0);
-    if (existing || existing.error_code == code::file_too_large || existing.error_code == code::binary_file)
+    if (existing || existing.error_code == code::file_too_large ||
+        existing.error_code == code::binary_file)
         return tool_result::failure(
             code::file_exists,
             "File " + quoted(path) + " already exists; use edit_file or doc_edit to change it.");

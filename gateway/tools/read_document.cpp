@@ -29,10 +29,10 @@ tool_result read_document_tool::run(const boost::json::object& p, tool_context& 
     std::string header = "Document: \"" + context.document->name + "\" (" + std::to_string(total) +
                          " lines, " + std::to_string(doc.word_count()) + " words)";
     if (total > 0 && (first > total || last < first))
-        return tool_result::failure(code::invalid_range, "Lines " + std::to_string(first) + "-" +
-                                                         std::to_string(last) +
-                                                         " are out of range; the document has " +
-                                                         std::to_string(total) + " lines.");
+        return tool_result::failure(code::invalid_range,
+                                    "Lines " + std::to_string(first) + "-" + std::to_string(last) +
+                                        " are out of range; the document has " +
+                                        std::to_string(total) + " lines.");
     if (first != 1 || last != total)
         header += ", showing lines " + std::to_string(first) + "-" + std::to_string(last);
     return tool_result::success(

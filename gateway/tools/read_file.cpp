@@ -44,13 +44,13 @@ tool_result read_file_tool::run(const boost::json::object& p, tool_context& cont
         return tool_result::success("File " + quoted(path) + " is empty (0 lines).",
                                     {{"path", path}, {"line_count", 0}});
     if (first > total)
-        return tool_result::failure(code::invalid_range, "start_line " + std::to_string(first) +
-                                                         " is past the end of " + quoted(path) +
-                                                         " (" + std::to_string(total) + " lines).");
+        return tool_result::failure(code::invalid_range,
+                                    "start_line " + std::to_string(first) + " is past the end of " +
+                                        quoted(path) + " (" + std::to_string(total) + " lines).");
     if (last < first)
         return tool_result::failure(code::invalid_range, "end_line " + std::to_string(last) +
-                                                         " is before start_line " +
-                                                         std::to_string(first) + ".");
+                                                             " is before start_line " +
+                                                             std::to_string(first) + ".");
     last = std::min(last, total);
     std::string header = "File " + quoted(path) + " (" + std::to_string(total) + " lines";
     if (first != 1 || last != total)

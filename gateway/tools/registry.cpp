@@ -148,15 +148,15 @@ tool_result registry::execute(std::string_view name, const boost::json::value& p
             names += candidate->spec().name;
         }
         return tool_result::failure(code::unknown_tool, "There is no tool named " + quoted(name) +
-                                                        ". Valid tools: " + names + ".");
+                                                            ". Valid tools: " + names + ".");
     }
     if ((t->spec().permissions & ~permissions_of(r)) != 0)
         return tool_result::failure(
             code::permission_denied,
             "Tool " + quoted(name) + " changes files, and this chat may only read them.");
     if (!parameters.is_object())
-        return tool_result::failure(
-            code::invalid_parameters, "The parameters of " + quoted(name) + " must be a JSON object.");
+        return tool_result::failure(code::invalid_parameters, "The parameters of " + quoted(name) +
+                                                                  " must be a JSON object.");
     if (auto problem = validate(name, parameters); !problem.empty())
         return tool_result::failure(code::invalid_parameters,
                                     "Invalid parameters for " + quoted(name) + " at " + problem);

@@ -43,12 +43,13 @@ tool_result replace_in_file_tool::run(const boost::json::object& p, tool_context
         options.set_log_errors(false);
         RE2 re(find, options);
         if (!re.ok())
-            return tool_result::failure(
-                code::invalid_regex, "Invalid regular expression " + quoted(find) + ": " + re.error());
+            return tool_result::failure(code::invalid_regex, "Invalid regular expression " +
+                                                                 quoted(find) + ": " + re.error());
         std::string rewrite_error;
         if (!re.CheckRewriteString(replace, &rewrite_error))
             return tool_result::failure(
-                code::invalid_regex, "Invalid replacement " + quoted(replace) + ": " + rewrite_error);
+                code::invalid_regex,
+                "Invalid replacement " + quoted(replace) + ": " + rewrite_error);
         count = RE2::GlobalReplace(&after, re, replace);
     } else {
         text_document doc(*before);

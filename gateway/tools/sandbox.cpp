@@ -110,7 +110,7 @@ opened sandbox::open_directory(const std::string& absolute_path) {
     int fd = ::open(absolute_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return fail(code::not_found, "Workspace " + quoted(absolute_path) +
-                                     " cannot be opened: " + std::strerror(errno));
+                                         " cannot be opened: " + std::strerror(errno));
     return {unique_fd(fd), {}, {}};
 }
 
@@ -134,12 +134,14 @@ opened sandbox::resolve(std::string_view relative, int flags, bool want_director
         if (error == ENOTDIR)
             return fail(code::not_a_directory,
                         "A part of " + quoted(relative) + " is not a directory.");
-        return fail(code::io_error, "Cannot open " + quoted(relative) + ": " + std::strerror(error));
+        return fail(code::io_error,
+                    "Cannot open " + quoted(relative) + ": " + std::strerror(error));
     }
     unique_fd opened_fd(fd);
     struct stat info {};
     if (::fstat(fd, &info) != 0)
-        return fail(code::io_error, "Cannot inspect " + quoted(relative) + ": " + std::strerror(errno));
+        return fail(code::io_error,
+                    "Cannot inspect " + quoted(relative) + ": " + std::strerror(errno));
     if (want_directory && !S_ISDIR(info.st_mode))
         return fail(code::not_a_directory, "Path " + quoted(relative) + " is not a directory.");
     if (!want_directory && !S_ISREG(info.st_mode))
@@ -333,7 +335,7 @@ fs_status sandbox::write_file(std::string_view relative, std::string_view conten
     if (auto refused = inspect_leaf(dir, leaf, relative, exists, info); !refused) return refused;
     if (exists && policy == overwrite::refused)
         return {code::file_exists, "File " + quoted(relative) +
-                                   " already exists; use edit_file or doc_edit to change it."};
+                                       " already exists; use edit_file or doc_edit to change it."};
 
     // Debris of an earlier process killed while writing here is cleaned up on the next write.
     remove_stale_temporaries(dir);
@@ -374,7 +376,8 @@ fs_status sandbox::remove_file(std::string_view relative) const {
     struct stat info {};
     if (::fstatat(parent.fd.get(), leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT)
-            return {code::not_found, "Path " + quoted(relative) + " does not exist in the workspace."};
+            return {code::not_found,
+                    "Path " + quoted(relative) + " does not exist in the workspace."};
         return io_error("Cannot inspect", relative);
     }
     if (S_ISDIR(info.st_mode))

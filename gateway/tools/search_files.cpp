@@ -144,9 +144,9 @@ tool_result search_files_tool::run(const boost::json::object& p, tool_context& c
     RE2 re("(?m)" + pattern, options);
     if (!re.ok())
         return tool_result::failure(code::invalid_regex, "Invalid regular expression " +
-                                                         quoted(pattern) + ": " + re.error() +
-                                                         ". RE2 syntax has no backreferences "
-                                                         "or lookaround.");
+                                                             quoted(pattern) + ": " + re.error() +
+                                                             ". RE2 syntax has no backreferences "
+                                                             "or lookaround.");
     glob file_filter;
     if (auto fp = optional_string_param(p, "file_pattern")) {
         std::string error;

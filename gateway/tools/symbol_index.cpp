@@ -1,7 +1,7 @@
 #include "gateway/tools/symbol_index.hpp"
 
-#include "gateway/tools/walker.hpp"
 #include "gateway/io/thread_name.hpp"
+#include "gateway/tools/walker.hpp"
 
 #include <re2/re2.h>
 #include <boost/json/parse.hpp>
@@ -223,8 +223,8 @@ std::string find_on_path(const char* program) {
 // Runs ctags over `paths` (relative to the folder open at `root_fd`) and returns its JSON lines,
 // or "" on failure. ctags starts in that folder by its descriptor, never by its path, which may
 // since have been replaced by a link elsewhere. Bounded: ctags is killed after 120 s.
-bool run_ctags(const std::string& program, int root_fd,
-               const std::vector<std::string>& paths, std::string& output) {
+bool run_ctags(const std::string& program, int root_fd, const std::vector<std::string>& paths,
+               std::string& output) {
     char list_name[] = "/tmp/contextgate-ctags-XXXXXX";
     unique_fd list(::mkstemp(list_name));
     if (!list) return false;

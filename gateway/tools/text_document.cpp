@@ -316,21 +316,21 @@ edit_outcome edit_lines(const text_document& doc, line_operation op, long long s
     if (op == line_operation::insert) {
         if (start_line < 1 || start_line > count + 1)
             return failed(code::invalid_range, "start_line " + std::to_string(start_line) +
-                                               " is out of range for insert: use 1-" +
-                                               std::to_string(count + 1) + total);
+                                                   " is out of range for insert: use 1-" +
+                                                   std::to_string(count + 1) + total);
         end_line = start_line;
     } else {
         if (end_line == 0) end_line = start_line;
         if (start_line < 1 || start_line > count)
             return failed(code::invalid_range, "start_line " + std::to_string(start_line) +
-                                               " is out of range" + total + range_help(doc));
+                                                   " is out of range" + total + range_help(doc));
         if (end_line < start_line)
             return failed(code::invalid_range, "end_line " + std::to_string(end_line) +
-                                               " is before start_line " +
-                                               std::to_string(start_line) + ".");
+                                                   " is before start_line " +
+                                                   std::to_string(start_line) + ".");
         if (end_line > count)
             return failed(code::invalid_range, "end_line " + std::to_string(end_line) +
-                                               " is past the end" + total + range_help(doc));
+                                                   " is past the end" + total + range_help(doc));
     }
     if (expected && start_line <= count) {
         std::string current;
@@ -388,9 +388,9 @@ edit_outcome insert_after(const text_document& doc, long long after_line, std::s
     auto count = static_cast<long long>(doc.line_count());
     if (after_line < 0 || after_line > count)
         return failed(code::invalid_range, "insert_line " + std::to_string(after_line) +
-                                           " is out of range: use 0-" + std::to_string(count) +
-                                           " (0 inserts at the top; the file has " +
-                                           std::to_string(count) + " lines).");
+                                               " is out of range: use 0-" + std::to_string(count) +
+                                               " (0 inserts at the top; the file has " +
+                                               std::to_string(count) + " lines).");
     return edit_lines(doc, line_operation::insert, after_line + 1, after_line + 1, text, nullptr);
 }
 

@@ -32,7 +32,8 @@ std::unique_ptr<workspace> workspace::open(const std::string& root, std::string&
 
 std::unique_ptr<workspace> workspace::adopt(std::string root, unique_fd dir,
                                             sandbox::resolution mode) {
-    return std::unique_ptr<workspace>(new workspace(std::move(root), sandbox(std::move(dir), mode)));
+    return std::unique_ptr<workspace>(
+        new workspace(std::move(root), sandbox(std::move(dir), mode)));
 }
 
 file_content workspace::read(std::string_view relative, std::size_t limit) const {
@@ -87,8 +88,8 @@ std::size_t workspace::remove_debris() const {
     std::size_t removed = remove_stale_temporaries(sandbox_.root_fd());
     walk(sandbox_, ".", {}, [&](const walk_entry& entry) {
         if (entry.type != entry_type::directory) return walk_action::next;
-        unique_fd folder(::openat(entry.dir_fd, entry.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                                               O_CLOEXEC));
+        unique_fd folder(
+            ::openat(entry.dir_fd, entry.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (folder) removed += remove_stale_temporaries(folder.get());
         return walk_action::next;
     });

@@ -33,8 +33,8 @@ public:
                                            sandbox::resolution mode = sandbox::resolution::openat2);
     // A workspace over a folder already opened (see workspace_roots): `dir` is its descriptor,
     // `root` its path, for messages only. Nothing is resolved by path again.
-    static std::unique_ptr<workspace> adopt(std::string root, unique_fd dir,
-                                            sandbox::resolution mode = sandbox::resolution::openat2);
+    static std::unique_ptr<workspace> adopt(
+        std::string root, unique_fd dir, sandbox::resolution mode = sandbox::resolution::openat2);
     ~workspace();
 
     const std::string& root() const { return root_; }

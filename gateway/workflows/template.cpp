@@ -40,8 +40,8 @@ config::parsed<reference> parse_reference(std::string_view inside) {
     auto parts = split(r.text);
     for (const auto& p : parts)
         if (!valid_name(p)) return result::fail("`{{" + r.text + "}}` is not a reference");
-    auto shape = "unknown name `" + r.text +
-                 "`: use params.NAME, steps.ID.output or steps.ID.data.FIELD";
+    auto shape =
+        "unknown name `" + r.text + "`: use params.NAME, steps.ID.output or steps.ID.data.FIELD";
     if (parts[0] == "params" && parts.size() >= 2) {
         r.is_param = true;
         r.name = parts[1];
@@ -100,8 +100,9 @@ config::parsed<json::value> resolve(const reference& r, const json::object& para
     for (const auto& field : r.path) {
         const json::value* next = nullptr;
         if (at->is_object()) next = at->as_object().if_contains(field);
-        if (at->is_array() && !field.empty() &&
-            std::all_of(field.begin(), field.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+        if (at->is_array() && !field.empty() && std::all_of(field.begin(), field.end(), [](char c) {
+                return std::isdigit(static_cast<unsigned char>(c));
+            })) {
             auto index = std::stoul(field);
             if (index < at->as_array().size()) next = &at->as_array()[index];
         }

@@ -30,9 +30,9 @@ config::parsed<std::vector<reference>> references(std::string_view text);
 
 // What an earlier step produced.
 struct step_output {
-    std::string output;         // the text: a tool's result text, a prompt's or agent's answer
-    boost::json::object data;   // a tool's structured result
-    bool skipped = false;       // its `when` was false: references to it render empty
+    std::string output;        // the text: a tool's result text, a prompt's or agent's answer
+    boost::json::object data;  // a tool's structured result
+    bool skipped = false;      // its `when` was false: references to it render empty
 };
 using step_outputs = std::map<std::string, step_output>;
 

@@ -25,7 +25,9 @@ bool valid_id(std::string_view id) {
     });
 }
 
-int line_of(const YAML::Node& n) { return n.Mark().line + 1; }
+int line_of(const YAML::Node& n) {
+    return n.Mark().line + 1;
+}
 
 // YAML as JSON: quoted scalars stay strings; plain ones become null, booleans or numbers when
 // they read as such (YAML 1.2 core schema).
@@ -86,8 +88,9 @@ config::parsed<workflow> parse_workflow(const std::string& yaml, const std::stri
         return fail_at(e.mark.line + 1, "invalid YAML: " + e.msg);
     }
     if (!root.IsMap())
-        return fail_at(1, "a workflow file is a mapping with id, name, description, category, "
-                          "parameters and steps");
+        return fail_at(1,
+                       "a workflow file is a mapping with id, name, description, category, "
+                       "parameters and steps");
     workflow out;
     out.source = source;
     YAML::Node steps_node;
@@ -115,7 +118,8 @@ config::parsed<workflow> parse_workflow(const std::string& yaml, const std::stri
                 return fail_at(line, "`parameters.properties` must be a mapping");
             std::string error;
             auto compiled = tools::json_schema::compile(out.parameters, error);
-            if (!compiled) return fail_at(line, "`parameters` is not a usable JSON Schema: " + error);
+            if (!compiled)
+                return fail_at(line, "`parameters` is not a usable JSON Schema: " + error);
             out.schema = std::move(compiled);
         } else if (key == "steps") {
             steps_node = value;
@@ -125,8 +129,10 @@ config::parsed<workflow> parse_workflow(const std::string& yaml, const std::stri
                                      "steps)");
         }
     }
-    for (auto [key, value] : {std::pair{"id", &out.id}, {"name", &out.name},
-                              {"description", &out.description}, {"category", &out.category}})
+    for (auto [key, value] : {std::pair{"id", &out.id},
+                              {"name", &out.name},
+                              {"description", &out.description},
+                              {"category", &out.category}})
         if (value->empty()) return fail_at(1, "missing `" + std::string(key) + "`");
     if (!valid_id(out.id))
         return fail_at(1, "id `" + out.id + "` may only hold letters, digits, `-` and `_`");
@@ -219,8 +225,8 @@ config::parsed<workflow> parse_workflow(const std::string& yaml, const std::stri
                 std::string names;
                 for (const auto* t : tools.for_role(tools::role::editor))
                     names += (names.empty() ? "" : ", ") + std::string(t->spec().name);
-                return fail_at(line, named + ": unknown tool `" + s.tool + "` (tools: " + names +
-                                         ")");
+                return fail_at(line,
+                               named + ": unknown tool `" + s.tool + "` (tools: " + names + ")");
             }
             if (s.parameters.is_null()) s.parameters = json::object();
         } else if (!s.parameters.is_null()) {
@@ -236,15 +242,18 @@ config::parsed<workflow> parse_workflow(const std::string& yaml, const std::stri
             if (!refs) return fail_at(line, named + ": " + refs.error);
             for (const auto& r : *refs.value) {
                 if (r.is_param && !declared.count(r.name))
-                    return fail_at(line, named + ": `{{" + r.text + "}}` names no declared parameter");
+                    return fail_at(line,
+                                   named + ": `{{" + r.text + "}}` names no declared parameter");
                 if (r.is_param) continue;
                 auto it = earlier.find(r.name);
                 if (it == earlier.end())
                     return fail_at(line, named + ": `{{" + r.text + "}}` refers to `" + r.name +
                                              "`, which is not an earlier step");
                 if (r.data && it->second != step::kind::tool)
-                    return fail_at(line, named + ": `{{" + r.text + "}}`: only tool steps have "
-                                                 "`data`; use steps." + r.name + ".output");
+                    return fail_at(line, named + ": `{{" + r.text +
+                                             "}}`: only tool steps have "
+                                             "`data`; use steps." +
+                                             r.name + ".output");
             }
         }
         earlier[s.id] = s.what;

@@ -17,7 +17,6 @@ namespace gateway::testing {
 namespace json = boost::json;
 namespace fs = std::filesystem;
 
-
 struct sse_event {
     std::int64_t id = 0;
     std::string type;
@@ -48,7 +47,8 @@ inline std::string call(std::string_view tool, json::object parameters, bool ter
 
 // One gateway with the context API over a temporary workspace, and its scripted model.
 struct context_fixture {
-    explicit context_fixture(const std::function<void(gateway::config::gateway_config&)>& adjust = {})
+    explicit context_fixture(
+        const std::function<void(gateway::config::gateway_config&)>& adjust = {})
         : workspace(temporary_folder()) {
         write_text(workspace / "README.md", "# Demo\n\nThis is teh readme.\n");
         write_text(workspace / "src/app.py", "def main():\n    print('hi')\n");
@@ -66,8 +66,7 @@ struct context_fixture {
                                           std::string_view headers = {}) {
         client c(port());
         auto text = body.is_null() ? std::string() : json::serialize(body);
-        auto r = c.request(make_request(method, path, text,
-                                        std::string(headers) + auth_header));
+        auto r = c.request(make_request(method, path, text, std::string(headers) + auth_header));
         json::error_code ec;
         auto parsed = json::parse(r.body, ec);
         return {r, ec ? json::value(nullptr) : parsed};
@@ -116,7 +115,8 @@ struct context_fixture {
                 for (std::string line; std::getline(lines, line);) {
                     if (line.starts_with("id: ")) e.id = std::stoll(line.substr(4));
                     if (line.starts_with("event: ")) e.type = line.substr(7);
-                    if (line.starts_with("data: ")) e.data = json::parse(line.substr(6)).as_object();
+                    if (line.starts_with("data: "))
+                        e.data = json::parse(line.substr(6)).as_object();
                 }
                 out.push_back(e);
                 if ((until && until(e)) || is_final(e.type)) return out;

@@ -17,10 +17,11 @@ BOOST_AUTO_TEST_SUITE(context_api)
 
 BOOST_AUTO_TEST_CASE(typo_scenario_search_read_edit_approved_summary) {
     context_fixture f;
-    f.fake.script({{call("search_files", {{"pattern", "teh"}})},
-                   {call("read_file", {{"path", "README.md"}})},
-                   {call("replace_in_file", {{"path", "README.md"}, {"find", "teh"}, {"replace", "the"}})},
-                   {"Fixed the typo `teh` in README.md (line 3)."}});
+    f.fake.script(
+        {{call("search_files", {{"pattern", "teh"}})},
+         {call("read_file", {{"path", "README.md"}})},
+         {call("replace_in_file", {{"path", "README.md"}, {"find", "teh"}, {"replace", "the"}})},
+         {"Fixed the typo `teh` in README.md (line 3)."}});
     auto chat = f.create_chat();
     auto run = f.start(chat, "fix the typo 'teh' in README.md");
     auto approval = f.wait_for(run, "approval.required");
@@ -42,11 +43,11 @@ BOOST_AUTO_TEST_CASE(typo_scenario_search_read_edit_approved_summary) {
     BOOST_TEST(read_text(f.workspace / "README.md") == "# Demo\n\nThis is the readme.\n");
 
     auto types = types_of(all);
-    std::vector<std::string> expected{
-        "run.started",    "model.requested",   "tool.call",   "tool.result",
-        "model.requested", "tool.call",        "tool.result", "model.requested",
-        "tool.call",      "approval.required", "approval.resolved", "tool.result",
-        "model.requested", "message",          "run.completed"};
+    std::vector<std::string> expected{"run.started",       "model.requested",   "tool.call",
+                                      "tool.result",       "model.requested",   "tool.call",
+                                      "tool.result",       "model.requested",   "tool.call",
+                                      "approval.required", "approval.resolved", "tool.result",
+                                      "model.requested",   "message",           "run.completed"};
     BOOST_TEST(types == expected, boost::test_tools::per_element());
     for (std::size_t i = 0; i < all.size(); ++i) {
         BOOST_TEST(all[i].id == static_cast<std::int64_t>(i + 1));
@@ -73,15 +74,16 @@ BOOST_AUTO_TEST_CASE(typo_scenario_search_read_edit_approved_summary) {
     auto [r, j] = f.send("GET", "/context/chats/" + chat);
     auto messages = j.at("messages").as_array();
     BOOST_TEST(messages.size() == 2u);
-    BOOST_TEST(messages[1].at("content").as_string() == "Fixed the typo `teh` in README.md (line 3).");
+    BOOST_TEST(messages[1].at("content").as_string() ==
+               "Fixed the typo `teh` in README.md (line 3).");
 }
 
 BOOST_AUTO_TEST_CASE(document_scenario_edit_arrives_as_an_event) {
     context_fixture f;
     auto chat = f.create_chat({{"system_prompt", "writing"}});
-    auto [put, put_json] = f.send("PUT", "/context/chats/" + chat + "/document",
-                                  json::object{{"name", "essay.md"},
-                                               {"content", "Intro.\n\nThe end is neigh.\n"}});
+    auto [put, put_json] =
+        f.send("PUT", "/context/chats/" + chat + "/document",
+               json::object{{"name", "essay.md"}, {"content", "Intro.\n\nThe end is neigh.\n"}});
     BOOST_TEST_REQUIRE(put.status == 200u, put.body);
     BOOST_TEST(put_json.at("version").as_int64() == 1);
     f.fake.script({{call("edit_document", {{"find", "neigh"}, {"replace", "nigh"}})},
@@ -112,7 +114,8 @@ BOOST_AUTO_TEST_CASE(every_malformed_class_is_retried_with_its_reason_then_recov
         std::string reason;
     };
     std::vector<bad> cases{
-        {{R"(I will call {"tool": "read_file", "parameters": {"path": "README.md"})"}, "INVALID_JSON"},
+        {{R"(I will call {"tool": "read_file", "parameters": {"path": "README.md"})"},
+         "INVALID_JSON"},
         {{R"({"tool": "read_file", "parameters": {"path": "a"}} {"tool": "read_file", "parameters": {"path": "b"}})"},
          "MULTIPLE_CALLS"},
         {{call("rm_rf", {{"path", "/"}})}, "UNKNOWN_TOOL"},
@@ -201,7 +204,9 @@ BOOST_AUTO_TEST_CASE(approve_with_scope_run_skips_later_approvals_of_that_tool) 
     f.approve(run, std::string(first.data.at("call_id").as_string()),
               {{"decision", "approve"}, {"scope", "run"}});
     // The second append runs without asking; create_file still asks.
-    auto second = f.events(run, [](const sse_event& e) { return e.type == "approval.required" && e.id > 0; }, first.id);
+    auto second = f.events(
+        run, [](const sse_event& e) { return e.type == "approval.required" && e.id > 0; },
+        first.id);
     BOOST_TEST_REQUIRE(second.back().type == "approval.required");
     BOOST_TEST(second.back().data.at("tool").as_string() == "create_file");
     BOOST_TEST(read_text(f.workspace / "notes.txt") == "one\ntwo");
@@ -212,8 +217,8 @@ BOOST_AUTO_TEST_CASE(approve_with_scope_run_skips_later_approvals_of_that_tool) 
 
 BOOST_AUTO_TEST_CASE(edited_parameters_are_validated_and_used) {
     context_fixture f;
-    f.fake.script({{call("create_file", {{"path", "a.txt"}, {"content", "model text"}})},
-                   {"Created."}});
+    f.fake.script(
+        {{call("create_file", {{"path", "a.txt"}, {"content", "model text"}})}, {"Created."}});
     auto run = f.start(f.create_chat(), "create a file");
     auto approval = f.wait_for(run, "approval.required");
     auto id = std::string(approval.data.at("call_id").as_string());
@@ -224,9 +229,9 @@ BOOST_AUTO_TEST_CASE(edited_parameters_are_validated_and_used) {
     BOOST_TEST(wrong_call.status == 404u, wrong_call.body);
     auto invalid = f.approve(run, id, {{"decision", "maybe"}});
     BOOST_TEST(invalid.status == 400u);
-    auto ok = f.approve(run, id,
-                        {{"decision", "approve"},
-                         {"parameters", {{"path", "a.txt"}, {"content", "human text"}}}});
+    auto ok = f.approve(
+        run, id,
+        {{"decision", "approve"}, {"parameters", {{"path", "a.txt"}, {"content", "human text"}}}});
     BOOST_TEST(ok.status == 200u, ok.body);
     BOOST_TEST(f.events(run).back().type == "run.completed");
     BOOST_TEST(read_text(f.workspace / "a.txt") == "human text");
@@ -282,7 +287,8 @@ BOOST_AUTO_TEST_CASE(step_cap_asks_once_for_a_final_answer) {
     auto all = f.events(run);
     BOOST_TEST(all.back().type == "run.completed");
     BOOST_TEST(f.fake.scripted_requests().size() == 3u);
-    BOOST_TEST(last_content(f.model_messages(2)).find("limit of 2 tool steps") != std::string::npos);
+    BOOST_TEST(last_content(f.model_messages(2)).find("limit of 2 tool steps") !=
+               std::string::npos);
     BOOST_TEST(all.back().data.at("step").as_int64() == 2);
 }
 
@@ -440,8 +446,8 @@ BOOST_AUTO_TEST_CASE(model_429_is_retried_after_retry_after) {
     BOOST_TEST(all.back().type == "run.completed");
     bool retried = false;
     for (const auto& e : all)
-        retried = retried || (e.type == "model.retry" &&
-                              e.data.at("reason").as_string() == "UPSTREAM_ERROR");
+        retried = retried ||
+                  (e.type == "model.retry" && e.data.at("reason").as_string() == "UPSTREAM_ERROR");
     BOOST_TEST(retried);
     BOOST_TEST(f.fake.scripted_requests().size() == 2u);
 }
@@ -478,8 +484,8 @@ BOOST_AUTO_TEST_CASE(one_run_per_chat_at_a_time) {
     auto chat = f.create_chat();
     auto run = f.start(chat, "edit");
     f.wait_for(run, "approval.required");
-    auto [r, j] = f.send("POST", "/context/chats/" + chat + "/messages",
-                         json::object{{"content", "again"}});
+    auto [r, j] =
+        f.send("POST", "/context/chats/" + chat + "/messages", json::object{{"content", "again"}});
     BOOST_TEST(r.status == 409u, r.body);
     auto [d, dj] = f.send("DELETE", "/context/chats/" + chat);
     BOOST_TEST(d.status == 409u);
@@ -493,23 +499,26 @@ BOOST_AUTO_TEST_CASE(one_run_per_chat_at_a_time) {
 BOOST_AUTO_TEST_CASE(chat_creation_is_validated) {
     context_fixture f;
     auto outside = temporary_folder();
-    auto [r1, j1] = f.send("POST", "/context/chats",
-                           json::object{{"model", "m"}, {"workspace", outside}});
+    auto [r1, j1] =
+        f.send("POST", "/context/chats", json::object{{"model", "m"}, {"workspace", outside}});
     BOOST_TEST(r1.status == 400u);
     BOOST_TEST(j1.at("error").at("message").as_string().find("outside the configured") !=
                std::string::npos);
-    auto [r2, j2] = f.send("POST", "/context/chats",
-                           json::object{{"model", "m"}, {"workspace", (f.workspace / "..").string()}});
+    auto [r2, j2] =
+        f.send("POST", "/context/chats",
+               json::object{{"model", "m"}, {"workspace", (f.workspace / "..").string()}});
     BOOST_TEST(r2.status == 400u);
     auto [r3, j3] = f.send("POST", "/context/chats", json::object{{"model", "m"}, {"role", "god"}});
     BOOST_TEST(r3.status == 400u);
-    auto [r4, j4] = f.send("POST", "/context/chats", json::object{{"workspace", f.workspace.string()}});
+    auto [r4, j4] =
+        f.send("POST", "/context/chats", json::object{{"workspace", f.workspace.string()}});
     BOOST_TEST(r4.status == 400u);
     client c(f.port());
     auto r5 = c.request(make_request("POST", "/context/chats", "{not json"));
     BOOST_TEST(r5.status == 400u);
-    auto [r6, j6] = f.send("POST", "/context/chats",
-                           json::object{{"model", "m"}, {"workspace", (f.workspace / "src").string()}});
+    auto [r6, j6] =
+        f.send("POST", "/context/chats",
+               json::object{{"model", "m"}, {"workspace", (f.workspace / "src").string()}});
     BOOST_TEST(r6.status == 201u, r6.body);
     auto [r7, j7] = f.send("GET", "/context/chats/chat_nope");
     BOOST_TEST(r7.status == 404u);
@@ -527,15 +536,15 @@ BOOST_AUTO_TEST_CASE(api_keys_guard_the_context_api) {
     auto [wrong, j2] = f.send("GET", "/context/chats", nullptr, "Authorization: Bearer nope\r\n");
     BOOST_TEST(wrong.status == 401u);
     // The stored hash itself is not a key.
-    auto [hash, j3] = f.send("GET", "/context/chats", nullptr,
-                             "Authorization: Bearer " +
-                                 gateway::config::hashed_key("hashed-key-0123456789") + "\r\n");
+    auto [hash, j3] = f.send(
+        "GET", "/context/chats", nullptr,
+        "Authorization: Bearer " + gateway::config::hashed_key("hashed-key-0123456789") + "\r\n");
     BOOST_TEST(hash.status == 401u);
-    auto [plain, j4] = f.send("GET", "/context/chats", nullptr,
-                              "Authorization: Bearer plain-key-0123456789\r\n");
+    auto [plain, j4] =
+        f.send("GET", "/context/chats", nullptr, "Authorization: Bearer plain-key-0123456789\r\n");
     BOOST_TEST(plain.status == 200u);
-    auto [hashed, j5] = f.send("GET", "/context/chats", nullptr,
-                               "Authorization: Bearer hashed-key-0123456789\r\n");
+    auto [hashed, j5] =
+        f.send("GET", "/context/chats", nullptr, "Authorization: Bearer hashed-key-0123456789\r\n");
     BOOST_TEST(hashed.status == 200u);
     // The passthrough keeps its own auth: the client's key goes upstream untouched.
     client c(f.port());
@@ -580,15 +589,17 @@ BOOST_AUTO_TEST_CASE(passthrough_is_unchanged_while_a_run_is_live) {
     BOOST_TEST(r.status == 200u);
     BOOST_TEST(r.body.find("Authorization: Bearer sk-client\r\n") != std::string::npos);
     BOOST_TEST(r.body.substr(r.body.size() - body.size()) == body);
-    auto canned = c.request(make_request("POST", "/v1/chat/completions", body, "x-fake-delay-ms: 0\r\n"));
+    auto canned =
+        c.request(make_request("POST", "/v1/chat/completions", body, "x-fake-delay-ms: 0\r\n"));
     BOOST_TEST(canned.body == fake_upstream::chat_completion_json("gpt-x", false));
     BOOST_TEST(f.fake.scripted_requests().size() == 1u);  // only the agent's call
 }
 
 BOOST_AUTO_TEST_CASE(a_run_awaiting_approval_survives_a_restart) {
     context_fixture f;
-    f.fake.script({{call("replace_in_file", {{"path", "README.md"}, {"find", "teh"}, {"replace", "the"}})},
-                   {"Fixed."}});
+    f.fake.script(
+        {{call("replace_in_file", {{"path", "README.md"}, {"find", "teh"}, {"replace", "the"}})},
+         {"Fixed."}});
     auto run = f.start(f.create_chat(), "fix the typo");
     auto approval = f.wait_for(run, "approval.required");
     f.gateway.reset();  // stopped: the run stays as stored

@@ -29,7 +29,8 @@ std::string temporary_folder() {
             for (const auto& f : folders) std::filesystem::remove_all(f);
         }
     } made;
-    std::string pattern = (std::filesystem::temp_directory_path() / "contextgate-test-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "contextgate-test-XXXXXX").string();
     if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
     std::lock_guard lock(made.mutex);
     made.folders.push_back(pattern);

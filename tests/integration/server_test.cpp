@@ -103,14 +103,15 @@ BOOST_AUTO_TEST_CASE(malformed_requests_are_400) {
     }
     {
         client c(gw.port());
-        auto r =
-            c.request("GET /v1/models HTTP/1.1\r\nHost: g\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n");
+        auto r = c.request(
+            "GET /v1/models HTTP/1.1\r\nHost: g\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n");
         BOOST_TEST(r.status == 400u);
         BOOST_TEST(error_code_of(r) == "request_header_too_large");
     }
     {
         client c(gw.port());
-        auto r = c.request("POST /v1/x HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+        auto r =
+            c.request("POST /v1/x HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
         BOOST_TEST(r.status == 400u);
     }
     BOOST_TEST(fake.requests().empty());
@@ -212,7 +213,8 @@ BOOST_AUTO_TEST_CASE(shutdown_is_prompt_with_pooled_upstream_connections) {
     {
         client c(gw.port());
         for (int i = 0; i < 3; ++i)
-            BOOST_TEST(c.request(make_request("POST", "/v1/chat/completions", "{}")).status == 200u);
+            BOOST_TEST(c.request(make_request("POST", "/v1/chat/completions", "{}")).status ==
+                       200u);
     }
     auto started = clock::now();
     gw.server().stop();

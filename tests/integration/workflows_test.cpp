@@ -42,7 +42,8 @@ BOOST_AUTO_TEST_CASE(list_by_category_categories_and_one_workflow) {
     std::map<std::string, std::vector<std::string>> grouped;
     for (const auto& group : list.at("categories").as_array())
         for (const auto& w : group.at("workflows").as_array()) {
-            grouped[std::string(group.at("category").as_string())].emplace_back(w.at("id").as_string());
+            grouped[std::string(group.at("category").as_string())].emplace_back(
+                w.at("id").as_string());
             BOOST_TEST(w.at("parameters").at("type").as_string() == "object");
         }
     BOOST_TEST(grouped["Code"].size() == 4u);
@@ -72,7 +73,8 @@ BOOST_AUTO_TEST_CASE(a_broken_edit_keeps_the_old_set_and_a_fix_is_picked_up) {
     auto config = make_config(fake);
     config.context.workflows_dir = folder.string();
     running_gateway gw(config);
-    std::ofstream(folder / "explain_file.yaml", std::ios::app) << "  - id: broken\n    tool: no_such_tool\n";
+    std::ofstream(folder / "explain_file.yaml", std::ios::app)
+        << "  - id: broken\n    tool: no_such_tool\n";
     auto error = gw.server().reload_workflows();
     BOOST_TEST(error.find("explain_file.yaml:") != std::string::npos, error);
     BOOST_TEST(error.find("unknown tool `no_such_tool`") != std::string::npos, error);
@@ -80,8 +82,8 @@ BOOST_AUTO_TEST_CASE(a_broken_edit_keeps_the_old_set_and_a_fix_is_picked_up) {
     auto kept = get_json(gw.port(), "/context/workflows/explain_file");
     BOOST_TEST(kept.at("steps").as_array().size() == 2u);
 
-    fs::copy_file(CONTEXTGATE_SOURCE_DIR "/workflows/explain_file.yaml", folder / "explain_file.yaml",
-                  fs::copy_options::overwrite_existing);
+    fs::copy_file(CONTEXTGATE_SOURCE_DIR "/workflows/explain_file.yaml",
+                  folder / "explain_file.yaml", fs::copy_options::overwrite_existing);
     fs::remove(folder / "find_todos.yaml");
     BOOST_TEST(gw.server().reload_workflows().empty());
     get_json(gw.port(), "/context/workflows/find_todos", 404);
@@ -108,7 +110,8 @@ namespace {
 
 struct workflow_fixture : context_fixture {
     workflow_fixture()
-        : context_fixture([](auto& c) { c.context.workflows_dir = CONTEXTGATE_SOURCE_DIR "/workflows"; }) {}
+        : context_fixture(
+              [](auto& c) { c.context.workflows_dir = CONTEXTGATE_SOURCE_DIR "/workflows"; }) {}
 
     std::pair<response, json::value> start(const std::string& workflow, json::object body) {
         return send("POST", "/context/workflows/" + workflow + "/runs", body);
@@ -162,7 +165,8 @@ BOOST_AUTO_TEST_CASE(find_todos_skips_the_summary_when_there_are_none) {
     f.fake.script({{"One TODO: handle errors in src/todo.py."}});
     auto some = f.run("find_todos", f.create_chat(), {});
     auto second = f.events(some);
-    BOOST_TEST(second.back().data.at("output").as_string() == "One TODO: handle errors in src/todo.py.");
+    BOOST_TEST(second.back().data.at("output").as_string() ==
+               "One TODO: handle errors in src/todo.py.");
     BOOST_TEST(last_content(f.model_messages(0)).find("src/todo.py:1:") != std::string::npos);
 }
 
@@ -184,8 +188,8 @@ BOOST_AUTO_TEST_CASE(fix_typos_runs_an_agent_on_the_open_document) {
     auto chat = f.create_chat({{"system_prompt", "writing"}});
     f.send("PUT", "/context/chats/" + chat + "/document",
            json::object{{"name", "note.md"}, {"content", "Teh end is near.\n"}});
-    f.fake.script({{call("edit_document", {{"find", "Teh"}, {"replace", "The"}})},
-                   {"Fixed: Teh -> The."}});
+    f.fake.script(
+        {{call("edit_document", {{"find", "Teh"}, {"replace", "The"}})}, {"Fixed: Teh -> The."}});
     auto run = f.run("fix_typos", chat, {});
     auto approval = f.wait_for(run, "approval.required");
     f.approve(run, std::string(approval.data.at("call_id").as_string()));
@@ -204,11 +208,12 @@ BOOST_AUTO_TEST_CASE(fix_typos_runs_an_agent_on_the_open_document) {
 
 BOOST_AUTO_TEST_CASE(create_project_scaffolds_with_scope_run_approval) {
     workflow_fixture f;
-    f.fake.script({{call("create_file", {{"path", "demo/README.md"}, {"content", "# demo\n"}})},
-                   {call("create_file", {{"path", "demo/main.py"}, {"content", "print('demo')\n"}})},
-                   {"Created demo/README.md and demo/main.py."}});
-    auto run = f.run("create_project", f.create_chat(),
-                     {{"name", "demo"}, {"spec", "prints its name"}});
+    f.fake.script(
+        {{call("create_file", {{"path", "demo/README.md"}, {"content", "# demo\n"}})},
+         {call("create_file", {{"path", "demo/main.py"}, {"content", "print('demo')\n"}})},
+         {"Created demo/README.md and demo/main.py."}});
+    auto run =
+        f.run("create_project", f.create_chat(), {{"name", "demo"}, {"spec", "prints its name"}});
     auto approval = f.wait_for(run, "approval.required");
     f.approve(run, std::string(approval.data.at("call_id").as_string()),
               {{"decision", "approve"}, {"scope", "run"}});
@@ -222,9 +227,10 @@ BOOST_AUTO_TEST_CASE(create_project_scaffolds_with_scope_run_approval) {
 BOOST_AUTO_TEST_CASE(refactor_component_reads_and_edits_with_approval) {
     workflow_fixture f;
     write_text(f.workspace / "src/main.py", "from src.app import main\nmain()\n");
-    f.fake.script({{call("replace_in_file", {{"path", "src/app.py"}, {"find", "print('hi')"},
-                                              {"replace", "print('hello')"}})},
-                   {"The greeting now says hello."}});
+    f.fake.script(
+        {{call("replace_in_file",
+               {{"path", "src/app.py"}, {"find", "print('hi')"}, {"replace", "print('hello')"}})},
+         {"The greeting now says hello."}});
     auto run = f.run("refactor_component", f.create_chat(),
                      {{"path", "src/app.py"}, {"goal", "greet with hello"}});
     auto approval = f.wait_for(run, "approval.required");
@@ -239,21 +245,23 @@ BOOST_AUTO_TEST_CASE(refactor_component_reads_and_edits_with_approval) {
 BOOST_AUTO_TEST_CASE(bad_requests_are_refused_precisely) {
     workflow_fixture f;
     auto chat = f.create_chat();
-    auto [missing, mj] = f.start("explain_file", {{"chat_id", chat}, {"parameters", json::object{}}});
+    auto [missing, mj] =
+        f.start("explain_file", {{"chat_id", chat}, {"parameters", json::object{}}});
     BOOST_TEST(missing.status == 400u);
     BOOST_TEST(missing.body.find("path") != std::string::npos, missing.body);
     auto [typed, tj] = f.start("explain_file", {{"chat_id", chat}, {"parameters", {{"path", 3}}}});
     BOOST_TEST(typed.status == 400u);
     BOOST_TEST(typed.body.find("/path") != std::string::npos, typed.body);
-    auto [choice, cj] = f.start("explain_file", {{"chat_id", chat}, {"parameters", {{"path", "a"}}},
-                                                 {"input", "explain a"}});
+    auto [choice, cj] =
+        f.start("explain_file",
+                {{"chat_id", chat}, {"parameters", {{"path", "a"}}}, {"input", "explain a"}});
     BOOST_TEST(choice.status == 400u);
     auto [no_chat, nj] = f.start("explain_file", {{"parameters", {{"path", "a"}}}});
     BOOST_TEST(no_chat.status == 400u);
     auto [unknown, uj] = f.start("nope", {{"chat_id", chat}, {"parameters", json::object{}}});
     BOOST_TEST(unknown.status == 404u);
-    auto [enum_bad, ej] = f.start("explain_file", {{"chat_id", chat},
-                                                   {"parameters", {{"path", "a"}, {"audience", "boss"}}}});
+    auto [enum_bad, ej] = f.start(
+        "explain_file", {{"chat_id", chat}, {"parameters", {{"path", "a"}, {"audience", "boss"}}}});
     BOOST_TEST(enum_bad.status == 400u);
     BOOST_TEST(enum_bad.body.find("/audience") != std::string::npos, enum_bad.body);
     BOOST_TEST(f.fake.scripted_requests().empty());
@@ -306,7 +314,8 @@ BOOST_AUTO_TEST_CASE(a_workflow_awaiting_approval_survives_a_restart) {
     f.approve(run, std::string(approval.data.at("call_id").as_string()));
     auto all = f.events(run);
     BOOST_TEST(all.back().type == "run.completed");
-    BOOST_TEST(read_text(f.workspace / "src/app.py") == "# Header.\ndef main():\n    print('hi')\n");
+    BOOST_TEST(read_text(f.workspace / "src/app.py") ==
+               "# Header.\ndef main():\n    print('hi')\n");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -63,9 +63,8 @@ std::string scripted_answer(const scripted_reply& reply, const std::string& mode
             {"usage", {{"prompt_tokens", 1}, {"completion_tokens", 1}, {"total_tokens", 2}}}});
     }
     return "HTTP/1.1 " + std::to_string(reply.status) +
-           (reply.status == 200 ? " OK" : " Scripted") +
-           "\r\nContent-Type: application/json\r\n" + extra +
-           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+           (reply.status == 200 ? " OK" : " Scripted") + "\r\nContent-Type: application/json\r\n" +
+           extra + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 }  // namespace
@@ -495,7 +494,8 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
         }
         bool steered = false;
         for (auto& [name, value] : r.headers)
-            steered = steered || boost::beast::iequals(std::string_view(name).substr(0, 7), "x-fake-");
+            steered =
+                steered || boost::beast::iequals(std::string_view(name).substr(0, 7), "x-fake-");
         if (chat && !stream_requested && !steered)
             if (auto scripted = next_scripted(r.body)) {
                 if (scripted->delay_ms > 0) {

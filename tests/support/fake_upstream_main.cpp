@@ -5,11 +5,11 @@
 #include <boost/json/parse.hpp>
 
 #include <csignal>
+#include <cstring>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <sstream>
-#include <cstring>
-#include <iostream>
 #include <string>
 
 namespace json = boost::json;
@@ -32,14 +32,16 @@ std::optional<std::vector<gateway::testing::scripted_reply>> read_script(const s
             reply.content = item.as_string();
         } else if (item.is_object()) {
             const auto& o = item.as_object();
-            if (auto* v = o.if_contains("content"); v && v->is_string()) reply.content = v->as_string();
+            if (auto* v = o.if_contains("content"); v && v->is_string())
+                reply.content = v->as_string();
             if (auto* v = o.if_contains("finish_reason"); v && v->is_string())
                 reply.finish_reason = v->as_string();
             if (auto* v = o.if_contains("status"); v && v->is_int64())
                 reply.status = static_cast<unsigned>(v->as_int64());
             if (auto* v = o.if_contains("retry_after"); v && v->is_string())
                 reply.retry_after = v->as_string();
-            if (auto* v = o.if_contains("delay_ms"); v && v->is_int64()) reply.delay_ms = v->as_int64();
+            if (auto* v = o.if_contains("delay_ms"); v && v->is_int64())
+                reply.delay_ms = v->as_int64();
         } else {
             std::cerr << path << ": each reply is a string or an object\n";
             return std::nullopt;
@@ -64,11 +66,12 @@ int main(int argc, char** argv) {
             options.cert_file = argv[++i];
             options.key_file = argv[++i];
         } else {
-            std::cerr << "usage: contextgate-fake-upstream [--port N] [--threads N] "
-                         "[--tls CERT KEY] [--script FILE]\n"
-                         "  --script FILE: a JSON array of model replies for the agent loop, each a\n"
-                         "  string or {\"content\", \"finish_reason\", \"status\", \"retry_after\",\n"
-                         "  \"delay_ms\"}, answered in order to non-streaming chat completions\n";
+            std::cerr
+                << "usage: contextgate-fake-upstream [--port N] [--threads N] "
+                   "[--tls CERT KEY] [--script FILE]\n"
+                   "  --script FILE: a JSON array of model replies for the agent loop, each a\n"
+                   "  string or {\"content\", \"finish_reason\", \"status\", \"retry_after\",\n"
+                   "  \"delay_ms\"}, answered in order to non-streaming chat completions\n";
             return 2;
         }
     }

@@ -13,19 +13,19 @@ BOOST_AUTO_TEST_CASE(gateway_errors_map_to_status_and_openai_envelope) {
         unsigned status;
         const char* openai_code;
     };
-    for (auto r : {row{gateway::errc::bad_request, 400, "bad_request"},
-                   row{gateway::errc::header_too_large, 400, "request_header_too_large"},
-                   row{gateway::errc::body_too_large, 413, "request_too_large"},
-                   row{gateway::errc::unsupported_transfer_coding, 501,
-                       "unsupported_transfer_coding"},
-                   row{gateway::errc::message_too_large, 413, "message_too_large"},
-                   row{gateway::errc::too_many_streams, 429, "too_many_streams"},
-                   row{gateway::errc::not_found, 404, "not_found"},
-                   row{gateway::errc::unauthorized, 401, "invalid_api_key"},
-                   row{gateway::errc::upstream_unreachable, 502, "upstream_unreachable"},
-                   row{gateway::errc::upstream_tls, 502, "upstream_tls_error"},
-                   row{gateway::errc::upstream_first_byte_timeout, 504, "upstream_timeout"},
-                   row{gateway::errc::upstream_connect_timeout, 504, "upstream_connect_timeout"}}) {
+    for (auto r :
+         {row{gateway::errc::bad_request, 400, "bad_request"},
+          row{gateway::errc::header_too_large, 400, "request_header_too_large"},
+          row{gateway::errc::body_too_large, 413, "request_too_large"},
+          row{gateway::errc::unsupported_transfer_coding, 501, "unsupported_transfer_coding"},
+          row{gateway::errc::message_too_large, 413, "message_too_large"},
+          row{gateway::errc::too_many_streams, 429, "too_many_streams"},
+          row{gateway::errc::not_found, 404, "not_found"},
+          row{gateway::errc::unauthorized, 401, "invalid_api_key"},
+          row{gateway::errc::upstream_unreachable, 502, "upstream_unreachable"},
+          row{gateway::errc::upstream_tls, 502, "upstream_tls_error"},
+          row{gateway::errc::upstream_first_byte_timeout, 504, "upstream_timeout"},
+          row{gateway::errc::upstream_connect_timeout, 504, "upstream_connect_timeout"}}) {
         auto response = gateway::to_error_response(r.code);
         BOOST_TEST(response.status == r.status);
         auto body = json::parse(response.body).as_object();

@@ -54,7 +54,8 @@ struct temp_store {
     void chat(const std::string& id) {
         wait(s->insert_chat({id, now_ms(), "coding", "gpt-test", "/srv/projects/app", "editor"}));
     }
-    void run(const std::string& id, const std::string& chat, const std::string& status = "running") {
+    void run(const std::string& id, const std::string& chat,
+             const std::string& status = "running") {
         write_batch b;
         b.runs.push_back({id, chat, status, 0, 10, "", "", "{}", 0, 0});
         commit(std::move(b));
@@ -165,8 +166,8 @@ BOOST_AUTO_TEST_CASE(saving_a_run_or_call_again_keeps_what_hangs_off_it) {
     t.chat("c1");
     write_batch b;
     b.runs.push_back({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
-    b.tool_calls.push_back({"call-1", "r1", 1, "edit_file", "{}", "awaiting_approval", "", 0,
-                            "--- a/x"});
+    b.tool_calls.push_back(
+        {"call-1", "r1", 1, "edit_file", "{}", "awaiting_approval", "", 0, "--- a/x"});
     b.approvals.push_back({"call-1", "r1", "approve", "", "", "once", 0});
     b.events.push_back({"r1", 1, "run.started", "{}", 0});
     t.commit(std::move(b));
@@ -278,10 +279,11 @@ BOOST_AUTO_TEST_CASE(a_large_read_does_not_wait_for_the_writer) {
     t.chat("c1");
     sqlite3* raw = nullptr;
     BOOST_TEST_REQUIRE(sqlite3_open(t.path.c_str(), &raw) == SQLITE_OK);
-    BOOST_TEST_REQUIRE(sqlite3_exec(raw, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+    BOOST_TEST_REQUIRE(sqlite3_exec(raw, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) ==
+                       SQLITE_OK);
     // The write lock is held by another connection: a commit now waits (busy timeout) ...
-    auto blocked = net::co_spawn(t.io, t.s->insert_chat({"c2", 0, "p", "m", "", "editor"}),
-                                 net::use_future);
+    auto blocked =
+        net::co_spawn(t.io, t.s->insert_chat({"c2", 0, "p", "m", "", "editor"}), net::use_future);
     t.io.restart();
     std::thread runner([&] { t.io.run(); });
     // ... while reads answer at once.

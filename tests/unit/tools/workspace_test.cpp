@@ -50,11 +50,9 @@ BOOST_AUTO_TEST_CASE(writes_are_atomic_keep_permissions_and_leave_no_temporaries
 BOOST_AUTO_TEST_CASE(create_refuses_existing_and_creates_parents) {
     temp_workspace w;
     w.write("a.txt", "a");
-    BOOST_TEST(w.files->write("a.txt", "b", overwrite::refused).error_code ==
-               "FILE_EXISTS");
+    BOOST_TEST(w.files->write("a.txt", "b", overwrite::refused).error_code == "FILE_EXISTS");
     BOOST_TEST(w.read("a.txt") == "a");
-    BOOST_TEST(
-        static_cast<bool>(w.files->write("x/y/z.txt", "z", overwrite::refused)));
+    BOOST_TEST(static_cast<bool>(w.files->write("x/y/z.txt", "z", overwrite::refused)));
     BOOST_TEST(w.read("x/y/z.txt") == "z");
 }
 
@@ -123,8 +121,8 @@ BOOST_AUTO_TEST_CASE(a_write_cleans_up_debris_in_its_folder) {
     temp_workspace w;
     w.write("docs/.a.md.contextgate-00000000000000dd", "half");
     age(w.root / "docs/.a.md.contextgate-00000000000000dd");
-    BOOST_TEST_REQUIRE(static_cast<bool>(
-        w.files->write("docs/b.md", "b", gateway::tools::overwrite::refused)));
+    BOOST_TEST_REQUIRE(
+        static_cast<bool>(w.files->write("docs/b.md", "b", gateway::tools::overwrite::refused)));
     BOOST_TEST(!w.exists("docs/.a.md.contextgate-00000000000000dd"));
 }
 

@@ -82,20 +82,27 @@ BOOST_AUTO_TEST_CASE(errors_name_file_line_and_reason) {
                    .find("exactly one of") != std::string::npos);
     BOOST_TEST(error_of(header + "steps:\n  - id: a\n    prompt: '{{params.nope}}'\n")
                    .find("names no declared parameter") != std::string::npos);
-    BOOST_TEST(error_of(header + "steps:\n  - id: a\n    prompt: '{{steps.b.output}}'\n  - id: b\n    prompt: p\n")
-                   .find("not an earlier step") != std::string::npos);
-    BOOST_TEST(error_of(header + "steps:\n  - id: a\n    prompt: p\n  - id: b\n    prompt: '{{steps.a.data.x}}'\n")
-                   .find("only tool steps have `data`") != std::string::npos);
-    BOOST_TEST(error_of(header + "steps:\n  - id: a\n    prompt: '{{ params.x'\n")
-                   .find("unclosed") != std::string::npos);
+    BOOST_TEST(
+        error_of(header +
+                 "steps:\n  - id: a\n    prompt: '{{steps.b.output}}'\n  - id: b\n    prompt: p\n")
+            .find("not an earlier step") != std::string::npos);
+    BOOST_TEST(
+        error_of(header +
+                 "steps:\n  - id: a\n    prompt: p\n  - id: b\n    prompt: '{{steps.a.data.x}}'\n")
+            .find("only tool steps have `data`") != std::string::npos);
+    BOOST_TEST(
+        error_of(header + "steps:\n  - id: a\n    prompt: '{{ params.x'\n").find("unclosed") !=
+        std::string::npos);
     BOOST_TEST(error_of(header + "parameters: {type: array}\nsteps: [{id: a, prompt: p}]\n")
                    .find("type: object") != std::string::npos);
     BOOST_TEST(error_of(header + "steps:\n  - id: a\n    agent: {instruction: go, role: admin}\n")
                    .find("`agent.role`") != std::string::npos);
     BOOST_TEST(error_of(header + "steps:\n  - id: a\n    agent: {instruction: go, max_steps: 0}\n")
                    .find("max_steps") != std::string::npos);
-    BOOST_TEST(error_of("id: 'bad id'\nname: X\ndescription: d\ncategory: C\nsteps: [{id: a, prompt: p}]\n")
-                   .find("letters, digits") != std::string::npos);
+    BOOST_TEST(
+        error_of(
+            "id: 'bad id'\nname: X\ndescription: d\ncategory: C\nsteps: [{id: a, prompt: p}]\n")
+            .find("letters, digits") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(the_shipped_workflows_load) {
