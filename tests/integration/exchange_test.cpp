@@ -18,8 +18,10 @@ namespace {
 struct exchange_fixture {
     fake_upstream fake;
     gateway::config::gateway_config config = make_config(fake);
-    upstream::pool pool{config.upstreams[0], nullptr};
+    // Declared before the pool: pooled connections hold sockets of this context, so the pool
+    // must be destroyed first.
     net::io_context io;
+    upstream::pool pool{config.upstreams[0], nullptr};
 
     static constexpr std::string_view body = R"({"model":"m"})";
     std::string head(std::string_view extra = {}) {
