@@ -8,14 +8,17 @@ cd "$root"
 jobs="${JOBS:-2}"
 deploy/install-deps.sh
 
+echo "== Source layout (clang-format, .clang-format)"
+git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run -Werror
+
 echo "== Release build and tests"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs"
-ctest --test-dir build --output-on-failure --timeout 300
+ctest --test-dir build -j "$jobs" --output-on-failure --timeout 300
 
 echo "== ASan + UBSan build and tests"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCONTEXTGATE_SANITIZE=ON >/dev/null
 cmake --build build-asan -j "$jobs" --target unit_tests integration_tests tool_call_parser_fuzz \
   request_head_fuzz
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure --timeout 300 -R '^(unit|integration|fuzz_smoke_.*)$'
+  ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 300 -R '^(unit|integration|fuzz_smoke_.*)$'
