@@ -187,21 +187,9 @@ net::awaitable<void> agent_loop::run(live_run& run) {
         p.terminate = call.terminate;
         run.conversation.push_back(
             {"assistant", call_text(call.tool, call.parameters, call.terminate)});
-        run.call = store::tool_call_record{p.call_id,
-                                           run.record.id,
-                                           run.record.step,
-                                           p.tool,
-                                           json::serialize(p.parameters),
-                                           "pending",
-                                           "",
-                                           store::now_ms()};
-        s.pending = p;
+        run.open_call(std::move(p));
         auto announced = journal_.begin(run);
-        announced.call();
-        announced.event("tool.call", {{"call_id", p.call_id},
-                                      {"tool", p.tool},
-                                      {"parameters", p.parameters},
-                                      {"terminate", p.terminate}});
+        announced.call_opened();
         co_await journal_.checkpoint(run, std::move(announced));
     }
 }

@@ -4,11 +4,13 @@
 #include "gateway/agent/run_state.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/store/records.hpp"
+#include "gateway/store/state_store.hpp"
 #include "gateway/tools/tool.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <chrono>
 #include <memory>
@@ -88,6 +90,13 @@ struct live_run {
     }
     void end(run_status status, std::string output, std::string error) {
         ended = run_ending{status, std::move(output), std::move(error)};
+    }
+    // Makes `p` the pending call: its stored record starts as "pending" at this step.
+    void open_call(pending_call p) {
+        call = store::tool_call_record{
+            p.call_id, record.id, record.step,    p.tool, boost::json::serialize(p.parameters),
+            "pending", "",        store::now_ms()};
+        state.pending = std::move(p);
     }
     bool awaiting(const std::string& call_id) const {
         return state.pending && state.pending->asked && state.pending->call_id == call_id &&

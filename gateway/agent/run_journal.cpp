@@ -45,6 +45,15 @@ void run_journal::batch::call() {
     if (run_.call) writes_.tool_calls.push_back(*run_.call);
 }
 
+void run_journal::batch::call_opened() {
+    call();
+    const auto& p = *run_.state.pending;
+    event("tool.call", {{"call_id", p.call_id},
+                        {"tool", p.tool},
+                        {"parameters", p.parameters},
+                        {"terminate", p.terminate}});
+}
+
 void run_journal::batch::approval(store::approval_record approval) {
     writes_.approvals.push_back(std::move(approval));
 }

@@ -39,6 +39,8 @@ public:
         void event(std::string_view type, boost::json::object data);
         // The run's pending call record (live_run::call), as it stands now.
         void call();
+        // A call just opened (live_run::open_call): its record and its tool.call event.
+        void call_opened();
         void approval(store::approval_record approval);
         // A message of the chat (the user's, or the final answer).
         void chat_message(std::string_view role, std::string content);

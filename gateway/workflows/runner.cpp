@@ -190,23 +190,11 @@ net::awaitable<bool> runner::begin_step(live_run& run, const workflow& definitio
         p.tool = step.tool;
         p.parameters = rendered.value->as_object();
         p.workflow_step = step.id;
-        run.call = store::tool_call_record{p.call_id,
-                                           run.record.id,
-                                           run.record.step,
-                                           p.tool,
-                                           json::serialize(p.parameters),
-                                           "pending",
-                                           "",
-                                           store::now_ms()};
-        s.pending = p;
+        run.open_call(std::move(p));
         wf.phase = workflow_phase::tool;
         auto b = journal_.begin(run);
         b.event("step.started", std::move(started));
-        b.call();
-        b.event("tool.call", {{"call_id", p.call_id},
-                              {"tool", p.tool},
-                              {"parameters", p.parameters},
-                              {"terminate", false}});
+        b.call_opened();
         co_await journal_.checkpoint(run, std::move(b));
         co_return true;
     }
