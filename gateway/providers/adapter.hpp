@@ -1,0 +1,56 @@
+#pragma once
+
+#include "gateway/providers/conversation.hpp"
+#include "gateway/sse/event_parser.hpp"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gateway::providers {
+
+// Turns a provider's streamed events into deltas. One per stream; not thread-safe.
+class stream_decoder {
+public:
+    virtual ~stream_decoder() = default;
+    // The deltas `e` carries, appended to `out`. False when the event is the provider's error
+    // (or unreadable): `error` then says what it said.
+    virtual bool feed(const sse::event& e, std::vector<stream_delta>& out,
+                      provider_error& error) = 0;
+    // The upstream's body ended: the `finished` delta when the provider has no end event of its
+    // own (Gemini), or nothing. False when the stream ended before the reply was complete.
+    virtual bool end(std::vector<stream_delta>& out) = 0;
+};
+
+// One upstream dialect: how a conversation request goes on its wire and how its answers come
+// back. Stateless; one instance per provider (adapter_for).
+class adapter {
+public:
+    virtual ~adapter() = default;
+    virtual provider kind() const = 0;
+    // The request target below the upstream's base path, with its query.
+    virtual std::string target(const request& r) const = 0;
+    // The request body. Empty with `error` set when the request cannot be said in this dialect.
+    virtual std::string encode(const request& r, std::string& error) const = 0;
+    // A whole (non-streamed) answer. False with `error` set when it is not one.
+    virtual bool decode(std::string_view body, reply& out, std::string& error) const = 0;
+    virtual std::unique_ptr<stream_decoder> decoder() const = 0;
+    // What an error answer (status >= 400) says.
+    virtual provider_error decode_error(unsigned status, std::string_view body) const = 0;
+    // The request header fields that carry `key` (and the fixed fields this dialect needs),
+    // each "Name: value\r\n".
+    virtual std::string auth_fields(std::string_view key) const = 0;
+};
+
+const adapter& adapter_for(provider p);
+
+// Shared by the adapters.
+namespace detail {
+// Parses `text` as a JSON object; an empty or blank text is {}. nullopt when it is not one.
+std::optional<json::object> arguments_object(std::string_view text);
+// OpenAI's error type for an HTTP status.
+std::string_view error_type_for(unsigned status);
+}  // namespace detail
+
+}  // namespace gateway::providers

@@ -1,0 +1,147 @@
+#include "gateway/providers/conversation.hpp"
+
+#include "gateway/providers/adapter.hpp"
+#include "gateway/providers/anthropic.hpp"
+#include "gateway/providers/gemini.hpp"
+#include "gateway/providers/openai.hpp"
+
+#include <boost/json/parse.hpp>
+
+namespace gateway::providers {
+
+std::string_view provider_name(provider p) {
+    switch (p) {
+        case provider::openai:
+            return "openai";
+        case provider::anthropic:
+            return "anthropic";
+        case provider::gemini:
+            return "gemini";
+    }
+    return "openai";
+}
+
+std::optional<provider> parse_provider(std::string_view name) {
+    if (name == "openai") return provider::openai;
+    if (name == "anthropic") return provider::anthropic;
+    if (name == "gemini") return provider::gemini;
+    return std::nullopt;
+}
+
+std::string_view openai_finish_reason(finish f) {
+    switch (f) {
+        case finish::stop:
+            return "stop";
+        case finish::length:
+            return "length";
+        case finish::tool_calls:
+            return "tool_calls";
+        case finish::content_filter:
+            return "content_filter";
+        case finish::error:
+            return "stop";
+    }
+    return "stop";
+}
+
+std::string message::text() const {
+    std::string out;
+    for (const auto& p : parts)
+        if (p.what == part::kind::text) out += p.text;
+    return out;
+}
+
+std::vector<const tool_call*> message::calls() const {
+    std::vector<const tool_call*> out;
+    for (const auto& p : parts)
+        if (p.what == part::kind::tool_call) out.push_back(&p.call);
+    return out;
+}
+
+void reply_builder::add(const stream_delta& d) {
+    switch (d.what) {
+        case stream_delta::kind::started:
+            if (!d.id.empty()) reply_.id = d.id;
+            if (!d.name.empty()) reply_.model = d.name;
+            break;
+        case stream_delta::kind::text:
+            text_ += d.text;
+            break;
+        case stream_delta::kind::call_started:
+            if (calls_.size() <= d.index) calls_.resize(d.index + 1);
+            calls_[d.index].call.id = d.id;
+            calls_[d.index].call.name = d.name;
+            calls_[d.index].call.provider_meta = d.provider_meta;
+            break;
+        case stream_delta::kind::call_arguments:
+            if (calls_.size() <= d.index) calls_.resize(d.index + 1);
+            calls_[d.index].arguments += d.text;
+            break;
+        case stream_delta::kind::finished:
+            reply_.why = d.why;
+            reply_.used = d.used;
+            finished_ = true;
+            break;
+    }
+}
+
+reply reply_builder::take(std::string& error) {
+    reply out = std::move(reply_);
+    if (!text_.empty()) out.content.parts.push_back(part::of_text(std::move(text_)));
+    for (auto& c : calls_) {
+        auto args = detail::arguments_object(c.arguments);
+        if (!args) {
+            error = "the arguments of `" + c.call.name + "` are not a JSON object: " + c.arguments;
+            args = json::object{};
+        }
+        c.call.arguments = std::move(*args);
+        out.content.parts.push_back(part::of_call(std::move(c.call)));
+    }
+    return out;
+}
+
+const adapter& adapter_for(provider p) {
+    switch (p) {
+        case provider::anthropic:
+            return anthropic::adapter();
+        case provider::gemini:
+            return gemini::adapter();
+        case provider::openai:
+            break;
+    }
+    return openai::adapter();
+}
+
+namespace detail {
+
+std::optional<json::object> arguments_object(std::string_view text) {
+    auto blank = text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+    if (blank) return json::object{};
+    boost::system::error_code ec;
+    auto v = json::parse(text, ec);
+    if (ec || !v.is_object()) return std::nullopt;
+    return std::move(v.as_object());
+}
+
+std::string_view error_type_for(unsigned status) {
+    switch (status) {
+        case 400:
+        case 404:
+        case 409:
+        case 413:
+        case 422:
+            return "invalid_request_error";
+        case 401:
+            return "authentication_error";
+        case 403:
+            return "permission_error";
+        case 429:
+            return "rate_limit_exceeded";
+        default:
+            return status >= 500 ? "api_error" : "invalid_request_error";
+    }
+}
+
+}  // namespace detail
+
+}  // namespace gateway::providers

@@ -1,0 +1,165 @@
+#pragma once
+
+// The one conversation model inside the gateway. Every provider adapter encodes a `request` to
+// its wire format and decodes its replies (whole or streamed) back to a `reply`; the agent loop
+// and the /v1/chat/completions translation speak only this.
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gateway::providers {
+
+namespace json = boost::json;
+
+enum class provider { openai, anthropic, gemini };
+
+std::string_view provider_name(provider p);
+std::optional<provider> parse_provider(std::string_view name);
+
+// A call the model asked for. `arguments` is always an object (OpenAI's string is parsed, an
+// empty streamed Anthropic input is {}). `provider_meta` is carried opaque and echoed back to
+// the provider that made it: Gemini's {"thought_signature": "…"}.
+struct tool_call {
+    std::string id;
+    std::string name;
+    json::object arguments;
+    json::object provider_meta;
+};
+
+// The outcome of a call, for the model's next turn.
+struct tool_result {
+    std::string call_id;
+    std::string name;  // the call's name (Gemini answers by name)
+    std::string content;
+    bool is_error = false;
+};
+
+struct part {
+    enum class kind {
+        text,
+        image,  // `text` is the URL: https://… or data:<media type>;base64,…
+        tool_call,
+        tool_result,
+        opaque,  // a provider's own block (Anthropic thinking), echoed to that provider only
+    };
+    kind what = kind::text;
+    std::string text;
+    tool_call call;
+    tool_result result;
+    // text: Gemini's {"thought_signature"}; opaque: {"provider": "anthropic", "block": {…}}.
+    json::object provider_meta;
+
+    static part of_text(std::string text) { return {kind::text, std::move(text), {}, {}, {}}; }
+    static part of_image(std::string url) { return {kind::image, std::move(url), {}, {}, {}}; }
+    static part of_call(tool_call c) { return {kind::tool_call, {}, std::move(c), {}, {}}; }
+    static part of_result(tool_result r) { return {kind::tool_result, {}, {}, std::move(r), {}}; }
+};
+
+// Tool results travel in `tool` messages (one per result, as OpenAI has them); adapters group
+// them as their provider wants (Anthropic: all results of a turn in one user message).
+enum class role { user, assistant, tool };
+
+struct message {
+    role who = role::user;
+    std::vector<part> parts;
+
+    // The text parts joined, in order.
+    std::string text() const;
+    std::vector<const tool_call*> calls() const;
+};
+
+struct tool_spec {
+    std::string name;
+    std::string description;
+    json::object parameters;  // JSON Schema of the arguments object
+};
+
+enum class tool_choice { automatic, none, required, named };
+
+struct request {
+    std::string model;  // as the upstream names it (after model_map)
+    std::string system;
+    std::vector<message> messages;
+    std::vector<tool_spec> tools;
+    tool_choice choice = tool_choice::automatic;
+    std::string choice_name;  // tool_choice::named
+    std::optional<bool> parallel_tool_calls;
+    std::optional<std::int64_t> max_tokens;
+    std::optional<double> temperature;
+    std::optional<double> top_p;
+    std::vector<std::string> stop;
+    bool stream = false;
+    bool include_usage = false;  // OpenAI stream_options.include_usage
+};
+
+enum class finish { stop, length, tool_calls, content_filter, error };
+std::string_view openai_finish_reason(finish f);
+
+struct usage {
+    bool known = false;
+    std::int64_t input = 0;
+    std::int64_t output = 0;
+};
+
+struct reply {
+    std::string id;
+    std::string model;
+    message content{role::assistant, {}};
+    finish why = finish::stop;
+    usage used;
+};
+
+// A piece of a streamed reply, in the order the provider sent it. Calls are numbered from 0 in
+// the order they started.
+struct stream_delta {
+    enum class kind {
+        started,         // the reply's id and model are known
+        text,            // `text` continues the answer
+        call_started,    // call `index` begins: its id, name and provider_meta
+        call_arguments,  // `text` continues the arguments JSON of call `index`
+        finished,        // `why` and `used`; nothing follows
+    };
+    kind what = kind::text;
+    std::size_t index = 0;
+    std::string text;
+    std::string id;
+    std::string name;
+    json::object provider_meta;
+    finish why = finish::stop;
+    usage used;
+};
+
+// What a provider's error answer says, in OpenAI's terms.
+struct provider_error {
+    unsigned status = 502;
+    std::string type = "upstream_error";  // OpenAI's error `type`
+    std::string message;
+};
+
+// Assembles stream deltas into the whole reply (the same result as the provider's JSON answer).
+class reply_builder {
+public:
+    void add(const stream_delta& d);
+    // True once a `finished` delta arrived.
+    bool finished() const { return finished_; }
+    // The reply; arguments that do not parse as a JSON object make `error` non-empty.
+    reply take(std::string& error);
+
+private:
+    reply reply_;
+    std::string text_;
+    struct pending_call {
+        tool_call call;
+        std::string arguments;
+    };
+    std::vector<pending_call> calls_;
+    bool finished_ = false;
+};
+
+}  // namespace gateway::providers

@@ -1,0 +1,60 @@
+#pragma once
+
+#include "gateway/providers/adapter.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gateway::providers::openai {
+
+// OpenAI Chat Completions, as an upstream dialect: any OpenAI-compatible server.
+const providers::adapter& adapter();
+
+// Why a Chat Completions request cannot be translated: the field (`messages[2].content[0].type`)
+// and what is wrong with it.
+struct parse_failure {
+    std::string param;
+    std::string message;
+};
+
+// A client's Chat Completions request in the conversation model, for an upstream of another
+// dialect. Fields that would change the meaning and have no translation (`n` > 1, `logprobs`,
+// `response_format`, audio, legacy `functions`, …) are refused, never dropped; fields that only
+// tune or annotate (`user`, `seed`, `store`, `metadata`, penalties) are left out. A tool message
+// takes its call's name from the assistant message before it, so the translation stays
+// stateless.
+bool parse_chat_request(std::string_view body, request& out, parse_failure& failure);
+
+// The reply as a `chat.completion` body.
+std::string chat_completion(const reply& r, std::string_view id, std::string_view model,
+                            std::int64_t created);
+
+// Streamed replies as `chat.completion.chunk` SSE frames, delta by delta, ending in
+// `data: [DONE]`. The first frame carries the role; a call's id, name and provider_meta go in
+// its first fragment, as OpenAI sends them.
+class chunk_writer {
+public:
+    chunk_writer(std::string id, std::string model, std::int64_t created, bool include_usage);
+    // The frames for `d` ("data: …\n\n" each), appended to `out`.
+    void frames(const stream_delta& d, std::string& out);
+
+private:
+    std::string chunk(const json::object& delta, const json::value& finish_reason);
+
+    std::string id_;
+    std::string model_;
+    std::int64_t created_;
+    bool include_usage_;
+    bool role_sent_ = false;
+};
+
+// OpenAI's error envelope for what a provider answered.
+std::string error_body(const provider_error& e);
+
+// A tool call's provider_meta as OpenAI-shaped `extra_content` (Google's convention:
+// {"google": {"thought_signature": …}}), and back.
+json::object extra_content(const json::object& provider_meta);
+json::object provider_meta_from(const json::value* extra_content);
+
+}  // namespace gateway::providers::openai

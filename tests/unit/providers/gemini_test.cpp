@@ -1,0 +1,176 @@
+#include "gateway/providers/gemini.hpp"
+
+#include "gateway/providers/openai.hpp"
+#include "tests/unit/providers/stream_support.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/test/unit_test.hpp>
+
+using namespace gateway::providers;
+namespace json = boost::json;
+
+namespace {
+
+json::object wire(const request& r) {
+    std::string error;
+    auto body = gemini::adapter().encode(r, error);
+    BOOST_TEST_REQUIRE(error.empty(), error);
+    return json::parse(body).as_object();
+}
+
+constexpr std::string_view calls_reply = R"({"responseId":"resp-1","modelVersion":"gemini-3",
+  "candidates":[{"index":0,"finishReason":"STOP","content":{"role":"model","parts":[
+    {"text":"Checking."},
+    {"functionCall":{"name":"read","args":{"path":"a"}},"thoughtSignature":"c2lnLTE="},
+    {"functionCall":{"name":"list","args":{}}}]}}],
+  "usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":4,"thoughtsTokenCount":2}})";
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(providers_gemini)
+
+BOOST_AUTO_TEST_CASE(id_less_calls_get_stable_ids_and_the_signature_rides_along) {
+    reply a, b;
+    std::string error;
+    BOOST_TEST_REQUIRE(gemini::adapter().decode(calls_reply, a, error), error);
+    BOOST_TEST_REQUIRE(gemini::adapter().decode(calls_reply, b, error), error);
+    auto calls = a.content.calls();
+    BOOST_TEST_REQUIRE(calls.size() == 2u);
+    BOOST_TEST(calls[0]->id.rfind("gemini_", 0) == 0u);
+    BOOST_TEST(calls[0]->id != calls[1]->id);
+    BOOST_TEST(testing::describe(a) == testing::describe(b));  // stable
+    BOOST_TEST((a.why == finish::tool_calls));
+    BOOST_TEST(a.used.input == 9);
+    BOOST_TEST(a.used.output == 6);
+    BOOST_TEST(json::serialize(calls[0]->provider_meta) == R"({"thought_signature":"c2lnLTE="})");
+}
+
+BOOST_AUTO_TEST_CASE(the_next_turn_echoes_signatures_and_maps_results_by_name) {
+    reply r;
+    std::string error;
+    BOOST_TEST_REQUIRE(gemini::adapter().decode(calls_reply, r, error), error);
+    auto calls = r.content.calls();
+    request next;
+    next.model = "gemini-3";
+    next.system = "S";
+    next.messages.push_back({role::user, {part::of_text("go")}});
+    next.messages.push_back(r.content);
+    next.messages.push_back({role::tool, {part::of_result({calls[0]->id, "read", "A", false})}});
+    next.messages.push_back({role::tool, {part::of_result({calls[1]->id, "list", "no", true})}});
+    auto w = wire(next);
+    BOOST_TEST(json::serialize(w["systemInstruction"]) == R"({"parts":[{"text":"S"}]})");
+    auto& contents = w["contents"].as_array();
+    BOOST_TEST_REQUIRE(contents.size() == 3u);
+    // Synthesized ids never reach Gemini; the signature goes back verbatim.
+    BOOST_TEST(
+        json::serialize(contents[1]) ==
+        R"({"role":"model","parts":[{"text":"Checking."},)"
+        R"({"functionCall":{"name":"read","args":{"path":"a"}},"thoughtSignature":"c2lnLTE="},)"
+        R"({"functionCall":{"name":"list","args":{}}}]})");
+    // Both responses in one user turn, each an object.
+    BOOST_TEST(
+        json::serialize(contents[2]) ==
+        R"({"role":"user","parts":[{"functionResponse":{"name":"read","response":{"content":"A"}}},)"
+        R"({"functionResponse":{"name":"list","response":{"error":"no"}}}]})");
+}
+
+BOOST_AUTO_TEST_CASE(an_id_gemini_gave_is_kept_and_echoed) {
+    reply r;
+    std::string error;
+    BOOST_TEST_REQUIRE(gemini::adapter().decode(
+        R"({"candidates":[{"finishReason":"STOP","content":{"parts":[{"functionCall":{"id":"fc-9","name":"f","args":{}}}]}}]})",
+        r, error));
+    BOOST_TEST(r.content.calls()[0]->id == "fc-9");
+    request next;
+    next.model = "g";
+    next.messages = {{role::user, {part::of_text("x")}},
+                     r.content,
+                     {role::tool, {part::of_result({"fc-9", "f", "ok", false})}}};
+    auto w = wire(next);
+    BOOST_TEST(
+        json::serialize(w["contents"].as_array()[2]) ==
+        R"({"role":"user","parts":[{"functionResponse":{"name":"f","response":{"content":"ok"},"id":"fc-9"}}]})");
+}
+
+BOOST_AUTO_TEST_CASE(schemas_are_reduced_to_what_gemini_reads) {
+    auto schema = json::parse(R"({"$schema":"https://json-schema.org/draft/2020-12/schema",
+      "type":"object","additionalProperties":false,"required":["p"],
+      "properties":{"p":{"type":["string","null"],"description":"path"},
+                    "mode":{"const":"fast"},
+                    "item":{"$ref":"#/$defs/item"}},
+      "$defs":{"item":{"type":"object","additionalProperties":false,"properties":{"n":{"type":"integer"}}}}})")
+                      .as_object();
+    BOOST_TEST(
+        json::serialize(gemini::schema_for_gemini(schema)) ==
+        R"({"type":"object","required":["p"],"properties":{"p":{"type":"string","nullable":true,"description":"path"},)"
+        R"("mode":{"enum":["fast"]},"item":{"type":"object","properties":{"n":{"type":"integer"}}}}})");
+}
+
+BOOST_AUTO_TEST_CASE(tools_choice_and_generation_settings) {
+    request r;
+    openai::parse_failure f;
+    BOOST_TEST_REQUIRE(openai::parse_chat_request(
+        R"({"model":"g","max_tokens":5,"temperature":0.2,"top_p":0.9,"stop":"Z","tool_choice":"required",
+            "messages":[{"role":"user","content":"x"}],
+            "tools":[{"type":"function","function":{"name":"none_args","parameters":{"type":"object","properties":{}}}},
+                     {"type":"function","function":{"name":"one","description":"d","parameters":{"type":"object","properties":{"a":{"type":"string"}}}}}]})",
+        r, f));
+    auto w = wire(r);
+    BOOST_TEST(
+        json::serialize(w["tools"]) ==
+        R"([{"functionDeclarations":[{"name":"none_args"},{"name":"one","description":"d","parameters":{"type":"object","properties":{"a":{"type":"string"}}}}]}])");
+    BOOST_TEST(json::serialize(w["toolConfig"]) == R"({"functionCallingConfig":{"mode":"ANY"}})");
+    BOOST_TEST(json::serialize(w["generationConfig"]) ==
+               R"({"maxOutputTokens":5,"temperature":2E-1,"topP":9E-1,"stopSequences":["Z"]})");
+    r.stream = true;
+    BOOST_TEST(gemini::adapter().target(r) == "/models/g:streamGenerateContent?alt=sse");
+    r.stream = false;
+    BOOST_TEST(gemini::adapter().target(r) == "/models/g:generateContent");
+    // Images go inline only.
+    r.messages[0].parts.push_back(part::of_image("https://x/y.png"));
+    std::string error;
+    BOOST_TEST(gemini::adapter().encode(r, error).empty());
+    BOOST_TEST(!error.empty());
+}
+
+BOOST_AUTO_TEST_CASE(the_stream_assembles_at_every_split_and_matches_the_whole_answer) {
+    std::string transcript =
+        "data: "
+        "{\"responseId\":\"resp-1\",\"modelVersion\":\"gemini-3\",\"candidates\":[{\"content\":{"
+        "\"role\":\"model\",\"parts\":[{\"text\":\"Check\"}]}}]}\r\n\r\n"
+        "data: "
+        "{\"responseId\":\"resp-1\",\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{"
+        "\"text\":\"ing.\"}]}}]}\r\n\r\n"
+        "data: "
+        "{\"responseId\":\"resp-1\",\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{"
+        "\"functionCall\":{\"name\":\"read\",\"args\":{\"path\":\"a\"}},\"thoughtSignature\":"
+        "\"c2lnLTE=\"},"
+        "{\"functionCall\":{\"name\":\"list\",\"args\":{}}}]},\"finishReason\":\"STOP\"}],"
+        "\"usageMetadata\":{\"promptTokenCount\":9,\"candidatesTokenCount\":4,"
+        "\"thoughtsTokenCount\":2}}\r\n\r\n";
+    auto whole = testing::assemble(gemini::adapter(), transcript, 0);
+    BOOST_TEST_REQUIRE(whole.ok, whole.error);
+    reply direct;
+    std::string error;
+    BOOST_TEST_REQUIRE(gemini::adapter().decode(calls_reply, direct, error));
+    BOOST_TEST(testing::describe(whole.result) == testing::describe(direct));
+    for (std::size_t cut = 1; cut < transcript.size(); ++cut) {
+        auto split = testing::assemble(gemini::adapter(), transcript, cut);
+        BOOST_TEST_REQUIRE(split.ok, split.error);
+        BOOST_TEST_REQUIRE(testing::describe(split.result) == testing::describe(whole.result));
+    }
+    // A stream that ends before any finishReason is incomplete.
+    auto cut_short = testing::assemble(gemini::adapter(), transcript.substr(0, 200), 0);
+    BOOST_TEST(!cut_short.ok);
+}
+
+BOOST_AUTO_TEST_CASE(errors_keep_the_providers_message) {
+    auto e = gemini::adapter().decode_error(
+        400,
+        R"({"error":{"code":400,"message":"Function call is missing a thought_signature","status":"INVALID_ARGUMENT"}})");
+    BOOST_TEST(e.status == 400u);
+    BOOST_TEST(e.type == "invalid_request_error");
+    BOOST_TEST(e.message == "Function call is missing a thought_signature");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
