@@ -122,6 +122,7 @@ std::string server::start() {
             {"GET",    "/context/workflows/{id}",                 false, api.route(&a::get_workflow)},
             {"POST",   "/context/workflows/{id}/runs",            false, api.route(&a::start_workflow)},
             {"*",      "/v1/",                                    true,  [forward](http::request_context& c) { return (*forward)(c); }},
+            {"*",      "/v1beta/",                                true,  [forward](http::request_context& c) { return (*forward)(c); }},
         };
         // clang-format on
         // Keys are checked on the head of every request under these prefixes, before its body

@@ -174,11 +174,23 @@ std::string to_yaml(const gateway_config& config) {
             << "    base_url: " << quoted(u.base_url) << '\n'
             << "    api_key: " << (u.api_key.empty() ? "\"\"" : "\"***\"") << '\n'
             << "    auth: " << (u.auth == auth_mode::forward ? "forward" : "replace") << '\n'
+            << "    provider: "
+            << (u.provider == provider_kind::openai      ? "openai"
+                : u.provider == provider_kind::anthropic ? "anthropic"
+                                                         : "gemini")
+            << '\n'
+            << "    tool_calling: "
+            << (u.tool_calling == tool_calling_mode::native ? "native" : "json") << '\n'
             << "    models: [";
         for (std::size_t i = 0; i < u.models.size(); ++i)
             out << (i ? ", " : "") << quoted(u.models[i]);
-        out << "]\n"
-            << "    connect_timeout: " << format_duration(u.connect_timeout) << '\n'
+        out << "]\n";
+        if (!u.model_map.empty()) {
+            out << "    model_map:\n";
+            for (const auto& [from, to] : u.model_map)
+                out << "      " << quoted(from) << ": " << quoted(to) << '\n';
+        }
+        out << "    connect_timeout: " << format_duration(u.connect_timeout) << '\n'
             << "    first_byte_timeout: " << format_duration(u.first_byte_timeout) << '\n'
             << "    idle_timeout: " << format_duration(u.idle_timeout) << '\n'
             << "    max_idle_connections: " << u.max_idle_connections << '\n'

@@ -36,6 +36,13 @@ struct server_config {
 
 enum class auth_mode { forward, replace };
 
+// The dialect an upstream speaks: any OpenAI-compatible server, Anthropic Messages, Gemini.
+enum class provider_kind { openai, anthropic, gemini };
+
+// How the agent loop asks a model for tool calls: the provider's own tool calling, or our JSON
+// protocol in the reply text.
+enum class tool_calling_mode { native, json };
+
 // A parsed `base_url`: scheme decides TLS; `base_path` is prefixed to the part after `/v1`.
 struct upstream_endpoint {
     bool tls = false;
@@ -50,7 +57,13 @@ struct upstream_config {
     upstream_endpoint endpoint;
     std::string api_key;  // empty: none
     auth_mode auth = auth_mode::forward;
+    provider_kind provider = provider_kind::openai;
     std::vector<std::string> models{"*"};  // globs; first matching upstream wins
+    // The client's model name -> the upstream's (the rest go as they are).
+    std::vector<std::pair<std::string, std::string>> model_map;
+    // Default: native for anthropic and gemini, json for openai (many compatible servers have
+    // no tool support).
+    tool_calling_mode tool_calling = tool_calling_mode::json;
     duration connect_timeout{10'000};
     duration first_byte_timeout{600'000};   // request sent -> response header complete
     duration idle_timeout{300'000};         // between two reads of a response body

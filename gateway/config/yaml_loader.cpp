@@ -162,11 +162,11 @@ public:
 
     upstream_config upstream(const YAML::Node& node, std::size_t index) const {
         std::string section = "upstreams[" + std::to_string(index) + "]";
-        check_keys(
-            node, section,
-            {"name", "base_url", "api_key", "auth", "models", "connect_timeout",
-             "first_byte_timeout", "idle_timeout", "max_idle_connections", "pool_idle_timeout",
-             "ca_file", "tls_insecure", "json_schema", "context_budget"});
+        check_keys(node, section,
+                   {"name", "base_url", "api_key", "auth", "models", "connect_timeout",
+                    "first_byte_timeout", "idle_timeout", "max_idle_connections",
+                    "pool_idle_timeout", "ca_file", "tls_insecure", "json_schema", "context_budget",
+                    "provider", "model_map", "tool_calling"});
         upstream_config u;
         if (!node["name"]) fail(node, section + ": `name` is required");
         u.name = scalar(node["name"], "name");
@@ -185,6 +185,34 @@ public:
                 u.auth = auth_mode::replace;
             else
                 fail(n, "`auth`: `" + text + "` must be forward or replace");
+        }
+        if (auto n = node["provider"]) {
+            auto text = scalar(n, "provider");
+            if (text == "openai")
+                u.provider = provider_kind::openai;
+            else if (text == "anthropic")
+                u.provider = provider_kind::anthropic;
+            else if (text == "gemini")
+                u.provider = provider_kind::gemini;
+            else
+                fail(n, "`provider`: `" + text + "` must be openai, anthropic or gemini");
+        }
+        u.tool_calling = u.provider == provider_kind::openai ? tool_calling_mode::json
+                                                             : tool_calling_mode::native;
+        if (auto n = node["tool_calling"]) {
+            auto text = scalar(n, "tool_calling");
+            if (text == "native")
+                u.tool_calling = tool_calling_mode::native;
+            else if (text == "json")
+                u.tool_calling = tool_calling_mode::json;
+            else
+                fail(n, "`tool_calling`: `" + text + "` must be native or json");
+        }
+        if (auto n = node["model_map"]) {
+            if (!n.IsMap()) fail(n, "`model_map` must map client model names to upstream names");
+            for (const auto& entry : n)
+                u.model_map.emplace_back(scalar(entry.first, "model_map"),
+                                         scalar(entry.second, "model_map"));
         }
         if (auto n = node["models"]) {
             if (!n.IsSequence() || n.size() == 0)

@@ -3,7 +3,9 @@
 #include "gateway/error.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/passthrough/client.hpp"
 #include "gateway/passthrough/headers.hpp"
+#include "gateway/passthrough/translator.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
 #include "gateway/upstream/exchange.hpp"
 
@@ -29,29 +31,39 @@ using namespace net::experimental::awaitable_operators;
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 constexpr std::size_t relay_buffer_size = 16 * 1024;
 
-// Shared between the exchange and the client watcher of one request.
-struct exchange_state {
-    upstream::connection* upstream = nullptr;  // the connection in use, to close on disconnect
-    bool client_gone = false;
-};
-
 bool is_websocket_upgrade(const http::request& req) {
     return beast::iequals(req[bhttp::field::upgrade], "websocket");
 }
 
-// The request head as the upstream sees it: same method, path below base_path, query and
-// end-to-end headers; Host, x-request-id, Content-Length and (per `auth`) Authorization set by the
-// gateway. Written as bytes: building a Beast message would allocate a node per header only to
+// The header field that carries an upstream's key, with its value's prefix.
+std::pair<std::string_view, std::string_view> key_field(config::provider_kind provider) {
+    switch (provider) {
+        case config::provider_kind::anthropic:
+            return {"x-api-key", ""};
+        case config::provider_kind::gemini:
+            return {"x-goog-api-key", ""};
+        case config::provider_kind::openai:
+            break;
+    }
+    return {"Authorization", "Bearer "};
+}
+
+// The request head as the upstream sees it: same method, `target` below base_path (the client's
+// path after its /v1 or /v1beta, with the query), and end-to-end headers; Host, x-request-id,
+// Content-Length and (per `auth`) the key field of the upstream's provider set by the gateway.
+// Written as bytes: building a Beast message would allocate a node per header only to
 // serialize it again. The body is sent after it untouched.
 std::string upstream_request_head(const http::request_context& ctx,
-                                  const config::upstream_config& up, bool upgrade) {
+                                  const config::upstream_config& up, std::string_view target,
+                                  bool upgrade) {
     const auto& req = ctx.req;
+    auto [key_name, key_prefix] = key_field(up.provider);
     std::string head;
     head.reserve(1024);
     head += req.method_string();
     head += ' ';
     head += up.endpoint.base_path;
-    head += req.target().substr(3);  // after "/v1": the router only sends /v1/... here
+    head += target;
     head += " HTTP/1.1\r\nHost: ";
     head += upstream::host_header(up.endpoint);
     head += "\r\n";
@@ -60,7 +72,7 @@ std::string upstream_request_head(const http::request_context& ctx,
     for_each_end_to_end(req, [&](bhttp::field f, std::string_view name, std::string_view value) {
         // Expect was answered by the gateway, which forwards the whole body at once.
         if (f == bhttp::field::expect || beast::iequals(name, "x-request-id")) return;
-        if (f == bhttp::field::authorization) {
+        if (beast::iequals(name, key_name)) {
             if (replace) return;
             client_auth = true;
         }
@@ -73,7 +85,9 @@ std::string upstream_request_head(const http::request_context& ctx,
     head += ctx.request_id;
     head += "\r\n";
     if (replace || (!client_auth && !up.api_key.empty())) {
-        head += "Authorization: Bearer ";
+        head += key_name;
+        head += ": ";
+        head += key_prefix;
         head += up.api_key;
         head += "\r\n";
     }
@@ -104,34 +118,6 @@ std::string response_head(const bhttp::response_header<>& res, const http::reque
         head.field(name, value);
     });
     return head.finish(ctx.request_id, hop_line, connection);
-}
-
-net::awaitable<error_code> write_client(http::request_context& ctx, net::const_buffer data) {
-    ctx.deadline.arm(ctx.server.write_timeout);
-    auto [ec, n] = co_await net::async_write(ctx.stream, data, use_ec);
-    co_return ec;
-}
-
-// Reads from the client while the exchange runs. Bytes are kept as the start of the next
-// (pipelined) request, up to header_limit; end of stream or an error means the client went
-// away, and the upstream connection is closed at once so the upstream stops generating.
-net::awaitable<void> watch_client(http::request_context& ctx, exchange_state& state) {
-    co_await net::this_coro::throw_if_cancelled(false);
-    auto& socket = ctx.stream.socket();
-    while (ctx.buffer.size() < ctx.server.header_limit) {
-        auto [ec, n] = co_await socket.async_read_some(ctx.buffer.prepare(4096), use_ec);
-        // Aborted with the socket still open: the exchange finished first. Closed: drain did it.
-        if (ec == net::error::operation_aborted && socket.is_open()) co_return;
-        if (ec) {
-            state.client_gone = true;
-            if (state.upstream) state.upstream->close();
-            co_return;
-        }
-        ctx.buffer.commit(n);
-    }
-    // Enough pipelined bytes buffered: stop reading and wait to be cancelled.
-    net::steady_timer never(socket.get_executor(), std::chrono::steady_clock::time_point::max());
-    co_await never.async_wait(use_ec);
 }
 
 // Writes a response to the client: the head, then the body as chunks or raw bytes. The relay and
@@ -423,6 +409,55 @@ net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
     if (reusable && !upgrade && !state.client_gone) pool.give_back(std::move(conn));
 }
 
+// Where a request goes: the upstream, the target below its base path, and whether the gateway
+// translates it (Chat Completions to an Anthropic or Gemini upstream).
+struct destination {
+    std::optional<std::size_t> upstream;
+    std::string_view target;
+    bool translate = false;
+    std::string refusal;  // set: answer 400 with it
+};
+
+destination choose(const http::request_context& ctx, const config::gateway_config& config,
+                   const model_router& router) {
+    std::string_view target = ctx.req.target();
+    std::string_view path = target.substr(0, target.find('?'));
+    destination d;
+    std::optional<std::string> model;
+    // Gemini's native paths name the model: /v1beta/models/{model}:{method}.
+    if (path.starts_with("/v1beta/")) {
+        if (path.starts_with("/v1beta/models/")) {
+            auto name = path.substr(15);
+            model = std::string(name.substr(0, name.find(':')));
+        }
+        d.upstream = router.route(model, config::provider_kind::gemini);
+        d.target = target.substr(7);
+        if (!d.upstream) d.refusal = "No upstream of provider gemini is configured for `/v1beta/`.";
+        return d;
+    }
+    if (!ctx.req.body().empty()) model = read_model(ctx.req.body());
+    if (path == "/v1/messages" || path.starts_with("/v1/messages/")) {
+        if (auto up = router.route(model, config::provider_kind::anthropic)) {
+            d.upstream = up;
+            d.target = target;  // Anthropic's base URL has no /v1: the client's path is its path
+            return d;
+        }
+    }
+    d.upstream = router.route(model);
+    d.target = target.substr(3);  // after "/v1": the router only sends /v1/... here
+    const auto& up = config.upstreams[*d.upstream];
+    if (up.provider != config::provider_kind::openai) {
+        if (path == "/v1/chat/completions" && ctx.req.method() == bhttp::verb::post)
+            d.translate = true;
+        else
+            d.refusal = "`" + std::string(path) + "` is not available for model `" +
+                        model.value_or("") + "`: its upstream `" + up.name + "` speaks " +
+                        (up.provider == config::provider_kind::anthropic ? "anthropic" : "gemini") +
+                        ", and the gateway translates only /v1/chat/completions to it.";
+    }
+    return d;
+}
+
 }  // namespace
 
 handler::handler(const config::gateway_config& config, const model_router& router,
@@ -431,6 +466,8 @@ handler::handler(const config::gateway_config& config, const model_router& route
     pools_.reserve(config.upstreams.size());
     for (std::size_t i = 0; i < config.upstreams.size(); ++i)
         pools_.emplace_back(config.upstreams[i], tls_contexts[i]);
+    for (const auto& up : config.upstreams)
+        if (up.provider != config::provider_kind::openai) mixed_providers_ = true;
 }
 
 void handler::close_idle() {
@@ -443,13 +480,36 @@ net::awaitable<void> handler::operator()(http::request_context& ctx) {
         co_await http::write_error(ctx, errc::websocket_refused);
         co_return;
     }
-    std::optional<std::string> model;
-    if (!ctx.req.body().empty()) model = read_model(ctx.req.body());
-    auto& pool = pools_[router_.route(model)];
+    std::string_view target = ctx.req.target();
+    if (mixed_providers_ && target.substr(0, target.find('?')) == "/v1/models" &&
+        ctx.req.method() == bhttp::verb::get) {
+        // Not every upstream can list its models in OpenAI's shape: the configuration does.
+        auto models = configured_models_json(config_);
+        ctx.status = 200;
+        auto ec = co_await http::write_response(ctx, 200, "application/json", models);
+        if (ec) ctx.keep_alive = false;
+        co_return;
+    }
+    auto where = choose(ctx, config_, router_);
+    if (!where.refusal.empty()) {
+        co_await http::write_error(ctx, errc::bad_request, where.refusal);
+        co_return;
+    }
+    auto& pool = pools_[*where.upstream];
     ctx.upstream = pool.upstream().name;
-    auto head = upstream_request_head(ctx, pool.upstream(), upgrade);
 
     exchange_state state;
+    if (where.translate) {
+        auto winner = co_await (translate_chat(ctx, pool, state) || watch_client(ctx, state));
+        if (winner.index() == 1 || state.client_gone) {
+            ctx.keep_alive = false;
+            if (ctx.status == 0) ctx.status = 499;
+            observability::log_info("request " + ctx.request_id +
+                                    ": client went away; upstream request cancelled");
+        }
+        co_return;
+    }
+    auto head = upstream_request_head(ctx, pool.upstream(), where.target, upgrade);
     if (upgrade) {
         // The pumps read the client themselves; no watcher.
         co_await exchange(ctx, pool, head, state, true);

@@ -33,6 +33,7 @@ private:
     const config::gateway_config& config_;
     const model_router& router_;
     std::vector<upstream::pool> pools_;
+    bool mixed_providers_ = false;  // some upstream is not OpenAI-compatible
 };
 
 }  // namespace gateway::passthrough

@@ -168,7 +168,23 @@ std::optional<std::string> read_model(std::string_view json_body) {
 }
 
 model_router::model_router(const std::vector<config::upstream_config>& upstreams) {
-    for (const auto& u : upstreams) globs_.push_back(u.models);
+    for (const auto& u : upstreams) {
+        globs_.push_back(u.models);
+        providers_.push_back(u.provider);
+    }
+}
+
+std::optional<std::size_t> model_router::route(std::optional<std::string_view> model,
+                                               config::provider_kind provider) const {
+    std::optional<std::size_t> first;
+    for (std::size_t i = 0; i < globs_.size(); ++i) {
+        if (providers_[i] != provider) continue;
+        if (!first) first = i;
+        if (model)
+            for (const auto& g : globs_[i])
+                if (glob_match(g, *model)) return i;
+    }
+    return first;
 }
 
 std::size_t model_router::route(std::optional<std::string_view> model) const {

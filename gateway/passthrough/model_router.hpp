@@ -25,8 +25,14 @@ public:
 
     std::size_t route(std::optional<std::string_view> model) const;
 
+    // The same among the upstreams of one provider (for its native paths); nullopt when no
+    // upstream speaks it.
+    std::optional<std::size_t> route(std::optional<std::string_view> model,
+                                     config::provider_kind provider) const;
+
 private:
     std::vector<std::vector<std::string>> globs_;
+    std::vector<config::provider_kind> providers_;
 };
 
 }  // namespace gateway::passthrough

@@ -21,13 +21,6 @@ std::string_view provider_name(provider p) {
     return "openai";
 }
 
-std::optional<provider> parse_provider(std::string_view name) {
-    if (name == "openai") return provider::openai;
-    if (name == "anthropic") return provider::anthropic;
-    if (name == "gemini") return provider::gemini;
-    return std::nullopt;
-}
-
 std::string_view openai_finish_reason(finish f) {
     switch (f) {
         case finish::stop:

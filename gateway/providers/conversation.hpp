@@ -4,6 +4,8 @@
 // its wire format and decodes its replies (whole or streamed) back to a `reply`; the agent loop
 // and the /v1/chat/completions translation speak only this.
 
+#include "gateway/config/config.hpp"
+
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
@@ -17,10 +19,9 @@ namespace gateway::providers {
 
 namespace json = boost::json;
 
-enum class provider { openai, anthropic, gemini };
+using provider = config::provider_kind;
 
 std::string_view provider_name(provider p);
-std::optional<provider> parse_provider(std::string_view name);
 
 // A call the model asked for. `arguments` is always an object (OpenAI's string is parsed, an
 // empty streamed Anthropic input is {}). `provider_meta` is carried opaque and echoed back to

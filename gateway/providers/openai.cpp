@@ -590,6 +590,7 @@ void chunk_writer::frames(const stream_delta& d, std::string& out) {
             out += chunk(delta, nullptr);
             return;
         case stream_delta::kind::call_started: {
+            if (has_arguments_.size() <= d.index) has_arguments_.resize(d.index + 1, false);
             json::object call{{"index", d.index},
                               {"id", d.id},
                               {"type", "function"},
@@ -600,11 +601,20 @@ void chunk_writer::frames(const stream_delta& d, std::string& out) {
             return;
         }
         case stream_delta::kind::call_arguments:
+            if (has_arguments_.size() <= d.index) has_arguments_.resize(d.index + 1, false);
+            has_arguments_[d.index] = true;
             delta["tool_calls"] = json::array{
                 json::object{{"index", d.index}, {"function", {{"arguments", d.text}}}}};
             out += chunk(delta, nullptr);
             return;
         case stream_delta::kind::finished: {
+            for (std::size_t i = 0; i < has_arguments_.size(); ++i)
+                if (!has_arguments_[i]) {
+                    json::object empty{
+                        {"tool_calls", json::array{json::object{
+                                           {"index", i}, {"function", {{"arguments", "{}"}}}}}}};
+                    out += chunk(empty, nullptr);
+                }
             out += chunk(delta, json::string(openai_finish_reason(d.why)));
             if (include_usage_) {
                 json::object body{{"id", id_},

@@ -32,7 +32,8 @@ std::string chat_completion(const reply& r, std::string_view id, std::string_vie
 
 // Streamed replies as `chat.completion.chunk` SSE frames, delta by delta, ending in
 // `data: [DONE]`. The first frame carries the role; a call's id, name and provider_meta go in
-// its first fragment, as OpenAI sends them.
+// its first fragment, as OpenAI sends them; a call that streamed no arguments (Anthropic's
+// zero-argument calls) gets "{}" before the end.
 class chunk_writer {
 public:
     chunk_writer(std::string id, std::string model, std::int64_t created, bool include_usage);
@@ -47,6 +48,7 @@ private:
     std::int64_t created_;
     bool include_usage_;
     bool role_sent_ = false;
+    std::vector<bool> has_arguments_;  // per call: some argument text was written
 };
 
 // OpenAI's error envelope for what a provider answered.

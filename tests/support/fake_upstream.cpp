@@ -1,5 +1,7 @@
 #include "tests/support/fake_upstream.hpp"
 
+#include "tests/support/fake_providers.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -52,6 +54,17 @@ std::string scripted_answer(const scripted_reply& reply, const std::string& mode
         if (!reply.retry_after.empty()) extra = "retry-after: " + reply.retry_after + "\r\n";
     } else {
         json::object message{{"role", "assistant"}, {"content", reply.content}};
+        if (!reply.calls.empty()) {
+            if (reply.content.empty()) message["content"] = nullptr;
+            json::array calls;
+            for (std::size_t i = 0; i < reply.calls.size(); ++i)
+                calls.push_back({{"id", "call_scripted_" + std::to_string(i)},
+                                 {"type", "function"},
+                                 {"function",
+                                  {{"name", reply.calls[i].name},
+                                   {"arguments", reply.calls[i].arguments}}}});
+            message["tool_calls"] = std::move(calls);
+        }
         body = json::serialize(json::object{
             {"id", "chatcmpl-scripted"},
             {"object", "chat.completion"},
@@ -59,7 +72,7 @@ std::string scripted_answer(const scripted_reply& reply, const std::string& mode
             {"model", model},
             {"choices", json::array{json::object{{"index", 0},
                                                  {"message", std::move(message)},
-                                                 {"finish_reason", reply.finish_reason}}}},
+                                                 {"finish_reason", reply.calls.empty() ? reply.finish_reason : "tool_calls"}}}},
             {"usage", {{"prompt_tokens", 1}, {"completion_tokens", 1}, {"total_tokens", 2}}}});
     }
     return "HTTP/1.1 " + std::to_string(reply.status) +
@@ -121,6 +134,18 @@ struct fake_upstream::impl {
     net::awaitable<void> connection(tcp::socket s);
     template <class Stream>
     net::awaitable<void> serve(Stream& stream, tcp::socket& lowest);
+    // Writes `events` as a chunked SSE response, steered by the x-fake-* headers of `r`.
+    // False when the connection is done (closed, reset, or x-fake-close-after).
+    template <class Stream>
+    net::awaitable<bool> write_events(Stream& stream, tcp::socket& lowest,
+                                      const received_request& r, std::vector<std::string> events,
+                                      std::string content_type);
+    // Answers an Anthropic or Gemini request (see fake_providers.hpp); false when the
+    // connection is done.
+    template <class Stream>
+    net::awaitable<bool> serve_provider(Stream& stream, tcp::socket& lowest,
+                                        const received_request& r, bool gemini);
+    int serial = 0;
 };
 
 namespace {
@@ -412,6 +437,17 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
             }
         }
 
+        std::string path = r.target.substr(0, r.target.find('?'));
+        bool anthropic = path == "/v1/messages" && r.method == "POST";
+        bool gemini = path.rfind("/v1beta/models/", 0) == 0 && r.method == "POST" &&
+                      (path.find(":generateContent") != std::string::npos ||
+                       path.find(":streamGenerateContent") != std::string::npos);
+        if ((anthropic || gemini) && mode != "echo") {
+            bool go_on = co_await serve_provider(stream, lowest, r, gemini);
+            if (!go_on) co_return;
+            continue;
+        }
+
         if (auto status = r.header("x-fake-status"); !status.empty()) {
             std::string extra;
             if (status == "429")
@@ -449,7 +485,6 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
             continue;
         }
 
-        std::string path = r.target.substr(0, r.target.find('?'));
         json::value body;
         boost::system::error_code parse_ec;
         if (!r.body.empty()) body = json::parse(r.body, parse_ec);
@@ -523,55 +558,131 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
             chat ? chat_stream_events(model, tools, usage) : responses_stream_events(model);
         std::string content_type = r.header("x-fake-content-type");
         if (content_type.empty()) content_type = "text/event-stream; charset=utf-8";
-        std::string head = "HTTP/1.1 200 OK\r\nContent-Type: " + content_type +
-                           "\r\nCache-Control: no-cache\r\nx-request-id: req_fake\r\n"
-                           "Transfer-Encoding: chunked\r\n\r\n";
-        {
-            bool ok = co_await write_all(stream, head);
-            if (!ok) co_return;
-        }
-        long chunk_size = number(r, "x-fake-chunk-size", 0);
-        long stall_after = number(r, "x-fake-stall-after", -1);
-        long stall_ms = number(r, "x-fake-stall-ms", -1);
-        long reset_after = number(r, "x-fake-reset-after", -1);
-        // The writes: one per event, or the whole transcript cut into chunk_size pieces.
-        std::vector<std::string> writes;
-        if (chunk_size > 0) {
-            std::string all;
-            for (const auto& e : events) all += e;
-            for (std::size_t i = 0; i < all.size(); i += chunk_size)
-                writes.push_back(all.substr(i, chunk_size));
-        } else {
-            writes = events;
-        }
-        auto write_chunk = [&](std::string_view data) -> net::awaitable<bool> {
-            char size[32];
-            std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-            auto ok = co_await write_all(stream, std::string(size) + std::string(data) + "\r\n");
-            co_return ok;
-        };
-        for (std::size_t i = 0; i < writes.size(); ++i) {
-            if (static_cast<long>(i) == reset_after) {
-                reset(lowest);
-                co_return;
-            }
-            if (static_cast<long>(i) == stall_after) {
-                bool closed = co_await wait_for_close(stream, stall_ms);
-                if (closed) co_return;
-            }
-            if (i > 0 && delay > 0) co_await sleep_ms(delay);
-            {
-                bool ok = co_await write_chunk(writes[i]);
-                if (!ok) co_return;
-            }
-        }
-        {
-            bool ok = co_await write_all(stream, std::string_view("0\r\n\r\n"));
-            if (!ok) co_return;
-        }
-        // Closes the kept-alive connection behind the client's back, as upstreams do when idle.
-        if (!r.header("x-fake-close-after").empty()) co_return;
+        bool go_on = co_await write_events(stream, lowest, r, std::move(events), content_type);
+        if (!go_on) co_return;
     }
+}
+
+template <class Stream>
+net::awaitable<bool> fake_upstream::impl::write_events(Stream& stream, tcp::socket& lowest,
+                                                       const received_request& r,
+                                                       std::vector<std::string> events,
+                                                       std::string content_type) {
+    long delay = number(r, "x-fake-delay-ms", 0);
+    std::string head = "HTTP/1.1 200 OK\r\nContent-Type: " + content_type +
+                       "\r\nCache-Control: no-cache\r\nx-request-id: req_fake\r\n"
+                       "Transfer-Encoding: chunked\r\n\r\n";
+    {
+        bool ok = co_await write_all(stream, head);
+        if (!ok) co_return false;
+    }
+    long chunk_size = number(r, "x-fake-chunk-size", 0);
+    long stall_after = number(r, "x-fake-stall-after", -1);
+    long stall_ms = number(r, "x-fake-stall-ms", -1);
+    long reset_after = number(r, "x-fake-reset-after", -1);
+    // The writes: one per event, or the whole transcript cut into chunk_size pieces.
+    std::vector<std::string> writes;
+    if (chunk_size > 0) {
+        std::string all;
+        for (const auto& e : events) all += e;
+        for (std::size_t i = 0; i < all.size(); i += chunk_size)
+            writes.push_back(all.substr(i, chunk_size));
+    } else {
+        writes = events;
+    }
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+        if (static_cast<long>(i) == reset_after) {
+            reset(lowest);
+            co_return false;
+        }
+        if (static_cast<long>(i) == stall_after) {
+            bool closed = co_await wait_for_close(stream, stall_ms);
+            if (closed) co_return false;
+        }
+        if (i > 0 && delay > 0) co_await sleep_ms(delay);
+        char size[32];
+        std::snprintf(size, sizeof size, "%zx\r\n", writes[i].size());
+        std::string framed = std::string(size) + writes[i] + "\r\n";
+        bool ok = co_await write_all(stream, framed);
+        if (!ok) co_return false;
+    }
+    {
+        bool ok = co_await write_all(stream, std::string_view("0\r\n\r\n"));
+        if (!ok) co_return false;
+    }
+    // Closes the kept-alive connection behind the client's back, as upstreams do when idle.
+    co_return r.header("x-fake-close-after").empty();
+}
+
+template <class Stream>
+net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::socket& lowest,
+                                                         const received_request& r, bool gemini) {
+    namespace fp = fake_providers;
+    std::string path = r.target.substr(0, r.target.find('?'));
+    boost::system::error_code ec;
+    auto body = json::parse(r.body, ec);
+    int n = 0;
+    {
+        std::lock_guard lock(mutex);
+        n = ++serial;
+    }
+    fp::answer a;
+    std::string model;
+    bool stream_requested = false;
+    if (gemini) {
+        auto name = path.substr(15);
+        model = name.substr(0, name.find(':'));
+        stream_requested = path.find(":streamGenerateContent") != std::string::npos;
+    } else if (const auto* o = body.if_object()) {
+        if (const auto* m = o->if_contains("model"); m && m->is_string()) model = m->as_string();
+        stream_requested = o->contains("stream") && o->at("stream") == json::value(true);
+    }
+    auto refusal =
+        ec ? std::optional<fp::answer>(
+                 gemini ? fp::gemini_error(400, "Invalid JSON payload received.")
+                        : fp::anthropic_error(400, "invalid_request_error", "invalid JSON"))
+        : gemini ? fp::gemini_refusal(r, body)
+                 : fp::anthropic_refusal(r, body);
+    bool steered = false;
+    for (auto& [name, value] : r.headers)
+        steered = steered || boost::beast::iequals(std::string_view(name).substr(0, 7), "x-fake-");
+    if (auto status = r.header("x-fake-status"); !status.empty()) {
+        unsigned code = static_cast<unsigned>(std::stoul(status));
+        a = gemini ? fp::gemini_error(code, "fake error " + status)
+                   : fp::anthropic_error(code, code == 429 ? "rate_limit_error" : "api_error",
+                                         "fake error " + status);
+    } else if (refusal) {
+        a = *refusal;
+    } else {
+        fp::turn t;
+        auto scripted = steered ? std::nullopt : next_scripted(r.body);
+        if (scripted && scripted->delay_ms > 0) {
+            bool closed = co_await wait_for_close(stream, scripted->delay_ms);
+            if (closed) co_return false;
+        }
+        if (scripted && scripted->status != 200) {
+            a = gemini ? fp::gemini_error(scripted->status, scripted->content)
+                       : fp::anthropic_error(scripted->status, "api_error", scripted->content);
+            if (!scripted->retry_after.empty())
+                a.extra_headers = "retry-after: " + scripted->retry_after + "\r\n";
+        } else {
+            t = scripted ? fp::turn{scripted->content, scripted->calls}
+                         : fp::canned_turn(body, gemini);
+            a = gemini ? fp::gemini_answer(t, model, stream_requested, n)
+                       : fp::anthropic_answer(t, model, stream_requested, n);
+        }
+    }
+    if (!a.events.empty()) {
+        bool go_on = co_await write_events(stream, lowest, r, std::move(a.events), a.content_type);
+        co_return go_on;
+    }
+    std::string head = "HTTP/1.1 " + std::to_string(a.status) +
+                       (a.status == 200 ? " OK" : " Error") +
+                       "\r\nContent-Type: application/json\r\n" + a.extra_headers +
+                       "request-id: req_fake_" + std::to_string(n) + "\r\n" +
+                       "Content-Length: " + std::to_string(a.body.size()) + "\r\n\r\n";
+    bool ok = co_await write_all(stream, head + a.body);
+    co_return ok&& r.header("x-fake-close-after").empty();
 }
 
 net::awaitable<void> fake_upstream::impl::connection(tcp::socket s) {

@@ -20,10 +20,16 @@
 //   x-fake-close-after: 1    closes the connection after the response without saying so
 //   Upgrade: websocket       101 Switching Protocols, then echoes every byte back
 //
+// Anthropic Messages (POST /v1/messages) and Gemini (POST /v1beta/models/{m}:generateContent,
+// :streamGenerateContent?alt=sse) are spoken too, JSON and SSE, with each provider's rules
+// enforced and its own 400s (see fake_providers.hpp); x-fake-status answers in that provider's
+// error format.
+//
 // Scripted mode, for the agent loop: once script() was called, each non-streaming POST
-// /v1/chat/completions without x-fake-* headers takes the next scripted reply (a chat.completion
-// with that content and finish_reason, or an error status); an empty script then answers 500
-// "fake: script exhausted", so a loop that asks more than its test expected fails visibly.
+// /v1/chat/completions without x-fake-* headers, and each Anthropic or Gemini request (streamed
+// or not), takes the next scripted reply (that content, those native calls and finish_reason,
+// or an error status); an empty script then answers 500 "fake: script exhausted", so a loop
+// that asks more than its test expected fails visibly.
 //
 // Thread-safe accessors; the server runs on its own threads.
 
@@ -43,12 +49,20 @@ struct fake_options {
     std::string key_file;
 };
 
+// A native tool call in a scripted reply: the tool's name and its arguments as JSON text.
+struct scripted_call {
+    std::string name;
+    std::string arguments = "{}";
+};
+
 struct scripted_reply {
     std::string content;
     std::string finish_reason = "stop";
-    unsigned status = 200;    // not 200: OpenAI's error JSON with this status
+    unsigned status = 200;    // not 200: the dialect's error JSON with this status
     std::string retry_after;  // sent as retry-after with an error status
     long delay_ms = 0;        // wait before answering
+    // Native tool calls (OpenAI tool_calls, Anthropic tool_use, Gemini functionCall).
+    std::vector<scripted_call> calls;
 };
 
 struct received_request {

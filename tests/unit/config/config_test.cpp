@@ -256,3 +256,46 @@ BOOST_AUTO_TEST_CASE(value_parsers) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(config_providers)
+
+BOOST_AUTO_TEST_CASE(providers_default_their_tool_calling_and_map_model_names) {
+    auto loaded = load_string(R"(upstreams:
+  - name: claude
+    base_url: https://api.anthropic.com
+    provider: anthropic
+    models: ["claude-*"]
+    model_map:
+      claude: claude-sonnet-4-5
+  - name: gemini
+    base_url: https://generativelanguage.googleapis.com/v1beta
+    provider: gemini
+    tool_calling: json
+  - name: local
+    base_url: http://127.0.0.1:9/v1
+)",
+                              "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
+    const auto& u = loaded.value->upstreams;
+    BOOST_TEST((u[0].provider == provider_kind::anthropic));
+    BOOST_TEST((u[0].tool_calling == tool_calling_mode::native));
+    BOOST_TEST_REQUIRE(u[0].model_map.size() == 1u);
+    BOOST_TEST(u[0].model_map[0].second == "claude-sonnet-4-5");
+    BOOST_TEST((u[1].tool_calling == tool_calling_mode::json));
+    BOOST_TEST((u[2].provider == provider_kind::openai));
+    BOOST_TEST((u[2].tool_calling == tool_calling_mode::json));
+    auto printed = to_yaml(*loaded.value);
+    BOOST_TEST(printed.find("provider: anthropic") != std::string::npos);
+    BOOST_TEST(printed.find("\"claude\": \"claude-sonnet-4-5\"") != std::string::npos, printed);
+}
+
+BOOST_AUTO_TEST_CASE(bad_provider_settings_are_precise) {
+    BOOST_TEST(error_of(with_upstream("    provider: mistral\n")) ==
+               "test.yaml:4: `provider`: `mistral` must be openai, anthropic or gemini");
+    BOOST_TEST(error_of(with_upstream("    tool_calling: sometimes\n")) ==
+               "test.yaml:4: `tool_calling`: `sometimes` must be native or json");
+    BOOST_TEST(error_of(with_upstream("    model_map: [a, b]\n")) ==
+               "test.yaml:4: `model_map` must map client model names to upstream names");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,311 @@
+#include "gateway/passthrough/translator.hpp"
+
+#include "gateway/error.hpp"
+#include "gateway/http/response.hpp"
+#include "gateway/observability/log.hpp"
+#include "gateway/providers/openai.hpp"
+#include "gateway/sse/event_parser.hpp"
+#include "gateway/upstream/exchange.hpp"
+
+#include <boost/asio/this_coro.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <set>
+
+namespace gateway::passthrough {
+
+namespace {
+
+namespace bhttp = boost::beast::http;
+namespace json = boost::json;
+namespace providers = gateway::providers;
+
+// Replies larger than this are a bad response (a whole chat completion is far smaller).
+constexpr std::size_t reply_limit = 64 * 1024 * 1024;
+
+std::int64_t now_seconds() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// The key for the provider: ours when we replace the client's, otherwise the client's bearer
+// token (an OpenAI SDK sends its key that way), or ours when it sent none.
+std::string provider_key(const http::request_context& ctx, const config::upstream_config& up) {
+    if (up.auth == config::auth_mode::replace) return up.api_key;
+    std::string_view auth = ctx.req[bhttp::field::authorization];
+    if (auth.size() > 7 && boost::beast::iequals(auth.substr(0, 7), "Bearer "))
+        return std::string(auth.substr(7));
+    return up.api_key;
+}
+
+std::string request_head(const http::request_context& ctx, const config::upstream_config& up,
+                         const providers::adapter& adapter, const providers::request& r,
+                         std::size_t body_size) {
+    std::string head = "POST " + up.endpoint.base_path + adapter.target(r) + " HTTP/1.1\r\n";
+    head += "Host: " + upstream::host_header(up.endpoint) + "\r\n";
+    head += "Content-Type: application/json\r\n";
+    head += r.stream ? "Accept: text/event-stream\r\n" : "Accept: application/json\r\n";
+    head += adapter.auth_fields(provider_key(ctx, up));
+    // The client's own x-* fields (tracing, tenancy) and anthropic-beta go along; its key,
+    // OpenAI's fields and the framing do not.
+    for (const auto& f : ctx.req) {
+        auto name = f.name_string();
+        bool custom = name.size() > 2 && boost::beast::iequals(name.substr(0, 2), "x-") &&
+                      !boost::beast::iequals(name, "x-api-key") &&
+                      !boost::beast::iequals(name, "x-goog-api-key") &&
+                      !boost::beast::iequals(name, "x-request-id");
+        bool beta = adapter.kind() == providers::provider::anthropic &&
+                    boost::beast::iequals(name, "anthropic-beta");
+        if (custom || beta) head += std::string(name) + ": " + std::string(f.value()) + "\r\n";
+    }
+    head += "x-request-id: " + ctx.request_id + "\r\n";
+    head += "Content-Length: " + std::to_string(body_size) + "\r\n\r\n";
+    return head;
+}
+
+net::awaitable<void> write_json(http::request_context& ctx, unsigned status, std::string body,
+                                std::vector<std::pair<std::string, std::string>> extra = {}) {
+    ctx.status = status;
+    ctx.response_started = true;
+    auto ec = co_await http::write_response(ctx, status, "application/json", body, extra);
+    if (ec) ctx.keep_alive = false;
+}
+
+// A 400 naming the field that cannot be translated.
+net::awaitable<void> refuse(http::request_context& ctx, std::string param, std::string message) {
+    json::value p = param.empty() ? json::value(nullptr) : json::value(param);
+    auto body = json::serialize(json::object{{"error",
+                                              {{"message", message},
+                                               {"type", "invalid_request_error"},
+                                               {"param", p},
+                                               {"code", "unsupported_parameter"}}}});
+    co_await write_json(ctx, 400, std::move(body));
+}
+
+// The upstream's fields a client of OpenAI's API acts on: retry-after and the rate limits.
+std::vector<std::pair<std::string, std::string>> kept_fields(const upstream::response_parser& p) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& f : p.get()) {
+        auto name = f.name_string();
+        if (boost::beast::iequals(name, "retry-after") ||
+            boost::beast::iequals(name, "retry-after-ms") ||
+            (name.size() > 12 && boost::beast::iequals(name.substr(0, 12), "x-ratelimit-")) ||
+            (name.size() > 18 && boost::beast::iequals(name.substr(0, 18), "anthropic-ratelimit")))
+            out.emplace_back(std::string(name), std::string(f.value()));
+    }
+    return out;
+}
+
+// One piece of a chunked body: size line, data, CRLF.
+std::string chunk_of(std::string_view data) {
+    char size[24];
+    std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+    std::string out = size;
+    out.append(data);
+    out += "\r\n";
+    return out;
+}
+
+// Relays the provider's event stream as chat.completion.chunk events, each write as soon as the
+// upstream read that completed it. True when the connection may be pooled.
+net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connection& conn,
+                                  upstream::response_parser& parser,
+                                  const config::upstream_config& up,
+                                  const providers::adapter& adapter, const std::string& model,
+                                  bool include_usage, const exchange_state& state) {
+    http::response_head head(200);
+    head.field("Content-Type", "text/event-stream; charset=utf-8");
+    head.field("Cache-Control", "no-cache");
+    for (const auto& [name, value] : kept_fields(parser)) head.field(name, value);
+    if (ctx.draining) ctx.keep_alive = false;
+    auto bytes =
+        head.finish(ctx.request_id, "Transfer-Encoding: chunked", ctx.keep_alive ? "" : "close");
+    ctx.status = 200;
+    ctx.response_started = true;
+    if (auto ec = co_await write_client(ctx, net::buffer(bytes)); ec) {
+        ctx.keep_alive = false;
+        co_return false;
+    }
+
+    auto decoder = adapter.decoder();
+    sse::event_parser events;
+    providers::openai::chunk_writer writer("chatcmpl-" + ctx.request_id, model, now_seconds(),
+                                           include_usage);
+    auto& res = parser.get();
+    std::array<char, 16 * 1024> buffer;
+    std::vector<sse::event> parsed;
+    std::vector<providers::stream_delta> deltas;
+    std::string failure_message;
+    bool finished = false;
+    while (!parser.is_done() && failure_message.empty()) {
+        res.body().data = buffer.data();
+        res.body().size = buffer.size();
+        upstream::failure failed;
+        if (!conn.parse_buffered(parser, failed))
+            failed = co_await conn.read_some(parser, up.idle_timeout);
+        std::size_t n = buffer.size() - res.body().size;
+        parsed.clear();
+        if (!events.feed({buffer.data(), n}, parsed))
+            failure_message = "an upstream event is too large";
+        std::string out;
+        for (const auto& e : parsed) {
+            deltas.clear();
+            providers::provider_error said;
+            if (!decoder->feed(e, deltas, said)) {
+                failure_message = said.message;
+                break;
+            }
+            for (const auto& d : deltas) {
+                if (d.what == providers::stream_delta::kind::finished) finished = true;
+                writer.frames(d, out);
+            }
+        }
+        if (!out.empty()) {
+            ctx.bytes_sent += out.size();
+            auto framed = chunk_of(out);
+            auto ec = co_await write_client(ctx, net::buffer(framed));
+            if (ec) {
+                ctx.keep_alive = false;
+                co_return false;
+            }
+        }
+        if (failed && state.client_gone) co_return false;
+        if (failed && failure_message.empty()) failure_message = failed.detail;
+    }
+    if (failure_message.empty() && !finished) {
+        deltas.clear();
+        if (decoder->end(deltas)) {
+            std::string out;
+            for (const auto& d : deltas) writer.frames(d, out);
+            if (!out.empty()) {
+                auto framed = chunk_of(out);
+                auto ec = co_await write_client(ctx, net::buffer(framed));
+                if (ec) {
+                    ctx.keep_alive = false;
+                    co_return false;
+                }
+            }
+        } else {
+            failure_message = "the upstream's stream ended before the reply was complete";
+        }
+    }
+    if (!failure_message.empty()) {
+        observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
+                                "` stream failed: " + failure_message);
+        auto event = "event: error\ndata: " +
+                     error_json(make_error_code(errc::upstream_bad_response), failure_message) +
+                     "\n\n";
+        auto framed = chunk_of(event);
+        auto ec = co_await write_client(ctx, net::buffer(framed));
+        if (ec) ctx.keep_alive = false;
+    }
+    static constexpr std::string_view last_chunk = "0\r\n\r\n";
+    auto ec = co_await write_client(ctx, net::buffer(last_chunk));
+    if (ec) ctx.keep_alive = false;
+    co_return failure_message.empty() && parser.is_done() && res.keep_alive();
+}
+
+}  // namespace
+
+std::string upstream_model(const config::upstream_config& up, std::string_view model) {
+    for (const auto& [from, to] : up.model_map)
+        if (from == model) return to;
+    return std::string(model);
+}
+
+net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& pool,
+                                    exchange_state& state) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    const auto& up = pool.upstream();
+    const auto& adapter = providers::adapter_for(up.provider);
+    providers::request r;
+    providers::openai::parse_failure refused;
+    if (!providers::openai::parse_chat_request(ctx.req.body(), r, refused)) {
+        auto message =
+            refused.param.empty() ? refused.message : "`" + refused.param + "` " + refused.message;
+        co_await refuse(ctx, refused.param, std::move(message));
+        co_return;
+    }
+    std::string client_model = r.model;
+    r.model = upstream_model(up, r.model);
+    std::string why;
+    auto body = adapter.encode(r, why);
+    if (body.empty()) {
+        co_await refuse(ctx, "messages", why);
+        co_return;
+    }
+    auto head = request_head(ctx, up, adapter, r, body.size());
+
+    std::optional<upstream::response_parser> parser;
+    upstream::exchange_hooks hooks{[&state](upstream::connection* c) { state.upstream = c; },
+                                   [&state] { return state.client_gone; }};
+    auto started = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head, body,
+                                                     parser, false, false, hooks);
+    if (state.client_gone) co_return;
+    if (!started.conn) {
+        observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
+                                "`: " + started.failed.detail);
+        co_await http::write_error(ctx, started.failed.ec, started.failed.detail);
+        co_return;
+    }
+    auto& conn = *started.conn;
+    state.upstream = &conn;
+    auto status = parser->get().result_int();
+
+    if (status >= 400 || !r.stream) {
+        std::string reply_body;
+        auto failed =
+            co_await upstream::read_body(conn, *parser, reply_body, reply_limit, up.idle_timeout);
+        if (state.client_gone) co_return;
+        if (failed) {
+            co_await http::write_error(ctx, failed.ec, failed.detail);
+            co_return;
+        }
+        bool reusable = parser->get().keep_alive();
+        if (status >= 400) {
+            auto said = adapter.decode_error(status, reply_body);
+            auto envelope = providers::openai::error_body(said);
+            co_await write_json(ctx, said.status, std::move(envelope), kept_fields(*parser));
+        } else {
+            providers::reply reply;
+            std::string error;
+            if (!adapter.decode(reply_body, reply, error)) {
+                co_await http::write_error(ctx, errc::upstream_bad_response, error);
+                co_return;
+            }
+            auto completion = providers::openai::chat_completion(
+                reply, "chatcmpl-" + ctx.request_id, client_model, now_seconds());
+            co_await write_json(ctx, 200, std::move(completion), kept_fields(*parser));
+        }
+        state.upstream = nullptr;
+        if (reusable) pool.give_back(std::move(started.conn));
+        co_return;
+    }
+
+    bool reusable = co_await relay_stream(ctx, conn, *parser, up, adapter, client_model,
+                                          r.include_usage, state);
+    state.upstream = nullptr;
+    if (reusable && !state.client_gone) pool.give_back(std::move(started.conn));
+}
+
+std::string configured_models_json(const config::gateway_config& config) {
+    json::array data;
+    std::set<std::string> seen;
+    auto add = [&](const std::string& id, const std::string& owner) {
+        if (!seen.insert(id).second) return;
+        data.push_back({{"id", id}, {"object", "model"}, {"created", 0}, {"owned_by", owner}});
+    };
+    for (const auto& up : config.upstreams) {
+        for (const auto& [from, to] : up.model_map) add(from, up.name);
+        for (const auto& m : up.models)
+            if (m.find_first_of("*?[") == std::string::npos) add(m, up.name);
+    }
+    return json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}});
+}
+
+}  // namespace gateway::passthrough

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+#include "gateway/http/context.hpp"
+#include "gateway/passthrough/client.hpp"
+#include "gateway/upstream/pool.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace gateway::passthrough {
+
+// Answers a Chat Completions request routed to an Anthropic or Gemini upstream: the body is read
+// into the conversation model (fields that cannot be translated are a 400 naming them), sent in
+// the provider's dialect, and the reply comes back as a `chat.completion`, or as
+// `chat.completion.chunk` events written as the provider streams them, ending in `data: [DONE]`.
+// Provider errors come back in OpenAI's envelope with the provider's status and message (and its
+// retry-after). Stateless: what the provider needs on the next turn travels in the reply.
+// Cancelled by closing `state.upstream` (the client watcher does).
+net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& pool,
+                                    exchange_state& state);
+
+// The upstream's name for a client's model name (`model_map`), or the name itself.
+std::string upstream_model(const config::upstream_config& up, std::string_view model);
+
+// GET /v1/models when some upstream is not OpenAI-compatible: every model name the configuration
+// names (the globs without wildcards and the model_map names), owned by its upstream.
+std::string configured_models_json(const config::gateway_config& config);
+
+}  // namespace gateway::passthrough

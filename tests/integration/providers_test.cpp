@@ -1,0 +1,347 @@
+// Claude and Gemini behind /v1/chat/completions, and their native paths passed through: the
+// gateway in-process against the fake upstream, which speaks both dialects and refuses what the
+// real APIs refuse.
+#include "gateway/passthrough/translator.hpp"
+
+#include "gateway/sse/event_parser.hpp"
+#include "tests/integration/harness.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/test/unit_test.hpp>
+
+using namespace gateway::testing;
+namespace json = boost::json;
+namespace config = gateway::config;
+
+namespace {
+
+struct providers_fixture {
+    fake_upstream fake;
+    config::gateway_config cfg = make();
+    running_gateway gw{cfg};
+
+    config::gateway_config make() {
+        auto root = "http://127.0.0.1:" + std::to_string(fake.port());
+        auto c = make_config({fake.base_url(), root, root + "/v1beta"});
+        c.upstreams[0].models = {"gpt-*"};
+        c.upstreams[1].provider = config::provider_kind::anthropic;
+        c.upstreams[1].models = {"claude-*"};
+        c.upstreams[1].api_key = "sk-ant-gateway";
+        c.upstreams[1].auth = config::auth_mode::replace;
+        c.upstreams[2].provider = config::provider_kind::gemini;
+        c.upstreams[2].models = {"gemini-*"};
+        c.upstreams[2].api_key = "g-gateway";
+        c.upstreams[2].auth = config::auth_mode::replace;
+        c.upstreams[2].model_map = {{"gemini-fast", "gemini-3-flash"}};
+        return c;
+    }
+
+    response post(const std::string& body, std::string_view headers = {}) {
+        client c(gw.port());
+        return c.request(make_request("POST", "/v1/chat/completions", body,
+                                      "Content-Type: application/json\r\n" + std::string(headers)));
+    }
+};
+
+const std::string weather_tools = R"([
+  {"type":"function","function":{"name":"get_weather","description":"Weather in a city",
+   "parameters":{"type":"object","additionalProperties":false,
+                 "properties":{"city":{"type":"string"}},"required":["city"]}}},
+  {"type":"function","function":{"name":"get_time","parameters":{"type":"object","properties":{}}}}])";
+
+// The chat.completion.chunk events of a translated stream, and the reply they assemble to.
+struct streamed {
+    std::vector<json::object> chunks;
+    bool done = false;
+    std::string text;
+    std::vector<json::object> calls;  // {id, name, arguments, extra_content?}
+    std::string finish_reason;
+    std::string error;
+};
+
+streamed read_stream(const std::string& body) {
+    streamed out;
+    gateway::sse::event_parser parser;
+    std::vector<gateway::sse::event> events;
+    parser.feed(body, events);
+    for (const auto& e : events) {
+        if (e.data == "[DONE]") {
+            out.done = true;
+            continue;
+        }
+        if (e.type == "error") {
+            out.error = e.data;
+            continue;
+        }
+        auto chunk = json::parse(e.data).as_object();
+        out.chunks.push_back(chunk);
+        auto& choices = chunk["choices"].as_array();
+        if (choices.empty()) continue;
+        auto& choice = choices[0].as_object();
+        if (choice["finish_reason"].is_string())
+            out.finish_reason = std::string(choice["finish_reason"].as_string());
+        auto& delta = choice["delta"].as_object();
+        if (auto* c = delta.if_contains("content"); c && c->is_string()) out.text += c->as_string();
+        if (auto* calls = delta.if_contains("tool_calls"))
+            for (auto& cv : calls->as_array()) {
+                auto& call = cv.as_object();
+                auto index = static_cast<std::size_t>(call["index"].as_int64());
+                if (out.calls.size() <= index) out.calls.resize(index + 1);
+                auto& mine = out.calls[index];
+                if (call.contains("id")) mine["id"] = call["id"];
+                if (call.contains("extra_content")) mine["extra_content"] = call["extra_content"];
+                auto& fn = call["function"].as_object();
+                if (fn.contains("name")) mine["name"] = fn["name"];
+                std::string args =
+                    mine.contains("arguments") ? std::string(mine["arguments"].as_string()) : "";
+                if (auto* a = fn.if_contains("arguments")) args += a->as_string();
+                mine["arguments"] = args;
+            }
+    }
+    return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(providers)
+
+BOOST_AUTO_TEST_CASE(claude_answers_as_a_chat_completion_with_our_key) {
+    providers_fixture f;
+    auto r = f.post(
+        R"({"model":"claude-sonnet","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]})",
+        "Authorization: Bearer sk-client\r\n");
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    auto body = json::parse(r.body).as_object();
+    BOOST_TEST(body["object"] == json::value("chat.completion"));
+    BOOST_TEST(body["model"] == json::value("claude-sonnet"));
+    auto& message = body["choices"].as_array()[0].as_object()["message"].as_object();
+    BOOST_TEST(message["content"] == json::value("Hello from the fake upstream!"));
+    BOOST_TEST(body["choices"].as_array()[0].as_object()["finish_reason"] == json::value("stop"));
+    BOOST_TEST(body["usage"].as_object()["total_tokens"] == json::value(15));
+    auto sent = f.fake.requests().back();
+    BOOST_TEST(sent.target == "/v1/messages");
+    BOOST_TEST(sent.header("x-api-key") == "sk-ant-gateway");  // auth: replace
+    BOOST_TEST(sent.header("anthropic-version") == "2023-06-01");
+    BOOST_TEST(sent.header("authorization").empty());
+    auto wire = json::parse(sent.body).as_object();
+    BOOST_TEST(wire["system"] == json::value("Be brief."));
+    BOOST_TEST(wire.contains("max_tokens"));
+}
+
+BOOST_AUTO_TEST_CASE(claude_streams_parallel_tool_calls_as_chunks) {
+    providers_fixture f;
+    auto r =
+        f.post(R"({"model":"claude-sonnet","stream":true,"stream_options":{"include_usage":true},
+                        "messages":[{"role":"user","content":"weather and time?"}],"tools":)" +
+               weather_tools + "}");
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(r.header("content-type").starts_with("text/event-stream"));
+    auto s = read_stream(r.body);
+    BOOST_TEST(s.done);
+    BOOST_TEST(s.error.empty(), s.error);
+    BOOST_TEST(s.finish_reason == "tool_calls");
+    BOOST_TEST_REQUIRE(s.calls.size() == 2u);
+    BOOST_TEST(s.calls[0]["name"] == json::value("get_weather"));
+    BOOST_TEST(s.calls[0]["arguments"] == json::value(R"({"city":"Paris"})"));
+    BOOST_TEST(s.calls[1]["name"] == json::value("get_time"));
+    BOOST_TEST(s.calls[1]["arguments"] == json::value("{}"));  // Anthropic streamed ""
+    // The usage chunk comes last, without choices.
+    BOOST_TEST(s.chunks.back()["choices"].as_array().empty());
+    BOOST_TEST(s.chunks.back()["usage"].as_object()["prompt_tokens"] == json::value(10));
+}
+
+BOOST_AUTO_TEST_CASE(claude_results_go_back_in_one_user_turn_and_a_missing_one_is_claudes_400) {
+    providers_fixture f;
+    std::string history = R"({"model":"claude-sonnet","tools":)" + weather_tools + R"(,"messages":[
+      {"role":"user","content":"weather and time?"},
+      {"role":"assistant","content":null,"tool_calls":[
+        {"id":"toolu_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
+        {"id":"toolu_2","type":"function","function":{"name":"get_time","arguments":"{}"}}]},
+      {"role":"tool","tool_call_id":"toolu_1","content":"sunny"})";
+    auto ok = f.post(history + R"(,{"role":"tool","tool_call_id":"toolu_2","content":"noon"}]})");
+    BOOST_TEST_REQUIRE(ok.status == 200u, ok.body);
+    auto wire = json::parse(f.fake.requests().back().body).as_object();
+    BOOST_TEST(wire["messages"].as_array().size() == 3u);
+    auto missing = f.post(history + "]}");
+    BOOST_TEST(missing.status == 400u);
+    auto error = json::parse(missing.body).as_object()["error"].as_object();
+    BOOST_TEST(std::string(error["message"].as_string()).find("without `tool_result`") !=
+                   std::string::npos,
+               missing.body);
+    BOOST_TEST(error["type"] == json::value("invalid_request_error"));
+}
+
+BOOST_AUTO_TEST_CASE(gemini_signatures_and_ids_travel_in_the_reply_and_come_back) {
+    providers_fixture f;
+    auto first = f.post(
+        R"({"model":"gemini-fast","messages":[{"role":"user","content":"weather?"}],"tools":)" +
+        weather_tools + "}");
+    BOOST_TEST_REQUIRE(first.status == 200u, first.body);
+    BOOST_TEST(f.fake.requests().back().target == "/v1beta/models/gemini-3-flash:generateContent");
+    BOOST_TEST(f.fake.requests().back().header("x-goog-api-key") == "g-gateway");
+    auto reply = json::parse(first.body).as_object();
+    auto message = reply["choices"].as_array()[0].as_object()["message"].as_object();
+    auto& calls = message["tool_calls"].as_array();
+    BOOST_TEST_REQUIRE(calls.size() == 2u);
+    BOOST_TEST(calls[0]
+                   .as_object()["extra_content"]
+                   .as_object()["google"]
+                   .as_object()["thought_signature"]
+                   .as_string()
+                   .starts_with("fake-sig-"));
+    BOOST_TEST(reply["choices"].as_array()[0].as_object()["finish_reason"] ==
+               json::value("tool_calls"));
+
+    // The client sends the assistant message back unchanged, with both results.
+    auto turn = [&](const json::object& assistant) {
+        json::array messages{json::object{{"role", "user"}, {"content", "weather?"}}, assistant};
+        for (auto& c : assistant.at("tool_calls").as_array())
+            messages.push_back(
+                {{"role", "tool"}, {"tool_call_id", c.as_object().at("id")}, {"content", "42"}});
+        json::object body{{"model", "gemini-fast"},
+                          {"messages", messages},
+                          {"tools", json::parse(weather_tools)}};
+        return f.post(json::serialize(body));
+    };
+    auto second = turn(message);
+    BOOST_TEST_REQUIRE(second.status == 200u, second.body);
+    auto wire = json::parse(f.fake.requests().back().body).as_object();
+    auto& contents = wire["contents"].as_array();
+    BOOST_TEST_REQUIRE(contents.size() == 3u);
+    BOOST_TEST(json::serialize(contents[2].as_object()["parts"].as_array()[0]) ==
+               R"({"functionResponse":{"name":"get_weather","response":{"content":"42"}}})");
+
+    // Without the signature Gemini refuses, and the client hears Gemini's reason.
+    auto stripped = message;
+    stripped["tool_calls"].as_array()[0].as_object().erase("extra_content");
+    auto refused = turn(stripped);
+    BOOST_TEST(refused.status == 400u);
+    BOOST_TEST(refused.body.find("thought_signature") != std::string::npos, refused.body);
+}
+
+BOOST_AUTO_TEST_CASE(gemini_streams_text_as_it_comes) {
+    providers_fixture f;
+    auto r = f.post(
+        R"({"model":"gemini-pro","stream":true,"messages":[{"role":"user","content":"hi"}]})");
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(f.fake.requests().back().target ==
+               "/v1beta/models/gemini-pro:streamGenerateContent?alt=sse");
+    auto s = read_stream(r.body);
+    BOOST_TEST(s.done);
+    BOOST_TEST(s.text == "Hello from the fake upstream!");
+    BOOST_TEST(s.finish_reason == "stop");
+    BOOST_TEST(s.chunks.size() >= 3u);  // role, two text pieces, finish
+}
+
+BOOST_AUTO_TEST_CASE(provider_errors_keep_status_message_and_retry_after) {
+    providers_fixture f;
+    auto r = f.post(R"({"model":"claude-sonnet","messages":[{"role":"user","content":"hi"}]})",
+                    "x-fake-status: 429\r\n");
+    BOOST_TEST(r.status == 429u);
+    BOOST_TEST(r.header("retry-after") == "7");
+    auto error = json::parse(r.body).as_object()["error"].as_object();
+    BOOST_TEST(error["message"] == json::value("fake error 429"));
+    BOOST_TEST(error["type"] == json::value("rate_limit_exceeded"));
+    auto g = f.post(R"({"model":"gemini-pro","messages":[{"role":"user","content":"hi"}]})",
+                    "x-fake-status: 503\r\n");
+    BOOST_TEST(g.status == 503u);
+}
+
+BOOST_AUTO_TEST_CASE(untranslatable_fields_are_refused_by_name_before_the_upstream) {
+    providers_fixture f;
+    auto before = f.fake.requests().size();
+    auto r =
+        f.post(R"({"model":"claude-sonnet","n":2,"messages":[{"role":"user","content":"hi"}]})");
+    BOOST_TEST(r.status == 400u);
+    auto error = json::parse(r.body).as_object()["error"].as_object();
+    BOOST_TEST(error["param"] == json::value("n"));
+    auto other = f.post(
+        R"({"model":"gemini-pro","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}]})");
+    BOOST_TEST(other.status == 400u);
+    auto embeddings = client(f.gw.port())
+                          .request(make_request("POST", "/v1/embeddings",
+                                                R"({"model":"claude-sonnet","input":"x"})"));
+    BOOST_TEST(embeddings.status == 400u);
+    BOOST_TEST(f.fake.requests().size() == before);
+}
+
+BOOST_AUTO_TEST_CASE(an_upstream_that_dies_mid_stream_ends_the_translation_with_an_error_event) {
+    providers_fixture f;
+    auto r = f.post(
+        R"({"model":"claude-sonnet","stream":true,"messages":[{"role":"user","content":"hi"}]})",
+        "x-fake-reset-after: 3\r\n");
+    BOOST_TEST_REQUIRE(r.status == 200u);
+    BOOST_TEST(r.complete);  // the chunked body still ends properly
+    auto s = read_stream(r.body);
+    BOOST_TEST(!s.done);
+    BOOST_TEST(!s.error.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_client_that_hangs_up_cancels_the_translated_request) {
+    providers_fixture f;
+    client c(f.gw.port());
+    c.send(make_request(
+        "POST", "/v1/chat/completions",
+        R"({"model":"claude-sonnet","stream":true,"messages":[{"role":"user","content":"hi"}]})",
+        "x-fake-stall-after: 2\r\n"));
+    response head;
+    BOOST_TEST_REQUIRE(c.read_header(head));
+    BOOST_TEST_REQUIRE(f.fake.wait_connections_open(1, 5s));
+    c.close();
+    BOOST_TEST(f.fake.wait_connections_open(0, 5s));
+}
+
+BOOST_AUTO_TEST_CASE(models_lists_every_configured_model) {
+    providers_fixture f;
+    auto r = client(f.gw.port()).request(make_request("GET", "/v1/models"));
+    BOOST_TEST_REQUIRE(r.status == 200u);
+    BOOST_TEST(r.body.find("\"gemini-fast\"") != std::string::npos, r.body);
+    BOOST_TEST(r.body.find("claude-*") == std::string::npos);  // globs are not names
+}
+
+BOOST_AUTO_TEST_CASE(native_paths_pass_through_unchanged_with_the_providers_key) {
+    providers_fixture f;
+    std::string body =
+        R"({"model":"claude-sonnet", "max_tokens": 5,"messages":[{"role":"user","content":"hi"}]})";
+    auto r =
+        client(f.gw.port())
+            .request(make_request(
+                "POST", "/v1/messages?beta=true", body,
+                "x-fake-mode: echo\r\nx-api-key: sk-client\r\nanthropic-version: 2023-06-01\r\n"
+                "anthropic-beta: prompt-caching-2024-07-31\r\n"));
+    BOOST_TEST_REQUIRE(r.status == 200u);
+    BOOST_TEST(r.body.starts_with("POST /v1/messages?beta=true HTTP/1.1\r\n"));
+    BOOST_TEST(r.body.substr(r.body.find("\r\n\r\n") + 4) == body);
+    BOOST_TEST(r.body.find("x-api-key: sk-ant-gateway\r\n") != std::string::npos);
+    BOOST_TEST(r.body.find("sk-client") == std::string::npos);  // auth: replace
+    BOOST_TEST(r.body.find("anthropic-beta: prompt-caching-2024-07-31\r\n") != std::string::npos);
+
+    std::string gbody = R"({"contents":[{"parts":[{"text":"hi"}]}]})";
+    auto g =
+        client(f.gw.port())
+            .request(make_request("POST", "/v1beta/models/gemini-pro:streamGenerateContent?alt=sse",
+                                  gbody, "x-fake-mode: echo\r\n"));
+    BOOST_TEST_REQUIRE(g.status == 200u);
+    BOOST_TEST(g.body.starts_with(
+        "POST /v1beta/models/gemini-pro:streamGenerateContent?alt=sse HTTP/1.1\r\n"));
+    BOOST_TEST(g.body.find("x-goog-api-key: g-gateway\r\n") != std::string::npos);
+    BOOST_TEST(g.body.substr(g.body.find("\r\n\r\n") + 4) == gbody);
+
+    // A real answer relayed as the provider sent it.
+    auto real = client(f.gw.port())
+                    .request(make_request("POST", "/v1/messages", body,
+                                          "anthropic-version: 2023-06-01\r\n"));
+    BOOST_TEST_REQUIRE(real.status == 200u, real.body);
+    BOOST_TEST(json::parse(real.body).as_object()["type"] == json::value("message"));
+}
+
+BOOST_AUTO_TEST_CASE(openai_upstreams_stay_byte_for_byte) {
+    providers_fixture f;
+    std::string body = R"({"model":"gpt-4o",  "n": 2, "messages":[]})";
+    auto r = f.post(body, "x-fake-mode: echo\r\n");
+    BOOST_TEST_REQUIRE(r.status == 200u);
+    BOOST_TEST(r.body.substr(r.body.find("\r\n\r\n") + 4) == body);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

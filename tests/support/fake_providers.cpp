@@ -1,0 +1,462 @@
+#include "tests/support/fake_providers.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+
+namespace gateway::testing::fake_providers {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string frame(const json::value& v, std::string_view event = {}) {
+    std::string out;
+    if (!event.empty()) out += "event: " + std::string(event) + "\n";
+    return out + "data: " + json::serialize(v) + "\n\n";
+}
+
+json::object arguments_of(const scripted_call& c) {
+    boost::system::error_code ec;
+    auto v = json::parse(c.arguments, ec);
+    if (ec || !v.is_object()) return {};
+    return v.as_object();
+}
+
+std::string kind_of(const json::value& block) {
+    if (const auto* o = block.if_object())
+        if (const auto* t = o->if_contains("type"); t && t->is_string())
+            return std::string(t->as_string());
+    return {};
+}
+
+std::optional<answer> refuse_anthropic(std::string message) {
+    return anthropic_error(400, "invalid_request_error", message);
+}
+
+std::optional<answer> refuse_gemini(std::string message) {
+    return gemini_error(400, message);
+}
+
+// A schema key Gemini does not know, anywhere in `v`; "" when none.
+std::string unknown_schema_key(const json::value& v) {
+    if (const auto* o = v.if_object()) {
+        for (const auto& [key, value] : *o) {
+            if (key == "additionalProperties" || key == "$schema" || key == "$ref" ||
+                key == "$defs" || key == "strict")
+                return std::string(key);
+            if (key == "properties" && value.is_object()) {
+                for (const auto& [name, sub] : value.as_object())
+                    if (auto k = unknown_schema_key(sub); !k.empty()) return k;
+                continue;
+            }
+            if (auto k = unknown_schema_key(value); !k.empty()) return k;
+        }
+        const auto* type = o->if_contains("type");
+        const auto* props = o->if_contains("properties");
+        if (type && type->is_string() &&
+            (type->as_string() == "object" || type->as_string() == "OBJECT") && props &&
+            props->is_object() && props->as_object().empty())
+            return "properties (should be non-empty for OBJECT type)";
+    } else if (const auto* a = v.if_array()) {
+        for (const auto& e : *a)
+            if (auto k = unknown_schema_key(e); !k.empty()) return k;
+    }
+    return {};
+}
+
+}  // namespace
+
+answer anthropic_error(unsigned status, std::string_view type, std::string_view message) {
+    answer a;
+    a.status = status;
+    a.body = json::serialize(
+        json::object{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}});
+    if (status == 429)
+        a.extra_headers = "retry-after: 7\r\nanthropic-ratelimit-requests-remaining: 0\r\n";
+    return a;
+}
+
+answer gemini_error(unsigned status, std::string_view message) {
+    std::string_view code = status == 400   ? "INVALID_ARGUMENT"
+                            : status == 403 ? "PERMISSION_DENIED"
+                            : status == 429 ? "RESOURCE_EXHAUSTED"
+                            : status == 404 ? "NOT_FOUND"
+                                            : "INTERNAL";
+    answer a;
+    a.status = status;
+    a.body = json::serialize(
+        json::object{{"error", {{"code", status}, {"message", message}, {"status", code}}}});
+    if (status == 429) a.extra_headers = "retry-after: 7\r\n";
+    return a;
+}
+
+std::optional<answer> anthropic_refusal(const received_request& r, const json::value& body) {
+    if (r.header("x-api-key").empty())
+        return anthropic_error(401, "authentication_error", "x-api-key header is required");
+    if (r.header("anthropic-version").empty())
+        return anthropic_error(400, "invalid_request_error",
+                               "anthropic-version: header is required");
+    const auto* o = body.if_object();
+    if (!o) return refuse_anthropic("Request body must be a JSON object");
+    if (!o->contains("model")) return refuse_anthropic("model: Field required");
+    const auto* max_tokens = o->if_contains("max_tokens");
+    if (!max_tokens || !max_tokens->is_number())
+        return refuse_anthropic("max_tokens: Field required");
+    const auto* messages = o->if_contains("messages");
+    if (!messages || !messages->is_array() || messages->as_array().empty())
+        return refuse_anthropic("messages: at least one message is required");
+    const auto& list = messages->as_array();
+    bool tool_blocks = false;
+    std::string previous_role;
+    std::vector<std::string> open_calls;  // tool_use ids of the previous assistant message
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        auto at = "messages." + std::to_string(i);
+        const auto* m = list[i].if_object();
+        if (!m) return refuse_anthropic(at + ": Input should be an object");
+        const auto* role_v = m->if_contains("role");
+        std::string role = role_v && role_v->is_string() ? std::string(role_v->as_string()) : "";
+        if (role != "user" && role != "assistant")
+            return refuse_anthropic(at + ".role: Input should be 'user' or 'assistant'");
+        if (i == 0 && role != "user")
+            return refuse_anthropic("messages: first message must use the \"user\" role");
+        if (role == previous_role)
+            return refuse_anthropic(
+                "messages: roles must alternate between \"user\" and \"assistant\", but found "
+                "multiple \"" +
+                role + "\" roles in a row");
+        previous_role = role;
+        json::array blocks;
+        if (const auto* c = m->if_contains("content"); c && c->is_string()) {
+            if (c->as_string().empty())
+                return refuse_anthropic(at + ": text content blocks must be non-empty");
+            blocks.push_back({{"type", "text"}, {"text", c->as_string()}});
+        } else if (c && c->is_array()) {
+            blocks = c->as_array();
+        } else {
+            return refuse_anthropic(at + ".content: Field required");
+        }
+        std::vector<std::string> answered;
+        bool other_seen = false;
+        std::vector<std::string> calls;
+        for (std::size_t j = 0; j < blocks.size(); ++j) {
+            auto bat = at + ".content." + std::to_string(j);
+            auto kind = kind_of(blocks[j]);
+            const auto& b = blocks[j].as_object();
+            if (kind == "text") {
+                const auto* t = b.if_contains("text");
+                if (!t || !t->is_string() || t->as_string().empty())
+                    return refuse_anthropic(bat + ": text content blocks must be non-empty");
+                other_seen = true;
+            } else if (kind == "tool_use") {
+                tool_blocks = true;
+                if (role != "assistant")
+                    return refuse_anthropic(
+                        bat + ": tool_use blocks are only allowed in assistant messages");
+                const auto* input = b.if_contains("input");
+                if (!input || !input->is_object())
+                    return refuse_anthropic(bat + ".input: Input should be a valid dictionary");
+                calls.push_back(std::string(b.at("id").as_string()));
+            } else if (kind == "tool_result") {
+                tool_blocks = true;
+                if (other_seen)
+                    return refuse_anthropic(bat +
+                                            ": tool_result blocks must come before any other "
+                                            "content in a user message");
+                auto id = std::string(b.at("tool_use_id").as_string());
+                if (std::find(open_calls.begin(), open_calls.end(), id) == open_calls.end())
+                    return refuse_anthropic(
+                        bat + ": unexpected `tool_use_id` found in `tool_result` blocks: " + id +
+                        ". Each `tool_result` block must have a corresponding `tool_use` block in "
+                        "the previous message.");
+                answered.push_back(id);
+            } else if (kind == "image" || kind == "thinking" || kind == "redacted_thinking") {
+                other_seen = true;
+            } else {
+                return refuse_anthropic(bat + ".type: unknown content block type `" + kind + "`");
+            }
+        }
+        for (const auto& id : open_calls)
+            if (std::find(answered.begin(), answered.end(), id) == answered.end())
+                return refuse_anthropic(
+                    at +
+                    ": `tool_use` ids were found without `tool_result` blocks immediately after: " +
+                    id +
+                    ". Each `tool_use` block must have a corresponding `tool_result` block in the "
+                    "next message.");
+        open_calls = role == "assistant" ? calls : std::vector<std::string>{};
+    }
+    if (tool_blocks && !o->contains("tools"))
+        return refuse_anthropic(
+            "Requests which include `tool_use` or `tool_result` blocks must define tools.");
+    return std::nullopt;
+}
+
+std::optional<answer> gemini_refusal(const received_request& r, const json::value& body) {
+    if (r.header("x-goog-api-key").empty() && r.target.find("key=") == std::string::npos)
+        return gemini_error(
+            403,
+            "Method doesn't allow unregistered callers (callers without established identity). "
+            "Please use API Key or other form of API consumer identity to call this API.");
+    const auto* o = body.if_object();
+    if (!o) return refuse_gemini("Invalid JSON payload received.");
+    for (const auto& [key, value] : *o)
+        if (key != "contents" && key != "tools" && key != "toolConfig" &&
+            key != "systemInstruction" && key != "generationConfig" && key != "safetySettings")
+            return refuse_gemini("Invalid JSON payload received. Unknown name \"" +
+                                 std::string(key) + "\": Cannot find field.");
+    if (const auto* tools = o->if_contains("tools"); tools && tools->is_array())
+        for (std::size_t t = 0; t < tools->as_array().size(); ++t) {
+            const auto* decls =
+                tools->as_array()[t].as_object().if_contains("functionDeclarations");
+            if (!decls) continue;
+            for (std::size_t d = 0; d < decls->as_array().size(); ++d)
+                if (const auto* p = decls->as_array()[d].as_object().if_contains("parameters"))
+                    if (auto key = unknown_schema_key(*p); !key.empty())
+                        return refuse_gemini("Invalid JSON payload received. Unknown name \"" +
+                                             key + "\" at 'tools[" + std::to_string(t) +
+                                             "].function_declarations[" + std::to_string(d) +
+                                             "].parameters': Cannot find field.");
+        }
+    const auto* contents = o->if_contains("contents");
+    if (!contents || !contents->is_array() || contents->as_array().empty())
+        return refuse_gemini("* GenerateContentRequest.contents: contents is not specified");
+    const auto& list = contents->as_array();
+    std::string previous_role;
+    std::size_t open_calls = 0;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const auto& c = list[i].as_object();
+        std::string role = c.contains("role") ? std::string(c.at("role").as_string()) : "user";
+        if (role != "user" && role != "model")
+            return refuse_gemini("Please use a valid role: user, model.");
+        if (role == previous_role)
+            return refuse_gemini(
+                "Please ensure that multiturn requests alternate between user and model.");
+        previous_role = role;
+        const auto* parts = c.if_contains("parts");
+        if (!parts || !parts->is_array() || parts->as_array().empty())
+            return refuse_gemini("* GenerateContentRequest.contents[" + std::to_string(i) +
+                                 "].parts: contents.parts must not be empty.");
+        std::size_t calls = 0, responses = 0;
+        for (const auto& pv : parts->as_array()) {
+            const auto& p = pv.as_object();
+            if (const auto* fc = p.if_contains("functionCall")) {
+                if (role != "model")
+                    return refuse_gemini("functionCall parts are only allowed in model turns.");
+                // Gemini 3: the first call of a turn carries the signature it was given.
+                if (calls == 0) {
+                    const auto* sig = p.if_contains("thoughtSignature");
+                    if (!sig || !sig->is_string() || sig->as_string().find("fake-sig-") != 0)
+                        return refuse_gemini(
+                            "Function call is missing a thought_signature in functionCall parts. "
+                            "This is required for tools to work correctly, and missing "
+                            "thought_signature may lead to degraded model performance. Additional "
+                            "data, function call `default_api:" +
+                            std::string(fc->as_object().at("name").as_string()) + "` , position " +
+                            std::to_string(i + 1) +
+                            ". Please refer to "
+                            "https://ai.google.dev/gemini-api/docs/thought-signatures for more "
+                            "details.");
+                }
+                ++calls;
+            } else if (const auto* fr = p.if_contains("functionResponse")) {
+                const auto* response = fr->as_object().if_contains("response");
+                if (!response || !response->is_object())
+                    return refuse_gemini("Invalid value at 'contents[" + std::to_string(i) +
+                                         "].parts[0].function_response.response' "
+                                         "(type.googleapis.com/google.protobuf.Struct): Starting "
+                                         "an object on a scalar field");
+                ++responses;
+            } else if (!p.contains("text") && !p.contains("inlineData") &&
+                       !p.contains("fileData")) {
+                return refuse_gemini("Invalid JSON payload received. A part must have data.");
+            }
+        }
+        if (open_calls > 0 && responses != open_calls)
+            return refuse_gemini(
+                "Please ensure that the number of function response parts is equal to the number "
+                "of function call parts of the function call turn.");
+        open_calls = calls;
+    }
+    return std::nullopt;
+}
+
+answer anthropic_answer(const turn& t, std::string_view model, bool stream, int serial) {
+    auto id = "msg_fake_" + std::to_string(serial);
+    json::array content;
+    if (!t.text.empty()) content.push_back({{"type", "text"}, {"text", t.text}});
+    for (std::size_t i = 0; i < t.calls.size(); ++i)
+        content.push_back({{"type", "tool_use"},
+                           {"id", "toolu_fake_" + std::to_string(serial) + "_" + std::to_string(i)},
+                           {"name", t.calls[i].name},
+                           {"input", arguments_of(t.calls[i])}});
+    std::string stop = t.calls.empty() ? "end_turn" : "tool_use";
+    answer a;
+    if (!stream) {
+        a.body =
+            json::serialize(json::object{{"id", id},
+                                         {"type", "message"},
+                                         {"role", "assistant"},
+                                         {"model", model},
+                                         {"content", content},
+                                         {"stop_reason", stop},
+                                         {"stop_sequence", nullptr},
+                                         {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}}});
+        return a;
+    }
+    a.content_type = "text/event-stream; charset=utf-8";
+    a.events.push_back(
+        frame(json::object{{"type", "message_start"},
+                           {"message",
+                            {{"id", id},
+                             {"type", "message"},
+                             {"role", "assistant"},
+                             {"model", model},
+                             {"content", json::array{}},
+                             {"stop_reason", nullptr},
+                             {"usage", {{"input_tokens", 10}, {"output_tokens", 1}}}}}},
+              "message_start"));
+    a.events.push_back(frame(json::object{{"type", "ping"}}, "ping"));
+    std::size_t index = 0;
+    if (!t.text.empty()) {
+        a.events.push_back(frame(json::object{{"type", "content_block_start"},
+                                              {"index", index},
+                                              {"content_block", {{"type", "text"}, {"text", ""}}}},
+                                 "content_block_start"));
+        auto half = t.text.size() / 2;
+        for (auto piece : {t.text.substr(0, half), t.text.substr(half)})
+            if (!piece.empty())
+                a.events.push_back(
+                    frame(json::object{{"type", "content_block_delta"},
+                                       {"index", index},
+                                       {"delta", {{"type", "text_delta"}, {"text", piece}}}},
+                          "content_block_delta"));
+        a.events.push_back(frame(json::object{{"type", "content_block_stop"}, {"index", index}},
+                                 "content_block_stop"));
+        ++index;
+    }
+    for (std::size_t i = 0; i < t.calls.size(); ++i, ++index) {
+        auto args = json::serialize(arguments_of(t.calls[i]));
+        a.events.push_back(
+            frame(json::object{{"type", "content_block_start"},
+                               {"index", index},
+                               {"content_block",
+                                {{"type", "tool_use"},
+                                 {"id", content[t.text.empty() ? i : i + 1].as_object().at("id")},
+                                 {"name", t.calls[i].name},
+                                 {"input", json::object{}}}}},
+                  "content_block_start"));
+        // A call without arguments streams one empty fragment, as the API does.
+        std::vector<std::string> pieces;
+        if (args == "{}")
+            pieces.push_back("");
+        else
+            pieces = {args.substr(0, args.size() / 2), args.substr(args.size() / 2)};
+        for (const auto& piece : pieces)
+            a.events.push_back(frame(
+                json::object{{"type", "content_block_delta"},
+                             {"index", index},
+                             {"delta", {{"type", "input_json_delta"}, {"partial_json", piece}}}},
+                "content_block_delta"));
+        a.events.push_back(frame(json::object{{"type", "content_block_stop"}, {"index", index}},
+                                 "content_block_stop"));
+    }
+    a.events.push_back(
+        frame(json::object{{"type", "message_delta"},
+                           {"delta", {{"stop_reason", stop}, {"stop_sequence", nullptr}}},
+                           {"usage", {{"output_tokens", 5}}}},
+              "message_delta"));
+    a.events.push_back(frame(json::object{{"type", "message_stop"}}, "message_stop"));
+    return a;
+}
+
+answer gemini_answer(const turn& t, std::string_view model, bool stream, int serial) {
+    auto response_id = "fake-resp-" + std::to_string(serial);
+    json::object usage{
+        {"promptTokenCount", 10}, {"candidatesTokenCount", 5}, {"totalTokenCount", 15}};
+    auto chunk = [&](json::array parts, bool last) {
+        json::object candidate{{"content", {{"role", "model"}, {"parts", std::move(parts)}}},
+                               {"index", 0}};
+        if (last) candidate["finishReason"] = "STOP";
+        json::object out{{"candidates", json::array{std::move(candidate)}},
+                         {"modelVersion", model},
+                         {"responseId", response_id}};
+        if (last) out["usageMetadata"] = usage;
+        return out;
+    };
+    json::array calls;
+    for (std::size_t i = 0; i < t.calls.size(); ++i) {
+        json::object part{
+            {"functionCall", {{"name", t.calls[i].name}, {"args", arguments_of(t.calls[i])}}}};
+        if (i == 0) part["thoughtSignature"] = "fake-sig-" + std::to_string(serial);
+        calls.push_back(std::move(part));
+    }
+    answer a;
+    if (!stream) {
+        json::array parts;
+        if (!t.text.empty()) parts.push_back(json::object{{"text", t.text}});
+        for (auto& c : calls) parts.push_back(c);
+        a.body = json::serialize(chunk(std::move(parts), true));
+        return a;
+    }
+    a.content_type = "text/event-stream";
+    auto sse = [](const json::value& v) { return "data: " + json::serialize(v) + "\r\n\r\n"; };
+    auto half = t.text.size() / 2;
+    std::vector<std::string> pieces;
+    for (auto piece : {t.text.substr(0, half), t.text.substr(half)})
+        if (!piece.empty()) pieces.push_back(piece);
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+        bool last = i + 1 == pieces.size() && calls.empty();
+        a.events.push_back(sse(chunk(json::array{json::object{{"text", pieces[i]}}}, last)));
+    }
+    if (!calls.empty() || pieces.empty()) a.events.push_back(sse(chunk(calls, true)));
+    return a;
+}
+
+turn canned_turn(const json::value& body, bool gemini) {
+    turn t;
+    const auto* o = body.if_object();
+    // The declared tools: OpenAI-shaped for neither; Anthropic `tools[]`, Gemini declarations.
+    std::vector<const json::object*> tools;
+    if (o)
+        if (const auto* list = o->if_contains("tools"); list && list->is_array())
+            for (const auto& entry : list->as_array()) {
+                const auto& e = entry.as_object();
+                if (gemini) {
+                    if (const auto* d = e.if_contains("functionDeclarations"))
+                        for (const auto& decl : d->as_array()) tools.push_back(&decl.as_object());
+                } else {
+                    tools.push_back(&e);
+                }
+            }
+    if (tools.empty()) {
+        t.text = "Hello from the fake upstream!";
+        return t;
+    }
+    for (std::size_t i = 0; i < tools.size() && i < 2; ++i) {
+        const auto& tool = *tools[i];
+        json::object args;
+        const json::value* schema = tool.if_contains(gemini ? "parameters" : "input_schema");
+        if (schema && schema->is_object())
+            if (const auto* required = schema->as_object().if_contains("required");
+                required && required->is_array())
+                for (const auto& name : required->as_array()) {
+                    std::string type;
+                    if (const auto* props = schema->as_object().if_contains("properties"))
+                        if (const auto* p = props->as_object().if_contains(name.as_string()))
+                            if (const auto* ty = p->as_object().if_contains("type");
+                                ty && ty->is_string())
+                                type = std::string(ty->as_string());
+                    if (type == "integer" || type == "number")
+                        args[name.as_string()] = 1;
+                    else if (type == "boolean")
+                        args[name.as_string()] = true;
+                    else
+                        args[name.as_string()] = "Paris";
+                }
+        t.calls.push_back({std::string(tool.at("name").as_string()), json::serialize(args)});
+    }
+    return t;
+}
+
+}  // namespace gateway::testing::fake_providers

@@ -1,0 +1,51 @@
+#pragma once
+
+// The fake upstream's Anthropic Messages and Gemini generateContent dialects: each answers in
+// the provider's real wire format (JSON and SSE) and refuses, with the provider's own 400, what
+// the real API refuses. Written from the providers' documentation, independently of
+// gateway/providers, so the gateway's adapters are checked against it rather than against
+// themselves.
+
+#include "tests/support/fake_upstream.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gateway::testing::fake_providers {
+
+// What the model says in one turn, whatever the dialect.
+struct turn {
+    std::string text;
+    std::vector<scripted_call> calls;
+};
+
+struct answer {
+    unsigned status = 200;
+    std::string content_type = "application/json";
+    std::string body;                 // a JSON answer
+    std::vector<std::string> events;  // a streamed answer, one SSE frame each
+    std::string extra_headers;        // "Name: value\r\n" each
+};
+
+// The provider's error answer when `r` breaks one of its rules, else nullopt.
+std::optional<answer> anthropic_refusal(const received_request& r, const boost::json::value& body);
+std::optional<answer> gemini_refusal(const received_request& r, const boost::json::value& body);
+
+// `t` in the provider's format. `serial` makes ids and signatures unique per answer.
+answer anthropic_answer(const turn& t, std::string_view model, bool stream, int serial);
+answer gemini_answer(const turn& t, std::string_view model, bool stream, int serial);
+
+// An error in the provider's format (status 429 adds retry-after: 7).
+answer anthropic_error(unsigned status, std::string_view type, std::string_view message);
+answer gemini_error(unsigned status, std::string_view message);
+
+// The unscripted answer: text, or, when the request declares tools, a call to the first tool
+// (and to the second too, in parallel, when there are two or more), with arguments made from
+// the required properties of its schema.
+turn canned_turn(const boost::json::value& body, bool gemini);
+
+}  // namespace gateway::testing::fake_providers
