@@ -1,0 +1,177 @@
+// Black-box: the official `openai` client reaches Claude and Gemini upstreams (the fake speaks
+// both dialects and enforces their rules) through /v1/chat/completions, and the official
+// `@anthropic-ai/sdk` reaches /v1/messages through the gateway unchanged.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { FAKE, GATEWAY, PROMPTS, dir, startAndWait } from './support.mjs';
+
+let fake;
+let gateway;
+let openai;
+let base;
+
+const tools = [
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'The weather in a city',
+      parameters: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { city: { type: 'string' } },
+        required: ['city'],
+      },
+    },
+  },
+];
+
+before(async () => {
+  fake = await startAndWait(FAKE, ['--port', '0'], /listening on (\d+)/);
+  const port = fake.match[1];
+  const config = join(dir, 'providers.yaml');
+  writeFileSync(config, `server:
+  listen: 127.0.0.1:0
+  workers: 2
+upstreams:
+  - name: openai
+    base_url: http://127.0.0.1:${port}/v1
+    models: ["gpt-*"]
+  - name: claude
+    provider: anthropic
+    base_url: http://127.0.0.1:${port}
+    api_key: sk-ant-e2e
+    auth: replace
+    models: ["claude-*"]
+  - name: gemini
+    provider: gemini
+    base_url: http://127.0.0.1:${port}/v1beta
+    api_key: g-e2e
+    auth: replace
+    models: ["gemini-*"]
+    model_map:
+      gemini-flash: gemini-3-flash-preview
+context:
+  data_dir: ${join(dir, 'providers.data')}
+  prompts_dir: ${PROMPTS}
+`);
+  gateway = await startAndWait(GATEWAY, ['serve', '--config', config],
+    /listening on http:\/\/127\.0\.0\.1:(\d+)/, 'stderr');
+  base = `http://127.0.0.1:${gateway.match[1]}`;
+  openai = new OpenAI({ apiKey: 'sk-e2e', baseURL: `${base}/v1`, maxRetries: 0 });
+});
+
+after(() => {
+  gateway?.child.kill('SIGKILL');
+  fake?.child.kill('SIGKILL');
+});
+
+for (const model of ['claude-e2e', 'gemini-flash']) {
+  test(`${model}: the openai client assembles a streamed tool call, and the next turn is accepted`, async () => {
+    const stream = await openai.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      tools,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const calls = [];
+    let finish;
+    let usage;
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      if (choice.finish_reason) finish = choice.finish_reason;
+      for (const part of choice.delta.tool_calls ?? []) {
+        calls[part.index] ??= { id: '', name: '', arguments: '' };
+        if (part.id) calls[part.index].id = part.id;
+        if (part.extra_content) calls[part.index].extra_content = part.extra_content;
+        if (part.function?.name) calls[part.index].name = part.function.name;
+        calls[part.index].arguments += part.function?.arguments ?? '';
+      }
+    }
+    assert.equal(finish, 'tool_calls');
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0].name, 'get_weather');
+    assert.deepEqual(JSON.parse(calls[0].arguments), { city: 'Paris' });
+    assert.ok(calls[0].id.length > 0);
+    assert.ok(usage.total_tokens > 0);
+
+    // The SDK's own helper assembles the same call from the stream.
+    const runner = openai.chat.completions.stream({
+      model,
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      tools,
+    });
+    const final = await runner.finalChatCompletion();
+    const message = final.choices[0].message;
+    assert.equal(message.tool_calls[0].function.name, 'get_weather');
+
+    // The assistant message goes back as the SDK returned it, with the result: the provider
+    // accepts the turn (Gemini checks its signature, Claude the tool_result pairing).
+    const next = await openai.chat.completions.create({
+      model,
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        message,
+        { role: 'tool', tool_call_id: message.tool_calls[0].id, content: 'sunny, 21 C' },
+      ],
+      tools,
+    });
+    assert.equal(next.choices[0].finish_reason, 'tool_calls');
+  });
+}
+
+test('a field that cannot be translated is an error the SDK surfaces', async () => {
+  await assert.rejects(
+    openai.chat.completions.create({ model: 'claude-e2e', n: 2, messages: [{ role: 'user', content: 'hi' }] }),
+    (error) => error.status === 400 && /`n`/.test(error.message),
+  );
+});
+
+test('models lists every configured model', async () => {
+  const ids = [];
+  for await (const m of openai.models.list()) ids.push(m.id);
+  assert.ok(ids.includes('gemini-flash'), ids.join(','));
+});
+
+test('the anthropic SDK talks to /v1/messages through the gateway, streamed and not', async () => {
+  const anthropic = new Anthropic({ apiKey: 'sk-ant-client', baseURL: base, maxRetries: 0 });
+  const message = await anthropic.messages.create({
+    model: 'claude-e2e',
+    max_tokens: 64,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  assert.equal(message.type, 'message');
+  assert.equal(message.content[0].text, 'Hello from the fake upstream!');
+
+  const stream = anthropic.messages.stream({
+    model: 'claude-e2e',
+    max_tokens: 64,
+    messages: [{ role: 'user', content: 'Weather in Paris?' }],
+    tools: [{ name: 'get_weather', input_schema: tools[0].function.parameters }],
+  });
+  const final = await stream.finalMessage();
+  assert.equal(final.stop_reason, 'tool_use');
+  assert.deepEqual(final.content.find((b) => b.type === 'tool_use').input, { city: 'Paris' });
+
+  // Anthropic's own 400 reaches the SDK unchanged: a tool_use without its tool_result.
+  await assert.rejects(
+    anthropic.messages.create({
+      model: 'claude-e2e',
+      max_tokens: 64,
+      tools: [{ name: 'get_weather', input_schema: tools[0].function.parameters }],
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }] },
+        { role: 'user', content: 'and?' },
+      ],
+    }),
+    (error) => error.status === 400 && /tool_result/.test(error.message),
+  );
+});
