@@ -2,6 +2,7 @@
 
 #include "gateway/agent/tool_call_parser.hpp"
 #include "gateway/tools/error_codes.hpp"
+#include "gateway/tools/tool.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -58,8 +59,68 @@ json::object response_format(const tools::registry& tools, tools::role role) {
              {{"name", "agent_reply"}, {"strict", false}, {"schema", {{"oneOf", branches}}}}}};
 }
 
+// A native turn's message as the JSON protocol says it (the upstream's mode changed since it
+// was stored): the first call as our call object, a result as our result message.
+chat_message as_text(const chat_message& m) {
+    if (m.role != "assistant_calls" && m.role != "tool") return m;
+    json::error_code ec;
+    auto v = json::parse(m.content, ec);
+    const auto* o = ec ? nullptr : v.if_object();
+    if (!o) return {"user", m.content};
+    auto text = [&](std::string_view key) {
+        const auto* t = o->if_contains(key);
+        return t && t->is_string() ? std::string(t->as_string()) : std::string();
+    };
+    if (m.role == "tool") return {"user", "Result of `" + text("name") + "`:\n" + text("content")};
+    const auto* calls = o->if_contains("calls");
+    if (calls && calls->is_array() && !calls->as_array().empty()) {
+        const auto& c = calls->as_array()[0].as_object();
+        const auto* args = c.if_contains("arguments");
+        return {"assistant",
+                call_text(c.at("name").as_string(),
+                          args && args->is_object() ? args->as_object() : json::object{}, false)};
+    }
+    return {"assistant", text("text")};
+}
+
 std::string message_json(const chat_message& m) {
-    return json::serialize(json::object{{"role", m.role}, {"content", m.content}});
+    auto said = as_text(m);
+    return json::serialize(json::object{{"role", said.role}, {"content", said.content}});
+}
+
+// A stored conversation message in the conversation model, for a native request.
+providers::message native_message(const chat_message& m) {
+    namespace pv = providers;
+    if (m.role == "user") return {pv::role::user, {pv::part::of_text(m.content)}};
+    if (m.role == "assistant") return {pv::role::assistant, {pv::part::of_text(m.content)}};
+    json::error_code ec;
+    auto v = json::parse(m.content, ec);
+    const auto* o = ec ? nullptr : v.if_object();
+    auto text = [&](std::string_view key) {
+        const auto* t = o ? o->if_contains(key) : nullptr;
+        return t && t->is_string() ? std::string(t->as_string()) : std::string();
+    };
+    if (m.role == "tool") {
+        const auto* error = o ? o->if_contains("is_error") : nullptr;
+        return {pv::role::tool,
+                {pv::part::of_result({text("call_id"), text("name"), text("content"),
+                                      error && error->is_bool() && error->as_bool()})}};
+    }
+    pv::message out{pv::role::assistant, {}};
+    if (auto said = text("text"); !said.empty()) out.parts.push_back(pv::part::of_text(said));
+    if (const auto* calls = o ? o->if_contains("calls") : nullptr; calls && calls->is_array())
+        for (const auto& cv : calls->as_array()) {
+            const auto& c = cv.as_object();
+            pv::tool_call call;
+            call.id = std::string(c.at("id").as_string());
+            call.name = std::string(c.at("name").as_string());
+            if (const auto* a = c.if_contains("arguments"); a && a->is_object())
+                call.arguments = a->as_object();
+            if (const auto* meta = c.if_contains("provider_meta"); meta && meta->is_object())
+                call.provider_meta = meta->as_object();
+            out.parts.push_back(pv::part::of_call(std::move(call)));
+        }
+    return out;
 }
 
 }  // namespace
@@ -110,14 +171,31 @@ net::awaitable<void> agent_loop::run(live_run& run) {
                 s.turns = turns + 1;
             }
         }
-        auto request = build_request(run);
+        bool native =
+            model_.upstream_for(run.chat.model).tool_calling == config::tool_calling_mode::native;
+        auto request = native ? build_native_request(run) : build_request(run);
         auto b = journal_.begin(run);
         if (request.trimmed) b.event("context.trimmed", std::move(*request.trimmed));
         b.event("model.requested", {{"attempt", s.retries + 1}});
         co_await journal_.record(run, std::move(b));
-        auto answered = co_await ask(run, std::move(request.body));
-        if (!answered) co_return;
-        const auto& reply = *answered;
+        model_reply reply;
+        std::vector<providers::tool_call> native_calls;
+        if (native) {
+            auto turn = co_await ask_native(run, std::move(request.native));
+            if (!turn) co_return;
+            reply.content = turn->content.text();
+            reply.finish_reason = providers::openai_finish_reason(turn->why);
+            for (const auto* c : turn->content.calls()) native_calls.push_back(*c);
+        } else {
+            auto answered = co_await ask(run, std::move(request.body));
+            if (!answered) co_return;
+            reply = std::move(*answered);
+        }
+        if (!native_calls.empty() && !s.final_request) {
+            auto go_on = co_await open_native_turn(run, reply.content, std::move(native_calls));
+            if (!go_on) co_return;
+            continue;
+        }
         parsed_reply parsed;
         std::optional<std::string> constrained;
         if (model_.upstream_for(run.chat.model).json_schema)
@@ -189,9 +267,78 @@ net::awaitable<void> agent_loop::run(live_run& run) {
             {"assistant", call_text(call.tool, call.parameters, call.terminate)});
         run.open_call(std::move(p));
         auto announced = journal_.begin(run);
+        // A native model that wrote our JSON protocol in its text: taken, and counted.
+        if (native) announced.event("model.salvaged", {{"tool", call.tool}});
         announced.call_opened();
         co_await journal_.checkpoint(run, std::move(announced));
     }
+}
+
+// A native turn's calls: the turn goes into the conversation as the model sent it (ids and
+// provider_meta kept for the provider), then each call is opened in order, the first now and
+// the others queued behind it; their results go back together in the next request.
+net::awaitable<bool> agent_loop::open_native_turn(live_run& run, const std::string& text,
+                                                  std::vector<providers::tool_call> calls) {
+    auto& s = run.state;
+    s.failed.clear();
+    s.retries = 0;
+    json::array listed;
+    std::vector<pending_call> opened;
+    for (auto& c : calls) {
+        pending_call p;
+        p.call_id = make_id("call");
+        if (c.id.empty()) c.id = p.call_id;  // a server that gives none: results need one
+        p.tool = c.name;
+        p.parameters = c.arguments;
+        p.native_id = c.id;
+        opened.push_back(std::move(p));
+        listed.push_back({{"id", c.id},
+                          {"name", c.name},
+                          {"arguments", c.arguments},
+                          {"provider_meta", c.provider_meta}});
+    }
+    run.conversation.push_back(
+        {"assistant_calls", json::serialize(json::object{{"text", text}, {"calls", listed}})});
+    s.queue.assign(std::make_move_iterator(opened.begin() + 1),
+                   std::make_move_iterator(opened.end()));
+    auto go_on = co_await open_native_call(run, std::move(opened.front()));
+    co_return go_on;
+}
+
+// Opens one native call: announced like any call; an unknown tool or parameters that break its
+// schema are answered at once with the error, as a result the model reads (every native call
+// must have one). False when the run ended here.
+net::awaitable<bool> agent_loop::open_native_call(live_run& run, pending_call p) {
+    auto& s = run.state;
+    auto signature = p.tool + json::serialize(p.parameters);
+    s.identical = s.last_call == signature ? s.identical + 1 : 1;
+    s.last_call = signature;
+    if (s.identical >= static_cast<int>(limits_.identical_call_stop)) {
+        run.end(run_status::failed, "",
+                "The model made the same call to `" + p.tool + "` " + std::to_string(s.identical) +
+                    " times in a row.");
+        co_return false;
+    }
+    bool known = false;
+    for (const auto* t : tools_.for_role(run.role)) known = known || t->spec().name == p.tool;
+    std::optional<tools::tool_result> refused;
+    if (!known)
+        refused = tools::tool_result::failure(tools::code::unknown_tool,
+                                              "There is no tool named `" + p.tool + "`.");
+    else if (auto problem = tools_.validate(p.tool, p.parameters); !problem.empty())
+        refused = tools::tool_result::failure(
+            tools::code::invalid_parameters,
+            "The parameters of " + p.tool + " are invalid at " + problem +
+                ". Its schema: " + json::serialize(tools_.schema(p.tool)) + ".");
+    run.open_call(std::move(p));
+    auto announced = journal_.begin(run);
+    announced.call_opened();
+    co_await journal_.checkpoint(run, std::move(announced));
+    if (refused) {
+        auto go_on = co_await deliver(run, *refused);
+        co_return go_on;
+    }
+    co_return true;
 }
 
 net::awaitable<bool> agent_loop::settle_pending(live_run& run) {
@@ -213,7 +360,14 @@ net::awaitable<bool> agent_loop::deliver(live_run& run, const tools::tool_result
         text += "\n\nNote: this is call number " + std::to_string(s.identical) + " to `" + p.tool +
                 "` with the same parameters in a row; the result will not change. Change your "
                 "approach or give your final answer.";
-    run.conversation.push_back({"user", text});
+    if (p.native_id.empty())
+        run.conversation.push_back({"user", text});
+    else
+        run.conversation.push_back(
+            {"tool", json::serialize(json::object{{"call_id", p.native_id},
+                                                  {"name", p.tool},
+                                                  {"content", result.ok ? result.text : text},
+                                                  {"is_error", !result.ok}})});
     auto b = journal_.begin(run);
     gate_.record_result(run, b, result);
     s.pending.reset();
@@ -230,10 +384,16 @@ net::awaitable<bool> agent_loop::deliver(live_run& run, const tools::tool_result
                     " tool calls failed in a row; the last: " + result_message(p.tool, result));
         co_return false;
     }
+    if (!s.queue.empty()) {
+        auto next = std::move(s.queue.front());
+        s.queue.erase(s.queue.begin());
+        auto go_on = co_await open_native_call(run, std::move(next));
+        co_return go_on;
+    }
     co_return true;
 }
 
-net::awaitable<std::optional<model_reply>> agent_loop::ask(live_run& run, std::string body) {
+void agent_loop::arm_wall(live_run& run) {
     run.wall_hit = false;
     run.wall.expires_after(limits_.max_wall_time - run.spent());
     run.wall.async_wait([&run](boost::system::error_code ec) {
@@ -241,7 +401,10 @@ net::awaitable<std::optional<model_reply>> agent_loop::ask(live_run& run, std::s
         run.wall_hit = true;
         run.canceller.cancel();
     });
-    retry_hook on_retry = [this, &run](model_retry retry) -> net::awaitable<void> {
+}
+
+retry_hook agent_loop::retry_events(live_run& run) {
+    return [this, &run](model_retry retry) -> net::awaitable<void> {
         auto b = journal_.begin(run);
         b.event("model.retry",
                 {{"reason", "UPSTREAM_ERROR"},
@@ -251,24 +414,67 @@ net::awaitable<std::optional<model_reply>> agent_loop::ask(live_run& run, std::s
                  {"attempt", retry.attempt}});
         co_await journal_.record(run, std::move(b));
     };
-    auto reply = co_await model_.complete(run.chat.model, std::move(body), run.record.id,
-                                          run.canceller, on_retry);
+}
+
+bool agent_loop::answered(live_run& run, bool ok, bool cancelled, const std::string& error) {
     run.wall.cancel();
-    if (reply.cancelled) {
-        if (run.stopping) co_return std::nullopt;
+    if (cancelled) {
+        if (run.stopping) return false;
         if (run.wall_hit)
             run.end(run_status::failed, "",
                     "The run exceeded its wall-time limit of " +
                         duration_text(limits_.max_wall_time) + ".");
         else
             run.end(run_status::cancelled, "", "");
-        co_return std::nullopt;
+        return false;
     }
-    if (!reply.ok) {
-        run.end(run_status::failed, "", "The model call failed: " + reply.error);
-        co_return std::nullopt;
+    if (!ok) {
+        run.end(run_status::failed, "", "The model call failed: " + error);
+        return false;
     }
+    return true;
+}
+
+net::awaitable<std::optional<model_reply>> agent_loop::ask(live_run& run, std::string body) {
+    arm_wall(run);
+    auto reply = co_await model_.complete(run.chat.model, std::move(body), run.record.id,
+                                          run.canceller, retry_events(run));
+    if (!answered(run, reply.ok, reply.cancelled, reply.error)) co_return std::nullopt;
     co_return reply;
+}
+
+net::awaitable<std::optional<providers::reply>> agent_loop::ask_native(live_run& run,
+                                                                       providers::request r) {
+    arm_wall(run);
+    auto turn =
+        co_await model_.converse(std::move(r), run.record.id, run.canceller, retry_events(run));
+    if (!answered(run, turn.ok, turn.cancelled, turn.error)) co_return std::nullopt;
+    co_return std::move(turn.reply);
+}
+
+agent_loop::request agent_loop::build_native_request(live_run& run) {
+    request out;
+    auto& s = run.state;
+    auto from = std::max(s.segment_start, s.first_sent);
+    std::size_t bytes = run.system_prompt.size();
+    for (std::size_t i = from; i < run.conversation.size(); ++i)
+        bytes += run.conversation[i].content.size() + 16;
+    if (trim_history(run, bytes, out.trimmed)) from = std::max(s.segment_start, s.first_sent);
+    auto& r = out.native;
+    r.model = run.chat.model;
+    r.system = run.system_prompt;
+    for (std::size_t i = from; i < run.conversation.size(); ++i)
+        r.messages.push_back(native_message(run.conversation[i]));
+    for (const auto& m : s.failed) r.messages.push_back(native_message(m));
+    for (const auto* t : tools_.for_role(run.role)) {
+        const auto& spec = t->spec();
+        auto schema = tools_.schema(spec.name);
+        r.tools.push_back({std::string(spec.name), std::string(spec.description),
+                           schema.is_object() ? schema.as_object() : json::object{}});
+    }
+    // At the step cap the model is asked for its answer: it may not call tools any more.
+    if (s.final_request) r.choice = providers::tool_choice::none;
+    return out;
 }
 
 agent_loop::request agent_loop::build_request(live_run& run) {

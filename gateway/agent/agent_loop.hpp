@@ -48,12 +48,27 @@ public:
     // exceed the upstream's context budget; `trimmed` is then the context.trimmed event to
     // announce.
     struct request {
-        std::string body;
+        std::string body;           // the JSON protocol's chat completion
+        providers::request native;  // or the conversation for native tool calling
         std::optional<boost::json::object> trimmed;
     };
     request build_request(live_run& run);
+    // The same for native tool calling: the registry's tools for the run's role with their
+    // schemas, the conversation's native turns as they were (ids, provider_meta), and no tools
+    // allowed once the step cap asks for the final answer.
+    request build_native_request(live_run& run);
+
+    // One native turn under the same rules as ask().
+    net::awaitable<std::optional<providers::reply>> ask_native(live_run& run, providers::request r);
 
 private:
+    void arm_wall(live_run& run);
+    retry_hook retry_events(live_run& run);
+    // Ends the run when a model call gave no reply; true when it did.
+    bool answered(live_run& run, bool ok, bool cancelled, const std::string& error);
+    net::awaitable<bool> open_native_turn(live_run& run, const std::string& text,
+                                          std::vector<providers::tool_call> calls);
+    net::awaitable<bool> open_native_call(live_run& run, pending_call p);
     net::awaitable<bool> settle_pending(live_run& run);
     net::awaitable<bool> deliver(live_run& run, const tools::tool_result& result);
     bool trim_history(live_run& run, std::size_t request_bytes,

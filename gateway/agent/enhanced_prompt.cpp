@@ -37,7 +37,27 @@ constexpr std::string_view guidance = R"(## Working guidance
 - For diagrams, use mermaid code blocks.
 )";
 
+constexpr std::string_view native_protocol = R"(## How to work
+
+You have tools, given to you through the tool-calling interface. Call them to look before you
+act and to make changes; several independent calls may go in one turn, and they run in order.
+When the task is done, or you need the user to decide something, reply with plain text and no
+tool call: that is your final answer. Tools that change files or the document may need the
+user's approval; if the user denies an operation you are told why, so adapt instead of
+repeating it.
+)";
+
 }  // namespace
+
+std::string native_prompt(const prompts::prompt& base) {
+    std::string out = base.body;
+    while (out.ends_with('\n')) out.pop_back();
+    out += "\n\n";
+    out += native_protocol;
+    out += '\n';
+    out += guidance;
+    return out;
+}
 
 std::string enhanced_prompt(const prompts::prompt& base, const tools::registry& tools,
                             tools::role role) {

@@ -19,4 +19,9 @@ namespace gateway::agent {
 std::string enhanced_prompt(const prompts::prompt& base, const tools::registry& tools,
                             tools::role role);
 
+// The system prompt for native tool calling: the base prompt, how to work with the tools the
+// provider hands the model (no catalogue and no JSON protocol: the tools travel with the
+// request), and the same working guidance.
+std::string native_prompt(const prompts::prompt& base);
+
 }  // namespace gateway::agent

@@ -2,6 +2,7 @@
 
 #include "gateway/error.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/providers/adapter.hpp"
 #include "gateway/upstream/exchange.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -173,14 +174,13 @@ net::awaitable<model_client::attempt_result> model_client::attempt(upstream::poo
     co_return result;
 }
 
-net::awaitable<model_reply> model_client::complete(std::string model, std::string body,
-                                                   std::string request_id, call_canceller& cancel,
-                                                   retry_hook on_retry) {
-    auto& pool = pools_[router_.route(model)];
+net::awaitable<model_client::sent> model_client::send(
+    upstream::pool& pool, const std::string& head, const std::string& body,
+    const std::string& request_id, call_canceller& cancel, retry_hook on_retry,
+    const std::function<std::string(unsigned, std::string_view)>& explain) {
     const auto& up = pool.upstream();
-    auto head = request_head(up, body.size(), request_id);
     int retries = static_cast<int>(config_.context.model_retries);
-    model_reply reply;
+    sent out;
     for (int attempt_no = 0;; ++attempt_no) {
         if (cancel.cancelled()) break;
         auto result = co_await attempt(pool, head, body, cancel);
@@ -189,15 +189,17 @@ net::awaitable<model_reply> model_client::complete(std::string model, std::strin
         if (result.transport) {
             why = "upstream `" + up.name + "`: " + result.transport.detail;
         } else if (result.status >= 200 && result.status < 300) {
-            co_return read_completion(result.body);
+            out.ok = true;
+            out.body = std::move(result.body);
+            co_return out;
         } else {
             why = "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
-                  error_detail(result.body);
+                  explain(result.status, result.body);
         }
         bool again = (result.transport || retriable(result.status)) && attempt_no < retries;
         if (!again) {
-            reply.error = why;
-            co_return reply;
+            out.error = why;
+            co_return out;
         }
         auto wait = retry_after(result.retry_after_ms, result.retry_after)
                         .value_or(config::duration(500ms * (1 << attempt_no)));
@@ -214,9 +216,59 @@ net::awaitable<model_reply> model_client::complete(std::string model, std::strin
         [[maybe_unused]] auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
         cancel.on_cancel(nullptr);
     }
-    reply.cancelled = true;
-    reply.error = "cancelled";
+    out.cancelled = true;
+    out.error = "cancelled";
+    co_return out;
+}
+
+net::awaitable<model_reply> model_client::complete(std::string model, std::string body,
+                                                   std::string request_id, call_canceller& cancel,
+                                                   retry_hook on_retry) {
+    auto& pool = pools_[router_.route(model)];
+    auto head = request_head(pool.upstream(), body.size(), request_id);
+    std::function<std::string(unsigned, std::string_view)> explain =
+        [](unsigned, std::string_view text) { return error_detail(text); };
+    auto result = co_await send(pool, head, body, request_id, cancel, std::move(on_retry), explain);
+    if (result.ok) co_return read_completion(result.body);
+    model_reply reply;
+    reply.cancelled = result.cancelled;
+    reply.error = std::move(result.error);
     co_return reply;
+}
+
+net::awaitable<model_turn> model_client::converse(providers::request request,
+                                                  std::string request_id, call_canceller& cancel,
+                                                  retry_hook on_retry) {
+    auto& pool = pools_[router_.route(request.model)];
+    const auto& up = pool.upstream();
+    const auto& adapter = providers::adapter_for(up.provider);
+    request.model = passthrough::upstream_model(up, request.model);
+    request.stream = false;
+    model_turn turn;
+    auto body = adapter.encode(request, turn.error);
+    if (body.empty()) co_return turn;
+    std::string head = "POST " + up.endpoint.base_path + adapter.target(request) +
+                       " HTTP/1.1\r\nHost: " + upstream::host_header(up.endpoint) +
+                       "\r\nContent-Type: application/json\r\nAccept: application/json\r\n" +
+                       adapter.auth_fields(up.api_key) + "x-request-id: " + request_id +
+                       "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+    std::function<std::string(unsigned, std::string_view)> explain =
+        [&adapter](unsigned status, std::string_view text) {
+            return adapter.decode_error(status, text).message;
+        };
+    auto result = co_await send(pool, head, body, request_id, cancel, std::move(on_retry), explain);
+    if (!result.ok) {
+        turn.cancelled = result.cancelled;
+        turn.error = std::move(result.error);
+        co_return turn;
+    }
+    std::string bad;
+    if (!adapter.decode(result.body, turn.reply, bad)) {
+        turn.error = "upstream `" + up.name + "`: " + bad;
+        co_return turn;
+    }
+    turn.ok = true;
+    co_return turn;
 }
 
 }  // namespace gateway::agent

@@ -33,6 +33,11 @@ public:
                                          std::string request_id, call_canceller& cancel,
                                          retry_hook on_retry) override;
 
+    // The request in the dialect of the upstream `request.model` is routed to (Anthropic,
+    // Gemini or OpenAI tool_calls), not streamed; the reply decoded by its adapter.
+    net::awaitable<model_turn> converse(providers::request request, std::string request_id,
+                                        call_canceller& cancel, retry_hook on_retry) override;
+
     const config::upstream_config& upstream_for(std::string_view model) const override;
 
     // Closes the pooled connections and pools none from now on (the engine is stopping).
@@ -40,6 +45,17 @@ public:
 
 private:
     struct attempt_result;
+    struct sent {
+        bool ok = false;
+        bool cancelled = false;
+        std::string body;   // ok: the 2xx answer's body
+        std::string error;  // !ok
+    };
+    // One request with the retry policy above; `explain` turns an error answer into its text.
+    net::awaitable<sent> send(
+        upstream::pool& pool, const std::string& head, const std::string& body,
+        const std::string& request_id, call_canceller& cancel, retry_hook on_retry,
+        const std::function<std::string(unsigned, std::string_view)>& explain);
     net::awaitable<attempt_result> attempt(upstream::pool& pool, const std::string& head,
                                            const std::string& body, call_canceller& cancel);
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
+#include "gateway/providers/conversation.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
@@ -17,6 +18,15 @@ struct model_reply {
     std::string content;
     std::string finish_reason;
     std::string error;  // when !ok: for the run's error and the human
+};
+
+// What one native tool-calling turn gave: the provider's reply in the conversation model, or
+// why there is none.
+struct model_turn {
+    bool ok = false;
+    bool cancelled = false;
+    providers::reply reply;
+    std::string error;
 };
 
 // A call the model port is about to repeat after a 429, a 5xx or a failed connection.
@@ -61,6 +71,13 @@ public:
                                                          std::string request_id,
                                                          call_canceller& cancel,
                                                          retry_hook on_retry) = 0;
+    // One turn with native tool calling, in the dialect of the upstream `model` is routed to
+    // (its model_map applied), retried and cancellable like complete(). `request.model` is the
+    // chat's model name.
+    virtual boost::asio::awaitable<model_turn> converse(providers::request request,
+                                                        std::string request_id,
+                                                        call_canceller& cancel,
+                                                        retry_hook on_retry) = 0;
     virtual const config::upstream_config& upstream_for(std::string_view model) const = 0;
     // The engine is stopping: release what is kept between calls (pooled connections).
     virtual void shutdown() = 0;

@@ -1,5 +1,7 @@
 #include "gateway/agent/run_journal.hpp"
 
+#include "gateway/agent/status_phrase.hpp"
+
 #include "gateway/agent/excerpt.hpp"
 #include "gateway/observability/log.hpp"
 
@@ -51,7 +53,8 @@ void run_journal::batch::call_opened() {
     event("tool.call", {{"call_id", p.call_id},
                         {"tool", p.tool},
                         {"parameters", p.parameters},
-                        {"terminate", p.terminate}});
+                        {"terminate", p.terminate},
+                        {"status", status_phrase(p.tool, p.parameters)}});
 }
 
 void run_journal::batch::approval(store::approval_record approval) {

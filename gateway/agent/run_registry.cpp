@@ -54,7 +54,7 @@ run_registry::~run_registry() {
 }
 
 std::string run_registry::system_prompt(const store::chat_record& chat, tools::role role) const {
-    return prompts_.build(chat.system_prompt, role, model_.upstream_for(chat.model).json_schema);
+    return prompts_.build(chat.system_prompt, role, model_.upstream_for(chat.model));
 }
 
 std::size_t run_registry::live_runs() const {

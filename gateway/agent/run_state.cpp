@@ -152,6 +152,7 @@ void tag_invoke(const json::value_from_tag&, json::value& v, const pending_call&
     if (!p.reason.empty()) o["reason"] = p.reason;
     put_optional(o, "document_version", p.document_version);
     put_optional(o, "executing", p.executing);
+    if (!p.native_id.empty()) o["native_id"] = p.native_id;
     v = std::move(o);
 }
 
@@ -167,7 +168,8 @@ result<pending_call> tag_invoke(const json::try_value_to_tag<pending_call>&, con
         .get("workflow_step", p.workflow_step)
         .get("reason", p.reason)
         .get("document_version", p.document_version)
-        .get("executing", p.executing);
+        .get("executing", p.executing)
+        .get("native_id", p.native_id);
     if (!f.ok() || p.call_id.empty() || p.tool.empty()) return mismatch();
     return p;
 }
@@ -234,6 +236,7 @@ void tag_invoke(const json::value_from_tag&, json::value& v, const run_state& s)
     put_optional(o, "turn_limit", s.turn_limit);
     put_optional(o, "turn_start", s.turn_start);
     put_optional(o, "pending", s.pending);
+    if (!s.queue.empty()) o["queue"] = json::value_from(s.queue);
     put_optional(o, "workflow", s.workflow);
     v = std::move(o);
 }
@@ -259,6 +262,7 @@ result<run_state> tag_invoke(const json::try_value_to_tag<run_state>&, const jso
         .get("approved_tools", s.approved_tools)
         .get("active_ms", s.active_ms)
         .get("pending", s.pending)
+        .get("queue", s.queue)
         .get("workflow", s.workflow);
     if (!f.ok() || s.version < 1) return mismatch();
     return s;

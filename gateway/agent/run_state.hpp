@@ -32,8 +32,11 @@ bool is_final_status(std::string_view name);
 bool is_final_event(std::string_view type);
 
 // One message of a run's conversation, as the model reads it.
+// With native tool calling two more roles carry JSON: "assistant_calls" ({"text", "calls":
+// [{"id", "name", "arguments", "provider_meta"}]}: a turn that called tools) and "tool"
+// ({"call_id", "name", "content", "is_error"}: one call's result).
 struct chat_message {
-    std::string role;  // user | assistant
+    std::string role;  // user | assistant | assistant_calls | tool
     std::string content;
 };
 
@@ -59,6 +62,7 @@ struct pending_call {
     // A document edit: the document version its preview was made on (what the human approved).
     std::optional<std::int64_t> document_version;
     std::optional<write_intent> executing;  // set while the write runs
+    std::string native_id;  // a native call: the provider's id, which its result must name
 };
 
 enum class workflow_phase { next, extract, tool, prompt, agent };
@@ -83,7 +87,7 @@ struct workflow_progress {
 };
 
 struct run_state {
-    static constexpr int current_version = 2;
+    static constexpr int current_version = 3;
     int version = current_version;
 
     // The agent segment (a chat run is one; each agent step of a workflow starts one).
@@ -106,6 +110,7 @@ struct run_state {
     std::vector<std::string> approved_tools;  // approved with scope "run"
     std::int64_t active_ms = 0;               // wall time, excluding waits for approval
     std::optional<pending_call> pending;
+    std::vector<pending_call> queue;  // the other calls of a native turn, run after `pending`
     std::optional<workflow_progress> workflow;
 };
 

@@ -29,4 +29,13 @@ std::string system_prompts::build(std::string_view id, tools::role role, bool js
     return text;
 }
 
+std::string system_prompts::build(std::string_view id, tools::role role,
+                                  const config::upstream_config& upstream) const {
+    if (upstream.tool_calling != config::tool_calling_mode::native)
+        return build(id, role, upstream.json_schema);
+    const auto* base = find(id);
+    prompts::prompt fallback{std::string(id), "", "", "", ""};
+    return native_prompt(base ? *base : fallback);
+}
+
 }  // namespace gateway::agent

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gateway/config/config.hpp"
 #include "gateway/prompts/prompt_library.hpp"
 #include "gateway/tools/registry.hpp"
 
@@ -22,6 +23,10 @@ public:
     // The system prompt for prompt `id` (an unknown id: the catalogue and protocol alone), the
     // `role`'s tools, and an upstream that does (`json_schema`) or not constrain replies to JSON.
     std::string build(std::string_view id, tools::role role, bool json_schema) const;
+    // What the agent loop sends to `upstream`: the above for the JSON protocol, or, with native
+    // tool calling, the base prompt and how to work with tools (agent::native_prompt).
+    std::string build(std::string_view id, tools::role role,
+                      const config::upstream_config& upstream) const;
 
 private:
     std::vector<prompts::prompt> prompts_;

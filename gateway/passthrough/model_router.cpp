@@ -167,6 +167,12 @@ std::optional<std::string> read_model(std::string_view json_body) {
     return std::move(parser.handler().model);
 }
 
+std::string upstream_model(const config::upstream_config& up, std::string_view model) {
+    for (const auto& [from, to] : up.model_map)
+        if (from == model) return to;
+    return std::string(model);
+}
+
 model_router::model_router(const std::vector<config::upstream_config>& upstreams) {
     for (const auto& u : upstreams) {
         globs_.push_back(u.models);

@@ -17,6 +17,9 @@ bool glob_match(std::string_view pattern, std::string_view text);
 // no such member, not a string).
 std::optional<std::string> read_model(std::string_view json_body);
 
+// The upstream's name for a client's model name (`model_map`), or the name itself.
+std::string upstream_model(const config::upstream_config& up, std::string_view model);
+
 // Chooses the upstream for a model name: the first upstream with a matching glob; the first
 // upstream (the default) when there is no model or no match. Immutable, so shared freely.
 class model_router {

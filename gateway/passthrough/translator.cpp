@@ -3,6 +3,7 @@
 #include "gateway/error.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/passthrough/model_router.hpp"
 #include "gateway/providers/openai.hpp"
 #include "gateway/sse/event_parser.hpp"
 #include "gateway/upstream/exchange.hpp"
@@ -211,12 +212,6 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
 }
 
 }  // namespace
-
-std::string upstream_model(const config::upstream_config& up, std::string_view model) {
-    for (const auto& [from, to] : up.model_map)
-        if (from == model) return to;
-    return std::string(model);
-}
 
 net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& pool,
                                     exchange_state& state) {

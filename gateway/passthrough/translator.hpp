@@ -22,9 +22,6 @@ namespace gateway::passthrough {
 net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& pool,
                                     exchange_state& state);
 
-// The upstream's name for a client's model name (`model_map`), or the name itself.
-std::string upstream_model(const config::upstream_config& up, std::string_view model);
-
 // GET /v1/models when some upstream is not OpenAI-compatible: every model name the configuration
 // names (the globs without wildcards and the model_map names), owned by its upstream.
 std::string configured_models_json(const config::gateway_config& config);

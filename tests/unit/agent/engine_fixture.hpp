@@ -48,6 +48,8 @@ struct scripted {
     std::string error;   // set: the call fails with this
     bool hang = false;   // the call waits until it is cancelled
     bool retry = false;  // the port reports a retry (awaiting the hook) before answering
+    // Native turns (converse): the calls of the reply, after `content` as its text.
+    std::vector<gateway::providers::tool_call> calls;
 };
 
 // A model port that answers from a script and keeps every request body.
@@ -68,6 +70,7 @@ public:
         }
         auto next = replies.front();
         replies.pop_front();
+        last_ = next;
         if (next.retry && on_retry) {
             agent::model_retry retry{1, 3, "upstream answered 429", std::chrono::milliseconds(5)};
             co_await on_retry(retry);
@@ -94,6 +97,29 @@ public:
         reply.finish_reason = next.finish_reason;
         co_return reply;
     }
+    // Native turns take the same script; every request is kept.
+    std::vector<gateway::providers::request> requests;
+    net::awaitable<agent::model_turn> converse(gateway::providers::request request, std::string,
+                                               agent::call_canceller& cancel,
+                                               agent::retry_hook on_retry) override {
+        requests.push_back(std::move(request));
+        auto reply = co_await complete({}, {}, {}, cancel, std::move(on_retry));
+        bodies.pop_back();
+        agent::model_turn turn;
+        turn.ok = reply.ok;
+        turn.cancelled = reply.cancelled;
+        turn.error = reply.error;
+        if (reply.ok) {
+            auto& next = last_;
+            if (!next.content.empty())
+                turn.reply.content.parts.push_back(gateway::providers::part::of_text(next.content));
+            for (const auto& c : next.calls)
+                turn.reply.content.parts.push_back(gateway::providers::part::of_call(c));
+            turn.reply.why = next.calls.empty() ? gateway::providers::finish::stop
+                                                : gateway::providers::finish::tool_calls;
+        }
+        co_return turn;
+    }
     const config::upstream_config& upstream_for(std::string_view) const override {
         return upstream;
     }
@@ -102,6 +128,9 @@ public:
     json::array messages(std::size_t n) const {
         return json::parse(bodies.at(n)).at("messages").as_array();
     }
+
+private:
+    scripted last_;
 };
 
 inline std::string text_of(const fs::path& p) {

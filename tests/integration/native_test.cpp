@@ -1,0 +1,175 @@
+// The agent loop with native tool calling on each provider: the gateway in-process against the
+// fake upstream, which speaks OpenAI tool_calls, Anthropic tool_use and Gemini functionCall and
+// refuses a request that breaks its provider's rules (a tool_use without its tool_result, roles
+// that do not alternate, a missing thought signature).
+#include "tests/integration/context_fixture.hpp"
+
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+using namespace gateway::testing;
+namespace config = gateway::config;
+namespace bdata = boost::unit_test::data;
+
+namespace {
+
+const char* const provider_names[] = {"openai", "anthropic", "gemini"};
+
+std::function<void(config::gateway_config&)> speaking(std::string provider, fake_upstream& fake) {
+    return [provider, &fake](config::gateway_config& c) {
+        auto& up = c.upstreams[0];
+        auto root = "http://127.0.0.1:" + std::to_string(fake.port());
+        up.tool_calling = config::tool_calling_mode::native;
+        up.api_key = "k";
+        if (provider == "anthropic") {
+            up.provider = config::provider_kind::anthropic;
+            up.base_url = root;
+        } else if (provider == "gemini") {
+            up.provider = config::provider_kind::gemini;
+            up.base_url = root + "/v1beta";
+        }
+        up.endpoint = *config::parse_base_url(up.base_url).value;
+    };
+}
+
+// A fixture whose fake is created first, so the config can name its port.
+struct native_fixture {
+    explicit native_fixture(const std::string& provider)
+        : f([&](config::gateway_config& c) { speaking(provider, f.fake)(c); }) {}
+    context_fixture f;
+};
+
+// The next event of `type` after event `after`.
+sse_event next_of(context_fixture& f, const std::string& run, std::string_view type,
+                  std::int64_t after) {
+    auto all = f.events(run, [&](const sse_event& e) { return e.type == type; }, after);
+    BOOST_TEST_REQUIRE(!all.empty());
+    BOOST_TEST_REQUIRE(all.back().type == type, json::serialize(all.back().data));
+    return all.back();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(native_tool_calling)
+
+BOOST_DATA_TEST_CASE(a_run_reads_then_makes_two_calls_in_one_turn_one_approved_one_rejected,
+                     bdata::make(provider_names), provider) {
+    native_fixture n(provider);
+    auto& f = n.f;
+    f.fake.script({
+        {"Let me look first.", "stop", 200, "", 0, {{"read_file", R"({"path":"README.md"})"}}},
+        {"",
+         "stop",
+         200,
+         "",
+         0,
+         {{"create_file", R"({"path":"a.txt","content":"A"})"},
+          {"create_file", R"({"path":"b.txt","content":"B"})"}}},
+        {"Created a.txt; b.txt was declined."},
+    });
+    auto run = f.start(f.create_chat(), "make two files");
+    auto first = f.wait_for(run, "approval.required");
+    BOOST_TEST(first.data.at("parameters").at("path") == "a.txt");
+    BOOST_TEST(f.approve(run, std::string(first.data.at("call_id").as_string())).status == 200u);
+    auto second = next_of(f, run, "approval.required", first.id);
+    BOOST_TEST(second.data.at("parameters").at("path") == "b.txt");
+    auto r = f.approve(run, std::string(second.data.at("call_id").as_string()),
+                       {{"decision", "reject"}, {"feedback", "not b"}});
+    BOOST_TEST(r.status == 200u, r.body);
+    auto all = f.events(run);
+    BOOST_TEST_REQUIRE(all.back().type == "run.completed", json::serialize(all.back().data));
+    BOOST_TEST(f.run_state(run).at("output").as_string() == "Created a.txt; b.txt was declined.");
+    BOOST_TEST(read_text(f.workspace / "a.txt") == "A");
+    BOOST_TEST(!fs::exists(f.workspace / "b.txt"));
+    // Each call announced with its status phrase, step and limit.
+    std::vector<std::string> statuses;
+    for (const auto& e : all)
+        if (e.type == "tool.call") {
+            statuses.push_back(std::string(e.data.at("status").as_string()));
+            BOOST_TEST(e.data.contains("max_steps"));
+        }
+    std::vector<std::string> expected{"Reading README.md", "Creating a.txt", "Creating b.txt"};
+    BOOST_TEST(statuses == expected, boost::test_tools::per_element());
+    // Three model turns; the fake accepted each (it refuses what its provider refuses).
+    auto bodies = f.fake.scripted_requests();
+    BOOST_TEST_REQUIRE(bodies.size() == 3u);
+    auto last = json::parse(bodies[2]).as_object();
+    auto wire = json::serialize(last);
+    BOOST_TEST(wire.find("not b") != std::string::npos);  // the rejection reached the model
+    if (std::string(provider) == "anthropic") {
+        // Both results of the parallel turn in one user message, results first.
+        auto& messages = last["messages"].as_array();
+        auto& results = messages.back().as_object()["content"].as_array();
+        BOOST_TEST(results.size() == 2u);
+        BOOST_TEST(results[1].as_object()["is_error"] == json::value(true));
+        BOOST_TEST(last.contains("tools"));
+    }
+    if (std::string(provider) == "gemini") {
+        BOOST_TEST(wire.find("fake-sig-") != std::string::npos);  // signatures echoed
+        BOOST_TEST(!last.contains("additionalProperties"));
+    }
+    if (std::string(provider) == "openai") {
+        BOOST_TEST(last.contains("tools"));
+        BOOST_TEST(wire.find("\"role\":\"tool\"") != std::string::npos);
+    }
+}
+
+BOOST_DATA_TEST_CASE(an_unknown_tool_is_answered_with_its_error_and_the_run_goes_on,
+                     bdata::make(provider_names), provider) {
+    native_fixture n(provider);
+    auto& f = n.f;
+    f.fake.script({
+        {"", "stop", 200, "", 0, {{"format_disk", "{}"}}},
+        {"I cannot do that here."},
+    });
+    auto run = f.start(f.create_chat(), "format the disk");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed");
+    bool unknown = false;
+    for (const auto& e : all)
+        if (e.type == "tool.result") unknown = e.data.at("error_code") == "UNKNOWN_TOOL";
+    BOOST_TEST(unknown);
+}
+
+BOOST_AUTO_TEST_CASE(a_json_protocol_call_in_a_native_reply_is_salvaged) {
+    native_fixture n("anthropic");
+    auto& f = n.f;
+    f.fake.script({{call("read_file", {{"path", "README.md"}})}, {"It says teh."}});
+    auto run = f.start(f.create_chat(), "read it");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed");
+    auto types = types_of(all);
+    BOOST_TEST(std::count(types.begin(), types.end(), "model.salvaged") == 1);
+    BOOST_TEST(std::count(types.begin(), types.end(), "tool.result") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(the_second_call_of_a_turn_survives_a_restart) {
+    native_fixture n("gemini");
+    auto& f = n.f;
+    f.fake.script({
+        {"",
+         "stop",
+         200,
+         "",
+         0,
+         {{"create_file", R"({"path":"a.txt","content":"A"})"},
+          {"create_file", R"({"path":"b.txt","content":"B"})"}}},
+        {"Both made."},
+    });
+    auto run = f.start(f.create_chat(), "make two files");
+    auto first = f.wait_for(run, "approval.required");
+    BOOST_TEST(f.approve(run, std::string(first.data.at("call_id").as_string())).status == 200u);
+    auto second = next_of(f, run, "approval.required", first.id);
+    f.gateway.reset();  // stopped: the run stays as stored, its second call queued no more
+    f.gateway.emplace(f.config);
+    BOOST_TEST(f.approve(run, std::string(second.data.at("call_id").as_string())).status == 200u);
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed", json::serialize(all.back().data));
+    BOOST_TEST(read_text(f.workspace / "b.txt") == "B");
+    // Both results went back to Gemini in one turn, after the restart.
+    auto last = json::parse(f.fake.scripted_requests().back()).as_object();
+    auto& contents = last["contents"].as_array();
+    BOOST_TEST(contents.back().as_object()["parts"].as_array().size() == 2u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
