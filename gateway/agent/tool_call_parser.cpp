@@ -1,5 +1,7 @@
 #include "gateway/agent/tool_call_parser.hpp"
 
+#include <optional>
+
 #include "gateway/tools/registry.hpp"
 
 #include <boost/json/parse.hpp>
@@ -113,6 +115,42 @@ bool attempted_call(std::string_view text, const std::vector<const tools::tool*>
     return false;
 }
 
+// A call written as a Python literal: {'tool': 'read_file', 'parameters': {...}}.
+bool python_literal_call(std::string_view text) {
+    for (std::string_view key : {"'tool'", "'parameters'", "'arguments'"}) {
+        auto at = text.find(key);
+        if (at == std::string_view::npos) continue;
+        auto after = text.find_first_not_of(' ', at + key.size());
+        if (after != std::string_view::npos && text[after] == ':') return true;
+    }
+    return false;
+}
+
+// Whether a JSON object in a reply is meant as a call: it has parameters (or arguments), or its
+// `tool` or `name` is one of the tools. Anything else (an example in an answer:
+// {"name": "Alice", "age": 3}) is part of the answer.
+bool call_like(const boost::json::object& o, const std::vector<const tools::tool*>& available) {
+    if (o.contains("parameters") || o.contains("arguments")) return true;
+    for (std::string_view key : {"tool", "name"}) {
+        const auto* name = o.if_contains(key);
+        if (!name || !name->is_string()) continue;
+        for (const auto* t : available)
+            if (t->spec().name == name->as_string()) return true;
+    }
+    return false;
+}
+
+// What follows the model's reasoning: the text after the last </think>. A reply still inside
+// <think> has nothing that counts.
+std::optional<std::string_view> after_thinking(std::string_view text) {
+    auto close = text.rfind("</think>");
+    if (close != std::string_view::npos) return text.substr(close + 8);
+    auto open = text.find("<think>");
+    if (open != std::string_view::npos && text.find_first_not_of(" \t\r\n") == open)
+        return std::nullopt;
+    return text;
+}
+
 std::string excerpt(std::string_view text, std::size_t at) {
     auto from = at > 30 ? at - 30 : 0;
     std::string out(text.substr(from, 60));
@@ -158,9 +196,18 @@ std::string valid_names(const std::vector<const tools::tool*>& available) {
 
 }  // namespace
 
-parsed_reply parse_reply(std::string_view text, std::string_view finish_reason,
+parsed_reply parse_reply(std::string_view whole, std::string_view finish_reason,
                          const tools::registry& tools, tools::role role) {
     auto available = tools.for_role(role);
+    // Reasoning is never searched for calls: only what follows it counts.
+    auto answer_part = after_thinking(whole);
+    if (!answer_part && finish_reason != "length")
+        return malformed(failure::no_json,
+                         "Your reply ends inside <think> with no answer after it. Close your "
+                         "thinking with </think>, then give the final answer or one tool call.");
+    auto text = answer_part.value_or(whole);
+    while (!text.empty() && (text.front() == '\n' || text.front() == '\r' || text.front() == ' '))
+        text.remove_prefix(1);
     if (finish_reason == "length")
         return malformed(failure::truncated,
                          "Your reply was cut off because it reached the output length limit. Do "
@@ -171,6 +218,7 @@ parsed_reply parse_reply(std::string_view text, std::string_view finish_reason,
     // Candidate objects: balanced spans that mention the protocol's keys. Other braces (code in
     // a final answer, say) are not calls.
     std::vector<boost::json::object> calls;
+    bool examples = false;  // objects that are part of the answer, not calls
     for (const auto& s : object_spans(text)) {
         if (s.end == std::string_view::npos) {
             auto rest = text.substr(s.begin);
@@ -192,10 +240,20 @@ parsed_reply parse_reply(std::string_view text, std::string_view finish_reason,
                                  excerpt(text, s.begin + offset) +
                                  "`. Use double quotes for keys and strings, escape newlines in "
                                  "strings as \\n, and no trailing commas.");
-        if (value.is_object()) calls.push_back(std::move(value.as_object()));
+        if (!value.is_object()) continue;
+        if (call_like(value.as_object(), available))
+            calls.push_back(std::move(value.as_object()));
+        else
+            examples = true;
     }
     if (calls.empty()) {
-        if (attempted_call(text, available))
+        if (python_literal_call(text))
+            return malformed(
+                failure::invalid_json,
+                "Your tool call is written with single quotes, like a Python "
+                "literal. JSON needs double quotes for keys and strings: "
+                "{\"tool\": \"read_file\", \"parameters\": {\"path\": \"README.md\"}}.");
+        if (!examples && attempted_call(text, available))
             return malformed(failure::no_json,
                              "Your reply looks like a tool call, but it contains no JSON object.");
         parsed_reply answer;

@@ -125,4 +125,43 @@ BOOST_AUTO_TEST_CASE(deep_nesting_is_refused_not_crashing) {
     BOOST_TEST((r.what == parsed_reply::kind::malformed));
 }
 
+BOOST_AUTO_TEST_CASE(reasoning_is_never_searched_for_calls) {
+    // A call mentioned while thinking does not count; what follows </think> does.
+    auto answer = parse(
+        "<think>Maybe {\"tool\": \"delete_file\", \"parameters\": {\"path\": \"x\"}}? "
+        "No.</think>\nThe file is fine as it is.");
+    BOOST_TEST_REQUIRE((answer.what == parsed_reply::kind::final_answer), answer.message);
+    BOOST_TEST(answer.answer == "The file is fine as it is.");
+    auto call = parse(
+        "<think>I should read it.</think>{\"tool\": \"read_file\", \"parameters\": "
+        "{\"path\": \"README.md\"}}");
+    BOOST_TEST_REQUIRE((call.what == parsed_reply::kind::call), call.message);
+    BOOST_TEST(call.call.tool == "read_file");
+    // Still thinking when the reply ended: nothing counts, and the model is told so.
+    auto unfinished = parse("<think>Let me consider {\"tool\": \"read_file\"");
+    BOOST_TEST((unfinished.what == parsed_reply::kind::malformed));
+    BOOST_TEST(has(unfinished.message, "</think>"));
+}
+
+BOOST_AUTO_TEST_CASE(a_python_literal_call_is_malformed_not_an_answer) {
+    auto r = parse("{'tool': 'read_file', 'parameters': {'path': 'README.md'}}");
+    BOOST_TEST_REQUIRE((r.what == parsed_reply::kind::malformed));
+    BOOST_TEST((r.reason == failure::invalid_json));
+    BOOST_TEST(has(r.message, "double quotes"));
+}
+
+BOOST_AUTO_TEST_CASE(a_json_example_in_an_answer_is_part_of_the_answer) {
+    auto r = parse("The record looks like {\"name\": \"Alice\", \"age\": 3}; add yours the same way.");
+    BOOST_TEST_REQUIRE((r.what == parsed_reply::kind::final_answer), r.message);
+    BOOST_TEST(has(r.answer, "Alice"));
+    auto tool_word = parse("Config: {\"tool\": \"hammer\", \"size\": 3}");
+    BOOST_TEST((tool_word.what == parsed_reply::kind::final_answer));
+    // A known tool's name, or parameters, still make a call (or a malformed one).
+    auto named = parse("{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}");
+    BOOST_TEST((named.what == parsed_reply::kind::call));
+    auto unknown = parse("{\"tool\": \"hammer\", \"parameters\": {}}");
+    BOOST_TEST((unknown.what == parsed_reply::kind::malformed));
+    BOOST_TEST((unknown.reason == failure::unknown_tool));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
