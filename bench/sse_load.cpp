@@ -5,6 +5,8 @@
 //
 //   sse_load PORT STREAMS [DELAY_MS]   -> one line: ttfb_p50_us ttfb_p99_us event_p50_us
 //   event_p99_us ok
+//   sse_load PORT STREAMS DELAY_MS MODEL -> the same for that model, then token_p50_us
+//   token_p99_us: the arrival of the first chunk with non-empty `content` (time to first token)
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -18,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace net = boost::asio;
@@ -28,6 +31,7 @@ constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 struct result {
     bool ok = false;
     long ttfb_us = 0;
+    long token_us = 0;  // the first chunk with text
     std::vector<long> event_us;  // arrival of each event's terminator, since the send
 };
 
@@ -59,6 +63,14 @@ net::awaitable<void> one_stream(tcp::endpoint at, std::string request, result& o
             if (seen.empty()) continue;
         }
         if (out.ttfb_us == 0) out.ttfb_us = now;
+        if (out.token_us == 0) {
+            static constexpr std::string_view key = "\"content\":\"";
+            for (auto at = seen.find(key); at != std::string::npos; at = seen.find(key, at + 1))
+                if (at + key.size() < seen.size() && seen[at + key.size()] != '"') {
+                    out.token_us = now;
+                    break;
+                }
+        }
         // A terminator may straddle two reads: start one byte before the new bytes.
         for (auto at = seen.find("\n\n", from ? from - 1 : 0); at != std::string::npos;
              at = seen.find("\n\n", at + 2))
@@ -85,8 +97,9 @@ int main(int argc, char** argv) {
     auto port = static_cast<unsigned short>(std::stoi(argv[1]));
     int streams = std::stoi(argv[2]);
     std::string delay = argc > 3 ? argv[3] : "50";
-    std::string body =
-        R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+    std::string model = argc > 4 ? argv[4] : "gpt-4o-mini";
+    std::string body = R"({"model":")" + model +
+                       R"(","stream":true,"messages":[{"role":"user","content":"hi"}]})";
     std::string request =
         "POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\n"
         "Content-Type: application/json\r\nx-fake-delay-ms: " +
@@ -97,15 +110,18 @@ int main(int argc, char** argv) {
     for (int i = 0; i < streams; ++i)
         net::co_spawn(io, one_stream(at, request, results[i]), net::detached);
     io.run();
-    std::vector<long> ttfb, events;
+    std::vector<long> ttfb, events, tokens;
     int ok = 0;
     for (const auto& r : results) {
         if (!r.ok) continue;
         ++ok;
         ttfb.push_back(r.ttfb_us);
+        tokens.push_back(r.token_us);
         events.insert(events.end(), r.event_us.begin(), r.event_us.end());
     }
-    std::printf("%ld %ld %ld %ld %d\n", percentile(ttfb, 0.5), percentile(ttfb, 0.99),
+    std::printf("%ld %ld %ld %ld %d", percentile(ttfb, 0.5), percentile(ttfb, 0.99),
                 percentile(events, 0.5), percentile(events, 0.99), ok);
+    if (argc > 4) std::printf(" %ld %ld", percentile(tokens, 0.5), percentile(tokens, 0.99));
+    std::printf("\n");
     return ok == streams ? 0 : 1;
 }

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Translation benchmark: what Claude and Gemini behind /v1/chat/completions cost over the plain
+# passthrough. One contextgate with three upstreams on the same canned fake (OpenAI, Anthropic
+# Messages, Gemini generateContent), measured side by side in interleaved rounds with the fake
+# directly and nginx in front of it as references (the machine is shared and noisy: medians and
+# ratios count).
+#
+#   bench/translation.sh                 # defaults below; results go to stdout
+#   ROUNDS=5 DURATION=15s bench/translation.sh
+#
+# Measures, per target: latency at a fixed moderate rate (hey -q), the gateway's CPU per request
+# over that run (from /proc: the translation cost), and over STREAMS concurrent streams the time
+# to first byte and to the first chunk with text (time to first token). The fake's answers differ
+# a little by dialect (Anthropic's stream has more events), so "translated" includes that.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+ROUNDS="${ROUNDS:-3}"
+DURATION="${DURATION:-10s}"
+RATE="${RATE:-1000}"
+STREAMS="${STREAMS:-100}"
+EVENT_DELAY_MS="${EVENT_DELAY_MS:-0}"   # 0: the fake writes its events at once; the gateway's own delay shows
+
+bench_build contextgate contextgate-fake-upstream sse_load
+ulimit -n "$(ulimit -Hn)"
+start_fake
+start_nginx 1
+cat >"$tmp/gateway.yaml" <<YAML
+server:
+  listen: 127.0.0.1:0
+  workers: 1
+upstreams:
+  - name: openai
+    base_url: http://127.0.0.1:$fake_port/v1
+    models: ["gpt-*"]
+    max_idle_connections: 4096
+  - name: claude
+    provider: anthropic
+    base_url: http://127.0.0.1:$fake_port
+    api_key: sk-bench
+    auth: replace
+    models: ["claude-*"]
+    max_idle_connections: 4096
+  - name: gemini
+    provider: gemini
+    base_url: http://127.0.0.1:$fake_port/v1beta
+    api_key: g-bench
+    auth: replace
+    models: ["gemini-*"]
+    max_idle_connections: 4096
+logging:
+  access_log: false
+YAML
+build/contextgate serve --config "$tmp/gateway.yaml" 2>"$tmp/gateway.err" &
+pids+=($!)
+gateway_pid=$!
+gateway_port="$(wait_for "$tmp/gateway.err" 'listening on http://127.0.0.1:([0-9]+)')"
+
+targets=(direct nginx passthrough claude gemini)
+declare -A port=([direct]=$fake_port [nginx]=$nginx_port [passthrough]=$gateway_port
+                 [claude]=$gateway_port [gemini]=$gateway_port)
+declare -A model=([direct]=gpt-4o-mini [nginx]=gpt-4o-mini [passthrough]=gpt-4o-mini
+                  [claude]=claude-bench [gemini]=gemini-bench)
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+echo "# contextgate translation benchmark  $(date -u +%FT%TZ)  $(nproc) cores, 1 worker"
+echo "# rounds=$ROUNDS duration=$DURATION rate=${RATE}/s streams=$STREAMS event_delay=${EVENT_DELAY_MS}ms"
+for round in $(seq "$ROUNDS"); do
+  for t in "${targets[@]}"; do
+    body="{\"model\":\"${model[$t]}\",\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}"
+    url="http://127.0.0.1:${port[$t]}/v1/chat/completions"
+    before="$(cpu_ticks "$gateway_pid")"
+    out="$(hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json -d "$body" "$url")"
+    after="$(cpu_ticks "$gateway_pid")"
+    ok="$(echo "$out" | awk '/\[200\]/ { print $2 }')"
+    [ -n "$ok" ] || { echo "$t: no 200 answers" >&2; echo "$out" >&2; exit 1; }
+    echo "$out" | awk '/ 50% in/ { print $3 * 1000000 }' >>"$tmp/$t.p50"
+    echo "$out" | awk '/ 99% in/ { print $3 * 1000000 }' >>"$tmp/$t.p99"
+    awk -v t=$((after - before)) -v n="$ok" -v hz="$(getconf CLK_TCK)" \
+      'BEGIN { printf "%.1f\n", t * 1000000 / hz / n }' >>"$tmp/$t.cpu"
+    read -r t50 t99 _ _ streamed k50 k99 < <(build/sse_load "${port[$t]}" "$STREAMS" "$EVENT_DELAY_MS" "${model[$t]}")
+    [ "$streamed" = "$STREAMS" ] || { echo "$t: only $streamed of $STREAMS streams completed" >&2; exit 1; }
+    echo "$t50" >>"$tmp/$t.ttfb50"; echo "$t99" >>"$tmp/$t.ttfb99"
+    echo "$k50" >>"$tmp/$t.tok50"; echo "$k99" >>"$tmp/$t.tok99"
+  done
+done
+
+m() { median <"$tmp/$1.$2"; }
+echo
+echo "## At a fixed ${RATE} req/s (hey -c 10 -q $((RATE / 10))), median of $ROUNDS; gateway CPU per request"
+printf "%-12s %10s %10s %12s %14s\n" target "p50 us" "p99 us" "added p50" "gateway us/req"
+for t in "${targets[@]}"; do
+  cpu="-"
+  case $t in passthrough|claude|gemini) cpu="$(m "$t" cpu)";; esac
+  printf "%-12s %10.0f %10.0f %12.0f %14s\n" "$t" "$(m "$t" p50)" "$(m "$t" p99)" \
+    "$(awk -v a="$(m "$t" p50)" -v b="$(m direct p50)" 'BEGIN { print a - b }')" "$cpu"
+done
+for t in claude gemini; do
+  awk -v a="$(m "$t" cpu)" -v b="$(m passthrough cpu)" -v n="$t" \
+    'BEGIN { printf "%s: translation costs %.1f us of CPU per request over the passthrough (%.2fx)\n", n, a - b, a / b }'
+done
+
+echo
+echo "## $STREAMS concurrent streams, an event every ${EVENT_DELAY_MS} ms (median of $ROUNDS, microseconds)"
+printf "%-12s %10s %10s %12s %12s %16s\n" target "ttfb p50" "ttfb p99" "token p50" "token p99" "added token p50"
+for t in "${targets[@]}"; do
+  printf "%-12s %10.0f %10.0f %12.0f %12.0f %16.0f\n" "$t" "$(m "$t" ttfb50)" "$(m "$t" ttfb99)" \
+    "$(m "$t" tok50)" "$(m "$t" tok99)" \
+    "$(awk -v a="$(m "$t" tok50)" -v b="$(m direct tok50)" 'BEGIN { print a - b }')"
+done
+echo "(token: the first chunk with text; direct, nginx and passthrough get the OpenAI fake's stream)"
