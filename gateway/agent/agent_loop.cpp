@@ -178,18 +178,28 @@ net::awaitable<void> agent_loop::run(live_run& run) {
         if (request.trimmed) b.event("context.trimmed", std::move(*request.trimmed));
         b.event("model.requested", {{"attempt", s.retries + 1}});
         co_await journal_.record(run, std::move(b));
+        // The reply streams to the watchers as message.delta events; told stays true while
+        // text is out that a call would have to withdraw (message.reset).
         model_reply reply;
         std::vector<providers::tool_call> native_calls;
+        bool told = false;
         if (native) {
-            auto turn = co_await ask_native(run, std::move(request.native));
+            auto turn = co_await ask_native(run, std::move(request.native), text_events(run, told));
             if (!turn) co_return;
             reply.content = turn->content.text();
             reply.finish_reason = providers::openai_finish_reason(turn->why);
             for (const auto* c : turn->content.calls()) native_calls.push_back(*c);
         } else {
-            auto answered = co_await ask(run, std::move(request.body));
+            auto answered = co_await ask(run, std::move(request.body), text_events(run, told));
             if (!answered) co_return;
             reply = std::move(*answered);
+        }
+        if (told && !native_calls.empty()) {
+            // The text that came with a native call is not the answer.
+            auto withdrawn = journal_.begin(run);
+            withdrawn.event("message.reset", {});
+            co_await journal_.record(run, std::move(withdrawn));
+            told = false;
         }
         if (!native_calls.empty() && !s.final_request) {
             auto go_on = co_await open_native_turn(run, reply.content, std::move(native_calls));
@@ -205,6 +215,12 @@ net::awaitable<void> agent_loop::run(live_run& run) {
         else
             parsed = parse_reply(reply.content, reply.finish_reason, tools_, run.role);
 
+        if (told && parsed.what != parsed_reply::kind::final_answer) {
+            // Streamed text that turned out to be a call (or a malformed reply) is withdrawn.
+            auto withdrawn = journal_.begin(run);
+            withdrawn.event("message.reset", {});
+            co_await journal_.record(run, std::move(withdrawn));
+        }
         if (s.final_request) {
             if (parsed.what == parsed_reply::kind::final_answer) {
                 run.conversation.push_back({"assistant", parsed.answer});
@@ -435,19 +451,58 @@ bool agent_loop::answered(live_run& run, bool ok, bool cancelled, const std::str
     return true;
 }
 
-net::awaitable<std::optional<model_reply>> agent_loop::ask(live_run& run, std::string body) {
+text_hook agent_loop::text_events(live_run& run, bool& told) {
+    // A reply that starts like a call (`{`, a code fence) or with reasoning (`<think>`) is held
+    // back whole: watchers see only text that reads as an answer.
+    struct gate {
+        std::string held;
+        bool open = false;
+        bool shut = false;
+    };
+    auto g = std::make_shared<gate>();
+    return [this, &run, &told, g](std::string text, bool reset) -> net::awaitable<void> {
+        auto b = journal_.begin(run);
+        if (reset) {
+            *g = gate{};
+            if (!told) co_return;
+            b.event("message.reset", {});
+            told = false;
+        } else {
+            if (g->shut) co_return;
+            if (!g->open) {
+                g->held += text;
+                auto first = g->held.find_first_not_of(" \t\r\n");
+                if (first == std::string::npos) co_return;
+                char c = g->held[first];
+                if (c == '{' || c == '`' || c == '<') {
+                    g->shut = true;
+                    co_return;
+                }
+                g->open = true;
+                text = std::move(g->held);
+            }
+            b.event("message.delta", {{"text", std::move(text)}});
+            told = true;
+        }
+        co_await journal_.record(run, std::move(b));
+    };
+}
+
+net::awaitable<std::optional<model_reply>> agent_loop::ask(live_run& run, std::string body,
+                                                           text_hook on_text) {
     arm_wall(run);
     auto reply = co_await model_.complete(run.chat.model, std::move(body), run.record.id,
-                                          run.canceller, retry_events(run));
+                                          run.canceller, retry_events(run), std::move(on_text));
     if (!answered(run, reply.ok, reply.cancelled, reply.error)) co_return std::nullopt;
     co_return reply;
 }
 
 net::awaitable<std::optional<providers::reply>> agent_loop::ask_native(live_run& run,
-                                                                       providers::request r) {
+                                                                       providers::request r,
+                                                                       text_hook on_text) {
     arm_wall(run);
-    auto turn =
-        co_await model_.converse(std::move(r), run.record.id, run.canceller, retry_events(run));
+    auto turn = co_await model_.converse(std::move(r), run.record.id, run.canceller,
+                                         retry_events(run), std::move(on_text));
     if (!answered(run, turn.ok, turn.cancelled, turn.error)) co_return std::nullopt;
     co_return std::move(turn.reply);
 }

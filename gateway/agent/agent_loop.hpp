@@ -40,7 +40,9 @@ public:
     // One model call under the run's wall-time limit, with upstream retries announced as
     // model.retry. nullopt when the call did not give a reply: the run's ending is set (the
     // wall time ran out, it was cancelled, the upstream failed) unless the engine is stopping.
-    net::awaitable<std::optional<model_reply>> ask(live_run& run, std::string body);
+    // With `on_text` the reply is streamed and its text told as it arrives.
+    net::awaitable<std::optional<model_reply>> ask(live_run& run, std::string body,
+                                                   text_hook on_text = {});
 
     // The request a chat model is sent next: the system prompt and the conversation (serialized
     // once and extended), the failed attempts being re-asked, and response_format for a
@@ -59,11 +61,15 @@ public:
     request build_native_request(live_run& run);
 
     // One native turn under the same rules as ask().
-    net::awaitable<std::optional<providers::reply>> ask_native(live_run& run, providers::request r);
+    net::awaitable<std::optional<providers::reply>> ask_native(live_run& run, providers::request r,
+                                                               text_hook on_text = {});
 
 private:
     void arm_wall(live_run& run);
     retry_hook retry_events(live_run& run);
+    // Tells the watchers a streamed reply's text (message.delta) and its withdrawal
+    // (message.reset); `told` follows whether text is out.
+    text_hook text_events(live_run& run, bool& told);
     // Ends the run when a model call gave no reply; true when it did.
     bool answered(live_run& run, bool ok, bool cancelled, const std::string& error);
     net::awaitable<bool> open_native_turn(live_run& run, const std::string& text,

@@ -3,6 +3,7 @@
 #include "gateway/error.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/providers/adapter.hpp"
+#include "gateway/sse/event_parser.hpp"
 #include "gateway/upstream/exchange.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -25,10 +26,12 @@ constexpr std::size_t max_response_bytes = 32 * 1024 * 1024;
 constexpr config::duration max_backoff = 60s;
 
 std::string request_head(const config::upstream_config& up, std::size_t length,
-                         std::string_view request_id) {
+                         std::string_view request_id, bool stream) {
     std::string head = "POST " + up.endpoint.base_path + "/chat/completions HTTP/1.1\r\nHost: ";
     head += upstream::host_header(up.endpoint);
-    head += "\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: ";
+    head += stream ? "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"
+                   : "\r\nContent-Type: application/json\r\nAccept: application/json\r\n";
+    head += "Content-Length: ";
     head += std::to_string(length);
     head += "\r\nx-request-id: ";
     head += request_id;
@@ -124,7 +127,74 @@ struct model_client::attempt_result {
     std::string retry_after_ms;
     std::string retry_after;
     std::string body;
+    providers::reply streamed;
+    bool told = false;  // some text of this attempt was told to the hook
 };
+
+namespace {
+
+// Reads a streamed 2xx answer: its events decoded by its dialect, the text told to the hook
+// after each upstream read, the reply assembled.
+net::awaitable<upstream::failure> read_stream(upstream::connection& conn,
+                                              upstream::response_parser& parser,
+                                              const providers::adapter& adapter,
+                                              const text_hook& on_text, config::duration idle,
+                                              providers::reply& out, bool& told) {
+    auto decoder = adapter.decoder();
+    // A provider may send a whole call in one event (Gemini does): as large as a reply may be.
+    sse::event_parser events(max_response_bytes);
+    providers::reply_builder builder;
+    auto& res = parser.get();
+    std::array<char, 16 * 1024> buffer;
+    std::vector<sse::event> parsed;
+    std::vector<providers::stream_delta> deltas;
+    std::size_t total = 0;
+    while (!parser.is_done()) {
+        res.body().data = buffer.data();
+        res.body().size = buffer.size();
+        upstream::failure failed;
+        if (!conn.parse_buffered(parser, failed)) failed = co_await conn.read_some(parser, idle);
+        std::size_t n = buffer.size() - res.body().size;
+        total += n;
+        if (!failed && total > max_response_bytes)
+            failed = {make_error_code(errc::upstream_bad_response),
+                      "the streamed reply is too large"};
+        parsed.clear();
+        if (!failed && !events.feed({buffer.data(), n}, parsed))
+            failed = {make_error_code(errc::upstream_bad_response),
+                      "an event of the reply is too large"};
+        std::string text;
+        for (const auto& e : parsed) {
+            deltas.clear();
+            providers::provider_error said;
+            if (!decoder->feed(e, deltas, said)) {
+                co_return upstream::failure{make_error_code(errc::upstream_bad_response),
+                                            "the upstream's stream failed: " + said.message};
+            }
+            for (const auto& d : deltas) {
+                if (d.what == providers::stream_delta::kind::text) text += d.text;
+                builder.add(d);
+            }
+        }
+        if (!text.empty()) {
+            told = true;
+            co_await on_text(std::move(text), false);
+        }
+        if (failed) co_return failed;
+    }
+    deltas.clear();
+    if (!builder.finished() && !decoder->end(deltas))
+        co_return upstream::failure{make_error_code(errc::upstream_bad_response),
+                                    "the upstream's stream ended before the reply was complete"};
+    for (const auto& d : deltas) builder.add(d);
+    std::string bad;
+    out = builder.take(bad);
+    if (!bad.empty())
+        co_return upstream::failure{make_error_code(errc::upstream_bad_response), bad};
+    co_return upstream::failure{};
+}
+
+}  // namespace
 
 model_client::model_client(const config::gateway_config& config,
                            const passthrough::model_router& router,
@@ -147,7 +217,8 @@ void model_client::shutdown() {
 net::awaitable<model_client::attempt_result> model_client::attempt(upstream::pool& pool,
                                                                    const std::string& head,
                                                                    const std::string& body,
-                                                                   call_canceller& cancel) {
+                                                                   call_canceller& cancel,
+                                                                   const streaming& stream) {
     const auto& up = pool.upstream();
     attempt_result result;
     std::optional<upstream::response_parser> parser;
@@ -166,8 +237,13 @@ net::awaitable<model_client::attempt_result> model_client::attempt(upstream::poo
     result.status = res.result_int();
     result.retry_after_ms = res["retry-after-ms"];
     result.retry_after = res["retry-after"];
-    result.transport = co_await upstream::read_body(*started.conn, *parser, result.body,
-                                                    max_response_bytes, up.idle_timeout);
+    if (stream.adapter && result.status >= 200 && result.status < 300)
+        result.transport =
+            co_await read_stream(*started.conn, *parser, *stream.adapter, stream.on_text,
+                                 up.idle_timeout, result.streamed, result.told);
+    else
+        result.transport = co_await upstream::read_body(*started.conn, *parser, result.body,
+                                                        max_response_bytes, up.idle_timeout);
     cancel.on_cancel(nullptr);
     if (!result.transport && res.keep_alive() && !cancel.cancelled())
         pool.give_back(std::move(started.conn));
@@ -177,13 +253,17 @@ net::awaitable<model_client::attempt_result> model_client::attempt(upstream::poo
 net::awaitable<model_client::sent> model_client::send(
     upstream::pool& pool, const std::string& head, const std::string& body,
     const std::string& request_id, call_canceller& cancel, retry_hook on_retry,
-    const std::function<std::string(unsigned, std::string_view)>& explain) {
+    const std::function<std::string(unsigned, std::string_view)>& explain,
+    const streaming& stream) {
     const auto& up = pool.upstream();
     int retries = static_cast<int>(config_.context.model_retries);
     sent out;
     for (int attempt_no = 0;; ++attempt_no) {
         if (cancel.cancelled()) break;
-        auto result = co_await attempt(pool, head, body, cancel);
+        auto result = co_await attempt(pool, head, body, cancel, stream);
+        // Text told by a failed attempt is withdrawn: the next attempt tells it again.
+        if (result.told && (result.transport || cancel.cancelled()))
+            co_await stream.on_text(std::string(), true);
         if (cancel.cancelled()) break;
         std::string why;
         if (result.transport) {
@@ -191,6 +271,7 @@ net::awaitable<model_client::sent> model_client::send(
         } else if (result.status >= 200 && result.status < 300) {
             out.ok = true;
             out.body = std::move(result.body);
+            out.streamed = std::move(result.streamed);
             co_return out;
         } else {
             why = "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
@@ -223,13 +304,32 @@ net::awaitable<model_client::sent> model_client::send(
 
 net::awaitable<model_reply> model_client::complete(std::string model, std::string body,
                                                    std::string request_id, call_canceller& cancel,
-                                                   retry_hook on_retry) {
+                                                   retry_hook on_retry, text_hook on_text) {
     auto& pool = pools_[router_.route(model)];
-    auto head = request_head(pool.upstream(), body.size(), request_id);
+    streaming stream;
+    if (on_text) {
+        // The body is ours: one JSON object; ask for a stream.
+        body.insert(body.size() - 1, ",\"stream\":true");
+        stream = {&providers::adapter_for(providers::provider::openai), std::move(on_text)};
+    }
+    auto head = request_head(pool.upstream(), body.size(), request_id, stream.adapter != nullptr);
     std::function<std::string(unsigned, std::string_view)> explain =
         [](unsigned, std::string_view text) { return error_detail(text); };
-    auto result = co_await send(pool, head, body, request_id, cancel, std::move(on_retry), explain);
-    if (result.ok) co_return read_completion(result.body);
+    auto result =
+        co_await send(pool, head, body, request_id, cancel, std::move(on_retry), explain, stream);
+    if (result.ok && !stream.adapter) co_return read_completion(result.body);
+    if (result.ok) {
+        // The streamed reply as read_completion would give it: native calls restated.
+        model_reply reply;
+        reply.ok = true;
+        reply.content = result.streamed.content.text();
+        reply.finish_reason = providers::openai_finish_reason(result.streamed.why);
+        auto calls = result.streamed.content.calls();
+        if (reply.content.empty() && !calls.empty())
+            reply.content = json::serialize(
+                json::object{{"tool", calls[0]->name}, {"parameters", calls[0]->arguments}});
+        co_return reply;
+    }
     model_reply reply;
     reply.cancelled = result.cancelled;
     reply.error = std::move(result.error);
@@ -238,28 +338,37 @@ net::awaitable<model_reply> model_client::complete(std::string model, std::strin
 
 net::awaitable<model_turn> model_client::converse(providers::request request,
                                                   std::string request_id, call_canceller& cancel,
-                                                  retry_hook on_retry) {
+                                                  retry_hook on_retry, text_hook on_text) {
     auto& pool = pools_[router_.route(request.model)];
     const auto& up = pool.upstream();
     const auto& adapter = providers::adapter_for(up.provider);
     request.model = passthrough::upstream_model(up, request.model);
-    request.stream = false;
+    request.stream = static_cast<bool>(on_text);
+    streaming stream;
+    if (on_text) stream = {&adapter, std::move(on_text)};
     model_turn turn;
     auto body = adapter.encode(request, turn.error);
     if (body.empty()) co_return turn;
     std::string head = "POST " + up.endpoint.base_path + adapter.target(request) +
                        " HTTP/1.1\r\nHost: " + upstream::host_header(up.endpoint) +
-                       "\r\nContent-Type: application/json\r\nAccept: application/json\r\n" +
+                       "\r\nContent-Type: application/json\r\nAccept: " +
+                       (request.stream ? "text/event-stream" : "application/json") + "\r\n" +
                        adapter.auth_fields(up.api_key) + "x-request-id: " + request_id +
                        "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
     std::function<std::string(unsigned, std::string_view)> explain =
         [&adapter](unsigned status, std::string_view text) {
             return adapter.decode_error(status, text).message;
         };
-    auto result = co_await send(pool, head, body, request_id, cancel, std::move(on_retry), explain);
+    auto result =
+        co_await send(pool, head, body, request_id, cancel, std::move(on_retry), explain, stream);
     if (!result.ok) {
         turn.cancelled = result.cancelled;
         turn.error = std::move(result.error);
+        co_return turn;
+    }
+    if (stream.adapter) {
+        turn.reply = std::move(result.streamed);
+        turn.ok = true;
         co_return turn;
     }
     std::string bad;

@@ -3,6 +3,7 @@
 #include "gateway/agent/model_port.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/passthrough/model_router.hpp"
+#include "gateway/providers/adapter.hpp"
 #include "gateway/upstream/pool.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -31,12 +32,13 @@ public:
     // x-request-id.
     net::awaitable<model_reply> complete(std::string model, std::string body,
                                          std::string request_id, call_canceller& cancel,
-                                         retry_hook on_retry) override;
+                                         retry_hook on_retry, text_hook on_text = {}) override;
 
     // The request in the dialect of the upstream `request.model` is routed to (Anthropic,
     // Gemini or OpenAI tool_calls), not streamed; the reply decoded by its adapter.
     net::awaitable<model_turn> converse(providers::request request, std::string request_id,
-                                        call_canceller& cancel, retry_hook on_retry) override;
+                                        call_canceller& cancel, retry_hook on_retry,
+                                        text_hook on_text = {}) override;
 
     const config::upstream_config& upstream_for(std::string_view model) const override;
 
@@ -48,16 +50,24 @@ private:
     struct sent {
         bool ok = false;
         bool cancelled = false;
-        std::string body;   // ok: the 2xx answer's body
-        std::string error;  // !ok
+        std::string body;           // ok, not streamed: the 2xx answer's body
+        providers::reply streamed;  // ok, streamed: the reply assembled from its events
+        std::string error;          // !ok
+    };
+    // How a streamed answer is read: its dialect's decoder, and who is told its text.
+    struct streaming {
+        const providers::adapter* adapter = nullptr;
+        text_hook on_text;
     };
     // One request with the retry policy above; `explain` turns an error answer into its text.
-    net::awaitable<sent> send(
-        upstream::pool& pool, const std::string& head, const std::string& body,
-        const std::string& request_id, call_canceller& cancel, retry_hook on_retry,
-        const std::function<std::string(unsigned, std::string_view)>& explain);
+    net::awaitable<sent> send(upstream::pool& pool, const std::string& head,
+                              const std::string& body, const std::string& request_id,
+                              call_canceller& cancel, retry_hook on_retry,
+                              const std::function<std::string(unsigned, std::string_view)>& explain,
+                              const streaming& stream);
     net::awaitable<attempt_result> attempt(upstream::pool& pool, const std::string& head,
-                                           const std::string& body, call_canceller& cancel);
+                                           const std::string& body, call_canceller& cancel,
+                                           const streaming& stream);
 
     const config::gateway_config& config_;
     const passthrough::model_router& router_;

@@ -40,6 +40,11 @@ struct model_retry {
 // Told before each backoff wait of a retried model call; awaited, so it may store an event.
 using retry_hook = std::function<boost::asio::awaitable<void>(model_retry)>;
 
+// Told the text of a streamed reply as it arrives (what one upstream read brought), and told
+// `reset` when text it was told is withdrawn (the attempt failed and is tried again). Awaited.
+// An empty hook: the reply is not streamed.
+using text_hook = std::function<boost::asio::awaitable<void>(std::string text, bool reset)>;
+
 // Lets the run that owns a model call stop it at once: the port registers how (close the
 // connection in use, end a backoff wait) while the call is in flight. Used on the run's
 // executor only.
@@ -67,17 +72,20 @@ private:
 class model_port {
 public:
     virtual ~model_port() = default;
+    // With `on_text`, the request is streamed (`body` gets "stream": true) and its text told as
+    // it arrives; the reply is the same.
     virtual boost::asio::awaitable<model_reply> complete(std::string model, std::string body,
                                                          std::string request_id,
                                                          call_canceller& cancel,
-                                                         retry_hook on_retry) = 0;
+                                                         retry_hook on_retry,
+                                                         text_hook on_text = {}) = 0;
     // One turn with native tool calling, in the dialect of the upstream `model` is routed to
     // (its model_map applied), retried and cancellable like complete(). `request.model` is the
     // chat's model name.
     virtual boost::asio::awaitable<model_turn> converse(providers::request request,
                                                         std::string request_id,
-                                                        call_canceller& cancel,
-                                                        retry_hook on_retry) = 0;
+                                                        call_canceller& cancel, retry_hook on_retry,
+                                                        text_hook on_text = {}) = 0;
     virtual const config::upstream_config& upstream_for(std::string_view model) const = 0;
     // The engine is stopping: release what is kept between calls (pooled connections).
     virtual void shutdown() = 0;

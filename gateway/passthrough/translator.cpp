@@ -134,7 +134,8 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
     }
 
     auto decoder = adapter.decoder();
-    sse::event_parser events;
+    // A provider may send a whole call in one event (Gemini does): as large as a reply may be.
+    sse::event_parser events(reply_limit);
     providers::openai::chunk_writer writer("chatcmpl-" + ctx.request_id, model, now_seconds(),
                                            include_usage);
     auto& res = parser.get();

@@ -114,7 +114,10 @@ test('fix a typo with approval, surviving a SIGKILL while the run waits', async 
   const rest = await events(gw.base, runId, undefined, approval.id);
   assert.equal(rest[0].id, approval.id + 1);
   assert.deepEqual(rest.map((e) => e.type),
-    ['approval.resolved', 'tool.result', 'model.requested', 'message', 'run.completed']);
+    ['approval.resolved', 'tool.result', 'model.requested', 'message.delta', 'message.delta',
+      'message', 'run.completed']);
+  // The answer streamed as the model generated it, then came whole.
+  assert.equal(rest[3].data.text + rest[4].data.text, rest[5].data.content);
   assert.equal(rest.at(-1).data.output, 'Fixed the typo on line 3 of README.md.');
   assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), '# Demo\n\nThis is the readme.\n');
 

@@ -90,6 +90,19 @@ BOOST_DATA_TEST_CASE(a_run_reads_then_makes_two_calls_in_one_turn_one_approved_o
         }
     std::vector<std::string> expected{"Reading README.md", "Creating a.txt", "Creating b.txt"};
     BOOST_TEST(statuses == expected, boost::test_tools::per_element());
+    // Text streams as it comes: the words that came with the first calls were withdrawn, the
+    // final answer streamed and then came whole.
+    std::string streamed;
+    int resets = 0;
+    for (const auto& e : all) {
+        if (e.type == "message.delta") streamed += e.data.at("text").as_string();
+        if (e.type == "message.reset") {
+            ++resets;
+            streamed.clear();
+        }
+    }
+    BOOST_TEST(resets == 1);
+    BOOST_TEST(streamed == "Created a.txt; b.txt was declined.");
     // Three model turns; the fake accepted each (it refuses what its provider refuses).
     auto bodies = f.fake.scripted_requests();
     BOOST_TEST_REQUIRE(bodies.size() == 3u);

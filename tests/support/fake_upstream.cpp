@@ -58,11 +58,11 @@ std::string scripted_answer(const scripted_reply& reply, const std::string& mode
             if (reply.content.empty()) message["content"] = nullptr;
             json::array calls;
             for (std::size_t i = 0; i < reply.calls.size(); ++i)
-                calls.push_back({{"id", "call_scripted_" + std::to_string(i)},
-                                 {"type", "function"},
-                                 {"function",
-                                  {{"name", reply.calls[i].name},
-                                   {"arguments", reply.calls[i].arguments}}}});
+                calls.push_back(
+                    {{"id", "call_scripted_" + std::to_string(i)},
+                     {"type", "function"},
+                     {"function",
+                      {{"name", reply.calls[i].name}, {"arguments", reply.calls[i].arguments}}}});
             message["tool_calls"] = std::move(calls);
         }
         body = json::serialize(json::object{
@@ -70,14 +70,56 @@ std::string scripted_answer(const scripted_reply& reply, const std::string& mode
             {"object", "chat.completion"},
             {"created", 1'700'000'000},
             {"model", model},
-            {"choices", json::array{json::object{{"index", 0},
-                                                 {"message", std::move(message)},
-                                                 {"finish_reason", reply.calls.empty() ? reply.finish_reason : "tool_calls"}}}},
+            {"choices",
+             json::array{json::object{
+                 {"index", 0},
+                 {"message", std::move(message)},
+                 {"finish_reason", reply.calls.empty() ? reply.finish_reason : "tool_calls"}}}},
             {"usage", {{"prompt_tokens", 1}, {"completion_tokens", 1}, {"total_tokens", 2}}}});
     }
     return "HTTP/1.1 " + std::to_string(reply.status) +
            (reply.status == 200 ? " OK" : " Scripted") + "\r\nContent-Type: application/json\r\n" +
            extra + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// One scripted reply as OpenAI streams it: the role, the text in two pieces, each call's id and
+// name in its first fragment and its arguments in two more, the finish reason, [DONE].
+std::vector<std::string> scripted_events(const scripted_reply& reply, const std::string& model) {
+    auto frame = [&](json::object delta, json::value finish) {
+        json::object chunk{{"id", "chatcmpl-scripted"},
+                           {"object", "chat.completion.chunk"},
+                           {"created", 1'700'000'000},
+                           {"model", model},
+                           {"choices", json::array{json::object{{"index", 0},
+                                                                {"delta", std::move(delta)},
+                                                                {"finish_reason", finish}}}}};
+        return "data: " + json::serialize(chunk) + "\n\n";
+    };
+    std::vector<std::string> events;
+    events.push_back(frame({{"role", "assistant"}, {"content", ""}}, nullptr));
+    auto half = reply.content.size() / 2;
+    for (auto piece : {reply.content.substr(0, half), reply.content.substr(half)})
+        if (!piece.empty()) events.push_back(frame({{"content", piece}}, nullptr));
+    for (std::size_t i = 0; i < reply.calls.size(); ++i) {
+        const auto& c = reply.calls[i];
+        events.push_back(frame(
+            {{"tool_calls",
+              json::array{json::object{{"index", i},
+                                       {"id", "call_scripted_" + std::to_string(i)},
+                                       {"type", "function"},
+                                       {"function", {{"name", c.name}, {"arguments", ""}}}}}}},
+            nullptr));
+        auto cut = c.arguments.size() / 2;
+        for (auto piece : {c.arguments.substr(0, cut), c.arguments.substr(cut)})
+            events.push_back(frame(
+                {{"tool_calls",
+                  json::array{json::object{{"index", i}, {"function", {{"arguments", piece}}}}}}},
+                nullptr));
+    }
+    events.push_back(frame(json::object{},
+                           json::string(reply.calls.empty() ? reply.finish_reason : "tool_calls")));
+    events.push_back("data: [DONE]\n\n");
+    return events;
 }
 
 }  // namespace
@@ -531,11 +573,18 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
         for (auto& [name, value] : r.headers)
             steered =
                 steered || boost::beast::iequals(std::string_view(name).substr(0, 7), "x-fake-");
-        if (chat && !stream_requested && !steered)
+        if (chat && !steered)
             if (auto scripted = next_scripted(r.body)) {
                 if (scripted->delay_ms > 0) {
                     bool closed = co_await wait_for_close(stream, scripted->delay_ms);
                     if (closed) co_return;
+                }
+                if (stream_requested && scripted->status == 200) {
+                    bool go_on =
+                        co_await write_events(stream, lowest, r, scripted_events(*scripted, model),
+                                              "text/event-stream; charset=utf-8");
+                    if (!go_on) co_return;
+                    continue;
                 }
                 auto answer = scripted_answer(*scripted, model);
                 bool ok = co_await write_all(stream, answer);

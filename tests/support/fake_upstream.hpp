@@ -25,9 +25,9 @@
 // enforced and its own 400s (see fake_providers.hpp); x-fake-status answers in that provider's
 // error format.
 //
-// Scripted mode, for the agent loop: once script() was called, each non-streaming POST
-// /v1/chat/completions without x-fake-* headers, and each Anthropic or Gemini request (streamed
-// or not), takes the next scripted reply (that content, those native calls and finish_reason,
+// Scripted mode, for the agent loop: once script() was called, each POST /v1/chat/completions
+// without x-fake-* headers, and each Anthropic or Gemini request, streamed or not, takes the
+// next scripted reply (that content, those native calls and finish_reason,
 // or an error status); an empty script then answers 500 "fake: script exhausted", so a loop
 // that asks more than its test expected fails visibly.
 //

@@ -61,7 +61,8 @@ public:
 
     net::awaitable<agent::model_reply> complete(std::string, std::string body, std::string,
                                                 agent::call_canceller& cancel,
-                                                agent::retry_hook on_retry) override {
+                                                agent::retry_hook on_retry,
+                                                agent::text_hook = {}) override {
         bodies.push_back(std::move(body));
         agent::model_reply reply;
         if (replies.empty()) {
@@ -101,7 +102,8 @@ public:
     std::vector<gateway::providers::request> requests;
     net::awaitable<agent::model_turn> converse(gateway::providers::request request, std::string,
                                                agent::call_canceller& cancel,
-                                               agent::retry_hook on_retry) override {
+                                               agent::retry_hook on_retry,
+                                               agent::text_hook = {}) override {
         requests.push_back(std::move(request));
         auto reply = co_await complete({}, {}, {}, cancel, std::move(on_retry));
         bodies.pop_back();
