@@ -51,6 +51,13 @@ namespace detail {
 std::optional<json::object> arguments_object(std::string_view text);
 // OpenAI's error type for an HTTP status.
 std::string_view error_type_for(unsigned status);
+// What an error answer says when it has the shape all three providers share:
+// {"error": {"message", …}} (Gemini's streamed errors come as an array of one). The type is
+// OpenAI's for the status, or the body's own `error.type` when `keep_type`.
+provider_error read_error(unsigned status, std::string_view body, bool keep_type);
+// A member's string (""), or integer (0), when it is one.
+std::string string_of(const json::value* v);
+std::int64_t int_of(const json::value* v);
 }  // namespace detail
 
 }  // namespace gateway::providers

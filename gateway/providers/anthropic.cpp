@@ -9,18 +9,8 @@ namespace gateway::providers::anthropic {
 
 namespace {
 
-std::string string_of(const json::value* v) {
-    if (v && v->is_string()) return std::string(v->as_string());
-    return {};
-}
-
-std::int64_t int_of(const json::value* v) {
-    if (!v) return 0;
-    if (v->is_int64()) return v->as_int64();
-    if (v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
-    if (v->is_double()) return static_cast<std::int64_t>(v->as_double());
-    return 0;
-}
+using detail::int_of;
+using detail::string_of;
 
 json::object image_block(const std::string& url) {
     // data:<media type>;base64,<data>
@@ -323,16 +313,7 @@ public:
     }
 
     provider_error decode_error(unsigned status, std::string_view body) const override {
-        provider_error e;
-        e.status = status;
-        e.type = std::string(detail::error_type_for(status));
-        boost::system::error_code ec;
-        auto v = json::parse(body, ec);
-        if (!ec && v.is_object())
-            if (const auto* err = v.as_object().if_contains("error"); err && err->is_object())
-                e.message = string_of(err->as_object().if_contains("message"));
-        if (e.message.empty()) e.message = std::string(body.substr(0, 500));
-        return e;
+        return detail::read_error(status, body, false);
     }
 
     std::string auth_fields(std::string_view key) const override {

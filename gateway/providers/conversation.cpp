@@ -135,6 +135,37 @@ std::string_view error_type_for(unsigned status) {
     }
 }
 
+provider_error read_error(unsigned status, std::string_view body, bool keep_type) {
+    provider_error e;
+    e.status = status;
+    e.type = std::string(error_type_for(status));
+    boost::system::error_code ec;
+    auto v = json::parse(body, ec);
+    if (!ec && v.is_array() && !v.as_array().empty()) v = v.as_array()[0];
+    if (!ec && v.is_object())
+        if (const auto* err = v.as_object().if_contains("error"); err && err->is_object()) {
+            e.message = string_of(err->as_object().if_contains("message"));
+            if (auto type = string_of(err->as_object().if_contains("type"));
+                keep_type && !type.empty())
+                e.type = std::move(type);
+        }
+    if (e.message.empty()) e.message = std::string(body.substr(0, 500));
+    return e;
+}
+
+std::string string_of(const json::value* v) {
+    if (v && v->is_string()) return std::string(v->as_string());
+    return {};
+}
+
+std::int64_t int_of(const json::value* v) {
+    if (!v) return 0;
+    if (v->is_int64()) return v->as_int64();
+    if (v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
+    if (v->is_double()) return static_cast<std::int64_t>(v->as_double());
+    return 0;
+}
+
 }  // namespace detail
 
 }  // namespace gateway::providers

@@ -9,20 +9,10 @@ namespace gateway::providers::gemini {
 
 namespace {
 
+using detail::int_of;
+using detail::string_of;
+
 constexpr std::string_view synthesized_prefix = "gemini_";
-
-std::string string_of(const json::value* v) {
-    if (v && v->is_string()) return std::string(v->as_string());
-    return {};
-}
-
-std::int64_t int_of(const json::value* v) {
-    if (!v) return 0;
-    if (v->is_int64()) return v->as_int64();
-    if (v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
-    if (v->is_double()) return static_cast<std::int64_t>(v->as_double());
-    return 0;
-}
 
 // A stable id for an id-less call: the same reply always gives the same ids.
 std::string synthesize_id(std::string_view response_id, std::size_t position,
@@ -386,18 +376,7 @@ public:
     }
 
     provider_error decode_error(unsigned status, std::string_view body) const override {
-        provider_error e;
-        e.status = status;
-        e.type = std::string(detail::error_type_for(status));
-        boost::system::error_code ec;
-        auto v = json::parse(body, ec);
-        // Gemini's streamed errors may come as an array of one.
-        if (!ec && v.is_array() && !v.as_array().empty()) v = v.as_array()[0];
-        if (!ec && v.is_object())
-            if (const auto* err = v.as_object().if_contains("error"); err && err->is_object())
-                e.message = string_of(err->as_object().if_contains("message"));
-        if (e.message.empty()) e.message = std::string(body.substr(0, 500));
-        return e;
+        return detail::read_error(status, body, false);
     }
 
     std::string auth_fields(std::string_view key) const override {

@@ -7,10 +7,7 @@ namespace gateway::providers::openai {
 
 namespace {
 
-std::string string_of(const json::value* v) {
-    if (v && v->is_string()) return std::string(v->as_string());
-    return {};
-}
+using detail::string_of;
 
 const json::value* member(const json::object& o, std::string_view key) {
     return o.if_contains(key);
@@ -319,19 +316,7 @@ public:
     }
 
     provider_error decode_error(unsigned status, std::string_view body) const override {
-        provider_error e;
-        e.status = status;
-        e.type = std::string(detail::error_type_for(status));
-        boost::system::error_code ec;
-        auto v = json::parse(body, ec);
-        if (!ec && v.is_object())
-            if (const auto* err = v.as_object().if_contains("error"); err && err->is_object()) {
-                e.message = string_of(err->as_object().if_contains("message"));
-                if (auto type = string_of(err->as_object().if_contains("type")); !type.empty())
-                    e.type = type;
-            }
-        if (e.message.empty()) e.message = std::string(body.substr(0, 500));
-        return e;
+        return detail::read_error(status, body, true);
     }
 
     std::string auth_fields(std::string_view key) const override {
