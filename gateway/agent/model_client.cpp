@@ -144,17 +144,12 @@ net::awaitable<upstream::failure> read_stream(upstream::connection& conn,
     // A provider may send a whole call in one event (Gemini does): as large as a reply may be.
     sse::event_parser events(max_response_bytes);
     providers::reply_builder builder;
-    auto& res = parser.get();
     std::array<char, 16 * 1024> buffer;
     std::vector<sse::event> parsed;
     std::vector<providers::stream_delta> deltas;
     std::size_t total = 0;
     while (!parser.is_done()) {
-        res.body().data = buffer.data();
-        res.body().size = buffer.size();
-        upstream::failure failed;
-        if (!conn.parse_buffered(parser, failed)) failed = co_await conn.read_some(parser, idle);
-        std::size_t n = buffer.size() - res.body().size;
+        auto [n, failed] = co_await upstream::read_piece(conn, parser, net::buffer(buffer), idle);
         total += n;
         if (!failed && total > max_response_bytes)
             failed = {make_error_code(errc::upstream_bad_response),

@@ -226,12 +226,8 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
     auto& res = parser.get();
     std::array<char, relay_buffer_size> buffer;
     while (!parser.is_done()) {
-        res.body().data = buffer.data();
-        res.body().size = buffer.size();
-        upstream::failure failed;
-        if (!conn.parse_buffered(parser, failed))
-            failed = co_await conn.read_some(parser, up.idle_timeout);
-        std::size_t n = buffer.size() - res.body().size;
+        auto [n, failed] =
+            co_await upstream::read_piece(conn, parser, net::buffer(buffer), up.idle_timeout);
         if (n > 0) {
             if (sse) tracker.feed({buffer.data(), n});
             ctx.bytes_sent += n;

@@ -145,12 +145,8 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
     std::string failure_message;
     bool finished = false;
     while (!parser.is_done() && failure_message.empty()) {
-        res.body().data = buffer.data();
-        res.body().size = buffer.size();
-        upstream::failure failed;
-        if (!conn.parse_buffered(parser, failed))
-            failed = co_await conn.read_some(parser, up.idle_timeout);
-        std::size_t n = buffer.size() - res.body().size;
+        auto [n, failed] =
+            co_await upstream::read_piece(conn, parser, net::buffer(buffer), up.idle_timeout);
         parsed.clear();
         if (!events.feed({buffer.data(), n}, parsed))
             failure_message = "an upstream event is too large";

@@ -52,16 +52,24 @@ net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor
     co_return out;
 }
 
+net::awaitable<piece> read_piece(connection& conn, response_parser& parser,
+                                 net::mutable_buffer buffer, config::duration idle) {
+    auto& res = parser.get();
+    res.body().data = buffer.data();
+    res.body().size = buffer.size();
+    piece out;
+    if (!conn.parse_buffered(parser, out.failed))
+        out.failed = co_await conn.read_some(parser, idle);
+    out.size = buffer.size() - res.body().size;
+    co_return out;
+}
+
 net::awaitable<failure> read_body(connection& conn, response_parser& parser, std::string& body,
                                   std::size_t limit, config::duration idle) {
-    auto& res = parser.get();
     std::array<char, 16 * 1024> buffer;
     while (!parser.is_done()) {
-        res.body().data = buffer.data();
-        res.body().size = buffer.size();
-        failure failed;
-        if (!conn.parse_buffered(parser, failed)) failed = co_await conn.read_some(parser, idle);
-        body.append(buffer.data(), buffer.size() - res.body().size);
+        auto [n, failed] = co_await read_piece(conn, parser, net::buffer(buffer), idle);
+        body.append(buffer.data(), n);
         if (!failed && body.size() > limit)
             failed = {make_error_code(errc::upstream_bad_response),
                       "the upstream's reply exceeds " + std::to_string(limit) + " bytes"};

@@ -41,6 +41,15 @@ net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor
                                                 bool head_request, bool fresh_only,
                                                 const exchange_hooks& hooks);
 
+// One piece of a response body, into `buffer`: what was already buffered, or one read with
+// `idle` allowed. The bytes read (possibly some with a failure) and the failure, if any.
+struct piece {
+    std::size_t size = 0;
+    failure failed;
+};
+net::awaitable<piece> read_piece(connection& conn, response_parser& parser,
+                                 net::mutable_buffer buffer, config::duration idle);
+
 // Reads the rest of a response body into `body`: at most `limit` bytes (more is
 // upstream_bad_response), with `idle` allowed between two reads.
 net::awaitable<failure> read_body(connection& conn, response_parser& parser, std::string& body,
