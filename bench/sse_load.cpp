@@ -31,7 +31,7 @@ constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 struct result {
     bool ok = false;
     long ttfb_us = 0;
-    long token_us = 0;  // the first chunk with text
+    long token_us = 0;           // the first chunk with text
     std::vector<long> event_us;  // arrival of each event's terminator, since the send
 };
 
@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
     int streams = std::stoi(argv[2]);
     std::string delay = argc > 3 ? argv[3] : "50";
     std::string model = argc > 4 ? argv[4] : "gpt-4o-mini";
-    std::string body = R"({"model":")" + model +
-                       R"(","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+    std::string body =
+        R"({"model":")" + model + R"(","stream":true,"messages":[{"role":"user","content":"hi"}]})";
     std::string request =
         "POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\n"
         "Content-Type: application/json\r\nx-fake-delay-ms: " +

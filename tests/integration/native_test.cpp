@@ -42,7 +42,8 @@ struct native_fixture {
 // The next event of `type` after event `after`.
 sse_event next_of(context_fixture& f, const std::string& run, std::string_view type,
                   std::int64_t after) {
-    auto all = f.events(run, [&](const sse_event& e) { return e.type == type; }, after);
+    auto all = f.events(
+        run, [&](const sse_event& e) { return e.type == type; }, after);
     BOOST_TEST_REQUIRE(!all.empty());
     BOOST_TEST_REQUIRE(all.back().type == type, json::serialize(all.back().data));
     return all.back();

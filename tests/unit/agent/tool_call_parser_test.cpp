@@ -151,7 +151,8 @@ BOOST_AUTO_TEST_CASE(a_python_literal_call_is_malformed_not_an_answer) {
 }
 
 BOOST_AUTO_TEST_CASE(a_json_example_in_an_answer_is_part_of_the_answer) {
-    auto r = parse("The record looks like {\"name\": \"Alice\", \"age\": 3}; add yours the same way.");
+    auto r =
+        parse("The record looks like {\"name\": \"Alice\", \"age\": 3}; add yours the same way.");
     BOOST_TEST_REQUIRE((r.what == parsed_reply::kind::final_answer), r.message);
     BOOST_TEST(has(r.answer, "Alice"));
     auto tool_word = parse("Config: {\"tool\": \"hammer\", \"size\": 3}");
