@@ -27,7 +27,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The e2e tests drive the gateway with the official openai npm client, pinned by the lockfile.
+# The e2e tests drive the gateway with the official openai and @anthropic-ai/sdk npm clients,
+# pinned by the lockfile.
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 e2e="$here/tests/e2e"
 if [ -f "$e2e/package-lock.json" ] && { [ ! -f "$e2e/node_modules/.package-lock.json" ] ||

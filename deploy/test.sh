@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything and runs every test: unit, integration and e2e
-# (the official openai npm client) on a Release build, then unit and integration again under
+# (the official openai and @anthropic-ai/sdk npm clients) on a Release build, then unit and integration again under
 # AddressSanitizer + UndefinedBehaviorSanitizer, with the reply parser's fuzz smoke run.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
