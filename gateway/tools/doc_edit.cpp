@@ -2,6 +2,7 @@
 
 #include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/file_change.hpp"
+#include "gateway/tools/list_files.hpp"
 #include "gateway/tools/text_document.hpp"
 #include "gateway/tools/workspace.hpp"
 
@@ -17,7 +18,7 @@ const tool_spec& doc_edit_tool::spec() const {
         category::writing,
         R"({"type":"object","properties":{
             "command":{"type":"string","enum":["view","str_replace","insert","append","create"]},
-            "path":{"type":"string","minLength":1,"description":"file path relative to the workspace root"},
+            "path":{"type":"string","minLength":1,"description":"file path in the workspace: relative, or from its root with a leading / (/Chapter 5.md); a path ending in / views that folder"},
             "old_str":{"type":"string","minLength":1},
             "new_str":{"type":"string"},
             "insert_line":{"type":"integer","minimum":0},
@@ -30,7 +31,8 @@ const tool_spec& doc_edit_tool::spec() const {
 }
 
 bool doc_edit_tool::needs_approval_for(const boost::json::object& p) const {
-    return string_param(p, "command") != "view";
+    // Views, and anything on a folder path (refused: it writes nothing), need no approval.
+    return string_param(p, "command") != "view" && !string_param(p, "path").ends_with('/');
 }
 
 namespace {
@@ -39,6 +41,14 @@ tool_result missing(std::string_view name, std::string_view command) {
     return tool_result::failure(
         code::invalid_parameters,
         "`" + std::string(name) + "` is required for the `" + std::string(command) + "` command.");
+}
+
+// A writer's project path: a leading `/` is the workspace root ("/Chapter 5.md" is
+// "Chapter 5.md"), never the file system's; the sandbox still keeps it inside the workspace.
+std::string project_path(std::string_view path) {
+    while (path.starts_with('/')) path.remove_prefix(1);
+    while (path.ends_with('/')) path.remove_suffix(1);
+    return path.empty() ? std::string(".") : std::string(path);
 }
 
 tool_result view(const boost::json::object& p, tool_context& context, const std::string& path) {
@@ -76,7 +86,17 @@ tool_result doc_edit_tool::run(const boost::json::object& p, tool_context& conte
                                mode how) const {
     if (!context.files) return no_workspace();
     auto command = string_param(p, "command");
-    auto path = string_param(p, "path");
+    auto given = string_param(p, "path");
+    auto path = project_path(given);
+    // A folder (`/`, `/characters/`): its contents, as writers' tools show them.
+    if (given.ends_with('/')) {
+        if (command != "view")
+            return tool_result::failure(
+                code::invalid_parameters,
+                "`" + given + "` names a folder; `" + command +
+                    "` needs a file path (view the folder to see its files).");
+        return list_files_tool().run({{"path", path}}, context, how);
+    }
     if (command == "view") return view(p, context, path);
 
     auto new_str = optional_string_param(p, "new_str");

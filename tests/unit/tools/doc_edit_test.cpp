@@ -66,4 +66,36 @@ BOOST_AUTO_TEST_CASE(insert_append_create) {
             .error_code == "INVALID_RANGE");
 }
 
+BOOST_AUTO_TEST_CASE(unix_style_project_paths) {
+    temp_workspace w;
+    w.write("Chapter 5.md", "It was night.\n");
+    w.write("characters/protagonist.md", "Ada\n");
+    // A leading / is the workspace root.
+    auto chapter = w.run("doc_edit", R"j({"command":"view","path":"/Chapter 5.md"})j");
+    BOOST_TEST_REQUIRE(chapter.ok, chapter.text);
+    BOOST_TEST(contains(chapter.text, "It was night."));
+    auto edited = w.run(
+        "doc_edit",
+        R"j({"command":"str_replace","path":"/characters/protagonist.md","old_str":"Ada","new_str":"Ada Lovelace"})j");
+    BOOST_TEST_REQUIRE(edited.ok, edited.text);
+    BOOST_TEST(w.read("characters/protagonist.md") == "Ada Lovelace\n");
+    // A path ending in / views the folder.
+    auto root = w.run("doc_edit", R"j({"command":"view","path":"/"})j");
+    BOOST_TEST_REQUIRE(root.ok, root.text);
+    BOOST_TEST(contains(root.text, "Chapter 5.md"));
+    BOOST_TEST(contains(root.text, "characters/"));
+    auto folder = w.run("doc_edit", R"j({"command":"view","path":"/characters/"})j");
+    BOOST_TEST_REQUIRE(folder.ok, folder.text);
+    BOOST_TEST(contains(folder.text, "protagonist.md"));
+    BOOST_TEST(w.run("doc_edit", R"j({"command":"append","path":"/characters/","new_str":"x"})j")
+                   .error_code == "INVALID_PARAMETERS");
+    // Never the file system's root, and never outside the workspace.
+    BOOST_TEST(w.run("doc_edit", R"j({"command":"view","path":"/etc/passwd"})j").error_code ==
+               "NOT_FOUND");
+    BOOST_TEST(w.run("doc_edit", R"j({"command":"view","path":"/../outside.md"})j").error_code ==
+               "PATH_OUTSIDE_WORKSPACE");
+    BOOST_TEST(w.run("doc_edit", R"j({"command":"view","path":"/../"})j").error_code ==
+               "PATH_OUTSIDE_WORKSPACE");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -162,6 +162,20 @@ BOOST_AUTO_TEST_CASE(sandbox_attacks_through_every_path_tool) {
                 parameters.replace(parameters.find('%'), 1,
                                    boost::json::serialize(boost::json::value(attack)));
                 auto result = w.run(name, parameters);
+                // doc_edit reads a leading / as the workspace root (a project path): it may
+                // create /etc/passwd *inside* the workspace, which is what it means there.
+                if (name == "doc_edit" && attack.starts_with('/')) {
+                    if (result.ok)
+                        BOOST_TEST(fs::exists(w.root / attack.substr(1)), name << " " << attack);
+                    else
+                        BOOST_TEST(
+                            (result.error_code == "NOT_FOUND" || result.error_code == "NO_MATCH" ||
+                             result.error_code == "PATH_OUTSIDE_WORKSPACE" ||
+                             result.error_code == "NOT_A_DIRECTORY"),
+                            name << " " << attack << ": " << result.error_code);
+                    BOOST_TEST(!contains(result.text, "root:x:0"));
+                    continue;
+                }
                 BOOST_TEST(!result.ok, name << " " << attack);
                 BOOST_TEST((result.error_code == "PATH_OUTSIDE_WORKSPACE" ||
                             result.error_code == "NOT_A_REGULAR_FILE" ||
