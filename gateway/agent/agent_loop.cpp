@@ -371,7 +371,11 @@ net::awaitable<bool> agent_loop::deliver(live_run& run, const tools::tool_result
     auto p = *s.pending;
     bool denied = result.error_code == tools::code::denied_by_user;
     s.tool_errors = result.ok || denied ? 0 : s.tool_errors + 1;
-    auto text = denied ? result.text : result_message(p.tool, result);
+    // A native result is the tool's own text (the call it answers names the tool); the JSON
+    // protocol's says which tool it was. Either way a repeated call carries the warning.
+    std::string text = denied                              ? result.text
+                       : !p.native_id.empty() && result.ok ? result.text
+                                                           : result_message(p.tool, result);
     if (s.identical >= static_cast<int>(limits_.identical_call_warn))
         text += "\n\nNote: this is call number " + std::to_string(s.identical) + " to `" + p.tool +
                 "` with the same parameters in a row; the result will not change. Change your "
@@ -382,7 +386,7 @@ net::awaitable<bool> agent_loop::deliver(live_run& run, const tools::tool_result
         run.conversation.push_back(
             {"tool", json::serialize(json::object{{"call_id", p.native_id},
                                                   {"name", p.tool},
-                                                  {"content", result.ok ? result.text : text},
+                                                  {"content", text},
                                                   {"is_error", !result.ok}})});
     auto b = journal_.begin(run);
     gate_.record_result(run, b, result);

@@ -34,10 +34,20 @@ std::function<void(config::gateway_config&)> speaking(std::string provider, fake
 
 // A fixture whose fake is created first, so the config can name its port.
 struct native_fixture {
-    explicit native_fixture(const std::string& provider)
-        : f([&](config::gateway_config& c) { speaking(provider, f.fake)(c); }) {}
+    explicit native_fixture(const std::string& provider,
+                            std::function<void(config::gateway_config&)> more = {})
+        : f([&](config::gateway_config& c) {
+              speaking(provider, f.fake)(c);
+              if (more) more(c);
+          }) {}
     context_fixture f;
 };
+
+scripted_reply native_call(std::string tool, std::string arguments) {
+    scripted_reply r;
+    r.calls = {{std::move(tool), std::move(arguments)}};
+    return r;
+}
 
 // The next event of `type` after event `after`.
 sse_event next_of(context_fixture& f, const std::string& run, std::string_view type,
@@ -184,6 +194,75 @@ BOOST_AUTO_TEST_CASE(the_second_call_of_a_turn_survives_a_restart) {
     auto last = json::parse(f.fake.scripted_requests().back()).as_object();
     auto& contents = last["contents"].as_array();
     BOOST_TEST(contents.back().as_object()["parts"].as_array().size() == 2u);
+}
+
+BOOST_DATA_TEST_CASE(at_the_step_cap_tools_are_switched_off_for_the_final_answer,
+                     bdata::make(provider_names), provider) {
+    native_fixture n(provider, [](auto& c) { c.context.max_steps = 2; });
+    auto& f = n.f;
+    f.fake.script({native_call("read_file", R"({"path":"README.md"})"),
+                   native_call("read_file", R"({"path":"src/app.py"})"),
+                   {"I read both files."}});
+    auto run = f.start(f.create_chat(), "look around");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed", json::serialize(all.back().data));
+    auto bodies = f.fake.scripted_requests();
+    BOOST_TEST_REQUIRE(bodies.size() == 3u);
+    auto last = json::parse(bodies[2]).as_object();
+    auto wire = json::serialize(last);
+    BOOST_TEST(wire.find("limit of 2 tool steps") != std::string::npos);
+    if (std::string(provider) == "anthropic")
+        BOOST_TEST(json::serialize(last["tool_choice"]) == R"({"type":"none"})");
+    if (std::string(provider) == "gemini")
+        BOOST_TEST(json::serialize(last["toolConfig"]) ==
+                   R"({"functionCallingConfig":{"mode":"NONE"}})");
+    if (std::string(provider) == "openai") BOOST_TEST(last["tool_choice"] == "none");
+}
+
+BOOST_DATA_TEST_CASE(a_provider_429_is_retried_and_its_message_read, bdata::make(provider_names),
+                     provider) {
+    native_fixture n(provider);
+    auto& f = n.f;
+    f.fake.script({{"slow down", "stop", 429, "0", 0}, {"Fine."}});
+    auto run = f.start(f.create_chat(), "hello");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.completed");
+    std::string told;
+    for (const auto& e : all)
+        if (e.type == "model.retry") told = e.data.at("message").as_string();
+    BOOST_TEST(told.find("answered 429: slow down") != std::string::npos, told);
+}
+
+BOOST_DATA_TEST_CASE(the_wall_time_cap_cuts_a_slow_streamed_call, bdata::make(provider_names),
+                     provider) {
+    native_fixture n(provider, [](auto& c) { c.context.max_wall_time = 300ms; });
+    auto& f = n.f;
+    f.fake.script({{"too late", "stop", 200, "", 5000}});
+    auto started = clock::now();
+    auto run = f.start(f.create_chat(), "hello");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.failed");
+    BOOST_TEST(std::string(all.back().data.at("error").as_string()).find("wall-time") !=
+               std::string::npos);
+    BOOST_TEST((clock::now() - started < 4s));
+}
+
+BOOST_DATA_TEST_CASE(identical_native_calls_are_stopped, bdata::make(provider_names), provider) {
+    native_fixture n(provider, [](auto& c) {
+        c.context.identical_call_warn = 2;
+        c.context.identical_call_stop = 3;
+    });
+    auto& f = n.f;
+    auto same = native_call("read_file", R"({"path":"README.md"})");
+    f.fake.script({same, same, same});
+    auto run = f.start(f.create_chat(), "read");
+    auto all = f.events(run);
+    BOOST_TEST(all.back().type == "run.failed");
+    BOOST_TEST(std::string(all.back().data.at("error").as_string()).find("3 times in a row") !=
+               std::string::npos);
+    // The warning reached the model with the second result.
+    BOOST_TEST(f.fake.scripted_requests().back().find("Note: this is call number 2") !=
+               std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
