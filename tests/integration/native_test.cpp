@@ -265,4 +265,19 @@ BOOST_DATA_TEST_CASE(identical_native_calls_are_stopped, bdata::make(provider_na
                std::string::npos);
 }
 
+BOOST_DATA_TEST_CASE(cancel_mid_call_closes_the_upstream_request, bdata::make(provider_names),
+                     provider) {
+    native_fixture n(provider);
+    auto& f = n.f;
+    f.fake.script({{"slow", "stop", 200, "", 10000}});
+    auto run = f.start(f.create_chat(), "hello");
+    BOOST_TEST_REQUIRE(f.fake.wait_requests(1, 5s));
+    auto started = clock::now();
+    auto [r, j] = f.send("POST", "/context/runs/" + run + "/cancel");
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST((clock::now() - started < 3s));
+    BOOST_TEST(f.fake.wait_connections_open(0, 5s));
+    BOOST_TEST(f.events(run).back().type == "run.cancelled");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
