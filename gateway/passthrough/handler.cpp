@@ -466,6 +466,41 @@ handler::handler(const config::gateway_config& config, const model_router& route
         if (up.provider != config::provider_kind::openai) mixed_providers_ = true;
 }
 
+// GET /v1/models with upstreams of several providers: what each OpenAI-compatible upstream lists
+// (asked with the client's headers, as a forwarded request would be), then the model names the
+// configuration gives the others. An upstream that cannot answer is left out and logged.
+net::awaitable<void> handler::list_models(http::request_context& ctx) {
+    std::vector<std::string> listed;
+    for (auto& pool : pools_) {
+        const auto& up = pool.upstream();
+        if (up.provider != config::provider_kind::openai) continue;
+        auto head = upstream_request_head(ctx, up, "/models", false);
+        std::optional<upstream::response_parser> parser;
+        upstream::exchange_hooks hooks;
+        auto started = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head, {},
+                                                         parser, false, false, hooks);
+        std::string body;
+        upstream::failure failed = started.failed;
+        if (started.conn)
+            failed = co_await upstream::read_body(*started.conn, *parser, body, 8 << 20,
+                                                  up.idle_timeout);
+        if (failed || parser->get().result_int() != 200) {
+            observability::log_warn(
+                "request " + ctx.request_id + ": upstream `" + up.name +
+                "` did not list its models: " +
+                (failed ? failed.detail
+                        : "it answered " + std::to_string(parser->get().result_int())));
+            continue;
+        }
+        if (parser->get().keep_alive()) pool.give_back(std::move(started.conn));
+        listed.push_back(std::move(body));
+    }
+    auto models = merged_models_json(listed, config_);
+    ctx.status = 200;
+    auto ec = co_await http::write_response(ctx, 200, "application/json", models);
+    if (ec) ctx.keep_alive = false;
+}
+
 void handler::close_idle() {
     for (auto& p : pools_) p.close_all();
 }
@@ -479,11 +514,7 @@ net::awaitable<void> handler::operator()(http::request_context& ctx) {
     std::string_view target = ctx.req.target();
     if (mixed_providers_ && target.substr(0, target.find('?')) == "/v1/models" &&
         ctx.req.method() == bhttp::verb::get) {
-        // Not every upstream can list its models in OpenAI's shape: the configuration does.
-        auto models = configured_models_json(config_);
-        ctx.status = 200;
-        auto ec = co_await http::write_response(ctx, 200, "application/json", models);
-        if (ec) ctx.keep_alive = false;
+        co_await list_models(ctx);
         co_return;
     }
     auto where = choose(ctx, config_, router_);

@@ -30,6 +30,8 @@ public:
     void close_idle();
 
 private:
+    net::awaitable<void> list_models(http::request_context& ctx);
+
     const config::gateway_config& config_;
     const model_router& router_;
     std::vector<upstream::pool> pools_;

@@ -10,6 +10,7 @@
 
 #include <boost/asio/this_coro.hpp>
 #include <boost/beast/core/string.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <array>
@@ -285,15 +286,27 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
     if (reusable && !state.client_gone) pool.give_back(std::move(started.conn));
 }
 
-std::string configured_models_json(const config::gateway_config& config) {
+std::string merged_models_json(const std::vector<std::string>& listed,
+                               const config::gateway_config& config) {
     json::array data;
     std::set<std::string> seen;
+    for (const auto& body : listed) {
+        boost::system::error_code ec;
+        auto v = json::parse(body, ec);
+        const auto* list = !ec && v.is_object() ? v.as_object().if_contains("data") : nullptr;
+        if (!list || !list->is_array()) continue;
+        for (const auto& m : list->as_array())
+            if (const auto* id = m.is_object() ? m.as_object().if_contains("id") : nullptr;
+                id && id->is_string() && seen.insert(std::string(id->as_string())).second)
+                data.push_back(m);
+    }
     auto add = [&](const std::string& id, const std::string& owner) {
         if (!seen.insert(id).second) return;
         data.push_back({{"id", id}, {"object", "model"}, {"created", 0}, {"owned_by", owner}});
     };
     for (const auto& up : config.upstreams) {
         for (const auto& [from, to] : up.model_map) add(from, up.name);
+        if (up.provider == config::provider_kind::openai) continue;  // it listed its own
         for (const auto& m : up.models)
             if (m.find_first_of("*?[") == std::string::npos) add(m, up.name);
     }

@@ -22,8 +22,10 @@ namespace gateway::passthrough {
 net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& pool,
                                     exchange_state& state);
 
-// GET /v1/models when some upstream is not OpenAI-compatible: every model name the configuration
-// names (the globs without wildcards and the model_map names), owned by its upstream.
-std::string configured_models_json(const config::gateway_config& config);
+// GET /v1/models when some upstream is not OpenAI-compatible: the models the OpenAI-compatible
+// upstreams listed (their `/models` bodies, in `listed`), then every model name the configuration
+// gives the others (the `models` entries without wildcards and the model_map names), each once.
+std::string merged_models_json(const std::vector<std::string>& listed,
+                               const config::gateway_config& config);
 
 }  // namespace gateway::passthrough

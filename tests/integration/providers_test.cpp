@@ -292,12 +292,26 @@ BOOST_AUTO_TEST_CASE(a_client_that_hangs_up_cancels_the_translated_request) {
     BOOST_TEST(f.fake.wait_connections_open(0, 5s));
 }
 
-BOOST_AUTO_TEST_CASE(models_lists_every_configured_model) {
+BOOST_AUTO_TEST_CASE(models_lists_the_openai_upstreams_models_and_every_configured_name) {
     providers_fixture f;
-    auto r = client(f.gw.port()).request(make_request("GET", "/v1/models"));
+    auto r = client(f.gw.port())
+                 .request(make_request("GET", "/v1/models", {}, "Authorization: Bearer sk-c\r\n"));
     BOOST_TEST_REQUIRE(r.status == 200u);
-    BOOST_TEST(r.body.find("\"gemini-fast\"") != std::string::npos, r.body);
-    BOOST_TEST(r.body.find("claude-*") == std::string::npos);  // globs are not names
+    auto data = json::parse(r.body).as_object()["data"].as_array();
+    std::vector<std::string> ids;
+    for (auto& m : data) ids.push_back(std::string(m.as_object()["id"].as_string()));
+    // What the OpenAI upstream lists (asked with the client's key), then the configured names.
+    std::vector<std::string> expected{"gpt-4o-mini", "gpt-4o", "fake-model", "gemini-fast"};
+    BOOST_TEST(ids == expected, boost::test_tools::per_element());
+    auto asked = f.fake.requests().back();
+    BOOST_TEST(asked.target == "/v1/models");
+    BOOST_TEST(asked.header("authorization") == "Bearer sk-c");
+    // An OpenAI upstream that cannot answer is left out; the rest still is listed.
+    f.fake.stop();
+    auto without = client(f.gw.port()).request(make_request("GET", "/v1/models"));
+    BOOST_TEST_REQUIRE(without.status == 200u);
+    BOOST_TEST(without.body.find("\"gemini-fast\"") != std::string::npos, without.body);
+    BOOST_TEST(without.body.find("gpt-4o") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(native_paths_pass_through_unchanged_with_the_providers_key) {
