@@ -1,0 +1,98 @@
+// libFuzzer target for what the provider adapters read from outside: a client's Chat Completions
+// body (openai::parse_chat_request, then encoded for each dialect) and an upstream's answer in
+// each dialect, whole and as an event stream cut at a position the input chooses. Any bytes must
+// give a refusal or a value that keeps the invariants below; never a crash, a hang or a leak (run
+// under ASan+UBSan).
+// Build with clang: cmake -DCONTEXTGATE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ …, then run
+// build-fuzz/tests/providers_fuzz -dict=tests/fuzz/providers.dict build-fuzz/corpus-providers
+// tests/fuzz/providers_corpus. With g++ the same function is driven by tests/fuzz/driver.cpp
+// (ctest `fuzz_smoke`).
+
+#include "gateway/providers/adapter.hpp"
+#include "gateway/providers/openai.hpp"
+#include "gateway/sse/event_parser.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace providers = gateway::providers;
+
+namespace {
+
+[[noreturn]] void broken() {
+    __builtin_trap();
+}
+
+constexpr providers::provider dialects[] = {
+    providers::provider::openai, providers::provider::anthropic, providers::provider::gemini};
+
+// A client's body: refused with a reason, or read and encodable as JSON in every dialect.
+void client_body(std::string_view body) {
+    providers::request r;
+    providers::openai::parse_failure failure;
+    if (!providers::openai::parse_chat_request(body, r, failure)) {
+        if (failure.message.empty()) broken();
+        return;
+    }
+    if (r.model.empty() || r.messages.empty()) broken();
+    for (auto p : dialects) {
+        std::string error;
+        auto wire = providers::adapter_for(p).encode(r, error);
+        if (wire.empty()) {
+            if (error.empty()) broken();
+            continue;
+        }
+        boost::system::error_code ec;
+        auto v = boost::json::parse(wire, ec);
+        if (ec || !v.is_object()) broken();
+    }
+}
+
+// An upstream's answer: decoded or refused with a reason, whole and streamed in two cuts.
+void upstream_answer(const providers::adapter& a, std::string_view body, std::size_t cut) {
+    providers::reply whole;
+    std::string error;
+    if (!a.decode(body, whole, error) && error.empty()) broken();
+    auto said = a.decode_error(500, body);
+    if (said.status != 500 || said.type.empty()) broken();
+
+    auto decoder = a.decoder();
+    gateway::sse::event_parser parser;
+    providers::reply_builder builder;
+    for (auto part : {body.substr(0, cut), body.substr(cut)}) {
+        std::vector<gateway::sse::event> events;
+        parser.feed(part, events);
+        for (const auto& e : events) {
+            std::vector<providers::stream_delta> deltas;
+            providers::provider_error failed;
+            if (!decoder->feed(e, deltas, failed)) return;  // the provider's error: fine
+            for (const auto& d : deltas) builder.add(d);
+        }
+    }
+    std::vector<providers::stream_delta> last;
+    if (!builder.finished() && !decoder->end(last)) return;  // ended early: refused, fine
+    for (const auto& d : last) builder.add(d);
+    std::string bad;
+    auto reply = builder.take(bad);
+    for (const auto* c : reply.content.calls()) (void)c->arguments.size();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size < 2) return 0;
+    std::string_view rest(reinterpret_cast<const char*>(data) + 2, size - 2);
+    switch (data[0] % 4) {
+        case 0:
+            client_body(rest);
+            break;
+        default: {
+            const auto& a = providers::adapter_for(dialects[data[0] % 4 - 1]);
+            upstream_answer(a, rest, rest.empty() ? 0 : data[1] % (rest.size() + 1));
+        }
+    }
+    return 0;
+}
