@@ -3,6 +3,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
+
 #include <set>
 
 namespace gateway::providers::anthropic {
@@ -91,7 +93,15 @@ public:
                 out.push_back(std::move(d));
             }
         } else if (type == "content_block_start") {
-            auto index = static_cast<std::size_t>(int_of(o.if_contains("index")));
+            auto at = int_of(o.if_contains("index"));
+            // Blocks are numbered from 0 in order; anything else is not Anthropic's stream.
+            if (at < 0 || at > static_cast<std::int64_t>(blocks_)) {
+                error.message = "a content block has index " + std::to_string(at) + " after " +
+                                std::to_string(blocks_) + " blocks";
+                return false;
+            }
+            auto index = static_cast<std::size_t>(at);
+            blocks_ = std::max(blocks_, index + 1);
             const auto* block = o.if_contains("content_block");
             if (block && block->is_object() &&
                 string_of(block->as_object().if_contains("type")) == "tool_use") {
@@ -113,7 +123,12 @@ public:
                 }
             }
         } else if (type == "content_block_delta") {
-            auto index = static_cast<std::size_t>(int_of(o.if_contains("index")));
+            auto at = int_of(o.if_contains("index"));
+            if (at < 0) {
+                error.message = "a content block has index " + std::to_string(at);
+                return false;
+            }
+            auto index = static_cast<std::size_t>(at);
             const auto* delta = o.if_contains("delta");
             if (!delta || !delta->is_object()) return true;
             auto kind = string_of(delta->as_object().if_contains("type"));
@@ -154,6 +169,7 @@ public:
 private:
     static constexpr std::size_t npos = static_cast<std::size_t>(-1);
     std::vector<std::size_t> call_of_block_;
+    std::size_t blocks_ = 0;  // content blocks started
     std::size_t calls_ = 0;
     finish why_ = finish::stop;
     usage used_;

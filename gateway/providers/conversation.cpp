@@ -61,13 +61,15 @@ void reply_builder::add(const stream_delta& d) {
             text_ += d.text;
             break;
         case stream_delta::kind::call_started:
+            // Decoders number calls in order from 0; a gap would be a decoder's bug.
+            if (d.index > calls_.size()) return;
             if (calls_.size() <= d.index) calls_.resize(d.index + 1);
             calls_[d.index].call.id = d.id;
             calls_[d.index].call.name = d.name;
             calls_[d.index].call.provider_meta = d.provider_meta;
             break;
         case stream_delta::kind::call_arguments:
-            if (calls_.size() <= d.index) calls_.resize(d.index + 1);
+            if (d.index >= calls_.size()) return;  // arguments of a call never started
             calls_[d.index].arguments += d.text;
             break;
         case stream_delta::kind::finished:

@@ -110,6 +110,8 @@ json::object usage_json(const usage& u) {
 // OpenAI's own streamed chunks: text deltas and tool-call fragments keyed by `index`, with the
 // id and name in a call's first fragment only; usage in a last chunk without choices.
 class openai_decoder final : public stream_decoder {
+    static constexpr double max_calls = 1024;
+
 public:
     bool feed(const sse::event& e, std::vector<stream_delta>& out, provider_error& error) override {
         if (e.data == "[DONE]") {
@@ -160,8 +162,16 @@ public:
         for (const auto& c : calls->as_array()) {
             const auto* call = c.if_object();
             if (!call) continue;
-            auto index = static_cast<std::size_t>(
-                number_of(call->if_contains("index")).value_or(static_cast<double>(seen_.size())));
+            // Calls are numbered from 0 in order: an index past the next one is not a stream
+            // OpenAI sends (and would make us allocate whatever it says).
+            auto at =
+                number_of(call->if_contains("index")).value_or(static_cast<double>(seen_.size()));
+            if (!(at >= 0 && at <= static_cast<double>(seen_.size()) && at < max_calls)) {
+                error.message = "a streamed tool call has index " + std::to_string(at) + " after " +
+                                std::to_string(seen_.size()) + " calls";
+                return false;
+            }
+            auto index = static_cast<std::size_t>(at);
             if (seen_.size() <= index) seen_.resize(index + 1, false);
             const auto* fn = call->if_contains("function");
             const json::object* function = fn ? fn->if_object() : nullptr;
@@ -360,7 +370,9 @@ bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
     const auto& o = v.as_object();
 
     // Fields whose meaning cannot be kept on another provider.
-    for (const auto& [key, value] : o) {
+    for (const auto& field : o) {
+        std::string_view key = field.key();
+        const auto& value = field.value();
         auto refuse = [&](std::string why) { return fail(f, std::string(key), std::move(why)); };
         if (key == "n" && !(value.is_null() || number_of(&value).value_or(1) == 1))
             return refuse("only n = 1 can be translated for this model's provider");

@@ -186,4 +186,15 @@ BOOST_AUTO_TEST_CASE(errors_keep_the_providers_message) {
                "anthropic-version: 2023-06-01\r\nx-api-key: k\r\n");
 }
 
+BOOST_AUTO_TEST_CASE(a_block_index_out_of_order_is_a_broken_stream) {
+    for (std::string index : {"-1", "7"}) {
+        auto transcript =
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":" +
+            index + ",\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\"}}\n\n";
+        auto r = testing::assemble(anthropic::adapter(), transcript, 0);
+        BOOST_TEST(!r.ok, index);
+        BOOST_TEST(r.error.find("index") != std::string::npos, r.error);
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -218,4 +218,17 @@ BOOST_AUTO_TEST_CASE(a_whole_reply_is_a_chat_completion_with_tool_calls) {
     BOOST_TEST(body["usage"].as_object()["total_tokens"] == json::value(3));
 }
 
+BOOST_AUTO_TEST_CASE(a_call_index_out_of_order_is_a_broken_stream_not_an_allocation) {
+    // Found by the providers fuzz target: an index of -8 (or 10^9) once sized a vector.
+    for (std::string index : {"-8", "1000000000", "2"}) {
+        auto transcript =
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":" + index +
+            ",\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n"
+            "data: [DONE]\n\n";
+        auto r = testing::assemble(openai::adapter(), transcript, 0);
+        BOOST_TEST(!r.ok, index);
+        BOOST_TEST(r.error.find("index") != std::string::npos, r.error);
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
