@@ -25,22 +25,6 @@ namespace {
 constexpr std::size_t max_response_bytes = 32 * 1024 * 1024;
 constexpr config::duration max_backoff = 60s;
 
-std::string request_head(const config::upstream_config& up, std::size_t length,
-                         std::string_view request_id, bool stream) {
-    std::string head = "POST " + up.endpoint.base_path + "/chat/completions HTTP/1.1\r\nHost: ";
-    head += upstream::host_header(up.endpoint);
-    head += stream ? "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"
-                   : "\r\nContent-Type: application/json\r\nAccept: application/json\r\n";
-    head += "Content-Length: ";
-    head += std::to_string(length);
-    head += "\r\nx-request-id: ";
-    head += request_id;
-    head += "\r\n";
-    if (!up.api_key.empty()) head += "Authorization: Bearer " + up.api_key + "\r\n";
-    head += "\r\n";
-    return head;
-}
-
 // The upstream's own error message from OpenAI's envelope, or the start of the body.
 std::string error_detail(std::string_view body) {
     json::error_code ec;
@@ -307,7 +291,11 @@ net::awaitable<model_reply> model_client::complete(std::string model, std::strin
         body.insert(body.size() - 1, ",\"stream\":true");
         stream = {&providers::adapter_for(providers::provider::openai), std::move(on_text)};
     }
-    auto head = request_head(pool.upstream(), body.size(), request_id, stream.adapter != nullptr);
+    const auto& up = pool.upstream();
+    auto head = upstream::json_post_head(
+        up, "/chat/completions", stream.adapter != nullptr,
+        providers::adapter_for(providers::provider::openai).auth_fields(up.api_key), request_id,
+        body.size());
     std::function<std::string(unsigned, std::string_view)> explain =
         [](unsigned, std::string_view text) { return error_detail(text); };
     auto result =
@@ -344,12 +332,8 @@ net::awaitable<model_turn> model_client::converse(providers::request request,
     model_turn turn;
     auto body = adapter.encode(request, turn.error);
     if (body.empty()) co_return turn;
-    std::string head = "POST " + up.endpoint.base_path + adapter.target(request) +
-                       " HTTP/1.1\r\nHost: " + upstream::host_header(up.endpoint) +
-                       "\r\nContent-Type: application/json\r\nAccept: " +
-                       (request.stream ? "text/event-stream" : "application/json") + "\r\n" +
-                       adapter.auth_fields(up.api_key) + "x-request-id: " + request_id +
-                       "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+    auto head = upstream::json_post_head(up, adapter.target(request), request.stream,
+                                         adapter.auth_fields(up.api_key), request_id, body.size());
     std::function<std::string(unsigned, std::string_view)> explain =
         [&adapter](unsigned status, std::string_view text) {
             return adapter.decode_error(status, text).message;

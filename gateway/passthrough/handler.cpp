@@ -6,6 +6,7 @@
 #include "gateway/passthrough/client.hpp"
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/translator.hpp"
+#include "gateway/providers/adapter.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
 #include "gateway/upstream/exchange.hpp"
 
@@ -35,19 +36,6 @@ bool is_websocket_upgrade(const http::request& req) {
     return beast::iequals(req[bhttp::field::upgrade], "websocket");
 }
 
-// The header field that carries an upstream's key, with its value's prefix.
-std::pair<std::string_view, std::string_view> key_field(config::provider_kind provider) {
-    switch (provider) {
-        case config::provider_kind::anthropic:
-            return {"x-api-key", ""};
-        case config::provider_kind::gemini:
-            return {"x-goog-api-key", ""};
-        case config::provider_kind::openai:
-            break;
-    }
-    return {"Authorization", "Bearer "};
-}
-
 // The request head as the upstream sees it: same method, `target` below base_path (the client's
 // path after its /v1 or /v1beta, with the query), and end-to-end headers; Host, x-request-id,
 // Content-Length and (per `auth`) the key field of the upstream's provider set by the gateway.
@@ -57,7 +45,7 @@ std::string upstream_request_head(const http::request_context& ctx,
                                   const config::upstream_config& up, std::string_view target,
                                   bool upgrade) {
     const auto& req = ctx.req;
-    auto [key_name, key_prefix] = key_field(up.provider);
+    auto [key_name, key_prefix] = providers::adapter_for(up.provider).key_field();
     std::string head;
     head.reserve(1024);
     head += req.method_string();

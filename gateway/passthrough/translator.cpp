@@ -48,11 +48,7 @@ std::string provider_key(const http::request_context& ctx, const config::upstrea
 std::string request_head(const http::request_context& ctx, const config::upstream_config& up,
                          const providers::adapter& adapter, const providers::request& r,
                          std::size_t body_size) {
-    std::string head = "POST " + up.endpoint.base_path + adapter.target(r) + " HTTP/1.1\r\n";
-    head += "Host: " + upstream::host_header(up.endpoint) + "\r\n";
-    head += "Content-Type: application/json\r\n";
-    head += r.stream ? "Accept: text/event-stream\r\n" : "Accept: application/json\r\n";
-    head += adapter.auth_fields(provider_key(ctx, up));
+    auto fields = adapter.auth_fields(provider_key(ctx, up));
     // The client's own x-* fields (tracing, tenancy) and anthropic-beta go along; its key,
     // OpenAI's fields and the framing do not.
     for (const auto& f : ctx.req) {
@@ -63,11 +59,10 @@ std::string request_head(const http::request_context& ctx, const config::upstrea
                       !boost::beast::iequals(name, "x-request-id");
         bool beta = adapter.kind() == providers::provider::anthropic &&
                     boost::beast::iequals(name, "anthropic-beta");
-        if (custom || beta) head += std::string(name) + ": " + std::string(f.value()) + "\r\n";
+        if (custom || beta) fields += std::string(name) + ": " + std::string(f.value()) + "\r\n";
     }
-    head += "x-request-id: " + ctx.request_id + "\r\n";
-    head += "Content-Length: " + std::to_string(body_size) + "\r\n\r\n";
-    return head;
+    return upstream::json_post_head(up, adapter.target(r), r.stream, fields, ctx.request_id,
+                                    body_size);
 }
 
 net::awaitable<void> write_json(http::request_context& ctx, unsigned status, std::string body,

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gateway::providers {
@@ -38,9 +39,12 @@ public:
     virtual std::unique_ptr<stream_decoder> decoder() const = 0;
     // What an error answer (status >= 400) says.
     virtual provider_error decode_error(unsigned status, std::string_view body) const = 0;
-    // The request header fields that carry `key` (and the fixed fields this dialect needs),
-    // each "Name: value\r\n".
-    virtual std::string auth_fields(std::string_view key) const = 0;
+    // The header field that carries this dialect's key, and what precedes the key in it
+    // ({"Authorization", "Bearer "}, {"x-api-key", ""}).
+    virtual std::pair<std::string_view, std::string_view> key_field() const = 0;
+    // The request header fields that carry `key` and the fixed fields this dialect needs, each
+    // "Name: value\r\n".
+    std::string auth_fields(std::string_view key) const;
 };
 
 const adapter& adapter_for(provider p);

@@ -332,10 +332,8 @@ public:
         return detail::read_error(status, body, false);
     }
 
-    std::string auth_fields(std::string_view key) const override {
-        std::string out = "anthropic-version: 2023-06-01\r\n";
-        if (!key.empty()) out += "x-api-key: " + std::string(key) + "\r\n";
-        return out;
+    std::pair<std::string_view, std::string_view> key_field() const override {
+        return {"x-api-key", ""};
     }
 };
 

@@ -95,6 +95,15 @@ reply reply_builder::take(std::string& error) {
     return out;
 }
 
+std::string adapter::auth_fields(std::string_view key) const {
+    // Anthropic wants the API version it is spoken to in every request.
+    std::string out = kind() == provider::anthropic ? "anthropic-version: 2023-06-01\r\n" : "";
+    if (key.empty()) return out;
+    auto [name, prefix] = key_field();
+    out.append(name).append(": ").append(prefix).append(key).append("\r\n");
+    return out;
+}
+
 const adapter& adapter_for(provider p) {
     switch (p) {
         case provider::anthropic:

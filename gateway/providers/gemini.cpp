@@ -379,9 +379,8 @@ public:
         return detail::read_error(status, body, false);
     }
 
-    std::string auth_fields(std::string_view key) const override {
-        if (key.empty()) return {};
-        return "x-goog-api-key: " + std::string(key) + "\r\n";
+    std::pair<std::string_view, std::string_view> key_field() const override {
+        return {"x-goog-api-key", ""};
     }
 };
 

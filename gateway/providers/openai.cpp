@@ -329,9 +329,8 @@ public:
         return detail::read_error(status, body, true);
     }
 
-    std::string auth_fields(std::string_view key) const override {
-        if (key.empty()) return {};
-        return "Authorization: Bearer " + std::string(key) + "\r\n";
+    std::pair<std::string_view, std::string_view> key_field() const override {
+        return {"Authorization", "Bearer "};
     }
 };
 

@@ -6,6 +6,27 @@
 
 namespace gateway::upstream {
 
+std::string json_post_head(const config::upstream_config& up, std::string_view target, bool stream,
+                           std::string_view fields, std::string_view request_id,
+                           std::size_t length) {
+    std::string head;
+    head.reserve(256 + fields.size());
+    head += "POST ";
+    head += up.endpoint.base_path;
+    head += target;
+    head += " HTTP/1.1\r\nHost: ";
+    head += host_header(up.endpoint);
+    head += stream ? "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"
+                   : "\r\nContent-Type: application/json\r\nAccept: application/json\r\n";
+    head += fields;
+    head += "x-request-id: ";
+    head += request_id;
+    head += "\r\nContent-Length: ";
+    head += std::to_string(length);
+    head += "\r\n\r\n";
+    return head;
+}
+
 net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor executor,
                                                 std::string_view head, std::string_view body,
                                                 std::optional<response_parser>& parser,

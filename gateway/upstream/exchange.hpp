@@ -29,6 +29,14 @@ struct exchange_hooks {
     std::function<bool()> abandoned;
 };
 
+// The head of a JSON POST the gateway makes itself (the model client's requests, a translated
+// chat request): `target` below the upstream's base path, Accept for an event stream or JSON,
+// then `fields` ("Name: value\r\n" each: the key, fields passed along), x-request-id and
+// Content-Length.
+std::string json_post_head(const config::upstream_config& up, std::string_view target, bool stream,
+                           std::string_view fields, std::string_view request_id,
+                           std::size_t length);
+
 // Sends `head` and `body` on a pooled connection, or a new one, and reads the response header
 // into `parser` (emplaced anew for each attempt; the body of a HEAD answer is skipped). A
 // pooled connection that the upstream closed while it was idle fails before the upstream saw
