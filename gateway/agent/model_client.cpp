@@ -124,36 +124,28 @@ net::awaitable<upstream::failure> read_stream(upstream::connection& conn,
                                               const providers::adapter& adapter,
                                               const text_hook& on_text, config::duration idle,
                                               providers::reply& out, bool& told) {
-    auto decoder = adapter.decoder();
     // A provider may send a whole call in one event (Gemini does): as large as a reply may be.
-    sse::event_parser events(max_response_bytes);
+    providers::stream_reader reader(adapter, max_response_bytes);
     providers::reply_builder builder;
     std::array<char, 16 * 1024> buffer;
-    std::vector<sse::event> parsed;
     std::vector<providers::stream_delta> deltas;
     std::size_t total = 0;
+    auto bad_response = [](std::string detail) {
+        return upstream::failure{make_error_code(errc::upstream_bad_response), std::move(detail)};
+    };
     while (!parser.is_done()) {
         auto [n, failed] = co_await upstream::read_piece(conn, parser, net::buffer(buffer), idle);
         total += n;
         if (!failed && total > max_response_bytes)
-            failed = {make_error_code(errc::upstream_bad_response),
-                      "the streamed reply is too large"};
-        parsed.clear();
-        if (!failed && !events.feed({buffer.data(), n}, parsed))
-            failed = {make_error_code(errc::upstream_bad_response),
-                      "an event of the reply is too large"};
+            failed = bad_response("the streamed reply is too large");
+        deltas.clear();
+        std::string broken;
+        if (!failed && !reader.feed({buffer.data(), n}, deltas, broken))
+            co_return bad_response("the upstream's stream failed: " + broken);
         std::string text;
-        for (const auto& e : parsed) {
-            deltas.clear();
-            providers::provider_error said;
-            if (!decoder->feed(e, deltas, said)) {
-                co_return upstream::failure{make_error_code(errc::upstream_bad_response),
-                                            "the upstream's stream failed: " + said.message};
-            }
-            for (const auto& d : deltas) {
-                if (d.what == providers::stream_delta::kind::text) text += d.text;
-                builder.add(d);
-            }
+        for (const auto& d : deltas) {
+            if (d.what == providers::stream_delta::kind::text) text += d.text;
+            builder.add(d);
         }
         if (!text.empty()) {
             told = true;
@@ -162,14 +154,12 @@ net::awaitable<upstream::failure> read_stream(upstream::connection& conn,
         if (failed) co_return failed;
     }
     deltas.clear();
-    if (!builder.finished() && !decoder->end(deltas))
-        co_return upstream::failure{make_error_code(errc::upstream_bad_response),
-                                    "the upstream's stream ended before the reply was complete"};
+    std::string incomplete;
+    if (!reader.finish(deltas, incomplete)) co_return bad_response(incomplete);
     for (const auto& d : deltas) builder.add(d);
     std::string bad;
     out = builder.take(bad);
-    if (!bad.empty())
-        co_return upstream::failure{make_error_code(errc::upstream_bad_response), bad};
+    if (!bad.empty()) co_return bad_response(bad);
     co_return upstream::failure{};
 }
 

@@ -129,63 +129,40 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
         co_return false;
     }
 
-    auto decoder = adapter.decoder();
     // A provider may send a whole call in one event (Gemini does): as large as a reply may be.
-    sse::event_parser events(reply_limit);
+    providers::stream_reader reader(adapter, reply_limit);
     providers::openai::chunk_writer writer("chatcmpl-" + ctx.request_id, model, now_seconds(),
                                            include_usage);
     auto& res = parser.get();
     std::array<char, 16 * 1024> buffer;
-    std::vector<sse::event> parsed;
     std::vector<providers::stream_delta> deltas;
     std::string failure_message;
-    bool finished = false;
+    // Writes the frames of `deltas` as one chunk; false when the client is gone.
+    auto relay = [&]() -> net::awaitable<bool> {
+        std::string out;
+        for (const auto& d : deltas) writer.frames(d, out);
+        if (out.empty()) co_return true;
+        ctx.bytes_sent += out.size();
+        auto framed = chunk_of(out);
+        auto ec = co_await write_client(ctx, net::buffer(framed));
+        if (ec) ctx.keep_alive = false;
+        co_return !ec;
+    };
     while (!parser.is_done() && failure_message.empty()) {
         auto [n, failed] =
             co_await upstream::read_piece(conn, parser, net::buffer(buffer), up.idle_timeout);
-        parsed.clear();
-        if (!events.feed({buffer.data(), n}, parsed))
-            failure_message = "an upstream event is too large";
-        std::string out;
-        for (const auto& e : parsed) {
-            deltas.clear();
-            providers::provider_error said;
-            if (!decoder->feed(e, deltas, said)) {
-                failure_message = said.message;
-                break;
-            }
-            for (const auto& d : deltas) {
-                if (d.what == providers::stream_delta::kind::finished) finished = true;
-                writer.frames(d, out);
-            }
-        }
-        if (!out.empty()) {
-            ctx.bytes_sent += out.size();
-            auto framed = chunk_of(out);
-            auto ec = co_await write_client(ctx, net::buffer(framed));
-            if (ec) {
-                ctx.keep_alive = false;
-                co_return false;
-            }
-        }
+        deltas.clear();
+        reader.feed({buffer.data(), n}, deltas, failure_message);
+        bool written = co_await relay();
+        if (!written) co_return false;
         if (failed && state.client_gone) co_return false;
         if (failed && failure_message.empty()) failure_message = failed.detail;
     }
-    if (failure_message.empty() && !finished) {
+    if (failure_message.empty()) {
         deltas.clear();
-        if (decoder->end(deltas)) {
-            std::string out;
-            for (const auto& d : deltas) writer.frames(d, out);
-            if (!out.empty()) {
-                auto framed = chunk_of(out);
-                auto ec = co_await write_client(ctx, net::buffer(framed));
-                if (ec) {
-                    ctx.keep_alive = false;
-                    co_return false;
-                }
-            }
-        } else {
-            failure_message = "the upstream's stream ended before the reply was complete";
+        if (reader.finish(deltas, failure_message)) {
+            bool written = co_await relay();
+            if (!written) co_return false;
         }
     }
     if (!failure_message.empty()) {

@@ -49,6 +49,26 @@ public:
 
 const adapter& adapter_for(provider p);
 
+// Reads one reply's event stream in the pieces it arrives in: SSE parsed (events up to
+// `max_event_bytes`), each event decoded by the dialect, the deltas handed out in order. Not
+// thread-safe; one per stream.
+class stream_reader {
+public:
+    stream_reader(const adapter& a, std::size_t max_event_bytes);
+    // Appends to `out` the deltas these bytes complete. False, with `error`, when the stream is
+    // broken or is the provider's error; `out` then holds the deltas that came before it.
+    bool feed(std::string_view bytes, std::vector<stream_delta>& out, std::string& error);
+    // The body ended: appends the last deltas (Gemini's `finished`). False, with `error`, when
+    // the reply was not complete.
+    bool finish(std::vector<stream_delta>& out, std::string& error);
+
+private:
+    std::unique_ptr<stream_decoder> decoder_;
+    sse::event_parser events_;
+    std::vector<sse::event> parsed_;
+    bool finished_ = false;
+};
+
 // Shared by the adapters.
 namespace detail {
 // Parses `text` as a JSON object; an empty or blank text is {}. nullopt when it is not one.

@@ -104,6 +104,37 @@ std::string adapter::auth_fields(std::string_view key) const {
     return out;
 }
 
+stream_reader::stream_reader(const adapter& a, std::size_t max_event_bytes)
+    : decoder_(a.decoder()), events_(max_event_bytes) {}
+
+bool stream_reader::feed(std::string_view bytes, std::vector<stream_delta>& out,
+                         std::string& error) {
+    parsed_.clear();
+    if (!events_.feed(bytes, parsed_)) {
+        error = "an event of the upstream's stream is too large";
+        return false;
+    }
+    for (const auto& e : parsed_) {
+        auto before = out.size();
+        provider_error said;
+        if (!decoder_->feed(e, out, said)) {
+            error = said.message.empty()
+                        ? "the upstream's stream reported an error: " + e.data.substr(0, 200)
+                        : said.message;
+            return false;
+        }
+        for (auto i = before; i < out.size(); ++i)
+            finished_ = finished_ || out[i].what == stream_delta::kind::finished;
+    }
+    return true;
+}
+
+bool stream_reader::finish(std::vector<stream_delta>& out, std::string& error) {
+    if (finished_ || decoder_->end(out)) return true;
+    error = "the upstream's stream ended before the reply was complete";
+    return false;
+}
+
 const adapter& adapter_for(provider p) {
     switch (p) {
         case provider::anthropic:

@@ -10,7 +10,6 @@
 
 #include "gateway/providers/adapter.hpp"
 #include "gateway/providers/openai.hpp"
-#include "gateway/sse/event_parser.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -59,22 +58,21 @@ void upstream_answer(const providers::adapter& a, std::string_view body, std::si
     auto said = a.decode_error(500, body);
     if (said.status != 500 || said.type.empty()) broken();
 
-    auto decoder = a.decoder();
-    gateway::sse::event_parser parser;
+    providers::stream_reader reader(a, 1 << 20);
     providers::reply_builder builder;
+    std::vector<providers::stream_delta> deltas;
+    std::string why;
     for (auto part : {body.substr(0, cut), body.substr(cut)}) {
-        std::vector<gateway::sse::event> events;
-        parser.feed(part, events);
-        for (const auto& e : events) {
-            std::vector<providers::stream_delta> deltas;
-            providers::provider_error failed;
-            if (!decoder->feed(e, deltas, failed)) return;  // the provider's error: fine
-            for (const auto& d : deltas) builder.add(d);
+        deltas.clear();
+        if (!reader.feed(part, deltas, why)) {
+            if (why.empty()) broken();  // a refusal always says why
+            return;                     // broken, or the provider's error: fine
         }
+        for (const auto& d : deltas) builder.add(d);
     }
-    std::vector<providers::stream_delta> last;
-    if (!builder.finished() && !decoder->end(last)) return;  // ended early: refused, fine
-    for (const auto& d : last) builder.add(d);
+    deltas.clear();
+    if (!reader.finish(deltas, why)) return;  // ended early: refused, fine
+    for (const auto& d : deltas) builder.add(d);
     std::string bad;
     auto reply = builder.take(bad);
     for (const auto* c : reply.content.calls()) (void)c->arguments.size();

@@ -4,7 +4,6 @@
 // so each adapter's test can check that every way of cutting the bytes gives the same result.
 
 #include "gateway/providers/adapter.hpp"
-#include "gateway/sse/event_parser.hpp"
 
 #include <boost/json/serialize.hpp>
 
@@ -23,32 +22,21 @@ struct assembled {
 // Cuts `transcript` at every `cut` bytes (0: one piece).
 inline assembled assemble(const adapter& a, std::string_view transcript, std::size_t cut) {
     assembled out;
-    auto decoder = a.decoder();
-    sse::event_parser parser;
+    stream_reader reader(a, 1 << 20);
     reply_builder builder;
     std::size_t step = cut == 0 ? transcript.size() : cut;
+    std::vector<stream_delta> deltas;
     for (std::size_t at = 0; at < transcript.size(); at += step) {
-        std::vector<sse::event> events;
-        parser.feed(transcript.substr(at, step), events);
-        for (const auto& e : events) {
-            std::vector<stream_delta> deltas;
-            provider_error failed;
-            if (!decoder->feed(e, deltas, failed)) {
-                out.error = failed.message;
-                return out;
-            }
-            for (const auto& d : deltas) {
-                if (d.what == stream_delta::kind::text) out.text_deltas += d.text;
-                builder.add(d);
-            }
+        deltas.clear();
+        if (!reader.feed(transcript.substr(at, step), deltas, out.error)) return out;
+        for (const auto& d : deltas) {
+            if (d.what == stream_delta::kind::text) out.text_deltas += d.text;
+            builder.add(d);
         }
     }
-    std::vector<stream_delta> last;
-    if (!decoder->end(last)) {
-        out.error = "the stream ended early";
-        return out;
-    }
-    for (const auto& d : last) builder.add(d);
+    deltas.clear();
+    if (!reader.finish(deltas, out.error)) return out;
+    for (const auto& d : deltas) builder.add(d);
     out.result = builder.take(out.error);
     out.ok = out.error.empty();
     return out;
