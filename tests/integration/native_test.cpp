@@ -21,6 +21,7 @@ std::function<void(config::gateway_config&)> speaking(std::string provider, fake
         auto root = "http://127.0.0.1:" + std::to_string(fake.port());
         up.tool_calling = config::tool_calling_mode::native;
         up.api_key = "k";
+        up.model_map = {{"fake-model", "upstream-model"}};
         if (provider == "anthropic") {
             up.provider = config::provider_kind::anthropic;
             up.base_url = root;
@@ -120,6 +121,8 @@ BOOST_DATA_TEST_CASE(a_run_reads_then_makes_two_calls_in_one_turn_one_approved_o
     auto last = json::parse(bodies[2]).as_object();
     auto wire = json::serialize(last);
     BOOST_TEST(wire.find("not b") != std::string::npos);  // the rejection reached the model
+    // The chat's model went out under the upstream's name (model_map).
+    BOOST_TEST(f.fake.requests().back().raw.find("upstream-model") != std::string::npos);
     if (std::string(provider) == "anthropic") {
         // Both results of the parallel turn in one user message, results first.
         auto& messages = last["messages"].as_array();

@@ -110,7 +110,8 @@ BOOST_AUTO_TEST_CASE(claude_answers_as_a_chat_completion_with_our_key) {
     providers_fixture f;
     auto r = f.post(
         R"({"model":"claude-sonnet","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]})",
-        "Authorization: Bearer sk-client\r\n");
+        "Authorization: Bearer sk-client\r\nanthropic-beta: tools-2025\r\nx-trace-id: t-1\r\n"
+        "OpenAI-Organization: org-x\r\n");
     BOOST_TEST_REQUIRE(r.status == 200u, r.body);
     auto body = json::parse(r.body).as_object();
     BOOST_TEST(body["object"] == json::value("chat.completion"));
@@ -124,6 +125,10 @@ BOOST_AUTO_TEST_CASE(claude_answers_as_a_chat_completion_with_our_key) {
     BOOST_TEST(sent.header("x-api-key") == "sk-ant-gateway");  // auth: replace
     BOOST_TEST(sent.header("anthropic-version") == "2023-06-01");
     BOOST_TEST(sent.header("authorization").empty());
+    // anthropic-beta and the client's own x-* fields go along; OpenAI's fields do not.
+    BOOST_TEST(sent.header("anthropic-beta") == "tools-2025");
+    BOOST_TEST(sent.header("x-trace-id") == "t-1");
+    BOOST_TEST(sent.header("openai-organization").empty());
     auto wire = json::parse(sent.body).as_object();
     BOOST_TEST(wire["system"] == json::value("Be brief."));
     BOOST_TEST(wire.contains("max_tokens"));
