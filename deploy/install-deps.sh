@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-test1.81-dev
   libboost-system1.81-dev
-  libssl-dev libyaml-cpp-dev libsqlite3-dev libre2-dev libvalijson-dev
+  libssl-dev libyaml-cpp-dev libsqlite3-dev libre2-dev libvalijson-dev libgit2-dev
   universal-ctags clang-format
   nginx-light wrk hey
 )

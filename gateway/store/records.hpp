@@ -15,6 +15,7 @@ struct chat_record {
     std::string model;
     std::string workspace;
     std::string role;
+    std::string edits = "approve";  // approve | review: how the agent's writes land
 };
 
 struct message_record {
@@ -96,6 +97,43 @@ struct backup_record {
     std::string content;         // the content before the write
     std::string after_sha256;    // the content the write left, to check before undoing
     std::int64_t undone_at = 0;  // 0 while not undone
+    std::int64_t created_at = 0;
+};
+
+// An edit session: the agent's edits to one workspace file (or to the chat's document) recorded
+// as a suggestion instead of written. `base_snapshot` is the target when the first edit came,
+// `ai_version` the target as the agent's edits leave it. `revision` is bumped by every change
+// and guards it (a write names the revision it read).
+struct edit_session_record {
+    std::string id;
+    std::string chat_id;
+    std::string kind;          // file | document
+    std::string path;          // the workspace file; "" for the document
+    std::string name;          // the document's name; the path for a file
+    std::string status;        // open | accepted | rejected
+    bool base_existed = true;  // false: the agent created the file
+    std::string base_snapshot;
+    bool ai_exists = true;  // false: the agent deleted the file
+    std::string ai_version;
+    std::int64_t revision = 0;
+    std::int64_t edit_count = 0;
+    std::int64_t created_at = 0;
+    std::int64_t updated_at = 0;
+    std::int64_t resolved_at = 0;  // 0 while open
+};
+
+// One recorded edit, in the order the agent made them.
+struct session_edit_record {
+    std::string id;
+    std::string session_id;
+    std::int64_t order = 0;  // 1, 2, 3… per session
+    std::string tool;
+    std::string command;     // doc_edit's command, else ""
+    std::string parameters;  // JSON
+    std::string run_id;
+    std::string call_id;
+    std::string diff;    // from the AI version before it to the one after
+    std::string result;  // the tool's result as the model got it (JSON)
     std::int64_t created_at = 0;
 };
 

@@ -102,6 +102,44 @@ constexpr const char* migrations[] = {
         created_at INTEGER NOT NULL);
     CREATE INDEX write_backups_by_run ON write_backups(run_id, created_at);
     )sql",
+    // 5: review mode: a chat's edit mode, and the agent's edits recorded as edit sessions (at
+    // most one open per chat and target) with their ordered edits.
+    R"sql(
+    ALTER TABLE chats ADD COLUMN edits TEXT NOT NULL DEFAULT 'approve';
+    CREATE TABLE edit_sessions (
+        id TEXT PRIMARY KEY,
+        chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        path TEXT NOT NULL,
+        name TEXT NOT NULL,
+        status TEXT NOT NULL,
+        base_existed INTEGER NOT NULL,
+        base_snapshot TEXT NOT NULL,
+        ai_exists INTEGER NOT NULL,
+        ai_version TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        edit_count INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        resolved_at INTEGER NOT NULL);
+    CREATE UNIQUE INDEX edit_sessions_open ON edit_sessions(chat_id, kind, path)
+        WHERE status = 'open';
+    CREATE INDEX edit_sessions_by_chat ON edit_sessions(chat_id, created_at);
+    CREATE TABLE session_edits (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES edit_sessions(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        tool TEXT NOT NULL,
+        command TEXT NOT NULL,
+        parameters TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        diff TEXT NOT NULL,
+        result TEXT NOT NULL,
+        created_at INTEGER NOT NULL);
+    CREATE INDEX session_edits_by_session ON session_edits(session_id, seq);
+    CREATE INDEX session_edits_by_call ON session_edits(call_id);
+    )sql",
 };
 
 [[noreturn]] void fail(sqlite3* db, std::string_view what) {

@@ -13,13 +13,14 @@ namespace {
 
 // Every query is a literal: its address keys the connection's statement cache.
 constexpr const char* select_chat =
-    "SELECT id, created_at, system_prompt, model, workspace, role FROM chats WHERE id = ?1";
+    "SELECT id, created_at, system_prompt, model, workspace, role, edits FROM chats WHERE id = ?1";
 constexpr const char* select_chats =
-    "SELECT id, created_at, system_prompt, model, workspace, role FROM chats "
+    "SELECT id, created_at, system_prompt, model, workspace, role, edits FROM chats "
     "ORDER BY created_at, id";
 constexpr const char* insert_chat_sql =
-    "INSERT INTO chats (id, created_at, system_prompt, model, workspace, role) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    "INSERT INTO chats (id, created_at, system_prompt, model, workspace, role, edits) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+constexpr const char* update_chat_edits = "UPDATE chats SET edits = ?2 WHERE id = ?1";
 constexpr const char* delete_chat_sql = "DELETE FROM chats WHERE id = ?1";
 
 constexpr const char* select_message_page =
@@ -107,8 +108,53 @@ constexpr const char* upsert_backup =
     "undone_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(call_id) "
     "DO UPDATE SET undone_at = excluded.undone_at";
 
+#define SESSION_COLUMNS                                                                           \
+    "id, chat_id, kind, path, name, status, base_existed, base_snapshot, ai_exists, ai_version, " \
+    "revision, edit_count, created_at, updated_at, resolved_at"
+constexpr const char* select_sessions_of_chat =
+    "SELECT " SESSION_COLUMNS " FROM edit_sessions WHERE chat_id = ?1 ORDER BY created_at, rowid";
+constexpr const char* select_open_sessions_of_chat =
+    "SELECT " SESSION_COLUMNS
+    " FROM edit_sessions WHERE chat_id = ?1 AND status = 'open' ORDER BY created_at, rowid";
+constexpr const char* select_session =
+    "SELECT " SESSION_COLUMNS " FROM edit_sessions WHERE id = ?1";
+constexpr const char* select_session_revision = "SELECT revision FROM edit_sessions WHERE id = ?1";
+constexpr const char* insert_session =
+    "INSERT INTO edit_sessions (" SESSION_COLUMNS
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+constexpr const char* update_session =
+    "UPDATE edit_sessions SET name = ?2, status = ?3, base_existed = ?4, base_snapshot = ?5, "
+    "ai_exists = ?6, ai_version = ?7, revision = ?8, edit_count = ?9, updated_at = ?10, "
+    "resolved_at = ?11 WHERE id = ?1";
+constexpr const char* select_open_session_for =
+    "SELECT 1 FROM edit_sessions WHERE chat_id = ?1 AND kind = ?2 AND path = ?3 AND "
+    "status = 'open'";
+#undef SESSION_COLUMNS
+#define EDIT_COLUMNS                                                                  \
+    "id, session_id, seq, tool, command, parameters, run_id, call_id, diff, result, " \
+    "created_at"
+constexpr const char* select_session_edits =
+    "SELECT " EDIT_COLUMNS " FROM session_edits WHERE session_id = ?1 ORDER BY seq";
+constexpr const char* select_edit_of_call =
+    "SELECT " EDIT_COLUMNS " FROM session_edits WHERE call_id = ?1 ORDER BY created_at LIMIT 1";
+constexpr const char* insert_session_edit =
+    "INSERT INTO session_edits (" EDIT_COLUMNS
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+#undef EDIT_COLUMNS
+
+edit_session_record read_session(statement& s) {
+    return {s.text(0),     s.text(1),         s.text(2),     s.text(3),         s.text(4),
+            s.text(5),     s.integer(6) != 0, s.text(7),     s.integer(8) != 0, s.text(9),
+            s.integer(10), s.integer(11),     s.integer(12), s.integer(13),     s.integer(14)};
+}
+
+session_edit_record read_session_edit(statement& s) {
+    return {s.text(0), s.text(1), s.integer(2), s.text(3), s.text(4),    s.text(5),
+            s.text(6), s.text(7), s.text(8),    s.text(9), s.integer(10)};
+}
+
 chat_record read_chat(statement& s) {
-    return {s.text(0), s.integer(1), s.text(2), s.text(3), s.text(4), s.text(5)};
+    return {s.text(0), s.integer(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6)};
 }
 
 message_record read_message(statement& s) {
@@ -157,6 +203,7 @@ void apply(sqlite_database& db, const write_batch& batch) {
             .bind(4, c.model)
             .bind(5, c.workspace)
             .bind(6, c.role)
+            .bind(7, c.edits)
             .run();
     for (const auto& r : batch.runs)
         db.query(upsert_run)
@@ -511,6 +558,133 @@ net::awaitable<document_write> sqlite_store::put_document(std::string chat_id, s
     };
     auto written = co_await write(std::move(work));
     co_return written;
+}
+
+net::awaitable<bool> sqlite_store::set_chat_edits(std::string chat_id, std::string edits) {
+    auto work = [chat_id = std::move(chat_id), edits = std::move(edits)](sqlite_database& db) {
+        db.query(update_chat_edits).bind(1, chat_id).bind(2, edits).run();
+        return db.changes() > 0;
+    };
+    auto changed = co_await write(std::move(work));
+    co_return changed;
+}
+
+net::awaitable<std::vector<edit_session_record>> sqlite_store::edit_sessions(std::string chat_id,
+                                                                             bool open_only) {
+    auto work = [chat_id = std::move(chat_id), open_only](sqlite_database& db) {
+        return all_rows<edit_session_record>(
+            std::move(db.query(open_only ? select_open_sessions_of_chat : select_sessions_of_chat)
+                          .bind(1, chat_id)),
+            read_session);
+    };
+    auto found = co_await read(std::move(work));
+    co_return found;
+}
+
+net::awaitable<std::optional<edit_session_record>> sqlite_store::edit_session(std::string id) {
+    auto work = [id = std::move(id)](sqlite_database& db) {
+        return one_row<edit_session_record>(std::move(db.query(select_session).bind(1, id)),
+                                            read_session);
+    };
+    auto found = co_await read(std::move(work));
+    co_return found;
+}
+
+net::awaitable<std::vector<session_edit_record>> sqlite_store::session_edits(
+    std::string session_id) {
+    auto work = [session_id = std::move(session_id)](sqlite_database& db) {
+        return all_rows<session_edit_record>(
+            std::move(db.query(select_session_edits).bind(1, session_id)), read_session_edit);
+    };
+    auto found = co_await read(std::move(work));
+    co_return found;
+}
+
+net::awaitable<std::optional<session_edit_record>> sqlite_store::session_edit_of_call(
+    std::string call_id) {
+    auto work = [call_id = std::move(call_id)](sqlite_database& db) {
+        return one_row<session_edit_record>(
+            std::move(db.query(select_edit_of_call).bind(1, call_id)), read_session_edit);
+    };
+    auto found = co_await read(std::move(work));
+    co_return found;
+}
+
+net::awaitable<bool> sqlite_store::save_edit_session(edit_session_record session,
+                                                     std::int64_t expected_revision,
+                                                     std::optional<session_edit_record> edit) {
+    auto work = [session = std::move(session), expected_revision,
+                 edit = std::move(edit)](sqlite_database& db) mutable {
+        bool saved = false;
+        db.transaction([&] {
+            auto now = now_ms();
+            auto current = db.query(select_session_revision);
+            current.bind(1, session.id);
+            bool exists = current.step();
+            if (expected_revision == 0) {
+                if (exists) return;
+                auto open = db.query(select_open_session_for);
+                open.bind(1, session.chat_id).bind(2, session.kind).bind(3, session.path);
+                if (open.step()) return;
+            } else if (!exists || current.integer(0) != expected_revision) {
+                return;
+            }
+            session.revision = expected_revision + 1;
+            session.updated_at = now;
+            if (expected_revision == 0) {
+                session.created_at = now;
+                db.query(insert_session)
+                    .bind(1, session.id)
+                    .bind(2, session.chat_id)
+                    .bind(3, session.kind)
+                    .bind(4, session.path)
+                    .bind(5, session.name)
+                    .bind(6, session.status)
+                    .bind(7, std::int64_t{session.base_existed})
+                    .bind(8, session.base_snapshot)
+                    .bind(9, std::int64_t{session.ai_exists})
+                    .bind(10, session.ai_version)
+                    .bind(11, session.revision)
+                    .bind(12, session.edit_count)
+                    .bind(13, session.created_at)
+                    .bind(14, session.updated_at)
+                    .bind(15, session.resolved_at)
+                    .run();
+            } else {
+                db.query(update_session)
+                    .bind(1, session.id)
+                    .bind(2, session.name)
+                    .bind(3, session.status)
+                    .bind(4, std::int64_t{session.base_existed})
+                    .bind(5, session.base_snapshot)
+                    .bind(6, std::int64_t{session.ai_exists})
+                    .bind(7, session.ai_version)
+                    .bind(8, session.revision)
+                    .bind(9, session.edit_count)
+                    .bind(10, session.updated_at)
+                    .bind(11, session.resolved_at)
+                    .run();
+            }
+            if (edit)
+                db.query(insert_session_edit)
+                    .bind(1, edit->id)
+                    .bind(2, session.id)
+                    .bind(3, edit->order)
+                    .bind(4, edit->tool)
+                    .bind(5, edit->command)
+                    .bind(6, edit->parameters)
+                    .bind(7, edit->run_id)
+                    .bind(8, edit->call_id)
+                    .bind(9, edit->diff)
+                    .bind(10, edit->result)
+                    .bind(11, edit->created_at ? edit->created_at : now)
+                    .run();
+            saved = true;
+        });
+        return saved;
+    };
+    auto saved = co_await write(std::move(work));
+    co_return saved;
 }
 
 net::awaitable<std::optional<backup_record>> sqlite_store::last_backup(std::string run_id) {

@@ -56,6 +56,16 @@ public:
     net::awaitable<document_write> put_document(std::string chat_id, std::string name,
                                                 std::string content,
                                                 std::optional<std::int64_t> base_version) override;
+    net::awaitable<bool> set_chat_edits(std::string chat_id, std::string edits) override;
+    net::awaitable<std::vector<edit_session_record>> edit_sessions(std::string chat_id,
+                                                                   bool open_only) override;
+    net::awaitable<std::optional<edit_session_record>> edit_session(std::string id) override;
+    net::awaitable<std::vector<session_edit_record>> session_edits(std::string session_id) override;
+    net::awaitable<std::optional<session_edit_record>> session_edit_of_call(
+        std::string call_id) override;
+    net::awaitable<bool> save_edit_session(edit_session_record session,
+                                           std::int64_t expected_revision,
+                                           std::optional<session_edit_record> edit) override;
     net::awaitable<std::optional<backup_record>> last_backup(std::string run_id) override;
     net::awaitable<void> commit(write_batch batch) override;
 

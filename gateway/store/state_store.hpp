@@ -74,6 +74,27 @@ public:
         std::string chat_id, std::string name, std::string content,
         std::optional<std::int64_t> base_version) = 0;
 
+    // A chat's edit mode (`approve` | `review`); false when there is no such chat.
+    virtual net::awaitable<bool> set_chat_edits(std::string chat_id, std::string edits) = 0;
+
+    // Edit sessions. The chat's sessions, oldest first (`open_only`: those still open).
+    virtual net::awaitable<std::vector<edit_session_record>> edit_sessions(std::string chat_id,
+                                                                           bool open_only) = 0;
+    virtual net::awaitable<std::optional<edit_session_record>> edit_session(std::string id) = 0;
+    virtual net::awaitable<std::vector<session_edit_record>> session_edits(
+        std::string session_id) = 0;
+    // The edit a tool call recorded, if it did: a call resumed after a crash records nothing twice.
+    virtual net::awaitable<std::optional<session_edit_record>> session_edit_of_call(
+        std::string call_id) = 0;
+    // Writes `session` when it is new (`expected_revision` 0: no open session for its target may
+    // exist) or when the stored one is still at `expected_revision` (every change bumps it, so a
+    // writer that read an older one, e.g. before the session was resolved, is refused); its
+    // revision becomes expected_revision + 1. `edit`, when given, is appended in the same
+    // transaction. False, and nothing written, otherwise.
+    virtual net::awaitable<bool> save_edit_session(edit_session_record session,
+                                                   std::int64_t expected_revision,
+                                                   std::optional<session_edit_record> edit) = 0;
+
     // The run's newest applied write not yet undone, if any.
     virtual net::awaitable<std::optional<backup_record>> last_backup(std::string run_id) = 0;
 

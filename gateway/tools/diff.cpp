@@ -83,8 +83,8 @@ std::string range(std::size_t start, std::size_t count) {
 
 }  // namespace
 
-std::string unified_diff(std::string_view path, std::string_view before, std::string_view after,
-                         bool before_exists, bool after_exists, diff_stats* stats) {
+std::vector<diff_hunk> diff_hunks(std::string_view before, std::string_view after,
+                                  diff_stats* stats) {
     auto a = lines_with_endings(before);
     auto b = lines_with_endings(after);
     std::size_t prefix = 0;
@@ -106,11 +106,8 @@ std::string unified_diff(std::string_view path, std::string_view before, std::st
         if (op == '-') ++counted.removed;
     }
     if (stats) *stats = counted;
-    if (counted.added == 0 && counted.removed == 0) return {};
-
-    std::string out;
-    out += before_exists ? "--- a/" + std::string(path) + "\n" : std::string("--- /dev/null\n");
-    out += after_exists ? "+++ b/" + std::string(path) + "\n" : std::string("+++ /dev/null\n");
+    std::vector<diff_hunk> hunks;
+    if (counted.added == 0 && counted.removed == 0) return hunks;
 
     // Positions in a and b before each script entry.
     std::vector<std::size_t> a_pos(script.size() + 1), b_pos(script.size() + 1);
@@ -130,16 +127,43 @@ std::string unified_diff(std::string_view path, std::string_view before, std::st
             last_change = j;
         }
         std::size_t end = std::min(script.size(), last_change + 1 + context);
-        out += "@@ -" + range(a_pos[start], a_pos[end] - a_pos[start]) + " +" +
-               range(b_pos[start], b_pos[end] - b_pos[start]) + " @@\n";
+        diff_hunk h;
+        h.old_start = a_pos[start];
+        h.old_count = a_pos[end] - a_pos[start];
+        h.new_start = b_pos[start];
+        h.new_count = b_pos[end] - b_pos[start];
+        h.text = "@@ -" + range(h.old_start, h.old_count) + " +" + range(h.new_start, h.new_count) +
+                 " @@\n";
         for (std::size_t j = start; j < end; ++j) {
-            if (script[j] == '+')
-                append_line(out, '+', b[b_pos[j]]);
+            if (script[j] == '+') {
+                append_line(h.text, '+', b[b_pos[j]]);
+                h.new_text.append(b[b_pos[j]]);
+                ++h.stats.added;
+                continue;
+            }
+            append_line(h.text, script[j], a[a_pos[j]]);
+            h.old_text.append(a[a_pos[j]]);
+            if (script[j] == '-')
+                ++h.stats.removed;
             else
-                append_line(out, script[j], a[a_pos[j]]);
+                h.new_text.append(a[a_pos[j]]);
         }
+        h.changed_start = a_pos[i];
+        h.changed_count = a_pos[last_change + 1] - a_pos[i];
+        hunks.push_back(std::move(h));
         i = end;
     }
+    return hunks;
+}
+
+std::string unified_diff(std::string_view path, std::string_view before, std::string_view after,
+                         bool before_exists, bool after_exists, diff_stats* stats) {
+    auto hunks = diff_hunks(before, after, stats);
+    if (hunks.empty()) return {};
+    std::string out;
+    out += before_exists ? "--- a/" + std::string(path) + "\n" : std::string("--- /dev/null\n");
+    out += after_exists ? "+++ b/" + std::string(path) + "\n" : std::string("+++ /dev/null\n");
+    for (const auto& h : hunks) out += h.text;
     return out;
 }
 

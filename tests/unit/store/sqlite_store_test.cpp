@@ -298,6 +298,48 @@ BOOST_AUTO_TEST_CASE(a_large_read_does_not_wait_for_the_writer) {
     BOOST_TEST(t.wait(t.s->chats()).size() == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(edit_sessions_are_written_only_on_the_revision_they_read) {
+    temp_store t;
+    t.chat("c1");
+    BOOST_TEST(t.wait(t.s->set_chat_edits("c1", "review")));
+    BOOST_TEST(t.wait(t.s->chat("c1"))->edits == "review");
+    BOOST_TEST(!t.wait(t.s->set_chat_edits("nope", "review")));
+
+    edit_session_record s{"s1", "c1",    "file", "a.txt", "a.txt", "open", true, "one\n",
+                          true, "two\n", 0,      1,       0,       0,      0};
+    session_edit_record e{"e1", "s1", 1, "edit_file", "", "{}", "r1", "call_1", "diff", "{}", 0};
+    BOOST_TEST(t.wait(t.s->save_edit_session(s, 0, e)));
+    // A second open session for the same target is refused; a new id cannot reuse expected 0.
+    auto twin = s;
+    twin.id = "s2";
+    BOOST_TEST(!t.wait(t.s->save_edit_session(twin, 0, std::nullopt)));
+    BOOST_TEST(!t.wait(t.s->save_edit_session(s, 0, std::nullopt)));
+
+    auto stored = t.wait(t.s->edit_session("s1"));
+    BOOST_TEST_REQUIRE(stored.has_value());
+    BOOST_TEST(stored->revision == 1);
+    BOOST_TEST(stored->ai_version == "two\n");
+    BOOST_TEST(t.wait(t.s->session_edit_of_call("call_1"))->id == "e1");
+
+    // Resolved at revision 1: a writer that read revision 1 before is refused afterwards.
+    auto resolved = *stored;
+    resolved.status = "accepted";
+    BOOST_TEST(t.wait(t.s->save_edit_session(resolved, 1, std::nullopt)));
+    auto late = *stored;
+    late.ai_version = "three\n";
+    BOOST_TEST(!t.wait(t.s->save_edit_session(late, 1, std::nullopt)));
+    BOOST_TEST(t.wait(t.s->edit_sessions("c1", true)).empty());
+    BOOST_TEST(t.wait(t.s->edit_sessions("c1", false)).size() == 1u);
+    // With the first resolved, the target can have a new open session.
+    BOOST_TEST(t.wait(t.s->save_edit_session(twin, 0, std::nullopt)));
+    BOOST_TEST(t.wait(t.s->edit_sessions("c1", true)).size() == 1u);
+
+    // Deleted with their chat.
+    BOOST_TEST(t.wait(t.s->delete_chat("c1")));
+    BOOST_TEST(!t.wait(t.s->edit_session("s1")).has_value());
+    BOOST_TEST(t.wait(t.s->session_edits("s1")).empty());
+}
+
 BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated) {
     temp_store t;
     t.chat("c1");
@@ -308,13 +350,17 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated) {
         BOOST_TEST(sqlite3_exec(raw,
                                 "DROP TABLE run_messages; DROP TABLE write_backups; "
                                 "ALTER TABLE tool_calls DROP COLUMN preview; "
+                                "DROP TABLE session_edits; DROP TABLE edit_sessions; "
+                                "ALTER TABLE chats DROP COLUMN edits; "
                                 "PRAGMA user_version=1;",
                                 nullptr, nullptr, nullptr) == SQLITE_OK);
         sqlite3_close(raw);
     }
     t.reopen();
     BOOST_TEST(t.s->schema_version() == latest_schema_version());
-    BOOST_TEST(t.wait(t.s->chat("c1")).has_value());
+    auto migrated = t.wait(t.s->chat("c1"));
+    BOOST_TEST_REQUIRE(migrated.has_value());
+    BOOST_TEST(migrated->edits == "approve");  // chats from before review mode keep approvals
     t.run("r1", "c1");
     write_batch b;
     b.run_messages.push_back({"r1", 0, "user", "hello"});
