@@ -40,8 +40,12 @@ tool_result delete_file_tool::run(const boost::json::object& p, tool_context& co
         return tool_result::success("Preview, nothing deleted yet: delete " + quoted(path) + " (" +
                                         std::to_string(stats.removed) + " lines).",
                                     std::move(data));
-    auto removed = context.files->remove(path);
-    if (!removed) return tool_result::failure(removed.error_code, removed.message);
+    if (context.pending && context.pending->record) {
+        context.pending->put(path, std::nullopt);
+    } else {
+        auto removed = context.files->remove(path);
+        if (!removed) return tool_result::failure(removed.error_code, removed.message);
+    }
     return tool_result::success("Deleted " + quoted(path) + ".", std::move(data));
 }
 

@@ -29,5 +29,10 @@ inline constexpr const char* nothing_to_undo = "NOTHING_TO_UNDO";
 inline constexpr const char* denied_by_user = "DENIED_BY_USER";
 // The chat's document changed while an agent edit to it was being made: nothing was written.
 inline constexpr const char* document_changed = "DOCUMENT_CHANGED";
+// doc_edit named a document that is not the chat's open document.
+inline constexpr const char* doc_not_found = "DOC_NOT_FOUND";
+// Review mode: the edit session an edit was recorded into was resolved (accepted or rejected by
+// the user) or removed meanwhile; nothing was recorded.
+inline constexpr const char* session_not_found = "SESSION_NOT_FOUND";
 
 }  // namespace gateway::tools::code

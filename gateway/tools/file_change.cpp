@@ -9,13 +9,32 @@
 
 namespace gateway::tools {
 
+file_content read_view(const tool_context& context, std::string_view path, std::size_t limit) {
+    if (context.pending) {
+        auto relative = normalize_relative(path);
+        if (const auto* pending = context.pending->find(relative)) {
+            if (!*pending)
+                return {"", code::not_found,
+                        "File " + quoted(relative) +
+                            " was deleted by an edit awaiting review (it is still on disk until "
+                            "the user accepts)."};
+            if (limit && (*pending)->size() > limit)
+                return {"", code::file_too_large,
+                        "File " + quoted(relative) + " is " + std::to_string((*pending)->size()) +
+                            " bytes, over the limit of " + std::to_string(limit) + " bytes."};
+            return {**pending, "", ""};
+        }
+    }
+    return context.files->read(path, limit);
+}
+
 std::optional<std::string> load_text(tool_context& context, std::string_view path,
                                      tool_result& failure) {
     if (!context.files) {
         failure = no_workspace();
         return std::nullopt;
     }
-    auto file = context.files->read(path, context.limits.max_file_bytes);
+    auto file = read_view(context, path, context.limits.max_file_bytes);
     if (!file) {
         failure = tool_result::failure(file.error_code, file.message);
         return std::nullopt;
@@ -50,8 +69,12 @@ tool_result commit_change(tool_context& context, std::string_view path,
             cap_text("Preview, nothing written yet: " + summary + "\n" + diff, limit,
                      "The full diff is in the result data."),
             std::move(data));
-    auto written = context.files->write(relative, after, policy);
-    if (!written) return tool_result::failure(written.error_code, written.message);
+    if (context.pending && context.pending->record) {
+        context.pending->put(relative, after);
+    } else {
+        auto written = context.files->write(relative, after, policy);
+        if (!written) return tool_result::failure(written.error_code, written.message);
+    }
     std::string text = summary;
     text +=
         " (+" + std::to_string(stats.added) + " -" + std::to_string(stats.removed) + " lines)\n";
@@ -64,7 +87,7 @@ tool_result create_new_file(tool_context& context, std::string_view path,
                             const std::string& content, mode how) {
     if (!context.files) return no_workspace();
     // This check gives the preview its answer; the write refuses an existing file atomically.
-    auto existing = context.files->read(path, 0);
+    auto existing = read_view(context, path, 0);
     if (existing || existing.error_code == code::file_too_large ||
         existing.error_code == code::binary_file)
         return tool_result::failure(

@@ -2,6 +2,7 @@
 
 #include "gateway/tools/sandbox.hpp"
 #include "gateway/tools/tool.hpp"
+#include "gateway/tools/workspace.hpp"
 
 #include <optional>
 #include <string>
@@ -13,6 +14,10 @@ namespace gateway::tools {
 // limits.max_file_bytes, text only); commit_change turns "before -> after" into a unified diff
 // and, in mode::execute, an atomic, undoable write. Every write tool ends in commit_change, so
 // previews and real writes produce the same diff.
+
+// The file at `path` as the agent sees it: its pending content in review mode (see
+// pending_edits), else the disk's (workspace::read).
+file_content read_view(const tool_context& context, std::string_view path, std::size_t limit);
 
 // The file's text, or a failed result in `failure` (NOT_FOUND, BINARY_FILE, …).
 std::optional<std::string> load_text(tool_context& context, std::string_view path,

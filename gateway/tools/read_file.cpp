@@ -1,6 +1,7 @@
 #include "gateway/tools/read_file.hpp"
 
 #include "gateway/tools/error_codes.hpp"
+#include "gateway/tools/file_change.hpp"
 #include "gateway/tools/text_document.hpp"
 #include "gateway/tools/workspace.hpp"
 
@@ -28,8 +29,8 @@ tool_result read_file_tool::run(const boost::json::object& p, tool_context& cont
     auto start = optional_int_param(p, "start_line");
     auto end = optional_int_param(p, "end_line");
     bool ranged = start || end;
-    auto file = context.files->read(
-        path, ranged ? context.limits.max_file_bytes : context.limits.max_read_bytes);
+    auto file = read_view(context, path,
+                          ranged ? context.limits.max_file_bytes : context.limits.max_read_bytes);
     if (!file) {
         if (file.error_code == code::file_too_large && !ranged)
             file.message +=

@@ -158,12 +158,20 @@ tool_result search_files_tool::run(const boost::json::object& p, tool_context& c
     auto prefix = base == "." ? std::size_t{0} : base.size() + 1;
     std::string buffer;
     auto limit = context.limits.max_search_file_bytes;
+    auto selected = [&](std::string_view relative) {
+        if (!file_filter.valid()) return true;
+        if (prefix && relative.size() > prefix) relative.remove_prefix(prefix);
+        return file_filter.matches(relative);
+    };
+    // Review mode: files with pending edits are searched as the agent left them.
+    std::vector<std::string_view> pending_seen;
     auto status = walk(context.files->files(), base, {}, [&](const walk_entry& e) {
         if (e.type != entry_type::file) return walk_action::next;
-        if (file_filter.valid()) {
-            std::string_view relative = e.path;
-            if (prefix && relative.size() > prefix) relative.remove_prefix(prefix);
-            if (!file_filter.matches(relative)) return walk_action::next;
+        if (!selected(e.path)) return walk_action::next;
+        if (const auto* pending = context.pending ? context.pending->find(e.path) : nullptr) {
+            pending_seen.push_back(context.pending->files.find(e.path)->first);
+            if (*pending && (*pending)->size() <= limit) s.file(e.path, **pending);
+            return walk_action::next;
         }
         auto fd = open_entry(e.dir_fd, e.name);
         if (!fd) return walk_action::next;
@@ -183,6 +191,14 @@ tool_result search_files_tool::run(const boost::json::object& p, tool_context& c
         return walk_action::next;
     });
     if (!status) return tool_result::failure(status.error_code, status.message);
+    if (context.pending)
+        for (const auto& [path, content] : context.pending->files) {
+            bool inside = base == "." || (path.size() > base.size() && path.starts_with(base) &&
+                                          path[base.size()] == '/');
+            if (!content || !inside || content->size() > limit || !selected(path)) continue;
+            if (std::find(pending_seen.begin(), pending_seen.end(), path) == pending_seen.end())
+                s.file(path, *content);  // created by a pending edit: not on disk yet
+        }
 
     std::string header;
     if (s.matches == 0) {

@@ -4,9 +4,12 @@
 #include <boost/json/value.hpp>
 
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gateway::tools {
 
@@ -57,11 +60,33 @@ struct tool_limits {
     int document_search_cap = 20;
 };
 
+// Review mode: the agent's edits that are recorded as suggestions instead of written (see
+// sessions/). While a file has an open edit session the tools read its AI version here instead
+// of the disk (`files`: normalized path -> content, nullopt when the agent deleted it). When
+// `record` is set a write lands here, not on disk, and its path is added to `changed` for the
+// caller to record in the file's session.
+struct pending_edits {
+    std::map<std::string, std::optional<std::string>, std::less<>> files;
+    bool record = false;
+    std::vector<std::string> changed;
+
+    // The pending content of `path` (normalized), or null when the disk has the say.
+    const std::optional<std::string>* find(std::string_view path) const {
+        auto it = files.find(path);
+        return it == files.end() ? nullptr : &it->second;
+    }
+    void put(const std::string& path, std::optional<std::string> content) {
+        files[path] = std::move(content);
+        changed.push_back(path);
+    }
+};
+
 // Everything a tool may use. `files` is null when the chat has no workspace, `document` when no
 // document is open; tools that need either report NO_WORKSPACE / NO_DOCUMENT.
 struct tool_context {
     workspace* files = nullptr;
     open_document* document = nullptr;
+    pending_edits* pending = nullptr;  // review mode only
     tool_limits limits;
 };
 
@@ -95,6 +120,12 @@ public:
     virtual bool needs_approval_for(const boost::json::object& parameters) const {
         (void)parameters;
         return spec().needs_approval;
+    }
+    // Whether this call works on the chat's document (the caller loads it): the document
+    // tools do, and doc_edit when it names the document instead of a path.
+    virtual bool uses_document(const boost::json::object& parameters) const {
+        (void)parameters;
+        return spec().group == category::document;
     }
 };
 

@@ -98,4 +98,43 @@ BOOST_AUTO_TEST_CASE(unix_style_project_paths) {
                "PATH_OUTSIDE_WORKSPACE");
 }
 
+BOOST_AUTO_TEST_CASE(the_open_document_is_named_by_document) {
+    temp_workspace w;
+    tools::open_document doc{"Chapter 5", "It was a dark night.\nThe end.\n", {}, {}};
+    w.context.document = &doc;
+    auto view = w.run("doc_edit", R"j({"command":"view","document":"Chapter 5"})j");
+    BOOST_TEST_REQUIRE(view.ok, view.text);
+    BOOST_TEST(contains(view.text, "Document `Chapter 5` (2 lines)"));
+    auto edit = w.run(
+        "doc_edit",
+        R"j({"command":"str_replace","document":"Chapter 5","old_str":"dark","new_str":"stormy"})j");
+    BOOST_TEST_REQUIRE(edit.ok, edit.text);
+    BOOST_TEST(doc.content == "It was a stormy night.\nThe end.\n");
+    BOOST_TEST(contains(edit.data.at("diff").as_string().c_str(), "+It was a stormy night."));
+    BOOST_TEST(
+        w.run("doc_edit", R"j({"command":"append","document":"Chapter 5","new_str":"P.S.\n"})j")
+            .ok);
+    BOOST_TEST(doc.content == "It was a stormy night.\nThe end.\nP.S.\n");
+
+    // Errors: another name, no document, both or neither target, create on the document.
+    auto unknown = w.run("doc_edit", R"j({"command":"view","document":"Chapter 6"})j");
+    BOOST_TEST(unknown.error_code == "DOC_NOT_FOUND");
+    BOOST_TEST(contains(unknown.text, "`Chapter 5`"));
+    BOOST_TEST(
+        w.run("doc_edit", R"j({"command":"view","document":"Chapter 5","path":"a"})j").error_code ==
+        "INVALID_PARAMETERS");
+    BOOST_TEST(w.run("doc_edit", R"j({"command":"view"})j").error_code == "INVALID_PARAMETERS");
+    BOOST_TEST(w.run("doc_edit", R"j({"command":"create","document":"Chapter 5","file_text":"x"})j")
+                   .error_code == "INVALID_PARAMETERS");
+    w.context.document = nullptr;
+    BOOST_TEST(w.run("doc_edit", R"j({"command":"view","document":"Chapter 5"})j").error_code ==
+               "DOC_NOT_FOUND");
+    // Only a change needs approval; naming the document makes the caller load it.
+    tools::doc_edit_tool tool;
+    BOOST_TEST(
+        tool.uses_document(boost::json::parse(R"({"command":"view","document":"x"})").as_object()));
+    BOOST_TEST(
+        !tool.uses_document(boost::json::parse(R"({"command":"view","path":"x"})").as_object()));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
