@@ -57,6 +57,15 @@ error_info info(errc e) {
         case errc::version_conflict:
             return {409, "invalid_request_error", "version_conflict",
                     "The resource changed since the version the request was based on."};
+        case errc::session_not_found:
+            return {404, "invalid_request_error", "session_not_found", "No such edit session."};
+        case errc::session_resolved:
+            return {409, "invalid_request_error", "session_resolved",
+                    "The edit session has been accepted or rejected already."};
+        case errc::merge_conflict:
+            return {409, "invalid_request_error", "merge_conflict",
+                    "The suggested changes overlap changes made to the target since; nothing "
+                    "was written."};
         case errc::nothing_to_undo:
             return {409, "invalid_request_error", "nothing_to_undo", "There is no write to undo."};
         case errc::websocket_refused:

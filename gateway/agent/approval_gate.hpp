@@ -16,7 +16,8 @@ namespace gateway::agent {
 
 // Takes a run's pending call (run.state.pending) through approval and execution:
 // - the policy: per tool `always`, `never` or `ask` (config), tools approved for the whole run,
-//   and by default `ask` for writes only;
+//   and by default `ask` for writes only; in the chat's review mode a write is not asked for but
+//   recorded in an edit session (see tool_runner);
 // - asking: the write's preview is computed first (a write that would fail anyway goes back to
 //   the model without bothering the human), approval.required is announced, and the run waits
 //   for a decision, a cancel, the approval timeout or the engine's stop — the wait survives a

@@ -275,6 +275,28 @@ net::awaitable<std::variant<json::object, refusal>> run_registry::undo(std::stri
     co_return result;
 }
 
+net::awaitable<void> run_registry::announce(std::string run_id, std::string type,
+                                            json::object data) {
+    auto on_engine = [this, run_id, type, data]() -> net::awaitable<void> {
+        if (auto live = runs_.find(run_id); live != runs_.end()) {
+            auto b = journal_.begin(*live->second);
+            b.event(type, data);
+            co_await journal_.record(*live->second, std::move(b));
+            co_return;
+        }
+        auto stored = co_await store_.run(run_id);
+        if (!stored) co_return;
+        // A view of the ended run, as undo() makes.
+        live_run view(io_.get_executor());
+        view.record = std::move(*stored);
+        view.last_event = co_await store_.last_event(run_id);
+        auto b = journal_.begin(view);
+        b.event(type, data);
+        co_await journal_.record(view, std::move(b));
+    };
+    co_await net::co_spawn(io_, on_engine(), net::use_awaitable);
+}
+
 // Engine thread: every run stored as running or awaiting approval is rebuilt from the store
 // (state, conversation, last event, its pending call) and launched again.
 net::awaitable<void> run_registry::resume(resumer workflows) {

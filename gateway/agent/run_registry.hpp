@@ -83,6 +83,11 @@ public:
     // diff. nothing_to_undo when no write is left; conflict when the target changed since.
     net::awaitable<std::variant<boost::json::object, refusal>> undo(std::string run_id);
 
+    // Appends an event to the run's stream, whether it is live or ended (its watchers see it;
+    // e.g. session.resolved, when the human reviews the run's edits). Nothing when there is no
+    // such run.
+    net::awaitable<void> announce(std::string run_id, std::string type, boost::json::object data);
+
     // The system prompt a run of `chat` sends with `role`.
     std::string system_prompt(const store::chat_record& chat, tools::role role) const;
 

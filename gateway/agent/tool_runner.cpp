@@ -10,7 +10,10 @@
 #include "gateway/tools/workspace_roots.hpp"
 
 #include <boost/asio/post.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <latch>
@@ -75,12 +78,24 @@ bool tool_runner::writes(const std::string& tool, const json::object& parameters
 std::optional<std::string> tool_runner::open_workspace(live_run& run) {
     run.files.reset();
     if (run.chat.workspace.empty()) return std::nullopt;
-    auto opened = roots_.open(run.chat.workspace);
-    if (!opened) return opened.error;
+    std::string error;
+    run.files = workspace_of(run.chat.workspace, error);
+    if (!run.files) return error;
+    return std::nullopt;
+}
+
+std::shared_ptr<tools::workspace> tool_runner::workspace_of(const std::string& path,
+                                                            std::string& error) {
+    auto opened = roots_.open(path);
+    if (!opened) {
+        error = opened.error;
+        return nullptr;
+    }
     struct stat info {};
-    if (::fstat(opened.fd.get(), &info) != 0)
-        return "The workspace " + run.chat.workspace +
-               " cannot be inspected: " + std::strerror(errno);
+    if (::fstat(opened.fd.get(), &info) != 0) {
+        error = "The workspace " + path + " cannot be inspected: " + std::strerror(errno);
+        return nullptr;
+    }
     std::lock_guard lock(mutex_);
     auto& slot = workspaces_[opened.path];
     if (!slot.files || slot.device != info.st_dev || slot.inode != info.st_ino) {
@@ -96,8 +111,7 @@ std::optional<std::string> tool_runner::open_workspace(live_run& run) {
                                         " temporary file(s) left by an interrupted write");
         });
     }
-    run.files = slot.files;
-    return std::nullopt;
+    return slot.files;
 }
 
 net::awaitable<tools::tool_result> tool_runner::run(live_run& run, const std::string& tool,
@@ -105,7 +119,25 @@ net::awaitable<tools::tool_result> tool_runner::run(live_run& run, const std::st
                                                     std::optional<std::int64_t> document_version,
                                                     std::optional<std::int64_t>* read_version) {
     const auto* t = tools_.find(tool);
-    bool document_tool = t && t->spec().group == tools::category::document;
+    bool document_tool = t && t->uses_document(parameters);
+    bool review = run.chat.edits == "review";
+    // Review mode: a write is recorded in its target's edit session instead of written.
+    bool recording = review && how == tools::mode::execute && writes(tool, parameters);
+    auto call_id = run.state.pending ? run.state.pending->call_id : std::string();
+    if (recording && !call_id.empty()) {
+        // Resumed after a crash: the call's edit may have been recorded already.
+        auto prior = co_await store_.session_edit_of_call(call_id);
+        if (prior) co_return result_of(*prior);
+    }
+    std::vector<store::edit_session_record> open;
+    if (review) {
+        auto found = co_await store_.edit_sessions(run.chat.id, true);
+        open = std::move(found);
+    }
+    const store::edit_session_record* document_session = nullptr;
+    for (const auto& s : open)
+        if (s.kind == "document") document_session = &s;
+
     std::optional<store::document_record> stored;
     if (document_tool) {
         auto found = co_await store_.document(run.chat.id);
@@ -115,17 +147,40 @@ net::awaitable<tools::tool_result> tool_runner::run(live_run& run, const std::st
     if (document_version && stored && stored->version != *document_version)
         co_return changed_document(stored->version);
     std::optional<tools::open_document> document;
-    if (stored) document = tools::open_document{stored->name, stored->content, {}, {}};
+    if (stored)  // the agent sees its own pending edits to the document
+        document =
+            tools::open_document{stored->name,
+                                 document_session ? document_session->ai_version : stored->content,
+                                 {},
+                                 {}};
+    auto document_before = document ? document->content : std::string();
+    std::optional<tools::pending_edits> pending;
+    if (review) {
+        pending.emplace();
+        for (const auto& s : open)
+            if (s.kind == "file")
+                pending->files[s.path] =
+                    s.ai_exists ? std::optional<std::string>(s.ai_version) : std::nullopt;
+        pending->record = recording;
+    }
     auto files = run.files;
     auto role = run.role;
-    auto work = [this, tool, parameters, how, role, files, &document]() {
+    auto work = [this, tool, parameters, how, role, files, &document, &pending]() {
         tools::tool_context context;
         context.files = files.get();
         context.document = document ? &*document : nullptr;
+        context.pending = pending ? &*pending : nullptr;
         return tools_.execute(tool, parameters, context, how, role);
     };
     auto result = co_await io::run_on(pool_.get_executor(), std::move(work));
-    if (how != tools::mode::execute || !document || document->content == stored->content)
+    if (recording) {
+        std::optional<std::string> document_after;
+        if (document && document->content != document_before) document_after = document->content;
+        auto recorded = co_await record(run, tool, parameters, std::move(result), open, *pending,
+                                        stored, document_after);
+        co_return recorded;
+    }
+    if (how != tools::mode::execute || !document || document->content == document_before)
         co_return result;
     // Stored only on the version the tool read: an edit made meanwhile is never overwritten.
     auto written = co_await store_.put_document(run.chat.id, document->name, document->content,
@@ -137,6 +192,115 @@ net::awaitable<tools::tool_result> tool_runner::run(live_run& run, const std::st
     auto b = journal_.begin(run);
     b.event("document.updated", std::move(data));
     co_await journal_.record(run, std::move(b));
+    co_return result;
+}
+
+tools::tool_result tool_runner::result_of(const store::session_edit_record& edit) {
+    json::error_code ec;
+    auto stored = json::parse(edit.result, ec);
+    tools::tool_result result;
+    if (!ec && stored.is_object()) {
+        const auto& o = stored.as_object();
+        result.text = string_of(o, "text");
+        if (auto* data = o.if_contains("data"); data && data->is_object())
+            result.data = data->as_object();
+    }
+    result.data["session_id"] = edit.session_id;
+    result.data["edit_id"] = edit.id;
+    return result;
+}
+
+net::awaitable<tools::tool_result> tool_runner::record(
+    live_run& run, const std::string& tool, const json::object& parameters,
+    tools::tool_result result, const std::vector<store::edit_session_record>& open,
+    const tools::pending_edits& pending, const std::optional<store::document_record>& document,
+    const std::optional<std::string>& document_after) {
+    if (!result.ok) co_return result;
+    // The targets this call changed: its file (in the pending edits) or the document.
+    struct target {
+        std::string kind, path;
+        std::optional<std::string> after;  // nullopt: deleted
+    };
+    std::vector<target> targets;
+    for (const auto& path : pending.changed)
+        if (std::none_of(targets.begin(), targets.end(),
+                         [&](const target& t) { return t.path == path; }))
+            targets.push_back({"file", path, *pending.find(path)});
+    if (document_after) targets.push_back({"document", "", document_after});
+
+    auto call_id = run.state.pending ? run.state.pending->call_id : std::string();
+    for (const auto& target : targets) {
+        store::edit_session_record session;
+        auto existing = std::find_if(open.begin(), open.end(), [&](const auto& s) {
+            return s.kind == target.kind && s.path == target.path;
+        });
+        std::int64_t expected = 0;
+        if (existing != open.end()) {
+            session = *existing;
+            expected = session.revision;
+        } else {
+            // The first edit: the target as it is now becomes the session's base.
+            session.id = make_id("sess");
+            session.chat_id = run.chat.id;
+            session.kind = target.kind;
+            session.path = target.path;
+            session.status = "open";
+            if (target.kind == "document") {
+                session.name = document ? document->name : "untitled";
+                session.base_snapshot = document ? document->content : "";
+            } else {
+                session.name = target.path;
+                auto base = co_await current(run, target.path);
+                session.base_existed = base.has_value();
+                session.base_snapshot = base.value_or("");
+            }
+        }
+        session.ai_exists = target.after.has_value();
+        session.ai_version = target.after.value_or("");
+        if (target.kind == "document" && document) session.name = document->name;
+        store::session_edit_record edit;
+        edit.id = make_id("edit");
+        edit.session_id = session.id;
+        edit.order = ++session.edit_count;
+        edit.tool = tool;
+        edit.command = string_of(parameters, "command");
+        edit.parameters = json::serialize(parameters);
+        edit.run_id = run.record.id;
+        edit.call_id = call_id;
+        edit.diff = string_of(result.data, "diff");
+
+        auto shown = target.kind == "document" ? "the document " + tools::quoted(session.name)
+                                               : tools::quoted(target.path);
+        result.data["session_id"] = session.id;
+        result.data["edit_id"] = edit.id;
+        result.data["applied"] = false;
+        result.data["recorded"] = true;
+        if (target.kind == "file") result.data["path"] = target.path;
+        result.text = "Recorded for review in session " + session.id + " (edit " +
+                      std::to_string(edit.order) + " to " + shown +
+                      "); nothing is written until the user accepts, and your later reads "
+                      "show it. " +
+                      result.text;
+        edit.result = json::serialize(json::object{{"text", result.text}, {"data", result.data}});
+        auto saved = co_await store_.save_edit_session(session, expected, edit);
+        if (!saved)
+            co_return tools::tool_result::failure(
+                tools::code::session_not_found,
+                "The review session for " + shown +
+                    " was resolved by the user (or removed) while this edit was being made; "
+                    "nothing was recorded. Read it again and redo the edit if it is still "
+                    "needed.");
+        json::object updated{{"session_id", session.id}, {"kind", session.kind},
+                             {"edit_id", edit.id},       {"order", edit.order},
+                             {"call_id", call_id},       {"diff", edit.diff}};
+        if (target.kind == "file")
+            updated["path"] = target.path;
+        else
+            updated["document"] = session.name;
+        auto b = journal_.begin(run);
+        b.event("session.updated", std::move(updated));
+        co_await journal_.record(run, std::move(b));
+    }
     co_return result;
 }
 
@@ -173,7 +337,7 @@ net::awaitable<std::optional<tool_runner::write_plan>> tool_runner::plan_write(
     if (!writes(tool, parameters) || !preview.ok) co_return std::nullopt;
     const auto* t = tools_.find(tool);
     write_plan plan;
-    if (t && t->spec().group == tools::category::document) {
+    if (t && t->uses_document(parameters)) {
         // The document's next content: the edit made on a copy of it.
         auto stored = co_await store_.document(run.chat.id);
         if (!stored) co_return std::nullopt;

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gateway::tools {
 class workspace;
@@ -26,6 +27,9 @@ namespace gateway::agent {
 // root), runs each tool on a small pool of threads so a long search never stalls the engine,
 // and keeps the chat's document in step: an agent edit is stored only on the version it read,
 // so an edit made meanwhile in the frontend is never overwritten (DOCUMENT_CHANGED instead).
+//
+// In the chat's review mode (chat.edits == "review") the tools see the AI versions of the chat's
+// open edit sessions, and a write is recorded in its target's session instead of written.
 //
 // For writes it also keeps what is needed to survive a crash in the middle: the target's digests
 // before and after (so a resumed run can tell whether the write happened) and its previous
@@ -40,6 +44,9 @@ public:
 
     // Opens the run's workspace into run.files; the reason when it cannot be used.
     std::optional<std::string> open_workspace(live_run& run);
+    // The workspace at `path` (a chat's), opened beneath its root, shared by every user of that
+    // folder; null and `error` when it cannot be used. Thread-safe.
+    std::shared_ptr<tools::workspace> workspace_of(const std::string& path, std::string& error);
 
     // Runs `tool` for the run. A document tool reads the chat's document: `document_version`,
     // when given, is the version the call was previewed (and approved) on, and a document that
@@ -77,6 +84,19 @@ public:
     void stop();
 
 private:
+    // Review mode: records the edit `result` made (into `pending`, or `document_after` for the
+    // document) in its target's open session, or a new one, and announces session.updated.
+    // SESSION_NOT_FOUND when the session was resolved meanwhile.
+    net::awaitable<tools::tool_result> record(live_run& run, const std::string& tool,
+                                              const boost::json::object& parameters,
+                                              tools::tool_result result,
+                                              const std::vector<store::edit_session_record>& open,
+                                              const tools::pending_edits& pending,
+                                              const std::optional<store::document_record>& document,
+                                              const std::optional<std::string>& document_after);
+    // What a recorded edit answered the model.
+    static tools::tool_result result_of(const store::session_edit_record& edit);
+
     // The target's content now, or nullopt when it does not exist.
     net::awaitable<std::optional<std::string>> current(live_run& run, const std::string& path);
 

@@ -9,6 +9,7 @@
 #include "gateway/agent/tool_runner.hpp"
 #include "gateway/context/api.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/sessions/edit_sessions.hpp"
 #include "gateway/store/data_dir_lock.hpp"
 #include "gateway/store/sqlite_store.hpp"
 #include "gateway/tools/registry.hpp"
@@ -105,9 +106,19 @@ config::parsed<std::unique_ptr<context_service>> context_service::start(
     s->workflow_runs_ =
         std::make_unique<workflows::runner>(context, *s->workflows_, tools, *s->runs_, *s->loop_,
                                             *s->gate_, *s->journal_, *s->prompts_, *s->model_);
-    s->api_ =
-        std::make_unique<context::api>(config, *s->store_, *s->runs_, *s->journal_, *s->prompts_,
-                                       tools, *s->roots_, *s->workflows_, *s->workflow_runs_);
+    auto* runner = s->runner_.get();
+    auto* runs = s->runs_.get();
+    s->sessions_ = std::make_unique<sessions::edit_sessions>(
+        *s->store_,
+        [runner](const std::string& path, std::string& error) {
+            return runner->workspace_of(path, error);
+        },
+        [runs](std::string run_id, std::string type, boost::json::object data) {
+            return runs->announce(std::move(run_id), std::move(type), std::move(data));
+        });
+    s->api_ = std::make_unique<context::api>(config, *s->store_, *s->runs_, *s->journal_,
+                                             *s->prompts_, tools, *s->roots_, *s->workflows_,
+                                             *s->workflow_runs_, *s->sessions_);
     auto& workflow_runs = *s->workflow_runs_;
     s->runs_->start([&workflow_runs](agent::live_run& run) { return workflow_runs.resume(run); });
     return {std::move(s), {}};

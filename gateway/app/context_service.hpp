@@ -23,6 +23,9 @@ class tool_runner;
 namespace gateway::context {
 class api;
 }
+namespace gateway::sessions {
+class edit_sessions;
+}
 namespace gateway::passthrough {
 class model_router;
 }
@@ -90,6 +93,7 @@ private:
     std::unique_ptr<agent::agent_loop> loop_;
     std::unique_ptr<agent::run_registry> runs_;
     std::unique_ptr<workflows::runner> workflow_runs_;
+    std::unique_ptr<sessions::edit_sessions> sessions_;
     std::unique_ptr<context::api> api_;
 };
 

@@ -5,11 +5,13 @@
 
 #include <openssl/crypto.h>
 #include <boost/beast/core/string.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <variant>
 
 namespace gateway::context {
 
@@ -73,12 +75,35 @@ std::optional<std::int64_t> base_version(const json::object& body, std::string_v
     return version;
 }
 
+// `edits` in a body: approve | review; "" when absent.
+std::string edits_member(const json::object& body, std::string& error) {
+    auto edits = string_member(body, "edits", error);
+    if (error.empty() && !edits.empty() && edits != "approve" && edits != "review")
+        error =
+            "`edits` must be `approve` (each write waits for approval) or `review` (writes "
+            "are recorded in edit sessions for review).";
+    return edits;
+}
+
+// An edit-session outcome as the HTTP reply: 200 with the body, the refusal, or a
+// merge_conflict 409 whose error names the conflicting hunks.
+reply session_reply(sessions::edit_sessions::outcome outcome) {
+    if (auto* refused = std::get_if<refusal>(&outcome)) return reply::error(*refused);
+    if (auto* conflict = std::get_if<sessions::edit_sessions::conflict_report>(&outcome)) {
+        auto envelope = json::parse(error_json(errc::merge_conflict, conflict->message));
+        envelope.as_object()["error"].as_object()["conflicts"] = std::move(conflict->hunks);
+        return reply::json(409, envelope);
+    }
+    return reply::json(200, std::get<json::object>(outcome));
+}
+
 }  // namespace
 
 api::api(const config::gateway_config& config, store::state_store& store, agent::run_registry& runs,
          agent::run_journal& journal, const agent::system_prompts& prompts,
          const tools::registry& tools, const tools::workspace_roots& roots,
-         const workflows::registry& workflows, workflows::runner& workflow_runs)
+         const workflows::registry& workflows, workflows::runner& workflow_runs,
+         sessions::edit_sessions& sessions)
     : config_(config),
       store_(store),
       runs_(runs),
@@ -87,6 +112,7 @@ api::api(const config::gateway_config& config, store::state_store& store, agent:
       roots_(roots),
       workflows_(workflows),
       workflow_runs_(workflow_runs),
+      sessions_(sessions),
       streams_(config.context, store, journal) {
     for (const auto& key : config.context.api_keys) key_hashes_.push_back(config::hashed_key(key));
 }
@@ -155,7 +181,9 @@ net::awaitable<reply> api::create_chat(http::request_context& ctx) {
         chat.model = string_member(*body, "model", error);
         chat.workspace = string_member(*body, "workspace", error);
         chat.role = string_member(*body, "role", error);
+        chat.edits = edits_member(*body, error);
     }
+    if (chat.edits.empty()) chat.edits = "approve";
     if (error.empty() && chat.model.empty())
         error = "`model` is required: the model the agent loop asks.";
     if (chat.system_prompt.empty()) chat.system_prompt = config_.context.default_prompt;
@@ -251,6 +279,27 @@ net::awaitable<reply> api::delete_chat(http::request_context& ctx) {
     auto deleted = co_await store_.delete_chat(id);
     if (!deleted) co_return not_found("No chat " + id + ".");
     co_return reply::json(200, json::object{{"id", id}, {"object", "chat"}, {"deleted", true}});
+}
+
+// Changes what can change in a chat: its edit mode. A run in progress takes it at its next write.
+net::awaitable<reply> api::patch_chat(http::request_context& ctx) {
+    const auto& id = ctx.path_params[0];
+    std::string error;
+    auto body = body_object(ctx.req.body(), error);
+    std::string edits;
+    if (body) {
+        for (const auto& [key, value] : *body)
+            if (key != "edits" && error.empty())
+                error = "`" + std::string(key) + "` cannot be changed; only `edits` can.";
+        if (error.empty()) edits = edits_member(*body, error);
+    }
+    if (error.empty() && edits.empty()) error = "`edits` is required: `approve` or `review`.";
+    if (!error.empty()) co_return bad_request(error);
+    auto changed = co_await store_.set_chat_edits(id, edits);
+    if (!changed) co_return not_found("No chat " + id + ".");
+    auto chat = co_await store_.chat(id);
+    if (!chat) co_return not_found("No chat " + id + ".");
+    co_return reply::json(200, chat_json(*chat));
 }
 
 http::reply api::started(http::request_context& ctx, const agent::started_run& run,
@@ -420,6 +469,56 @@ net::awaitable<reply> api::decide(http::request_context& ctx) {
     co_return reply::json(200, json::object{{"run_id", run_id},
                                             {"call_id", call_id},
                                             {"decision", approve ? "approve" : "reject"}});
+}
+
+net::awaitable<reply> api::list_sessions(http::request_context& ctx) {
+    auto listed = co_await sessions_.list(ctx.path_params[0]);
+    co_return session_reply(std::move(listed));
+}
+
+net::awaitable<reply> api::get_session(http::request_context& ctx) {
+    auto viewed = co_await sessions_.view(ctx.path_params[0]);
+    co_return session_reply(std::move(viewed));
+}
+
+// `{}` accepts everything, `{"hunks": [ids]}` those hunks, `{"content": "…"}` that text.
+net::awaitable<reply> api::accept_session(http::request_context& ctx) {
+    std::string error;
+    auto body = ctx.req.body().empty() ? std::optional<json::object>(json::object{})
+                                       : body_object(ctx.req.body(), error);
+    sessions::edit_sessions::acceptance what;
+    if (body) {
+        if (auto* hunks = body->if_contains("hunks"); hunks && !hunks->is_null()) {
+            if (!hunks->is_array() || hunks->as_array().empty())
+                error = "`hunks` must be a non-empty array of hunk ids.";
+            else {
+                what.hunks.emplace();
+                for (const auto& h : hunks->as_array()) {
+                    if (!h.is_string()) {
+                        error = "`hunks` must be a non-empty array of hunk ids.";
+                        break;
+                    }
+                    what.hunks->emplace_back(h.as_string());
+                }
+            }
+        }
+        if (auto* content = body->if_contains("content"); content && !content->is_null()) {
+            if (!content->is_string())
+                error = "`content` must be a string: the accepted text.";
+            else
+                what.content = std::string(content->as_string());
+        }
+        if (error.empty() && what.hunks && what.content)
+            error = "Give `hunks` or `content`, not both.";
+    }
+    if (!error.empty()) co_return bad_request(error);
+    auto accepted = co_await sessions_.accept(ctx.path_params[0], std::move(what));
+    co_return session_reply(std::move(accepted));
+}
+
+net::awaitable<reply> api::reject_session(http::request_context& ctx) {
+    auto rejected = co_await sessions_.reject(ctx.path_params[0]);
+    co_return session_reply(std::move(rejected));
 }
 
 // Grouped by category (alphabetical), each group in file order: what a frontend renders as menus

@@ -7,6 +7,7 @@
 #include "gateway/http/context.hpp"
 #include "gateway/http/reply.hpp"
 #include "gateway/http/router.hpp"
+#include "gateway/sessions/edit_sessions.hpp"
 #include "gateway/store/state_store.hpp"
 #include "gateway/tools/registry.hpp"
 #include "gateway/tools/workspace_roots.hpp"
@@ -21,7 +22,8 @@ namespace gateway::context {
 namespace net = boost::asio;
 
 // The /context/* endpoints and /v1/system-prompts: chats, messages that start runs, runs and
-// their event streams, approvals, cancel, undo, the chat's open document, and workflows. Each
+// their event streams, approvals, cancel, undo, the chat's open document, edit sessions under
+// review, and workflows. Each
 // handler returns a reply value that http::write_reply writes. Stateless itself: the store, the
 // run registry and the workflow runner hold everything, and no handler waits on anything but
 // awaitables, so one instance serves every worker. Requests need `Authorization: Bearer <key>`
@@ -31,7 +33,8 @@ public:
     api(const config::gateway_config& config, store::state_store& store, agent::run_registry& runs,
         agent::run_journal& journal, const agent::system_prompts& prompts,
         const tools::registry& tools, const tools::workspace_roots& roots,
-        const workflows::registry& workflows, workflows::runner& workflow_runs);
+        const workflows::registry& workflows, workflows::runner& workflow_runs,
+        sessions::edit_sessions& sessions);
 
     using method = net::awaitable<http::reply> (api::*)(http::request_context&);
     // The route handler for `m`: calls it and writes its reply. The API-key check is not here:
@@ -49,6 +52,7 @@ public:
     net::awaitable<http::reply> get_chat(http::request_context& ctx);
     net::awaitable<http::reply> list_messages(http::request_context& ctx);
     net::awaitable<http::reply> delete_chat(http::request_context& ctx);
+    net::awaitable<http::reply> patch_chat(http::request_context& ctx);
     net::awaitable<http::reply> post_message(http::request_context& ctx);
     net::awaitable<http::reply> put_document(http::request_context& ctx);
     net::awaitable<http::reply> get_document(http::request_context& ctx);
@@ -59,6 +63,11 @@ public:
     net::awaitable<http::reply> cancel_run(http::request_context& ctx);
     net::awaitable<http::reply> undo_run(http::request_context& ctx);
     net::awaitable<http::reply> decide(http::request_context& ctx);
+
+    net::awaitable<http::reply> list_sessions(http::request_context& ctx);
+    net::awaitable<http::reply> get_session(http::request_context& ctx);
+    net::awaitable<http::reply> accept_session(http::request_context& ctx);
+    net::awaitable<http::reply> reject_session(http::request_context& ctx);
 
     net::awaitable<http::reply> list_workflows(http::request_context& ctx);
     net::awaitable<http::reply> workflow_categories(http::request_context& ctx);
@@ -86,6 +95,7 @@ private:
     const tools::workspace_roots& roots_;
     const workflows::registry& workflows_;
     workflows::runner& workflow_runs_;
+    sessions::edit_sessions& sessions_;
     event_streams streams_;
     std::vector<std::string> key_hashes_;  // "sha256:<hex>" of each configured key
 };

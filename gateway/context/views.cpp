@@ -30,7 +30,8 @@ json::object chat_json(const store::chat_record& c) {
             {"system_prompt", c.system_prompt},
             {"model", c.model},
             {"workspace", text_or_null(c.workspace)},
-            {"role", c.role}};
+            {"role", c.role},
+            {"edits", c.edits}};
 }
 
 json::object message_json(const store::message_record& m) {
