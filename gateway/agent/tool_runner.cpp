@@ -2,6 +2,7 @@
 
 #include "gateway/io/offload.hpp"
 #include "gateway/io/thread_name.hpp"
+#include "gateway/observability/failpoint.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/tools/diff.hpp"
 #include "gateway/tools/digest.hpp"
@@ -283,6 +284,7 @@ net::awaitable<tools::tool_result> tool_runner::record(
                       result.text;
         edit.result = json::serialize(json::object{{"text", result.text}, {"data", result.data}});
         auto saved = co_await store_.save_edit_session(session, expected, edit);
+        observability::failpoint("session.after_record");
         if (!saved)
             co_return tools::tool_result::failure(
                 tools::code::session_not_found,
