@@ -4,10 +4,149 @@
 
 #include "gateway/tools/digest.hpp"
 
+#include <functional>
+#include <utility>
+
 using namespace engine_test;
 using verdict = agent::tool_runner::verdict;
 
+namespace {
+
+namespace store = gateway::store;
+using store::net::awaitable;
+
+// The real store, with a hook that runs right after the open edit sessions were read: what a
+// human's accept arriving while the agent's edit is being made looks like, made deterministic.
+class interleaving_store final : public store::state_store {
+public:
+    explicit interleaving_store(store::state_store& real) : real_(real) {}
+    std::function<awaitable<void>()> after_open_sessions_read;
+
+    awaitable<std::vector<store::edit_session_record>> edit_sessions(std::string chat,
+                                                                     bool open_only) override {
+        auto found = co_await real_.edit_sessions(chat, open_only);
+        if (open_only && after_open_sessions_read) {
+            auto hook = std::exchange(after_open_sessions_read, nullptr);
+            co_await hook();
+        }
+        co_return found;
+    }
+
+    // Everything else goes to the real store as it is.
+    awaitable<void> insert_chat(store::chat_record c) override { return real_.insert_chat(c); }
+    awaitable<std::optional<store::chat_record>> chat(std::string id) override {
+        return real_.chat(id);
+    }
+    awaitable<std::vector<store::chat_record>> chats() override { return real_.chats(); }
+    awaitable<bool> delete_chat(std::string id) override { return real_.delete_chat(id); }
+    awaitable<store::message_page> messages(std::string c, std::int64_t b, std::size_t l) override {
+        return real_.messages(c, b, l);
+    }
+    awaitable<store::recent_history> recent_messages(std::string c, std::size_t m) override {
+        return real_.recent_messages(c, m);
+    }
+    awaitable<std::optional<store::run_record>> run(std::string id) override {
+        return real_.run(id);
+    }
+    awaitable<std::optional<std::string>> run_status(std::string id) override {
+        return real_.run_status(id);
+    }
+    awaitable<std::vector<store::run_record>> runs_of_chat(std::string c) override {
+        return real_.runs_of_chat(c);
+    }
+    awaitable<std::vector<store::run_record>> unfinished_runs() override {
+        return real_.unfinished_runs();
+    }
+    awaitable<std::vector<store::run_message_record>> run_messages(std::string r) override {
+        return real_.run_messages(r);
+    }
+    awaitable<std::optional<std::string>> run_input(std::string r) override {
+        return real_.run_input(r);
+    }
+    awaitable<std::vector<store::event_record>> events_after(std::string r, std::int64_t a,
+                                                             std::size_t e,
+                                                             std::size_t b) override {
+        return real_.events_after(r, a, e, b);
+    }
+    awaitable<std::int64_t> last_event(std::string r) override { return real_.last_event(r); }
+    awaitable<std::optional<store::tool_call_record>> tool_call(std::string id) override {
+        return real_.tool_call(id);
+    }
+    awaitable<std::vector<store::tool_call_record>> tool_calls(std::string r) override {
+        return real_.tool_calls(r);
+    }
+    awaitable<std::optional<store::approval_record>> approval(std::string c) override {
+        return real_.approval(c);
+    }
+    awaitable<std::optional<store::document_record>> document(std::string c) override {
+        return real_.document(c);
+    }
+    awaitable<store::document_write> put_document(std::string c, std::string n, std::string t,
+                                                  std::optional<std::int64_t> b) override {
+        return real_.put_document(c, n, t, b);
+    }
+    awaitable<bool> set_chat_edits(std::string c, std::string e) override {
+        return real_.set_chat_edits(c, e);
+    }
+    awaitable<std::optional<store::edit_session_record>> edit_session(std::string id) override {
+        return real_.edit_session(id);
+    }
+    awaitable<std::vector<store::session_edit_record>> session_edits(std::string s) override {
+        return real_.session_edits(s);
+    }
+    awaitable<std::optional<store::session_edit_record>> session_edit_of_call(
+        std::string c) override {
+        return real_.session_edit_of_call(c);
+    }
+    awaitable<bool> save_edit_session(store::edit_session_record s, std::int64_t r,
+                                      std::optional<store::session_edit_record> e) override {
+        return real_.save_edit_session(s, r, e);
+    }
+    awaitable<std::optional<store::backup_record>> last_backup(std::string r) override {
+        return real_.last_backup(r);
+    }
+    awaitable<void> commit(store::write_batch b) override { return real_.commit(b); }
+
+private:
+    store::state_store& real_;
+};
+
+}  // namespace
+
 BOOST_AUTO_TEST_SUITE(tool_runner_suite)
+
+BOOST_AUTO_TEST_CASE(an_edit_to_a_session_resolved_meanwhile_is_session_not_found) {
+    engine_fixture f;
+    interleaving_store racing(*f.store);
+    agent::tool_runner runner(f.tools, *f.roots, racing, *f.journal);
+    auto run = f.new_run();
+    run->chat.edits = "review";
+    BOOST_TEST_REQUIRE(!runner.open_workspace(*run));
+    json::object append{{"path", "log.txt"}, {"content", "one\n"}};
+    auto first = f.wait(runner.run(*run, "append_file", append, gateway::tools::mode::execute));
+    BOOST_TEST_REQUIRE(first.ok, first.text);
+    BOOST_TEST(text_of(f.workspace / "log.txt") == "start\n");  // recorded, not written
+    auto id = std::string(first.data.at("session_id").as_string());
+
+    // The human rejects the session after the agent read it and before its edit is recorded.
+    racing.after_open_sessions_read = [&]() -> awaitable<void> {
+        auto s = co_await f.store->edit_session(id);
+        auto revision = s->revision;
+        s->status = "rejected";
+        co_await f.store->save_edit_session(*s, revision, std::nullopt);
+    };
+    auto second = f.wait(runner.run(*run, "append_file", append, gateway::tools::mode::execute));
+    BOOST_TEST(second.error_code == "SESSION_NOT_FOUND", second.text);
+    auto s = f.wait(f.store->edit_session(id));
+    BOOST_TEST(s->status == "rejected");
+    BOOST_TEST(s->ai_version == "start\none\n");  // the late edit left no trace
+    BOOST_TEST(f.wait(f.store->session_edits(id)).size() == 1u);
+    // The next edit opens a new session on the target as it is.
+    auto third = f.wait(runner.run(*run, "append_file", append, gateway::tools::mode::execute));
+    BOOST_TEST_REQUIRE(third.ok, third.text);
+    BOOST_TEST(third.data.at("session_id").as_string() != id);
+    runner.stop();
+}
 
 BOOST_AUTO_TEST_CASE(the_workspace_is_opened_for_each_run_and_a_swapped_folder_refused) {
     engine_fixture f;
