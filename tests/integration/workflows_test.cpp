@@ -183,6 +183,25 @@ BOOST_AUTO_TEST_CASE(add_file_header_inserts_the_written_header_after_approval) 
                "# Demo project: what it is and how to run it.\n# Demo\n\nThis is teh readme.\n");
 }
 
+BOOST_AUTO_TEST_CASE(a_workflow_runs_in_its_chats_review_mode) {
+    workflow_fixture f;
+    f.fake.script({{"# Demo project: what it is and how to run it."}});
+    auto chat = f.create_chat({{"edits", "review"}});
+    auto run = f.run("add_file_header", chat, {{"path", "README.md"}});
+    auto all = f.events(run);
+    BOOST_TEST_REQUIRE(all.back().type == "run.completed");
+    for (const auto& e : all) BOOST_TEST(e.type != "approval.required");
+    // Recorded for review, not written.
+    BOOST_TEST(read_text(f.workspace / "README.md") == "# Demo\n\nThis is teh readme.\n");
+    auto [r, j] = f.send("GET", "/context/chats/" + chat + "/sessions");
+    BOOST_TEST_REQUIRE(j.at("data").as_array().size() == 1u);
+    auto id = std::string(j.at("data").at(0).at("id").as_string());
+    auto [s, session] = f.send("GET", "/context/sessions/" + id);
+    BOOST_TEST(session.at("ai_version").as_string() ==
+               "# Demo project: what it is and how to run it.\n# Demo\n\nThis is teh readme.\n");
+    BOOST_TEST(session.at("edits").at(0).at("tool").as_string() == "edit_lines");
+}
+
 BOOST_AUTO_TEST_CASE(fix_typos_runs_an_agent_on_the_open_document) {
     workflow_fixture f;
     auto chat = f.create_chat({{"system_prompt", "writing"}});
