@@ -1,87 +1,20 @@
 // Review mode through HTTP on a real gateway process: the agent's edits are recorded as edit
 // sessions (the disk untouched), survive a SIGKILL right after an edit was recorded (without
 // being recorded twice), and are accepted hunk by hunk or rejected by the human.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FAKE, GATEWAY, PROMPTS, dir, startAndWait, writeConfig } from './support.mjs';
-
-const children = [];
-after(() => children.forEach((c) => c.kill('SIGKILL')));
+import { PROMPTS, api, dir, runEvents, startGateway, startScriptedFake, writeConfig } from './support.mjs';
 
 const call = (tool, parameters) => JSON.stringify({ tool, parameters, terminate: false });
 const numbered = () => Array.from({ length: 20 }, (_, i) => `line ${i + 1}\n`).join('');
-
-async function startFake(script) {
-  const file = join(dir, `sessions-script-${Math.random()}.json`);
-  writeFileSync(file, JSON.stringify(script));
-  const fake = await startAndWait(FAKE, ['--port', '0', '--script', file], /listening on (\d+)/);
-  children.push(fake.child);
-  return fake.match[1];
-}
-
-function startGateway(config, failpoint) {
-  const env = { ...process.env };
-  if (failpoint) env.CONTEXTGATE_FAILPOINT = failpoint;
-  const child = spawn(GATEWAY, ['serve', '--config', config], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  children.push(child);
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child.stderr.on('data', (d) => {
-      seen += d;
-      const match = seen.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (match) resolve({ child, exited, base: `http://127.0.0.1:${match[1]}`, output: () => seen });
-    });
-    child.on('exit', (code) => reject(new Error(`gateway exited ${code}: ${seen}`)));
-  });
-}
-
-async function api(base, method, path, body) {
-  const res = await fetch(base + path, {
-    method, headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: await res.json() };
-}
-
-// The run's events after `lastId`, until the stream ends or the run does.
-async function events(base, runId, lastId = 0) {
-  const res = await fetch(`${base}/context/runs/${runId}/events`, {
-    headers: lastId ? { 'last-event-id': String(lastId) } : {},
-    signal: AbortSignal.timeout(15_000),
-  });
-  const text = [];
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return text;
-    buffer += decoder.decode(value, { stream: true });
-    let end;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = frame.split('\n').find((l) => l.startsWith('data: '));
-      const id = frame.split('\n').find((l) => l.startsWith('id: '));
-      if (!data) continue;
-      text.push({ ...JSON.parse(data.slice(6)), id: Number(id?.slice(4)) });
-      if (['run.completed', 'run.failed', 'run.cancelled'].includes(text.at(-1).type)) {
-        await reader.cancel();
-        return text;
-      }
-    }
-  }
-}
 
 test('review mode: recorded, killed, resumed once, accepted hunk by hunk', async () => {
   const workspace = join(dir, 'sessions-ws');
   mkdirSync(workspace, { recursive: true });
   writeFileSync(join(workspace, 'list.txt'), numbered());
-  const fakePort = await startFake([
+  const fakePort = await startScriptedFake([
     // Not idempotent: recorded twice, it would append twice.
     call('append_file', { path: 'list.txt', content: 'line 21\n' }),
     call('doc_edit', { command: 'str_replace', path: '/list.txt', old_str: 'line 2\n', new_str: 'line two\n' }),
@@ -104,7 +37,7 @@ test('review mode: recorded, killed, resumed once, accepted hunk by hunk', async
   assert.equal(signal, 'SIGKILL', gw.output());
 
   gw = await startGateway(config);
-  const all = await events(gw.base, runId);
+  const all = await runEvents(gw.base, runId);
   assert.equal(all.at(-1).type, 'run.completed', JSON.stringify(all.at(-1)));
   assert.equal(all.filter((e) => e.type === 'approval.required').length, 0);
   const read = all.filter((e) => e.type === 'tool.result').at(-1);
@@ -133,6 +66,6 @@ test('review mode: recorded, killed, resumed once, accepted hunk by hunk', async
   assert.equal(again.status, 409);
   assert.equal(again.json.error.code, 'session_resolved');
 
-  const resolved = (await events(gw.base, runId, all.at(-1).id)).filter((e) => e.type === 'session.resolved');
+  const resolved = (await runEvents(gw.base, runId, { lastEventId: all.at(-1).id })).filter((e) => e.type === 'session.resolved');
   assert.deepEqual(resolved.map((e) => e.status), ['open', 'rejected']);
 });

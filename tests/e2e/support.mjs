@@ -1,4 +1,6 @@
-// Shared by the e2e tests: the binaries, a scratch folder, starting processes, configs.
+// Shared by the e2e tests: the binaries, a scratch folder, starting processes, configs, and a
+// Context API client (requests, a run's event stream).
+import { after } from 'node:test';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,4 +58,77 @@ upstreams:
     models: ["*"]
 ${context}${extra}`);
   return path;
+}
+
+// Processes started by the helpers below; killed when the test file ends.
+const started = [];
+after(() => started.forEach((c) => c.kill('SIGKILL')));
+
+// The fake upstream playing the model from `script` (its replies in order); resolves its port.
+export async function startScriptedFake(script) {
+  const file = join(dir, `script-${Math.random()}.json`);
+  writeFileSync(file, JSON.stringify(script));
+  const fake = await startAndWait(FAKE, ['--port', '0', '--script', file], /listening on (\d+)/);
+  started.push(fake.child);
+  return fake.match[1];
+}
+
+// Starts the gateway on `config`; `failpoint` names where it kills itself (see
+// docs/architecture.md). Resolves with its base URL and a promise of how it exited.
+export function startGateway(config, failpoint) {
+  const env = { ...process.env };
+  if (failpoint) env.CONTEXTGATE_FAILPOINT = failpoint;
+  const child = spawn(GATEWAY, ['serve', '--config', config], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  started.push(child);
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child.stderr.on('data', (d) => {
+      seen += d;
+      const match = seen.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
+      if (match) resolve({ child, exited, base: `http://127.0.0.1:${match[1]}`, output: () => seen });
+    });
+    child.on('exit', (code) => reject(new Error(`gateway exited ${code}: ${seen}`)));
+  });
+}
+
+// A JSON request to the gateway: its status and parsed answer.
+export async function api(base, method, path, body) {
+  const res = await fetch(base + path, {
+    method, headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+// The run's events (each its data with its `id`) after `lastEventId`, until `stop(event)`, the
+// run's end, or the end of the stream.
+export async function runEvents(base, runId, { stop = () => false, lastEventId = 0 } = {}) {
+  const res = await fetch(`${base}/context/runs/${runId}/events`, {
+    headers: lastEventId ? { 'last-event-id': String(lastEventId) } : {},
+    signal: AbortSignal.timeout(15_000),
+  });
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  const seen = [];
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return seen;
+    buffer += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const field = (name) => frame.split('\n').find((l) => l.startsWith(name + ': '))?.slice(name.length + 2);
+      const data = field('data');
+      if (!data) continue;
+      const event = { ...JSON.parse(data), id: Number(field('id')) };
+      seen.push(event);
+      if (stop(event) || ['run.completed', 'run.failed', 'run.cancelled'].includes(event.type)) {
+        await reader.cancel();
+        return seen;
+      }
+    }
+  }
 }
