@@ -21,23 +21,28 @@ json::value time_or_null(std::int64_t t) {
     return t ? json::value(t) : json::value(nullptr);
 }
 
-json::object summary_json(const store::edit_session_record& s) {
-    json::object o{{"id", s.id},
-                   {"object", "edit_session"},
-                   {"chat_id", s.chat_id},
-                   {"kind", s.kind},
-                   {"status", s.status},
-                   {"edit_count", s.edit_count},
-                   {"base_existed", s.base_existed},
-                   {"ai_exists", s.ai_exists},
-                   {"created_at", s.created_at},
-                   {"updated_at", s.updated_at},
-                   {"resolved_at", time_or_null(s.resolved_at)}};
+// The session's target in `o`: `path` for a file, `document` (its name) for the document.
+json::object with_target(json::object o, const store::edit_session_record& s) {
     if (s.kind == "file")
         o["path"] = s.path;
     else
         o["document"] = s.name;
     return o;
+}
+
+json::object summary_json(const store::edit_session_record& s) {
+    return with_target({{"id", s.id},
+                        {"object", "edit_session"},
+                        {"chat_id", s.chat_id},
+                        {"kind", s.kind},
+                        {"status", s.status},
+                        {"edit_count", s.edit_count},
+                        {"base_existed", s.base_existed},
+                        {"ai_exists", s.ai_exists},
+                        {"created_at", s.created_at},
+                        {"updated_at", s.updated_at},
+                        {"resolved_at", time_or_null(s.resolved_at)}},
+                       s);
 }
 
 json::object hunk_json(const review_hunk& h) {
@@ -122,12 +127,9 @@ net::awaitable<edit_sessions::outcome> edit_sessions::view(std::string session_i
 
 net::awaitable<edit_sessions::outcome> edit_sessions::accept(std::string session_id,
                                                              acceptance what) {
-    auto found = co_await store_.edit_session(session_id);
-    if (!found) co_return refusal{errc::session_not_found, "No edit session " + session_id + "."};
-    auto s = *found;
-    if (s.status != "open")
-        co_return refusal{errc::session_resolved,
-                          "Edit session " + s.id + " was " + s.status + " already."};
+    auto opened = co_await open_session(session_id);
+    if (auto* refused = std::get_if<refusal>(&opened)) co_return *refused;
+    auto s = std::get<store::edit_session_record>(std::move(opened));
     auto chat = co_await store_.chat(s.chat_id);
     if (!chat) co_return refusal{errc::session_not_found, "No edit session " + session_id + "."};
 
@@ -215,18 +217,13 @@ net::awaitable<edit_sessions::outcome> edit_sessions::accept(std::string session
         co_await store_.save_edit_session(before, before.revision + 1, std::nullopt);
         co_return *failed;
     }
-    json::object resolved{
-        {"session_id", s.id}, {"kind", s.kind}, {"status", s.status}, {"merged", merged}};
-    if (s.kind == "file")
-        resolved["path"] = s.path;
-    else
-        resolved["document"] = s.name;
+    json::object resolved{{"merged", merged}};
     if (what.hunks) {
         json::array ids;
         for (const auto& id : chosen) ids.push_back(json::value(id));
         resolved["hunks"] = std::move(ids);
     }
-    co_await announce_resolution(s, resolved);
+    co_await announce_resolution(s, std::move(resolved));
     auto body = summary_json(s);
     body["merged"] = merged;
     body["written"] = true;
@@ -235,12 +232,9 @@ net::awaitable<edit_sessions::outcome> edit_sessions::accept(std::string session
 }
 
 net::awaitable<edit_sessions::outcome> edit_sessions::reject(std::string session_id) {
-    auto found = co_await store_.edit_session(session_id);
-    if (!found) co_return refusal{errc::session_not_found, "No edit session " + session_id + "."};
-    auto s = *found;
-    if (s.status != "open")
-        co_return refusal{errc::session_resolved,
-                          "Edit session " + s.id + " was " + s.status + " already."};
+    auto opened = co_await open_session(session_id);
+    if (auto* refused = std::get_if<refusal>(&opened)) co_return *refused;
+    auto s = std::get<store::edit_session_record>(std::move(opened));
     auto revision = s.revision;
     s.status = "rejected";
     s.resolved_at = store::now_ms();
@@ -249,12 +243,7 @@ net::awaitable<edit_sessions::outcome> edit_sessions::reject(std::string session
         co_return refusal{errc::conflict, "Edit session " + s.id +
                                               " changed while it was being rejected (the agent "
                                               "recorded another edit); review it again."};
-    json::object resolved{{"session_id", s.id}, {"kind", s.kind}, {"status", s.status}};
-    if (s.kind == "file")
-        resolved["path"] = s.path;
-    else
-        resolved["document"] = s.name;
-    co_await announce_resolution(s, resolved);
+    co_await announce_resolution(s, {});
     auto body = summary_json(s);
     body["written"] = false;
     co_return body;
@@ -317,11 +306,24 @@ net::awaitable<std::optional<refusal>> edit_sessions::write_target(
     co_return failed;
 }
 
+net::awaitable<std::variant<store::edit_session_record, refusal>> edit_sessions::open_session(
+    std::string session_id) {
+    auto found = co_await store_.edit_session(session_id);
+    if (!found) co_return refusal{errc::session_not_found, "No edit session " + session_id + "."};
+    if (found->status != "open")
+        co_return refusal{errc::session_resolved,
+                          "Edit session " + found->id + " was " + found->status + " already."};
+    co_return std::move(*found);
+}
+
 net::awaitable<void> edit_sessions::announce_resolution(const store::edit_session_record& s,
-                                                        json::object data) {
+                                                        json::object extra) {
     auto edits = co_await store_.session_edits(s.id);
     if (edits.empty() || edits.back().run_id.empty()) co_return;
-    co_await announce_(edits.back().run_id, "session.resolved", std::move(data));
+    extra["session_id"] = s.id;
+    extra["kind"] = s.kind;
+    extra["status"] = s.status;
+    co_await announce_(edits.back().run_id, "session.resolved", with_target(std::move(extra), s));
 }
 
 }  // namespace gateway::sessions

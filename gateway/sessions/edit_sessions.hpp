@@ -78,8 +78,13 @@ private:
                                                         const store::edit_session_record& s,
                                                         const std::optional<std::string>& content,
                                                         std::int64_t document_version);
+    // The open session `session_id`; session_not_found or session_resolved otherwise.
+    net::awaitable<std::variant<store::edit_session_record, refusal>> open_session(
+        std::string session_id);
+    // session.resolved with `extra` (what was accepted) on the stream of the run that made the
+    // session's last edit.
     net::awaitable<void> announce_resolution(const store::edit_session_record& s,
-                                             boost::json::object data);
+                                             boost::json::object extra);
 
     store::state_store& store_;
     workspace_opener open_;

@@ -119,13 +119,13 @@ constexpr const char* select_open_sessions_of_chat =
 constexpr const char* select_session =
     "SELECT " SESSION_COLUMNS " FROM edit_sessions WHERE id = ?1";
 constexpr const char* select_session_revision = "SELECT revision FROM edit_sessions WHERE id = ?1";
-constexpr const char* insert_session =
+// An upsert: what does not change after creation (chat, kind, path, created_at) is kept.
+constexpr const char* upsert_session =
     "INSERT INTO edit_sessions (" SESSION_COLUMNS
-    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
-constexpr const char* update_session =
-    "UPDATE edit_sessions SET name = ?2, status = ?3, base_existed = ?4, base_snapshot = ?5, "
-    "ai_exists = ?6, ai_version = ?7, revision = ?8, edit_count = ?9, updated_at = ?10, "
-    "resolved_at = ?11 WHERE id = ?1";
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
+    "ON CONFLICT(id) DO UPDATE SET name = ?5, status = ?6, base_existed = ?7, "
+    "base_snapshot = ?8, ai_exists = ?9, ai_version = ?10, revision = ?11, edit_count = ?12, "
+    "updated_at = ?14, resolved_at = ?15";
 constexpr const char* select_open_session_for =
     "SELECT 1 FROM edit_sessions WHERE chat_id = ?1 AND kind = ?2 AND path = ?3 AND "
     "status = 'open'";
@@ -631,40 +631,24 @@ net::awaitable<bool> sqlite_store::save_edit_session(edit_session_record session
             }
             session.revision = expected_revision + 1;
             session.updated_at = now;
-            if (expected_revision == 0) {
-                session.created_at = now;
-                db.query(insert_session)
-                    .bind(1, session.id)
-                    .bind(2, session.chat_id)
-                    .bind(3, session.kind)
-                    .bind(4, session.path)
-                    .bind(5, session.name)
-                    .bind(6, session.status)
-                    .bind(7, std::int64_t{session.base_existed})
-                    .bind(8, session.base_snapshot)
-                    .bind(9, std::int64_t{session.ai_exists})
-                    .bind(10, session.ai_version)
-                    .bind(11, session.revision)
-                    .bind(12, session.edit_count)
-                    .bind(13, session.created_at)
-                    .bind(14, session.updated_at)
-                    .bind(15, session.resolved_at)
-                    .run();
-            } else {
-                db.query(update_session)
-                    .bind(1, session.id)
-                    .bind(2, session.name)
-                    .bind(3, session.status)
-                    .bind(4, std::int64_t{session.base_existed})
-                    .bind(5, session.base_snapshot)
-                    .bind(6, std::int64_t{session.ai_exists})
-                    .bind(7, session.ai_version)
-                    .bind(8, session.revision)
-                    .bind(9, session.edit_count)
-                    .bind(10, session.updated_at)
-                    .bind(11, session.resolved_at)
-                    .run();
-            }
+            if (expected_revision == 0) session.created_at = now;
+            db.query(upsert_session)
+                .bind(1, session.id)
+                .bind(2, session.chat_id)
+                .bind(3, session.kind)
+                .bind(4, session.path)
+                .bind(5, session.name)
+                .bind(6, session.status)
+                .bind(7, std::int64_t{session.base_existed})
+                .bind(8, session.base_snapshot)
+                .bind(9, std::int64_t{session.ai_exists})
+                .bind(10, session.ai_version)
+                .bind(11, session.revision)
+                .bind(12, session.edit_count)
+                .bind(13, session.created_at)
+                .bind(14, session.updated_at)
+                .bind(15, session.resolved_at)
+                .run();
             if (edit)
                 db.query(insert_session_edit)
                     .bind(1, edit->id)

@@ -60,7 +60,7 @@ std::vector<sse_event> of_type(const std::vector<sse_event>& all, std::string_vi
 BOOST_AUTO_TEST_SUITE(sessions_suite)
 
 BOOST_AUTO_TEST_CASE(a_review_run_records_edits_and_leaves_disk_and_document_untouched) {
-    context_fixture f;
+    context_fixture f([](gateway::config::gateway_config& c) { c.context.max_steps = 20; });
     auto chat = f.create_chat({{"edits", "review"}});
     auto [put, _] =
         f.send("PUT", "/context/chats/" + chat + "/document",
@@ -77,6 +77,9 @@ BOOST_AUTO_TEST_CASE(a_review_run_records_edits_and_leaves_disk_and_document_unt
         {call("read_file", {{"path", "README.md"}})},
         {call("doc_edit", {{"command", "view"}, {"document", "Chapter 5"}})},
         {call("list_files", {{"path", "notes"}})},
+        {call("search_document", {{"query", "stormy"}})},
+        {call("read_document", json::object{})},
+        {call("get_document_info", json::object{})},
         {"Done: three suggestions await your review."},
     });
     auto run = f.start(chat, "tidy up");
@@ -109,6 +112,12 @@ BOOST_AUTO_TEST_CASE(a_review_run_records_edits_and_leaves_disk_and_document_unt
     BOOST_TEST(last_content(f.model_messages(6)).find("stormy") != std::string::npos);
     BOOST_TEST(last_content(f.model_messages(7)).find("todo.md  (pending: created") !=
                std::string::npos);
+    // The document tools too.
+    BOOST_TEST(last_content(f.model_messages(8)).find("It was a stormy night.") !=
+               std::string::npos);
+    BOOST_TEST(last_content(f.model_messages(9)).find("stormy") != std::string::npos);
+    BOOST_TEST(last_content(f.model_messages(10)).find("Characters: 23") != std::string::npos,
+               last_content(f.model_messages(10)));
 
     auto sessions = sessions_of(f, chat);
     BOOST_TEST_REQUIRE(sessions.size() == 3u);
