@@ -75,6 +75,41 @@ std::optional<std::int64_t> base_version(const json::object& body, std::string_v
     return version;
 }
 
+// A chat's title as given: one line of at most 200 bytes.
+std::string title_member(const json::object& body, std::string& error) {
+    auto title = string_member(body, "title", error);
+    if (error.empty() && (title.size() > 200 || title.find('\n') != std::string::npos))
+        error = "`title` must be one line of at most 200 bytes.";
+    return title;
+}
+
+// The title a chat gets from its first message: the message's words up to about 80 characters,
+// on one line, cut at a character boundary.
+std::string title_from(std::string_view message) {
+    std::string title;
+    bool space = false;
+    for (char c : message) {
+        bool blank = c == ' ' || c == '\n' || c == '\r' || c == '\t';
+        if (blank) {
+            space = !title.empty();
+            continue;
+        }
+        if (space) title += ' ';
+        space = false;
+        title += c;
+        if (title.size() >= 80) break;
+    }
+    // Drop a UTF-8 sequence the cut left incomplete.
+    std::size_t end = title.size(), lead = end;
+    while (lead > 0 && (static_cast<unsigned char>(title[lead - 1]) & 0xC0) == 0x80) --lead;
+    if (lead > 0) {
+        auto first = static_cast<unsigned char>(title[lead - 1]);
+        std::size_t need = first >= 0xF0 ? 4 : first >= 0xE0 ? 3 : first >= 0xC0 ? 2 : 1;
+        if (end - (lead - 1) < need) title.resize(lead - 1);
+    }
+    return title;
+}
+
 // `edits` in a body: approve | review; "" when absent.
 std::string edits_member(const json::object& body, std::string& error) {
     auto edits = string_member(body, "edits", error);
@@ -151,6 +186,12 @@ net::awaitable<reply> api::list_prompts(http::request_context&) {
     co_return reply::json(200, json::object{{"object", "list"}, {"data", std::move(data)}});
 }
 
+net::awaitable<reply> api::list_workspaces(http::request_context&) {
+    json::array data;
+    for (const auto& path : roots_.paths()) data.push_back(json::object{{"path", path}});
+    co_return reply::json(200, json::object{{"object", "list"}, {"data", std::move(data)}});
+}
+
 net::awaitable<reply> api::get_prompt(http::request_context& ctx) {
     const auto* p = prompts_.find(ctx.path_params[0]);
     if (!p) co_return not_found("No system prompt `" + ctx.path_params[0] + "`.");
@@ -182,6 +223,7 @@ net::awaitable<reply> api::create_chat(http::request_context& ctx) {
         chat.workspace = string_member(*body, "workspace", error);
         chat.role = string_member(*body, "role", error);
         chat.edits = edits_member(*body, error);
+        chat.title = title_member(*body, error);
     }
     if (chat.edits.empty()) chat.edits = "approve";
     if (error.empty() && chat.model.empty())
@@ -236,8 +278,16 @@ net::awaitable<reply> api::get_chat(http::request_context& ctx) {
     }
     json::array runs;
     auto all_runs = co_await store_.runs_of_chat(chat->id);
+    // The chat's run in progress, wherever its messages are: a client opening the chat follows it.
+    json::value live_run = nullptr;
+    for (const auto& r : all_runs)
+        if (r.status == "running" || r.status == "awaiting_approval") live_run = json::value(r.id);
+    // Runs no message names (workflow runs) are shown with the page they fall in.
+    std::int64_t window =
+        page.older && !page.messages.empty() ? page.messages.front().created_at : 0;
     for (const auto& r : all_runs) {
-        if (std::find(run_ids.begin(), run_ids.end(), r.id) == run_ids.end()) continue;
+        bool named = std::find(run_ids.begin(), run_ids.end(), r.id) != run_ids.end();
+        if (!named && r.created_at < window) continue;
         auto calls = co_await store_.tool_calls(r.id);
         runs.push_back(
             run_json(r, calls, std::nullopt, config_.context.event_excerpt_bytes, false));
@@ -246,6 +296,7 @@ net::awaitable<reply> api::get_chat(http::request_context& ctx) {
     body["has_more"] = page.older;
     body["next_before"] = page.older ? json::value(page.messages.front().id) : json::value(nullptr);
     body["runs"] = std::move(runs);
+    body["live_run"] = std::move(live_run);
     co_return reply::json(200, body);
 }
 
@@ -286,16 +337,21 @@ net::awaitable<reply> api::patch_chat(http::request_context& ctx) {
     const auto& id = ctx.path_params[0];
     std::string error;
     auto body = body_object(ctx.req.body(), error);
-    std::string edits;
+    store::chat_changes changes;
     if (body) {
         for (const auto& [key, value] : *body)
-            if (key != "edits" && error.empty())
-                error = "`" + std::string(key) + "` cannot be changed; only `edits` can.";
-        if (error.empty()) edits = edits_member(*body, error);
+            if (key != "edits" && key != "title" && error.empty())
+                error =
+                    "`" + std::string(key) + "` cannot be changed; only `edits` and `title` can.";
+        if (error.empty() && body->contains("edits")) changes.edits = edits_member(*body, error);
+        if (error.empty() && body->contains("title")) changes.title = title_member(*body, error);
     }
-    if (error.empty() && edits.empty()) error = "`edits` is required: `approve` or `review`.";
+    if (error.empty() && changes.edits && changes.edits->empty())
+        error = "`edits` must be `approve` or `review`.";
+    if (error.empty() && !changes.edits && !changes.title)
+        error = "Nothing to change: send `edits` (`approve` or `review`) and/or `title`.";
     if (!error.empty()) co_return bad_request(error);
-    auto changed = co_await store_.set_chat_edits(id, edits);
+    auto changed = co_await store_.update_chat(id, changes);
     if (!changed) co_return not_found("No chat " + id + ".");
     auto chat = co_await store_.chat(id);
     if (!chat) co_return not_found("No chat " + id + ".");
@@ -329,7 +385,13 @@ net::awaitable<reply> api::post_message(http::request_context& ctx) {
                 std::to_string(config_.context.max_message_bytes) +
                 " (context.max_message_bytes); put large texts in the workspace or the document.");
     auto chat_id = chat->id;
+    auto title = chat->title.empty() ? title_from(content) : std::string();
     auto run = co_await runs_.start_chat_run(std::move(*chat), std::move(content));
+    // An untitled chat is named after the first message that started a run.
+    if (!title.empty() && std::holds_alternative<std::string>(run)) {
+        store::chat_changes changes{.title = std::move(title)};
+        co_await store_.update_chat(chat_id, std::move(changes));
+    }
     co_return started(ctx, run, json::object{{"chat_id", chat_id}});
 }
 

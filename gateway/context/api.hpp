@@ -47,6 +47,7 @@ public:
     net::awaitable<http::reply> get_prompt(http::request_context& ctx);
     net::awaitable<http::reply> get_enhanced_prompt(http::request_context& ctx);
 
+    net::awaitable<http::reply> list_workspaces(http::request_context& ctx);
     net::awaitable<http::reply> create_chat(http::request_context& ctx);
     net::awaitable<http::reply> list_chats(http::request_context& ctx);
     net::awaitable<http::reply> get_chat(http::request_context& ctx);

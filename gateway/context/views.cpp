@@ -31,7 +31,8 @@ json::object chat_json(const store::chat_record& c) {
             {"model", c.model},
             {"workspace", text_or_null(c.workspace)},
             {"role", c.role},
-            {"edits", c.edits}};
+            {"edits", c.edits},
+            {"title", c.title}};
 }
 
 json::object message_json(const store::message_record& m) {

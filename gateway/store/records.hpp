@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,13 @@ struct chat_record {
     std::string workspace;
     std::string role;
     std::string edits = "approve";  // approve | review: how the agent's writes land
+    std::string title;              // the human's name for it, or the first message's start
+};
+
+// What PATCH may change on a chat; unset members stay as they are.
+struct chat_changes {
+    std::optional<std::string> edits;
+    std::optional<std::string> title;
 };
 
 struct message_record {

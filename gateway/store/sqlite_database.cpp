@@ -140,6 +140,14 @@ constexpr const char* migrations[] = {
     CREATE INDEX session_edits_by_session ON session_edits(session_id, seq);
     CREATE INDEX session_edits_by_call ON session_edits(call_id);
     )sql",
+    // 6: a chat's title (the console lists and searches chats by it): earlier chats are named
+    // after the first line of their first message.
+    R"sql(
+    ALTER TABLE chats ADD COLUMN title TEXT NOT NULL DEFAULT '';
+    UPDATE chats SET title = coalesce(trim(substr(replace(replace(
+        (SELECT content FROM messages m WHERE m.chat_id = chats.id AND m.role = 'user'
+         ORDER BY m.id LIMIT 1), char(13), ' '), char(10), ' '), 1, 80)), '');
+    )sql",
 };
 
 [[noreturn]] void fail(sqlite3* db, std::string_view what) {

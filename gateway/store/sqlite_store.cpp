@@ -12,15 +12,14 @@ namespace gateway::store {
 namespace {
 
 // Every query is a literal: its address keys the connection's statement cache.
-constexpr const char* select_chat =
-    "SELECT id, created_at, system_prompt, model, workspace, role, edits FROM chats WHERE id = ?1";
-constexpr const char* select_chats =
-    "SELECT id, created_at, system_prompt, model, workspace, role, edits FROM chats "
-    "ORDER BY created_at, id";
+#define CHAT_COLUMNS "id, created_at, system_prompt, model, workspace, role, edits, title"
+constexpr const char* select_chat = "SELECT " CHAT_COLUMNS " FROM chats WHERE id = ?1";
+constexpr const char* select_chats = "SELECT " CHAT_COLUMNS " FROM chats ORDER BY created_at, id";
 constexpr const char* insert_chat_sql =
-    "INSERT INTO chats (id, created_at, system_prompt, model, workspace, role, edits) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+    "INSERT INTO chats (" CHAT_COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 constexpr const char* update_chat_edits = "UPDATE chats SET edits = ?2 WHERE id = ?1";
+constexpr const char* update_chat_title = "UPDATE chats SET title = ?2 WHERE id = ?1";
+constexpr const char* select_chat_exists = "SELECT 1 FROM chats WHERE id = ?1";
 constexpr const char* delete_chat_sql = "DELETE FROM chats WHERE id = ?1";
 
 constexpr const char* select_message_page =
@@ -154,7 +153,8 @@ session_edit_record read_session_edit(statement& s) {
 }
 
 chat_record read_chat(statement& s) {
-    return {s.text(0), s.integer(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6)};
+    return {s.text(0), s.integer(1), s.text(2), s.text(3),
+            s.text(4), s.text(5),    s.text(6), s.text(7)};
 }
 
 message_record read_message(statement& s) {
@@ -204,6 +204,7 @@ void apply(sqlite_database& db, const write_batch& batch) {
             .bind(5, c.workspace)
             .bind(6, c.role)
             .bind(7, c.edits)
+            .bind(8, c.title)
             .run();
     for (const auto& r : batch.runs)
         db.query(upsert_run)
@@ -560,10 +561,14 @@ net::awaitable<document_write> sqlite_store::put_document(std::string chat_id, s
     co_return written;
 }
 
-net::awaitable<bool> sqlite_store::set_chat_edits(std::string chat_id, std::string edits) {
-    auto work = [chat_id = std::move(chat_id), edits = std::move(edits)](sqlite_database& db) {
-        db.query(update_chat_edits).bind(1, chat_id).bind(2, edits).run();
-        return db.changes() > 0;
+net::awaitable<bool> sqlite_store::update_chat(std::string chat_id, chat_changes changes) {
+    auto work = [chat_id = std::move(chat_id), changes = std::move(changes)](sqlite_database& db) {
+        if (!db.query(select_chat_exists).bind(1, chat_id).step()) return false;
+        if (changes.edits)
+            db.query(update_chat_edits).bind(1, chat_id).bind(2, *changes.edits).run();
+        if (changes.title)
+            db.query(update_chat_title).bind(1, chat_id).bind(2, *changes.title).run();
+        return true;
     };
     auto changed = co_await write(std::move(work));
     co_return changed;

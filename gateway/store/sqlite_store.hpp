@@ -56,7 +56,7 @@ public:
     net::awaitable<document_write> put_document(std::string chat_id, std::string name,
                                                 std::string content,
                                                 std::optional<std::int64_t> base_version) override;
-    net::awaitable<bool> set_chat_edits(std::string chat_id, std::string edits) override;
+    net::awaitable<bool> update_chat(std::string chat_id, chat_changes changes) override;
     net::awaitable<std::vector<edit_session_record>> edit_sessions(std::string chat_id,
                                                                    bool open_only) override;
     net::awaitable<std::optional<edit_session_record>> edit_session(std::string id) override;

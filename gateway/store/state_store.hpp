@@ -74,8 +74,9 @@ public:
         std::string chat_id, std::string name, std::string content,
         std::optional<std::int64_t> base_version) = 0;
 
-    // A chat's edit mode (`approve` | `review`); false when there is no such chat.
-    virtual net::awaitable<bool> set_chat_edits(std::string chat_id, std::string edits) = 0;
+    // Changes a chat's edit mode (`approve` | `review`) and/or title; false when there is no
+    // such chat.
+    virtual net::awaitable<bool> update_chat(std::string chat_id, chat_changes changes) = 0;
 
     // Edit sessions. The chat's sessions, oldest first (`open_only`: those still open).
     virtual net::awaitable<std::vector<edit_session_record>> edit_sessions(std::string chat_id,

@@ -95,6 +95,12 @@ workspace_roots::workspace_roots(const std::vector<std::string>& configured) {
     }
 }
 
+std::vector<std::string> workspace_roots::paths() const {
+    std::vector<std::string> out;
+    for (const auto& r : roots_) out.push_back(r.configured);
+    return out;
+}
+
 opened_workspace workspace_roots::open(std::string_view path) const {
     if (path.find('\0') != std::string_view::npos) return refuse("`workspace` holds a NUL byte.");
     if (path.empty() || path.front() != '/') return refuse("`workspace` must be an absolute path.");

@@ -35,6 +35,8 @@ public:
     opened_workspace open(std::string_view path) const;
 
     bool empty() const { return roots_.empty(); }
+    // The usable roots as configured (normalized), for a client choosing a chat's workspace.
+    std::vector<std::string> paths() const;
     // Configured roots that could not be opened at start ("path: reason"), for the log.
     const std::vector<std::string>& unusable() const { return unusable_; }
 

@@ -85,8 +85,8 @@ public:
                                                   std::optional<std::int64_t> b) override {
         return real_.put_document(c, n, t, b);
     }
-    awaitable<bool> set_chat_edits(std::string c, std::string e) override {
-        return real_.set_chat_edits(c, e);
+    awaitable<bool> update_chat(std::string c, store::chat_changes changes) override {
+        return real_.update_chat(c, changes);
     }
     awaitable<std::optional<store::edit_session_record>> edit_session(std::string id) override {
         return real_.edit_session(id);

@@ -301,9 +301,9 @@ BOOST_AUTO_TEST_CASE(a_large_read_does_not_wait_for_the_writer) {
 BOOST_AUTO_TEST_CASE(edit_sessions_are_written_only_on_the_revision_they_read) {
     temp_store t;
     t.chat("c1");
-    BOOST_TEST(t.wait(t.s->set_chat_edits("c1", "review")));
+    BOOST_TEST(t.wait(t.s->update_chat("c1", {.edits = "review"})));
     BOOST_TEST(t.wait(t.s->chat("c1"))->edits == "review");
-    BOOST_TEST(!t.wait(t.s->set_chat_edits("nope", "review")));
+    BOOST_TEST(!t.wait(t.s->update_chat("nope", {.edits = "review"})));
 
     edit_session_record s{"s1", "c1",    "file", "a.txt", "a.txt", "open", true, "one\n",
                           true, "two\n", 0,      1,       0,       0,      0};
