@@ -1,5 +1,6 @@
 #include "gateway/app/server.hpp"
 
+#include "gateway/console/console.hpp"
 #include "gateway/context/api.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/listener.hpp"
@@ -103,6 +104,7 @@ std::string server::start() {
             {"GET",    "/v1/system-prompts/{id}",                 false, api.route(&a::get_prompt)},
             {"GET",    "/v1/system-prompts/{id}/enhanced",        false, api.route(&a::get_enhanced_prompt)},
             {"*",      "/v1/system-prompts",                      true,  not_allowed},
+            {"GET",    "/context/workspaces",                     false, api.route(&a::list_workspaces)},
             {"POST",   "/context/chats",                          false, api.route(&a::create_chat)},
             {"GET",    "/context/chats",                          false, api.route(&a::list_chats)},
             {"GET",    "/context/chats/{id}",                     false, api.route(&a::get_chat)},
@@ -130,6 +132,14 @@ std::string server::start() {
             {"*",      "/v1beta/",                                true,  [forward](http::request_context& c) { return (*forward)(c); }},
         };
         // clang-format on
+        if (config_.server.console) {
+            // Public files (the key is asked for by the page and sent only to /context).
+            auto serve = [site = &console_](http::request_context& c) { return site->serve(c); };
+            routes.push_back({"GET", "/console", false, serve});
+            routes.push_back({"HEAD", "/console", false, serve});
+            routes.push_back({"GET", "/console/", true, serve});
+            routes.push_back({"HEAD", "/console/", true, serve});
+        }
         // Keys are checked on the head of every request under these prefixes, before its body
         // is read and before its route is looked up.
         std::vector<http::guard> guards{api.guard("/context"), api.guard("/v1/system-prompts")};

@@ -2,6 +2,7 @@
 
 #include "gateway/app/context_service.hpp"
 #include "gateway/config/config.hpp"
+#include "gateway/console/console.hpp"
 
 #include <boost/asio/ssl/context.hpp>
 
@@ -52,6 +53,7 @@ public:
 
 private:
     config::gateway_config config_;
+    console::site console_{console::embedded_assets()};
     std::unique_ptr<passthrough::model_router> model_router_;
     std::unique_ptr<context_service> context_;
     // Declared before the handlers: the handlers' pooled sockets belong to the workers'

@@ -167,7 +167,8 @@ std::string to_yaml(const gateway_config& config) {
         << "  drain_time: " << format_duration(s.drain_time) << '\n'
         << "  max_requests_per_connection: " << s.max_requests_per_connection << '\n'
         << "  sse_heartbeat: " << format_duration(s.sse_heartbeat) << '\n'
-        << "  websocket_tunnel: " << (s.websocket_tunnel ? "true" : "false") << '\n';
+        << "  websocket_tunnel: " << (s.websocket_tunnel ? "true" : "false") << '\n'
+        << "  console: " << (s.console ? "true" : "false") << '\n';
     out << "upstreams:\n";
     for (const auto& u : config.upstreams) {
         out << "  - name: " << quoted(u.name) << '\n'

@@ -32,6 +32,7 @@ struct server_config {
     std::size_t max_requests_per_connection = 10'000;
     duration sse_heartbeat{0};     // 0: off; else `: keep-alive` while upstream is silent
     bool websocket_tunnel = true;  // Upgrade: websocket is tunnelled (else refused)
+    bool console = true;           // the web console at /console/
 };
 
 enum class auth_mode { forward, replace };

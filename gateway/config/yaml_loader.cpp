@@ -128,7 +128,7 @@ public:
         check_keys(node, "server",
                    {"listen", "workers", "header_limit", "body_limit", "header_timeout",
                     "body_timeout", "keep_alive_timeout", "write_timeout", "drain_time",
-                    "max_requests_per_connection", "sse_heartbeat", "websocket_tunnel"});
+                    "max_requests_per_connection", "sse_heartbeat", "websocket_tunnel", "console"});
         server_config s;
         if (auto n = node["listen"]) {
             auto text = scalar(n, "listen");
@@ -150,6 +150,7 @@ public:
                 get_count(n, "max_requests_per_connection", 1, 100'000'000);
         if (auto n = node["sse_heartbeat"]) s.sse_heartbeat = get_duration(n, "sse_heartbeat");
         if (auto n = node["websocket_tunnel"]) s.websocket_tunnel = get_bool(n, "websocket_tunnel");
+        if (auto n = node["console"]) s.console = get_bool(n, "console");
         if (s.header_limit < 1024)
             fail(node["header_limit"], "`header_limit` must be at least 1KiB");
         for (auto [key, value] : {std::pair{"header_timeout", s.header_timeout},
