@@ -1,0 +1,44 @@
+// The Context API client: JSON requests with the tab's API key, errors as ApiError carrying the
+// gateway's OpenAI-style envelope. The key lives in sessionStorage: this tab only, gone when the
+// tab closes.
+const KEY = 'contextgate.key';
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body?.error?.message ?? `HTTP ${status}`);
+    this.status = status;
+    this.code = body?.error?.code ?? body?.error?.type ?? null;
+    this.body = body;
+  }
+}
+
+export const getKey = () => sessionStorage.getItem(KEY) ?? '';
+export const setKey = (key) => (key ? sessionStorage.setItem(KEY, key) : sessionStorage.removeItem(KEY));
+
+// Headers for a /context request. /v1 requests go upstream, so they never carry this key.
+export function authHeaders(extra = {}) {
+  const key = getKey();
+  return key ? { ...extra, authorization: 'Bearer ' + key } : extra;
+}
+
+export async function api(method, path, body, { auth = true, signal } = {}) {
+  const headers = body === undefined ? {} : { 'content-type': 'application/json' };
+  const res = await fetch(path, {
+    method,
+    headers: auth ? authHeaders(headers) : headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+  });
+  const text = await res.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  if (!res.ok) throw new ApiError(res.status, json);
+  return json;
+}
+
+export const get = (path, options) => api('GET', path, undefined, options);
+export const post = (path, body = {}, options) => api('POST', path, body, options);

@@ -1,0 +1,101 @@
+// The contextgate console: a single page served by the gateway at /console/. Routes live in the
+// URL's hash (#/chat/ID), so the gateway serves one index.html and nothing else by path.
+import { render } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import 'diff2html/bundles/css/diff2html.min.css';
+import './style.css';
+import { ApiError, get, getKey, setKey } from './api.js';
+import { ChatList, NewChat } from './chats.jsx';
+import { ChatView } from './chat.jsx';
+
+const routeOf = () => {
+  const hash = location.hash.replace(/^#\/?/, '');
+  const [page, id] = hash.split('/');
+  return { page: page || 'home', id: id ? decodeURIComponent(id) : null };
+};
+
+function SignIn({ onSignedIn, failed }) {
+  const [key, setValue] = useState('');
+  const [error, setError] = useState(failed ? 'The key was refused.' : '');
+  const submit = async (e) => {
+    e.preventDefault();
+    setKey(key.trim());
+    try {
+      await get('/context/chats');
+      onSignedIn();
+    } catch (err) {
+      setKey('');
+      setError(err instanceof ApiError && err.status === 401 ? 'The key was refused.' : err.message);
+    }
+  };
+  return (
+    <main class="signin">
+      <form onSubmit={submit} aria-labelledby="signin-title">
+        <h1 id="signin-title">contextgate</h1>
+        <p>This gateway asks for a Context API key. It is kept for this browser tab only.</p>
+        <label for="api-key">API key</label>
+        <input id="api-key" type="password" autocomplete="off" value={key} required
+          onInput={(e) => setValue(e.currentTarget.value)} />
+        {error && <p class="error" role="alert">{error}</p>}
+        <button type="submit" class="primary">Sign in</button>
+      </form>
+    </main>
+  );
+}
+
+function App() {
+  const [auth, setAuth] = useState('checking'); // checking | needed | refused | ok
+  const [route, setRoute] = useState(routeOf());
+  const [chats, setChats] = useState([]);
+  const [error, setError] = useState('');
+
+  const loadChats = useCallback(async () => {
+    try {
+      const list = await get('/context/chats');
+      setChats(list.data);
+      setAuth('ok');
+      setError('');
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) setAuth(getKey() ? 'refused' : 'needed');
+      else setError(err.message);
+    }
+  }, []);
+
+  useEffect(() => {
+    loadChats();
+    const onHash = () => setRoute(routeOf());
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, [loadChats]);
+
+  if (auth === 'checking') return error ? <p class="error" role="alert">{error}</p> : <p class="loading">Loading…</p>;
+  if (auth !== 'ok') return <SignIn failed={auth === 'refused'} onSignedIn={loadChats} />;
+
+  const open = route.page === 'chat' && route.id;
+  return (
+    <div class={'layout' + (open || route.page === 'new' ? ' has-main' : '')}>
+      <header class="topbar">
+        <a class="brand" href="#/">contextgate</a>
+        {getKey() && (
+          <button type="button" class="link" onClick={() => { setKey(''); setAuth('needed'); }}>Sign out</button>
+        )}
+      </header>
+      <nav class="sidebar" aria-label="Chats">
+        <ChatList chats={chats} current={route.id} onChanged={loadChats} />
+      </nav>
+      <main class="main" id="main">
+        {error && <p class="error" role="alert">{error}</p>}
+        {route.page === 'new' && <NewChat onCreated={(chat) => { loadChats(); location.hash = '#/chat/' + encodeURIComponent(chat.id); }} />}
+        {open && <ChatView key={route.id} chatId={route.id} onChanged={loadChats} />}
+        {!open && route.page !== 'new' && (
+          <section class="empty">
+            <h1>Chats with an agent that works in your workspace</h1>
+            <p>Pick a chat on the left, or <a href="#/new">start a new one</a>.</p>
+          </section>
+        )}
+      </main>
+    </div>
+  );
+}
+
+render(<App />, document.getElementById('app'));
