@@ -10,6 +10,7 @@ packages=(
   libssl-dev libyaml-cpp-dev libsqlite3-dev libre2-dev libvalijson-dev libgit2-dev
   universal-ctags clang-format
   nginx-light wrk hey
+  chromium
 )
 # Node may come from a vendor package that bundles npm; Debian's npm would conflict with it.
 command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
@@ -27,8 +28,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The e2e tests drive the gateway with the official openai and @anthropic-ai/sdk npm clients,
-# pinned by the lockfile.
+# The e2e tests drive the gateway with the official openai and @anthropic-ai/sdk npm clients and
+# the console with playwright-core (Debian's chromium above), pinned by the lockfile. The
+# console's own packages (web/package-lock.json) are installed by the build.
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 e2e="$here/tests/e2e"
 if [ -f "$e2e/package-lock.json" ] && { [ ! -f "$e2e/node_modules/.package-lock.json" ] ||

@@ -622,3 +622,61 @@ BOOST_AUTO_TEST_CASE(a_run_awaiting_approval_survives_a_restart) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// What a browser client needs around a chat: the workspaces to choose from, a title (given or
+// from the first message, changeable), and the live run of a chat it reopens.
+BOOST_AUTO_TEST_SUITE(chat_titles_and_live_runs)
+
+BOOST_AUTO_TEST_CASE(titles_workspaces_and_the_live_run) {
+    context_fixture f;
+    auto [roots, listed] = f.send("GET", "/context/workspaces");
+    BOOST_TEST(roots.status == 200u);
+    BOOST_TEST(listed.at("data").as_array().size() == 1u);
+    BOOST_TEST(listed.at("data").at(0).at("path").as_string() == f.workspace.string());
+
+    f.fake.script(
+        {{call("replace_in_file", {{"path", "README.md"}, {"find", "teh"}, {"replace", "the"}})},
+         {"Done."}});
+    auto chat = f.create_chat();
+    auto run =
+        f.start(chat,
+                "  Fix the\n typo in README.md, and make sure nothing else changes in a file "
+                "at all — not even a single character of it");
+    f.wait_for(run, "approval.required");
+    auto [r, shown] = f.send("GET", "/context/chats/" + chat);
+    BOOST_TEST(r.status == 200u);
+    // One line, whitespace collapsed, at most 80 bytes, cut on a character boundary.
+    auto title = std::string(shown.at("title").as_string());
+    BOOST_TEST(title.starts_with("Fix the typo in README.md, and make sure"), title);
+    BOOST_TEST(title.size() <= 80u);
+    BOOST_TEST(!title.ends_with(' '));
+    // No sequence cut in two: every lead byte has its continuation bytes.
+    for (std::size_t at = 0; at < title.size();) {
+        auto lead = static_cast<unsigned char>(title[at]);
+        std::size_t width = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+        BOOST_TEST_REQUIRE(at + width <= title.size(), title);
+        at += width;
+    }
+    BOOST_TEST(shown.at("live_run").as_string() == run);
+
+    auto [renamed, chat_view] =
+        f.send("PATCH", "/context/chats/" + chat, json::object{{"title", "Typo hunt"}});
+    BOOST_TEST(renamed.status == 200u, renamed.body);
+    BOOST_TEST(chat_view.at("title").as_string() == "Typo hunt");
+    BOOST_TEST(chat_view.at("edits").as_string() == "approve");
+    auto [bad, _] =
+        f.send("PATCH", "/context/chats/" + chat, json::object{{"title", "two\nlines"}});
+    BOOST_TEST(bad.status == 400u);
+    auto [empty, __] = f.send("PATCH", "/context/chats/" + chat, json::object{});
+    BOOST_TEST(empty.status == 400u);
+
+    auto approval = f.wait_for(run, "approval.required");
+    f.approve(run, std::string(approval.data.at("call_id").as_string()));
+    BOOST_TEST(f.events(run).back().type == "run.completed");
+    auto [after, ended] = f.send("GET", "/context/chats/" + chat);
+    BOOST_TEST(ended.at("live_run").is_null());
+    // A later message does not rename a named chat.
+    BOOST_TEST(ended.at("title").as_string() == "Typo hunt");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -352,6 +352,10 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated) {
                                 "ALTER TABLE tool_calls DROP COLUMN preview; "
                                 "DROP TABLE session_edits; DROP TABLE edit_sessions; "
                                 "ALTER TABLE chats DROP COLUMN edits; "
+                                "ALTER TABLE chats DROP COLUMN title; "
+                                "INSERT INTO messages (chat_id, run_id, role, content, created_at) "
+                                "VALUES ('c1', '', 'user', 'Rename\nthe module', 1), "
+                                "('c1', '', 'user', 'Second', 2); "
                                 "PRAGMA user_version=1;",
                                 nullptr, nullptr, nullptr) == SQLITE_OK);
         sqlite3_close(raw);
@@ -361,6 +365,7 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated) {
     auto migrated = t.wait(t.s->chat("c1"));
     BOOST_TEST_REQUIRE(migrated.has_value());
     BOOST_TEST(migrated->edits == "approve");  // chats from before review mode keep approvals
+    BOOST_TEST(migrated->title == "Rename the module");  // named after their first message
     t.run("r1", "c1");
     write_batch b;
     b.run_messages.push_back({"r1", 0, "user", "hello"});

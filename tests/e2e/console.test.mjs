@@ -1,0 +1,422 @@
+// The web console in a real browser: Debian's Chromium driven by playwright-core, against the
+// real gateway binary and the scripted fake model. Screenshots go to the build folder and are
+// checked not to be blank.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createConnection, createServer } from 'node:net';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { PROMPTS, api, dir, runEvents, startGateway, startScriptedFake, writeConfig } from './support.mjs';
+
+const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
+const SHOTS = process.env.CONSOLE_SCREENSHOTS ?? fileURLToPath(new URL('../../build/console-screenshots', import.meta.url));
+const call = (tool, parameters) => JSON.stringify({ tool, parameters, terminate: false });
+const WAIT = { timeout: 15_000 };
+
+let browser;
+before(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    // Root in CI: no sandbox. The rest keeps Chromium off the (closed) network.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+});
+after(() => browser?.close());
+
+// A page that fails the test on any script error or Content-Security-Policy violation.
+async function openPage(base, viewport = { width: 1280, height: 800 }) {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  page.problems = [];
+  page.on('pageerror', (e) => page.problems.push('pageerror: ' + e.message));
+  page.on('console', (m) => {
+    if (/Content Security Policy|Refused to/i.test(m.text())) page.problems.push('csp: ' + m.text());
+  });
+  await page.goto(base + '/console/');
+  return page;
+}
+
+// A screenshot saved under the build folder, with more than a handful of colours in it.
+async function screenshot(page, name) {
+  const file = join(SHOTS, name + '.png');
+  await page.screenshot({ path: file });
+  const probe = await browser.newPage();
+  const colours = await probe.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = 'data:image/png;base64,' + b64;
+    await img.decode();
+    const canvas = document.createElement('canvas');
+    canvas.width = img.width;
+    canvas.height = img.height;
+    const g = canvas.getContext('2d');
+    g.drawImage(img, 0, 0);
+    const data = g.getImageData(0, 0, img.width, img.height).data;
+    const seen = new Set();
+    for (let i = 0; i < data.length; i += 4 * 7) seen.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+    return seen.size;
+  }, readFileSync(file).toString('base64'));
+  await probe.close();
+  assert.ok(colours > 20, `${file} looks blank (${colours} colours)`);
+}
+
+// A TCP proxy in front of the gateway whose connections the test can cut and refuse: a dropped
+// network, as the browser sees it.
+async function startProxy(port) {
+  const sockets = new Set();
+  let refusing = false;
+  const server = createServer((client) => {
+    if (refusing) return client.destroy();
+    const upstream = createConnection({ host: '127.0.0.1', port });
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {});
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  after(() => server.close());
+  return {
+    base: `http://127.0.0.1:${server.address().port}`,
+    cut() {
+      refusing = true;
+      for (const s of sockets) s.destroy();
+    },
+    restore() {
+      refusing = false;
+    },
+  };
+}
+
+async function setup(name, script, extra = '') {
+  const workspace = join(dir, name + '-ws');
+  mkdirSync(workspace, { recursive: true });
+  writeFileSync(join(workspace, 'README.md'), 'hello teh world\n');
+  const fakePort = await startScriptedFake(script);
+  const config = writeConfig(name + '.yaml', fakePort, `context:
+  data_dir: ${join(dir, name + '-data')}
+  prompts_dir: ${PROMPTS}
+  workspaces: ["${workspace}"]
+${extra}`);
+  const gw = await startGateway(config);
+  return { gw, workspace };
+}
+
+async function newChat(page, { title, edits } = {}) {
+  await page.getByRole('link', { name: 'New chat' }).click();
+  if (title) await page.getByLabel(/^Title/).fill(title);
+  await page.getByLabel('Model').fill('fake-model');
+  if (edits === 'review') await page.getByLabel('Record suggestions for review').check();
+  await page.getByRole('button', { name: 'Create chat' }).click();
+  await page.getByRole('tab', { name: 'Conversation' }).waitFor(WAIT);
+}
+
+async function send(page, text) {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text);
+  await page.getByRole('button', { name: 'Send' }).click();
+}
+
+test('a chat: steps arrive, an approval edited before approving writes the edited text', async () => {
+  const { gw, workspace } = await setup('console-edit', [
+    call('read_file', { path: 'README.md' }),
+    call('replace_in_file', { path: 'README.md', find: 'teh', replace: 'the' }),
+    'Fixed the typo.',
+  ]);
+  const page = await openPage(gw.base);
+  await newChat(page);
+  await send(page, 'Fix the typo in README.md');
+
+  const card = page.locator('section.approval');
+  await page.locator('section.approval').waitFor(WAIT);
+  // The step before it arrived and shows its phrase; the status line counts steps.
+  await page.locator('.timeline .call', { hasText: 'Reading README.md' }).waitFor(WAIT);
+  await page.getByRole('status').filter({ hasText: 'step 2/10' }).waitFor(WAIT);
+  // The diff, rendered.
+  await page.locator('section.approval .d2h-file-wrapper').waitFor(WAIT);
+  assert.match(await page.locator('section.approval .diff').innerText(), /teh/);
+  await screenshot(page, 'approval-card');
+
+  await page.getByRole('button', { name: 'Edit before approving' }).click();
+  await page.getByLabel('replace', { exact: true }).fill('THE');
+  await page.getByRole('button', { name: /Approve edited/ }).click();
+  await page.getByText('Fixed the typo.').first().waitFor(WAIT);
+  assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), 'hello THE world\n');
+  assert.equal(await card.count(), 0);
+
+  // The finished run's steps, replayed on request.
+  await page.getByRole('button', { name: /Show steps \(2 tool calls, completed\)/ }).click();
+  await page.locator('.past-run .call', { hasText: 'Editing README.md' }).waitFor(WAIT);
+  await page.locator('.past-run .call summary', { hasText: 'Editing README.md' }).click();
+  assert.match(await page.locator('.past-run .call', { hasText: 'Editing README.md' }).innerText(), /Edited by the human[\s\S]*THE/);
+  // The chat is named after its first message, and found by it.
+  await page.getByLabel('Search chats by title').fill('typo');
+  await page.getByRole('link', { name: /Fix the typo in README.md/ }).waitFor(WAIT);
+  await page.getByLabel('Search chats by title').fill('nothing like it');
+  await page.getByText('No chat matches.').waitFor(WAIT);
+  await page.getByLabel('Search chats by title').fill('');
+  await screenshot(page, 'chat-with-steps');
+
+  // The phone layout: the chat alone, with a way back to the list.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByRole('link', { name: 'Chats' }).click();
+  await page.getByRole('link', { name: 'New chat' }).waitFor(WAIT);
+  assert.deepEqual(page.problems, []);
+});
+
+test('reject with feedback: the model is told, and the file is untouched', async () => {
+  const { gw, workspace } = await setup('console-reject', [
+    call('replace_in_file', { path: 'README.md', find: 'teh', replace: 'teh!' }),
+    'Understood, left it alone.',
+  ]);
+  const page = await openPage(gw.base);
+  await newChat(page, { title: 'Rejecting' });
+  await send(page, 'Change README.md');
+  await page.locator('section.approval').waitFor(WAIT);
+  // The keyboard: r opens the feedback box.
+  await page.locator('section.approval').focus();
+  await page.keyboard.press('r');
+  const feedback = page.getByLabel('Tell the agent why (optional)');
+  await feedback.waitFor(WAIT);
+  await feedback.fill('Keep the original wording');
+  await page.getByRole('button', { name: 'Reject', exact: true }).click();
+  await page.getByText('Understood, left it alone.').first().waitFor(WAIT);
+  assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), 'hello teh world\n');
+  await page.getByRole('button', { name: /Show steps/ }).click();
+  const step = page.locator('.past-run .call').first();
+  await step.locator('summary').click();
+  const text = await step.innerText();
+  assert.match(text, /rejected/);
+  // What the model read: the denial with the human's words.
+  assert.match(text, /denied[\s\S]*Keep the original wording/);
+  assert.deepEqual(page.problems, []);
+});
+
+test('a workflow runs from the form generated from its schema', async () => {
+  const workflows = join(dir, 'console-workflows');
+  mkdirSync(workflows, { recursive: true });
+  writeFileSync(join(workflows, 'show_file.yaml'), `id: show_file
+name: Show a file
+description: Reads a file.
+category: Reading
+parameters:
+  type: object
+  properties:
+    path:
+      type: string
+      minLength: 1
+      description: The file to read
+    end_line:
+      type: integer
+      minimum: 1
+      default: 5
+      description: The last line to show
+    style:
+      type: string
+      enum: [plain, fancy]
+      default: plain
+  required: [path]
+steps:
+  - id: read
+    tool: read_file
+    parameters:
+      path: "{{params.path}}"
+      end_line: "{{params.end_line}}"
+`);
+  const { gw } = await setup('console-workflow', [], `  workflows_dir: ${workflows}\n`);
+  const page = await openPage(gw.base);
+  await newChat(page, { title: 'Workflows' });
+  await page.getByRole('tab', { name: 'Workflows' }).click();
+  await page.getByRole('heading', { name: 'Reading' }).waitFor(WAIT);
+  await page.getByRole('button', { name: 'Show a file' }).click();
+  // Defaults filled in, enums as a select, descriptions attached, required marked.
+  assert.equal(await page.getByLabel('end_line').inputValue(), '5');
+  assert.equal(await page.getByLabel('style').evaluate((e) => e.tagName), 'SELECT');
+  assert.equal(await page.getByLabel('path').getAttribute('required'), '');
+  assert.equal(await page.getByLabel('path').evaluate((e) => document.getElementById(e.getAttribute('aria-describedby')).textContent), 'The file to read');
+  await page.getByLabel('path').fill('README.md');
+  await page.getByRole('button', { name: 'Run Show a file' }).click();
+  // The run shows in the conversation with its steps, also once it has ended.
+  const entry = page.locator('.message', { hasText: 'hello teh world' });
+  await entry.waitFor(WAIT);
+  await entry.getByRole('button', { name: /Show steps \(1 tool call, completed\)/ }).click();
+  await entry.locator('.timeline .workflow-step', { hasText: 'read' }).waitFor(WAIT);
+  await entry.locator('.timeline .call', { hasText: 'read_file' }).waitFor(WAIT);
+  assert.deepEqual(page.problems, []);
+});
+
+test('a cut event stream resumes with Last-Event-ID: no gap, no duplicate step', async () => {
+  const { gw } = await setup('console-resume', [
+    call('read_file', { path: 'README.md' }),
+    call('replace_in_file', { path: 'README.md', find: 'teh', replace: 'the' }),
+    call('read_file', { path: 'README.md' }),
+    call('list_files', { path: '.' }),
+    'All done after the cut.',
+  ]);
+  const proxy = await startProxy(new URL(gw.base).port);
+  const page = await openPage(proxy.base);
+  await newChat(page);
+  await send(page, 'Fix it');
+  await page.locator('section.approval').waitFor(WAIT);
+  const runId = await page.locator('.live-run').getAttribute('data-run-id');
+  const callId = await page.locator('section.approval').getAttribute('data-call-id');
+
+  // The network drops; meanwhile the run goes on (approved from elsewhere) and ends.
+  proxy.cut();
+  await page.getByRole('status').filter({ hasText: 'reconnecting' }).waitFor(WAIT);
+  const decided = await api(gw.base, 'POST', `/context/runs/${runId}/approvals/${callId}`, { decision: 'approve' });
+  assert.equal(decided.status, 200);
+  const all = await runEvents(gw.base, runId);
+  assert.equal(all.at(-1).type, 'run.completed');
+  proxy.restore();
+
+  // The console catches up: the steps it missed, each once, in order.
+  await page.getByText('All done after the cut.').first().waitFor(WAIT);
+  const expected = all.filter((e) => e.type === 'tool.call').map((e) => e.call_id);
+  await page.getByRole('button', { name: /Show steps/ }).click();
+  await page.locator('.past-run .call').nth(expected.length - 1).waitFor(WAIT);
+  const shown = await page.locator('.past-run .call').evaluateAll((els) => els.map((e) => e.dataset.callId));
+  assert.deepEqual(shown, expected);
+  assert.deepEqual(page.problems, []);
+});
+
+test('the live view after a cut: every event applied once', async () => {
+  const { gw } = await setup('console-live-resume', [
+    call('replace_in_file', { path: 'README.md', find: 'teh', replace: 'the' }),
+    call('read_file', { path: 'README.md' }),
+    call('replace_in_file', { path: 'README.md', find: 'world', replace: 'there' }),
+    'Two edits.',
+  ]);
+  const proxy = await startProxy(new URL(gw.base).port);
+  const page = await openPage(proxy.base);
+  await newChat(page);
+  await send(page, 'Edit twice');
+  await page.locator('section.approval').waitFor(WAIT);
+  const runId = await page.locator('.live-run').getAttribute('data-run-id');
+  const first = await page.locator('section.approval').getAttribute('data-call-id');
+  proxy.cut();
+  await page.getByRole('status').filter({ hasText: 'reconnecting' }).waitFor(WAIT);
+  await api(gw.base, 'POST', `/context/runs/${runId}/approvals/${first}`, { decision: 'approve' });
+  // The run is at the second approval now; the console has not seen any of it.
+  const seen = await runEvents(gw.base, runId, { stop: (e) => e.type === 'approval.required' && e.call_id !== first });
+  proxy.restore();
+  const second = seen.at(-1).call_id;
+  await page.locator(`section.approval[data-call-id="${second}"]`).waitFor(WAIT);
+  assert.equal(Number(await page.locator('.live-run').getAttribute('data-last-event')), seen.at(-1).id);
+  const shown = await page.locator('.live-run .call').evaluateAll((els) => els.map((e) => e.dataset.callId));
+  assert.deepEqual(shown, seen.filter((e) => e.type === 'tool.call').map((e) => e.call_id));
+  assert.deepEqual(page.problems, []);
+});
+
+test('two tabs on one approval: the second sees the first one\'s decision, not an error', async () => {
+  const { gw, workspace } = await setup('console-two-tabs', [
+    call('replace_in_file', { path: 'README.md', find: 'teh', replace: 'the' }),
+    'Done in one tab.',
+  ]);
+  const a = await openPage(gw.base);
+  await newChat(a, { title: 'Two tabs' });
+  await send(a, 'Fix it');
+  await a.locator('section.approval').waitFor(WAIT);
+
+  // Tab B comes through a proxy, so its stream can be cut before A decides: B still shows the
+  // approval when its human clicks.
+  const proxy = await startProxy(new URL(gw.base).port);
+  const b = await openPage(proxy.base);
+  await b.getByRole('link', { name: /Two tabs/ }).click();
+  await b.locator('section.approval').waitFor(WAIT);
+  await b.route('**/events', (route) => route.abort());
+  proxy.cut();
+  proxy.restore();
+
+  await a.getByRole('button', { name: /^Approve a$/ }).click();
+  await a.getByText('Done in one tab.').first().waitFor(WAIT);
+  assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), 'hello the world\n');
+
+  await b.getByRole('button', { name: /^Approve a$/ }).click();
+  await b.getByText(/Already decided elsewhere/).waitFor(WAIT);
+  // Once its stream is back, B shows the run as it ended.
+  await b.unroute('**/events');
+  await b.getByText('Done in one tab.').first().waitFor(WAIT);
+  assert.deepEqual([...a.problems, ...b.problems], []);
+});
+
+test('review: hunks picked by checkbox are accepted, the rest rejected', async () => {
+  const numbered = Array.from({ length: 20 }, (_, i) => `line ${i + 1}\n`).join('');
+  const { gw, workspace } = await setup('console-review', [
+    call('replace_in_file', { path: 'list.txt', find: 'line 2\n', replace: 'line two\n' }),
+    call('replace_in_file', { path: 'list.txt', find: 'line 19\n', replace: 'line nineteen\n' }),
+    'Two suggestions await your review.',
+  ]);
+  writeFileSync(join(workspace, 'list.txt'), numbered);
+  const page = await openPage(gw.base);
+  await newChat(page, { title: 'Review', edits: 'review' });
+  await send(page, 'Spell out two numbers');
+  await page.getByText('Two suggestions await your review.').first().waitFor(WAIT);
+  assert.equal(readFileSync(join(workspace, 'list.txt'), 'utf8'), numbered);
+
+  await page.getByRole('tab', { name: 'Review' }).click();
+  const session = page.locator('article.session');
+  await session.locator('.hunk').nth(1).waitFor(WAIT);
+  assert.equal(await session.locator('.hunk').count(), 2);
+  assert.match(await session.locator('h3').innerText(), /list\.txt/);
+  await screenshot(page, 'review');
+  // Only the first hunk.
+  await session.locator('.hunk').nth(1).getByRole('checkbox').uncheck();
+  await page.getByRole('button', { name: 'Accept selected (1)' }).click();
+  await page.locator('article.session .hunk').filter({ hasText: 'nineteen' }).waitFor(WAIT);
+  await page.waitForFunction(() => document.querySelectorAll('article.session .hunk').length === 1);
+  assert.equal(readFileSync(join(workspace, 'list.txt'), 'utf8'), numbered.replace('line 2\n', 'line two\n'));
+  // The rest is rejected: nothing more is written.
+  await page.getByRole('button', { name: 'Reject' }).click();
+  await page.getByText('Nothing awaits review.').waitFor(WAIT);
+  await page.getByText(/Resolved \(1\)/).waitFor(WAIT);
+  assert.equal(readFileSync(join(workspace, 'list.txt'), 'utf8'), numbered.replace('line 2\n', 'line two\n'));
+  assert.deepEqual(page.problems, []);
+});
+
+test('the document: written in the console, the agent\'s approved edit appears live', async () => {
+  const { gw } = await setup('console-document', [
+    call('edit_document', { find: 'teh', replace: 'the' }),
+    'Fixed the document.',
+  ]);
+  const page = await openPage(gw.base);
+  await newChat(page, { title: 'Document' });
+  await page.getByRole('tab', { name: 'Document' }).click();
+  await page.getByText('This chat has no document yet.').waitFor(WAIT);
+  await page.getByLabel('Name').fill('draft.md');
+  await page.getByLabel(/^Text/).fill('A draft with teh typo.');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByText('version 1').waitFor(WAIT);
+
+  await page.getByRole('tab', { name: 'Conversation' }).click();
+  await send(page, 'Fix the document');
+  await page.locator('section.approval').waitFor(WAIT);
+  await page.getByRole('button', { name: /^Approve a$/ }).click();
+  await page.getByText('Fixed the document.').first().waitFor(WAIT);
+  await page.getByRole('tab', { name: 'Document' }).click();
+  await page.waitForFunction(() => document.getElementById('doc-text').value === 'A draft with the typo.');
+  await page.getByText('version 2').waitFor(WAIT);
+  assert.deepEqual(page.problems, []);
+});
+
+test('sign-in with a Context API key when keys are configured', async () => {
+  const { gw } = await setup('console-keys', [], `  api_keys: ["console-test-key-0123456789"]\n`);
+  const page = await openPage(gw.base);
+  await page.getByLabel('API key').fill('wrong-key-0123456789');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('alert').filter({ hasText: 'refused' }).waitFor(WAIT);
+  await page.getByLabel('API key').fill('console-test-key-0123456789');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('link', { name: 'New chat' }).waitFor(WAIT);
+  // Kept for the tab: a reload stays signed in; a new tab asks again.
+  await page.reload();
+  await page.getByRole('link', { name: 'New chat' }).waitFor(WAIT);
+  const other = await openPage(gw.base);
+  await other.getByLabel('API key').waitFor(WAIT);
+  assert.deepEqual(page.problems, []);
+});

@@ -1,0 +1,90 @@
+// The web console as the gateway serves it: the embedded files, their caching and security
+// headers, conditional and compressed answers, and the switch that turns it off.
+#include "gateway/console/assets.hpp"
+
+#include "tests/integration/harness.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace gateway::testing;
+
+BOOST_AUTO_TEST_SUITE(console)
+
+BOOST_AUTO_TEST_CASE(index_and_hashed_assets_with_their_caching_and_policy) {
+    fake_upstream fake;
+    running_gateway gw(make_config(fake));
+    client c(gw.port());
+
+    auto redirect = c.request(make_request("GET", "/console"));
+    BOOST_TEST(redirect.status == 308u);
+    BOOST_TEST(redirect.header("location") == "/console/");
+
+    auto index = c.request(make_request("GET", "/console/"));
+    BOOST_TEST(index.status == 200u);
+    BOOST_TEST(index.header("content-type") == "text/html; charset=utf-8");
+    BOOST_TEST(index.header("cache-control") == "no-cache");
+    BOOST_TEST(index.header("content-security-policy").starts_with("default-src 'self';"));
+    BOOST_TEST(index.header("content-security-policy").find("unsafe") == std::string::npos);
+    BOOST_TEST(index.header("x-content-type-options") == "nosniff");
+    BOOST_TEST(index.header("x-frame-options") == "DENY");
+    BOOST_TEST(index.body.find("<div id=\"app\">") != std::string::npos);
+
+    // Every asset index.html names is served, immutable, under its content hash.
+    int assets = 0;
+    for (const auto& file : gateway::console::embedded_assets()) {
+        if (!file.immutable) continue;
+        ++assets;
+        BOOST_TEST(index.body.find("/console/" + std::string(file.name)) != std::string::npos);
+        auto r = c.request(make_request("GET", "/console/" + std::string(file.name)));
+        BOOST_TEST(r.status == 200u);
+        BOOST_TEST(r.header("cache-control") == "public, max-age=31536000, immutable");
+        BOOST_TEST(r.body == file.body);
+    }
+    BOOST_TEST(assets >= 2);  // the script and the stylesheet
+
+    // Revalidation: the ETag gives a 304 without a body.
+    auto etag = index.header("etag");
+    BOOST_TEST(!etag.empty());
+    c.send(make_request("GET", "/console/", {}, "If-None-Match: W/" + etag + "\r\n"));
+    auto same = c.read_response(true);
+    BOOST_TEST(same.status == 304u);
+    BOOST_TEST(same.header("content-length").empty());
+    BOOST_TEST(same.header("etag") == etag);
+    auto other = c.request(make_request("GET", "/console/", {}, "If-None-Match: \"old\"\r\n"));
+    BOOST_TEST(other.status == 200u);
+
+    // gzip only to clients that take it.
+    auto zipped = c.request(make_request("GET", "/console/", {}, "Accept-Encoding: br, gzip\r\n"));
+    BOOST_TEST(zipped.header("content-encoding") == "gzip");
+    BOOST_TEST(zipped.header("vary") == "Accept-Encoding");
+    BOOST_TEST(zipped.body.substr(0, 2) == std::string("\x1f\x8b"));
+    auto refused =
+        c.request(make_request("GET", "/console/", {}, "Accept-Encoding: gzip;q=0, *\r\n"));
+    BOOST_TEST(refused.header("content-encoding").empty());
+    BOOST_TEST(refused.body == index.body);
+
+    // HEAD: the headers alone.
+    c.send(make_request("HEAD", "/console/"));
+    auto head = c.read_response(true);
+    BOOST_TEST(head.status == 200u);
+    BOOST_TEST(head.header("content-length") == std::to_string(index.body.size()));
+
+    BOOST_TEST(c.request(make_request("GET", "/console/assets/nothing.js")).status == 404u);
+    BOOST_TEST(c.request(make_request("POST", "/console/", "{}")).status == 405u);
+    // A dot segment is refused with the request head, before any route.
+    client other_client(gw.port());
+    BOOST_TEST(other_client.request(make_request("GET", "/console/../etc/passwd")).status == 400u);
+    BOOST_TEST(fake.requests().empty());
+}
+
+BOOST_AUTO_TEST_CASE(switched_off_it_is_not_served) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    config.server.console = false;
+    running_gateway gw(config);
+    client c(gw.port());
+    BOOST_TEST(c.request(make_request("GET", "/console/")).status == 404u);
+    BOOST_TEST(c.request(make_request("GET", "/console")).status == 404u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
