@@ -107,6 +107,7 @@ std::string title_from(std::string_view message) {
         std::size_t need = first >= 0xF0 ? 4 : first >= 0xE0 ? 3 : first >= 0xC0 ? 2 : 1;
         if (end - (lead - 1) < need) title.resize(lead - 1);
     }
+    while (!title.empty() && title.back() == ' ') title.pop_back();
     return title;
 }
 
