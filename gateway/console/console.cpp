@@ -3,11 +3,6 @@
 #include "gateway/error.hpp"
 #include "gateway/http/response.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
-
-#include <array>
 #include <cctype>
 #include <string>
 #include <utility>
@@ -100,44 +95,25 @@ net::awaitable<void> site::serve(http::request_context& ctx) const {
     if (name.empty()) name = "index.html";
     const asset* file = find(name);
     if (!file) {
-        co_await http::write_error(ctx, errc::not_found,
-                                   "No console file `" + std::string(name) + "`.");
+        auto message = "No console file `" + std::string(name) + "`.";
+        co_await http::write_error(ctx, errc::not_found, message);
         co_return;
     }
 
     const auto& head = ctx.req.base();
     bool gzip = !file->gzip.empty() && accepts_gzip(head[beast::http::field::accept_encoding]);
-    std::string_view body = gzip ? file->gzip : file->body;
     bool not_modified = matches_etag(head[beast::http::field::if_none_match], file->etag);
-    unsigned status = not_modified ? 304 : 200;
-
-    if (ctx.draining) ctx.keep_alive = false;
-    http::response_head h(status);
-    h.field("Content-Type", file->content_type)
-        .field("ETag", file->etag)
-        .field("Cache-Control",
-               file->immutable ? "public, max-age=31536000, immutable" : "no-cache")
-        .field("Content-Security-Policy", content_security_policy)
-        .field("X-Content-Type-Options", "nosniff")
-        .field("Referrer-Policy", "no-referrer")
-        .field("X-Frame-Options", "DENY");
-    if (!file->gzip.empty()) h.field("Vary", "Accept-Encoding");
-    if (gzip) h.field("Content-Encoding", "gzip");
-    // A 304 has no body and names no length (it would have to be the 200's).
-    std::string framing;
-    if (!not_modified) framing = "Content-Length: " + std::to_string(body.size());
-    auto bytes = h.finish(ctx.request_id, framing, ctx.keep_alive ? "" : "close");
-    bool with_body = !not_modified && ctx.req.method() != beast::http::verb::head;
-    ctx.response_started = true;
-    ctx.status = status;
-    ctx.bytes_sent = with_body ? body.size() : 0;
-    std::array<net::const_buffer, 2> buffers{net::buffer(bytes),
-                                             net::buffer(body.data(), body.size())};
-    if (!with_body) buffers[1] = net::const_buffer{};
-    ctx.deadline.arm(ctx.server.write_timeout);
-    auto [ec, n] =
-        co_await net::async_write(ctx.stream, buffers, net::as_tuple(net::use_awaitable));
-    if (ec) ctx.keep_alive = false;
+    std::vector<std::pair<std::string, std::string>> fields{
+        {"ETag", std::string(file->etag)},
+        {"Cache-Control", file->immutable ? "public, max-age=31536000, immutable" : "no-cache"},
+        {"Content-Security-Policy", std::string(content_security_policy)},
+        {"X-Content-Type-Options", "nosniff"},
+        {"Referrer-Policy", "no-referrer"},
+        {"X-Frame-Options", "DENY"}};
+    if (!file->gzip.empty()) fields.emplace_back("Vary", "Accept-Encoding");
+    if (gzip) fields.emplace_back("Content-Encoding", "gzip");
+    co_await http::write_response(ctx, not_modified ? 304 : 200, file->content_type,
+                                  gzip ? file->gzip : file->body, fields);
 }
 
 }  // namespace gateway::console

@@ -51,17 +51,21 @@ net::awaitable<boost::system::error_code> write_response(
     request_context& ctx, unsigned status, std::string_view content_type, std::string_view body,
     const std::vector<std::pair<std::string, std::string>>& extra) {
     if (ctx.draining) ctx.keep_alive = false;
+    // 1xx, 204 and 304 carry no body and name no length (a 304's would have to be the 200's).
+    bool bodyless = status < 200 || status == 204 || status == 304;
     response_head h(status);
     h.field("Content-Type", content_type);
     for (const auto& [name, value] : extra) h.field(name, value);
-    auto head = h.finish(ctx.request_id, "Content-Length: " + std::to_string(body.size()),
-                         ctx.keep_alive ? "" : "close");
+    std::string framing;
+    if (!bodyless) framing = "Content-Length: " + std::to_string(body.size());
+    auto head = h.finish(ctx.request_id, framing, ctx.keep_alive ? "" : "close");
+    bool with_body = !bodyless && ctx.req.method() != beast::http::verb::head;
     ctx.response_started = true;
     ctx.status = status;
-    ctx.bytes_sent = body.size();
+    ctx.bytes_sent = with_body ? body.size() : 0;
     std::array<net::const_buffer, 2> buffers{net::buffer(head),
                                              net::buffer(body.data(), body.size())};
-    if (ctx.req.method() == beast::http::verb::head) buffers[1] = net::const_buffer{};
+    if (!with_body) buffers[1] = net::const_buffer{};
     ctx.deadline.arm(ctx.server.write_timeout);
     auto [ec, n] =
         co_await net::async_write(ctx.stream, buffers, net::as_tuple(net::use_awaitable));

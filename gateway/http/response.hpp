@@ -30,7 +30,8 @@ private:
 };
 
 // Writes a complete response with x-request-id, Content-Length, `extra` fields and, when the
-// connection will close, `Connection: close`. Returns the write error (the caller then drops
+// connection will close, `Connection: close`. A HEAD request gets the head alone; a 1xx, 204 or
+// 304 status neither a body nor a Content-Length. Returns the write error (the caller then drops
 // the connection).
 net::awaitable<boost::system::error_code> write_response(
     request_context& ctx, unsigned status, std::string_view content_type, std::string_view body,
