@@ -1,5 +1,6 @@
 #include "gateway/context/api.hpp"
 
+#include "gateway/agent/excerpt.hpp"
 #include "gateway/context/views.hpp"
 #include "gateway/error.hpp"
 
@@ -83,30 +84,17 @@ std::string title_member(const json::object& body, std::string& error) {
     return title;
 }
 
-// The title a chat gets from its first message: the message's words up to about 80 characters,
-// on one line, cut at a character boundary.
+// The title a chat gets from its first message: its words on one line, at most 80 bytes, cut
+// at a character boundary.
 std::string title_from(std::string_view message) {
-    std::string title;
-    bool space = false;
+    std::string words;
     for (char c : message) {
         bool blank = c == ' ' || c == '\n' || c == '\r' || c == '\t';
-        if (blank) {
-            space = !title.empty();
-            continue;
-        }
-        if (space) title += ' ';
-        space = false;
-        title += c;
-        if (title.size() >= 80) break;
+        if (blank && (words.empty() || words.back() == ' ')) continue;
+        words += blank ? ' ' : c;
+        if (words.size() > 80) break;
     }
-    // Drop a UTF-8 sequence the cut left incomplete.
-    std::size_t end = title.size(), lead = end;
-    while (lead > 0 && (static_cast<unsigned char>(title[lead - 1]) & 0xC0) == 0x80) --lead;
-    if (lead > 0) {
-        auto first = static_cast<unsigned char>(title[lead - 1]);
-        std::size_t need = first >= 0xF0 ? 4 : first >= 0xE0 ? 3 : first >= 0xC0 ? 2 : 1;
-        if (end - (lead - 1) < need) title.resize(lead - 1);
-    }
+    std::string title(agent::utf8_prefix(words, 80));
     while (!title.empty() && title.back() == ' ') title.pop_back();
     return title;
 }

@@ -20,6 +20,7 @@ constexpr const char* insert_chat_sql =
 constexpr const char* update_chat_edits = "UPDATE chats SET edits = ?2 WHERE id = ?1";
 constexpr const char* update_chat_title = "UPDATE chats SET title = ?2 WHERE id = ?1";
 constexpr const char* select_chat_exists = "SELECT 1 FROM chats WHERE id = ?1";
+#undef CHAT_COLUMNS
 constexpr const char* delete_chat_sql = "DELETE FROM chats WHERE id = ?1";
 
 constexpr const char* select_message_page =
