@@ -154,10 +154,10 @@ export function ChatView({ chatId, onChanged }) {
     try {
       const started = await post(`/context/chats/${encodeURIComponent(chatId)}/messages`, { content });
       setError('');
-      setChat((c) => c && { ...c, messages: [...c.messages, { id: 'pending', role: 'user', content, run_id: started.run_id, created_at: Date.now() }] });
       setLiveId(started.run_id);
-      onChanged();
+      // The message is stored before the run starts: read it back with the chat's new title.
       load();
+      onChanged();
       return true;
     } catch (err) {
       setError(err.message);
@@ -183,7 +183,7 @@ export function ChatView({ chatId, onChanged }) {
 
   if (!chat) return error ? <p class="error" role="alert">{error}</p> : <p class="loading">Loading the chat…</p>;
 
-  const live = liveId && (isLive(run.status) || run.lastId === 0);
+  const live = liveId && isLive(run.status);
   const runsById = Object.fromEntries((chat.runs ?? []).map((r) => [r.id, r]));
   // Messages, and the runs no message names (workflow runs), in the order they happened.
   const named = new Set(chat.messages.map((m) => m.run_id));

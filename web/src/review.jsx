@@ -90,7 +90,7 @@ export function ReviewPanel({ chatId, changed }) {
       <h2>Suggestions to review</h2>
       {error && <p class="error" role="alert">{error}</p>}
       {!open.length && <p class="muted">Nothing awaits review. In a chat whose edits are recorded for review, the agent's writes appear here.</p>}
-      {open.map((s) => <Session key={s.id + ':' + s.updated_at + ':' + changed} id={s.id} onResolved={load} />)}
+      {open.map((s) => <Session key={s.id + ':' + s.updated_at} id={s.id} onResolved={load} />)}
       {resolved.length > 0 && (
         <details>
           <summary>Resolved ({resolved.length})</summary>
