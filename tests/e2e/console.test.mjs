@@ -404,6 +404,44 @@ test('the document: written in the console, the agent\'s approved edit appears l
   assert.deepEqual(page.problems, []);
 });
 
+test('approve for this run by keyboard, cancel a run, delete a chat', async () => {
+  const { gw, workspace } = await setup('console-scope', [
+    call('replace_in_file', { path: 'README.md', find: 'teh', replace: 'the' }),
+    call('replace_in_file', { path: 'README.md', find: 'world', replace: 'there' }),
+    'Both edits made.',
+    call('replace_in_file', { path: 'README.md', find: 'hello', replace: 'bye' }),
+  ]);
+  const page = await openPage(gw.base);
+  await newChat(page, { title: 'Scoped' });
+  await send(page, 'Two edits');
+  await page.locator('section.approval').waitFor(WAIT);
+  const runId = await page.locator('.live-run').getAttribute('data-run-id');
+  // Shift+A: this tool is approved for the rest of the run, so the second edit is not asked.
+  await page.locator('section.approval').focus();
+  await page.keyboard.press('Shift+A');
+  await page.getByText('Both edits made.').first().waitFor(WAIT);
+  assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), 'hello the there\n');
+  const events = await runEvents(gw.base, runId);
+  assert.equal(events.filter((e) => e.type === 'approval.required').length, 1);
+  assert.equal(events.find((e) => e.type === 'approval.resolved').scope, 'run');
+
+  // Cancel while the next run awaits approval: nothing written, the run cancelled.
+  await send(page, 'One more');
+  await page.locator('section.approval').waitFor(WAIT);
+  const second = await page.locator('.live-run').getAttribute('data-run-id');
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await page.getByRole('button', { name: /Show steps \(1 tool call, cancelled\)/ }).waitFor(WAIT);
+  assert.equal((await api(gw.base, 'GET', `/context/runs/${second}`)).json.status, 'cancelled');
+  assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), 'hello the there\n');
+
+  // Delete asks once more, then the chat is gone.
+  await page.getByRole('button', { name: 'Delete Scoped' }).click();
+  await page.getByRole('button', { name: 'Confirm deleting Scoped' }).click();
+  await page.getByText('No chats yet.').waitFor(WAIT);
+  assert.equal((await api(gw.base, 'GET', '/context/chats')).json.data.length, 0);
+  assert.deepEqual(page.problems, []);
+});
+
 test('sign-in with a Context API key when keys are configured', async () => {
   const { gw } = await setup('console-keys', [], `  api_keys: ["console-test-key-0123456789"]\n`);
   const page = await openPage(gw.base);
