@@ -4,77 +4,24 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FAKE, GATEWAY, PROMPTS, dir, startAndWait, until, writeConfig } from './support.mjs';
+import { PROMPTS, api as apiAs, dir, runEvents, startGateway, startScriptedFake, until, writeConfig } from './support.mjs';
 
 const KEY = 'e2e-context-key-0123456789';
-const children = [];
-after(() => children.forEach((c) => c.kill('SIGKILL')));
-
 const call = (tool, parameters) => JSON.stringify({ tool, parameters, terminate: false });
-
-async function startGateway(config) {
-  const gw = await startAndWait(GATEWAY, ['serve', '--config', config],
-    /listening on http:\/\/127\.0\.0\.1:(\d+)/, 'stderr');
-  children.push(gw.child);
-  return { ...gw, base: `http://127.0.0.1:${gw.match[1]}` };
-}
-
-async function api(base, method, path, body) {
-  const res = await fetch(base + path, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: await res.json() };
-}
-
-// Reads the run's SSE stream until `stop(event)` or the run ends; every event keeps its id.
-async function events(base, runId, stop = () => false, lastEventId) {
-  const headers = { authorization: `Bearer ${KEY}` };
-  if (lastEventId) headers['last-event-id'] = String(lastEventId);
-  const res = await fetch(`${base}/context/runs/${runId}/events`, {
-    headers, signal: AbortSignal.timeout(10_000),
-  });
-  assert.equal(res.status, 200);
-  assert.equal(res.headers.get('content-type'), 'text/event-stream');
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  const seen = [];
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return seen;
-    buffer += decoder.decode(value, { stream: true });
-    let end;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      if (frame.startsWith(':')) continue;
-      const field = (name) => frame.split('\n').find((l) => l.startsWith(name + ': '))?.slice(name.length + 2);
-      const event = { id: Number(field('id')), type: field('event'), data: JSON.parse(field('data')) };
-      seen.push(event);
-      if (stop(event) || ['run.completed', 'run.failed', 'run.cancelled'].includes(event.type)) {
-        await reader.cancel();
-        return seen;
-      }
-    }
-  }
-}
+const api = (base, method, path, body) => apiAs(base, method, path, body, { key: KEY });
+const events = (base, runId, options) => runEvents(base, runId, { ...options, key: KEY });
 
 test('fix a typo with approval, surviving a SIGKILL while the run waits', async () => {
   const workspace = join(dir, 'project');
   mkdirSync(workspace, { recursive: true });
   writeFileSync(join(workspace, 'README.md'), '# Demo\n\nThis is teh readme.\n');
-  const script = join(dir, 'script.json');
-  writeFileSync(script, JSON.stringify([
+  const fakePort = await startScriptedFake([
     call('search_files', { pattern: 'teh' }),
     call('read_file', { path: 'README.md' }),
     call('replace_in_file', { path: 'README.md', find: 'teh', replace: 'the' }),
     'Fixed the typo on line 3 of README.md.',
-  ]));
-  const fake = await startAndWait(FAKE, ['--port', '0', '--script', script], /listening on (\d+)/);
-  children.push(fake.child);
-  const config = writeConfig('context.yaml', fake.match[1], `context:
+  ]);
+  const config = writeConfig('context.yaml', fakePort, `context:
   data_dir: ${join(dir, 'context-data')}
   prompts_dir: ${PROMPTS}
   workspaces: ["${workspace}"]
@@ -93,32 +40,32 @@ test('fix a typo with approval, surviving a SIGKILL while the run waits', async 
   assert.equal(started.status, 202);
   const runId = started.json.run_id;
 
-  const before = await events(gw.base, runId, (e) => e.type === 'approval.required');
+  const before = await events(gw.base, runId, { stop: (e) => e.type === 'approval.required' });
   const approval = before.at(-1);
   assert.equal(approval.type, 'approval.required');
-  assert.equal(approval.data.tool, 'replace_in_file');
-  assert.match(approval.data.preview, /\+This is the readme\./);
+  assert.equal(approval.tool, 'replace_in_file');
+  assert.match(approval.preview, /\+This is the readme\./);
   assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), '# Demo\n\nThis is teh readme.\n');
 
   // The gateway dies without warning, then comes back on the same data_dir.
   gw.child.kill('SIGKILL');
-  await new Promise((resolve) => gw.child.on('exit', resolve));
+  await gw.exited;
   gw = await startGateway(config);
   const waiting = await api(gw.base, 'GET', `/context/runs/${runId}`);
   assert.equal(waiting.json.status, 'awaiting_approval');
-  assert.equal(waiting.json.pending_approval.id, approval.data.call_id);
+  assert.equal(waiting.json.pending_approval.id, approval.call_id);
 
   const decided = await api(gw.base, 'POST',
-    `/context/runs/${runId}/approvals/${approval.data.call_id}`, { decision: 'approve' });
+    `/context/runs/${runId}/approvals/${approval.call_id}`, { decision: 'approve' });
   assert.equal(decided.status, 200);
-  const rest = await events(gw.base, runId, undefined, approval.id);
+  const rest = await events(gw.base, runId, { lastEventId: approval.id });
   assert.equal(rest[0].id, approval.id + 1);
   assert.deepEqual(rest.map((e) => e.type),
     ['approval.resolved', 'tool.result', 'model.requested', 'message.delta', 'message.delta',
       'message', 'run.completed']);
   // The answer streamed as the model generated it, then came whole.
-  assert.equal(rest[3].data.text + rest[4].data.text, rest[5].data.content);
-  assert.equal(rest.at(-1).data.output, 'Fixed the typo on line 3 of README.md.');
+  assert.equal(rest[3].text + rest[4].text, rest[5].content);
+  assert.equal(rest.at(-1).output, 'Fixed the typo on line 3 of README.md.');
   assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), '# Demo\n\nThis is the readme.\n');
 
   const done = await api(gw.base, 'GET', `/context/runs/${runId}`);

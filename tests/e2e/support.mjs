@@ -1,6 +1,7 @@
 // Shared by the e2e tests: the binaries, a scratch folder, starting processes, configs, and a
 // Context API client (requests, a run's event stream).
 import { after } from 'node:test';
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -92,10 +93,13 @@ export function startGateway(config, failpoint) {
   });
 }
 
-// A JSON request to the gateway: its status and parsed answer.
-export async function api(base, method, path, body) {
+// A JSON request to the gateway (with the Context API `key` when given): its status and parsed
+// answer.
+export async function api(base, method, path, body, { key } = {}) {
+  const headers = { 'content-type': 'application/json' };
+  if (key) headers.authorization = `Bearer ${key}`;
   const res = await fetch(base + path, {
-    method, headers: { 'content-type': 'application/json' },
+    method, headers,
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, json: await res.json() };
@@ -103,11 +107,15 @@ export async function api(base, method, path, body) {
 
 // The run's events (each its data with its `id`) after `lastEventId`, until `stop(event)`, the
 // run's end, or the end of the stream.
-export async function runEvents(base, runId, { stop = () => false, lastEventId = 0 } = {}) {
+export async function runEvents(base, runId, { stop = () => false, lastEventId = 0, key } = {}) {
+  const headers = {};
+  if (lastEventId) headers['last-event-id'] = String(lastEventId);
+  if (key) headers.authorization = `Bearer ${key}`;
   const res = await fetch(`${base}/context/runs/${runId}/events`, {
-    headers: lastEventId ? { 'last-event-id': String(lastEventId) } : {},
-    signal: AbortSignal.timeout(15_000),
+    headers, signal: AbortSignal.timeout(15_000),
   });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'text/event-stream');
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
   const seen = [];
