@@ -37,6 +37,15 @@ error_info info(errc e) {
             return {404, "invalid_request_error", "not_found", "No such endpoint on this gateway."};
         case errc::unauthorized:
             return {401, "authentication_error", "invalid_api_key", "A valid API key is required."};
+        case errc::model_not_allowed:
+            return {403, "permission_error", "model_not_allowed",
+                    "This API key may not use the model requested."};
+        case errc::rate_limited:
+            return {429, "requests", "rate_limit_exceeded",
+                    "Rate limit reached for this API key; retry after the time retry-after gives."};
+        case errc::quota_exceeded:
+            return {429, "insufficient_quota", "insufficient_quota",
+                    "This API key has used its token budget for the period."};
         case errc::method_not_allowed:
             return {405, "invalid_request_error", "method_not_allowed",
                     "This method is not allowed on this endpoint."};

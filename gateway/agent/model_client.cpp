@@ -1,9 +1,13 @@
 #include "gateway/agent/model_client.hpp"
 
+#include "gateway/admin/usage_ledger.hpp"
 #include "gateway/error.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/observability/metrics.hpp"
+#include "gateway/passthrough/usage_observer.hpp"
 #include "gateway/providers/adapter.hpp"
 #include "gateway/sse/event_parser.hpp"
+#include "gateway/store/state_store.hpp"
 #include "gateway/upstream/exchange.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -168,8 +172,8 @@ net::awaitable<upstream::failure> read_stream(upstream::connection& conn,
 model_client::model_client(const config::gateway_config& config,
                            const passthrough::model_router& router,
                            const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
-                           net::any_io_executor executor)
-    : config_(config), router_(router), executor_(std::move(executor)) {
+                           net::any_io_executor executor, admin::usage_ledger* ledger)
+    : config_(config), router_(router), executor_(std::move(executor)), ledger_(ledger) {
     pools_.reserve(config.upstreams.size());
     for (std::size_t i = 0; i < config.upstreams.size(); ++i)
         pools_.emplace_back(config.upstreams[i], tls_contexts[i]);
@@ -277,8 +281,9 @@ net::awaitable<model_reply> model_client::complete(std::string model, std::strin
     auto& pool = pools_[router_.route(model)];
     streaming stream;
     if (on_text) {
-        // The body is ours: one JSON object; ask for a stream.
-        body.insert(body.size() - 1, ",\"stream\":true");
+        // The body is ours: one JSON object; ask for a stream, with its usage at the end.
+        body.insert(body.size() - 1,
+                    ",\"stream\":true,\"stream_options\":{\"include_usage\":true}");
         stream = {&providers::adapter_for(providers::provider::openai), std::move(on_text)};
     }
     const auto& up = pool.upstream();
@@ -288,8 +293,18 @@ net::awaitable<model_reply> model_client::complete(std::string model, std::strin
         body.size());
     std::function<std::string(unsigned, std::string_view)> explain =
         [](unsigned, std::string_view text) { return error_detail(text); };
+    auto started = std::chrono::steady_clock::now();
     auto result =
         co_await send(pool, head, body, request_id, cancel, std::move(on_retry), explain, stream);
+    if (result.ok) {
+        providers::usage used = result.streamed.used;
+        if (!stream.adapter) {
+            passthrough::usage_observer observer(false);
+            observer.feed(result.body);
+            used = observer.finish();
+        }
+        account(up, model, used, started);
+    }
     if (result.ok && !stream.adapter) co_return read_completion(result.body);
     if (result.ok) {
         // The streamed reply as read_completion would give it: native calls restated.
@@ -328,6 +343,7 @@ net::awaitable<model_turn> model_client::converse(providers::request request,
         [&adapter](unsigned status, std::string_view text) {
             return adapter.decode_error(status, text).message;
         };
+    auto started = std::chrono::steady_clock::now();
     auto result =
         co_await send(pool, head, body, request_id, cancel, std::move(on_retry), explain, stream);
     if (!result.ok) {
@@ -338,6 +354,7 @@ net::awaitable<model_turn> model_client::converse(providers::request request,
     if (stream.adapter) {
         turn.reply = std::move(result.streamed);
         turn.ok = true;
+        account(up, request.model, turn.reply.used, started);
         co_return turn;
     }
     std::string bad;
@@ -346,7 +363,28 @@ net::awaitable<model_turn> model_client::converse(providers::request request,
         co_return turn;
     }
     turn.ok = true;
+    account(up, request.model, turn.reply.used, started);
     co_return turn;
+}
+
+void model_client::account(const config::upstream_config& up, const std::string& model,
+                           const providers::usage& used,
+                           std::chrono::steady_clock::time_point started) {
+    auto& m = observability::metrics();
+    std::string_view provider = up.provider == config::provider_kind::openai      ? "openai"
+                                : up.provider == config::provider_kind::anthropic ? "anthropic"
+                                                                                  : "gemini";
+    auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started);
+    m.operation_duration.with({up.name, provider, model}).observe(seconds.count());
+    m.usage_reports.with({up.name, used.known ? "agent" : "none"}).inc();
+    if (used.known) {
+        m.token_usage.with({up.name, provider, model, "input"})
+            .observe(static_cast<double>(used.input));
+        m.token_usage.with({up.name, provider, model, "output"})
+            .observe(static_cast<double>(used.output));
+    }
+    if (ledger_)
+        ledger_->record("context", model, up.name, used.input, used.output, store::now_ms());
 }
 
 }  // namespace gateway::agent

@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+namespace gateway::admin {
+class usage_ledger;
+}
+
 namespace gateway::agent {
 
 namespace net = boost::asio;
@@ -26,7 +30,7 @@ class model_client final : public model_port {
 public:
     model_client(const config::gateway_config& config, const passthrough::model_router& router,
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
-                 net::any_io_executor executor);
+                 net::any_io_executor executor, admin::usage_ledger* ledger = nullptr);
 
     // `body` is the complete JSON request; `model` picks the upstream. `request_id` goes out as
     // x-request-id.
@@ -69,9 +73,14 @@ private:
                                            const std::string& body, call_canceller& cancel,
                                            const streaming& stream);
 
+    // Metrics and the usage ledger (key "context") for a model call that succeeded.
+    void account(const config::upstream_config& up, const std::string& model,
+                 const providers::usage& used, std::chrono::steady_clock::time_point started);
+
     const config::gateway_config& config_;
     const passthrough::model_router& router_;
     net::any_io_executor executor_;
+    admin::usage_ledger* ledger_;
     std::vector<upstream::pool> pools_;
 };
 

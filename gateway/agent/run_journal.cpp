@@ -4,12 +4,62 @@
 
 #include "gateway/agent/excerpt.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/observability/metrics.hpp"
 
 #include <boost/json/serialize.hpp>
+
+#include <chrono>
+#include <map>
+#include <mutex>
 
 namespace gateway::agent {
 
 namespace json = boost::json;
+
+namespace {
+
+std::string_view string_of(const json::object& o, std::string_view key) {
+    const auto* v = o.if_contains(key);
+    return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
+// The agent's metrics, read off the events every run already records: one place sees every
+// step, re-ask, tool call, approval and ending, whichever part of the engine made it.
+void count(std::string_view type, const json::object& event) {
+    auto& m = observability::metrics();
+    if (type == "step.completed") {
+        m.agent_steps.with().inc();
+    } else if (type == "model.retry") {
+        if (auto reason = string_of(event, "reason"); !reason.empty())
+            m.agent_reasks.with({reason}).inc();
+    } else if (type == "tool.result") {
+        const auto* ok = event.if_contains("ok");
+        bool good = ok && ok->is_bool() && ok->get_bool();
+        m.tool_calls.with({string_of(event, "tool"), good ? "ok" : "error"}).inc();
+    } else if (type == "approval.required" || type == "approval.resolved") {
+        // Waits are timed in this process; one that spans a restart is not observed.
+        static std::mutex mutex;
+        static std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> asked;
+        std::lock_guard lock(mutex);
+        auto call = string_of(event, "call_id");
+        if (type == "approval.required") {
+            asked[std::string(call)] = std::chrono::steady_clock::now();
+            return;
+        }
+        if (auto it = asked.find(call); it != asked.end()) {
+            m.approval_wait.with().observe(
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second)
+                    .count());
+            asked.erase(it);
+        }
+        if (string_of(event, "decision") == "reject")
+            m.tool_calls.with({string_of(event, "tool"), "rejected"}).inc();
+    } else if (type == "run.completed" || type == "run.failed" || type == "run.cancelled") {
+        m.runs_finished.with({type.substr(4)}).inc();
+    }
+}
+
+}  // namespace
 
 run_journal::run_journal(store::state_store& store, std::size_t excerpt_bytes)
     : store_(store), excerpt_bytes_(excerpt_bytes) {}
@@ -38,6 +88,7 @@ void run_journal::batch::event(std::string_view type, json::object data) {
     // Numbered now: batches of one run commit in the order they were made (one writer thread,
     // one engine thread), so numbers are never taken twice, even by a batch made while another
     // is on its way.
+    count(type, event);
     auto seq = ++run_.last_event;
     writes_.events.push_back(
         {run_.record.id, seq, std::string(type), json::serialize(event), store::now_ms()});

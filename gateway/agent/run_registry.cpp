@@ -2,6 +2,7 @@
 
 #include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/observability/metrics.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -146,6 +147,7 @@ net::awaitable<started_run> run_registry::admit(store::chat_record chat, tools::
     chats_[chat.id] = id;
     runs_[id] = run;
     ++live_;
+    observability::metrics().runs_active.with().add(1);
     run->chat = std::move(chat);
     run->role = role;
     run->system_prompt = system_prompt(run->chat, role);
@@ -194,6 +196,7 @@ void run_registry::release(const live_run& run) {
     if (auto it = chats_.find(run.chat.id); it != chats_.end() && it->second == run.record.id)
         chats_.erase(it);
     --live_;
+    observability::metrics().runs_active.with().add(-1);
 }
 
 net::awaitable<std::optional<refusal>> run_registry::decide(std::string run_id, std::string call_id,
@@ -331,6 +334,7 @@ net::awaitable<void> run_registry::resume(resumer workflows) {
         chats_[run->chat.id] = id;
         runs_[id] = run;
         ++live_;
+        observability::metrics().runs_active.with().add(1);
         observability::log_info("run " + id + ": resumed (" + run->record.status + ")");
         net::co_spawn(io_, this->drive(run, std::move(drive)), net::detached);
     }

@@ -78,6 +78,7 @@ int run_cli(const std::vector<std::string>& args) {
         return 0;
     }
     observability::set_level(loaded.value->logging.level);
+    observability::set_format(loaded.value->logging.format);
     return serve(*loaded.value);
 }
 

@@ -1,5 +1,6 @@
 #include "gateway/app/context_service.hpp"
 
+#include "gateway/admin/usage_ledger.hpp"
 #include "gateway/agent/agent_loop.hpp"
 #include "gateway/agent/approval_gate.hpp"
 #include "gateway/agent/model_client.hpp"
@@ -87,6 +88,7 @@ config::parsed<std::unique_ptr<context_service>> context_service::start(
     auto opened = store::sqlite_store::open(context.data_dir + "/contextgate.db");
     if (!opened) return result::fail(opened.error);
     s->store_ = std::move(*opened.value);
+    s->ledger_ = std::make_unique<admin::usage_ledger>(*s->store_, std::chrono::seconds(5));
 
     const auto& tools = tools::registry::standard();
     s->roots_ = std::make_unique<tools::workspace_roots>(context.workspaces);
@@ -94,7 +96,7 @@ config::parsed<std::unique_ptr<context_service>> context_service::start(
         observability::log_warn("context.workspaces: " + problem + "; chats cannot use it");
     s->prompts_ = std::make_unique<agent::system_prompts>(std::move(files.value->prompts), tools);
     s->model_ = std::make_unique<agent::model_client>(config, router, tls_contexts,
-                                                      s->engine_.get_executor());
+                                                      s->engine_.get_executor(), s->ledger_.get());
     s->journal_ = std::make_unique<agent::run_journal>(*s->store_, context.event_excerpt_bytes);
     s->runner_ = std::make_unique<agent::tool_runner>(tools, *s->roots_, *s->store_, *s->journal_);
     s->gate_ = std::make_unique<agent::approval_gate>(context, tools, *s->journal_, *s->runner_);
@@ -133,6 +135,7 @@ void context_service::stop() {
     // threads finish their queue when it is destroyed, after everything that uses it.
     if (runs_) runs_->stop();
     if (runner_) runner_->stop();
+    if (ledger_) ledger_->stop();
 }
 
 std::string context_service::reload_workflows() {

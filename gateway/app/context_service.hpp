@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+namespace gateway::admin {
+class usage_ledger;
+}
 namespace gateway::agent {
 class agent_loop;
 class approval_gate;
@@ -70,11 +73,14 @@ public:
     ~context_service();
 
     context::api& api() { return *api_; }
+    store::state_store& store() { return *store_; }
+    admin::usage_ledger& ledger() { return *ledger_; }
 
     // SIGHUP: loads the workflows again; a broken change keeps the old set. Returns the error.
     std::string reload_workflows();
 
-    // Stops the engine: every run where it stands (resumable), then the tools. Idempotent.
+    // Stops the engine: every run where it stands (resumable), then the tools, then writes the
+    // pending usage. Idempotent.
     void stop();
 
 private:
@@ -83,6 +89,7 @@ private:
     std::unique_ptr<workflows::registry> workflows_;
     std::unique_ptr<store::data_dir_lock> lock_;  // held while the store is open
     std::unique_ptr<store::state_store> store_;
+    std::unique_ptr<admin::usage_ledger> ledger_;  // writes to store_
     std::unique_ptr<tools::workspace_roots> roots_;
     std::unique_ptr<agent::system_prompts> prompts_;
     boost::asio::io_context engine_{1};

@@ -1,5 +1,11 @@
 #include "gateway/app/server.hpp"
 
+#include "gateway/admin/api.hpp"
+#include "gateway/admin/gatekeeper.hpp"
+#include "gateway/admin/key_ring.hpp"
+#include "gateway/admin/limiter.hpp"
+#include "gateway/admin/redis_limiter.hpp"
+#include "gateway/admin/usage_ledger.hpp"
 #include "gateway/console/console.hpp"
 #include "gateway/context/api.hpp"
 #include "gateway/error.hpp"
@@ -7,10 +13,13 @@
 #include "gateway/http/response.hpp"
 #include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/handler.hpp"
 #include "gateway/passthrough/model_router.hpp"
+#include "gateway/store/state_store.hpp"
 #include "gateway/upstream/tls.hpp"
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -37,6 +46,28 @@ net::awaitable<void> readyz(http::request_context& ctx) {
         co_await http::write_response(ctx, 503, "application/json", R"({"status":"draining"})");
     else
         co_await http::write_response(ctx, 200, "application/json", R"({"status":"ready"})");
+}
+
+net::awaitable<void> metrics_page(http::request_context& ctx) {
+    auto text = observability::metrics().render();
+    ctx.status = 200;
+    co_await http::write_response(ctx, 200, "text/plain; version=0.0.4; charset=utf-8", text);
+}
+
+// Runs an awaitable to its end on a private event loop: for start-up work done before the
+// workers run (the store resumes it on that loop's thread).
+template <class T>
+T run_blocking(net::awaitable<T> work) {
+    net::io_context io;
+    std::optional<T> result;
+    std::exception_ptr failed;
+    net::co_spawn(io, std::move(work), [&](std::exception_ptr e, T value) {
+        failed = e;
+        if (!e) result = std::move(value);
+    });
+    io.run();
+    if (failed) std::rethrow_exception(failed);
+    return std::move(*result);
 }
 
 // Answers 405 for methods the gateway does not serve on a path it owns, instead of forwarding.
@@ -74,6 +105,44 @@ std::string server::start() {
     context_ = std::move(*started.value);
     auto& api = context_->api();
 
+    // Operations: metrics, virtual keys with their limits, the admin API.
+    auto& metrics = observability::metrics();
+    metrics.on = config_.metrics.enabled;
+    metrics.key_labels = config_.metrics.key_labels;
+    keys_ = std::make_unique<admin::key_ring>(config_.admin.keys);
+    try {
+        for (const auto& record : run_blocking(context_->store().keys()))
+            if (!keys_->put(admin::from_record(record)))
+                observability::log_warn("virtual key `" + record.name +
+                                        "` has the secret of another key; it is not used");
+    } catch (const std::exception& e) {
+        return std::string("cannot read the virtual keys: ") + e.what();
+    }
+    if (config_.limits.backend == config::limits_backend::redis) {
+        if (auto address = admin::parse_redis_url(config_.limits.redis_url); !address)
+            return config_.source + ": limits.redis_url: " + address.error;
+        limiter_ = std::make_unique<admin::redis_limiter>(config_.limits);
+    } else {
+        auto memory = std::make_unique<admin::memory_limiter>();
+        // Budgets survive a restart: each key starts its period with what the store recorded.
+        auto now = store::now_ms();
+        for (const auto& key : keys_->all()) {
+            if (!key->budget_tokens) continue;
+            store::usage_query q;
+            q.key_id = key->id;
+            q.from_day = admin::utc_day(admin::period_start(key->budget_period, now));
+            std::uint64_t used = 0;
+            for (const auto& row : run_blocking(context_->store().usage(q)))
+                used += static_cast<std::uint64_t>(row.input_tokens + row.output_tokens);
+            memory->seed_budget(key->id, admin::period_start(key->budget_period, now), used);
+        }
+        limiter_ = std::move(memory);
+    }
+    gate_ = std::make_unique<admin::gatekeeper>(*keys_, *limiter_);
+    if (!config_.admin.api_key.empty())
+        admin_ = std::make_unique<admin::api>(config_.admin.api_key, *keys_, context_->store(),
+                                              context_->ledger());
+
     const auto& listen = config_.server.listen;
     boost::system::error_code ec;
     auto address = net::ip::make_address(listen.host, ec);
@@ -90,8 +159,8 @@ std::string server::start() {
     unsigned count = config_.server.workers ? config_.server.workers
                                             : std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 0; i < count; ++i) {
-        auto handler =
-            std::make_unique<passthrough::handler>(config_, *model_router_, tls_contexts);
+        auto handler = std::make_unique<passthrough::handler>(config_, *model_router_, tls_contexts,
+                                                              gate_.get(), &context_->ledger());
         auto* forward = handler.get();
         handlers_.push_back(std::move(handler));
         // The route table, aligned so it reads like the API reference.
@@ -140,9 +209,26 @@ std::string server::start() {
             routes.push_back({"GET", "/console/", true, serve});
             routes.push_back({"HEAD", "/console/", true, serve});
         }
+        if (config_.metrics.enabled && !config_.metrics.listen)
+            routes.push_back({"GET", "/metrics", false, metrics_page});
         // Keys are checked on the head of every request under these prefixes, before its body
         // is read and before its route is looked up.
         std::vector<http::guard> guards{api.guard("/context"), api.guard("/v1/system-prompts")};
+        if (admin_) {
+            // clang-format off
+            using k = admin::api;
+            std::vector<http::route> admin_routes{
+                {"POST",   "/admin/keys",      false, admin_->route(&k::create_key)},
+                {"GET",    "/admin/keys",      false, admin_->route(&k::list_keys)},
+                {"GET",    "/admin/keys/{id}", false, admin_->route(&k::get_key)},
+                {"PATCH",  "/admin/keys/{id}", false, admin_->route(&k::update_key)},
+                {"DELETE", "/admin/keys/{id}", false, admin_->route(&k::delete_key)},
+                {"GET",    "/admin/usage",     false, admin_->route(&k::usage)},
+            };
+            // clang-format on
+            for (auto& r : admin_routes) routes.push_back(std::move(r));
+            guards.push_back(admin_->guard());
+        }
         auto w = std::make_unique<http::worker>(config_.server, config_.logging.access_log,
                                                 http::router(std::move(routes), std::move(guards)));
         w->on_drain([forward, &api] {
@@ -162,6 +248,22 @@ std::string server::start() {
             return "cannot share the listening socket with worker " + std::to_string(i) + ": " +
                    share_ec.message();
         }
+        workers_.push_back(std::move(w));
+    }
+    if (config_.metrics.enabled && config_.metrics.listen) {
+        // Metrics on an address of their own (e.g. a port only the scraper reaches).
+        const auto& where = *config_.metrics.listen;
+        boost::system::error_code address_ec;
+        auto metrics_address = net::ip::make_address(where.host, address_ec);
+        if (address_ec) return "metrics.listen: `" + where.host + "` is not an IP address";
+        std::vector<http::route> routes{{"GET", "/metrics", false, metrics_page}};
+        auto w =
+            std::make_unique<http::worker>(config_.server, false, http::router(std::move(routes)));
+        tcp::endpoint bound;
+        if (auto bind_ec = w->listen(tcp::endpoint(metrics_address, where.port), bound); bind_ec)
+            return "cannot listen on metrics.listen " + where.host + ":" +
+                   std::to_string(where.port) + ": " + bind_ec.message();
+        metrics_port_ = bound.port();
         workers_.push_back(std::move(w));
     }
     for (std::size_t i = 0; i < workers_.size(); ++i) {
@@ -198,7 +300,10 @@ int serve(const config::gateway_config& config) {
     }
     observability::log_info("contextgate " CONTEXTGATE_VERSION " listening on http://" +
                             config.server.listen.host + ":" + std::to_string(gateway.port()) +
-                            " with " + std::to_string(gateway.workers()) + " worker(s)");
+                            " with " + std::to_string(gateway.workers()) + " worker(s)" +
+                            (gateway.metrics_port()
+                                 ? "; metrics on port " + std::to_string(gateway.metrics_port())
+                                 : ""));
     int received = 0;
     // Drain is bounded: if threads are still running past drain_time and a grace period, that
     // is a bug (something the drain forgot to close); it is logged and the process exits anyway,

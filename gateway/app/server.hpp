@@ -15,6 +15,12 @@
 namespace gateway::http {
 class worker;
 }
+namespace gateway::admin {
+class api;
+class gatekeeper;
+class key_ring;
+class limiter;
+}  // namespace gateway::admin
 namespace gateway::passthrough {
 class handler;
 class model_router;
@@ -38,7 +44,9 @@ public:
 
     // The bound port (useful with `listen: 127.0.0.1:0`).
     std::uint16_t port() const { return port_; }
-    std::size_t workers() const { return workers_.size(); }
+    std::size_t workers() const { return handlers_.size(); }
+    // The port of metrics.listen when it is set (0 otherwise).
+    std::uint16_t metrics_port() const { return metrics_port_; }
 
     // Graceful shutdown: every worker stops accepting and drains (see http::worker::drain).
     void stop();
@@ -59,9 +67,15 @@ private:
     // Declared before the handlers: the handlers' pooled sockets belong to the workers'
     // io_contexts and must be destroyed first.
     std::vector<std::unique_ptr<http::worker>> workers_;
+    // After the workers too: the Redis limiter's connections belong to their io_contexts.
+    std::unique_ptr<admin::key_ring> keys_;
+    std::unique_ptr<admin::limiter> limiter_;
+    std::unique_ptr<admin::gatekeeper> gate_;
+    std::unique_ptr<admin::api> admin_;
     std::vector<std::unique_ptr<passthrough::handler>> handlers_;
     std::vector<std::thread> threads_;
     std::uint16_t port_ = 0;
+    std::uint16_t metrics_port_ = 0;
 };
 
 // `contextgate serve`: runs until SIGINT or SIGTERM, then drains. Returns the exit status.

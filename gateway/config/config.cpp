@@ -5,7 +5,10 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
+#include <cctype>
 #include <charconv>
+#include <chrono>
+#include <ctime>
 #include <sstream>
 
 namespace gateway::config {
@@ -65,6 +68,65 @@ std::string quoted(std::string_view text) {
 }
 
 }  // namespace
+
+std::optional<std::int64_t> parse_time(std::string_view text) {
+    auto number = [&](std::size_t at, std::size_t digits, int& out) {
+        if (at + digits > text.size()) return false;
+        auto [end, ec] = std::from_chars(text.data() + at, text.data() + at + digits, out);
+        return ec == std::errc() && end == text.data() + at + digits;
+    };
+    int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+    if (!number(0, 4, year) || text.size() < 10 || text[4] != '-' || !number(5, 2, month) ||
+        text[7] != '-' || !number(8, 2, day))
+        return std::nullopt;
+    std::int64_t offset_ms = 0, fraction_ms = 0;
+    if (text.size() > 10) {
+        if ((text[10] != 'T' && text[10] != ' ') || !number(11, 2, hour) || text.size() < 19 ||
+            text[13] != ':' || !number(14, 2, minute) || text[16] != ':' || !number(17, 2, second))
+            return std::nullopt;
+        std::size_t at = 19;
+        if (at < text.size() && text[at] == '.') {
+            std::size_t start = ++at;
+            while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]))) ++at;
+            if (at == start) return std::nullopt;
+            auto digits = text.substr(start, std::min<std::size_t>(3, at - start));
+            int value = 0;
+            std::from_chars(digits.data(), digits.data() + digits.size(), value);
+            for (auto n = digits.size(); n < 3; ++n) value *= 10;
+            fraction_ms = value;
+        }
+        if (at < text.size() && (text[at] == 'Z' || text[at] == 'z')) {
+            ++at;
+        } else if (at < text.size() && (text[at] == '+' || text[at] == '-')) {
+            int oh = 0, om = 0;
+            if (!number(at + 1, 2, oh) || at + 3 >= text.size() || text[at + 3] != ':' ||
+                !number(at + 4, 2, om))
+                return std::nullopt;
+            offset_ms = (oh * 60 + om) * 60'000LL * (text[at] == '+' ? 1 : -1);
+            at += 6;
+        } else {
+            return std::nullopt;
+        }
+        if (at != text.size()) return std::nullopt;
+    }
+    if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60)
+        return std::nullopt;
+    std::chrono::year_month_day date{std::chrono::year(year), std::chrono::month(month),
+                                     std::chrono::day(day)};
+    if (!date.ok()) return std::nullopt;
+    auto days = std::chrono::sys_days(date).time_since_epoch().count();
+    return days * 86'400'000LL + (hour * 3600LL + minute * 60LL + second) * 1000 + fraction_ms -
+           offset_ms;
+}
+
+std::string format_time(std::int64_t unix_ms) {
+    auto seconds = static_cast<std::time_t>(unix_ms / 1000 - (unix_ms % 1000 < 0 ? 1 : 0));
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char text[32];
+    auto n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return std::string(text, n);
+}
 
 std::optional<duration> parse_duration(std::string_view text) {
     struct unit {
@@ -152,6 +214,15 @@ parsed<upstream_endpoint> parse_base_url(std::string_view text) {
     return {endpoint, {}};
 }
 
+std::string mask_url_password(const std::string& url) {
+    auto scheme = url.find("://");
+    auto at = url.find('@');
+    if (scheme == std::string::npos || at == std::string::npos || at < scheme) return url;
+    auto colon = url.find(':', scheme + 3);
+    if (colon == std::string::npos || colon > at) return url;
+    return url.substr(0, colon + 1) + "***" + url.substr(at);
+}
+
 std::string to_yaml(const gateway_config& config) {
     std::ostringstream out;
     const auto& s = config.server;
@@ -199,11 +270,43 @@ std::string to_yaml(const gateway_config& config) {
             << "    ca_file: " << quoted(u.ca_file) << '\n'
             << "    tls_insecure: " << (u.tls_insecure ? "true" : "false") << '\n'
             << "    json_schema: " << (u.json_schema ? "true" : "false") << '\n'
-            << "    context_budget: " << u.context_budget << '\n';
+            << "    context_budget: " << u.context_budget << '\n'
+            << "    stream_usage: " << (u.inject_stream_usage ? "inject" : "pass") << '\n';
     }
     out << "logging:\n"
         << "  level: " << level_name(config.logging.level) << '\n'
-        << "  access_log: " << (config.logging.access_log ? "true" : "false") << '\n';
+        << "  access_log: " << (config.logging.access_log ? "true" : "false") << '\n'
+        << "  format: " << (config.logging.format == log_format::json ? "json" : "text") << '\n';
+    const auto& m = config.metrics;
+    out << "metrics:\n"
+        << "  enabled: " << (m.enabled ? "true" : "false") << '\n'
+        << "  listen: "
+        << (m.listen ? quoted(m.listen->host + ":" + std::to_string(m.listen->port)) : "\"\"")
+        << '\n'
+        << "  key_labels: " << (m.key_labels ? "true" : "false") << '\n';
+    const auto& a = config.admin;
+    out << "admin:\n"
+        << "  api_key: " << quoted(a.api_key.empty() ? "" : hashed_key(a.api_key)) << '\n'
+        << "  keys:" << (a.keys.empty() ? " []" : "") << '\n';
+    for (const auto& k : a.keys) {
+        out << "    - name: " << quoted(k.name) << '\n'
+            << "      key: " << quoted(hashed_key(k.key)) << '\n'
+            << "      models: [";
+        for (std::size_t i = 0; i < k.models.size(); ++i)
+            out << (i ? ", " : "") << quoted(k.models[i]);
+        out << "]\n"
+            << "      rpm: " << k.rpm << '\n'
+            << "      tpm: " << k.tpm << '\n'
+            << "      max_parallel: " << k.max_parallel << '\n'
+            << "      budget: {tokens: " << k.budget_tokens << ", period: " << k.budget_period
+            << "}\n";
+        if (k.expires_at) out << "      expires_at: " << format_time(k.expires_at) << '\n';
+    }
+    out << "limits:\n"
+        << "  backend: " << (config.limits.backend == limits_backend::redis ? "redis" : "memory")
+        << '\n'
+        << "  redis_url: " << quoted(mask_url_password(config.limits.redis_url)) << '\n'
+        << "  redis_timeout: " << format_duration(config.limits.redis_timeout) << '\n';
     const auto& c = config.context;
     auto list = [&](const std::vector<std::string>& items, bool secret) {
         out << '[';

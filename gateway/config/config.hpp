@@ -76,13 +76,54 @@ struct upstream_config {
     std::size_t context_budget = 100'000;
     std::string ca_file;        // empty: the system CA store
     bool tls_insecure = false;  // skip certificate verification (development only)
+    // inject: a streamed Chat Completions request without stream_options gets
+    // `stream_options: {include_usage: true}`, so its tokens are counted (the one change the
+    // gateway may make to a forwarded body; off by default).
+    bool inject_stream_usage = false;
 };
 
 enum class log_level { debug, info, warn, error };
 
+enum class log_format { text, json };
+
 struct logging_config {
     log_level level = log_level::info;
     bool access_log = true;
+    log_format format = log_format::text;
+};
+
+// GET /metrics in Prometheus text format.
+struct metrics_config {
+    bool enabled = true;
+    std::optional<listen_address> listen;  // set: served there only, not on server.listen
+    bool key_labels = false;               // per-virtual-key series (one per key)
+};
+
+// A virtual key for /v1: who may use which models, and how much. Zero means no limit.
+struct virtual_key_config {
+    std::string id;
+    std::string name;
+    std::string key;                      // as configured: the key, or "sha256:<hex>" of it
+    std::vector<std::string> models;      // globs; empty: every model
+    std::uint64_t rpm = 0;                // requests per minute
+    std::uint64_t tpm = 0;                // tokens (input + output) per minute
+    std::uint64_t max_parallel = 0;       // requests in flight at once
+    std::uint64_t budget_tokens = 0;      // tokens per budget period
+    std::string budget_period = "month";  // day | month (UTC)
+    std::int64_t expires_at = 0;          // Unix milliseconds; 0: never
+};
+
+struct admin_config {
+    std::string api_key;  // Bearer key for /admin (16+ characters or sha256:<hex>); "": no /admin
+    std::vector<virtual_key_config> keys;  // declared keys (besides those made with /admin/keys)
+};
+
+enum class limits_backend { memory, redis };
+
+struct limits_config {
+    limits_backend backend = limits_backend::memory;
+    std::string redis_url;  // redis://[:password@]host[:port][/db]
+    duration redis_timeout{250};
 };
 
 // What the agent loop does before running a tool that needs approval.
@@ -117,6 +158,9 @@ struct gateway_config {
     std::vector<upstream_config> upstreams;
     logging_config logging;
     context_config context;
+    metrics_config metrics;
+    admin_config admin;
+    limits_config limits;
 };
 
 // A value or the reason there is none; for expected failures such as bad user input.
@@ -143,6 +187,9 @@ parsed<gateway_config> load_file(const std::string& path);
 // The same from YAML text; `source` is used in error messages only.
 parsed<gateway_config> load_string(const std::string& yaml, const std::string& source);
 
+// `scheme://user:password@host` with the password as ***; other URLs unchanged.
+std::string mask_url_password(const std::string& url);
+
 // The effective configuration as YAML, with every secret masked.
 std::string to_yaml(const gateway_config& config);
 
@@ -150,6 +197,11 @@ std::string to_yaml(const gateway_config& config);
 std::optional<duration> parse_duration(std::string_view text);
 // "512", "64KiB", "10MiB", "1GiB" (also KB/MB/GB as powers of 1024, and k/m/g).
 std::optional<std::size_t> parse_size(std::string_view text);
+// "2027-01-31" (midnight UTC) or "2027-01-31T12:00:00Z" (also with a fractional second or a
+// +hh:mm offset) as Unix milliseconds.
+std::optional<std::int64_t> parse_time(std::string_view text);
+// Unix milliseconds as "2027-01-31T12:00:00Z".
+std::string format_time(std::int64_t unix_ms);
 // "host:port" or "[v6]:port".
 std::optional<listen_address> parse_listen(std::string_view text);
 // http(s)://host[:port][/path]; the error says what is wrong.

@@ -167,7 +167,7 @@ public:
                    {"name", "base_url", "api_key", "auth", "models", "connect_timeout",
                     "first_byte_timeout", "idle_timeout", "max_idle_connections",
                     "pool_idle_timeout", "ca_file", "tls_insecure", "json_schema", "context_budget",
-                    "provider", "model_map", "tool_calling"});
+                    "provider", "model_map", "tool_calling", "stream_usage"});
         upstream_config u;
         if (!node["name"]) fail(node, section + ": `name` is required");
         u.name = scalar(node["name"], "name");
@@ -239,6 +239,14 @@ public:
         if (auto n = node["json_schema"]) u.json_schema = get_bool(n, "json_schema");
         if (auto n = node["context_budget"])
             u.context_budget = get_count(n, "context_budget", 0, 100'000'000);
+        if (auto n = node["stream_usage"]) {
+            auto text = scalar(n, "stream_usage");
+            if (text != "pass" && text != "inject")
+                fail(n, "`stream_usage`: `" + text + "` must be pass or inject");
+            u.inject_stream_usage = text == "inject";
+            if (u.inject_stream_usage && u.provider != provider_kind::openai)
+                fail(n, "`stream_usage: inject` applies to OpenAI-compatible upstreams only");
+        }
         if (u.auth == auth_mode::replace && u.api_key.empty())
             fail(node["auth"], section + ": `auth: replace` needs a non-empty `api_key`");
         for (auto [key, value] : {std::pair{"connect_timeout", u.connect_timeout},
@@ -249,7 +257,7 @@ public:
     }
 
     logging_config logging(const YAML::Node& node) const {
-        check_keys(node, "logging", {"level", "access_log"});
+        check_keys(node, "logging", {"level", "access_log", "format"});
         logging_config l;
         if (auto n = node["level"]) {
             auto text = scalar(n, "level");
@@ -265,6 +273,120 @@ public:
                 fail(n, "`level`: `" + text + "` must be debug, info, warn or error");
         }
         if (auto n = node["access_log"]) l.access_log = get_bool(n, "access_log");
+        if (auto n = node["format"]) {
+            auto text = scalar(n, "format");
+            if (text != "text" && text != "json")
+                fail(n, "`format`: `" + text + "` must be text or json");
+            l.format = text == "json" ? log_format::json : log_format::text;
+        }
+        return l;
+    }
+
+    metrics_config metrics(const YAML::Node& node) const {
+        check_keys(node, "metrics", {"enabled", "listen", "key_labels"});
+        metrics_config m;
+        if (auto n = node["enabled"]) m.enabled = get_bool(n, "enabled");
+        if (auto n = node["listen"]) {
+            auto text = scalar(n, "listen");
+            if (!text.empty()) {
+                auto address = parse_listen(text);
+                if (!address) fail(n, "`metrics.listen`: `" + text + "` is not host:port");
+                m.listen = *address;
+            }
+        }
+        if (auto n = node["key_labels"]) m.key_labels = get_bool(n, "key_labels");
+        return m;
+    }
+
+    // A secret as `api_keys` take it: 16+ characters, or "sha256:" and 64 lowercase hex digits.
+    void check_secret(const YAML::Node& n, const std::string& key, std::string_view what) const {
+        bool hashed = key.starts_with("sha256:");
+        if (hashed &&
+            (key.size() != 7 + 64 || key.find_first_not_of("0123456789abcdef", 7) != key.npos))
+            fail(n, "`" + std::string(what) +
+                        "`: a hashed key is `sha256:` and 64 lowercase hex digits");
+        if (!hashed && key.size() < 16)
+            fail(n, "`" + std::string(what) + "`: keys must be at least 16 characters");
+    }
+
+    virtual_key_config virtual_key(const YAML::Node& node, std::size_t index) const {
+        std::string section = "admin.keys[" + std::to_string(index) + "]";
+        check_keys(node, section,
+                   {"name", "key", "models", "rpm", "tpm", "max_parallel", "budget", "expires_at"});
+        virtual_key_config k;
+        if (!node["name"]) fail(node, section + ": `name` is required");
+        k.name = scalar(node["name"], "name");
+        if (k.name.empty() || k.name.size() > 64 ||
+            k.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                     "0123456789_-.") != std::string::npos)
+            fail(node["name"], section + ": `name` must be 1-64 letters, digits, `_`, `-`, `.`");
+        k.id = "cfg-" + k.name;
+        if (!node["key"]) fail(node, section + ": `key` is required");
+        k.key = scalar(node["key"], "key");
+        check_secret(node["key"], k.key, section + ".key");
+        if (auto n = node["models"]) k.models = string_list(n, "models");
+        auto limit = [&](const char* name, std::uint64_t& into) {
+            if (auto n = node[name]) into = get_count(n, name, 0, 1'000'000'000'000);
+        };
+        limit("rpm", k.rpm);
+        limit("tpm", k.tpm);
+        limit("max_parallel", k.max_parallel);
+        if (auto b = node["budget"]) {
+            check_keys(b, section + ".budget", {"tokens", "period"});
+            if (auto n = b["tokens"])
+                k.budget_tokens = get_count(n, "tokens", 0, 1'000'000'000'000'000);
+            if (auto n = b["period"]) {
+                k.budget_period = scalar(n, "period");
+                if (k.budget_period != "day" && k.budget_period != "month")
+                    fail(n, "`budget.period`: `" + k.budget_period + "` must be day or month");
+            }
+        }
+        if (auto n = node["expires_at"]) {
+            auto text = scalar(n, "expires_at");
+            auto at = parse_time(text);
+            if (!at)
+                fail(n, "`expires_at`: `" + text +
+                            "` is not a time (2027-01-31 or 2027-01-31T12:00:00Z)");
+            k.expires_at = *at;
+        }
+        return k;
+    }
+
+    admin_config admin(const YAML::Node& node) const {
+        check_keys(node, "admin", {"api_key", "keys"});
+        admin_config a;
+        if (auto n = node["api_key"]) {
+            a.api_key = scalar(n, "api_key");
+            if (!a.api_key.empty()) check_secret(n, a.api_key, "admin.api_key");
+        }
+        if (auto n = node["keys"]) {
+            if (!n.IsSequence()) fail(n, "`admin.keys` must be a list");
+            std::set<std::string> names;
+            for (std::size_t i = 0; i < n.size(); ++i) {
+                a.keys.push_back(virtual_key(n[i], i));
+                if (!names.insert(a.keys.back().name).second)
+                    fail(n[i]["name"], "duplicate key name `" + a.keys.back().name + "`");
+            }
+        }
+        return a;
+    }
+
+    limits_config limits(const YAML::Node& node) const {
+        check_keys(node, "limits", {"backend", "redis_url", "redis_timeout"});
+        limits_config l;
+        if (auto n = node["backend"]) {
+            auto text = scalar(n, "backend");
+            if (text != "memory" && text != "redis")
+                fail(n, "`limits.backend`: `" + text + "` must be memory or redis");
+            l.backend = text == "redis" ? limits_backend::redis : limits_backend::memory;
+        }
+        if (auto n = node["redis_url"]) l.redis_url = scalar(n, "redis_url");
+        if (auto n = node["redis_timeout"]) l.redis_timeout = get_duration(n, "redis_timeout");
+        if (l.backend == limits_backend::redis) {
+            if (!l.redis_url.starts_with("redis://"))
+                fail(node["redis_url"].IsDefined() ? node["redis_url"] : node,
+                     "`limits.backend: redis` needs `redis_url: redis://host:port`");
+        }
         return l;
     }
 
@@ -297,15 +419,8 @@ public:
         }
         if (auto n = node["api_keys"]) {
             c.api_keys = string_list(n, "api_keys");
-            for (std::size_t i = 0; i < c.api_keys.size(); ++i) {
-                const auto& key = c.api_keys[i];
-                bool hashed = key.starts_with("sha256:");
-                if (hashed && (key.size() != 7 + 64 ||
-                               key.find_first_not_of("0123456789abcdef", 7) != std::string::npos))
-                    fail(n[i], "`api_keys`: a hashed key is `sha256:` and 64 lowercase hex digits");
-                if (!hashed && key.size() < 16)
-                    fail(n[i], "`api_keys`: keys must be at least 16 characters");
-            }
+            for (std::size_t i = 0; i < c.api_keys.size(); ++i)
+                check_secret(n[i], c.api_keys[i], "api_keys");
         }
         if (auto n = node["prompts_dir"]) c.prompts_dir = path(n, "prompts_dir");
         if (auto n = node["workflows_dir"]) c.workflows_dir = path(n, "workflows_dir");
@@ -357,7 +472,8 @@ public:
 
     gateway_config root(const YAML::Node& node) const {
         if (!node.IsDefined() || node.IsNull()) fail(node, "the file is empty");
-        check_keys(node, "top level", {"server", "upstreams", "logging", "context"});
+        check_keys(node, "top level",
+                   {"server", "upstreams", "logging", "context", "metrics", "admin", "limits"});
         gateway_config c;
         c.source = source_;
         if (auto n = node["server"]) c.server = server(n);
@@ -372,6 +488,9 @@ public:
         }
         if (auto n = node["logging"]) c.logging = logging(n);
         if (auto n = node["context"]) c.context = context(n);
+        if (auto n = node["metrics"]) c.metrics = metrics(n);
+        if (auto n = node["admin"]) c.admin = admin(n);
+        if (auto n = node["limits"]) c.limits = limits(n);
         return c;
     }
 

@@ -2,6 +2,7 @@
 
 #include "gateway/agent/run_state.hpp"
 #include "gateway/http/response.hpp"
+#include "gateway/observability/metrics.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -206,7 +207,9 @@ http::reply event_streams::stream(std::string run_id, std::int64_t after) {
                     " open event streams (context.max_watchers_per_run); close one first.");
         ++count;
     }
+    observability::metrics().event_watchers.with().add(1);
     auto place = std::shared_ptr<void>(nullptr, [this, run_id](void*) {
+        observability::metrics().event_watchers.with().add(-1);
         std::lock_guard lock(mutex_);
         if (--per_run_[run_id] == 0) per_run_.erase(run_id);
     });
@@ -237,7 +240,7 @@ net::awaitable<void> event_streams::serve(http::request_context& ctx, const std:
     h.field("Content-Type", "text/event-stream").field("Cache-Control", "no-cache");
     auto head = h.finish(ctx.request_id, chunked ? "Transfer-Encoding: chunked" : "",
                          ctx.keep_alive ? "" : "close");
-    ctx.response_started = true;
+    ctx.started();
     ctx.status = 200;
     ctx.deadline.arm(ctx.server.write_timeout);
     auto [head_ec, head_n] = co_await net::async_write(ctx.stream, net::buffer(head), use_ec);

@@ -9,6 +9,8 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -37,6 +39,19 @@ struct request_context {
     std::size_t bytes_sent = 0;            // body bytes, for the access log
     std::string upstream;                  // upstream name, for the access log
     std::vector<std::string> path_params;  // the route's `{…}` segments, in order
+    // For the access log and metrics: when the status line went out, the model asked for, the
+    // virtual key that authenticated the request and the tokens the answer reported (-1: none).
+    std::chrono::steady_clock::time_point first_byte{};
+    std::string model;
+    std::string key_id;
+    std::int64_t input_tokens = -1;
+    std::int64_t output_tokens = -1;
+
+    // Called as the status line is written.
+    void started() {
+        response_started = true;
+        first_byte = std::chrono::steady_clock::now();
+    }
 };
 
 using handler = std::function<net::awaitable<void>(request_context&)>;

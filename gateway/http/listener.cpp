@@ -98,11 +98,13 @@ void worker::drain() {
 
 std::list<session_entry>::iterator worker::add_session(beast::tcp_stream& stream) {
     sessions_.push_front(session_entry{&stream});
+    open_connections_.add(1);
     return sessions_.begin();
 }
 
 void worker::remove_session(std::list<session_entry>::iterator it) {
     sessions_.erase(it);
+    open_connections_.add(-1);
     if (draining_ && sessions_.empty()) drain_deadline_.cancel();
 }
 

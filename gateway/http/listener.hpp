@@ -2,6 +2,7 @@
 
 #include "gateway/config/config.hpp"
 #include "gateway/http/router.hpp"
+#include "gateway/observability/metrics.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -72,6 +73,7 @@ private:
     std::list<session_entry> sessions_;
     std::vector<std::function<void()>> drain_hooks_;
     bool draining_ = false;
+    observability::gauge& open_connections_ = observability::metrics().http_open_connections.with();
 };
 
 }  // namespace gateway::http

@@ -60,7 +60,7 @@ net::awaitable<boost::system::error_code> write_response(
     if (!bodyless) framing = "Content-Length: " + std::to_string(body.size());
     auto head = h.finish(ctx.request_id, framing, ctx.keep_alive ? "" : "close");
     bool with_body = !bodyless && ctx.req.method() != beast::http::verb::head;
-    ctx.response_started = true;
+    ctx.started();
     ctx.status = status;
     ctx.bytes_sent = with_body ? body.size() : 0;
     std::array<net::const_buffer, 2> buffers{net::buffer(head),

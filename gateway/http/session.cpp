@@ -5,6 +5,7 @@
 #include "gateway/http/request_head.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/observability/metrics.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -37,22 +38,63 @@ std::string make_request_id() {
     return id;
 }
 
-void write_access_log(const request_context& ctx, std::chrono::steady_clock::time_point started) {
-    auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                      std::chrono::steady_clock::now() - started)
-                      .count();
-    std::string line;
-    line.reserve(160);
-    line += ctx.req.method_string();
-    line += ' ';
-    line += ctx.req.target();
-    line += ' ';
-    line += std::to_string(ctx.status);
-    line += " bytes=" + std::to_string(ctx.bytes_sent);
-    line += " time_ms=" + std::to_string(micros / 1000) + "." + std::to_string(micros % 1000 / 100);
-    if (!ctx.upstream.empty()) line += " upstream=" + ctx.upstream;
-    line += " id=" + ctx.request_id;
-    observability::log_info(line);
+// The route class a request's metrics are labelled with (a bounded set, unlike paths).
+std::string_view route_class(std::string_view target) {
+    auto path = target.substr(0, target.find('?'));
+    auto under = [&](std::string_view prefix) {
+        return path.starts_with(prefix) &&
+               (path.size() == prefix.size() || path[prefix.size()] == '/');
+    };
+    if (under("/v1/system-prompts") || under("/context")) return "context";
+    if (under("/v1") || under("/v1beta")) return "passthrough";
+    if (under("/console")) return "console";
+    if (under("/admin")) return "admin";
+    return "other";
+}
+
+std::string_view method_label(bhttp::verb verb) {
+    switch (verb) {
+        case bhttp::verb::get:
+        case bhttp::verb::post:
+        case bhttp::verb::put:
+        case bhttp::verb::patch:
+        case bhttp::verb::delete_:
+        case bhttp::verb::head:
+        case bhttp::verb::options:
+            return bhttp::to_string(verb);
+        default:
+            return "other";
+    }
+}
+
+// The request's access line and duration metric.
+void finished(const request_context& ctx, std::chrono::steady_clock::time_point started,
+              bool access_log) {
+    auto now = std::chrono::steady_clock::now();
+    auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now - started).count();
+    if (observability::metrics().on)
+        observability::metrics()
+            .http_duration
+            .with({route_class(ctx.req.target()), method_label(ctx.req.method()),
+                   observability::status_class(ctx.status)})
+            .observe(static_cast<double>(micros) / 1e6);
+    if (!access_log) return;
+    observability::access_entry entry;
+    entry.request_id = ctx.request_id;
+    entry.method = ctx.req.method_string();
+    entry.path = ctx.req.target();
+    entry.status = ctx.status;
+    entry.bytes = ctx.bytes_sent;
+    entry.duration_us = micros;
+    if (ctx.response_started)
+        entry.first_byte_us =
+            std::chrono::duration_cast<std::chrono::microseconds>(ctx.first_byte - started).count();
+    entry.upstream = ctx.upstream;
+    entry.model = ctx.model;
+    entry.key_id = ctx.key_id;
+    entry.input_tokens = ctx.input_tokens;
+    entry.output_tokens = ctx.output_tokens;
+    observability::log_access(entry);
 }
 
 // A malformed request (answered 400), as opposed to the connection ending or timing out.
@@ -198,7 +240,7 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
                             server, owner.draining()};
         ctx.keep_alive = req.keep_alive();
         co_await owner.routes().dispatch(ctx);
-        if (owner.access_log()) write_access_log(ctx, started);
+        finished(ctx, started, owner.access_log());
         entry->busy = false;
         if (!ctx.keep_alive) break;
     }

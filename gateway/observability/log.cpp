@@ -12,19 +12,63 @@ namespace gateway::observability {
 namespace {
 
 std::atomic<int> current_level{static_cast<int>(config::log_level::info)};
+std::atomic<bool> json_format{false};
 
-const char* name(config::log_level level) {
+const char* name(config::log_level level, bool lower) {
     switch (level) {
         case config::log_level::debug:
-            return "DEBUG";
+            return lower ? "debug" : "DEBUG";
         case config::log_level::info:
-            return "INFO";
+            return lower ? "info" : "INFO";
         case config::log_level::warn:
-            return "WARN";
+            return lower ? "warn" : "WARN";
         case config::log_level::error:
-            return "ERROR";
+            return lower ? "error" : "ERROR";
     }
-    return "INFO";
+    return lower ? "info" : "INFO";
+}
+
+// "2026-11-23T10:00:00.123Z"
+void append_stamp(std::string& line) {
+    auto now = std::chrono::system_clock::now();
+    auto seconds = std::chrono::system_clock::to_time_t(now);
+    auto millis =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char stamp[40];
+    std::size_t n = std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
+    n += std::snprintf(stamp + n, sizeof stamp - n, ".%03dZ", static_cast<int>(millis.count()));
+    line.append(stamp, n);
+}
+
+void emit(std::string& line) {
+    line += '\n';
+    // A failed write to stderr has nowhere to be reported.
+    [[maybe_unused]] auto written = ::write(STDERR_FILENO, line.data(), line.size());
+}
+
+// `{"time":"…","level":"…"` — the opening every JSON line shares.
+void open_json(std::string& line, config::log_level level) {
+    line += "{\"time\":\"";
+    append_stamp(line);
+    line += "\",\"level\":\"";
+    line += name(level, true);
+    line += '"';
+}
+
+void json_field(std::string& line, std::string_view key, std::string_view value) {
+    line += ",\"";
+    line += key;
+    line += "\":";
+    append_json_string(line, value);
+}
+
+void json_field(std::string& line, std::string_view key, std::int64_t value) {
+    line += ",\"";
+    line += key;
+    line += "\":";
+    line += std::to_string(value);
 }
 
 }  // namespace
@@ -33,32 +77,110 @@ void set_level(config::log_level level) {
     current_level.store(static_cast<int>(level), std::memory_order_relaxed);
 }
 
+void set_format(config::log_format format) {
+    json_format.store(format == config::log_format::json, std::memory_order_relaxed);
+}
+
 bool enabled(config::log_level level) {
     return static_cast<int>(level) >= current_level.load(std::memory_order_relaxed);
 }
 
+void append_json_string(std::string& out, std::string_view text) {
+    static constexpr char hex[] = "0123456789abcdef";
+    out += '"';
+    for (unsigned char c : text) {
+        switch (c) {
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            default:
+                if (c < 0x20) {
+                    out += "\\u00";
+                    out += hex[c >> 4];
+                    out += hex[c & 0xf];
+                } else {
+                    out += static_cast<char>(c);
+                }
+        }
+    }
+    out += '"';
+}
+
 void log(config::log_level level, std::string_view message) {
     if (!enabled(level)) return;
-    auto now = std::chrono::system_clock::now();
-    auto seconds = std::chrono::system_clock::to_time_t(now);
-    auto millis =
-        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
-    std::tm utc{};
-    gmtime_r(&seconds, &utc);
-    char stamp[32];
-    std::size_t n = std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
     std::string line;
-    line.reserve(message.size() + 48);
-    line.append(stamp, n);
-    char ms[8];
-    std::snprintf(ms, sizeof ms, ".%03dZ ", static_cast<int>(millis.count()));
-    line += ms;
-    line += name(level);
-    line += ' ';
-    line += message;
-    line += '\n';
-    // A failed write to stderr has nowhere to be reported.
-    [[maybe_unused]] auto written = ::write(STDERR_FILENO, line.data(), line.size());
+    line.reserve(message.size() + 64);
+    if (json_format.load(std::memory_order_relaxed)) {
+        open_json(line, level);
+        json_field(line, "msg", message);
+        line += '}';
+    } else {
+        append_stamp(line);
+        line += ' ';
+        line += name(level, false);
+        line += ' ';
+        line += message;
+    }
+    emit(line);
+}
+
+void log_access(const access_entry& e) {
+    if (!enabled(config::log_level::info)) return;
+    std::string line;
+    line.reserve(256);
+    if (json_format.load(std::memory_order_relaxed)) {
+        open_json(line, config::log_level::info);
+        json_field(line, "type", "access");
+        json_field(line, "request_id", e.request_id);
+        json_field(line, "method", e.method);
+        json_field(line, "path", e.path);
+        json_field(line, "status", e.status);
+        json_field(line, "bytes", static_cast<std::int64_t>(e.bytes));
+        json_field(line, "duration_ms", e.duration_us / 1000);
+        line += ",\"duration_us\":" + std::to_string(e.duration_us);
+        if (e.first_byte_us >= 0) json_field(line, "ttfb_us", e.first_byte_us);
+        if (!e.upstream.empty()) json_field(line, "upstream", e.upstream);
+        if (!e.model.empty()) json_field(line, "model", e.model);
+        if (!e.key_id.empty()) json_field(line, "key_id", e.key_id);
+        if (e.input_tokens >= 0) json_field(line, "input_tokens", e.input_tokens);
+        if (e.output_tokens >= 0) json_field(line, "output_tokens", e.output_tokens);
+        line += '}';
+    } else {
+        append_stamp(line);
+        line += " INFO ";
+        line += e.method;
+        line += ' ';
+        line += e.path;
+        line += ' ';
+        line += std::to_string(e.status);
+        line += " bytes=" + std::to_string(e.bytes);
+        line += " time_ms=" + std::to_string(e.duration_us / 1000) + "." +
+                std::to_string(e.duration_us % 1000 / 100);
+        if (e.first_byte_us >= 0)
+            line += " ttfb_ms=" + std::to_string(e.first_byte_us / 1000) + "." +
+                    std::to_string(e.first_byte_us % 1000 / 100);
+        if (!e.upstream.empty()) line += " upstream=" + std::string(e.upstream);
+        if (!e.model.empty()) line += " model=" + std::string(e.model);
+        if (!e.key_id.empty()) line += " key=" + std::string(e.key_id);
+        if (e.input_tokens >= 0 || e.output_tokens >= 0)
+            line += " tokens=" + std::to_string(std::max<std::int64_t>(e.input_tokens, 0)) + "/" +
+                    std::to_string(std::max<std::int64_t>(e.output_tokens, 0));
+        line += " id=";
+        line += e.request_id;
+    }
+    emit(line);
 }
 
 }  // namespace gateway::observability

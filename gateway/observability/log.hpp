@@ -2,16 +2,21 @@
 
 #include "gateway/config/config.hpp"
 
+#include <cstddef>
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace gateway::observability {
 
-// Process-wide log level; set once by the composition root before threads start.
+// Process-wide log level and format; set once by the composition root before threads start.
 void set_level(config::log_level level);
+void set_format(config::log_format format);
 bool enabled(config::log_level level);
 
-// Writes one line "<ISO time> <level> <message>" to stderr with a single write(2), so lines from
-// different threads never interleave and no lock is taken. Thread-safe.
+// Writes one line to stderr with a single write(2), so lines from different threads never
+// interleave and no lock is taken: "<ISO time> <level> <message>", or with `format: json`
+// {"time":"…","level":"info","msg":"…"}. Thread-safe.
 void log(config::log_level level, std::string_view message);
 
 inline void log_debug(std::string_view m) {
@@ -26,5 +31,28 @@ inline void log_warn(std::string_view m) {
 inline void log_error(std::string_view m) {
     log(config::log_level::error, m);
 }
+
+// One finished request, for the access line.
+struct access_entry {
+    std::string_view request_id;
+    std::string_view method;
+    std::string_view path;  // the request target
+    unsigned status = 0;
+    std::size_t bytes = 0;            // body bytes sent
+    std::int64_t duration_us = 0;     // first request byte to the end of the response
+    std::int64_t first_byte_us = -1;  // to the status line; -1: nothing was sent
+    std::string_view upstream;
+    std::string_view model;
+    std::string_view key_id;
+    std::int64_t input_tokens = -1;  // -1: not reported
+    std::int64_t output_tokens = -1;
+};
+
+// The access line at info level: text "GET /v1/models 200 bytes=… time_ms=… …" or, with
+// `format: json`, an object with every field of `entry` (type "access").
+void log_access(const access_entry& entry);
+
+// `text` as a JSON string literal (quotes included) appended to `out`.
+void append_json_string(std::string& out, std::string_view text);
 
 }  // namespace gateway::observability

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/http/context.hpp"
+#include "gateway/providers/conversation.hpp"
 #include "gateway/upstream/connection.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -14,6 +15,13 @@ namespace net = boost::asio;
 struct exchange_state {
     upstream::connection* upstream = nullptr;  // the connection in use, to close on disconnect
     bool client_gone = false;
+    // What the answer showed, for metrics, limits and usage: its first body bytes (time to first
+    // token of a stream), whether it streamed, the usage it reported and where that came from.
+    std::chrono::steady_clock::time_point first_body{};
+    bool streamed = false;
+    providers::usage used;
+    std::string_view usage_source = "none";  // body | stream | none
+    bool answered = false;                   // the upstream answered with a status (2xx or not)
 };
 
 // Reads from the client while the exchange runs. Bytes are kept as the start of the next

@@ -1,13 +1,18 @@
 #include "gateway/passthrough/handler.hpp"
 
+#include "gateway/admin/gatekeeper.hpp"
+#include "gateway/admin/usage_ledger.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/client.hpp"
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/translator.hpp"
+#include "gateway/passthrough/usage_observer.hpp"
 #include "gateway/providers/adapter.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
+#include "gateway/store/state_store.hpp"
 #include "gateway/upstream/exchange.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -43,7 +48,7 @@ bool is_websocket_upgrade(const http::request& req) {
 // serialize it again. The body is sent after it untouched.
 std::string upstream_request_head(const http::request_context& ctx,
                                   const config::upstream_config& up, std::string_view target,
-                                  bool upgrade) {
+                                  bool upgrade, bool virtual_key = false) {
     const auto& req = ctx.req;
     auto [key_name, key_prefix] = providers::adapter_for(up.provider).key_field();
     std::string head;
@@ -55,11 +60,16 @@ std::string upstream_request_head(const http::request_context& ctx,
     head += " HTTP/1.1\r\nHost: ";
     head += upstream::host_header(up.endpoint);
     head += "\r\n";
-    bool replace = up.auth == config::auth_mode::replace;
+    // A virtual key authenticated the client: it never leaves the gateway, whichever header
+    // carried it, and the upstream gets its own key.
+    bool replace = up.auth == config::auth_mode::replace || virtual_key;
     bool client_auth = false;
     for_each_end_to_end(req, [&](bhttp::field f, std::string_view name, std::string_view value) {
         // Expect was answered by the gateway, which forwards the whole body at once.
         if (f == bhttp::field::expect || beast::iequals(name, "x-request-id")) return;
+        if (virtual_key && (f == bhttp::field::authorization || beast::iequals(name, "x-api-key") ||
+                            beast::iequals(name, "x-goog-api-key")))
+            return;
         if (beast::iequals(name, key_name)) {
             if (replace) return;
             client_auth = true;
@@ -72,7 +82,7 @@ std::string upstream_request_head(const http::request_context& ctx,
     head += "x-request-id: ";
     head += ctx.request_id;
     head += "\r\n";
-    if (replace || (!client_auth && !up.api_key.empty())) {
+    if ((replace && !up.api_key.empty()) || (!client_auth && !up.api_key.empty())) {
         head += key_name;
         head += ": ";
         head += key_prefix;
@@ -208,8 +218,9 @@ net::awaitable<void> send_heartbeats(body_writer& writer, const sse::boundary_tr
 // The body loop of relay_response: one upstream read, one client write, until the end.
 net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection& conn,
                                 upstream::response_parser& parser,
-                                const config::upstream_config& up, const exchange_state& state,
-                                body_writer& writer, sse::boundary_tracker& tracker, bool sse) {
+                                const config::upstream_config& up, exchange_state& state,
+                                body_writer& writer, sse::boundary_tracker& tracker, bool sse,
+                                usage_observer* observer) {
     co_await net::this_coro::throw_if_cancelled(false);
     auto& res = parser.get();
     std::array<char, relay_buffer_size> buffer;
@@ -217,7 +228,10 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
         auto [n, failed] =
             co_await upstream::read_piece(conn, parser, net::buffer(buffer), up.idle_timeout);
         if (n > 0) {
+            if (state.first_body == std::chrono::steady_clock::time_point{})
+                state.first_body = std::chrono::steady_clock::now();
             if (sse) tracker.feed({buffer.data(), n});
+            if (observer) observer->feed({buffer.data(), n});
             ctx.bytes_sent += n;
             auto ec = co_await writer.data(net::buffer(buffer.data(), n));
             if (ec) {
@@ -257,10 +271,10 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
 // Returns true when the upstream connection ended cleanly and may be pooled.
 net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connection& conn,
                                     upstream::response_parser& parser,
-                                    const config::upstream_config& up,
-                                    const exchange_state& state) {
+                                    const config::upstream_config& up, exchange_state& state) {
     auto& res = parser.get();
     ctx.status = res.result_int();
+    state.answered = true;
     bool head_request = ctx.req.method() == bhttp::verb::head;
     bool body_follows = !parser.is_done();
     auto length = parser.content_length();
@@ -285,7 +299,7 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     }
     if (ctx.draining) ctx.keep_alive = false;
     auto head = response_head(res, ctx, framing, ctx.keep_alive ? "" : "close");
-    ctx.response_started = true;
+    ctx.started();
     // Body bytes that came with the header go out with it, in one write.
     bool hold_head = body_follows && conn.buffer().size() > 0;
     if (!hold_head) {
@@ -298,13 +312,24 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
 
     body_writer writer(ctx, chunked, std::move(head));
     sse::boundary_tracker tracker;
+    // Only successful answers report usage; the observer reads a copy of what is relayed.
+    std::optional<usage_observer> observer;
+    if (res.result_int() / 100 == 2 && body_follows) observer.emplace(sse);
+    auto* watching = observer ? &*observer : nullptr;
+    state.streamed = sse;
     bool reusable = false;
     if (sse && chunked && ctx.server.sse_heartbeat.count() > 0) {
-        auto winner = co_await (relay_body(ctx, conn, parser, up, state, writer, tracker, sse) ||
-                                send_heartbeats(writer, tracker, ctx.server.sse_heartbeat));
+        auto winner =
+            co_await (relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching) ||
+                      send_heartbeats(writer, tracker, ctx.server.sse_heartbeat));
         reusable = winner.index() == 0 && std::get<0>(winner);
     } else {
-        reusable = co_await relay_body(ctx, conn, parser, up, state, writer, tracker, sse);
+        reusable =
+            co_await relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching);
+    }
+    if (observer) {
+        state.used = observer->finish();
+        if (state.used.known) state.usage_source = sse ? "stream" : "body";
     }
     co_return reusable;
 }
@@ -380,7 +405,7 @@ net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
         auto upgrade_line = "Upgrade: " + std::string(parser->get()[bhttp::field::upgrade]);
         auto head = response_head(parser->get(), ctx, upgrade_line, "Upgrade");
         ctx.status = 101;
-        ctx.response_started = true;
+        ctx.started();
         ctx.keep_alive = false;
         if (auto ec = co_await write_client(ctx, net::buffer(head)); ec) co_return;
         // No watcher runs for upgrades: the pumps read both sides and close both when one ends.
@@ -393,10 +418,18 @@ net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
     if (reusable && !upgrade && !state.client_gone) pool.give_back(std::move(conn));
 }
 
+// The usage the answer reported, on the context for the access log and the key's limits.
+void finish_usage(http::request_context& ctx, const exchange_state& state) {
+    if (!state.used.known) return;
+    ctx.input_tokens = state.used.input;
+    ctx.output_tokens = state.used.output;
+}
+
 // Where a request goes: the upstream, the target below its base path, and whether the gateway
 // translates it (Chat Completions to an Anthropic or Gemini upstream).
 struct destination {
     std::optional<std::size_t> upstream;
+    std::string model;  // as the client named it ("" when none)
     std::string_view target;
     bool translate = false;
     std::string refusal;  // set: answer 400 with it
@@ -415,11 +448,13 @@ destination choose(const http::request_context& ctx, const config::gateway_confi
             model = std::string(name.substr(0, name.find(':')));
         }
         d.upstream = router.route(model, config::provider_kind::gemini);
+        d.model = model.value_or("");
         d.target = target.substr(7);
         if (!d.upstream) d.refusal = "No upstream of provider gemini is configured for `/v1beta/`.";
         return d;
     }
     if (!ctx.req.body().empty()) model = read_model(ctx.req.body());
+    d.model = model.value_or("");
     if (path == "/v1/messages" || path.starts_with("/v1/messages/")) {
         if (auto up = router.route(model, config::provider_kind::anthropic)) {
             d.upstream = up;
@@ -445,8 +480,9 @@ destination choose(const http::request_context& ctx, const config::gateway_confi
 }  // namespace
 
 handler::handler(const config::gateway_config& config, const model_router& router,
-                 const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts)
-    : config_(config), router_(router) {
+                 const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
+                 admin::gatekeeper* gate, admin::usage_ledger* ledger)
+    : config_(config), router_(router), gate_(gate), ledger_(ledger) {
     pools_.reserve(config.upstreams.size());
     for (std::size_t i = 0; i < config.upstreams.size(); ++i)
         pools_.emplace_back(config.upstreams[i], tls_contexts[i]);
@@ -462,7 +498,7 @@ net::awaitable<void> handler::list_models(http::request_context& ctx) {
     for (auto& pool : pools_) {
         const auto& up = pool.upstream();
         if (up.provider != config::provider_kind::openai) continue;
-        auto head = upstream_request_head(ctx, up, "/models", false);
+        auto head = upstream_request_head(ctx, up, "/models", false, !ctx.key_id.empty());
         std::optional<upstream::response_parser> parser;
         upstream::exchange_hooks hooks;
         auto started = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head, {},
@@ -494,6 +530,77 @@ void handler::close_idle() {
 }
 
 net::awaitable<void> handler::operator()(http::request_context& ctx) {
+    if (!gate_ || !gate_->active()) {
+        co_await forward(ctx);
+        co_return;
+    }
+    // Virtual keys: the key is checked before anything else is looked at.
+    auto identified = gate_->identify(ctx.req, store::now_ms());
+    if (auto* refused = std::get_if<http::reply>(&identified)) {
+        co_await http::write_reply(ctx, std::move(*refused));
+        co_return;
+    }
+    auto key = std::get<0>(std::move(identified));
+    ctx.key_id = key->id;
+    auto& m = observability::metrics();
+    if (m.key_labels) m.key_requests.with({key->name}).inc();
+    std::string model;
+    if (!ctx.req.body().empty()) model = read_model(ctx.req.body()).value_or("");
+    std::string_view target = ctx.req.target();
+    if (model.empty() && target.starts_with("/v1beta/models/")) {
+        auto name = target.substr(15);
+        model = std::string(name.substr(0, name.find_first_of(":?")));
+    }
+    auto admitted = co_await gate_->admit(key, ctx.req, model, ctx.request_id);
+    if (auto* refused = std::get_if<http::reply>(&admitted)) {
+        co_await http::write_reply(ctx, std::move(*refused));
+        co_return;
+    }
+    auto pass = std::get<0>(std::move(admitted));
+    co_await forward(ctx);
+    std::optional<std::uint64_t> used;
+    if (ctx.input_tokens >= 0 || ctx.output_tokens >= 0)
+        used = static_cast<std::uint64_t>(std::max<std::int64_t>(ctx.input_tokens, 0) +
+                                          std::max<std::int64_t>(ctx.output_tokens, 0));
+    else if (!ctx.response_started || ctx.status >= 400)
+        used = 0;  // refused or failed before the model ran: nothing was used
+    if (m.key_labels && used) {
+        m.key_tokens.with({key->name, "input"})
+            .inc(static_cast<double>(std::max<std::int64_t>(ctx.input_tokens, 0)));
+        m.key_tokens.with({key->name, "output"})
+            .inc(static_cast<double>(std::max<std::int64_t>(ctx.output_tokens, 0)));
+    }
+    co_await gate_->leave(std::move(pass), used);
+}
+
+void handler::account(const http::request_context& ctx, const config::upstream_config& up,
+                      const exchange_state& state, std::chrono::steady_clock::time_point started) {
+    if (!state.answered) return;
+    auto& m = observability::metrics();
+    std::string_view provider = up.provider == config::provider_kind::openai      ? "openai"
+                                : up.provider == config::provider_kind::anthropic ? "anthropic"
+                                                                                  : "gemini";
+    if (m.on) {
+        auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
+        auto now = std::chrono::steady_clock::now();
+        m.operation_duration.with({up.name, provider, ctx.model}).observe(seconds(now - started));
+        if (state.streamed && state.first_body != std::chrono::steady_clock::time_point{})
+            m.time_to_first_token.with({up.name, provider, ctx.model})
+                .observe(seconds(state.first_body - started));
+        if (ctx.status / 100 == 2) m.usage_reports.with({up.name, state.usage_source}).inc();
+        if (state.used.known) {
+            m.token_usage.with({up.name, provider, ctx.model, "input"})
+                .observe(static_cast<double>(state.used.input));
+            m.token_usage.with({up.name, provider, ctx.model, "output"})
+                .observe(static_cast<double>(state.used.output));
+        }
+    }
+    if (ledger_ && ctx.status / 100 == 2)
+        ledger_->record(ctx.key_id, ctx.model, up.name, state.used.input, state.used.output,
+                        store::now_ms());
+}
+
+net::awaitable<void> handler::forward(http::request_context& ctx) {
     bool upgrade = is_websocket_upgrade(ctx.req);
     if (upgrade && !config_.server.websocket_tunnel) {
         co_await http::write_error(ctx, errc::websocket_refused);
@@ -511,7 +618,10 @@ net::awaitable<void> handler::operator()(http::request_context& ctx) {
         co_return;
     }
     auto& pool = pools_[*where.upstream];
-    ctx.upstream = pool.upstream().name;
+    const auto& up = pool.upstream();
+    ctx.upstream = up.name;
+    ctx.model = where.model;
+    auto started = std::chrono::steady_clock::now();
 
     exchange_state state;
     if (where.translate) {
@@ -522,9 +632,14 @@ net::awaitable<void> handler::operator()(http::request_context& ctx) {
             observability::log_info("request " + ctx.request_id +
                                     ": client went away; upstream request cancelled");
         }
+        finish_usage(ctx, state);
+        account(ctx, up, state, started);
         co_return;
     }
-    auto head = upstream_request_head(ctx, pool.upstream(), where.target, upgrade);
+    if (up.inject_stream_usage && ctx.req.method() == bhttp::verb::post &&
+        target.substr(0, target.find('?')) == "/v1/chat/completions")
+        inject_include_usage(ctx.req.body());
+    auto head = upstream_request_head(ctx, up, where.target, upgrade, !ctx.key_id.empty());
     if (upgrade) {
         // The pumps read the client themselves; no watcher.
         co_await exchange(ctx, pool, head, state, true);
@@ -537,6 +652,8 @@ net::awaitable<void> handler::operator()(http::request_context& ctx) {
         observability::log_info("request " + ctx.request_id +
                                 ": client went away; upstream request cancelled");
     }
+    finish_usage(ctx, state);
+    account(ctx, up, state, started);
 }
 
 }  // namespace gateway::passthrough

@@ -7,7 +7,14 @@
 
 #include <vector>
 
+namespace gateway::admin {
+class gatekeeper;
+class usage_ledger;
+}  // namespace gateway::admin
+
 namespace gateway::passthrough {
+
+struct exchange_state;
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -16,12 +23,16 @@ namespace beast = boost::beast;
 // upstream byte for byte (only `model` is read, to pick the upstream), hop-by-hop headers are
 // dropped and the rest kept both ways, the response is relayed as each upstream read completes,
 // a client that goes away cancels the upstream exchange at once, an upstream that dies mid-SSE
-// ends the stream with `event: error`. One handler per worker: it owns that worker's pools and
+// ends the stream with `event: error`. Token usage is read from a copy of the answer (see
+// usage_observer) for metrics, limits and the usage ledger; with virtual keys configured the
+// gatekeeper admits each request first. One handler per worker: it owns that worker's pools and
 // is used from that worker's thread only.
 class handler {
 public:
+    // `gate` (virtual keys and limits) and `ledger` (token usage) may be null.
     handler(const config::gateway_config& config, const model_router& router,
-            const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts);
+            const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
+            admin::gatekeeper* gate = nullptr, admin::usage_ledger* ledger = nullptr);
 
     net::awaitable<void> operator()(http::request_context& ctx);
 
@@ -31,11 +42,17 @@ public:
 
 private:
     net::awaitable<void> list_models(http::request_context& ctx);
+    net::awaitable<void> forward(http::request_context& ctx);
+    // Metrics and the usage ledger for a finished model request.
+    void account(const http::request_context& ctx, const config::upstream_config& up,
+                 const exchange_state& state, std::chrono::steady_clock::time_point started);
 
     const config::gateway_config& config_;
     const model_router& router_;
     std::vector<upstream::pool> pools_;
     bool mixed_providers_ = false;  // some upstream is not OpenAI-compatible
+    admin::gatekeeper* gate_;
+    admin::usage_ledger* ledger_;
 };
 
 }  // namespace gateway::passthrough

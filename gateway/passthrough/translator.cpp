@@ -68,7 +68,7 @@ std::string request_head(const http::request_context& ctx, const config::upstrea
 net::awaitable<void> write_json(http::request_context& ctx, unsigned status, std::string body,
                                 std::vector<std::pair<std::string, std::string>> extra = {}) {
     ctx.status = status;
-    ctx.response_started = true;
+    ctx.started();
     auto ec = co_await http::write_response(ctx, status, "application/json", body, extra);
     if (ec) ctx.keep_alive = false;
 }
@@ -108,13 +108,22 @@ std::string chunk_of(std::string_view data) {
     return out;
 }
 
+// The usage a finished stream reports, for metrics and limits.
+void note_usage(const std::vector<providers::stream_delta>& deltas, exchange_state& state) {
+    for (const auto& d : deltas)
+        if (d.what == providers::stream_delta::kind::finished && d.used.known) {
+            state.used = d.used;
+            state.usage_source = "stream";
+        }
+}
+
 // Relays the provider's event stream as chat.completion.chunk events, each write as soon as the
 // upstream read that completed it. True when the connection may be pooled.
 net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connection& conn,
                                   upstream::response_parser& parser,
                                   const config::upstream_config& up,
                                   const providers::adapter& adapter, const std::string& model,
-                                  bool include_usage, const exchange_state& state) {
+                                  bool include_usage, exchange_state& state) {
     http::response_head head(200);
     head.field("Content-Type", "text/event-stream; charset=utf-8");
     head.field("Cache-Control", "no-cache");
@@ -123,7 +132,7 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
     auto bytes =
         head.finish(ctx.request_id, "Transfer-Encoding: chunked", ctx.keep_alive ? "" : "close");
     ctx.status = 200;
-    ctx.response_started = true;
+    ctx.started();
     if (auto ec = co_await write_client(ctx, net::buffer(bytes)); ec) {
         ctx.keep_alive = false;
         co_return false;
@@ -152,7 +161,10 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
         auto [n, failed] =
             co_await upstream::read_piece(conn, parser, net::buffer(buffer), up.idle_timeout);
         deltas.clear();
+        if (n > 0 && state.first_body == std::chrono::steady_clock::time_point{})
+            state.first_body = std::chrono::steady_clock::now();
         reader.feed({buffer.data(), n}, deltas, failure_message);
+        note_usage(deltas, state);
         bool written = co_await relay();
         if (!written) co_return false;
         if (failed && state.client_gone) co_return false;
@@ -161,6 +173,7 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
     if (failure_message.empty()) {
         deltas.clear();
         if (reader.finish(deltas, failure_message)) {
+            note_usage(deltas, state);
             bool written = co_await relay();
             if (!written) co_return false;
         }
@@ -220,6 +233,8 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
     }
     auto& conn = *started.conn;
     state.upstream = &conn;
+    state.answered = true;
+    state.streamed = r.stream;
     auto status = parser->get().result_int();
 
     if (status >= 400 || !r.stream) {
@@ -242,6 +257,10 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
             if (!adapter.decode(reply_body, reply, error)) {
                 co_await http::write_error(ctx, errc::upstream_bad_response, error);
                 co_return;
+            }
+            if (reply.used.known) {
+                state.used = reply.used;
+                state.usage_source = "body";
             }
             auto completion = providers::openai::chat_completion(
                 reply, "chatcmpl-" + ctx.request_id, client_model, now_seconds());

@@ -182,4 +182,41 @@ struct document_write {
     bool conflict = false;
 };
 
+// A virtual key made with /admin/keys (declared keys live in the configuration only). The
+// secret is never stored: `digest` is "sha256:<hex>" of it.
+struct key_record {
+    std::string id;
+    std::string name;
+    std::string digest;
+    std::string models = "[]";  // JSON array of globs
+    std::int64_t rpm = 0;
+    std::int64_t tpm = 0;
+    std::int64_t max_parallel = 0;
+    std::int64_t budget_tokens = 0;
+    std::string budget_period = "month";
+    std::int64_t expires_at = 0;  // 0: never
+    std::int64_t created_at = 0;
+};
+
+// Token usage summed per UTC day, virtual key ("" for none, "context" for agent runs), model
+// and upstream.
+struct usage_row {
+    std::string day;  // "2026-11-23"; empty in a report not grouped by day
+    std::string key_id;
+    std::string model;
+    std::string upstream;  // empty in a report
+    std::int64_t requests = 0;
+    std::int64_t input_tokens = 0;
+    std::int64_t output_tokens = 0;
+};
+
+// A usage report's filter: empty strings match everything; days inclusive.
+struct usage_query {
+    std::string key_id;
+    std::string model;
+    std::string from_day = "0000-00-00";
+    std::string to_day = "9999-99-99";
+    bool by_day = false;
+};
+
 }  // namespace gateway::store

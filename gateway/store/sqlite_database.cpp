@@ -148,6 +148,35 @@ constexpr const char* migrations[] = {
         (SELECT content FROM messages m WHERE m.chat_id = chats.id AND m.role = 'user'
          ORDER BY m.id LIMIT 1), char(13), ' '), char(10), ' '), 1, 80)), '');
     )sql",
+    // 7: virtual keys made with /admin/keys (revoked ones stay, so usage keeps its names) and
+    // token usage per day, key, model and upstream.
+    R"sql(
+    CREATE TABLE virtual_keys (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        digest TEXT NOT NULL UNIQUE,
+        models TEXT NOT NULL DEFAULT '[]',
+        rpm INTEGER NOT NULL DEFAULT 0,
+        tpm INTEGER NOT NULL DEFAULT 0,
+        max_parallel INTEGER NOT NULL DEFAULT 0,
+        budget_tokens INTEGER NOT NULL DEFAULT 0,
+        budget_period TEXT NOT NULL DEFAULT 'month',
+        expires_at INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE usage_daily (
+        day TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        upstream TEXT NOT NULL,
+        requests INTEGER NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        PRIMARY KEY (day, key_id, model, upstream)
+    );
+    CREATE INDEX usage_by_key ON usage_daily(key_id, day);
+    )sql",
 };
 
 [[noreturn]] void fail(sqlite3* db, std::string_view what) {

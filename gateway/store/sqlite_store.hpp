@@ -68,6 +68,11 @@ public:
                                            std::optional<session_edit_record> edit) override;
     net::awaitable<std::optional<backup_record>> last_backup(std::string run_id) override;
     net::awaitable<void> commit(write_batch batch) override;
+    net::awaitable<void> save_key(key_record key) override;
+    net::awaitable<std::vector<key_record>> keys() override;
+    net::awaitable<bool> revoke_key(std::string id) override;
+    net::awaitable<void> add_usage(std::vector<usage_row> rows) override;
+    net::awaitable<std::vector<usage_row>> usage(usage_query query) override;
 
 private:
     // A thread that owns one connection and runs what is posted to it.

@@ -101,6 +101,17 @@ public:
 
     // Everything in `batch`, in one transaction.
     virtual net::awaitable<void> commit(write_batch batch) = 0;
+
+    // Virtual keys: inserted or updated by id; those not revoked; revoke is false when there was
+    // no such live key.
+    virtual net::awaitable<void> save_key(key_record key) = 0;
+    virtual net::awaitable<std::vector<key_record>> keys() = 0;
+    virtual net::awaitable<bool> revoke_key(std::string id) = 0;
+
+    // Token usage: `rows` added to the day's totals (one transaction); the report for `query`,
+    // ordered by day, key and model.
+    virtual net::awaitable<void> add_usage(std::vector<usage_row> rows) = 0;
+    virtual net::awaitable<std::vector<usage_row>> usage(usage_query query) = 0;
 };
 
 // A failure of the medium, never of the caller's input (see state_store).

@@ -127,6 +127,9 @@ net::awaitable<failure> connection::open(const config::upstream_config& upstream
                               "TLS handshake with " + where + " failed: " + why};
         }
     }
+    name_ = &upstream.name;
+    open_gauge_ = &observability::metrics().upstream_open.with({upstream.name});
+    open_gauge_->add(1);
     co_return failure{};
 }
 
@@ -234,6 +237,10 @@ net::awaitable<error_code> connection::write_raw(net::const_buffer buffer,
 }
 
 void connection::close() {
+    if (open_gauge_) {
+        open_gauge_->add(-1);
+        open_gauge_ = nullptr;
+    }
     error_code ignored;
     auto& socket = tcp().socket();
     if (socket.is_open()) {

@@ -2,6 +2,7 @@
 
 #include "gateway/config/config.hpp"
 #include "gateway/io/deadline.hpp"
+#include "gateway/observability/metrics.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -85,8 +86,14 @@ public:
 
     std::chrono::steady_clock::time_point idle_since;
 
+    // The upstream's name once open() succeeded ("" before), for metrics.
+    std::string_view upstream_name() const { return name_ ? std::string_view(*name_) : ""; }
+
 private:
     beast::tcp_stream& tcp();
+
+    const std::string* name_ = nullptr;
+    observability::gauge* open_gauge_ = nullptr;  // counted while open
 
     std::shared_ptr<net::ssl::context> tls_context_;
     std::optional<beast::tcp_stream> plain_;

@@ -1,6 +1,7 @@
 #include "gateway/upstream/exchange.hpp"
 
 #include "gateway/error.hpp"
+#include "gateway/observability/metrics.hpp"
 
 #include <array>
 
@@ -27,6 +28,19 @@ std::string json_post_head(const config::upstream_config& up, std::string_view t
     return head;
 }
 
+namespace {
+
+void count_connect_failure(const std::string& upstream, boost::system::error_code ec) {
+    auto& m = observability::metrics();
+    std::string_view reason = ec == errc::upstream_connect_timeout ? "timeout"
+                              : ec == errc::upstream_tls           ? "tls"
+                                                                   : "refused";
+    m.upstream_connect_failures.with({upstream, reason}).inc();
+    if (ec == errc::upstream_connect_timeout) m.upstream_timeouts.with({upstream, "connect"}).inc();
+}
+
+}  // namespace
+
 net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor executor,
                                                 std::string_view head, std::string_view body,
                                                 std::optional<response_parser>& parser,
@@ -45,6 +59,7 @@ net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor
             conn = pool.make(executor);
             use(conn.get());
             out.failed = co_await conn->open(up);
+            if (out.failed) count_connect_failure(up.name, out.failed.ec);
             if (out.failed || abandoned()) {
                 use(nullptr);
                 co_return out;
@@ -58,6 +73,8 @@ net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor
         out.failed = co_await conn->write(head, body, up.first_byte_timeout);
         if (!out.failed)
             out.failed = co_await conn->read_header(*parser, up.first_byte_timeout, got_bytes);
+        if (out.failed.ec == errc::upstream_first_byte_timeout)
+            observability::metrics().upstream_timeouts.with({up.name, "first_byte"}).inc();
         if (abandoned()) {
             use(nullptr);
             co_return out;
@@ -81,6 +98,8 @@ net::awaitable<piece> read_piece(connection& conn, response_parser& parser,
     piece out;
     if (!conn.parse_buffered(parser, out.failed))
         out.failed = co_await conn.read_some(parser, idle);
+    if (out.failed.ec == errc::upstream_idle_timeout)
+        observability::metrics().upstream_timeouts.with({conn.upstream_name(), "idle"}).inc();
     out.size = buffer.size() - res.body().size;
     co_return out;
 }

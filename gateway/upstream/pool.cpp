@@ -5,13 +5,25 @@
 namespace gateway::upstream {
 
 pool::pool(const config::upstream_config& upstream, std::shared_ptr<net::ssl::context> tls_context)
-    : upstream_(&upstream), tls_context_(std::move(tls_context)) {}
+    : upstream_(&upstream),
+      tls_context_(std::move(tls_context)),
+      idle_gauge_(&observability::metrics().upstream_idle.with({upstream.name})) {}
+
+pool::~pool() {
+    idle_gauge_->add(-static_cast<double>(counted_idle_));
+}
+
+void pool::count_idle() {
+    idle_gauge_->add(static_cast<double>(idle_.size()) - static_cast<double>(counted_idle_));
+    counted_idle_ = idle_.size();
+}
 
 void pool::sweep(std::chrono::steady_clock::time_point now) {
     auto expired = std::find_if(idle_.begin(), idle_.end(), [&](const auto& c) {
         return now - c->idle_since < upstream_->pool_idle_timeout;
     });
     idle_.erase(idle_.begin(), expired);
+    count_idle();
 }
 
 std::unique_ptr<connection> pool::take() {
@@ -19,6 +31,7 @@ std::unique_ptr<connection> pool::take() {
     while (!idle_.empty()) {
         auto conn = std::move(idle_.back());
         idle_.pop_back();
+        count_idle();
         if (conn->looks_alive()) return conn;
     }
     return nullptr;
@@ -36,6 +49,7 @@ void pool::give_back(std::unique_ptr<connection> conn) {
     conn->park();
     conn->idle_since = now;
     idle_.push_back(std::move(conn));
+    count_idle();
 }
 
 }  // namespace gateway::upstream

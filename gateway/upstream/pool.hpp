@@ -4,6 +4,7 @@
 #include "gateway/upstream/connection.hpp"
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace gateway::upstream {
@@ -14,6 +15,15 @@ namespace gateway::upstream {
 class pool {
 public:
     pool(const config::upstream_config& upstream, std::shared_ptr<net::ssl::context> tls_context);
+    ~pool();
+    pool(pool&& other) noexcept
+        : upstream_(other.upstream_),
+          tls_context_(std::move(other.tls_context_)),
+          idle_(std::move(other.idle_)),
+          closed_(other.closed_),
+          idle_gauge_(other.idle_gauge_),
+          counted_idle_(std::exchange(other.counted_idle_, 0)) {}
+    pool& operator=(pool&&) = delete;
 
     // An idle connection that still looks alive, or null.
     std::unique_ptr<connection> take();
@@ -30,17 +40,21 @@ public:
     void close_all() {
         closed_ = true;
         idle_.clear();
+        count_idle();
     }
 
     const config::upstream_config& upstream() const { return *upstream_; }
 
 private:
     void sweep(std::chrono::steady_clock::time_point now);
+    void count_idle();  // the idle gauge follows idle_.size()
 
     const config::upstream_config* upstream_;
     std::shared_ptr<net::ssl::context> tls_context_;
     std::vector<std::unique_ptr<connection>> idle_;  // oldest first
     bool closed_ = false;
+    observability::gauge* idle_gauge_;
+    std::size_t counted_idle_ = 0;
 };
 
 }  // namespace gateway::upstream

@@ -106,6 +106,15 @@ public:
         return real_.last_backup(r);
     }
     awaitable<void> commit(store::write_batch b) override { return real_.commit(b); }
+    awaitable<void> save_key(store::key_record k) override { return real_.save_key(k); }
+    awaitable<std::vector<store::key_record>> keys() override { return real_.keys(); }
+    awaitable<bool> revoke_key(std::string id) override { return real_.revoke_key(id); }
+    awaitable<void> add_usage(std::vector<store::usage_row> r) override {
+        return real_.add_usage(r);
+    }
+    awaitable<std::vector<store::usage_row>> usage(store::usage_query q) override {
+        return real_.usage(q);
+    }
 
 private:
     store::state_store& real_;

@@ -299,4 +299,75 @@ BOOST_AUTO_TEST_CASE(bad_provider_settings_are_precise) {
                "test.yaml:4: `model_map` must map client model names to upstream names");
 }
 
+BOOST_AUTO_TEST_CASE(operations_sections_load_and_print_masked) {
+    auto loaded = load_string(with_upstream("    stream_usage: inject\n") + R"(metrics:
+  listen: 127.0.0.1:0
+  key_labels: true
+logging:
+  format: json
+admin:
+  api_key: admin-key-0123456789
+  keys:
+    - name: ci
+      key: sk-ci-0123456789abcdef
+      models: ["gpt-*"]
+      rpm: 60
+      tpm: 10000
+      max_parallel: 2
+      budget: {tokens: 500000, period: day}
+      expires_at: 2027-01-31
+limits:
+  backend: redis
+  redis_url: redis://:secret@127.0.0.1:6390/2
+)",
+                              "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
+    const auto& c = *loaded.value;
+    BOOST_TEST(c.upstreams[0].inject_stream_usage);
+    BOOST_TEST(c.metrics.listen.has_value());
+    BOOST_TEST(c.metrics.key_labels);
+    BOOST_TEST((c.logging.format == log_format::json));
+    BOOST_TEST_REQUIRE(c.admin.keys.size() == 1u);
+    const auto& k = c.admin.keys[0];
+    BOOST_TEST(k.id == "cfg-ci");
+    BOOST_TEST(k.rpm == 60u);
+    BOOST_TEST(k.budget_tokens == 500000u);
+    BOOST_TEST(k.budget_period == "day");
+    BOOST_TEST(k.expires_at == *parse_time("2027-01-31T00:00:00Z"));
+    BOOST_TEST((c.limits.backend == limits_backend::redis));
+    auto text = to_yaml(c);
+    BOOST_TEST(text.find("sk-ci-0123456789abcdef") == std::string::npos);
+    BOOST_TEST(text.find("admin-key-0123456789") == std::string::npos);
+    BOOST_TEST(text.find("secret") == std::string::npos);
+    BOOST_TEST(text.find("redis://:***@127.0.0.1:6390/2") != std::string::npos);
+    auto again = load_string(text, "effective.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(again), again.error + "\n" + text);
+    BOOST_TEST(again.value->admin.keys.at(0).key == hashed_key("sk-ci-0123456789abcdef"));
+}
+
+BOOST_AUTO_TEST_CASE(operations_sections_refuse_bad_values) {
+    BOOST_TEST(error_of(with_upstream("") + "admin:\n  keys:\n    - name: a\n      key: short\n") ==
+               "test.yaml:7: `admin.keys[0].key`: keys must be at least 16 characters");
+    BOOST_TEST(error_of(with_upstream("") +
+                        "admin:\n  keys:\n    - name: a\n      key: 0123456789abcdefgh\n"
+                        "      budget: {tokens: 5, period: week}\n") ==
+               "test.yaml:8: `budget.period`: `week` must be day or month");
+    BOOST_TEST(error_of(with_upstream("") + "limits:\n  backend: redis\n") ==
+               "test.yaml:5: `limits.backend: redis` needs `redis_url: redis://host:port`");
+    BOOST_TEST(error_of(with_upstream("") + "logging:\n  format: xml\n") ==
+               "test.yaml:5: `format`: `xml` must be text or json");
+    BOOST_TEST(error_of(with_upstream("    stream_usage: always\n")) ==
+               "test.yaml:4: `stream_usage`: `always` must be pass or inject");
+}
+
+BOOST_AUTO_TEST_CASE(times_parse_as_utc) {
+    BOOST_TEST(*parse_time("1970-01-02") == 86'400'000);
+    BOOST_TEST(*parse_time("2026-11-23T10:00:00Z") == 1'795'428'000'000);
+    BOOST_TEST(*parse_time("2026-11-23T12:00:00+02:00") == 1'795'428'000'000);
+    BOOST_TEST(*parse_time("2026-11-23T10:00:00.25Z") == 1'795'428'000'250);
+    for (auto bad : {"2026-02-30", "2026-11-23T10:00:00", "tomorrow", "2026-11-23T25:00:00Z"})
+        BOOST_TEST(!parse_time(bad).has_value(), bad);
+    BOOST_TEST(format_time(1'795'428'000'000) == "2026-11-23T10:00:00Z");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -353,6 +353,7 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated) {
                                 "DROP TABLE session_edits; DROP TABLE edit_sessions; "
                                 "ALTER TABLE chats DROP COLUMN edits; "
                                 "ALTER TABLE chats DROP COLUMN title; "
+                                "DROP TABLE usage_daily; DROP TABLE virtual_keys; "
                                 "INSERT INTO messages (chat_id, run_id, role, content, created_at) "
                                 "VALUES ('c1', '', 'user', 'Rename\nthe module', 1), "
                                 "('c1', '', 'user', 'Second', 2); "
@@ -371,6 +372,65 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated) {
     b.run_messages.push_back({"r1", 0, "user", "hello"});
     t.commit(std::move(b));
     BOOST_TEST(t.wait(t.s->run_messages("r1")).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(virtual_keys_are_saved_updated_and_revoked) {
+    temp_store t;
+    key_record k;
+    k.id = "key_1";
+    k.name = "ci";
+    k.digest = "sha256:" + std::string(64, 'a');
+    k.models = R"(["gpt-*"])";
+    k.rpm = 5;
+    k.budget_tokens = 1000;
+    k.budget_period = "day";
+    t.wait(t.s->save_key(k));
+    k.rpm = 7;
+    k.name = "ci-2";
+    t.wait(t.s->save_key(k));
+    auto keys = t.wait(t.s->keys());
+    BOOST_TEST_REQUIRE(keys.size() == 1u);
+    BOOST_TEST(keys[0].name == "ci-2");
+    BOOST_TEST(keys[0].rpm == 7);
+    BOOST_TEST(keys[0].models == R"(["gpt-*"])");
+    BOOST_TEST(keys[0].budget_period == "day");
+    BOOST_TEST(keys[0].created_at > 0);
+    BOOST_TEST(t.wait(t.s->revoke_key("key_1")));
+    BOOST_TEST(!t.wait(t.s->revoke_key("key_1")));  // already revoked
+    BOOST_TEST(t.wait(t.s->keys()).empty());
+    // The digest stays taken: a revoked key's secret cannot be registered again.
+    k.id = "key_2";
+    BOOST_CHECK_THROW(t.wait(t.s->save_key(k)), store_error);
+}
+
+BOOST_AUTO_TEST_CASE(usage_adds_up_per_day_key_and_model) {
+    temp_store t;
+    std::vector<usage_row> rows{{"2026-11-22", "k1", "gpt-a", "up", 2, 10, 20},
+                                {"2026-11-23", "k1", "gpt-a", "up", 1, 5, 5},
+                                {"2026-11-23", "k1", "gpt-a", "other", 1, 1, 1},
+                                {"2026-11-23", "k2", "gpt-b", "up", 3, 30, 30}};
+    t.wait(t.s->add_usage(rows));
+    t.wait(t.s->add_usage({{"2026-11-23", "k1", "gpt-a", "up", 1, 100, 0}}));
+    usage_query totals;
+    auto all = t.wait(t.s->usage(totals));
+    BOOST_TEST_REQUIRE(all.size() == 2u);
+    BOOST_TEST(all[0].key_id == "k1");
+    BOOST_TEST(all[0].requests == 5);
+    BOOST_TEST(all[0].input_tokens == 116);
+    BOOST_TEST(all[0].output_tokens == 26);
+    BOOST_TEST(all[0].day.empty());
+    usage_query daily;
+    daily.key_id = "k1";
+    daily.from_day = "2026-11-23";
+    daily.by_day = true;
+    auto days = t.wait(t.s->usage(daily));
+    BOOST_TEST_REQUIRE(days.size() == 1u);
+    BOOST_TEST(days[0].day == "2026-11-23");
+    BOOST_TEST(days[0].requests == 3);  // both upstreams, one row
+    BOOST_TEST(days[0].input_tokens == 106);
+    usage_query by_model;
+    by_model.model = "gpt-b";
+    BOOST_TEST(t.wait(t.s->usage(by_model)).at(0).requests == 3);
 }
 
 BOOST_AUTO_TEST_CASE(open_errors_name_the_file) {

@@ -1,0 +1,306 @@
+#include "gateway/admin/api.hpp"
+
+#include "gateway/admin/limiter.hpp"
+#include "gateway/admin/usage_ledger.hpp"
+#include "gateway/context/views.hpp"
+#include "gateway/store/state_store.hpp"
+
+#include <boost/beast/core/string.hpp>
+#include <boost/json.hpp>
+
+#include <openssl/crypto.h>
+
+#include <map>
+
+namespace gateway::admin {
+
+namespace json = boost::json;
+namespace bhttp = boost::beast::http;
+
+namespace {
+
+http::reply bad(std::string message) {
+    return http::reply::error(errc::invalid_parameters, message);
+}
+
+// "%2A" and the like decoded; '+' stays (a model name may hold one).
+std::string decoded(std::string_view raw) {
+    std::string out;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+        if (raw[i] == '%' && i + 2 < raw.size() &&
+            std::isxdigit(static_cast<unsigned char>(raw[i + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(raw[i + 2]))) {
+            out += static_cast<char>(std::stoi(std::string(raw.substr(i + 1, 2)), nullptr, 16));
+            i += 2;
+        } else {
+            out += raw[i];
+        }
+    }
+    return out;
+}
+
+// Applies the members of `body` that describe a key to `key`; the error names the member.
+std::string apply(const json::object& body, virtual_key& key, bool creating) {
+    static constexpr std::string_view known[] = {"name",         "models", "rpm",       "tpm",
+                                                 "max_parallel", "budget", "expires_at"};
+    for (const auto& [name, value] : body) {
+        bool ok = false;
+        for (auto k : known) ok = ok || name == k;
+        if (!ok) return "unknown member `" + std::string(name) + "`";
+    }
+    if (const auto* v = body.if_contains("name")) {
+        if (!v->is_string() || v->get_string().empty() || v->get_string().size() > 64)
+            return "`name` must be a string of 1 to 64 characters";
+        key.name = std::string(v->get_string());
+    } else if (creating) {
+        return "`name` is required";
+    }
+    if (const auto* v = body.if_contains("models")) {
+        if (!v->is_array()) return "`models` must be a list of model name globs";
+        key.models.clear();
+        for (const auto& m : v->get_array()) {
+            if (!m.is_string() || m.get_string().empty())
+                return "`models` must be a list of non-empty strings";
+            key.models.emplace_back(m.get_string());
+        }
+    }
+    auto count = [&](const json::object& o, std::string_view name,
+                     std::uint64_t& into) -> std::string {
+        const auto* v = o.if_contains(name);
+        if (!v || v->is_null()) return {};
+        if (v->is_int64() && v->get_int64() >= 0) {
+            into = static_cast<std::uint64_t>(v->get_int64());
+            return {};
+        }
+        if (v->is_uint64()) {
+            into = v->get_uint64();
+            return {};
+        }
+        return "`" + std::string(name) + "` must be a whole number, 0 or more (0: no limit)";
+    };
+    for (auto [name, into] : {std::pair<std::string_view, std::uint64_t*>{"rpm", &key.rpm},
+                              {"tpm", &key.tpm},
+                              {"max_parallel", &key.max_parallel}})
+        if (auto error = count(body, name, *into); !error.empty()) return error;
+    if (const auto* v = body.if_contains("budget"); v && !v->is_null()) {
+        if (!v->is_object()) return "`budget` must be {tokens, period}";
+        const auto& b = v->get_object();
+        for (const auto& [name, value] : b)
+            if (name != "tokens" && name != "period")
+                return "unknown member `budget." + std::string(name) + "`";
+        if (auto error = count(b, "tokens", key.budget_tokens); !error.empty())
+            return "budget." + error.substr(1);
+        if (const auto* p = b.if_contains("period")) {
+            if (!p->is_string() || (p->get_string() != "day" && p->get_string() != "month"))
+                return "`budget.period` must be day or month";
+            key.budget_period = std::string(p->get_string());
+        }
+    }
+    if (const auto* v = body.if_contains("expires_at")) {
+        if (v->is_null()) {
+            key.expires_at = 0;
+        } else if (v->is_string()) {
+            auto at = config::parse_time(v->get_string());
+            if (!at) return "`expires_at` must be a time such as 2027-01-31T12:00:00Z";
+            key.expires_at = *at;
+        } else {
+            return "`expires_at` must be a time such as 2027-01-31T12:00:00Z, or null";
+        }
+    }
+    return {};
+}
+
+struct key_usage {
+    std::int64_t requests = 0;
+    std::int64_t input = 0;
+    std::int64_t output = 0;
+    std::int64_t budget_used = 0;
+};
+
+json::object key_json(const virtual_key& k, const key_usage& used) {
+    json::array models;
+    for (const auto& m : k.models) models.emplace_back(m);
+    json::object o{
+        {"id", k.id},
+        {"object", "virtual_key"},
+        {"name", k.name},
+        {"models", std::move(models)},
+        {"rpm", k.rpm},
+        {"tpm", k.tpm},
+        {"max_parallel", k.max_parallel},
+        {"budget", {{"tokens", k.budget_tokens}, {"period", k.budget_period}}},
+        {"source", k.declared ? "config" : "api"},
+        {"usage",
+         {{"requests", used.requests},
+          {"input_tokens", used.input},
+          {"output_tokens", used.output},
+          {"total_tokens", used.input + used.output},
+          {"budget_used", used.budget_used}}},
+    };
+    o["expires_at"] = k.expires_at ? json::value(config::format_time(k.expires_at)) : nullptr;
+    o["created_at"] = k.created_at ? json::value(config::format_time(k.created_at)) : nullptr;
+    return o;
+}
+
+}  // namespace
+
+api::api(const std::string& admin_key, key_ring& keys, store::state_store& store,
+         usage_ledger& ledger)
+    : admin_digest_(config::hashed_key(admin_key)), keys_(keys), store_(store), ledger_(ledger) {}
+
+bool api::authorized(const bhttp::request_header<>& head) const {
+    std::string_view header = head[bhttp::field::authorization];
+    if (header.size() < 8 || !boost::beast::iequals(header.substr(0, 7), "bearer ")) return false;
+    auto token = header.substr(7);
+    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+    auto presented = config::key_digest(token);
+    return presented.size() == admin_digest_.size() &&
+           CRYPTO_memcmp(presented.data(), admin_digest_.data(), presented.size()) == 0;
+}
+
+http::guard api::guard() const {
+    return {"/admin", [this](const bhttp::request_header<>& head) { return authorized(head); },
+            errc::unauthorized, "The admin API needs `Authorization: Bearer <admin.api_key>`."};
+}
+
+http::handler api::route(method m) {
+    return [this, m](http::request_context& ctx) -> net::awaitable<void> {
+        auto answer = co_await (this->*m)(ctx);
+        co_await http::write_reply(ctx, std::move(answer));
+    };
+}
+
+namespace {
+
+// Usage per key: all time, and in each key's current budget period (the month holds the day).
+net::awaitable<std::map<std::string, key_usage>> usage_by_key(store::state_store& store,
+                                                              usage_ledger& ledger,
+                                                              const key_ring& keys) {
+    co_await ledger.flush();
+    std::map<std::string, key_usage> out;
+    store::usage_query all;
+    auto totals = co_await store.usage(all);
+    for (const auto& r : totals) {
+        auto& u = out[r.key_id];
+        u.requests += r.requests;
+        u.input += r.input_tokens;
+        u.output += r.output_tokens;
+    }
+    auto now = store::now_ms();
+    store::usage_query month;
+    month.from_day = utc_day(period_start("month", now));
+    month.by_day = true;
+    auto days = co_await store.usage(month);
+    auto today = utc_day(now);
+    for (const auto& r : days) {
+        auto key = keys.by_id(r.key_id);
+        if (!key) continue;
+        if (key->budget_period == "day" && r.day != today) continue;
+        out[r.key_id].budget_used += r.input_tokens + r.output_tokens;
+    }
+    co_return out;
+}
+
+}  // namespace
+
+net::awaitable<http::reply> api::create_key(http::request_context& ctx) {
+    std::string error;
+    auto body = context::body_object(ctx.req.body(), error);
+    if (!body) co_return bad(error);
+    virtual_key key;
+    if (auto problem = apply(*body, key, true); !problem.empty()) co_return bad(problem);
+    key.id = new_key_id();
+    auto secret = new_secret();
+    key.digest = config::key_digest(secret);
+    key.created_at = store::now_ms();
+    auto record = to_record(key);
+    co_await store_.save_key(std::move(record));
+    keys_.put(key);
+    auto view = key_json(key, {});
+    view["key"] = secret;
+    co_return http::reply::json(201, view);
+}
+
+net::awaitable<http::reply> api::list_keys(http::request_context&) {
+    auto used = co_await usage_by_key(store_, ledger_, keys_);
+    json::array data;
+    for (const auto& k : keys_.all()) data.push_back(key_json(*k, used[k->id]));
+    co_return http::reply::json(200, json::object{{"object", "list"}, {"data", std::move(data)}});
+}
+
+net::awaitable<http::reply> api::get_key(http::request_context& ctx) {
+    auto key = keys_.by_id(ctx.path_params.at(0));
+    if (!key) co_return http::reply::error(errc::not_found, "No such key.");
+    auto used = co_await usage_by_key(store_, ledger_, keys_);
+    co_return http::reply::json(200, key_json(*key, used[key->id]));
+}
+
+net::awaitable<http::reply> api::update_key(http::request_context& ctx) {
+    auto found = keys_.by_id(ctx.path_params.at(0));
+    if (!found) co_return http::reply::error(errc::not_found, "No such key.");
+    if (found->declared)
+        co_return http::reply::error(errc::conflict,
+                                     "This key is declared in the configuration; change it there.");
+    std::string error;
+    auto body = context::body_object(ctx.req.body(), error);
+    if (!body) co_return bad(error);
+    auto key = *found;
+    if (auto problem = apply(*body, key, false); !problem.empty()) co_return bad(problem);
+    auto record = to_record(key);
+    co_await store_.save_key(std::move(record));
+    keys_.put(key);
+    auto used = co_await usage_by_key(store_, ledger_, keys_);
+    co_return http::reply::json(200, key_json(key, used[key.id]));
+}
+
+net::awaitable<http::reply> api::delete_key(http::request_context& ctx) {
+    auto id = ctx.path_params.at(0);
+    auto found = keys_.by_id(id);
+    if (!found) co_return http::reply::error(errc::not_found, "No such key.");
+    if (found->declared)
+        co_return http::reply::error(errc::conflict,
+                                     "This key is declared in the configuration; remove it there.");
+    // Out of the ring first: the next request with it is refused even while the store writes.
+    keys_.remove(id);
+    co_await store_.revoke_key(id);
+    co_return http::reply::json(
+        200, json::object{{"id", id}, {"object", "virtual_key"}, {"deleted", true}});
+}
+
+net::awaitable<http::reply> api::usage(http::request_context& ctx) {
+    auto target = ctx.req.target();
+    store::usage_query q;
+    q.key_id = decoded(context::query_value(target, "key"));
+    q.model = decoded(context::query_value(target, "model"));
+    for (auto [name, into] :
+         {std::pair<const char*, std::string*>{"from", &q.from_day}, {"to", &q.to_day}}) {
+        auto text = decoded(context::query_value(target, name));
+        if (text.empty()) continue;
+        auto at = config::parse_time(text);
+        if (!at) co_return bad(std::string("`") + name + "` must be a day such as 2026-11-01");
+        *into = utc_day(*at);
+    }
+    auto group = context::query_value(target, "group_by");
+    if (!group.empty() && group != "day")
+        co_return bad("`group_by` must be day (or absent for totals)");
+    q.by_day = group == "day";
+    co_await ledger_.flush();
+    auto rows = co_await store_.usage(q);
+    json::array data;
+    for (const auto& r : rows) {
+        json::object o;
+        if (q.by_day) o["day"] = r.day;
+        o["key_id"] = r.key_id;
+        auto key = keys_.by_id(r.key_id);
+        o["key_name"] = key ? json::value(key->name) : nullptr;
+        o["model"] = r.model;
+        o["requests"] = r.requests;
+        o["input_tokens"] = r.input_tokens;
+        o["output_tokens"] = r.output_tokens;
+        o["total_tokens"] = r.input_tokens + r.output_tokens;
+        data.push_back(std::move(o));
+    }
+    co_return http::reply::json(200, json::object{{"object", "list"}, {"data", std::move(data)}});
+}
+
+}  // namespace gateway::admin

@@ -1,0 +1,57 @@
+#pragma once
+
+#include "gateway/admin/key_ring.hpp"
+#include "gateway/http/reply.hpp"
+#include "gateway/http/router.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <string>
+
+namespace gateway::store {
+class state_store;
+}
+
+namespace gateway::admin {
+
+namespace net = boost::asio;
+class usage_ledger;
+
+// /admin: virtual keys and usage reports, for operators. Every request needs
+// `Authorization: Bearer <admin.api_key>` (guard()); without an admin key the routes do not exist.
+//
+//   POST   /admin/keys        {name, models?, rpm?, tpm?, max_parallel?, budget?: {tokens, period},
+//                             expires_at?} -> 201 with the key's view and `key`, the secret, once
+//   GET    /admin/keys        every live key with its usage (all time and in its budget period)
+//   GET    /admin/keys/{id}
+//   PATCH  /admin/keys/{id}   any of the fields above (declared keys cannot change: 409)
+//   DELETE /admin/keys/{id}   revokes at once; its usage stays in the reports
+//   GET    /admin/usage?key=&model=&from=&to=&group_by=day
+//
+// Thread-safe: one instance serves every worker.
+class api {
+public:
+    api(const std::string& admin_key, key_ring& keys, store::state_store& store,
+        usage_ledger& ledger);
+
+    using method = net::awaitable<http::reply> (api::*)(http::request_context&);
+    http::handler route(method m);
+    http::guard guard() const;
+
+    net::awaitable<http::reply> create_key(http::request_context& ctx);
+    net::awaitable<http::reply> list_keys(http::request_context& ctx);
+    net::awaitable<http::reply> get_key(http::request_context& ctx);
+    net::awaitable<http::reply> update_key(http::request_context& ctx);
+    net::awaitable<http::reply> delete_key(http::request_context& ctx);
+    net::awaitable<http::reply> usage(http::request_context& ctx);
+
+private:
+    bool authorized(const boost::beast::http::request_header<>& head) const;
+
+    std::string admin_digest_;
+    key_ring& keys_;
+    store::state_store& store_;
+    usage_ledger& ledger_;
+};
+
+}  // namespace gateway::admin

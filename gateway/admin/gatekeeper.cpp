@@ -1,0 +1,105 @@
+#include "gateway/admin/gatekeeper.hpp"
+
+#include "gateway/observability/metrics.hpp"
+#include "gateway/store/state_store.hpp"
+
+#include <boost/json/parse.hpp>
+
+namespace gateway::admin {
+
+namespace json = boost::json;
+
+std::uint64_t estimate_tokens(std::string_view body) {
+    std::uint64_t estimate = (body.size() + 3) / 4;
+    if (body.empty()) return estimate;
+    boost::system::error_code ec;
+    json::parse_options options;
+    options.max_depth = 64;
+    auto value = json::parse(body, ec, {}, options);
+    if (ec || !value.is_object()) return estimate;
+    const auto& o = value.get_object();
+    for (auto name : {"max_completion_tokens", "max_tokens", "max_output_tokens"}) {
+        const auto* v = o.if_contains(name);
+        if (v && v->is_int64() && v->get_int64() > 0) return estimate + v->get_int64();
+        if (v && v->is_uint64()) return estimate + v->get_uint64();
+    }
+    // Gemini's generationConfig.maxOutputTokens.
+    if (const auto* g = o.if_contains("generationConfig"); g && g->is_object())
+        if (const auto* v = g->get_object().if_contains("maxOutputTokens");
+            v && v->is_int64() && v->get_int64() > 0)
+            return estimate + v->get_int64();
+    return estimate;
+}
+
+gatekeeper::gatekeeper(const key_ring& keys, limiter& limits) : keys_(keys), limits_(limits) {}
+
+std::variant<std::shared_ptr<const virtual_key>, http::reply> gatekeeper::identify(
+    const http::request& req, std::int64_t now_ms) const {
+    auto secret = presented_secret(req.base());
+    if (secret.empty())
+        return http::reply::error(
+            errc::unauthorized,
+            "This gateway requires a virtual key: send `Authorization: Bearer <key>`.");
+    auto key = keys_.by_secret(secret);
+    if (!key) return http::reply::error(errc::unauthorized, "The API key is not valid.");
+    if (key->expired(now_ms))
+        return http::reply::error(errc::unauthorized, "The API key has expired.");
+    return key;
+}
+
+net::awaitable<std::variant<pass, http::reply>> gatekeeper::admit(
+    std::shared_ptr<const virtual_key> key, const http::request& req, std::string model,
+    std::string request_id) {
+    if (!model.empty() && !key->allows_model(model)) {
+        co_return http::reply::error(
+            errc::model_not_allowed,
+            "The API key `" + key->name + "` may not use model `" + model + "`.");
+    }
+    pass p;
+    p.key = key;
+    if (!key->rpm && !key->tpm && !key->max_parallel && !key->budget_tokens) co_return p;
+    auto& c = p.counted;
+    c.key_id = key->id;
+    c.request_id = std::move(request_id);
+    c.rpm = key->rpm;
+    c.tpm = key->tpm;
+    c.max_parallel = key->max_parallel;
+    c.budget_tokens = key->budget_tokens;
+    c.budget_period = key->budget_period;
+    c.estimate = key->tpm || key->budget_tokens ? estimate_tokens(req.body()) : 0;
+    c.now_ms = store::now_ms();
+    auto decided = co_await limits_.admit(c);
+    if (decided.allowed) {
+        p.limited = !decided.backend_failed;
+        co_return p;
+    }
+    observability::metrics().limit_refusals.with({decided.refused}).inc();
+    std::string message;
+    auto code = errc::rate_limited;
+    if (decided.refused == "requests")
+        message = "Rate limit reached for requests: " + std::to_string(key->rpm) +
+                  " per minute for key `" + key->name + "`.";
+    else if (decided.refused == "tokens")
+        message = "Rate limit reached for tokens: " + std::to_string(key->tpm) +
+                  " per minute for key `" + key->name + "`; this request needs about " +
+                  std::to_string(c.estimate) + ".";
+    else if (decided.refused == "parallel")
+        message = "Too many requests at once: key `" + key->name + "` may have " +
+                  std::to_string(key->max_parallel) + " in flight.";
+    else {
+        code = errc::quota_exceeded;
+        message = "Key `" + key->name + "` has used its budget of " +
+                  std::to_string(key->budget_tokens) + " tokens per " + key->budget_period + ".";
+    }
+    auto refusal = http::reply::error(code, message);
+    for (auto& [name, value] : limit_headers(decided, c)) refusal.header(name, value);
+    co_return refusal;
+}
+
+net::awaitable<void> gatekeeper::leave(pass p, std::optional<std::uint64_t> used_tokens) {
+    if (!p.limited) co_return;
+    auto actual = used_tokens.value_or(p.counted.estimate);
+    co_await limits_.settle(p.counted, actual);
+}
+
+}  // namespace gateway::admin

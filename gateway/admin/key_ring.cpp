@@ -1,0 +1,186 @@
+#include "gateway/admin/key_ring.hpp"
+
+#include "gateway/passthrough/model_router.hpp"
+
+#include <boost/beast/core/string.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <openssl/rand.h>
+
+#include <mutex>
+#include <stdexcept>
+
+namespace gateway::admin {
+
+namespace json = boost::json;
+namespace bhttp = boost::beast::http;
+
+bool virtual_key::allows_model(std::string_view model) const {
+    if (models.empty()) return true;
+    for (const auto& glob : models)
+        if (passthrough::glob_match(glob, model)) return true;
+    return false;
+}
+
+virtual_key from_config(const config::virtual_key_config& declared) {
+    virtual_key k;
+    k.id = declared.id;
+    k.name = declared.name;
+    k.digest = config::hashed_key(declared.key);
+    k.models = declared.models;
+    k.rpm = declared.rpm;
+    k.tpm = declared.tpm;
+    k.max_parallel = declared.max_parallel;
+    k.budget_tokens = declared.budget_tokens;
+    k.budget_period = declared.budget_period;
+    k.expires_at = declared.expires_at;
+    k.declared = true;
+    return k;
+}
+
+virtual_key from_record(const store::key_record& r) {
+    virtual_key k;
+    k.id = r.id;
+    k.name = r.name;
+    k.digest = r.digest;
+    boost::system::error_code ec;
+    auto models = json::parse(r.models, ec);
+    if (!ec && models.is_array())
+        for (const auto& m : models.as_array())
+            if (m.is_string()) k.models.emplace_back(m.as_string());
+    k.rpm = static_cast<std::uint64_t>(r.rpm);
+    k.tpm = static_cast<std::uint64_t>(r.tpm);
+    k.max_parallel = static_cast<std::uint64_t>(r.max_parallel);
+    k.budget_tokens = static_cast<std::uint64_t>(r.budget_tokens);
+    k.budget_period = r.budget_period;
+    k.expires_at = r.expires_at;
+    k.created_at = r.created_at;
+    return k;
+}
+
+store::key_record to_record(const virtual_key& k) {
+    store::key_record r;
+    r.id = k.id;
+    r.name = k.name;
+    r.digest = k.digest;
+    json::array models;
+    for (const auto& m : k.models) models.emplace_back(m);
+    r.models = json::serialize(models);
+    r.rpm = static_cast<std::int64_t>(k.rpm);
+    r.tpm = static_cast<std::int64_t>(k.tpm);
+    r.max_parallel = static_cast<std::int64_t>(k.max_parallel);
+    r.budget_tokens = static_cast<std::int64_t>(k.budget_tokens);
+    r.budget_period = k.budget_period;
+    r.expires_at = k.expires_at;
+    r.created_at = k.created_at;
+    return r;
+}
+
+std::string_view presented_secret(const bhttp::fields& head) {
+    std::string_view auth = head[bhttp::field::authorization];
+    if (auth.size() > 7 && boost::beast::iequals(auth.substr(0, 7), "bearer ")) {
+        auto token = auth.substr(7);
+        while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+        return token;
+    }
+    if (auto k = head["x-api-key"]; !k.empty()) return k;
+    if (auto k = head["x-goog-api-key"]; !k.empty()) return k;
+    return {};
+}
+
+namespace {
+
+std::string random_bytes(std::size_t n) {
+    std::string bytes(n, '\0');
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()), static_cast<int>(n)) != 1)
+        throw std::runtime_error("the system random generator failed");
+    return bytes;
+}
+
+}  // namespace
+
+std::string new_secret() {
+    static constexpr char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    auto bytes = random_bytes(32);
+    std::string out = "sk-cg-";
+    // 6 bits per character; 256 bits -> 43 characters.
+    unsigned buffer = 0;
+    int bits = 0;
+    for (unsigned char b : bytes) {
+        buffer = (buffer << 8) | b;
+        bits += 8;
+        while (bits >= 6) {
+            bits -= 6;
+            out += alphabet[(buffer >> bits) & 63];
+        }
+    }
+    if (bits > 0) out += alphabet[(buffer << (6 - bits)) & 63];
+    return out;
+}
+
+std::string new_key_id() {
+    static constexpr char hex[] = "0123456789abcdef";
+    auto bytes = random_bytes(8);
+    std::string id = "key_";
+    for (unsigned char b : bytes) {
+        id += hex[b >> 4];
+        id += hex[b & 15];
+    }
+    return id;
+}
+
+key_ring::key_ring(const std::vector<config::virtual_key_config>& declared) {
+    for (const auto& d : declared) put(from_config(d));
+}
+
+bool key_ring::empty() const {
+    std::shared_lock lock(mutex_);
+    return by_id_.empty();
+}
+
+std::shared_ptr<const virtual_key> key_ring::by_secret(std::string_view secret) const {
+    if (secret.empty()) return nullptr;
+    auto digest = config::key_digest(secret);
+    std::shared_lock lock(mutex_);
+    auto it = by_digest_.find(digest);
+    return it == by_digest_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const virtual_key> key_ring::by_id(std::string_view id) const {
+    std::shared_lock lock(mutex_);
+    auto it = by_id_.find(id);
+    return it == by_id_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<const virtual_key>> key_ring::all() const {
+    std::shared_lock lock(mutex_);
+    std::vector<std::shared_ptr<const virtual_key>> out;
+    for (const auto& [id, key] : by_id_) out.push_back(key);
+    return out;
+}
+
+bool key_ring::put(virtual_key key) {
+    auto shared = std::make_shared<const virtual_key>(std::move(key));
+    std::unique_lock lock(mutex_);
+    if (auto it = by_digest_.find(shared->digest);
+        it != by_digest_.end() && it->second->id != shared->id)
+        return false;
+    if (auto old = by_id_.find(shared->id); old != by_id_.end())
+        by_digest_.erase(old->second->digest);
+    by_digest_[shared->digest] = shared;
+    by_id_[shared->id] = shared;
+    return true;
+}
+
+bool key_ring::remove(std::string_view id) {
+    std::unique_lock lock(mutex_);
+    auto it = by_id_.find(id);
+    if (it == by_id_.end()) return false;
+    by_digest_.erase(it->second->digest);
+    by_id_.erase(it);
+    return true;
+}
+
+}  // namespace gateway::admin

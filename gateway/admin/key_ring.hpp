@@ -1,0 +1,74 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+#include "gateway/store/records.hpp"
+
+#include <boost/beast/http/fields.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gateway::admin {
+
+// A virtual key as the gateway checks it. Zero limits mean none.
+struct virtual_key {
+    std::string id;
+    std::string name;
+    std::string digest;               // "sha256:<hex>" of the secret
+    std::vector<std::string> models;  // globs; empty: every model
+    std::uint64_t rpm = 0;
+    std::uint64_t tpm = 0;
+    std::uint64_t max_parallel = 0;
+    std::uint64_t budget_tokens = 0;
+    std::string budget_period = "month";  // day | month
+    std::int64_t expires_at = 0;          // Unix ms; 0: never
+    std::int64_t created_at = 0;
+    bool declared = false;  // from the configuration (not changeable through /admin/keys)
+
+    bool allows_model(std::string_view model) const;
+    bool expired(std::int64_t now_ms) const { return expires_at != 0 && now_ms >= expires_at; }
+};
+
+virtual_key from_config(const config::virtual_key_config& declared);
+virtual_key from_record(const store::key_record& record);
+store::key_record to_record(const virtual_key& key);
+
+// The secret a client presented for /v1: `Authorization: Bearer …` (OpenAI SDKs), `x-api-key`
+// (Anthropic's) or `x-goog-api-key` (Gemini's). Empty when none.
+std::string_view presented_secret(const boost::beast::http::fields& head);
+
+// A new secret: "sk-cg-" and 43 characters of base64url (256 random bits).
+std::string new_secret();
+// A new key id: "key_" and 16 hex digits.
+std::string new_key_id();
+
+// Every live virtual key, declared and made through the admin API, found by the digest of its
+// secret. Updates replace a key's entry whole, so a reader holds a consistent snapshot of it;
+// a removed key refuses the next request that presents it. Thread-safe.
+class key_ring {
+public:
+    explicit key_ring(const std::vector<config::virtual_key_config>& declared);
+
+    // Whether any key exists: with none, /v1 is open as without the feature.
+    bool empty() const;
+    std::shared_ptr<const virtual_key> by_secret(std::string_view secret) const;
+    std::shared_ptr<const virtual_key> by_id(std::string_view id) const;
+    std::vector<std::shared_ptr<const virtual_key>> all() const;
+
+    // Adds or replaces (by id) a key; false when another key has the same digest.
+    bool put(virtual_key key);
+    bool remove(std::string_view id);
+
+private:
+    mutable std::shared_mutex mutex_;
+    std::map<std::string, std::shared_ptr<const virtual_key>, std::less<>> by_digest_;
+    std::map<std::string, std::shared_ptr<const virtual_key>, std::less<>> by_id_;
+};
+
+}  // namespace gateway::admin

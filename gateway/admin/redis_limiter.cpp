@@ -1,0 +1,351 @@
+#include "gateway/admin/redis_limiter.hpp"
+
+#include "gateway/observability/log.hpp"
+#include "gateway/observability/metrics.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <array>
+#include <charconv>
+
+namespace gateway::admin {
+
+namespace {
+
+using tcp = net::ip::tcp;
+using namespace net::experimental::awaitable_operators;
+constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+constexpr std::int64_t parallel_max_age_ms = 600'000;
+
+// KEYS: requests window, tokens window, budget period, parallel set.
+// ARGV: rpm, tpm, budget, max_parallel, estimate, request id, now, window ttl, budget ttl,
+// parallel max age. Returns {refused (0 none, 1 requests, 2 tokens, 3 parallel, 4 budget),
+// requests, tokens, budget used, parallel}.
+constexpr const char* admit_script = R"lua(
+local rpm, tpm, budget, maxp = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local est, id, now = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+local window_ttl, budget_ttl, max_age = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local requests = tonumber(redis.call('GET', KEYS[1]) or '0')
+local tokens = tonumber(redis.call('GET', KEYS[2]) or '0')
+local spent = tonumber(redis.call('GET', KEYS[3]) or '0')
+local parallel = 0
+if maxp > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - max_age)
+  parallel = redis.call('ZCARD', KEYS[4])
+end
+local refused = 0
+if maxp > 0 and parallel >= maxp then refused = 3
+elseif rpm > 0 and requests >= rpm then refused = 1
+elseif tpm > 0 and tokens + est > tpm then refused = 2
+elseif budget > 0 and spent + est > budget then refused = 4 end
+if refused == 0 then
+  requests = redis.call('INCR', KEYS[1])
+  redis.call('PEXPIRE', KEYS[1], window_ttl)
+  tokens = redis.call('INCRBY', KEYS[2], est)
+  redis.call('PEXPIRE', KEYS[2], window_ttl)
+  spent = redis.call('INCRBY', KEYS[3], est)
+  redis.call('PEXPIRE', KEYS[3], budget_ttl)
+  if maxp > 0 then
+    redis.call('ZADD', KEYS[4], now, id)
+    redis.call('PEXPIRE', KEYS[4], max_age)
+    parallel = parallel + 1
+  end
+end
+return {refused, requests, tokens, spent, parallel}
+)lua";
+
+// KEYS: tokens window, budget period, parallel set. ARGV: difference, request id. Counters that
+// expired meanwhile are not brought back.
+constexpr const char* settle_script = R"lua(
+local diff = tonumber(ARGV[1])
+if diff ~= 0 then
+  for i = 1, 2 do
+    if redis.call('EXISTS', KEYS[i]) == 1 then
+      local v = redis.call('INCRBY', KEYS[i], diff)
+      if v < 0 then redis.call('SET', KEYS[i], 0, 'KEEPTTL') end
+    end
+  end
+end
+redis.call('ZREM', KEYS[3], ARGV[2])
+return 1
+)lua";
+
+struct reader_deleter {
+    void operator()(redisReader* r) const { redisReaderFree(r); }
+};
+struct reply_deleter {
+    void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
+
+}  // namespace
+
+// One connection to Redis: commands written in RESP by hiredis' formatter, answers parsed by its
+// reader. One command at a time. Not thread-safe: used by the thread that made it.
+class redis_connection {
+public:
+    explicit redis_connection(net::any_io_executor executor)
+        : socket_(std::move(executor)), reader_(redisReaderCreate()) {}
+
+    bool open() const { return socket_.is_open() && !broken_; }
+
+    net::awaitable<std::string> connect(const redis_address& address) {
+        tcp::resolver resolver(socket_.get_executor());
+        auto [ec, results] = co_await resolver.async_resolve(address.host, address.port, use_ec);
+        if (ec) co_return "cannot resolve " + address.host + ": " + ec.message();
+        auto [connect_ec, at] = co_await net::async_connect(socket_, results, use_ec);
+        if (connect_ec)
+            co_return "cannot connect to " + address.host + ":" + address.port + ": " +
+                connect_ec.message();
+        socket_.set_option(tcp::no_delay(true));
+        if (!address.password.empty()) {
+            std::vector<std::string> auth{"AUTH"};
+            if (!address.user.empty()) auth.push_back(address.user);
+            auth.push_back(address.password);
+            auto r = co_await command(auth);
+            if (!r || r->type == REDIS_REPLY_ERROR) co_return "AUTH was refused";
+        }
+        if (address.db != 0) {
+            std::vector<std::string> select{"SELECT", std::to_string(address.db)};
+            auto r = co_await command(select);
+            if (!r || r->type == REDIS_REPLY_ERROR) co_return "SELECT was refused";
+        }
+        co_return std::string();
+    }
+
+    // Sends one command and reads its answer; null when the connection failed.
+    net::awaitable<reply_ptr> command(const std::vector<std::string>& args) {
+        std::vector<const char*> argv;
+        std::vector<std::size_t> lengths;
+        for (const auto& a : args) {
+            argv.push_back(a.data());
+            lengths.push_back(a.size());
+        }
+        char* formatted = nullptr;
+        auto n = redisFormatCommandArgv(&formatted, static_cast<int>(args.size()), argv.data(),
+                                        lengths.data());
+        if (n < 0) co_return nullptr;
+        std::string request(formatted, static_cast<std::size_t>(n));
+        redisFreeCommand(formatted);
+        auto [write_ec, written] = co_await net::async_write(socket_, net::buffer(request), use_ec);
+        if (write_ec) {
+            broken_ = true;
+            co_return nullptr;
+        }
+        std::array<char, 4096> buffer;
+        for (;;) {
+            void* reply = nullptr;
+            if (redisReaderGetReply(reader_.get(), &reply) != REDIS_OK) {
+                broken_ = true;
+                co_return nullptr;
+            }
+            if (reply) co_return reply_ptr(static_cast<redisReply*>(reply));
+            auto [read_ec, got] = co_await socket_.async_read_some(net::buffer(buffer), use_ec);
+            if (read_ec) {
+                broken_ = true;
+                co_return nullptr;
+            }
+            redisReaderFeed(reader_.get(), buffer.data(), got);
+        }
+    }
+
+    void close() {
+        broken_ = true;
+        boost::system::error_code ignored;
+        socket_.close(ignored);
+    }
+
+private:
+    tcp::socket socket_;
+    std::unique_ptr<redisReader, reader_deleter> reader_;
+    bool broken_ = false;
+};
+
+config::parsed<redis_address> parse_redis_url(std::string_view url) {
+    using result = config::parsed<redis_address>;
+    if (!url.starts_with("redis://")) return result::fail("must start with redis://");
+    auto rest = url.substr(8);
+    redis_address a;
+    if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+        auto credentials = rest.substr(0, at);
+        rest = rest.substr(at + 1);
+        auto colon = credentials.find(':');
+        if (colon == std::string_view::npos) {
+            a.password = std::string(credentials);
+        } else {
+            a.user = std::string(credentials.substr(0, colon));
+            a.password = std::string(credentials.substr(colon + 1));
+        }
+    }
+    if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+        auto db = rest.substr(slash + 1);
+        rest = rest.substr(0, slash);
+        if (!db.empty()) {
+            auto [end, ec] = std::from_chars(db.data(), db.data() + db.size(), a.db);
+            if (ec != std::errc() || end != db.data() + db.size() || a.db < 0)
+                return result::fail("the database after `/` must be a number");
+        }
+    }
+    if (auto colon = rest.rfind(':'); colon != std::string_view::npos && rest.front() != '[') {
+        a.port = std::string(rest.substr(colon + 1));
+        rest = rest.substr(0, colon);
+    }
+    if (!rest.empty()) a.host = std::string(rest);
+    if (a.port.empty() || a.port.find_first_not_of("0123456789") != std::string::npos)
+        return result::fail("the port must be a number");
+    return {a, {}};
+}
+
+redis_limiter::redis_limiter(const config::limits_config& config) : timeout_(config.redis_timeout) {
+    auto parsed = parse_redis_url(config.redis_url);
+    if (parsed) address_ = *parsed.value;
+}
+
+redis_limiter::~redis_limiter() = default;
+
+std::unique_ptr<redis_connection> redis_limiter::take() {
+    std::lock_guard lock(mutex_);
+    auto& mine = idle_[std::this_thread::get_id()];
+    while (!mine.empty()) {
+        auto conn = std::move(mine.back());
+        mine.pop_back();
+        if (conn->open()) return conn;
+    }
+    return nullptr;
+}
+
+void redis_limiter::give_back(std::unique_ptr<redis_connection> conn) {
+    std::lock_guard lock(mutex_);
+    auto& mine = idle_[std::this_thread::get_id()];
+    if (mine.size() < 64) mine.push_back(std::move(conn));
+}
+
+net::awaitable<std::optional<std::vector<std::string>>> redis_limiter::eval(
+    const char* script, std::vector<std::string> keys, std::vector<std::string> args) {
+    auto executor = co_await net::this_coro::executor;
+    std::vector<std::string> command{"EVAL", script, std::to_string(keys.size())};
+    for (auto& k : keys) command.push_back(std::move(k));
+    for (auto& a : args) command.push_back(std::move(a));
+
+    auto conn = take();
+    std::string problem;
+    auto exchange = [&]() -> net::awaitable<reply_ptr> {
+        // A timeout shows as failed I/O, handled as a value.
+        co_await net::this_coro::throw_if_cancelled(false);
+        if (!conn) {
+            conn = std::make_unique<redis_connection>(executor);
+            problem = co_await conn->connect(address_);
+            if (!problem.empty()) co_return nullptr;
+        }
+        auto reply = co_await conn->command(command);
+        co_return reply;
+    };
+    net::steady_timer timer(executor, timeout_);
+    auto outcome = co_await (exchange() || timer.async_wait(use_ec));
+    reply_ptr reply;
+    if (outcome.index() == 0) reply = std::move(std::get<0>(outcome));
+    if (outcome.index() == 1)
+        problem = "no answer within " + std::to_string(timeout_.count()) + " ms";
+    std::optional<std::vector<std::string>> values;
+    if (reply && reply->type == REDIS_REPLY_ARRAY) {
+        values.emplace();
+        for (std::size_t i = 0; i < reply->elements; ++i) {
+            const auto* e = reply->element[i];
+            values->push_back(e->type == REDIS_REPLY_INTEGER
+                                  ? std::to_string(e->integer)
+                                  : std::string(e->str ? e->str : "", e->len));
+        }
+    } else if (reply && reply->type == REDIS_REPLY_INTEGER) {
+        values.emplace(1, std::to_string(reply->integer));
+    } else if (reply && reply->type == REDIS_REPLY_ERROR) {
+        problem = std::string(reply->str, reply->len);
+    } else if (problem.empty()) {
+        problem = "the connection failed";
+    }
+    if (values && conn && conn->open()) {
+        give_back(std::move(conn));
+    } else {
+        if (conn) conn->close();
+        observability::metrics().limit_backend_errors.with().inc();
+        observability::log_warn("limits: Redis at " + address_.host + ":" + address_.port + ": " +
+                                problem + "; the request is let through");
+    }
+    co_return values;
+}
+
+namespace {
+
+std::string counter_key(const claim& c, std::string_view kind, std::int64_t start) {
+    // The braces keep one key's counters in one Redis Cluster slot.
+    return "contextgate:{" + c.key_id + "}:" + std::string(kind) + ":" + std::to_string(start);
+}
+
+std::uint64_t to_u64(const std::string& s) {
+    long long v = 0;
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v < 0 ? 0 : static_cast<std::uint64_t>(v);
+}
+
+}  // namespace
+
+net::awaitable<admission> redis_limiter::admit(claim c) {
+    auto window = minute_start(c.now_ms);
+    auto period = period_start(c.budget_period, c.now_ms);
+    auto period_left = period_end(c.budget_period, c.now_ms) - c.now_ms;
+    std::vector<std::string> keys{counter_key(c, "rq", window), counter_key(c, "tk", window),
+                                  counter_key(c, "bg", period),
+                                  "contextgate:{" + c.key_id + "}:pl"};
+    std::vector<std::string> args{std::to_string(c.rpm),
+                                  std::to_string(c.tpm),
+                                  std::to_string(c.budget_tokens),
+                                  std::to_string(c.max_parallel),
+                                  std::to_string(c.estimate),
+                                  c.request_id,
+                                  std::to_string(c.now_ms),
+                                  std::to_string(2 * 60'000),
+                                  std::to_string(period_left + 3'600'000),
+                                  std::to_string(parallel_max_age_ms)};
+    auto values = co_await eval(admit_script, std::move(keys), std::move(args));
+    admission a;
+    auto window_left = window + 60'000 - c.now_ms;
+    if (!values || values->size() != 5) {
+        a.backend_failed = true;
+        co_return a;
+    }
+    auto refused = to_u64((*values)[0]);
+    auto requests = to_u64((*values)[1]);
+    auto tokens = to_u64((*values)[2]);
+    auto left = [](std::uint64_t limit, std::uint64_t used) {
+        return used >= limit ? 0 : limit - used;
+    };
+    a.requests = {c.rpm, left(c.rpm, requests), window_left};
+    a.tokens = {c.tpm, left(c.tpm, tokens), window_left};
+    static constexpr const char* kinds[] = {"", "requests", "tokens", "parallel", "budget"};
+    if (refused >= 1 && refused <= 4) {
+        a.allowed = false;
+        a.refused = kinds[refused];
+        a.retry_after_ms = refused == 3 ? 1000 : refused == 4 ? period_left : window_left;
+    }
+    co_return a;
+}
+
+net::awaitable<void> redis_limiter::settle(claim c, std::uint64_t actual_tokens) {
+    auto window = minute_start(c.now_ms);
+    auto period = period_start(c.budget_period, c.now_ms);
+    std::vector<std::string> keys{counter_key(c, "tk", window), counter_key(c, "bg", period),
+                                  "contextgate:{" + c.key_id + "}:pl"};
+    auto diff = static_cast<long long>(actual_tokens) - static_cast<long long>(c.estimate);
+    std::vector<std::string> args{std::to_string(diff), c.request_id};
+    co_await eval(settle_script, std::move(keys), std::move(args));
+}
+
+}  // namespace gateway::admin

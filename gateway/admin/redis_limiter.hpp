@@ -1,0 +1,59 @@
+#pragma once
+
+#include "gateway/admin/limiter.hpp"
+#include "gateway/config/config.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gateway::admin {
+
+class redis_connection;
+
+// Where a Redis server is: redis://[[user]:password@]host[:port][/db].
+struct redis_address {
+    std::string host = "127.0.0.1";
+    std::string port = "6379";
+    std::string user;
+    std::string password;
+    int db = 0;
+};
+config::parsed<redis_address> parse_redis_url(std::string_view url);
+
+// Limits shared by every replica through one Redis server: each admit() is one EVAL of a Lua
+// script that reads the key's counters, decides and counts atomically, so two gateways can never
+// both take the last request of a window; settle() is one more. Counters expire with their
+// window or period; a parallel slot is a sorted-set member that a crashed replica's requests
+// leave for at most 10 minutes. The protocol is parsed by hiredis' reader over an Asio socket
+// (no thread blocks on Redis); connections are kept per worker thread. When Redis does not
+// answer within `redis_timeout`, the request is let through and the failure counted and logged:
+// an outage of the limiter does not become an outage of the gateway.
+class redis_limiter final : public limiter {
+public:
+    explicit redis_limiter(const config::limits_config& config);
+    ~redis_limiter() override;
+
+    net::awaitable<admission> admit(claim c) override;
+    net::awaitable<void> settle(claim c, std::uint64_t actual_tokens) override;
+
+private:
+    // Runs EVAL with `script`; the reply's integers (an error reply or a failure: empty).
+    net::awaitable<std::optional<std::vector<std::string>>> eval(const char* script,
+                                                                 std::vector<std::string> keys,
+                                                                 std::vector<std::string> args);
+    std::unique_ptr<redis_connection> take();
+    void give_back(std::unique_ptr<redis_connection> conn);
+
+    redis_address address_;
+    config::duration timeout_;
+    std::mutex mutex_;
+    std::map<std::thread::id, std::vector<std::unique_ptr<redis_connection>>> idle_;
+};
+
+}  // namespace gateway::admin

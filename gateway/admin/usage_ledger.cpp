@@ -1,0 +1,128 @@
+#include "gateway/admin/usage_ledger.hpp"
+
+#include "gateway/io/thread_name.hpp"
+#include "gateway/observability/log.hpp"
+#include "gateway/store/state_store.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <exception>
+
+namespace gateway::admin {
+
+std::string utc_day(std::int64_t unix_ms) {
+    std::chrono::sys_days day(std::chrono::days(unix_ms / 86'400'000));
+    std::chrono::year_month_day date(day);
+    char text[16];
+    std::snprintf(text, sizeof text, "%04d-%02u-%02u", static_cast<int>(date.year()),
+                  static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()));
+    return text;
+}
+
+usage_ledger::usage_ledger(store::state_store& store, std::chrono::milliseconds interval)
+    : store_(store), interval_(interval) {
+    thread_ = std::thread([this] {
+        io::name_this_thread("usage");
+        std::unique_lock lock(mutex_);
+        while (!stopping_) {
+            wake_.wait_for(lock, interval_);
+            if (pending_.empty()) continue;
+            lock.unlock();
+            write_blocking(take());
+            lock.lock();
+        }
+    });
+}
+
+usage_ledger::~usage_ledger() {
+    stop();
+}
+
+void usage_ledger::record(std::string_view key_id, std::string_view model,
+                          std::string_view upstream, std::int64_t input, std::int64_t output,
+                          std::int64_t now_ms) {
+    auto day = utc_day(now_ms);
+    std::lock_guard lock(mutex_);
+    auto key = std::make_tuple(day, std::string(key_id), std::string(model), std::string(upstream));
+    auto& row = pending_[key];
+    if (row.day.empty()) {
+        row.day = std::get<0>(key);
+        row.key_id = std::get<1>(key);
+        row.model = std::get<2>(key);
+        row.upstream = std::get<3>(key);
+    }
+    ++row.requests;
+    row.input_tokens += std::max<std::int64_t>(input, 0);
+    row.output_tokens += std::max<std::int64_t>(output, 0);
+}
+
+std::vector<store::usage_row> usage_ledger::take() {
+    std::lock_guard lock(mutex_);
+    std::vector<store::usage_row> rows;
+    rows.reserve(pending_.size());
+    for (auto& [key, row] : pending_) rows.push_back(std::move(row));
+    pending_.clear();
+    return rows;
+}
+
+void usage_ledger::put_back(std::vector<store::usage_row> rows) {
+    std::lock_guard lock(mutex_);
+    for (auto& r : rows) {
+        auto& row = pending_[std::make_tuple(r.day, r.key_id, r.model, r.upstream)];
+        if (row.day.empty()) {
+            row = std::move(r);
+            continue;
+        }
+        row.requests += r.requests;
+        row.input_tokens += r.input_tokens;
+        row.output_tokens += r.output_tokens;
+    }
+}
+
+net::awaitable<void> usage_ledger::flush() {
+    auto rows = take();
+    if (rows.empty()) co_return;
+    auto copy = rows;
+    try {
+        co_await store_.add_usage(std::move(rows));
+    } catch (const std::exception& e) {
+        observability::log_error(std::string("usage not written, kept for the next try: ") +
+                                 e.what());
+        put_back(std::move(copy));
+    }
+}
+
+void usage_ledger::write_blocking(std::vector<store::usage_row> rows) {
+    if (rows.empty()) return;
+    // The store's methods are awaitable: run one on a private event loop and wait for it.
+    net::io_context io;
+    auto copy = rows;
+    std::exception_ptr failed;
+    net::co_spawn(io, store_.add_usage(std::move(rows)),
+                  [&failed](std::exception_ptr e) { failed = e; });
+    io.run();
+    if (failed) {
+        try {
+            std::rethrow_exception(failed);
+        } catch (const std::exception& e) {
+            observability::log_error(std::string("usage not written, kept for the next try: ") +
+                                     e.what());
+        }
+        put_back(std::move(copy));
+    }
+}
+
+void usage_ledger::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_ && !thread_.joinable()) return;
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    write_blocking(take());
+}
+
+}  // namespace gateway::admin

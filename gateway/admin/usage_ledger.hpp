@@ -1,0 +1,63 @@
+#pragma once
+
+#include "gateway/store/records.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+namespace gateway::store {
+class state_store;
+}
+
+namespace gateway::admin {
+
+namespace net = boost::asio;
+
+// Token usage on its way to the store: record() adds to in-memory totals per UTC day, key, model
+// and upstream (a lock and a map update, no I/O on the request's path); a thread of its own
+// writes them every `interval` in one transaction, and stop() writes what is left. A failed
+// write keeps the totals for the next one. Thread-safe.
+class usage_ledger {
+public:
+    usage_ledger(store::state_store& store, std::chrono::milliseconds interval);
+    ~usage_ledger();
+    usage_ledger(const usage_ledger&) = delete;
+    usage_ledger& operator=(const usage_ledger&) = delete;
+
+    void record(std::string_view key_id, std::string_view model, std::string_view upstream,
+                std::int64_t input_tokens, std::int64_t output_tokens, std::int64_t now_ms);
+
+    // Writes the pending totals now (a report reads the store right after).
+    net::awaitable<void> flush();
+
+    // Writes what is pending and stops the thread. Idempotent.
+    void stop();
+
+private:
+    std::vector<store::usage_row> take();
+    void put_back(std::vector<store::usage_row> rows);
+    void write_blocking(std::vector<store::usage_row> rows);
+
+    store::state_store& store_;
+    std::chrono::milliseconds interval_;
+    std::mutex mutex_;
+    std::map<std::tuple<std::string, std::string, std::string, std::string>, store::usage_row>
+        pending_;
+    std::condition_variable wake_;
+    bool stopping_ = false;
+    std::thread thread_;
+};
+
+// "2026-11-23" for Unix milliseconds (UTC).
+std::string utc_day(std::int64_t unix_ms);
+
+}  // namespace gateway::admin

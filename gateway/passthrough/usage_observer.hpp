@@ -1,0 +1,52 @@
+#pragma once
+
+#include "gateway/providers/conversation.hpp"
+#include "gateway/sse/event_parser.hpp"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gateway::passthrough {
+
+// Reads the token usage a model answer reports from a copy of the bytes relayed to the client;
+// the relayed bytes themselves are never touched. A JSON body is kept (up to `max_body` bytes)
+// and read at the end; an event stream is parsed as it goes and only events that carry a usage
+// object are decoded. Understands every dialect the gateway forwards: OpenAI Chat Completions
+// (`usage.prompt_tokens`/`completion_tokens`, the last chunk with `include_usage`), the Responses
+// API (`usage.input_tokens`/`output_tokens`, `response.completed`'s `response.usage`), Anthropic
+// (`message.usage` at message_start, cumulative `usage` at message_delta, cache tokens counted as
+// input) and Gemini (`usageMetadata`). In a stream the largest value seen for each counts.
+// Not thread-safe; one per response.
+class usage_observer {
+public:
+    explicit usage_observer(bool event_stream, std::size_t max_body = 4 << 20);
+
+    void feed(std::string_view bytes);
+    // The usage found, `known` false when the answer reported none.
+    providers::usage finish();
+
+private:
+    void read_document(std::string_view text);
+
+    bool event_stream_;
+    std::size_t max_body_;
+    sse::event_parser parser_;
+    std::vector<sse::event> events_;
+    std::string body_;
+    bool overflow_ = false;
+    providers::usage used_;
+};
+
+// `stream_usage: inject`: a Chat Completions body with `"stream": true` and no
+// `stream_options.include_usage` gets `stream_options: {include_usage: true}` (other members of
+// stream_options kept), so the final chunk reports usage. True when `body` was changed; a body
+// that is not such a JSON object is left as it is.
+bool inject_include_usage(std::string& body);
+
+// Whether JSON text mentions a usage object (`"usage": {` or `"usageMetadata": {`): the cheap
+// test that keeps most stream events from being parsed.
+bool mentions_usage(std::string_view text);
+
+}  // namespace gateway::passthrough

@@ -1,0 +1,102 @@
+#include "gateway/passthrough/usage_observer.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace gateway::passthrough;
+
+namespace {
+
+// Feeds `text` in pieces of `step` bytes, as relayed reads would arrive.
+gateway::providers::usage observe(bool sse, std::string_view text, std::size_t step) {
+    usage_observer o(sse);
+    for (std::size_t i = 0; i < text.size(); i += step) o.feed(text.substr(i, step));
+    return o.finish();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(usage_observation)
+
+BOOST_AUTO_TEST_CASE(chat_completion_json_body) {
+    auto body = R"({"id":"x","choices":[{"message":{"content":"usage"}}],
+                    "usage":{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21}})";
+    auto u = observe(false, body, 7);
+    BOOST_TEST(u.known);
+    BOOST_TEST(u.input == 9);
+    BOOST_TEST(u.output == 12);
+}
+
+BOOST_AUTO_TEST_CASE(stream_with_a_usage_chunk_split_anywhere) {
+    std::string stream =
+        "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}],\"usage\":null}\n\n"
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4}}\n\n"
+        "data: [DONE]\n\n";
+    for (std::size_t step : {1u, 5u, 1000u}) {
+        auto u = observe(true, stream, step);
+        BOOST_TEST(u.known);
+        BOOST_TEST(u.input == 3);
+        BOOST_TEST(u.output == 4);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(stream_without_usage_is_unknown) {
+    auto u = observe(true,
+                     "data: {\"choices\":[{\"delta\":{\"content\":\"\\\"usage\\\": {\"}}]}\n\n"
+                     "data: [DONE]\n\n",
+                     3);
+    BOOST_TEST(!u.known);
+    BOOST_TEST(!observe(false, R"({"object":"list","data":[]})", 4).known);
+}
+
+BOOST_AUTO_TEST_CASE(anthropic_stream_counts_cache_and_cumulative_output) {
+    auto stream =
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":"
+        "{\"input_tokens\":10,\"cache_read_input_tokens\":5,\"output_tokens\":1}}}\n\n"
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":"
+        "42}}\n\n";
+    auto u = observe(true, stream, 11);
+    BOOST_TEST(u.input == 15);
+    BOOST_TEST(u.output == 42);
+}
+
+BOOST_AUTO_TEST_CASE(gemini_and_responses_api) {
+    auto gemini = observe(
+        false,
+        R"({"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":3,"thoughtsTokenCount":2}})",
+        100);
+    BOOST_TEST(gemini.input == 7);
+    BOOST_TEST(gemini.output == 5);
+    auto responses =
+        observe(true,
+                "event: response.completed\ndata: {\"type\":\"response.completed\","
+                "\"response\":{\"usage\":{\"input_tokens\":5,\"output_tokens\":6}}}\n\n",
+                9);
+    BOOST_TEST(responses.input == 5);
+    BOOST_TEST(responses.output == 6);
+}
+
+BOOST_AUTO_TEST_CASE(a_body_over_the_cap_is_not_kept) {
+    usage_observer o(false, 64);
+    o.feed(R"({"usage":{"prompt_tokens":1,"completion_tokens":1},"pad":")");
+    o.feed(std::string(100, 'x'));
+    o.feed("\"}");
+    BOOST_TEST(!o.finish().known);
+}
+
+BOOST_AUTO_TEST_CASE(include_usage_is_injected_only_into_streamed_requests_without_it) {
+    std::string streamed = R"({"model":"m","stream":true,"messages":[]})";
+    BOOST_TEST(inject_include_usage(streamed));
+    BOOST_TEST(streamed.find(R"("stream_options":{"include_usage":true})") != std::string::npos);
+    std::string other_options = R"({"stream":true,"stream_options":{"x":1}})";
+    BOOST_TEST(inject_include_usage(other_options));
+    BOOST_TEST(other_options.find(R"("x":1,"include_usage":true)") != std::string::npos);
+    for (std::string kept :
+         {R"({"stream":false})", R"({"messages":[]})",
+          R"({"stream":true,"stream_options":{"include_usage":false}})", "not json"}) {
+        auto before = kept;
+        BOOST_TEST(!inject_include_usage(kept));
+        BOOST_TEST(kept == before);
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
