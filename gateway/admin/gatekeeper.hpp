@@ -21,16 +21,16 @@ struct pass {
     bool limited = false;  // a claim was counted and must be settled
 };
 
-// Virtual keys in front of /v1: with no key configured every request goes on as before; with
-// any, a request must present a live one (401 otherwise), ask for a model the key allows (403)
-// and fit its limits (429 with retry-after and x-ratelimit-* headers). Tokens are reserved from
-// an estimate (request bytes / 4, plus max_tokens when the body sets it) and settled with the
-// answer's reported usage by leave(). Thread-safe.
+// Virtual keys in front of /v1: with no key ever configured every request goes on as before;
+// once there was one, a request must present a live one (401 otherwise), ask for a model the key
+// allows (403) and fit its limits (429 with retry-after and x-ratelimit-* headers). Tokens are
+// reserved from an estimate (request bytes / 4, plus max_tokens when the body sets it) and settled
+// with the answer's reported usage by leave(). Thread-safe.
 class gatekeeper {
 public:
     gatekeeper(const key_ring& keys, limiter& limits);
 
-    bool active() const { return !keys_.empty(); }
+    bool active() const { return keys_.enforced(); }
 
     // The key the request head presents; a 401 reply when it presents none that is live.
     std::variant<std::shared_ptr<const virtual_key>, http::reply> identify(

@@ -135,11 +135,6 @@ key_ring::key_ring(const std::vector<config::virtual_key_config>& declared) {
     for (const auto& d : declared) put(from_config(d));
 }
 
-bool key_ring::empty() const {
-    std::shared_lock lock(mutex_);
-    return by_id_.empty();
-}
-
 std::shared_ptr<const virtual_key> key_ring::by_secret(std::string_view secret) const {
     if (secret.empty()) return nullptr;
     auto digest = config::key_digest(secret);
@@ -171,6 +166,7 @@ bool key_ring::put(virtual_key key) {
         by_digest_.erase(old->second->digest);
     by_digest_[shared->digest] = shared;
     by_id_[shared->id] = shared;
+    enforced_.store(true, std::memory_order_release);
     return true;
 }
 

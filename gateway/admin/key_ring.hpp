@@ -5,6 +5,7 @@
 
 #include <boost/beast/http/fields.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -55,8 +56,12 @@ class key_ring {
 public:
     explicit key_ring(const std::vector<config::virtual_key_config>& declared);
 
-    // Whether any key exists: with none, /v1 is open as without the feature.
-    bool empty() const;
+    // Whether keys are required on /v1: once any key was declared or made (even if every one was
+    // revoked since), a request without a live key is refused; before that, /v1 is open as
+    // without the feature.
+    bool enforced() const { return enforced_.load(std::memory_order_acquire); }
+    // A key that existed and was revoked: nothing to look up, but /v1 stays closed.
+    void note_revoked() { enforced_.store(true, std::memory_order_release); }
     std::shared_ptr<const virtual_key> by_secret(std::string_view secret) const;
     std::shared_ptr<const virtual_key> by_id(std::string_view id) const;
     std::vector<std::shared_ptr<const virtual_key>> all() const;
@@ -66,6 +71,7 @@ public:
     bool remove(std::string_view id);
 
 private:
+    std::atomic<bool> enforced_{false};
     mutable std::shared_mutex mutex_;
     std::map<std::string, std::shared_ptr<const virtual_key>, std::less<>> by_digest_;
     std::map<std::string, std::shared_ptr<const virtual_key>, std::less<>> by_id_;

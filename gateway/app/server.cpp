@@ -112,7 +112,9 @@ std::string server::start() {
     keys_ = std::make_unique<admin::key_ring>(config_.admin.keys);
     try {
         for (const auto& record : run_blocking(context_->store().keys()))
-            if (!keys_->put(admin::from_record(record)))
+            if (record.revoked_at)
+                keys_->note_revoked();
+            else if (!keys_->put(admin::from_record(record)))
                 observability::log_warn("virtual key `" + record.name +
                                         "` has the secret of another key; it is not used");
     } catch (const std::exception& e) {

@@ -196,6 +196,7 @@ struct key_record {
     std::string budget_period = "month";
     std::int64_t expires_at = 0;  // 0: never
     std::int64_t created_at = 0;
+    std::int64_t revoked_at = 0;  // 0: live
 };
 
 // Token usage summed per UTC day, virtual key ("" for none, "context" for agent runs), model

@@ -280,16 +280,16 @@ void apply(sqlite_database& db, const write_batch& batch) {
 
 #define KEY_COLUMNS                                                                    \
     "id, name, digest, models, rpm, tpm, max_parallel, budget_tokens, budget_period, " \
-    "expires_at, created_at"
+    "expires_at, created_at, revoked_at"
 constexpr const char* upsert_key =
     "INSERT INTO virtual_keys (" KEY_COLUMNS
     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-    "?11) ON CONFLICT(id) DO UPDATE SET name = excluded.name, models = excluded.models, "
+    "?11, 0) ON CONFLICT(id) DO UPDATE SET name = excluded.name, models = excluded.models, "
     "rpm = excluded.rpm, tpm = excluded.tpm, max_parallel = excluded.max_parallel, "
     "budget_tokens = excluded.budget_tokens, budget_period = excluded.budget_period, "
     "expires_at = excluded.expires_at";
 constexpr const char* select_keys =
-    "SELECT " KEY_COLUMNS " FROM virtual_keys WHERE revoked_at = 0 ORDER BY created_at, id";
+    "SELECT " KEY_COLUMNS " FROM virtual_keys ORDER BY created_at, id";
 #undef KEY_COLUMNS
 constexpr const char* revoke_key_sql =
     "UPDATE virtual_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at = 0";
@@ -318,6 +318,7 @@ key_record read_key(statement& s) {
     k.budget_period = s.text(8);
     k.expires_at = s.integer(9);
     k.created_at = s.integer(10);
+    k.revoked_at = s.integer(11);
     return k;
 }
 

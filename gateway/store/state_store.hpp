@@ -102,8 +102,8 @@ public:
     // Everything in `batch`, in one transaction.
     virtual net::awaitable<void> commit(write_batch batch) = 0;
 
-    // Virtual keys: inserted or updated by id; those not revoked; revoke is false when there was
-    // no such live key.
+    // Virtual keys: inserted or updated by id; every key ever made (revoked ones with their
+    // revoked_at); revoke is false when there was no such live key.
     virtual net::awaitable<void> save_key(key_record key) = 0;
     virtual net::awaitable<std::vector<key_record>> keys() = 0;
     virtual net::awaitable<bool> revoke_key(std::string id) = 0;

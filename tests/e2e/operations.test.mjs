@@ -1,0 +1,364 @@
+// Operating the gateway: /metrics read by a Prometheus text parser, JSON access logs, virtual
+// keys made through /admin/keys and used by the official openai client, every limit kind with
+// exact counts, the usage report, stream_usage: inject, and two gateways sharing one limit
+// through a real redis-server started here on loopback.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { execFileSync } from 'node:child_process';
+import { FAKE, dir, startAndWait, startGateway, writeConfig, until } from './support.mjs';
+
+const UPSTREAM_KEY = 'upstream-secret-0123456789';
+process.env.E2E_UPSTREAM_KEY = UPSTREAM_KEY;
+const ADMIN_KEY = 'admin-key-0123456789abcdef';
+const CHAT = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+const ESTIMATE = Math.ceil(CHAT.length / 4);  // the gateway's reservation for CHAT
+const USED = 9 + 12;                          // the fake upstream's usage for a chat completion
+
+const fake = await startAndWait(FAKE, ['--port', '0'], /listening on (\d+)/);
+const FAKE_PORT = fake.match[1];
+process.on('exit', () => fake.child.kill('SIGKILL'));
+
+// Limits count in UTC minute windows: a sequence that must stay in one window starts well
+// before the minute ends (at most 5 s of waiting, on the clock rather than on luck).
+async function awayFromMinuteEdge() {
+  const into = Date.now() % 60_000;
+  if (into > 50_000) await new Promise((r) => setTimeout(r, 60_000 - into + 50));
+}
+
+// A slot is freed just after the last byte of the answer went out, so the client can be a
+// moment faster than the gateway: the status of the first request that is not refused within 2 s.
+async function soonOk(base, key) {
+  const deadline = Date.now() + 2000;
+  for (;;) {
+    const res = await chat(base, key);
+    if (res.status !== 429 || Date.now() > deadline) return res.status;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+// A chat request, returning once the gateway has finished it (its access line is written after
+// the key's counters were settled, which is just after the client has the whole answer).
+async function settledChat(gw, key) {
+  const lines = () => (gw.output().match(/ POST \/v1\/chat\/completions \d{3} /g) ?? []).length;
+  const before = lines();
+  const res = await chat(gw.base, key);
+  await until(() => lines() > before, 2000);
+  return res;
+}
+
+function chat(base, key, headers = {}, body = CHAT) {
+  const h = { 'content-type': 'application/json', ...headers };
+  if (key) h.authorization = `Bearer ${key}`;
+  return fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: h, body });
+}
+
+async function admin(base, method, path, body, key = ADMIN_KEY) {
+  const res = await fetch(base + path, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+async function newKey(base, fields) {
+  const made = await admin(base, 'POST', '/admin/keys', fields);
+  assert.equal(made.status, 201, JSON.stringify(made.json));
+  assert.match(made.json.key, /^sk-cg-[A-Za-z0-9_-]{43}$/);
+  return made.json;
+}
+
+// The scrape's samples, read by Prometheus' own Python client parser (which refuses any line
+// that is not valid exposition text).
+async function scrape(url) {
+  const res = await fetch(url);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+  const text = await res.text();
+  return JSON.parse(execFileSync('/usr/bin/python3', ['prometheus_samples.py'], { input: text }));
+}
+
+// The value of the sample `name` whose labels include `labels` (undefined when there is none).
+function sample(samples, name, labels = {}) {
+  return samples.find((s) => s.name === name &&
+    Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+}
+
+test('metrics and JSON access logs count requests, time to first token and token usage', async () => {
+  const config = writeConfig('ops-metrics.yaml', FAKE_PORT, 'logging:\n  format: json\n');
+  const gw = await startGateway(config);
+  const openai = new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: 'client-key', maxRetries: 0 });
+  await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'a' }] });
+  for await (const _ of await openai.chat.completions.create({
+    model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'b' }], stream: true,
+    stream_options: { include_usage: true },
+  }));
+  for await (const _ of await openai.chat.completions.create({
+    model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'c' }], stream: true,
+  }));
+
+  const m = await scrape(`${gw.base}/metrics`);
+  assert.equal(sample(m, 'contextgate_http_request_duration_seconds_count',
+    { route: 'passthrough', method: 'POST', status: '2xx' }), 3);
+  const model = { upstream: 'fake', gen_ai_provider_name: 'openai', gen_ai_request_model: 'gpt-4o-mini' };
+  const input = { ...model, gen_ai_token_type: 'input' };
+  // The body and the usage chunk; the third stream reported none.
+  assert.equal(sample(m, 'gen_ai_client_token_usage_count', input), 2);
+  assert.equal(sample(m, 'gen_ai_client_token_usage_sum', input), 18);
+  assert.equal(sample(m, 'gen_ai_client_token_usage_bucket', { ...input, le: '16' }), 2);
+  assert.equal(sample(m, 'gen_ai_client_token_usage_bucket', { ...input, le: '4' }), 0);
+  assert.equal(sample(m, 'gen_ai_client_token_usage_sum', { ...model, gen_ai_token_type: 'output' }), 24);
+  assert.equal(sample(m, 'gen_ai_server_time_to_first_token_seconds_count', model), 2);
+  assert.equal(sample(m, 'gen_ai_client_operation_duration_seconds_count', model), 3);
+  for (const [source, n] of [['body', 1], ['stream', 1], ['none', 1]])
+    assert.equal(sample(m, 'contextgate_model_responses_total', { upstream: 'fake', source }), n, source);
+  assert.ok(sample(m, 'contextgate_http_open_connections') >= 1);
+  assert.ok(sample(m, 'contextgate_upstream_connections', { upstream: 'fake' }) >= 1);
+
+  await until(() => gw.output().split('\n').filter((l) => l.includes('"type":"access"')).length >= 4, 2000);
+  const lines = gw.output().trim().split('\n').map((l) => JSON.parse(l));  // every line is JSON
+  assert.ok(lines.every((l) => l.time && l.level));
+  const access = lines.filter((l) => l.type === 'access' && l.path === '/v1/chat/completions');
+  assert.equal(access.length, 3);
+  assert.deepEqual(access.map((l) => [l.input_tokens, l.output_tokens]), [[9, 12], [9, 12], [undefined, undefined]]);
+  for (const l of access) {
+    assert.match(l.request_id, /^[0-9a-f]{32}$/);
+    assert.equal(l.method, 'POST');
+    assert.equal(l.status, 200);
+    assert.equal(l.upstream, 'fake');
+    assert.equal(l.model, 'gpt-4o-mini');
+    assert.ok(l.bytes > 0 && l.duration_us > 0 && l.ttfb_us > 0 && l.ttfb_us <= l.duration_us);
+  }
+  gw.child.kill('SIGTERM');
+  await gw.exited;
+});
+
+test('metrics can move to their own address', async () => {
+  const config = writeConfig('ops-metrics-listen.yaml', FAKE_PORT, 'metrics:\n  listen: 127.0.0.1:0\n');
+  const gw = await startGateway(config);
+  await until(() => /metrics on port \d+/.test(gw.output()), 2000);
+  const port = gw.output().match(/metrics on port (\d+)/)[1];
+  assert.equal((await fetch(`${gw.base}/metrics`)).status, 404);
+  const m = await scrape(`http://127.0.0.1:${port}/metrics`);
+  assert.equal(sample(m, 'contextgate_agent_runs_active'), 0);
+  gw.child.kill('SIGTERM');
+  await gw.exited;
+});
+
+test('virtual keys: made, used by the openai client, never sent upstream, restricted, revoked', async () => {
+  const config = writeConfig('ops-keys.yaml', FAKE_PORT, `admin:\n  api_key: ${ADMIN_KEY}\n`);
+  const gw = await startGateway(config);
+  // No keys yet: /v1 is open as before.
+  assert.equal((await chat(gw.base, 'anything')).status, 200);
+  assert.equal((await admin(gw.base, 'GET', '/admin/keys', undefined, 'wrong-admin-key-00000')).status, 401);
+  const key = await newKey(gw.base, { name: 'ide', models: ['gpt-4o*'] });
+  assert.deepEqual(key.models, ['gpt-4o*']);
+
+  // Now every /v1 request needs a live key.
+  assert.equal((await chat(gw.base)).status, 401);
+  const wrong = await chat(gw.base, 'sk-cg-not-a-key');
+  assert.equal(wrong.status, 401);
+  assert.equal((await wrong.json()).error.code, 'invalid_api_key');
+  const openai = new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: key.key, maxRetries: 0 });
+  const answer = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+  assert.equal(answer.usage.total_tokens, 21);
+
+  // What the upstream received, byte for byte: its own key, not the virtual one, whichever
+  // header carried it.
+  for (const headers of [{ authorization: `Bearer ${key.key}` }, { 'x-api-key': key.key }]) {
+    const echoed = await fetch(`${gw.base}/v1/chat/completions`, {
+      method: 'POST', headers: { ...headers, 'x-fake-mode': 'echo', 'content-type': 'application/json' }, body: CHAT,
+    });
+    assert.equal(echoed.status, 200);
+    const raw = await echoed.text();
+    assert.ok(!raw.includes(key.key), raw);
+    assert.match(raw, new RegExp(`\\r\\nauthorization: Bearer ${UPSTREAM_KEY}\\r\\n`, 'i'));
+    assert.ok(!/x-api-key/i.test(raw), raw);
+  }
+
+  const refused = await chat(gw.base, key.key, {}, JSON.stringify({ model: 'o3', messages: [] }));
+  assert.equal(refused.status, 403);
+  assert.equal((await refused.json()).error.code, 'model_not_allowed');
+
+  // An expiry in the past and a revocation take effect on the next request.
+  const patched = await admin(gw.base, 'PATCH', `/admin/keys/${key.id}`, { expires_at: '2020-01-01T00:00:00Z' });
+  assert.equal(patched.status, 200);
+  assert.equal(patched.json.expires_at, '2020-01-01T00:00:00Z');
+  const expired = await chat(gw.base, key.key);
+  assert.equal(expired.status, 401);
+  assert.match((await expired.json()).error.message, /expired/);
+  assert.equal((await admin(gw.base, 'PATCH', `/admin/keys/${key.id}`, { expires_at: null })).status, 200);
+  assert.equal((await chat(gw.base, key.key)).status, 200);
+  assert.equal((await admin(gw.base, 'DELETE', `/admin/keys/${key.id}`)).status, 200);
+  assert.equal((await chat(gw.base, key.key)).status, 401);
+  // Revoking the last key does not open /v1 again.
+  assert.equal((await chat(gw.base)).status, 401);
+  assert.equal((await admin(gw.base, 'GET', `/admin/keys/${key.id}`)).status, 404);
+  const bad = await admin(gw.base, 'POST', '/admin/keys', { name: 'x', rpm: -1 });
+  assert.equal(bad.status, 400);
+  assert.match(bad.json.error.message, /rpm/);
+  gw.child.kill('SIGTERM');
+  await gw.exited;
+});
+
+test('limits: exact counts for requests, tokens, parallel requests and budgets, with OpenAI headers', async () => {
+  const config = writeConfig('ops-limits.yaml', FAKE_PORT, `admin:\n  api_key: ${ADMIN_KEY}\n`);
+  const gw = await startGateway(config);
+
+  await awayFromMinuteEdge();
+  const rpm = await newKey(gw.base, { name: 'rpm', rpm: 3 });
+  for (let i = 0; i < 3; ++i) assert.equal((await settledChat(gw, rpm.key)).status, 200);
+  const fourth = await settledChat(gw, rpm.key);
+  assert.equal(fourth.status, 429);
+  assert.equal((await fourth.json()).error.code, 'rate_limit_exceeded');
+  assert.equal(fourth.headers.get('x-ratelimit-limit-requests'), '3');
+  assert.equal(fourth.headers.get('x-ratelimit-remaining-requests'), '0');
+  assert.match(fourth.headers.get('x-ratelimit-reset-requests'), /^(\d+(\.\d+)?s|\d+ms)$/);
+  const wait = Number(fourth.headers.get('retry-after'));
+  assert.ok(wait >= 1 && wait <= 60);
+  // The official client reads the same answer as a rate limit.
+  const openai = new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: rpm.key, maxRetries: 0 });
+  await assert.rejects(openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [] }),
+    (e) => e instanceof OpenAI.RateLimitError);
+
+  // Tokens: reserved from the estimate, settled with the 21 the upstream reports.
+  const tpm = await newKey(gw.base, { name: 'tpm', tpm: USED + USED + ESTIMATE - 1 });
+  assert.equal((await settledChat(gw, tpm.key)).status, 200);   // 0 + estimate fits
+  assert.equal((await settledChat(gw, tpm.key)).status, 200);   // 21 + estimate fits
+  const third = await settledChat(gw, tpm.key);                  // 42 + estimate does not
+  assert.equal(third.status, 429);
+  assert.equal(third.headers.get('x-ratelimit-limit-tokens'), String(USED + USED + ESTIMATE - 1));
+  assert.equal(third.headers.get('x-ratelimit-remaining-tokens'), String(ESTIMATE - 1));
+
+  // Parallel: one in flight at a time.
+  const one = await newKey(gw.base, { name: 'one', max_parallel: 1 });
+  const slow = chat(gw.base, one.key, { 'x-fake-delay-ms': '400' });
+  await new Promise((r) => setTimeout(r, 100));
+  const second = await chat(gw.base, one.key);
+  assert.equal(second.status, 429);
+  assert.match((await second.json()).error.message, /at once/);
+  assert.equal((await slow).status, 200);
+  assert.equal(await soonOk(gw.base, one.key), 200);  // the slot came back
+
+  // Budget: the second request would go past it.
+  const budget = await newKey(gw.base, { name: 'budget', budget: { tokens: USED + ESTIMATE - 1, period: 'day' } });
+  assert.equal((await settledChat(gw, budget.key)).status, 200);
+  const over = await settledChat(gw, budget.key);
+  assert.equal(over.status, 429);
+  assert.equal((await over.json()).error.code, 'insufficient_quota');
+
+  // Usage so far, per key and in the report.
+  const listed = await admin(gw.base, 'GET', '/admin/keys');
+  const view = listed.json.data.find((k) => k.id === budget.id);
+  assert.deepEqual(view.usage, { requests: 1, input_tokens: 9, output_tokens: 12, total_tokens: 21, budget_used: 21 });
+  assert.equal(listed.json.data.find((k) => k.id === rpm.id).usage.requests, 3);
+  const report = await admin(gw.base, 'GET', `/admin/usage?key=${tpm.id}&group_by=day`);
+  assert.equal(report.status, 200);
+  assert.equal(report.json.data.length, 1);
+  assert.deepEqual(
+    { ...report.json.data[0], day: undefined },
+    { day: undefined, key_id: tpm.id, key_name: 'tpm', model: 'gpt-4o-mini', requests: 2, input_tokens: 18, output_tokens: 24, total_tokens: 42 });
+  assert.equal(report.json.data[0].day, new Date().toISOString().slice(0, 10));
+  assert.equal((await admin(gw.base, 'GET', '/admin/usage?from=someday')).status, 400);
+
+  const m = await scrape(`${gw.base}/metrics`);
+  for (const kind of ['requests', 'tokens', 'parallel', 'budget'])
+    assert.ok(sample(m, 'contextgate_limit_refusals_total', { kind }) >= 1, kind);
+
+  // Budgets survive a restart: the store's usage counts against the period.
+  gw.child.kill('SIGTERM');
+  await gw.exited;
+  const again = await startGateway(config);
+  assert.equal((await chat(again.base, budget.key)).status, 429);
+  assert.equal((await chat(again.base, rpm.key)).status, 200);  // a new process, a new window
+  again.child.kill('SIGTERM');
+  await again.exited;
+});
+
+test('stream_usage: inject adds include_usage to streamed requests, and only then', async () => {
+  const path = join(dir, 'ops-inject.yaml');
+  writeFileSync(path, `server:
+  listen: 127.0.0.1:0
+upstreams:
+  - name: fake
+    base_url: http://127.0.0.1:${FAKE_PORT}/v1
+    stream_usage: inject
+context:
+  data_dir: ${join(dir, 'ops-inject.data')}
+`);
+  const gw = await startGateway(path);
+  const streamed = JSON.stringify({ model: 'm', stream: true, messages: [] });
+  const echoed = await (await chat(gw.base, null, { 'x-fake-mode': 'echo' }, streamed)).text();
+  const [head, body] = echoed.split('\r\n\r\n');
+  assert.deepEqual(JSON.parse(body).stream_options, { include_usage: true });
+  assert.equal(Number(head.match(/content-length: (\d+)/i)[1]), Buffer.byteLength(body));
+  const plain = await (await chat(gw.base, null, { 'x-fake-mode': 'echo' }, CHAT)).text();
+  assert.ok(plain.endsWith(CHAT));  // not streamed: the body as the client sent it
+  gw.child.kill('SIGTERM');
+  await gw.exited;
+});
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+test('two gateways share one limit through Redis; Redis down lets requests through', async () => {
+  const port = await freePort();
+  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
+    '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let said = '';
+  redis.stdout.on('data', (d) => { said += d; });
+  await until(() => said.includes('Ready to accept connections'), 10_000);
+  assert.match(said, /Ready to accept connections/);
+  const SECRET = 'sk-shared-0123456789abcdef';
+  const PARALLEL = 'sk-parallel-0123456789abcdef';
+  const extra = `admin:
+  keys:
+    - name: shared
+      key: ${SECRET}
+      rpm: 4
+    - name: one-at-a-time
+      key: ${PARALLEL}
+      max_parallel: 1
+limits:
+  backend: redis
+  redis_url: redis://127.0.0.1:${port}
+`;
+  const a = await startGateway(writeConfig('ops-redis-a.yaml', FAKE_PORT, extra));
+  const b = await startGateway(writeConfig('ops-redis-b.yaml', FAKE_PORT, extra));
+  try {
+    await awayFromMinuteEdge();
+    for (const gw of [a, b, a, b]) assert.equal((await chat(gw.base, SECRET)).status, 200);
+    for (const gw of [a, b]) {
+      const refused = await chat(gw.base, SECRET);
+      assert.equal(refused.status, 429);
+      assert.equal(refused.headers.get('x-ratelimit-remaining-requests'), '0');
+    }
+    // Parallel slots are shared too: one in flight on A refuses B.
+    const slow = chat(a.base, PARALLEL, { 'x-fake-delay-ms': '400' });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await chat(b.base, PARALLEL)).status, 429);
+    assert.equal((await slow).status, 200);
+    assert.equal(await soonOk(b.base, PARALLEL), 200);
+  } finally {
+    redis.kill('SIGKILL');
+  }
+  await new Promise((r) => redis.on('exit', r));
+  // The limiter's outage is not the gateway's: let through, counted.
+  assert.equal((await chat(a.base, SECRET)).status, 200);
+  const m = await scrape(`${a.base}/metrics`);
+  assert.ok(sample(m, 'contextgate_limit_backend_errors_total') >= 1);
+  assert.match(a.output(), /limits: Redis at 127\.0\.0\.1:\d+: .*let through/);
+  for (const gw of [a, b]) gw.child.kill('SIGTERM');
+  await Promise.all([a.exited, b.exited]);
+});
