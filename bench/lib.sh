@@ -44,12 +44,15 @@ start_fake() {
   fake_port="$(wait_for "$tmp/fake.out" 'listening on ([0-9]+)')"
 }
 
-# start_gateway NAME BINARY WORKERS: contextgate in front of the fake; sets NAME_pid, NAME_port.
+# start_gateway NAME BINARY WORKERS [EXTRA_YAML]: contextgate in front of the fake, with its own
+# data_dir and EXTRA_YAML appended (top-level sections); sets NAME_pid, NAME_port.
 start_gateway() {
-  local name=$1 binary=$2 workers=$3
+  local name=$1 binary=$2 workers=$3 extra="${4:-}"
   printf '%s\n' "server:" "  listen: 127.0.0.1:0" "  workers: $workers" "upstreams:" \
     "  - name: fake" "    base_url: http://127.0.0.1:$fake_port/v1" \
-    "    max_idle_connections: 4096" "logging:" "  access_log: false" >"$tmp/$name.yaml"
+    "    max_idle_connections: 4096" "logging:" "  access_log: false" \
+    "context:" "  data_dir: $tmp/$name.data" >"$tmp/$name.yaml"
+  [ -z "$extra" ] || printf '%s\n' "$extra" >>"$tmp/$name.yaml"
   "$binary" serve --config "$tmp/$name.yaml" 2>"$tmp/$name.err" &
   pids+=($!)
   printf -v "${name}_pid" '%s' "$!"
