@@ -11,7 +11,10 @@ namespace json = boost::json;
 
 std::uint64_t estimate_tokens(std::string_view body) {
     std::uint64_t estimate = (body.size() + 3) / 4;
-    if (body.empty()) return estimate;
+    // Most requests set no output cap: the body is parsed only when one may be there.
+    if (body.find("ax_") == std::string_view::npos &&
+        body.find("axOutput") == std::string_view::npos)
+        return estimate;
     boost::system::error_code ec;
     json::parse_options options;
     options.max_depth = 64;

@@ -131,16 +131,39 @@ std::string new_key_id() {
     return id;
 }
 
-key_ring::key_ring(const std::vector<config::virtual_key_config>& declared) {
+namespace {
+std::atomic<std::uint64_t> rings_made{0};
+}
+
+key_ring::key_ring(const std::vector<config::virtual_key_config>& declared)
+    : instance_(++rings_made) {
     for (const auto& d : declared) put(from_config(d));
 }
 
 std::shared_ptr<const virtual_key> key_ring::by_secret(std::string_view secret) const {
     if (secret.empty()) return nullptr;
+    struct seen {
+        std::uint64_t ring = 0;
+        std::uint64_t generation = 0;
+        std::map<std::string, std::shared_ptr<const virtual_key>, std::less<>> keys;
+    };
+    thread_local seen cache;
+    auto generation = generation_.load(std::memory_order_acquire);
+    if (cache.ring != instance_ || cache.generation != generation || cache.keys.size() >= 256) {
+        cache.ring = instance_;
+        cache.generation = generation;
+        cache.keys.clear();
+    }
+    if (auto hit = cache.keys.find(secret); hit != cache.keys.end()) return hit->second;
     auto digest = config::key_digest(secret);
-    std::shared_lock lock(mutex_);
-    auto it = by_digest_.find(digest);
-    return it == by_digest_.end() ? nullptr : it->second;
+    std::shared_ptr<const virtual_key> found;
+    {
+        std::shared_lock lock(mutex_);
+        if (auto it = by_digest_.find(digest); it != by_digest_.end()) found = it->second;
+    }
+    // Unknown secrets are not remembered: a client guessing cannot fill the cache.
+    if (found) cache.keys.emplace(std::string(secret), found);
+    return found;
 }
 
 std::shared_ptr<const virtual_key> key_ring::by_id(std::string_view id) const {
@@ -167,6 +190,7 @@ bool key_ring::put(virtual_key key) {
     by_digest_[shared->digest] = shared;
     by_id_[shared->id] = shared;
     enforced_.store(true, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
     return true;
 }
 
@@ -176,6 +200,7 @@ bool key_ring::remove(std::string_view id) {
     if (it == by_id_.end()) return false;
     by_digest_.erase(it->second->digest);
     by_id_.erase(it);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
     return true;
 }
 

@@ -483,6 +483,7 @@ handler::handler(const config::gateway_config& config, const model_router& route
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
                  admin::gatekeeper* gate, admin::usage_ledger* ledger)
     : config_(config), router_(router), gate_(gate), ledger_(ledger) {
+    series_.resize(config.upstreams.size());
     pools_.reserve(config.upstreams.size());
     for (std::size_t i = 0; i < config.upstreams.size(); ++i)
         pools_.emplace_back(config.upstreams[i], tls_contexts[i]);
@@ -573,26 +574,48 @@ net::awaitable<void> handler::operator()(http::request_context& ctx) {
     co_await gate_->leave(std::move(pass), used);
 }
 
-void handler::account(const http::request_context& ctx, const config::upstream_config& up,
-                      const exchange_state& state, std::chrono::steady_clock::time_point started) {
-    if (!state.answered) return;
-    auto& m = observability::metrics();
+handler::model_series& handler::series_of(std::size_t upstream, const std::string& model) {
+    auto& known = series_[upstream];
+    if (auto it = known.find(model); it != known.end()) return it->second;
+    const auto& up = config_.upstreams[upstream];
     std::string_view provider = up.provider == config::provider_kind::openai      ? "openai"
                                 : up.provider == config::provider_kind::anthropic ? "anthropic"
                                                                                   : "gemini";
-    if (m.on) {
+    auto& m = observability::metrics();
+    model_series s{&m.operation_duration.with({up.name, provider, model}),
+                   &m.time_to_first_token.with({up.name, provider, model}),
+                   &m.token_usage.with({up.name, provider, model, "input"}),
+                   &m.token_usage.with({up.name, provider, model, "output"}),
+                   &m.usage_reports.with({up.name, "body"}),
+                   &m.usage_reports.with({up.name, "stream"}),
+                   &m.usage_reports.with({up.name, "none"})};
+    // Model names come from clients: past a bound, series are looked up each time instead.
+    if (known.size() >= 1000) {
+        thread_local model_series uncached;
+        uncached = s;
+        return uncached;
+    }
+    return known.emplace(model, s).first->second;
+}
+
+void handler::account(const http::request_context& ctx, const config::upstream_config& up,
+                      const exchange_state& state, std::chrono::steady_clock::time_point started) {
+    if (!state.answered) return;
+    auto index = static_cast<std::size_t>(&up - config_.upstreams.data());
+    if (observability::metrics().on) {
+        auto& s = series_of(index, ctx.model);
         auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
-        auto now = std::chrono::steady_clock::now();
-        m.operation_duration.with({up.name, provider, ctx.model}).observe(seconds(now - started));
+        s.duration->observe(seconds(std::chrono::steady_clock::now() - started));
         if (state.streamed && state.first_body != std::chrono::steady_clock::time_point{})
-            m.time_to_first_token.with({up.name, provider, ctx.model})
-                .observe(seconds(state.first_body - started));
-        if (ctx.status / 100 == 2) m.usage_reports.with({up.name, state.usage_source}).inc();
+            s.first_token->observe(seconds(state.first_body - started));
+        if (ctx.status / 100 == 2)
+            (state.usage_source == "body"     ? s.from_body
+             : state.usage_source == "stream" ? s.from_stream
+                                              : s.from_none)
+                ->inc();
         if (state.used.known) {
-            m.token_usage.with({up.name, provider, ctx.model, "input"})
-                .observe(static_cast<double>(state.used.input));
-            m.token_usage.with({up.name, provider, ctx.model, "output"})
-                .observe(static_cast<double>(state.used.output));
+            s.input->observe(static_cast<double>(state.used.input));
+            s.output->observe(static_cast<double>(state.used.output));
         }
     }
     if (ledger_ && ctx.status / 100 == 2)

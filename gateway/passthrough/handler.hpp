@@ -2,9 +2,12 @@
 
 #include "gateway/config/config.hpp"
 #include "gateway/http/context.hpp"
+#include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/model_router.hpp"
 #include "gateway/upstream/pool.hpp"
 
+#include <map>
+#include <string>
 #include <vector>
 
 namespace gateway::admin {
@@ -53,6 +56,18 @@ private:
     bool mixed_providers_ = false;  // some upstream is not OpenAI-compatible
     admin::gatekeeper* gate_;
     admin::usage_ledger* ledger_;
+    // The metric series of each (upstream, requested model), found once per worker.
+    struct model_series {
+        observability::histogram* duration;
+        observability::histogram* first_token;
+        observability::histogram* input;
+        observability::histogram* output;
+        observability::counter* from_body;
+        observability::counter* from_stream;
+        observability::counter* from_none;
+    };
+    model_series& series_of(std::size_t upstream, const std::string& model);
+    std::vector<std::map<std::string, model_series, std::less<>>> series_;
 };
 
 }  // namespace gateway::passthrough

@@ -1,0 +1,59 @@
+#include "gateway/admin/key_ring.hpp"
+
+#include "gateway/admin/gatekeeper.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace gateway::admin;
+
+BOOST_AUTO_TEST_SUITE(virtual_key_ring)
+
+BOOST_AUTO_TEST_CASE(a_change_or_removal_is_seen_by_the_next_lookup_despite_the_cache) {
+    gateway::config::virtual_key_config declared;
+    declared.id = "cfg-a";
+    declared.name = "a";
+    declared.key = "sk-a-0123456789abcdef";
+    declared.rpm = 1;
+    key_ring ring({declared});
+    BOOST_TEST(ring.enforced());
+    BOOST_TEST_REQUIRE(ring.by_secret("sk-a-0123456789abcdef"));
+    BOOST_TEST(ring.by_secret("sk-a-0123456789abcdef")->rpm == 1u);  // now cached
+    auto changed = *ring.by_id("cfg-a");
+    changed.rpm = 5;
+    BOOST_TEST(ring.put(changed));
+    BOOST_TEST(ring.by_secret("sk-a-0123456789abcdef")->rpm == 5u);
+    BOOST_TEST(ring.remove("cfg-a"));
+    BOOST_TEST(!ring.by_secret("sk-a-0123456789abcdef"));
+    BOOST_TEST(ring.enforced());  // keys stay required once there were any
+    BOOST_TEST(!ring.by_secret("unknown-secret-0000"));
+    // Another ring in the same thread does not see this one's cached keys.
+    key_ring other({});
+    BOOST_TEST(!other.enforced());
+    BOOST_TEST(!other.by_secret("sk-a-0123456789abcdef"));
+}
+
+BOOST_AUTO_TEST_CASE(two_keys_cannot_share_a_secret) {
+    key_ring ring({});
+    virtual_key a;
+    a.id = "key_a";
+    a.digest = gateway::config::key_digest("same-secret-0123456789");
+    auto b = a;
+    b.id = "key_b";
+    BOOST_TEST(ring.put(a));
+    BOOST_TEST(!ring.put(b));
+}
+
+BOOST_AUTO_TEST_CASE(secrets_and_estimates) {
+    auto secret = new_secret();
+    BOOST_TEST(secret.size() == 6u + 43u);
+    BOOST_TEST(secret.starts_with("sk-cg-"));
+    BOOST_TEST(new_secret() != secret);
+    BOOST_TEST(new_key_id().size() == 4u + 16u);
+    BOOST_TEST(estimate_tokens(R"({"model":"m"})") == 4u);  // 14 bytes
+    BOOST_TEST(estimate_tokens(R"({"model":"m","max_tokens":100})") == 8u + 100u);
+    BOOST_TEST(estimate_tokens(R"({"max_completion_tokens":7,"max_tokens":100})") == 11u + 7u);
+    BOOST_TEST(estimate_tokens(R"({"generationConfig":{"maxOutputTokens":50}})") == 11u + 50u);
+    BOOST_TEST(estimate_tokens("not json, max_tokens") == 5u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
