@@ -6,11 +6,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { execFileSync } from 'node:child_process';
-import { FAKE, dir, startAndWait, startGateway, writeConfig, until } from './support.mjs';
+import { FAKE, PROMPTS, api, dir, runEvents, startAndWait, startGateway, writeConfig, until } from './support.mjs';
 
 const UPSTREAM_KEY = 'upstream-secret-0123456789';
 process.env.E2E_UPSTREAM_KEY = UPSTREAM_KEY;
@@ -299,6 +299,36 @@ context:
   assert.equal(Number(head.match(/content-length: (\d+)/i)[1]), Buffer.byteLength(body));
   const plain = await (await chat(gw.base, null, { 'x-fake-mode': 'echo' }, CHAT)).text();
   assert.ok(plain.endsWith(CHAT));  // not streamed: the body as the client sent it
+  gw.child.kill('SIGTERM');
+  await gw.exited;
+});
+
+test('agent runs report their usage and outcome like the passthrough does', async () => {
+  const workspace = join(dir, 'ops-agent-ws');
+  mkdirSync(workspace, { recursive: true });
+  const config = writeConfig('ops-agent.yaml', FAKE_PORT, `admin:
+  api_key: ${ADMIN_KEY}
+context:
+  data_dir: ${join(dir, 'ops-agent.data')}
+  prompts_dir: ${PROMPTS}
+  workspaces: ["${workspace}"]
+`);
+  const gw = await startGateway(config);
+  const chat = await api(gw.base, 'POST', '/context/chats', { model: 'gpt-4o-mini', workspace });
+  assert.equal(chat.status, 201);
+  const started = await api(gw.base, 'POST', `/context/chats/${chat.json.id}/messages`, { content: 'hello' });
+  assert.equal(started.status, 202);
+  const seen = await runEvents(gw.base, started.json.run_id);
+  assert.equal(seen.at(-1).type, 'run.completed');  // the fake's plain text is a final answer
+  const report = await admin(gw.base, 'GET', '/admin/usage?key=context');
+  assert.deepEqual(report.json.data.map((r) => [r.key_id, r.model, r.requests, r.input_tokens, r.output_tokens]),
+    [['context', 'gpt-4o-mini', 1, 9, 12]]);
+  const m = await scrape(`${gw.base}/metrics`);
+  assert.equal(sample(m, 'contextgate_agent_runs_total', { outcome: 'completed' }), 1);
+  assert.equal(sample(m, 'contextgate_model_responses_total', { upstream: 'fake', source: 'agent' }), 1);
+  assert.equal(sample(m, 'gen_ai_client_token_usage_sum',
+    { gen_ai_request_model: 'gpt-4o-mini', gen_ai_token_type: 'output' }), 12);
+  assert.equal(sample(m, 'contextgate_agent_runs_active'), 0);
   gw.child.kill('SIGTERM');
   await gw.exited;
 });
