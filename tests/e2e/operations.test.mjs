@@ -2,7 +2,7 @@
 // keys made through /admin/keys and used by the official openai client, every limit kind with
 // exact counts, the usage report, stream_usage: inject, and two gateways sharing one limit
 // through a real redis-server started here on loopback.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -21,7 +21,7 @@ const USED = 9 + 12;                          // the fake upstream's usage for a
 
 const fake = await startAndWait(FAKE, ['--port', '0'], /listening on (\d+)/);
 const FAKE_PORT = fake.match[1];
-process.on('exit', () => fake.child.kill('SIGKILL'));
+after(() => fake.child.kill('SIGKILL'));  // its open pipes would keep the file's process alive
 
 // Limits count in UTC minute windows: a sequence that must stay in one window starts well
 // before the minute ends (at most 5 s of waiting, on the clock rather than on luck).
