@@ -43,7 +43,9 @@ for round in $(seq "$ROUNDS"); do
       -H "Authorization: Bearer $KEY" -d "$body" \
       "http://127.0.0.1:${!port_var}/v1/chat/completions")"
     after="$(cpu_ticks "${!pid_var}")"
-    ok="$(echo "$out" | awk '/\[200\]/ { print $2 }')"
+    ok="$(echo "$out" | awk '/\[200\]/ { n += $2 } END { print n + 0 }')"
+    other="$(echo "$out" | awk '/^  \[[0-9]+\]/ && !/\[200\]/ { printf " %s%s", $1, $2 }')"
+    [ -z "$other" ] || echo "  ($side: non-200 answers:$other)" >&2
     us="$(awk -v t=$((after - before)) -v n="${ok:-0}" -v hz="$(getconf CLK_TCK)" \
       'BEGIN { if (n == 0) print "nan"; else printf "%.1f", t * 1000000 / hz / n }')"
     results[$side]+="$us "
