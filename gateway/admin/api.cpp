@@ -2,7 +2,7 @@
 
 #include "gateway/admin/limiter.hpp"
 #include "gateway/admin/usage_ledger.hpp"
-#include "gateway/context/views.hpp"
+#include "gateway/http/request_values.hpp"
 #include "gateway/store/state_store.hpp"
 
 #include <boost/beast/core/string.hpp>
@@ -21,22 +21,6 @@ namespace {
 
 http::reply bad(std::string message) {
     return http::reply::error(errc::invalid_parameters, message);
-}
-
-// "%2A" and the like decoded; '+' stays (a model name may hold one).
-std::string decoded(std::string_view raw) {
-    std::string out;
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-        if (raw[i] == '%' && i + 2 < raw.size() &&
-            std::isxdigit(static_cast<unsigned char>(raw[i + 1])) &&
-            std::isxdigit(static_cast<unsigned char>(raw[i + 2]))) {
-            out += static_cast<char>(std::stoi(std::string(raw.substr(i + 1, 2)), nullptr, 16));
-            i += 2;
-        } else {
-            out += raw[i];
-        }
-    }
-    return out;
 }
 
 // Applies the members of `body` that describe a key to `key`; the error names the member.
@@ -205,7 +189,7 @@ net::awaitable<std::map<std::string, key_usage>> usage_by_key(store::state_store
 
 net::awaitable<http::reply> api::create_key(http::request_context& ctx) {
     std::string error;
-    auto body = context::body_object(ctx.req.body(), error);
+    auto body = http::body_object(ctx.req.body(), error);
     if (!body) co_return bad(error);
     virtual_key key;
     if (auto problem = apply(*body, key, true); !problem.empty()) co_return bad(problem);
@@ -242,7 +226,7 @@ net::awaitable<http::reply> api::update_key(http::request_context& ctx) {
         co_return http::reply::error(errc::conflict,
                                      "This key is declared in the configuration; change it there.");
     std::string error;
-    auto body = context::body_object(ctx.req.body(), error);
+    auto body = http::body_object(ctx.req.body(), error);
     if (!body) co_return bad(error);
     auto key = *found;
     if (auto problem = apply(*body, key, false); !problem.empty()) co_return bad(problem);
@@ -270,17 +254,17 @@ net::awaitable<http::reply> api::delete_key(http::request_context& ctx) {
 net::awaitable<http::reply> api::usage(http::request_context& ctx) {
     auto target = ctx.req.target();
     store::usage_query q;
-    q.key_id = decoded(context::query_value(target, "key"));
-    q.model = decoded(context::query_value(target, "model"));
+    q.key_id = http::query_value(target, "key");
+    q.model = http::query_value(target, "model");
     for (auto [name, into] :
          {std::pair<const char*, std::string*>{"from", &q.from_day}, {"to", &q.to_day}}) {
-        auto text = decoded(context::query_value(target, name));
+        auto text = http::query_value(target, name);
         if (text.empty()) continue;
         auto at = config::parse_time(text);
         if (!at) co_return bad(std::string("`") + name + "` must be a day such as 2026-11-01");
         *into = utc_day(*at);
     }
-    auto group = context::query_value(target, "group_by");
+    auto group = http::query_value(target, "group_by");
     if (!group.empty() && group != "day")
         co_return bad("`group_by` must be day (or absent for totals)");
     q.by_day = group == "day";

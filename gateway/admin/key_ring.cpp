@@ -1,6 +1,6 @@
 #include "gateway/admin/key_ring.hpp"
 
-#include "gateway/passthrough/model_router.hpp"
+#include "gateway/config/glob.hpp"
 
 #include <boost/beast/core/string.hpp>
 #include <boost/json/parse.hpp>
@@ -19,7 +19,7 @@ namespace bhttp = boost::beast::http;
 bool virtual_key::allows_model(std::string_view model) const {
     if (models.empty()) return true;
     for (const auto& glob : models)
-        if (passthrough::glob_match(glob, model)) return true;
+        if (config::glob_match(glob, model)) return true;
     return false;
 }
 

@@ -78,7 +78,7 @@ std::optional<std::int64_t> base_version(const json::object& body, std::string_v
 
 // A chat's title as given: one line of at most 200 bytes.
 std::string title_member(const json::object& body, std::string& error) {
-    auto title = string_member(body, "title", error);
+    auto title = http::string_member(body, "title", error);
     if (error.empty() && (title.size() > 200 || title.find('\n') != std::string::npos))
         error = "`title` must be one line of at most 200 bytes.";
     return title;
@@ -101,7 +101,7 @@ std::string title_from(std::string_view message) {
 
 // `edits` in a body: approve | review; "" when absent.
 std::string edits_member(const json::object& body, std::string& error) {
-    auto edits = string_member(body, "edits", error);
+    auto edits = http::string_member(body, "edits", error);
     if (error.empty() && !edits.empty() && edits != "approve" && edits != "review")
         error =
             "`edits` must be `approve` (each write waits for approval) or `review` (writes "
@@ -192,7 +192,7 @@ net::awaitable<reply> api::get_prompt(http::request_context& ctx) {
 net::awaitable<reply> api::get_enhanced_prompt(http::request_context& ctx) {
     const auto* p = prompts_.find(ctx.path_params[0]);
     if (!p) co_return not_found("No system prompt `" + ctx.path_params[0] + "`.");
-    auto role_name = query_value(ctx.req.target(), "role");
+    auto role_name = http::query_value(ctx.req.target(), "role");
     if (role_name.empty()) role_name = "editor";
     auto role = tools::parse_role(role_name);
     if (!role) co_return bad_request("`role` must be `reader` or `editor`.");
@@ -204,13 +204,13 @@ net::awaitable<reply> api::get_enhanced_prompt(http::request_context& ctx) {
 
 net::awaitable<reply> api::create_chat(http::request_context& ctx) {
     std::string error;
-    auto body = body_object(ctx.req.body(), error);
+    auto body = http::body_object(ctx.req.body(), error);
     store::chat_record chat;
     if (body) {
-        chat.system_prompt = string_member(*body, "system_prompt", error);
-        chat.model = string_member(*body, "model", error);
-        chat.workspace = string_member(*body, "workspace", error);
-        chat.role = string_member(*body, "role", error);
+        chat.system_prompt = http::string_member(*body, "system_prompt", error);
+        chat.model = http::string_member(*body, "model", error);
+        chat.workspace = http::string_member(*body, "workspace", error);
+        chat.role = http::string_member(*body, "role", error);
         chat.edits = edits_member(*body, error);
         chat.title = title_member(*body, error);
     }
@@ -325,7 +325,7 @@ net::awaitable<reply> api::delete_chat(http::request_context& ctx) {
 net::awaitable<reply> api::patch_chat(http::request_context& ctx) {
     const auto& id = ctx.path_params[0];
     std::string error;
-    auto body = body_object(ctx.req.body(), error);
+    auto body = http::body_object(ctx.req.body(), error);
     store::chat_changes changes;
     if (body) {
         for (const auto& [key, value] : *body)
@@ -361,9 +361,9 @@ net::awaitable<reply> api::post_message(http::request_context& ctx) {
     auto chat = co_await store_.chat(ctx.path_params[0]);
     if (!chat) co_return not_found("No chat " + ctx.path_params[0] + ".");
     std::string error;
-    auto body = body_object(ctx.req.body(), error);
+    auto body = http::body_object(ctx.req.body(), error);
     std::string content;
-    if (body) content = string_member(*body, "content", error);
+    if (body) content = http::string_member(*body, "content", error);
     if (error.empty() && content.empty()) error = "`content` is required: the user's message.";
     if (!error.empty()) co_return bad_request(error);
     if (content.size() > config_.context.max_message_bytes)
@@ -389,12 +389,12 @@ net::awaitable<reply> api::put_document(http::request_context& ctx) {
     auto chat = co_await store_.chat(id);
     if (!chat) co_return not_found("No chat " + id + ".");
     std::string error;
-    auto body = body_object(ctx.req.body(), error);
+    auto body = http::body_object(ctx.req.body(), error);
     std::string name, content;
     std::optional<std::int64_t> base;
     if (body) {
-        name = string_member(*body, "name", error);
-        content = string_member(*body, "content", error);
+        name = http::string_member(*body, "name", error);
+        content = http::string_member(*body, "content", error);
         if (error.empty() && !body->contains("content")) error = "`content` is required.";
         if (error.empty()) base = base_version(*body, ctx.req[bhttp::field::if_match], error);
     }
@@ -456,7 +456,7 @@ net::awaitable<reply> api::run_events(http::request_context& ctx) {
     auto status = co_await store_.run_status(id);
     if (!status) co_return not_found("No run " + id + ".");
     std::string last = std::string(ctx.req["last-event-id"]);
-    if (last.empty()) last = query_value(ctx.req.target(), "last_event_id");
+    if (last.empty()) last = http::query_value(ctx.req.target(), "last_event_id");
     std::int64_t after = 0;
     if (!last.empty()) {
         auto [end, ec] = std::from_chars(last.data(), last.data() + last.size(), after);
@@ -492,15 +492,15 @@ net::awaitable<reply> api::decide(http::request_context& ctx) {
     const auto& run_id = ctx.path_params[0];
     const auto& call_id = ctx.path_params[1];
     std::string error;
-    auto body = body_object(ctx.req.body(), error);
+    auto body = http::body_object(ctx.req.body(), error);
     agent::decision d;
     if (body) {
-        auto verdict = string_member(*body, "decision", error);
+        auto verdict = http::string_member(*body, "decision", error);
         if (error.empty() && verdict != "approve" && verdict != "reject")
             error = "`decision` must be `approve` or `reject`.";
         d.approve = verdict == "approve";
-        d.feedback = string_member(*body, "feedback", error);
-        auto scope = string_member(*body, "scope", error);
+        d.feedback = http::string_member(*body, "feedback", error);
+        auto scope = http::string_member(*body, "scope", error);
         if (error.empty() && !scope.empty() && scope != "once" && scope != "run")
             error = "`scope` must be `once` or `run`.";
         d.whole_run = scope == "run";
@@ -536,7 +536,7 @@ net::awaitable<reply> api::get_session(http::request_context& ctx) {
 net::awaitable<reply> api::accept_session(http::request_context& ctx) {
     std::string error;
     auto body = ctx.req.body().empty() ? std::optional<json::object>(json::object{})
-                                       : body_object(ctx.req.body(), error);
+                                       : http::body_object(ctx.req.body(), error);
     sessions::edit_sessions::acceptance what;
     if (body) {
         if (auto* hunks = body->if_contains("hunks"); hunks && !hunks->is_null()) {
@@ -619,12 +619,12 @@ net::awaitable<reply> api::start_workflow(http::request_context& ctx) {
     const auto* found = workflows::registry::find(all, ctx.path_params[0]);
     if (!found) co_return not_found("No workflow `" + ctx.path_params[0] + "`.");
     std::string error;
-    auto body = body_object(ctx.req.body(), error);
+    auto body = http::body_object(ctx.req.body(), error);
     std::string chat_id, input;
     std::optional<json::object> parameters;
     if (body) {
-        chat_id = string_member(*body, "chat_id", error);
-        input = string_member(*body, "input", error);
+        chat_id = http::string_member(*body, "chat_id", error);
+        input = http::string_member(*body, "input", error);
         if (auto* p = body->if_contains("parameters"); p && !p->is_null()) {
             if (p->is_object())
                 parameters = p->as_object();

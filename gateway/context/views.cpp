@@ -109,49 +109,6 @@ json::value run_json(const store::run_record& r, const std::vector<store::tool_c
     return shown;
 }
 
-std::optional<json::object> body_object(std::string_view body, std::string& error) {
-    if (body.empty()) return json::object();
-    json::error_code ec;
-    json::parse_options options;
-    options.max_depth = 64;
-    auto value = json::parse(body, ec, {}, options);
-    if (ec) {
-        error = "The body is not valid JSON: " + ec.message();
-        return std::nullopt;
-    }
-    if (!value.is_object()) {
-        error = "The body must be a JSON object.";
-        return std::nullopt;
-    }
-    return std::move(value.as_object());
-}
-
-std::string string_member(const json::object& o, std::string_view key, std::string& error) {
-    auto* v = o.if_contains(key);
-    if (!v || v->is_null()) return {};
-    if (!v->is_string()) {
-        error = "`" + std::string(key) + "` must be a string.";
-        return {};
-    }
-    return std::string(v->as_string());
-}
-
-std::string query_value(std::string_view target, std::string_view name) {
-    auto q = target.find('?');
-    if (q == std::string_view::npos) return {};
-    auto query = target.substr(q + 1);
-    while (!query.empty()) {
-        auto amp = query.find('&');
-        auto pair = query.substr(0, amp);
-        auto eq = pair.find('=');
-        if (pair.substr(0, eq) == name && eq != std::string_view::npos)
-            return std::string(pair.substr(eq + 1));
-        if (amp == std::string_view::npos) break;
-        query.remove_prefix(amp + 1);
-    }
-    return {};
-}
-
 std::string page_of(std::string_view target, std::size_t& limit, std::int64_t& before) {
     limit = 50;
     before = 0;
@@ -159,12 +116,12 @@ std::string page_of(std::string_view target, std::size_t& limit, std::int64_t& b
         auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
         return ec == std::errc{} && end == text.data() + text.size();
     };
-    if (auto text = query_value(target, "limit"); !text.empty()) {
+    if (auto text = http::query_value(target, "limit"); !text.empty()) {
         std::int64_t n = 0;
         if (!number(text, n) || n < 1 || n > 500) return "`limit` must be a number from 1 to 500.";
         limit = static_cast<std::size_t>(n);
     }
-    if (auto text = query_value(target, "before"); !text.empty())
+    if (auto text = http::query_value(target, "before"); !text.empty())
         if (!number(text, before) || before < 1) return "`before` must be a message id.";
     return {};
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gateway/http/request_values.hpp"
 #include "gateway/prompts/prompt_library.hpp"
 #include "gateway/store/records.hpp"
 #include "gateway/workflows/workflow.hpp"
@@ -14,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-// How the Context API shows its resources as JSON, and how it reads its requests' bodies and
-// query strings. Pure functions.
+// How the Context API shows its resources as JSON, and reads its paging parameters. Pure
+// functions.
 namespace gateway::context {
 
 namespace json = boost::json;
@@ -38,12 +39,6 @@ json::value excerpt_of(json::object item, std::size_t limit, const std::string& 
 json::value run_json(const store::run_record& r, const std::vector<store::tool_call_record>& calls,
                      const std::optional<std::string>& input, std::size_t limit, bool whole);
 
-// The request body as a JSON object (an empty body is {}), or nullopt and `error`.
-std::optional<json::object> body_object(std::string_view body, std::string& error);
-// A string member, "" when absent or null; `error` is set when present with another type.
-std::string string_member(const json::object& o, std::string_view key, std::string& error);
-// The raw value of `name` in the target's query string, "" when absent.
-std::string query_value(std::string_view target, std::string_view name);
 // `?limit=` (1 to 500, default 50) and `?before=` (a message id) of a page of messages; the
 // error when they are not numbers in range.
 std::string page_of(std::string_view target, std::size_t& limit, std::int64_t& before);

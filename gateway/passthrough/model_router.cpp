@@ -1,5 +1,7 @@
 #include "gateway/passthrough/model_router.hpp"
 
+#include "gateway/config/glob.hpp"
+
 #include <boost/json/basic_parser_impl.hpp>
 
 namespace gateway::passthrough {
@@ -7,30 +9,6 @@ namespace gateway::passthrough {
 namespace json = boost::json;
 
 namespace {
-
-// Matches one `[...]` class at pattern[p] against c; sets p past the class. False when malformed.
-bool match_class(std::string_view pattern, std::size_t& p, char c, bool& matched) {
-    std::size_t i = p + 1;
-    bool negate = i < pattern.size() && (pattern[i] == '!' || pattern[i] == '^');
-    if (negate) ++i;
-    bool hit = false;
-    bool first = true;
-    while (i < pattern.size() && (first || pattern[i] != ']')) {
-        first = false;
-        char lo = pattern[i];
-        if (i + 2 < pattern.size() && pattern[i + 1] == '-' && pattern[i + 2] != ']') {
-            hit = hit || (c >= lo && c <= pattern[i + 2]);
-            i += 3;
-        } else {
-            hit = hit || c == lo;
-            ++i;
-        }
-    }
-    if (i >= pattern.size()) return false;
-    p = i + 1;
-    matched = hit != negate;
-    return true;
-}
 
 // SAX handler: records the value of the top-level "model" key, then stops the parser.
 struct model_handler {
@@ -114,50 +92,6 @@ struct model_handler {
 
 }  // namespace
 
-bool glob_match(std::string_view pattern, std::string_view text) {
-    // Iterative matcher with single-star backtracking: linear in practice, no recursion.
-    std::size_t p = 0, t = 0;
-    std::size_t star_p = std::string_view::npos, star_t = 0;
-    while (t < text.size()) {
-        if (p < pattern.size() && pattern[p] == '*') {
-            star_p = ++p;
-            star_t = t;
-            continue;
-        }
-        if (p < pattern.size()) {
-            if (pattern[p] == '?') {
-                ++p;
-                ++t;
-                continue;
-            }
-            if (pattern[p] == '[') {
-                std::size_t q = p;
-                bool matched = false;
-                if (match_class(pattern, q, text[t], matched)) {
-                    if (matched) {
-                        p = q;
-                        ++t;
-                        continue;
-                    }
-                } else if (text[t] == '[') {  // a lone '[' is literal
-                    ++p;
-                    ++t;
-                    continue;
-                }
-            } else if (pattern[p] == text[t]) {
-                ++p;
-                ++t;
-                continue;
-            }
-        }
-        if (star_p == std::string_view::npos) return false;
-        p = star_p;
-        t = ++star_t;
-    }
-    while (p < pattern.size() && pattern[p] == '*') ++p;
-    return p == pattern.size();
-}
-
 std::optional<std::string> read_model(std::string_view json_body) {
     json::parse_options options;
     options.max_depth = 64;
@@ -188,7 +122,7 @@ std::optional<std::size_t> model_router::route(std::optional<std::string_view> m
         if (!first) first = i;
         if (model)
             for (const auto& g : globs_[i])
-                if (glob_match(g, *model)) return i;
+                if (config::glob_match(g, *model)) return i;
     }
     return first;
 }
@@ -197,7 +131,7 @@ std::size_t model_router::route(std::optional<std::string_view> model) const {
     if (!model) return 0;
     for (std::size_t i = 0; i < globs_.size(); ++i)
         for (const auto& g : globs_[i])
-            if (glob_match(g, *model)) return i;
+            if (config::glob_match(g, *model)) return i;
     return 0;
 }
 

@@ -9,9 +9,6 @@
 
 namespace gateway::passthrough {
 
-// Shell-style glob: `*` any run, `?` one character, `[abc]`, `[a-z]`, `[!x]`. Case-sensitive.
-bool glob_match(std::string_view pattern, std::string_view text);
-
 // The top-level string "model" of a JSON object, read with a streaming parser that stops as soon
 // as it is found: the body is never copied or re-serialized. nullopt for anything else (not JSON,
 // no such member, not a string).

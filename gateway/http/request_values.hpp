@@ -1,0 +1,21 @@
+#pragma once
+
+#include <boost/json/object.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+// What the gateway's own APIs (/context, /admin) read from a request: its JSON body and its
+// query parameters. Pure functions.
+namespace gateway::http {
+
+// The request body as a JSON object (an empty body is {}), or nullopt and `error`.
+std::optional<boost::json::object> body_object(std::string_view body, std::string& error);
+// A string member, "" when absent or null; `error` is set when present with another type.
+std::string string_member(const boost::json::object& o, std::string_view key, std::string& error);
+// The value of the query parameter `name` in a request target, percent-decoded (`+` is kept:
+// a model name may hold one); "" when absent.
+std::string query_value(std::string_view target, std::string_view name);
+
+}  // namespace gateway::http

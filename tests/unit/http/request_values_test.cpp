@@ -1,0 +1,34 @@
+#include "gateway/http/request_values.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace gateway::http;
+
+BOOST_AUTO_TEST_SUITE(request_values)
+
+BOOST_AUTO_TEST_CASE(query_values_are_found_and_percent_decoded) {
+    auto target = "/admin/usage?key=key_1&model=meta-llama%2FLlama%203&plus=a+b&empty=&flag";
+    BOOST_TEST(query_value(target, "key") == "key_1");
+    BOOST_TEST(query_value(target, "model") == "meta-llama/Llama 3");
+    BOOST_TEST(query_value(target, "plus") == "a+b");
+    BOOST_TEST(query_value(target, "empty") == "");
+    BOOST_TEST(query_value(target, "flag") == "");  // no value
+    BOOST_TEST(query_value(target, "missing") == "");
+    BOOST_TEST(query_value("/admin/usage", "key") == "");
+}
+
+BOOST_AUTO_TEST_CASE(bodies_must_be_json_objects) {
+    std::string error;
+    BOOST_TEST(body_object("", error)->empty());
+    BOOST_TEST(!body_object("[1]", error));
+    BOOST_TEST(error == "The body must be a JSON object.");
+    BOOST_TEST(!body_object("{", error));
+    auto o = body_object(R"({"name":"a","n":1})", error);
+    BOOST_TEST_REQUIRE(o.has_value());
+    std::string member_error;
+    BOOST_TEST(string_member(*o, "name", member_error) == "a");
+    BOOST_TEST(string_member(*o, "n", member_error).empty());
+    BOOST_TEST(member_error == "`n` must be a string.");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
