@@ -1,11 +1,9 @@
 #include "gateway/admin/usage_ledger.hpp"
 
+#include "gateway/io/offload.hpp"
 #include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/store/state_store.hpp"
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 
 #include <chrono>
 #include <exception>
@@ -30,7 +28,7 @@ usage_ledger::usage_ledger(store::state_store& store, std::chrono::milliseconds 
             wake_.wait_for(lock, interval_);
             if (pending_.empty()) continue;
             lock.unlock();
-            write_blocking(take());
+            io::run_blocking(flush());
             lock.lock();
         }
     });
@@ -94,26 +92,6 @@ net::awaitable<void> usage_ledger::flush() {
     }
 }
 
-void usage_ledger::write_blocking(std::vector<store::usage_row> rows) {
-    if (rows.empty()) return;
-    // The store's methods are awaitable: run one on a private event loop and wait for it.
-    net::io_context io;
-    auto copy = rows;
-    std::exception_ptr failed;
-    net::co_spawn(io, store_.add_usage(std::move(rows)),
-                  [&failed](std::exception_ptr e) { failed = e; });
-    io.run();
-    if (failed) {
-        try {
-            std::rethrow_exception(failed);
-        } catch (const std::exception& e) {
-            observability::log_error(std::string("usage not written, kept for the next try: ") +
-                                     e.what());
-        }
-        put_back(std::move(copy));
-    }
-}
-
 void usage_ledger::stop() {
     {
         std::lock_guard lock(mutex_);
@@ -122,7 +100,7 @@ void usage_ledger::stop() {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
-    write_blocking(take());
+    io::run_blocking(flush());
 }
 
 }  // namespace gateway::admin

@@ -36,7 +36,8 @@ public:
     void record(std::string_view key_id, std::string_view model, std::string_view upstream,
                 std::int64_t input_tokens, std::int64_t output_tokens, std::int64_t now_ms);
 
-    // Writes the pending totals now (a report reads the store right after).
+    // Writes the pending totals now (a report reads the store right after); on failure they are
+    // kept for the next write.
     net::awaitable<void> flush();
 
     // Writes what is pending and stops the thread. Idempotent.
@@ -45,7 +46,6 @@ public:
 private:
     std::vector<store::usage_row> take();
     void put_back(std::vector<store::usage_row> rows);
-    void write_blocking(std::vector<store::usage_row> rows);
 
     store::state_store& store_;
     std::chrono::milliseconds interval_;

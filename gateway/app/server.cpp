@@ -11,6 +11,7 @@
 #include "gateway/error.hpp"
 #include "gateway/http/listener.hpp"
 #include "gateway/http/response.hpp"
+#include "gateway/io/offload.hpp"
 #include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
@@ -19,7 +20,6 @@
 #include "gateway/store/state_store.hpp"
 #include "gateway/upstream/tls.hpp"
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -52,22 +52,6 @@ net::awaitable<void> metrics_page(http::request_context& ctx) {
     auto text = observability::metrics().render();
     ctx.status = 200;
     co_await http::write_response(ctx, 200, "text/plain; version=0.0.4; charset=utf-8", text);
-}
-
-// Runs an awaitable to its end on a private event loop: for start-up work done before the
-// workers run (the store resumes it on that loop's thread).
-template <class T>
-T run_blocking(net::awaitable<T> work) {
-    net::io_context io;
-    std::optional<T> result;
-    std::exception_ptr failed;
-    net::co_spawn(io, std::move(work), [&](std::exception_ptr e, T value) {
-        failed = e;
-        if (!e) result = std::move(value);
-    });
-    io.run();
-    if (failed) std::rethrow_exception(failed);
-    return std::move(*result);
 }
 
 // Answers 405 for methods the gateway does not serve on a path it owns, instead of forwarding.
@@ -111,7 +95,7 @@ std::string server::start() {
     metrics.key_labels = config_.metrics.key_labels;
     keys_ = std::make_unique<admin::key_ring>(config_.admin.keys);
     try {
-        for (const auto& record : run_blocking(context_->store().keys()))
+        for (const auto& record : io::run_blocking(context_->store().keys()))
             if (record.revoked_at)
                 keys_->note_revoked();
             else if (!keys_->put(admin::from_record(record)))
@@ -134,7 +118,7 @@ std::string server::start() {
             q.key_id = key->id;
             q.from_day = admin::utc_day(admin::period_start(key->budget_period, now));
             std::uint64_t used = 0;
-            for (const auto& row : run_blocking(context_->store().usage(q)))
+            for (const auto& row : io::run_blocking(context_->store().usage(q)))
                 used += static_cast<std::uint64_t>(row.input_tokens + row.output_tokens);
             memory->seed_budget(key->id, admin::period_start(key->budget_period, now), used);
         }

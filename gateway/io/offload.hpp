@@ -3,9 +3,12 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include <exception>
 #include <optional>
@@ -68,6 +71,18 @@ boost::asio::awaitable<std::invoke_result_t<Work&>> run_on(boost::asio::any_io_e
             std::move(initiation), net::use_awaitable, std::move(work));
         co_return std::move(*value);
     }
+}
+
+// The other way round: runs an awaitable to its end from a thread that is no event loop (start-up,
+// a background thread), on a private io_context, and returns its result or throws what it threw.
+// Awaitables of the store resume on that io_context, so nothing else needs to run.
+template <class T>
+T run_blocking(boost::asio::awaitable<T> work) {
+    namespace net = boost::asio;
+    net::io_context io;
+    auto done = net::co_spawn(io, std::move(work), net::use_future);
+    io.run();
+    return done.get();
 }
 
 }  // namespace gateway::io
