@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <mutex>
+#include <type_traits>
 
 namespace gateway::observability {
 
@@ -147,69 +148,56 @@ Series& family<Series>::with(std::initializer_list<std::string_view> values) {
     return *slot;
 }
 
-template <>
-void family<counter>::render(std::string& out) const {
+void family_base::write_header(std::string& out, std::string_view type) const {
     out += "# HELP " + name_ + ' ';
     append_escaped(out, help_, false);
-    out += "\n# TYPE " + name_ + " counter\n";
-    std::shared_lock lock(mutex_);
-    for (const auto& [key, series] : series_) {
-        out += name_;
-        write_labels(out, key);
-        out += ' ';
-        append_number(out, series->value());
-        out += '\n';
-    }
+    out += "\n# TYPE " + name_ + ' ';
+    out += type;
+    out += '\n';
 }
 
-template <>
-void family<gauge>::render(std::string& out) const {
-    out += "# HELP " + name_ + ' ';
-    append_escaped(out, help_, false);
-    out += "\n# TYPE " + name_ + " gauge\n";
+template <class Series>
+void family<Series>::render(std::string& out) const {
+    constexpr bool is_histogram = std::is_same_v<Series, histogram>;
+    write_header(out, is_histogram                      ? "histogram"
+                      : std::is_same_v<Series, counter> ? "counter"
+                                                        : "gauge");
     std::shared_lock lock(mutex_);
     for (const auto& [key, series] : series_) {
-        out += name_;
-        write_labels(out, key);
-        out += ' ';
-        append_number(out, series->value());
-        out += '\n';
-    }
-}
-
-template <>
-void family<histogram>::render(std::string& out) const {
-    out += "# HELP " + name_ + ' ';
-    append_escaped(out, help_, false);
-    out += "\n# TYPE " + name_ + " histogram\n";
-    std::shared_lock lock(mutex_);
-    for (const auto& [key, series] : series_) {
-        const auto& bounds = series->bounds();
-        // Read the buckets once: the count must equal the +Inf bucket even while others observe.
-        std::uint64_t total = 0;
-        for (std::size_t i = 0; i <= bounds.size(); ++i) {
-            total = series->cumulative(i);
-            std::string le;
-            if (i < bounds.size())
-                append_number(le, bounds[i]);
-            else
-                le = "+Inf";
-            out += name_ + "_bucket";
-            write_labels(out, key, "le", le);
+        if constexpr (!is_histogram) {
+            out += name_;
+            write_labels(out, key);
+            out += ' ';
+            append_number(out, series->value());
+            out += '\n';
+        } else {
+            const auto& bounds = series->bounds();
+            // _count is the +Inf bucket as written, so the two agree while others observe.
+            std::uint64_t total = 0;
+            for (std::size_t i = 0; i <= bounds.size(); ++i) {
+                total = series->cumulative(i);
+                std::string le;
+                if (i < bounds.size())
+                    append_number(le, bounds[i]);
+                else
+                    le = "+Inf";
+                out += name_ + "_bucket";
+                write_labels(out, key, "le", le);
+                out += ' ';
+                append_number(out, static_cast<double>(total));
+                out += '\n';
+            }
+            out += name_ + "_sum";
+            write_labels(out, key);
+            out += ' ';
+            append_number(out, series->sum());
+            out += '\n';
+            out += name_ + "_count";
+            write_labels(out, key);
             out += ' ';
             append_number(out, static_cast<double>(total));
             out += '\n';
         }
-        out += name_ + "_sum";
-        write_labels(out, key);
-        out += ' ';
-        append_number(out, series->sum());
-        out += '\n';
-        out += name_ + "_count";
-        write_labels(out, key);
-        out += ' ';
-        append_number(out, static_cast<double>(total));
-        out += '\n';
     }
 }
 

@@ -69,6 +69,8 @@ public:
 protected:
     // The key of a label set: values joined with '\x1f'; the overflow key once the family is full.
     void key_of(std::initializer_list<std::string_view> values, std::string& key) const;
+    // The family's # HELP and # TYPE lines.
+    void write_header(std::string& out, std::string_view type) const;
     void write_labels(std::string& out, std::string_view key, std::string_view extra_name = {},
                       std::string_view extra_value = {}) const;
 
