@@ -251,9 +251,11 @@ net::awaitable<http::reply> api::delete_key(http::request_context& ctx) {
         200, json::object{{"id", id}, {"object", "virtual_key"}, {"deleted", true}});
 }
 
-net::awaitable<http::reply> api::usage(http::request_context& ctx) {
-    auto target = ctx.req.target();
-    store::usage_query q;
+namespace {
+
+// The report's filter from the query string; the error for a bad parameter. (A plain function:
+// GCC 12 mishandles the initializer-list temporaries of a range-for inside a coroutine.)
+std::string usage_query_of(std::string_view target, store::usage_query& q) {
     q.key_id = http::query_value(target, "key");
     q.model = http::query_value(target, "model");
     for (auto [name, into] :
@@ -261,13 +263,20 @@ net::awaitable<http::reply> api::usage(http::request_context& ctx) {
         auto text = http::query_value(target, name);
         if (text.empty()) continue;
         auto at = config::parse_time(text);
-        if (!at) co_return bad(std::string("`") + name + "` must be a day such as 2026-11-01");
+        if (!at) return std::string("`") + name + "` must be a day such as 2026-11-01";
         *into = utc_day(*at);
     }
     auto group = http::query_value(target, "group_by");
-    if (!group.empty() && group != "day")
-        co_return bad("`group_by` must be day (or absent for totals)");
+    if (!group.empty() && group != "day") return "`group_by` must be day (or absent for totals)";
     q.by_day = group == "day";
+    return {};
+}
+
+}  // namespace
+
+net::awaitable<http::reply> api::usage(http::request_context& ctx) {
+    store::usage_query q;
+    if (auto error = usage_query_of(ctx.req.target(), q); !error.empty()) co_return bad(error);
     co_await ledger_.flush();
     auto rows = co_await store_.usage(q);
     json::array data;

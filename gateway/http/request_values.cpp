@@ -1,7 +1,8 @@
 #include "gateway/http/request_values.hpp"
 
 #include <boost/json/parse.hpp>
-#include <boost/url/parse_query.hpp>
+#include <boost/url/decode_view.hpp>
+#include <boost/url/pct_string_view.hpp>
 
 namespace gateway::http {
 
@@ -34,13 +35,33 @@ std::string string_member(const json::object& o, std::string_view key, std::stri
     return std::string(v->as_string());
 }
 
+namespace {
+
+// `text` percent-decoded (by Boost.URL's decode_view); as it is when it is not valid.
+std::string decoded(std::string_view text) {
+    auto checked = boost::urls::make_pct_string_view(text);
+    if (!checked) return std::string(text);
+    auto view = **checked;
+    return std::string(view.begin(), view.end());
+}
+
+}  // namespace
+
 std::string query_value(std::string_view target, std::string_view name) {
+    // Split by hand: Boost.URL 1.81's parse_query() read past the end of a target that is not
+    // followed by a NUL (as Beast's are), adding bytes to the last value.
     auto q = target.find('?');
     if (q == std::string_view::npos) return {};
-    auto params = boost::urls::parse_query(target.substr(q + 1));
-    if (!params) return {};
-    for (auto param : *params)
-        if (param.has_value && param.key.decode() == name) return param.value.decode();
+    auto query = target.substr(q + 1);
+    while (!query.empty()) {
+        auto amp = query.find('&');
+        auto pair = query.substr(0, amp);
+        auto eq = pair.find('=');
+        if (eq != std::string_view::npos && decoded(pair.substr(0, eq)) == name)
+            return decoded(pair.substr(eq + 1));
+        if (amp == std::string_view::npos) break;
+        query.remove_prefix(amp + 1);
+    }
     return {};
 }
 

@@ -258,7 +258,7 @@ test('limits: exact counts for requests, tokens, parallel requests and budgets, 
   assert.deepEqual(view.usage, { requests: 1, input_tokens: 9, output_tokens: 12, total_tokens: 21, budget_used: 21 });
   assert.equal(listed.json.data.find((k) => k.id === rpm.id).usage.requests, 3);
   const report = await admin(gw.base, 'GET', `/admin/usage?key=${tpm.id}&group_by=day`);
-  assert.equal(report.status, 200);
+  assert.equal(report.status, 200, JSON.stringify(report.json));
   assert.equal(report.json.data.length, 1);
   assert.deepEqual(
     { ...report.json.data[0], day: undefined },
