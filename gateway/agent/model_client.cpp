@@ -371,9 +371,7 @@ void model_client::account(const config::upstream_config& up, const std::string&
                            const providers::usage& used,
                            std::chrono::steady_clock::time_point started) {
     auto& m = observability::metrics();
-    std::string_view provider = up.provider == config::provider_kind::openai      ? "openai"
-                                : up.provider == config::provider_kind::anthropic ? "anthropic"
-                                                                                  : "gemini";
+    auto provider = providers::provider_name(up.provider);
     auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started);
     m.operation_duration.with({up.name, provider, model}).observe(seconds.count());
     m.usage_reports.with({up.name, used.known ? "agent" : "none"}).inc();

@@ -425,6 +425,8 @@ void finish_usage(http::request_context& ctx, const exchange_state& state) {
     ctx.output_tokens = state.used.output;
 }
 
+}  // namespace
+
 // Where a request goes: the upstream, the target below its base path, and whether the gateway
 // translates it (Chat Completions to an Anthropic or Gemini upstream).
 struct destination {
@@ -434,6 +436,8 @@ struct destination {
     bool translate = false;
     std::string refusal;  // set: answer 400 with it
 };
+
+namespace {
 
 destination choose(const http::request_context& ctx, const config::gateway_config& config,
                    const model_router& router) {
@@ -531,44 +535,63 @@ void handler::close_idle() {
 }
 
 net::awaitable<void> handler::operator()(http::request_context& ctx) {
-    if (!gate_ || !gate_->active()) {
-        co_await forward(ctx);
+    bool upgrade = is_websocket_upgrade(ctx.req);
+    if (upgrade && !config_.server.websocket_tunnel) {
+        co_await http::write_error(ctx, errc::websocket_refused);
         co_return;
     }
     // Virtual keys: the key is checked before anything else is looked at.
-    auto identified = gate_->identify(ctx.req, store::now_ms());
-    if (auto* refused = std::get_if<http::reply>(&identified)) {
-        co_await http::write_reply(ctx, std::move(*refused));
-        co_return;
+    std::shared_ptr<const admin::virtual_key> key;
+    if (gate_ && gate_->active()) {
+        auto identified = gate_->identify(ctx.req, store::now_ms());
+        if (auto* refused = std::get_if<http::reply>(&identified)) {
+            co_await http::write_reply(ctx, std::move(*refused));
+            co_return;
+        }
+        key = std::get<0>(std::move(identified));
+        ctx.key_id = key->id;
     }
-    auto key = std::get<0>(std::move(identified));
-    ctx.key_id = key->id;
-    auto& m = observability::metrics();
-    if (m.key_labels) m.key_requests.with({key->name}).inc();
-    std::string model;
-    if (!ctx.req.body().empty()) model = read_model(ctx.req.body()).value_or("");
     std::string_view target = ctx.req.target();
-    if (model.empty() && target.starts_with("/v1beta/models/")) {
-        auto name = target.substr(15);
-        model = std::string(name.substr(0, name.find_first_of(":?")));
+    bool listing = mixed_providers_ && target.substr(0, target.find('?')) == "/v1/models" &&
+                   ctx.req.method() == bhttp::verb::get;
+    destination where;
+    if (!listing) {
+        where = choose(ctx, config_, router_);
+        if (!where.refusal.empty()) {
+            co_await http::write_error(ctx, errc::bad_request, where.refusal);
+            co_return;
+        }
     }
-    auto admitted = co_await gate_->admit(key, ctx.req, model, ctx.request_id);
-    if (auto* refused = std::get_if<http::reply>(&admitted)) {
-        co_await http::write_reply(ctx, std::move(*refused));
-        co_return;
+    std::optional<admin::pass> pass;
+    if (key) {
+        auto admitted = co_await gate_->admit(key, ctx.req, where.model, ctx.request_id);
+        if (auto* refused = std::get_if<http::reply>(&admitted)) {
+            co_await http::write_reply(ctx, std::move(*refused));
+            co_return;
+        }
+        pass = std::get<0>(std::move(admitted));
     }
-    auto pass = std::get<0>(std::move(admitted));
-    co_await forward(ctx);
+    if (listing)
+        co_await list_models(ctx);
+    else
+        co_await forward(ctx, where, upgrade);
+    if (pass) co_await settle(ctx, std::move(*pass));
+}
+
+net::awaitable<void> handler::settle(const http::request_context& ctx, admin::pass pass) {
     std::optional<std::uint64_t> used;
     if (ctx.input_tokens >= 0 || ctx.output_tokens >= 0)
         used = static_cast<std::uint64_t>(std::max<std::int64_t>(ctx.input_tokens, 0) +
                                           std::max<std::int64_t>(ctx.output_tokens, 0));
     else if (!ctx.response_started || ctx.status >= 400)
         used = 0;  // refused or failed before the model ran: nothing was used
-    if (m.key_labels && used) {
-        m.key_tokens.with({key->name, "input"})
+    auto& m = observability::metrics();
+    if (m.key_labels) {
+        const auto& name = pass.key->name;
+        m.key_requests.with({name}).inc();
+        m.key_tokens.with({name, "input"})
             .inc(static_cast<double>(std::max<std::int64_t>(ctx.input_tokens, 0)));
-        m.key_tokens.with({key->name, "output"})
+        m.key_tokens.with({name, "output"})
             .inc(static_cast<double>(std::max<std::int64_t>(ctx.output_tokens, 0)));
     }
     co_await gate_->leave(std::move(pass), used);
@@ -578,9 +601,7 @@ handler::model_series& handler::series_of(std::size_t upstream, const std::strin
     auto& known = series_[upstream];
     if (auto it = known.find(model); it != known.end()) return it->second;
     const auto& up = config_.upstreams[upstream];
-    std::string_view provider = up.provider == config::provider_kind::openai      ? "openai"
-                                : up.provider == config::provider_kind::anthropic ? "anthropic"
-                                                                                  : "gemini";
+    auto provider = providers::provider_name(up.provider);
     auto& m = observability::metrics();
     model_series s{&m.operation_duration.with({up.name, provider, model}),
                    &m.time_to_first_token.with({up.name, provider, model}),
@@ -623,23 +644,9 @@ void handler::account(const http::request_context& ctx, const config::upstream_c
                         store::now_ms());
 }
 
-net::awaitable<void> handler::forward(http::request_context& ctx) {
-    bool upgrade = is_websocket_upgrade(ctx.req);
-    if (upgrade && !config_.server.websocket_tunnel) {
-        co_await http::write_error(ctx, errc::websocket_refused);
-        co_return;
-    }
+net::awaitable<void> handler::forward(http::request_context& ctx, const destination& where,
+                                      bool upgrade) {
     std::string_view target = ctx.req.target();
-    if (mixed_providers_ && target.substr(0, target.find('?')) == "/v1/models" &&
-        ctx.req.method() == bhttp::verb::get) {
-        co_await list_models(ctx);
-        co_return;
-    }
-    auto where = choose(ctx, config_, router_);
-    if (!where.refusal.empty()) {
-        co_await http::write_error(ctx, errc::bad_request, where.refusal);
-        co_return;
-    }
     auto& pool = pools_[*where.upstream];
     const auto& up = pool.upstream();
     ctx.upstream = up.name;

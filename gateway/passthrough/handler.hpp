@@ -13,11 +13,13 @@
 namespace gateway::admin {
 class gatekeeper;
 class usage_ledger;
+struct pass;
 }  // namespace gateway::admin
 
 namespace gateway::passthrough {
 
 struct exchange_state;
+struct destination;
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -45,7 +47,11 @@ public:
 
 private:
     net::awaitable<void> list_models(http::request_context& ctx);
-    net::awaitable<void> forward(http::request_context& ctx);
+    // The exchange with the upstream `where` names (chosen and admitted by operator()).
+    net::awaitable<void> forward(http::request_context& ctx, const destination& where,
+                                 bool upgrade);
+    // The key's claim settled with the usage the answer reported.
+    net::awaitable<void> settle(const http::request_context& ctx, admin::pass pass);
     // Metrics and the usage ledger for a finished model request.
     void account(const http::request_context& ctx, const config::upstream_config& up,
                  const exchange_state& state, std::chrono::steady_clock::time_point started);
