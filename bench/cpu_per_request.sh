@@ -25,20 +25,12 @@ else
   start_gateway b "$B" 1
 fi
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]}'
 echo "# CPU per request at ${RATE} req/s, ${DURATION} per run: A = build/contextgate, B = $B"
 for round in $(seq "$ROUNDS"); do
   line="round $round:"
   for side in a b; do
     pid_var="${side}_pid"; port_var="${side}_port"
-    before="$(cpu_ticks "${!pid_var}")"
-    out="$(hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json -d "$body" \
-      "http://127.0.0.1:${!port_var}/v1/chat/completions")"
-    after="$(cpu_ticks "${!pid_var}")"
-    ok="$(echo "$out" | awk '/\[200\]/ { print $2 }')"
-    line+="  $(echo "$side" | tr a-b A-B) $(awk -v t=$((after - before)) -v n="$ok" -v hz="$(getconf CLK_TCK)" \
-      'BEGIN { printf "%.1f us/request", t * 1000000 / hz / n }')"
+    line+="  $(echo "$side" | tr a-b A-B) $(cpu_us_per_request "${!pid_var}" "${!port_var}") us/request"
   done
   echo "$line"
 done

@@ -30,24 +30,13 @@ start_gateway on build/contextgate 1 "admin:
 start_nginx 1
 nginx_pid=$nginx_worker_pid
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]}'
 echo "# CPU per request at ${RATE} req/s, ${DURATION} per run, 1 worker each (median of $ROUNDS rounds)"
 declare -A results
 for round in $(seq "$ROUNDS"); do
   line="round $round:"
   for side in off on nginx; do
     pid_var="${side}_pid"; port_var="${side}_port"
-    before="$(cpu_ticks "${!pid_var}")"
-    out="$(hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json \
-      -H "Authorization: Bearer $KEY" -d "$body" \
-      "http://127.0.0.1:${!port_var}/v1/chat/completions")"
-    after="$(cpu_ticks "${!pid_var}")"
-    ok="$(echo "$out" | awk '/\[200\]/ { n += $2 } END { print n + 0 }')"
-    other="$(echo "$out" | awk '/^  \[[0-9]+\]/ && !/\[200\]/ { printf " %s%s", $1, $2 }')"
-    [ -z "$other" ] || echo "  ($side: non-200 answers:$other)" >&2
-    us="$(awk -v t=$((after - before)) -v n="${ok:-0}" -v hz="$(getconf CLK_TCK)" \
-      'BEGIN { if (n == 0) print "nan"; else printf "%.1f", t * 1000000 / hz / n }')"
+    us="$(cpu_us_per_request "${!pid_var}" "${!port_var}" "Authorization: Bearer $KEY")"
     results[$side]+="$us "
     line+="  $side $us us"
   done

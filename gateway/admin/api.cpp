@@ -253,8 +253,7 @@ net::awaitable<http::reply> api::delete_key(http::request_context& ctx) {
 
 namespace {
 
-// The report's filter from the query string; the error for a bad parameter. (A plain function:
-// GCC 12 mishandles the initializer-list temporaries of a range-for inside a coroutine.)
+// The report's filter from the query string; the error for a bad parameter.
 std::string usage_query_of(std::string_view target, store::usage_query& q) {
     q.key_id = http::query_value(target, "key");
     q.model = http::query_value(target, "model");
