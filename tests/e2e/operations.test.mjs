@@ -138,6 +138,41 @@ test('metrics and JSON access logs count requests, time to first token and token
   await gw.exited;
 });
 
+test('upstream metrics: pooled connections, refused connects and first-byte timeouts', async () => {
+  const closed = await freePort();
+  const path = join(dir, 'ops-upstreams.yaml');
+  writeFileSync(path, `server:
+  listen: 127.0.0.1:0
+  workers: 1
+upstreams:
+  - name: fake
+    base_url: http://127.0.0.1:${FAKE_PORT}/v1
+    models: ["gpt-*"]
+    first_byte_timeout: 200ms
+  - name: gone
+    base_url: http://127.0.0.1:${closed}/v1
+    models: ["gone-*"]
+context:
+  data_dir: ${join(dir, 'ops-upstreams.data')}
+`);
+  const gw = await startGateway(path);
+  const refused = await chat(gw.base, null, {}, JSON.stringify({ model: 'gone-1', messages: [] }));
+  assert.equal(refused.status, 502);
+  const slow = await chat(gw.base, null, { 'x-fake-delay-ms': '1000' });
+  assert.equal(slow.status, 504);
+  assert.equal((await chat(gw.base)).status, 200);
+  const m = await scrape(`${gw.base}/metrics`);
+  // The timed-out connection was closed; the 200's went back to the pool.
+  assert.equal(sample(m, 'contextgate_upstream_idle_connections', { upstream: 'fake' }), 1);
+  assert.equal(sample(m, 'contextgate_upstream_connections', { upstream: 'fake' }), 1);
+  assert.equal(sample(m, 'contextgate_upstream_connect_failures_total', { upstream: 'gone', reason: 'refused' }), 1);
+  assert.equal(sample(m, 'contextgate_upstream_timeouts_total', { upstream: 'fake', phase: 'first_byte' }), 1);
+  assert.equal(sample(m, 'contextgate_http_request_duration_seconds_count',
+    { route: 'passthrough', method: 'POST', status: '5xx' }), 2);
+  gw.child.kill('SIGTERM');
+  await gw.exited;
+});
+
 test('metrics can move to their own address', async () => {
   const config = writeConfig('ops-metrics-listen.yaml', FAKE_PORT, 'metrics:\n  listen: 127.0.0.1:0\n');
   const gw = await startGateway(config);
