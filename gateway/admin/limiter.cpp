@@ -56,34 +56,22 @@ admission memory_limiter::admit_now(const claim& c) {
         k.budget_period = period;
         k.budget_used = 0;
     }
-    admission a;
-    auto window_left = window + minute_ms - c.now_ms;
-    a.requests = {c.rpm, remaining(c.rpm, k.requests), window_left};
-    a.tokens = {c.tpm, remaining(c.tpm, k.tokens), window_left};
-    if (c.max_parallel && k.running.size() >= c.max_parallel) {
-        a.refused = "parallel";
-        a.retry_after_ms = 1000;
-    } else if (c.rpm && k.requests >= c.rpm) {
-        a.refused = "requests";
-        a.retry_after_ms = window_left;
-    } else if (c.tpm && k.tokens + c.estimate > c.tpm) {
-        a.refused = "tokens";
-        a.retry_after_ms = window_left;
-    } else if (c.budget_tokens && k.budget_used + c.estimate > c.budget_tokens) {
-        a.refused = "budget";
-        a.retry_after_ms = period_end(c.budget_period, c.now_ms) - c.now_ms;
+    std::string refused;
+    if (c.max_parallel && k.running.size() >= c.max_parallel)
+        refused = "parallel";
+    else if (c.rpm && k.requests >= c.rpm)
+        refused = "requests";
+    else if (c.tpm && k.tokens + c.estimate > c.tpm)
+        refused = "tokens";
+    else if (c.budget_tokens && k.budget_used + c.estimate > c.budget_tokens)
+        refused = "budget";
+    if (refused.empty()) {
+        ++k.requests;
+        k.tokens += c.estimate;
+        k.budget_used += c.estimate;
+        if (c.max_parallel) k.running.insert(c.request_id);
     }
-    if (!a.refused.empty()) {
-        a.allowed = false;
-        return a;
-    }
-    ++k.requests;
-    k.tokens += c.estimate;
-    k.budget_used += c.estimate;
-    if (c.max_parallel) k.running.insert(c.request_id);
-    a.requests.remaining = remaining(c.rpm, k.requests);
-    a.tokens.remaining = remaining(c.tpm, k.tokens);
-    return a;
+    return decided(c, std::move(refused), k.requests, k.tokens);
 }
 
 void memory_limiter::settle_now(const claim& c, std::uint64_t actual) {
@@ -117,6 +105,21 @@ net::awaitable<admission> memory_limiter::admit(claim c) {
 net::awaitable<void> memory_limiter::settle(claim c, std::uint64_t actual_tokens) {
     settle_now(c, actual_tokens);
     co_return;
+}
+
+admission decided(const claim& c, std::string refused, std::uint64_t requests,
+                  std::uint64_t tokens) {
+    admission a;
+    auto window_left = minute_start(c.now_ms) + minute_ms - c.now_ms;
+    a.requests = {c.rpm, remaining(c.rpm, requests), window_left};
+    a.tokens = {c.tpm, remaining(c.tpm, tokens), window_left};
+    if (refused.empty()) return a;
+    a.allowed = false;
+    a.retry_after_ms = refused == "parallel" ? 1000
+                       : refused == "budget" ? period_end(c.budget_period, c.now_ms) - c.now_ms
+                                             : window_left;
+    a.refused = std::move(refused);
+    return a;
 }
 
 std::string reset_text(std::int64_t ms) {

@@ -88,6 +88,13 @@ private:
     std::map<std::string, counters, std::less<>> keys_;
 };
 
+// What a limiter answers for `c` when the key's minute window holds `requests` and `tokens`
+// (counting `c` when it was let in) and `refused` names the limit that refused it ("" for none):
+// the quotas the headers show and, when refused, how long to wait (the window's end, the
+// budget period's end, or a second for a parallel slot).
+admission decided(const claim& c, std::string refused, std::uint64_t requests,
+                  std::uint64_t tokens);
+
 // "1s", "59.5s", "6m0s", "120ms": OpenAI's format for x-ratelimit-reset-*.
 std::string reset_text(std::int64_t ms);
 

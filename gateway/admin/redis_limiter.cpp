@@ -315,27 +315,14 @@ net::awaitable<admission> redis_limiter::admit(claim c) {
                                   std::to_string(period_left + 3'600'000),
                                   std::to_string(parallel_max_age_ms)};
     auto values = co_await eval(admit_script, std::move(keys), std::move(args));
-    admission a;
-    auto window_left = window + 60'000 - c.now_ms;
     if (!values || values->size() != 5) {
-        a.backend_failed = true;
-        co_return a;
+        admission failed;
+        failed.backend_failed = true;
+        co_return failed;
     }
-    auto refused = to_u64((*values)[0]);
-    auto requests = to_u64((*values)[1]);
-    auto tokens = to_u64((*values)[2]);
-    auto left = [](std::uint64_t limit, std::uint64_t used) {
-        return used >= limit ? 0 : limit - used;
-    };
-    a.requests = {c.rpm, left(c.rpm, requests), window_left};
-    a.tokens = {c.tpm, left(c.tpm, tokens), window_left};
     static constexpr const char* kinds[] = {"", "requests", "tokens", "parallel", "budget"};
-    if (refused >= 1 && refused <= 4) {
-        a.allowed = false;
-        a.refused = kinds[refused];
-        a.retry_after_ms = refused == 3 ? 1000 : refused == 4 ? period_left : window_left;
-    }
-    co_return a;
+    auto refused = std::min<std::uint64_t>(to_u64((*values)[0]), 4);
+    co_return decided(c, kinds[refused], to_u64((*values)[1]), to_u64((*values)[2]));
 }
 
 net::awaitable<void> redis_limiter::settle(claim c, std::uint64_t actual_tokens) {
