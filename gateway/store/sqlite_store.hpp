@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
+#include "gateway/io/offload.hpp"
 #include "gateway/store/state_store.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -85,10 +86,19 @@ private:
     sqlite_store() = default;
     static void start(worker& w, const char* role);
 
+    // Runs `work(db)` on the reader's / the writer's thread and resumes the caller with its result.
     template <class Work>
-    auto read(Work work);
+    auto read(Work work) {
+        return io::run_on(
+            reader_.io.get_executor(),
+            [db = reader_.db.get(), work = std::move(work)]() mutable { return work(*db); });
+    }
     template <class Work>
-    auto write(Work work);
+    auto write(Work work) {
+        return io::run_on(
+            writer_.io.get_executor(),
+            [db = writer_.db.get(), work = std::move(work)]() mutable { return work(*db); });
+    }
 
     worker writer_;
     worker reader_;
