@@ -57,7 +57,7 @@ admission memory_limiter::admit_now(const claim& c) {
         k.budget_used = 0;
     }
     std::string refused;
-    if (c.max_parallel && k.running.size() >= c.max_parallel)
+    if (c.max_parallel && k.running >= c.max_parallel)
         refused = "parallel";
     else if (c.rpm && k.requests >= c.rpm)
         refused = "requests";
@@ -69,7 +69,7 @@ admission memory_limiter::admit_now(const claim& c) {
         ++k.requests;
         k.tokens += c.estimate;
         k.budget_used += c.estimate;
-        if (c.max_parallel) k.running.insert(c.request_id);
+        if (c.max_parallel) ++k.running;
     }
     return decided(c, std::move(refused), k.requests, k.tokens);
 }
@@ -79,7 +79,8 @@ void memory_limiter::settle_now(const claim& c, std::uint64_t actual) {
     auto it = keys_.find(c.key_id);
     if (it == keys_.end()) return;
     auto& k = it->second;
-    k.running.erase(c.request_id);
+    // Only a claim that took a slot is settled (a refused one is not), so the count is exact.
+    if (c.max_parallel && k.running > 0) --k.running;
     // The estimate was counted in the window and period the request started in; when those
     // have passed, the difference belongs to counts that no longer exist.
     auto adjust = [&](std::uint64_t& counter) {

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -82,7 +81,7 @@ private:
         std::uint64_t tokens = 0;
         std::int64_t budget_period = -1;
         std::uint64_t budget_used = 0;
-        std::set<std::string> running;  // request ids holding a parallel slot
+        std::uint64_t running = 0;  // requests holding a parallel slot
     };
     std::mutex mutex_;
     std::map<std::string, counters, std::less<>> keys_;
