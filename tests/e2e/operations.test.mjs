@@ -83,6 +83,17 @@ async function scrape(url) {
   return JSON.parse(execFileSync('/usr/bin/python3', ['prometheus_samples.py'], { input: text }));
 }
 
+// A scrape once `ready(samples)` holds (or after 2 s): a request's duration, its pooled
+// connection and a run's release are recorded just after the client has its answer.
+async function scrapeWhen(url, ready) {
+  const deadline = Date.now() + 2000;
+  for (;;) {
+    const samples = await scrape(url);
+    if (ready(samples) || Date.now() > deadline) return samples;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 // The value of the sample `name` whose labels include `labels` (undefined when there is none).
 function sample(samples, name, labels = {}) {
   return samples.find((s) => s.name === name &&
@@ -102,9 +113,10 @@ test('metrics and JSON access logs count requests, time to first token and token
     model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'c' }], stream: true,
   }));
 
-  const m = await scrape(`${gw.base}/metrics`);
-  assert.equal(sample(m, 'contextgate_http_request_duration_seconds_count',
-    { route: 'passthrough', method: 'POST', status: '2xx' }), 3);
+  const passthrough2xx = { route: 'passthrough', method: 'POST', status: '2xx' };
+  const m = await scrapeWhen(`${gw.base}/metrics`,
+    (s) => sample(s, 'contextgate_http_request_duration_seconds_count', passthrough2xx) === 3);
+  assert.equal(sample(m, 'contextgate_http_request_duration_seconds_count', passthrough2xx), 3);
   const model = { upstream: 'fake', gen_ai_provider_name: 'openai', gen_ai_request_model: 'gpt-4o-mini' };
   const input = { ...model, gen_ai_token_type: 'input' };
   // The body and the usage chunk; the third stream reported none.
@@ -161,7 +173,9 @@ context:
   const slow = await chat(gw.base, null, { 'x-fake-delay-ms': '1000' });
   assert.equal(slow.status, 504);
   assert.equal((await chat(gw.base)).status, 200);
-  const m = await scrape(`${gw.base}/metrics`);
+  const m = await scrapeWhen(`${gw.base}/metrics`, (s) =>
+    sample(s, 'contextgate_upstream_idle_connections', { upstream: 'fake' }) === 1 &&
+    sample(s, 'contextgate_http_request_duration_seconds_count', { route: 'passthrough', method: 'POST', status: '2xx' }) === 1);
   // The timed-out connection was closed; the 200's went back to the pool.
   assert.equal(sample(m, 'contextgate_upstream_idle_connections', { upstream: 'fake' }), 1);
   assert.equal(sample(m, 'contextgate_upstream_connections', { upstream: 'fake' }), 1);
@@ -358,7 +372,7 @@ context:
   const report = await admin(gw.base, 'GET', '/admin/usage?key=context');
   assert.deepEqual(report.json.data.map((r) => [r.key_id, r.model, r.requests, r.input_tokens, r.output_tokens]),
     [['context', 'gpt-4o-mini', 1, 9, 12]]);
-  const m = await scrape(`${gw.base}/metrics`);
+  const m = await scrapeWhen(`${gw.base}/metrics`, (s) => sample(s, 'contextgate_agent_runs_active') === 0);
   assert.equal(sample(m, 'contextgate_agent_runs_total', { outcome: 'completed' }), 1);
   assert.equal(sample(m, 'contextgate_model_responses_total', { upstream: 'fake', source: 'agent' }), 1);
   assert.equal(sample(m, 'gen_ai_client_token_usage_sum',
