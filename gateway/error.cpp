@@ -103,6 +103,9 @@ error_info info(errc e) {
         case errc::upstream_idle_timeout:
             return {504, "timeout_error", "upstream_idle_timeout",
                     "The upstream stopped sending in the middle of the response."};
+        case errc::replica_unreachable:
+            return {503, "server_error", "replica_unreachable",
+                    "The gateway replica driving this run did not answer; try again."};
         case errc::internal:
             break;
     }
@@ -116,6 +119,16 @@ public:
 };
 
 }  // namespace
+
+std::string_view error_code_name(errc e) {
+    return info(e).code;
+}
+
+std::optional<errc> errc_from_code_name(std::string_view name) {
+    for (int i = static_cast<int>(errc::bad_request); i <= static_cast<int>(errc::internal); ++i)
+        if (info(static_cast<errc>(i)).code == name) return static_cast<errc>(i);
+    return std::nullopt;
+}
 
 const boost::system::error_category& gateway_category() noexcept {
     static const category instance;

@@ -2,6 +2,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -41,6 +42,7 @@ enum class errc {
     upstream_connect_timeout,
     upstream_first_byte_timeout,
     upstream_idle_timeout,
+    replica_unreachable,
     internal,
 };
 
@@ -63,6 +65,11 @@ error_response to_error_response(boost::system::error_code ec, std::string_view 
 
 // The envelope alone, e.g. for an SSE `event: error` frame.
 std::string error_json(boost::system::error_code ec, std::string_view message = {});
+
+// The error's OpenAI `code` ("run_in_progress"), and the first errc with that code: how a
+// refusal travels between replicas (names stay stable across versions; numbers need not).
+std::string_view error_code_name(errc e);
+std::optional<errc> errc_from_code_name(std::string_view name);
 
 // An expected refusal of a request by the gateway: a code and the message for the client.
 // Components below the HTTP layer return it; the handler layer turns it into a response.

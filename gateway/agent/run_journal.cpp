@@ -199,6 +199,18 @@ void run_journal::unsubscribe(const std::string& run_id, std::uint64_t handle) {
     if (it->second.empty()) subscribers_.erase(it);
 }
 
+void run_journal::nudge(const std::string& run_id) {
+    static const committed none = std::make_shared<const std::vector<store::event_record>>();
+    std::vector<std::function<void(committed)>> wakers;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto& [id, subscribers] : subscribers_)
+            if (run_id.empty() || id == run_id)
+                for (auto& [handle, wake] : subscribers) wakers.push_back(wake);
+    }
+    for (auto& wake : wakers) wake(none);
+}
+
 void run_journal::notify(const std::string& run_id, const committed& events) {
     if (events->empty()) return;
     std::vector<std::function<void(committed)>> wakers;

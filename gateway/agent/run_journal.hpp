@@ -74,6 +74,9 @@ public:
     // unsubscribe(). Any thread.
     std::uint64_t subscribe(const std::string& run_id, std::function<void(committed)> wake);
     void unsubscribe(const std::string& run_id, std::uint64_t handle);
+    // Wakes the run's subscribers with no events: another replica committed some, and they are
+    // to be read from the store. Every run's, when `run_id` is empty (notifications were lost).
+    void nudge(const std::string& run_id);
 
     store::state_store& store() { return store_; }
 

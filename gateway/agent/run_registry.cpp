@@ -1,5 +1,6 @@
 #include "gateway/agent/run_registry.hpp"
 
+#include "gateway/io/offload.hpp"
 #include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
@@ -10,7 +11,12 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
 #include <random>
+#include <set>
 
 namespace gateway::agent {
 
@@ -47,8 +53,10 @@ run_registry::run_registry(net::io_context& engine, const config::context_config
       loop_(loop),
       prompts_(prompts),
       model_(model),
+      replicas_(store.replicas()),
       io_(engine),
-      work_(engine.get_executor()) {}
+      work_(engine.get_executor()),
+      lease_timer_(engine) {}
 
 run_registry::~run_registry() {
     stop();
@@ -63,17 +71,25 @@ std::size_t run_registry::live_runs() const {
 }
 
 void run_registry::start(resumer workflows) {
+    workflows_ = std::move(workflows);
     thread_ = std::thread([this] {
         io::name_this_thread("engine");
         io_.run();
     });
-    auto resumed = net::co_spawn(io_, resume(std::move(workflows)), net::use_future);
+    auto resumed = net::co_spawn(io_, resume(), net::use_future);
     resumed.get();
+    if (replicas_) {
+        hear_replicas();
+        net::co_spawn(io_, keep_leases(), net::detached);
+    }
 }
 
 void run_registry::stop() {
     if (!thread_.joinable()) return;
+    stopping_ = true;
     net::post(io_, [this] {
+        lease_timer_.cancel();
+        for (auto& [id, timer] : asking_) timer->cancel();
         model_.shutdown();
         for (auto& [id, run] : runs_) {
             run->stopping = true;
@@ -84,6 +100,16 @@ void run_registry::stop() {
     });
     work_.reset();
     thread_.join();
+    if (replicas_) {
+        // The runs stopped where they stand: another replica may take them over at once.
+        try {
+            io::run_blocking(replicas_->release_leases());
+        } catch (const std::exception& e) {
+            observability::log_warn(std::string("cannot give up the runs' leases (they expire "
+                                                "on their own): ") +
+                                    e.what());
+        }
+    }
 }
 
 net::awaitable<started_run> run_registry::start_chat_run(store::chat_record chat,
@@ -155,11 +181,21 @@ net::awaitable<started_run> run_registry::admit(store::chat_record chat, tools::
     auto b = journal_.begin(*run);
     prepare(*run, started, b);
     b.event("run.started", std::move(started));
+    std::optional<refusal> taken;
     try {
         co_await journal_.checkpoint(*run, std::move(b));
+    } catch (const store::live_run_exists&) {
+        // Another replica started one meanwhile: the database keeps to one per chat.
+        taken = refusal{errc::run_in_progress, "Chat " + run->chat.id +
+                                                   " already has a run in progress; wait for it, "
+                                                   "or cancel it."};
     } catch (...) {
         release(*run);
         throw;
+    }
+    if (taken) {
+        release(*run);
+        co_return *taken;
     }
     net::co_spawn(io_, this->drive(run, std::move(drive)), net::detached);
     co_return id;
@@ -175,6 +211,11 @@ net::awaitable<void> run_registry::drive(std::shared_ptr<live_run> run, driver d
         else if (!run->ended)
             co_await drive(*run);
         if (run->ended && !run->stopping) co_await journal_.finish(*run, released);
+    } catch (const store::lease_lost& e) {
+        // Another replica claimed the run (this one missed its renewals): it drives it now, and
+        // this one writes nothing more.
+        observability::log_warn("run " + run->record.id + ": " + e.what() + "; stopped here");
+        run->stopping = true;
     } catch (const std::exception& e) {
         failure = e.what();
     }
@@ -201,42 +242,111 @@ void run_registry::release(const live_run& run) {
 
 net::awaitable<std::optional<refusal>> run_registry::decide(std::string run_id, std::string call_id,
                                                             decision d) {
-    auto on_engine = [this, run_id, call_id, d]() -> net::awaitable<std::optional<refusal>> {
-        if (auto it = runs_.find(run_id); it != runs_.end()) {
-            auto run = it->second;  // kept alive while the decision is stored
-            auto refused = co_await gate_.decide(*run, call_id, d);
-            if (!refused || refused->code != errc::call_not_pending) co_return refused;
-        }
-        // Not live, or not awaiting this call: the store says why.
-        auto stored = co_await store_.run(run_id);
-        if (!stored) co_return refusal{errc::not_found, "No run " + run_id + "."};
-        auto call = co_await store_.tool_call(call_id);
-        if (!call || call->run_id != run_id)
-            co_return refusal{errc::not_found, "Run " + run_id + " has no call " + call_id + "."};
-        co_return refusal{errc::call_not_pending,
-                          "Call " + call_id + " is not awaiting approval (it is " + call->status +
-                              "; the run is " + stored->status + ")."};
-    };
-    auto refused = co_await net::co_spawn(io_, on_engine(), net::use_awaitable);
+    auto refused = co_await net::co_spawn(
+        io_, decide_here(std::move(run_id), std::move(call_id), std::move(d), true),
+        net::use_awaitable);
     co_return refused;
 }
 
 net::awaitable<std::optional<refusal>> run_registry::cancel(std::string run_id) {
-    auto on_engine = [this, run_id]() -> net::awaitable<std::optional<refusal>> {
-        if (auto it = runs_.find(run_id); it != runs_.end()) {
-            auto& run = *it->second;
-            run.cancel_requested = true;
-            run.canceller.cancel();
-            run.wake.cancel();
-            co_return std::nullopt;
-        }
-        auto stored = co_await store_.run(run_id);
-        if (!stored) co_return refusal{errc::not_found, "No run " + run_id + "."};
-        co_return refusal{errc::run_ended,
-                          "Run " + run_id + " has already ended (" + stored->status + ")."};
-    };
-    auto refused = co_await net::co_spawn(io_, on_engine(), net::use_awaitable);
+    auto refused =
+        co_await net::co_spawn(io_, cancel_here(std::move(run_id), true), net::use_awaitable);
     co_return refused;
+}
+
+namespace {
+
+// Requests between replicas: what they carry and how their answers read.
+json::object decision_json(const std::string& call_id, const decision& d) {
+    json::object body{{"call_id", call_id},
+                      {"approve", d.approve},
+                      {"feedback", d.feedback},
+                      {"whole_run", d.whole_run}};
+    if (d.parameters) body["parameters"] = *d.parameters;
+    return body;
+}
+
+decision decision_of(const json::object& body) {
+    decision d;
+    if (auto* v = body.if_contains("approve"); v && v->is_bool()) d.approve = v->as_bool();
+    if (auto* v = body.if_contains("feedback"); v && v->is_string())
+        d.feedback = std::string(v->as_string());
+    if (auto* v = body.if_contains("whole_run"); v && v->is_bool()) d.whole_run = v->as_bool();
+    if (auto* v = body.if_contains("parameters"); v && v->is_object())
+        d.parameters = v->as_object();
+    return d;
+}
+
+std::string string_of(const json::object& o, std::string_view key) {
+    auto* v = o.if_contains(key);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+json::object answer_of(const std::optional<refusal>& refused) {
+    if (!refused) return {};
+    return {{"refusal", {{"code", error_code_name(refused->code)}, {"message", refused->message}}}};
+}
+
+std::optional<refusal> refusal_of(const json::object& answer) {
+    auto* r = answer.if_contains("refusal");
+    if (!r || !r->is_object()) return std::nullopt;
+    auto code = errc_from_code_name(string_of(r->as_object(), "code"));
+    return refusal{code.value_or(errc::internal), string_of(r->as_object(), "message")};
+}
+
+// Whether a stored run is driven by some replica (not ended).
+bool unfinished(const std::optional<store::run_record>& run) {
+    return run && !is_final_status(run->status);
+}
+
+}  // namespace
+
+// Engine thread. `forward`: a run driven by another replica gets the decision through the store
+// (false when this replica applies a request it was handed).
+net::awaitable<std::optional<refusal>> run_registry::decide_here(std::string run_id,
+                                                                 std::string call_id, decision d,
+                                                                 bool forward) {
+    if (auto it = runs_.find(run_id); it != runs_.end()) {
+        auto run = it->second;  // kept alive while the decision is stored
+        auto refused = co_await gate_.decide(*run, call_id, d);
+        if (!refused || refused->code != errc::call_not_pending) co_return refused;
+    } else if (replicas_ && forward) {
+        auto stored = co_await store_.run(run_id);
+        if (unfinished(stored)) {
+            std::string kind = "decide";
+            auto body = decision_json(call_id, d);
+            auto answer = co_await ask_owner(run_id, std::move(kind), std::move(body));
+            co_return refusal_of(answer);
+        }
+    }
+    // Not live, or not awaiting this call: the store says why.
+    auto stored = co_await store_.run(run_id);
+    if (!stored) co_return refusal{errc::not_found, "No run " + run_id + "."};
+    auto call = co_await store_.tool_call(call_id);
+    if (!call || call->run_id != run_id)
+        co_return refusal{errc::not_found, "Run " + run_id + " has no call " + call_id + "."};
+    co_return refusal{errc::call_not_pending,
+                      "Call " + call_id + " is not awaiting approval (it is " + call->status +
+                          "; the run is " + stored->status + ")."};
+}
+
+net::awaitable<std::optional<refusal>> run_registry::cancel_here(std::string run_id, bool forward) {
+    if (auto it = runs_.find(run_id); it != runs_.end()) {
+        auto& run = *it->second;
+        run.cancel_requested = true;
+        run.canceller.cancel();
+        run.wake.cancel();
+        co_return std::nullopt;
+    }
+    auto stored = co_await store_.run(run_id);
+    if (!stored) co_return refusal{errc::not_found, "No run " + run_id + "."};
+    if (replicas_ && forward && unfinished(stored)) {
+        std::string kind = "cancel";
+        auto answer = co_await ask_owner(run_id, std::move(kind), json::object());
+        co_return refusal_of(answer);
+    }
+    co_return refusal{errc::run_ended,
+                      "Run " + run_id + " has already ended (" + stored->status + ")."};
 }
 
 net::awaitable<std::variant<json::object, refusal>> run_registry::undo(std::string run_id) {
@@ -280,64 +390,221 @@ net::awaitable<std::variant<json::object, refusal>> run_registry::undo(std::stri
 
 net::awaitable<void> run_registry::announce(std::string run_id, std::string type,
                                             json::object data) {
-    auto on_engine = [this, run_id, type, data]() -> net::awaitable<void> {
-        if (auto live = runs_.find(run_id); live != runs_.end()) {
-            auto b = journal_.begin(*live->second);
-            b.event(type, data);
-            co_await journal_.record(*live->second, std::move(b));
-            co_return;
-        }
-        auto stored = co_await store_.run(run_id);
-        if (!stored) co_return;
-        // A view of the ended run, as undo() makes.
-        live_run view(io_.get_executor());
-        view.record = std::move(*stored);
-        view.last_event = co_await store_.last_event(run_id);
-        auto b = journal_.begin(view);
-        b.event(type, data);
-        co_await journal_.record(view, std::move(b));
-    };
-    co_await net::co_spawn(io_, on_engine(), net::use_awaitable);
+    co_await net::co_spawn(io_,
+                           announce_here(std::move(run_id), std::move(type), std::move(data), true),
+                           net::use_awaitable);
 }
 
-// Engine thread: every run stored as running or awaiting approval is rebuilt from the store
-// (state, conversation, last event, its pending call) and launched again.
-net::awaitable<void> run_registry::resume(resumer workflows) {
-    auto unfinished = co_await store_.unfinished_runs();
-    for (auto& record : unfinished) {
-        auto chat = co_await store_.chat(record.chat_id);
-        if (!chat) continue;  // deleted with its chat
-        auto run = std::make_shared<live_run>(io_.get_executor());
-        run->chat = *chat;
-        run->role = tools::parse_role(chat->role).value_or(tools::role::editor);
-        run->last_event = co_await store_.last_event(record.id);
-        auto messages = co_await store_.run_messages(record.id);
-        for (auto& m : messages) run->conversation.push_back({m.role, std::move(m.content)});
-        run->stored_messages = run->conversation.size();
-        auto state = parse_state(record.state);
-        run->record = std::move(record);
-        driver drive = [this](live_run& r) { return loop_.run(r); };
-        if (!state) {
-            run->end(run_status::failed, "",
-                     "The run's stored state cannot be read (" + state.error().message() +
-                         "); it cannot go on.");
-        } else {
-            run->state = std::move(*state);
-            if (run->state.pending) {
-                auto call = co_await store_.tool_call(run->state.pending->call_id);
-                run->call = std::move(call);
-            }
-            if (run->state.workflow) drive = workflows(*run);
-        }
-        run->system_prompt = system_prompt(run->chat, run->role);
-        auto id = run->record.id;
-        chats_[run->chat.id] = id;
-        runs_[id] = run;
-        ++live_;
-        observability::metrics().runs_active.with().add(1);
-        observability::log_info("run " + id + ": resumed (" + run->record.status + ")");
-        net::co_spawn(io_, this->drive(run, std::move(drive)), net::detached);
+net::awaitable<void> run_registry::announce_here(std::string run_id, std::string type,
+                                                 json::object data, bool forward) {
+    if (auto live = runs_.find(run_id); live != runs_.end()) {
+        auto b = journal_.begin(*live->second);
+        b.event(type, data);
+        co_await journal_.record(*live->second, std::move(b));
+        co_return;
     }
+    auto stored = co_await store_.run(run_id);
+    if (!stored) co_return;
+    if (replicas_ && forward && unfinished(stored)) {
+        // Its events are numbered by the replica driving it.
+        std::string kind = "announce";
+        json::object body{{"type", type}, {"data", std::move(data)}};
+        co_await ask_owner(run_id, std::move(kind), std::move(body));
+        co_return;
+    }
+    // A view of the ended run, as undo() makes.
+    live_run view(io_.get_executor());
+    view.record = std::move(*stored);
+    view.last_event = co_await store_.last_event(run_id);
+    auto b = journal_.begin(view);
+    b.event(type, data);
+    co_await journal_.record(view, std::move(b));
+}
+
+net::awaitable<json::object> run_registry::apply(const std::string& run_id, const std::string& kind,
+                                                 const json::object& body, bool forward) {
+    if (kind == "decide") {
+        auto call_id = string_of(body, "call_id");
+        auto d = decision_of(body);
+        auto refused = co_await decide_here(run_id, std::move(call_id), std::move(d), forward);
+        co_return answer_of(refused);
+    }
+    if (kind == "cancel") {
+        auto refused = co_await cancel_here(run_id, forward);
+        co_return answer_of(refused);
+    }
+    if (kind == "announce") {
+        auto type = string_of(body, "type");
+        auto* found = body.if_contains("data");
+        auto data = found && found->is_object() ? found->as_object() : json::object();
+        co_await announce_here(run_id, std::move(type), std::move(data), forward);
+        co_return json::object();
+    }
+    co_return answer_of(refusal{errc::bad_request, "Unknown request `" + kind + "`."});
+}
+
+net::awaitable<json::object> run_registry::ask_owner(std::string run_id, std::string kind,
+                                                     json::object body) {
+    store::run_request request{0, run_id, kind, json::serialize(body)};
+    auto id = co_await replicas_->post_request(std::move(request));
+    // The owner answers within moments; a dead owner's run is claimed within the lease timeout
+    // and its new owner answers then.
+    auto deadline =
+        std::chrono::steady_clock::now() + replicas_->lease_timeout() + std::chrono::seconds(5);
+    auto timer = std::make_shared<net::steady_timer>(io_);
+    asking_[id] = timer;
+    std::optional<std::string> answer;
+    while (!stopping_) {
+        answer = co_await replicas_->take_answer(id);
+        if (answer || std::chrono::steady_clock::now() >= deadline) break;
+        // Woken by the answer's notification; a look every second in case it was missed.
+        timer->expires_at(
+            std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1)));
+        [[maybe_unused]] auto [ec] = co_await timer->async_wait(net::as_tuple(net::use_awaitable));
+    }
+    asking_.erase(id);
+    if (!answer) {
+        auto withdrawn = co_await replicas_->withdraw_request(id);
+        if (!withdrawn) answer = co_await replicas_->take_answer(id);
+    }
+    if (!answer)
+        co_return answer_of(refusal{
+            errc::replica_unreachable,
+            "The gateway replica driving run " + run_id + " did not answer in time; try again."});
+    json::error_code ec;
+    auto parsed = json::parse(*answer, ec);
+    co_return ec || !parsed.is_object() ? json::object{} : parsed.as_object();
+}
+
+net::awaitable<void> run_registry::serve_requests(std::string run_id) {
+    if (!runs_.count(run_id)) co_return;  // driven elsewhere, or not yet adopted here
+    if (auto busy = serving_.find(run_id); busy != serving_.end()) {
+        busy->second = true;  // asked again: the loop below looks once more
+        co_return;
+    }
+    serving_[run_id] = true;
+    while (serving_[run_id]) {
+        serving_[run_id] = false;
+        try {
+            auto pending = co_await replicas_->pending_requests(run_id);
+            for (auto& request : pending) {
+                json::error_code ec;
+                auto body = json::parse(request.body, ec);
+                auto object = body.is_object() ? body.as_object() : json::object();
+                auto answer = co_await apply(run_id, request.kind, object, false);
+                auto text = json::serialize(answer);
+                co_await replicas_->answer_request(request.id, std::move(text));
+            }
+        } catch (const std::exception& e) {
+            observability::log_warn("run " + run_id + ": cannot answer its requests: " + e.what());
+        }
+    }
+    serving_.erase(run_id);
+}
+
+void run_registry::hear_replicas() {
+    store::replica_signals signals;
+    signals.events = [this](const std::string& run_id, std::int64_t) { journal_.nudge(run_id); };
+    signals.requests = [this](const std::string& run_id) {
+        net::co_spawn(io_, serve_requests(run_id), net::detached);
+    };
+    signals.answered = [this](std::int64_t id) {
+        net::post(io_, [this, id] {
+            if (auto it = asking_.find(id); it != asking_.end()) it->second->cancel();
+        });
+    };
+    signals.reconnected = [this] {
+        journal_.nudge("");
+        net::post(io_, [this] {
+            for (auto& [id, run] : runs_) net::co_spawn(io_, serve_requests(id), net::detached);
+            for (auto& [id, timer] : asking_) timer->cancel();
+        });
+    };
+    replicas_->listen(std::move(signals));
+}
+
+net::awaitable<void> run_registry::keep_leases() {
+    auto period = replicas_->lease_timeout() / 4;
+    while (!stopping_) {
+        try {
+            auto held = co_await replicas_->renew_leases();
+            std::set<std::string> still(held.begin(), held.end());
+            for (auto& [id, run] : runs_) {
+                if (still.count(id) || run->ended || run->stopping) continue;
+                observability::log_warn("run " + id +
+                                        ": its lease was taken by another replica; stopped here");
+                run->stopping = true;
+                run->canceller.cancel();
+                run->wake.cancel();
+                run->wall.cancel();
+            }
+            if (stopping_) break;
+            auto claimed = co_await replicas_->claim_runs();
+            for (auto& record : claimed) {
+                auto id = record.id;
+                observability::log_info("run " + id + ": taken over from a replica that stopped");
+                co_await adopt(std::move(record));
+                co_await serve_requests(id);
+            }
+        } catch (const std::exception& e) {
+            observability::log_warn(std::string("run leases: ") + e.what());
+        }
+        if (stopping_) break;
+        lease_timer_.expires_after(period);
+        [[maybe_unused]] auto [ec] =
+            co_await lease_timer_.async_wait(net::as_tuple(net::use_awaitable));
+    }
+}
+
+// Engine thread: every run stored as running or awaiting approval (with replicas: every one
+// whose lease expired) is rebuilt from the store and launched again.
+net::awaitable<void> run_registry::resume() {
+    std::vector<store::run_record> unfinished;
+    if (replicas_) {
+        auto claimed = co_await replicas_->claim_runs();
+        unfinished = std::move(claimed);
+    } else {
+        auto stored = co_await store_.unfinished_runs();
+        unfinished = std::move(stored);
+    }
+    for (auto& record : unfinished) co_await adopt(std::move(record));
+}
+
+// Engine thread: rebuilds the run from the store (state, conversation, last event, its pending
+// call) and launches it.
+net::awaitable<void> run_registry::adopt(store::run_record record) {
+    auto chat = co_await store_.chat(record.chat_id);
+    if (!chat || runs_.count(record.id)) co_return;  // deleted with its chat; or already here
+    auto run = std::make_shared<live_run>(io_.get_executor());
+    run->chat = *chat;
+    run->role = tools::parse_role(chat->role).value_or(tools::role::editor);
+    run->last_event = co_await store_.last_event(record.id);
+    auto messages = co_await store_.run_messages(record.id);
+    for (auto& m : messages) run->conversation.push_back({m.role, std::move(m.content)});
+    run->stored_messages = run->conversation.size();
+    auto state = parse_state(record.state);
+    run->record = std::move(record);
+    driver drive = [this](live_run& r) { return loop_.run(r); };
+    if (!state) {
+        run->end(run_status::failed, "",
+                 "The run's stored state cannot be read (" + state.error().message() +
+                     "); it cannot go on.");
+    } else {
+        run->state = std::move(*state);
+        if (run->state.pending) {
+            auto call = co_await store_.tool_call(run->state.pending->call_id);
+            run->call = std::move(call);
+        }
+        if (run->state.workflow) drive = workflows_(*run);
+    }
+    run->system_prompt = system_prompt(run->chat, run->role);
+    auto id = run->record.id;
+    chats_[run->chat.id] = id;
+    runs_[id] = run;
+    ++live_;
+    observability::metrics().runs_active.with().add(1);
+    observability::log_info("run " + id + ": resumed (" + run->record.status + ")");
+    net::co_spawn(io_, this->drive(run, std::move(drive)), net::detached);
 }
 
 }  // namespace gateway::agent

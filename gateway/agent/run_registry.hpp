@@ -12,6 +12,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/json/object.hpp>
 
 #include <atomic>
@@ -34,6 +35,12 @@ using started_run = std::variant<std::string, refusal>;
 // or awaiting approval. Every run is a coroutine on the engine's own thread and io_context, so
 // the runs' state needs no lock; the public methods may be called from any thread and resume
 // their caller on its own executor.
+//
+// With a shared store (replicas), the registry drives the runs whose lease it holds: it renews
+// them, claims the runs of replicas that died (resumed as after a restart), stops a run whose
+// lease another replica took, forwards decisions, cancels and announcements for runs driven
+// elsewhere as requests through the store (and answers the ones for its own runs), and nudges
+// its watchers when another replica committed events.
 class run_registry {
 public:
     // Runs a run to its end: sets run.ended, or leaves it as stored when run.stopping.
@@ -95,10 +102,29 @@ public:
     std::size_t live_runs() const;
 
 private:
+    // A request for a run, applied where the run is driven; its answer as JSON.
+    net::awaitable<boost::json::object> apply(const std::string& run_id, const std::string& kind,
+                                              const boost::json::object& body, bool forward);
+    net::awaitable<std::optional<refusal>> decide_here(std::string run_id, std::string call_id,
+                                                       decision d, bool forward);
+    net::awaitable<std::optional<refusal>> cancel_here(std::string run_id, bool forward);
+    net::awaitable<void> announce_here(std::string run_id, std::string type,
+                                       boost::json::object data, bool forward);
+    // Engine thread: hands the request to the replica driving the run and waits for its answer;
+    // replica_unreachable when none answered in time.
+    net::awaitable<boost::json::object> ask_owner(std::string run_id, std::string kind,
+                                                  boost::json::object body);
+    // Engine thread: answers the requests waiting for one of this replica's runs.
+    net::awaitable<void> serve_requests(std::string run_id);
+    // Engine thread: renews leases, stops runs whose lease was lost, claims orphaned runs.
+    net::awaitable<void> keep_leases();
+    void hear_replicas();
     net::awaitable<started_run> admit(store::chat_record chat, tools::role role, preparer prepare,
                                       driver drive);
     net::awaitable<void> drive(std::shared_ptr<live_run> run, driver drive);
-    net::awaitable<void> resume(resumer workflows);
+    net::awaitable<void> resume();
+    // Engine thread: rebuilds a stored unfinished run and launches it.
+    net::awaitable<void> adopt(store::run_record record);
     void release(const live_run& run);
 
     const config::context_config& limits_;
@@ -110,8 +136,17 @@ private:
     const system_prompts& prompts_;
     model_port& model_;
 
+    store::replica_coordination* replicas_;  // null: no other gateway shares the store
+    resumer workflows_;
+
     net::io_context& io_;
     std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
+    net::steady_timer lease_timer_;
+    std::atomic<bool> stopping_ = false;
+    // Engine thread only: runs whose requests are being served (and asked again meanwhile), and
+    // the timers of requests waiting for another replica's answer.
+    std::map<std::string, bool> serving_;
+    std::map<std::int64_t, std::shared_ptr<net::steady_timer>> asking_;
     std::thread thread_;
     // Engine thread only.
     std::map<std::string, std::shared_ptr<live_run>> runs_;  // by run id

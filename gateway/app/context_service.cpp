@@ -12,6 +12,7 @@
 #include "gateway/observability/log.hpp"
 #include "gateway/sessions/edit_sessions.hpp"
 #include "gateway/store/data_dir_lock.hpp"
+#include "gateway/store/pg_store.hpp"
 #include "gateway/store/sqlite_store.hpp"
 #include "gateway/tools/registry.hpp"
 #include "gateway/tools/workspace_roots.hpp"
@@ -78,16 +79,26 @@ config::parsed<std::unique_ptr<context_service>> context_service::start(
     std::unique_ptr<context_service> s(new context_service());
     s->workflows_ = std::move(files.value->workflows);
 
-    std::error_code fs_ec;
-    std::filesystem::create_directories(context.data_dir, fs_ec);
-    if (fs_ec)
-        return result::fail("cannot create data_dir " + context.data_dir + ": " + fs_ec.message());
-    auto locked = store::data_dir_lock::acquire(context.data_dir);
-    if (!locked) return result::fail(locked.error);
-    s->lock_ = std::move(*locked.value);
-    auto opened = store::sqlite_store::open(context.data_dir + "/contextgate.db");
-    if (!opened) return result::fail(opened.error);
-    s->store_ = std::move(*opened.value);
+    if (context.store.type == config::store_type::postgres) {
+        auto opened = store::pg_store::open(context.store);
+        if (!opened) return result::fail(opened.error);
+        observability::log_info("state store: PostgreSQL, replica " +
+                                (*opened.value)->replica_id() + ", lease timeout " +
+                                std::to_string(context.store.lease_timeout.count()) + " ms");
+        s->store_ = std::move(*opened.value);
+    } else {
+        std::error_code fs_ec;
+        std::filesystem::create_directories(context.data_dir, fs_ec);
+        if (fs_ec)
+            return result::fail("cannot create data_dir " + context.data_dir + ": " +
+                                fs_ec.message());
+        auto locked = store::data_dir_lock::acquire(context.data_dir);
+        if (!locked) return result::fail(locked.error);
+        s->lock_ = std::move(*locked.value);
+        auto opened = store::sqlite_store::open(context.data_dir + "/contextgate.db");
+        if (!opened) return result::fail(opened.error);
+        s->store_ = std::move(*opened.value);
+    }
     s->ledger_ = std::make_unique<admin::usage_ledger>(*s->store_, std::chrono::seconds(5));
 
     const auto& tools = tools::registry::standard();

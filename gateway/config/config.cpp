@@ -316,6 +316,9 @@ std::string to_yaml(const gateway_config& config) {
     };
     out << "context:\n"
         << "  data_dir: " << quoted(c.data_dir) << '\n'
+        << "  store: {type: " << (c.store.type == store_type::postgres ? "postgres" : "sqlite")
+        << ", dsn: " << quoted(mask_url_password(c.store.dsn))
+        << ", lease_timeout: " << format_duration(c.store.lease_timeout) << "}\n"
         << "  workspaces: ";
     list(c.workspaces, false);
     out << "  api_keys: ";

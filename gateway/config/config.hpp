@@ -129,10 +129,21 @@ struct limits_config {
 // What the agent loop does before running a tool that needs approval.
 enum class approval_policy { ask, always, never };  // always: run without asking; never: refuse
 
+// Where the Context API keeps its state. SQLite: one file in data_dir, one gateway. PostgreSQL:
+// several gateways (replicas) share runs; each run is driven by the replica holding its lease.
+enum class store_type { sqlite, postgres };
+
+struct store_config {
+    store_type type = store_type::sqlite;
+    std::string dsn;                 // postgres: postgres://user:password@host:port/database
+    duration lease_timeout{15'000};  // a dead replica's runs are taken over within this
+};
+
 // The Context API and its agent loop.
 struct context_config {
     // Relative paths in a configuration file are taken from the file's folder.
-    std::string data_dir = "var";         // the SQLite file lives here
+    std::string data_dir = "var";  // the SQLite file lives here
+    store_config store;
     std::vector<std::string> workspaces;  // a chat's workspace must be one of these or beneath
     std::vector<std::string> api_keys;    // empty: /context is open; "sha256:<hex>" = hashed
     std::string prompts_dir;              // prompts/*.md; "": the prompts shipped with the binary

@@ -402,15 +402,39 @@ public:
         return static_cast<unsigned>(get_count(node, key, min, max));
     }
 
+    store_config store(const YAML::Node& node) const {
+        check_keys(node, "context.store", {"type", "dsn", "lease_timeout"});
+        store_config s;
+        if (auto n = node["type"]) {
+            auto text = scalar(n, "type");
+            if (text != "sqlite" && text != "postgres")
+                fail(n, "`context.store.type`: `" + text + "` must be sqlite or postgres");
+            s.type = text == "postgres" ? store_type::postgres : store_type::sqlite;
+        }
+        if (auto n = node["dsn"]) s.dsn = scalar(n, "dsn");
+        if (auto n = node["lease_timeout"]) {
+            s.lease_timeout = get_duration(n, "lease_timeout");
+            if (s.lease_timeout < duration(1'000))
+                fail(n, "`context.store.lease_timeout` must be at least 1s");
+        }
+        if (s.type == store_type::postgres &&
+            !(s.dsn.starts_with("postgres://") || s.dsn.starts_with("postgresql://")))
+            fail(node["dsn"].IsDefined() ? node["dsn"] : node,
+                 "`context.store.type: postgres` needs `dsn: postgres://user:password@host:port/"
+                 "database` (is the variable it names set?)");
+        return s;
+    }
+
     context_config context(const YAML::Node& node) const {
-        check_keys(
-            node, "context",
-            {"data_dir", "workspaces", "api_keys", "prompts_dir", "workflows_dir", "default_prompt",
-             "max_steps", "max_wall_time", "max_retries", "identical_call_warn",
-             "identical_call_stop", "max_tool_errors", "approval_timeout", "model_retries",
-             "approvals", "max_message_bytes", "max_watchers_per_run", "event_excerpt_bytes"});
+        check_keys(node, "context",
+                   {"data_dir", "workspaces", "api_keys", "prompts_dir", "workflows_dir",
+                    "default_prompt", "max_steps", "max_wall_time", "max_retries",
+                    "identical_call_warn", "identical_call_stop", "max_tool_errors",
+                    "approval_timeout", "model_retries", "approvals", "max_message_bytes",
+                    "max_watchers_per_run", "event_excerpt_bytes", "store"});
         context_config c;
         if (auto n = node["data_dir"]) c.data_dir = path(n, "data_dir");
+        if (auto n = node["store"]) c.store = store(n);
         if (auto n = node["workspaces"]) {
             c.workspaces = string_list(n, "workspaces");
             for (std::size_t i = 0; i < c.workspaces.size(); ++i)

@@ -81,6 +81,13 @@ public:
           shared_(std::make_shared<shared>(executor_)) {
         streams_.join(run_id_, this, [s = shared_, ex = executor_](shared_frames f) {
             net::post(ex, [s, f = std::move(f)] {
+                // No frames: events were committed elsewhere (another replica); read the store.
+                if (!f) {
+                    s->overflowed = true;
+                    s->woken = true;
+                    s->timer.cancel();
+                    return;
+                }
                 s->queued_events += static_cast<std::size_t>(f->last - f->first + 1);
                 if (s->queued_events > events_per_page)
                     s->overflowed = true;
@@ -187,8 +194,8 @@ void event_streams::leave(const std::string& run_id, const void* key) {
 // every stream of the run.
 void event_streams::fan_out(const std::string& run_id,
                             const std::vector<store::event_record>& events) {
-    if (events.empty()) return;
-    auto frames = render(events);
+    // A nudge (no events) tells every stream to read the store.
+    auto frames = events.empty() ? shared_frames() : render(events);
     std::lock_guard lock(mutex_);
     auto it = channels_.find(run_id);
     if (it == channels_.end()) return;

@@ -177,6 +177,12 @@ constexpr const char* migrations[] = {
     );
     CREATE INDEX usage_by_key ON usage_daily(key_id, day);
     )sql",
+    // 8: one unfinished run per chat is the database's rule (PostgreSQL replicas need it there;
+    // SQLite keeps the same rule so both stores behave alike).
+    R"sql(
+    CREATE UNIQUE INDEX one_live_run_per_chat ON runs(chat_id)
+        WHERE status IN ('running', 'awaiting_approval');
+    )sql",
 };
 
 [[noreturn]] void fail(sqlite3* db, std::string_view what) {
@@ -216,6 +222,13 @@ bool statement::step() {
     int rc = sqlite3_step(statement_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
+    if (sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_UNIQUE) {
+        // "UNIQUE constraint failed: runs.chat_id": the columns name the index.
+        std::string message = sqlite3_errmsg(db_);
+        auto colon = message.rfind(": ");
+        throw unique_violation(colon == std::string::npos ? "" : message.substr(colon + 2),
+                               "SQLite step: " + message);
+    }
     fail(db_, "step");
 }
 

@@ -1,9 +1,5 @@
 #include "gateway/store/sqlite_store.hpp"
 
-#include "gateway/io/offload.hpp"
-#include "gateway/io/thread_name.hpp"
-#include "gateway/store/sqlite_database.hpp"
-
 #include <algorithm>
 #include <limits>
 
@@ -207,19 +203,25 @@ void apply(sqlite_database& db, const write_batch& batch) {
             .bind(7, c.edits)
             .bind(8, c.title)
             .run();
-    for (const auto& r : batch.runs)
-        db.query(upsert_run)
-            .bind(1, r.id)
-            .bind(2, r.chat_id)
-            .bind(3, r.status)
-            .bind(4, static_cast<std::int64_t>(r.step))
-            .bind(5, static_cast<std::int64_t>(r.max_steps))
-            .bind(6, r.output)
-            .bind(7, r.error)
-            .bind(8, r.state)
-            .bind(9, r.created_at ? r.created_at : now)
-            .bind(10, now)
-            .run();
+    for (const auto& r : batch.runs) {
+        try {
+            db.query(upsert_run)
+                .bind(1, r.id)
+                .bind(2, r.chat_id)
+                .bind(3, r.status)
+                .bind(4, static_cast<std::int64_t>(r.step))
+                .bind(5, static_cast<std::int64_t>(r.max_steps))
+                .bind(6, r.output)
+                .bind(7, r.error)
+                .bind(8, r.state)
+                .bind(9, r.created_at ? r.created_at : now)
+                .bind(10, now)
+                .run();
+        } catch (const unique_violation& e) {
+            if (e.constraint != "runs.chat_id") throw;
+            throw live_run_exists("chat " + r.chat_id + " already has an unfinished run");
+        }
+    }
     for (const auto& m : batch.run_messages)
         db.query(insert_run_message)
             .bind(1, m.run_id)
@@ -288,31 +290,19 @@ config::parsed<std::unique_ptr<sqlite_store>> sqlite_store::open(const std::stri
     auto reader = sqlite_database::open(path, sqlite_database::access::read_only);
     if (!reader) return result::fail(reader.error);
     std::unique_ptr<sqlite_store> s(new sqlite_store());
-    s->writer_.db = std::move(*writer.value);
-    s->reader_.db = std::move(*reader.value);
-    start(s->writer_, "store-write");
-    start(s->reader_, "store-read");
+    s->writer_.start(std::move(*writer.value), "store-write");
+    s->reader_.start(std::move(*reader.value), "store-read");
     return {std::move(s), {}};
 }
 
-void sqlite_store::start(worker& w, const char* role) {
-    w.busy.emplace(w.io.get_executor());
-    w.thread = std::thread([&w, role] {
-        io::name_this_thread(role);
-        w.io.run();
-    });
-}
-
 sqlite_store::~sqlite_store() {
-    for (auto* w : {&writer_, &reader_}) {
-        w->busy.reset();
-        if (w->thread.joinable()) w->thread.join();
-    }
+    writer_.stop();
+    reader_.stop();
 }
 
 int sqlite_store::schema_version() {
     // Used at start and in tests: a direct read on the writer's connection before it is busy.
-    return writer_.db->schema_version();
+    return writer_.database().schema_version();
 }
 
 net::awaitable<void> sqlite_store::insert_chat(chat_record chat) {

@@ -1,20 +1,15 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
-#include "gateway/io/offload.hpp"
+#include "gateway/store/sqlite_database.hpp"
 #include "gateway/store/state_store.hpp"
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
+#include "gateway/store/store_thread.hpp"
 
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 namespace gateway::store {
-
-class sqlite_database;
 
 // The embedded state_store: one SQLite file in WAL mode, migrated at open. Writes run on a
 // writer thread that owns the read-write connection; reads run on a reader thread with a
@@ -76,32 +71,20 @@ public:
     net::awaitable<std::vector<usage_row>> usage(usage_query query) override;
 
 private:
-    // A thread that owns one connection and runs what is posted to it.
-    struct worker {
-        std::unique_ptr<sqlite_database> db;
-        net::io_context io{1};
-        std::optional<net::executor_work_guard<net::io_context::executor_type>> busy;
-        std::thread thread;
-    };
     sqlite_store() = default;
-    static void start(worker& w, const char* role);
 
     // Runs `work(db)` on the reader's / the writer's thread and resumes the caller with its result.
     template <class Work>
     auto read(Work work) {
-        return io::run_on(
-            reader_.io.get_executor(),
-            [db = reader_.db.get(), work = std::move(work)]() mutable { return work(*db); });
+        return reader_.run(std::move(work));
     }
     template <class Work>
     auto write(Work work) {
-        return io::run_on(
-            writer_.io.get_executor(),
-            [db = writer_.db.get(), work = std::move(work)]() mutable { return work(*db); });
+        return writer_.run(std::move(work));
     }
 
-    worker writer_;
-    worker reader_;
+    store_thread<sqlite_database> writer_;
+    store_thread<sqlite_database> reader_;
 };
 
 }  // namespace gateway::store

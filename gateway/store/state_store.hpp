@@ -4,8 +4,11 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "gateway/config/config.hpp"
+
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -14,6 +17,8 @@
 namespace gateway::store {
 
 namespace net = boost::asio;
+
+class replica_coordination;
 
 // Where the Context API keeps its state: chats, messages, runs with their conversations, events,
 // tool calls, approvals, documents and write backups. Every method is awaitable and never blocks
@@ -112,11 +117,94 @@ public:
     // ordered by day, key and model.
     virtual net::awaitable<void> add_usage(std::vector<usage_row> rows) = 0;
     virtual net::awaitable<std::vector<usage_row>> usage(usage_query query) = 0;
+
+    // How gateways sharing this store coordinate; null when no other gateway can use it (SQLite:
+    // the data folder's lock keeps it to one process).
+    virtual replica_coordination* replicas() { return nullptr; }
+};
+
+// A request for a run that another replica drives (a decision, a cancel, an event to append),
+// handed over through the shared store. `body` and the answer are JSON.
+struct run_request {
+    std::int64_t id = 0;
+    std::string run_id;
+    std::string kind;
+    std::string body;
+};
+
+// What the other replicas did, as the store hears it (on a thread of its own: a receiver posts
+// to its executor and returns).
+struct replica_signals {
+    // Another replica committed the run's events up to `seq`.
+    std::function<void(const std::string& run_id, std::int64_t seq)> events;
+    // A request for the run waits in the store.
+    std::function<void(const std::string& run_id)> requests;
+    // The request `id` was answered.
+    std::function<void(std::int64_t id)> answered;
+    // The store lost and regained its connection: signals may have been missed.
+    std::function<void()> reconnected;
+};
+
+// Replicas sharing one store (PostgreSQL). A run is driven by one replica at a time, the one
+// holding its lease (the owner and an expiry in the run's row, renewed while it drives the run):
+// a replica that dies stops renewing, and another one claims the run once the lease expired and
+// resumes it as a restart would. Every write of a run is fenced by its lease (lease_lost). The
+// replica that receives a decision or a cancel for a run driven elsewhere posts it as a request;
+// the owner, woken by a notification, applies and answers it. Committed events are announced to
+// every replica, which serve their watchers from the store.
+class replica_coordination {
+public:
+    virtual ~replica_coordination() = default;
+
+    // This gateway's name among the replicas: "<host>-<pid>-<random>".
+    virtual const std::string& replica_id() const = 0;
+    virtual config::duration lease_timeout() const = 0;
+
+    // The unfinished runs whose lease expired (or was given up), now leased to this replica.
+    virtual net::awaitable<std::vector<run_record>> claim_runs() = 0;
+    // Extends this replica's leases; the ids of the unfinished runs it still holds.
+    virtual net::awaitable<std::vector<std::string>> renew_leases() = 0;
+    // Gives up this replica's leases (it stops; its runs stay resumable) so another replica
+    // takes them over at once.
+    virtual net::awaitable<void> release_leases() = 0;
+
+    // Stores `request` and wakes the replicas; its id.
+    virtual net::awaitable<std::int64_t> post_request(run_request request) = 0;
+    // The run's requests not yet answered, oldest first.
+    virtual net::awaitable<std::vector<run_request>> pending_requests(std::string run_id) = 0;
+    virtual net::awaitable<void> answer_request(std::int64_t id, std::string answer) = 0;
+    // The request's answer, taken (the request is removed), once it has one.
+    virtual net::awaitable<std::optional<std::string>> take_answer(std::int64_t id) = 0;
+    // Removes the request if nobody answered it yet; false when it was answered meanwhile.
+    virtual net::awaitable<bool> withdraw_request(std::int64_t id) = 0;
+
+    // Starts hearing the other replicas; `signals` are called until the store is destroyed.
+    virtual void listen(replica_signals signals) = 0;
 };
 
 // A failure of the medium, never of the caller's input (see state_store).
 struct store_error : std::runtime_error {
     using std::runtime_error::runtime_error;
+};
+
+// A unique index refused a row: the store turns the ones it expects into values or into the
+// errors below.
+struct unique_violation : store_error {
+    unique_violation(std::string constraint, const std::string& what)
+        : store_error(what), constraint(std::move(constraint)) {}
+    std::string constraint;
+};
+
+// commit() was asked to store a second unfinished run for a chat: one live run per chat is the
+// database's rule, whichever replica asks.
+struct live_run_exists : store_error {
+    using store_error::store_error;
+};
+
+// commit() was asked to write a run whose lease another replica now holds: this replica must
+// stop driving it, writing nothing more.
+struct lease_lost : store_error {
+    using store_error::store_error;
 };
 
 // Unix milliseconds now: the times records carry.

@@ -6,7 +6,11 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include "gateway/store/pg_database.hpp"
+
+#include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <stdexcept>
 
@@ -37,6 +41,28 @@ std::string temporary_folder() {
     return pattern;
 }
 
+std::string postgres_test_url() {
+    const char* file = std::getenv("CONTEXTGATE_TEST_PG_URL_FILE");
+    if (!file) return {};
+    std::ifstream in(file);
+    std::string url;
+    std::getline(in, url);
+    if (url.empty()) throw std::runtime_error(std::string("no PostgreSQL URL in ") + file);
+    return url;
+}
+
+std::string fresh_postgres_schema() {
+    auto url = postgres_test_url();
+    auto db = store::pg_database::open(url);
+    if (!db) throw std::runtime_error(db.error);
+    static std::atomic<int> made = 0;
+    auto schema =
+        "t" + std::to_string(::getpid()) + "_" + std::to_string(++made) + "_" +
+        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1'000'000);
+    (*db.value)->execute(("CREATE SCHEMA " + schema).c_str());
+    return url + "?options=-csearch_path%3D" + schema;
+}
+
 config::gateway_config make_config(const std::vector<std::string>& upstream_urls) {
     config::gateway_config c;
     c.source = "test";
@@ -45,6 +71,14 @@ config::gateway_config make_config(const std::vector<std::string>& upstream_urls
     c.server.drain_time = 2s;
     c.logging.access_log = false;
     c.context.data_dir = temporary_folder();
+    // CONTEXTGATE_TEST_STORE=postgres: the Context API keeps its state in a fresh schema of the
+    // test cluster (tests/support/postgres.sh), with a short lease so takeovers are quick.
+    if (const char* store = std::getenv("CONTEXTGATE_TEST_STORE");
+        store && std::string_view(store) == "postgres") {
+        c.context.store.type = config::store_type::postgres;
+        c.context.store.dsn = fresh_postgres_schema();
+        c.context.store.lease_timeout = 3s;
+    }
     c.context.prompts_dir = CONTEXTGATE_SOURCE_DIR "/prompts";
     c.context.workflows_dir = CONTEXTGATE_SOURCE_DIR "/workflows";
     for (std::size_t i = 0; i < upstream_urls.size(); ++i) {

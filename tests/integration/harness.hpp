@@ -24,6 +24,10 @@ using clock = std::chrono::steady_clock;
 
 // A fresh folder under the system temp folder, removed when the test binary exits.
 std::string temporary_folder();
+// The test cluster's URL (CONTEXTGATE_TEST_PG_URL_FILE names the file postgres.sh wrote), or ""
+// when the tests run without one; and a URL whose connections use a new, empty schema of it.
+std::string postgres_test_url();
+std::string fresh_postgres_schema();
 
 // A gateway configuration with one upstream per URL, two workers and short timeouts, its own
 // data_dir (a fresh temporary folder) and the shipped prompts.

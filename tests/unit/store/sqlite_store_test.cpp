@@ -117,11 +117,26 @@ BOOST_AUTO_TEST_CASE(a_batch_commits_all_or_nothing) {
     BOOST_TEST(t.wait(t.s->run_status("r1")).value_or("") == "running");
 }
 
+BOOST_AUTO_TEST_CASE(a_chat_has_one_unfinished_run_at_most) {
+    temp_store t;
+    t.chat("c1");
+    t.chat("c2");
+    t.run("r1", "c1");
+    BOOST_CHECK_THROW(t.run("r2", "c1"), live_run_exists);
+    BOOST_CHECK_THROW(t.run("r2", "c1", "awaiting_approval"), live_run_exists);
+    BOOST_TEST(!t.wait(t.s->run("r2")).has_value());  // nothing of the refused batch was kept
+    t.run("r3", "c2");                                // other chats are not concerned
+    t.run("r4", "c1", "completed");                   // ended runs are not counted
+    t.run("r1", "c1", "completed");
+    t.run("r2", "c1");  // free again once it ended
+    BOOST_TEST(t.wait(t.s->run_status("r2")).value_or("") == "running");
+}
+
 BOOST_AUTO_TEST_CASE(events_are_read_in_bounded_pages) {
     temp_store t;
     t.chat("c1");
     t.run("r1", "c1");
-    t.run("r2", "c1");
+    t.run("r2", "c1", "completed");
     write_batch b;
     for (int i = 1; i <= 10; ++i) b.events.push_back({"r1", i, "e", std::string(100, 'x'), 0});
     b.events.push_back({"r2", 1, "other", "{}", 0});
@@ -354,6 +369,7 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated) {
                                 "ALTER TABLE chats DROP COLUMN edits; "
                                 "ALTER TABLE chats DROP COLUMN title; "
                                 "DROP TABLE usage_daily; DROP TABLE virtual_keys; "
+                                "DROP INDEX one_live_run_per_chat; "
                                 "INSERT INTO messages (chat_id, run_id, role, content, created_at) "
                                 "VALUES ('c1', '', 'user', 'Rename\nthe module', 1), "
                                 "('c1', '', 'user', 'Second', 2); "
