@@ -58,7 +58,8 @@ struct context_fixture {
         gateway.emplace(config);
     }
 
-    std::uint16_t port() const { return gateway->port(); }
+    // The gateway the helpers talk to: this fixture's, or another replica sharing its store.
+    std::uint16_t port() const { return talk_to ? talk_to : gateway->port(); }
 
     // A request with a JSON body; the reply's JSON (null when the body is not JSON).
     std::pair<response, json::value> send(std::string_view method, std::string_view path,
@@ -157,6 +158,7 @@ struct context_fixture {
     gateway::config::gateway_config config;
     std::optional<running_gateway> gateway;
     std::string auth_header;
+    std::uint16_t talk_to = 0;  // 0: this fixture's gateway
 };
 
 inline std::vector<std::string> types_of(const std::vector<sse_event>& events) {
