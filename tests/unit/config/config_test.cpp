@@ -345,6 +345,46 @@ limits:
     BOOST_TEST(again.value->admin.keys.at(0).key == hashed_key("sk-ci-0123456789abcdef"));
 }
 
+BOOST_AUTO_TEST_CASE(context_store_is_sqlite_by_default_or_postgres_with_a_dsn) {
+    auto plain = load_string(with_upstream(""), "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(plain), plain.error);
+    BOOST_TEST((plain.value->context.store.type == store_type::sqlite));
+    ::setenv("CG_TEST_DATABASE_URL", "postgres://gw:hunter2@db.internal:5432/contextgate", 1);
+    auto loaded = load_string(with_upstream("") +
+                                  "context:\n  store:\n    type: postgres\n"
+                                  "    dsn: ${CG_TEST_DATABASE_URL}\n    lease_timeout: 20s\n",
+                              "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
+    const auto& store = loaded.value->context.store;
+    BOOST_TEST((store.type == store_type::postgres));
+    BOOST_TEST(store.dsn == "postgres://gw:hunter2@db.internal:5432/contextgate");
+    BOOST_TEST(store.lease_timeout.count() == 20'000);
+    auto text = to_yaml(*loaded.value);
+    BOOST_TEST(text.find("hunter2") == std::string::npos, text);
+    BOOST_TEST(text.find("postgres://gw:***@db.internal:5432/contextgate") != std::string::npos);
+    auto again = load_string(text, "effective.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(again), again.error + "\n" + text);
+    BOOST_TEST((again.value->context.store.type == store_type::postgres));
+}
+
+BOOST_AUTO_TEST_CASE(context_store_refuses_what_cannot_work) {
+    ::unsetenv("CG_TEST_UNSET_URL");
+    BOOST_TEST(error_of(with_upstream("") + "context:\n  store: {type: postgres}\n") ==
+               "test.yaml:5: `context.store.type: postgres` needs `dsn: "
+               "postgres://user:password@host:port/database` (is the variable it names set?)");
+    BOOST_TEST(error_of(with_upstream("") +
+                        "context:\n  store: {type: postgres, dsn: \"${CG_TEST_UNSET_URL}\"}\n")
+                   .find("needs `dsn: postgres://") != std::string::npos);
+    BOOST_TEST(error_of(with_upstream("") + "context:\n  store: {type: mysql}\n") ==
+               "test.yaml:5: `context.store.type`: `mysql` must be sqlite or postgres");
+    BOOST_TEST(error_of(with_upstream("") +
+                        "context:\n  store: {type: postgres, dsn: \"postgres://h/db\", "
+                        "lease_timeout: 100ms}\n") ==
+               "test.yaml:5: `context.store.lease_timeout` must be at least 1s");
+    BOOST_TEST(error_of(with_upstream("") + "context:\n  store: {kind: postgres}\n")
+                   .find("unknown key `kind` in `context.store`") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(operations_sections_refuse_bad_values) {
     BOOST_TEST(error_of(with_upstream("") + "admin:\n  keys:\n    - name: a\n      key: short\n") ==
                "test.yaml:7: `admin.keys[0].key`: keys must be at least 16 characters");
