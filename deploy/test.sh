@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything and runs every test: unit, integration and e2e
-# (the official openai and @anthropic-ai/sdk npm clients) on a Release build, then unit and integration again under
+# (the official openai and @anthropic-ai/sdk npm clients, a throwaway PostgreSQL) on a Release build,
+# then unit and integration (SQLite and PostgreSQL) again under
 # AddressSanitizer + UndefinedBehaviorSanitizer, with the fuzz smoke runs (reply parser, request
 # head, provider adapters).
 set -euo pipefail
@@ -22,4 +23,4 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCONTEXTGATE_SANITIZ
 cmake --build build-asan -j "$jobs" --target unit_tests integration_tests tool_call_parser_fuzz \
   request_head_fuzz providers_fuzz
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 300 -R '^(unit|integration|fuzz_smoke_.*)$'
+  ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 300 -R '^(unit|integration|integration_postgres|fuzz_smoke_.*)$'
