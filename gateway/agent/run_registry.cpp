@@ -567,7 +567,12 @@ net::awaitable<void> run_registry::resume() {
         auto stored = co_await store_.unfinished_runs();
         unfinished = std::move(stored);
     }
-    for (auto& record : unfinished) co_await adopt(std::move(record));
+    for (auto& record : unfinished) {
+        auto id = record.id;
+        co_await adopt(std::move(record));
+        // Decisions posted while no replica drove it wait in the store.
+        if (replicas_) co_await serve_requests(id);
+    }
 }
 
 // Engine thread: rebuilds the run from the store (state, conversation, last event, its pending
