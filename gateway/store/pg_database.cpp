@@ -36,7 +36,6 @@ std::string pg_rows::text(int row, int column) const {
 std::int64_t pg_rows::integer(int row, int column) const {
     const char* v = PQgetvalue(result_, row, column);
     auto length = static_cast<std::size_t>(PQgetlength(result_, row, column));
-    if (length == 1 && (*v == 't' || *v == 'f')) return *v == 't';  // a boolean column
     std::int64_t out = 0;
     std::from_chars(v, v + length, out);
     return out;

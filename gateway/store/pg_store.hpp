@@ -2,6 +2,7 @@
 
 #include "gateway/config/config.hpp"
 #include "gateway/store/pg_database.hpp"
+#include "gateway/store/pg_schema.hpp"
 #include "gateway/store/state_store.hpp"
 #include "gateway/store/store_thread.hpp"
 
@@ -109,8 +110,5 @@ private:
     std::thread listener_;
     std::atomic<bool> stopping_ = false;
 };
-
-// The PostgreSQL schema version this build migrates to.
-int latest_pg_schema_version();
 
 }  // namespace gateway::store

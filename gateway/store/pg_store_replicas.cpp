@@ -2,6 +2,7 @@
 // leases, requests for runs driven by another replica, and hearing the other replicas.
 #include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/store/pg_schema.hpp"
 #include "gateway/store/pg_store.hpp"
 
 #include <poll.h>
@@ -13,9 +14,6 @@
 #include <random>
 
 namespace gateway::store {
-
-run_record read_run(const pg_rows& r, int i);  // pg_store.cpp
-void migrate_pg(pg_database& db);              // pg_store.cpp
 
 namespace {
 
@@ -46,14 +44,6 @@ constexpr const char* select_usage =
     "WHERE ($1::text = '' OR key_id = $1::text) AND ($2::text = '' OR model = $2::text) "
     "AND day >= $3::text AND day <= $4::text GROUP BY d, key_id, model ORDER BY d, key_id, model";
 
-#define RUN_COLUMNS \
-    "id, chat_id, status, step, max_steps, output, error, state, created_at, updated_at"
-// A claim takes each expired lease once: a second claimer waits for the first one's row lock,
-// then finds the lease renewed and skips the row.
-constexpr const char* claim_runs_sql =
-    "UPDATE runs SET owner = $1, lease_expires = $2 WHERE status IN ('running', "
-    "'awaiting_approval') AND lease_expires < $3 RETURNING " RUN_COLUMNS;
-#undef RUN_COLUMNS
 constexpr const char* renew_leases_sql =
     "UPDATE runs SET lease_expires = $2 WHERE owner = $1 AND status IN ('running', "
     "'awaiting_approval') RETURNING id";
@@ -198,20 +188,6 @@ net::awaitable<std::vector<usage_row>> pg_store::usage(usage_query query) {
     };
     auto rows = co_await read(std::move(work));
     co_return rows;
-}
-
-net::awaitable<std::vector<run_record>> pg_store::claim_runs() {
-    auto work = [replica = replica_, lease = lease_end()](pg_database& db) {
-        auto rows = db.query(claim_runs_sql, {replica, lease, now_ms()});
-        std::vector<run_record> runs;
-        for (int i = 0; i < rows.size(); ++i) runs.push_back(read_run(rows, i));
-        std::sort(runs.begin(), runs.end(), [](const run_record& a, const run_record& b) {
-            return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
-        });
-        return runs;
-    };
-    auto runs = co_await write(std::move(work));
-    co_return runs;
 }
 
 net::awaitable<std::vector<std::string>> pg_store::renew_leases() {
