@@ -265,24 +265,14 @@ net::awaitable<message_page> pg_store::messages(std::string chat_id, std::int64_
 net::awaitable<recent_history> pg_store::recent_messages(std::string chat_id,
                                                          std::size_t max_bytes) {
     auto work = [chat_id = std::move(chat_id), max_bytes](pg_database& db) {
-        recent_history history;
-        // Sizes first, so the contents that do not fit are never read.
+        history_budget budget(max_bytes);
         auto sizes = db.query(select_message_sizes, {chat_id});
-        std::int64_t first_kept = std::numeric_limits<std::int64_t>::max();
-        std::size_t total = 0;
-        bool full = false;
-        for (int i = 0; i < sizes.size(); ++i) {
-            auto size = static_cast<std::size_t>(sizes.integer(i, 1));
-            if (!full && total + size <= max_bytes) {
-                total += size;
-                first_kept = sizes.integer(i, 0);
-            } else {
-                full = true;
-                ++history.left_out;
-            }
-        }
+        for (int i = 0; i < sizes.size(); ++i)
+            budget.add(sizes.integer(i, 0), static_cast<std::size_t>(sizes.integer(i, 1)));
+        recent_history history;
+        history.left_out = budget.left_out();
         history.messages =
-            all_rows(db.query(select_messages_from, {chat_id, first_kept}), read_message);
+            all_rows(db.query(select_messages_from, {chat_id, budget.first_kept()}), read_message);
         return history;
     };
     auto history = co_await read(std::move(work));

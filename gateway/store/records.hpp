@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -174,6 +175,33 @@ struct message_page {
 struct recent_history {
     std::vector<message_record> messages;
     std::size_t left_out = 0;
+};
+
+// Chooses a recent_history: fed a chat's message sizes from the newest back, it keeps the newest
+// messages that add up to at most `max_bytes` and counts the older ones it leaves out. Both
+// stores read sizes first this way, so contents that do not fit are never read.
+class history_budget {
+public:
+    explicit history_budget(std::size_t max_bytes) : max_bytes_(max_bytes) {}
+    void add(std::int64_t id, std::size_t size) {
+        if (!full_ && total_ + size <= max_bytes_) {
+            total_ += size;
+            first_kept_ = id;
+        } else {
+            full_ = true;
+            ++left_out_;
+        }
+    }
+    // The oldest message id kept (every message from it on is kept); past every id when none is.
+    std::int64_t first_kept() const { return first_kept_; }
+    std::size_t left_out() const { return left_out_; }
+
+private:
+    std::size_t max_bytes_;
+    std::size_t total_ = 0;
+    bool full_ = false;
+    std::int64_t first_kept_ = INT64_MAX;
+    std::size_t left_out_ = 0;
 };
 
 // How a conditional document write went: the new version, or (`conflict`) the current one.

@@ -360,25 +360,15 @@ net::awaitable<message_page> sqlite_store::messages(std::string chat_id, std::in
 net::awaitable<recent_history> sqlite_store::recent_messages(std::string chat_id,
                                                              std::size_t max_bytes) {
     auto work = [chat_id = std::move(chat_id), max_bytes](sqlite_database& db) {
-        recent_history history;
-        // Sizes first, so the contents that do not fit are never read.
+        history_budget budget(max_bytes);
         auto sizes = db.query(select_message_sizes);
         sizes.bind(1, chat_id);
-        std::int64_t first_kept = std::numeric_limits<std::int64_t>::max();
-        std::size_t total = 0;
-        bool full = false;
-        while (sizes.step()) {
-            auto size = static_cast<std::size_t>(sizes.integer(1));
-            if (!full && total + size <= max_bytes) {
-                total += size;
-                first_kept = sizes.integer(0);
-            } else {
-                full = true;
-                ++history.left_out;
-            }
-        }
+        while (sizes.step())
+            budget.add(sizes.integer(0), static_cast<std::size_t>(sizes.integer(1)));
+        recent_history history;
+        history.left_out = budget.left_out();
         auto s = db.query(select_messages_from);
-        s.bind(1, chat_id).bind(2, first_kept);
+        s.bind(1, chat_id).bind(2, budget.first_kept());
         while (s.step()) history.messages.push_back(read_message(s));
         return history;
     };
