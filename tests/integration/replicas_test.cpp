@@ -72,6 +72,15 @@ BOOST_AUTO_TEST_CASE(a_run_started_on_one_replica_is_watched_and_approved_on_ano
     BOOST_TEST(all.back().type == "run.completed");
     check_consecutive(all);
     BOOST_TEST(read_text(f.workspace / "README.md") == "# Demo\n\nThis is the readme.\n");
+    // Last-Event-ID resumes on either replica with exactly what followed.
+    for (auto replica : {0, 1}) {
+        replica ? f.use_b() : f.use_a();
+        auto rest = f.events(run, {}, approval.id);
+        BOOST_TEST_REQUIRE(!rest.empty());
+        BOOST_TEST(rest.front().id == approval.id + 1);
+        BOOST_TEST(rest.size() == all.size() - static_cast<std::size_t>(approval.id));
+    }
+    f.use_b();
     // A stale decision is refused by B as the store tells it.
     auto again = f.approve(run, std::string(approval.data.at("call_id").as_string()));
     BOOST_TEST(again.status == 409u, again.body);
