@@ -8,7 +8,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-test1.81-dev
   libboost-system1.81-dev
   libssl-dev libyaml-cpp-dev libsqlite3-dev libre2-dev libvalijson-dev libgit2-dev
-  libhiredis-dev redis-server python3-prometheus-client libpq-dev postgresql
+  libhiredis-dev libhyperscan-dev redis-server python3-prometheus-client libpq-dev postgresql
   universal-ctags clang-format
   nginx-light wrk hey
   chromium

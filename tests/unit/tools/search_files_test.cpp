@@ -1,8 +1,12 @@
 #include "gateway/tools/search_files.hpp"
+#include "gateway/tools/search_pattern.hpp"
 
 #include "fixture.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <vector>
 
 using namespace tools_test;
 
@@ -70,6 +74,97 @@ BOOST_AUTO_TEST_CASE(invalid_and_catastrophic_patterns) {
     BOOST_TEST(r.ok);
     BOOST_TEST(contains(r.text, "No matches"));
     BOOST_TEST((took < std::chrono::seconds(5)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(search_pattern_suite)
+
+using gateway::tools::search_pattern;
+
+bool may_match(const search_pattern& p, std::string_view text) {
+    search_pattern::scanner scratch(p);
+    return p.may_match(text, scratch);
+}
+
+BOOST_AUTO_TEST_CASE(rules_out_texts_without_the_required_literals) {
+    std::string error;
+    auto p = search_pattern::compile("BOOST_BEAST_VERSION_STRING|ZZQX_never_[0-9]+", true, error);
+    BOOST_REQUIRE(p);
+    BOOST_TEST(p->prefiltered());
+    BOOST_TEST(!may_match(*p, "#define BOOST_BEAST_VERSION 322\nint x;\n"));
+    BOOST_TEST(may_match(*p, "x\n#define BOOST_BEAST_VERSION_STRING \"Beast\"\n"));
+    BOOST_TEST(may_match(*p, "zzqx_NEVER_"));  // literals are found regardless of case
+    // Both sides of an AND must be there.
+    auto both = search_pattern::compile("alpha_part.*omega_part", false, error);
+    BOOST_TEST(!may_match(*both, "alpha_part only"));
+    BOOST_TEST(may_match(*both, "OMEGA_PART then alpha_part"));
+}
+
+BOOST_AUTO_TEST_CASE(patterns_without_usable_literals_pass_every_text) {
+    std::string error;
+    for (auto pattern : {"[0-9]{3}", "ab|c", "\\w+", "Äpfel"}) {
+        auto p = search_pattern::compile(pattern, false, error);
+        BOOST_REQUIRE(p);
+        BOOST_TEST(!p->prefiltered(), pattern);
+        BOOST_TEST(may_match(*p, "nothing here"));
+    }
+    BOOST_TEST(!search_pattern::compile("(a", false, error));
+    BOOST_TEST(error.find("missing )") != std::string::npos, error);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(search_files_prefiltered)
+
+// Case folding beyond ASCII: RE2 matches `k` with U+212A KELVIN SIGN and `s` with U+017F LONG S;
+// the prefilter must not rule those files out, and non-ASCII literals fold as RE2 folds them.
+BOOST_AUTO_TEST_CASE(finds_what_re2_folds_outside_ascii) {
+    temp_workspace w;
+    w.write("kelvin.txt", "temperature in \u212Aelvin\n");
+    w.write("long_s.txt", "the cla\u017F\u017F\n");
+    w.write("apfel.txt", "\u00e4pfel und birnen\n");
+    auto kelvin = w.run("search_files", R"j({"pattern":"kelvin","context_lines":0})j");
+    BOOST_TEST(contains(kelvin.text, "Found 1 match in 1 file"), kelvin.text);
+    auto long_s = w.run("search_files", R"j({"pattern":"class","context_lines":0})j");
+    BOOST_TEST(contains(long_s.text, "Found 1 match in 1 file"), long_s.text);
+    auto apfel = w.run("search_files", R"j({"pattern":"\u00c4pfel","context_lines":0})j");
+    BOOST_TEST(contains(apfel.text, "apfel.txt:1:"), apfel.text);
+    auto exact = w.run("search_files",
+                       R"j({"pattern":"\u00c4pfel","case_sensitive":true,"context_lines":0})j");
+    BOOST_TEST(contains(exact.text, "No matches"), exact.text);
+}
+
+// Files are searched on several threads; results keep the walk's order and the cap counts
+// across files in that order, as a single-threaded search would.
+BOOST_AUTO_TEST_CASE(many_files_keep_walk_order_and_the_cap) {
+    temp_workspace w;
+    std::vector<std::string> expected;
+    for (int i = 0; i < 300; ++i) {
+        char name[32];
+        std::snprintf(name, sizeof name, "d%02d/f%03d.txt", i % 7, i);
+        std::string content = "filler\n";
+        if (i % 3 == 0) content += "the marker_word here\nand marker_word again\n";
+        w.write(name, content);
+        if (i % 3 == 0) expected.push_back(name);
+    }
+    std::sort(expected.begin(), expected.end());
+    auto r = w.run("search_files", R"j({"pattern":"marker_word","context_lines":0})j");
+    BOOST_TEST(contains(r.text, "Found 200 matches in 100 files, showing the first 50:"), r.text);
+    const auto& shown = r.data.at("matches").as_array();
+    BOOST_REQUIRE(shown.size() == 50u);
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+        BOOST_TEST(shown[i].at("path").as_string() == expected[i / 2]);
+        BOOST_TEST(shown[i].at("line").to_number<std::int64_t>() ==
+                   static_cast<std::int64_t>(2 + i % 2));
+    }
+    // The text shows exactly those lines, in that order.
+    std::string lines;
+    for (std::size_t i = 0; i < 50; ++i)
+        lines += expected[i / 2] +
+                 (i % 2 ? ":3: and marker_word again\n" : ":2: the marker_word here\n");
+    BOOST_TEST(contains(r.text, lines));
+    BOOST_TEST(!contains(r.text, expected[25]));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
