@@ -2,6 +2,7 @@
 
 #include "gateway/admin/usage_ledger.hpp"
 #include "gateway/error.hpp"
+#include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/usage_observer.hpp"
@@ -131,14 +132,14 @@ net::awaitable<upstream::failure> read_stream(upstream::connection& conn,
     // A provider may send a whole call in one event (Gemini does): as large as a reply may be.
     providers::stream_reader reader(adapter, max_response_bytes);
     providers::reply_builder builder;
-    std::array<char, 16 * 1024> buffer;
+    io::relay_buffer buffer;
     std::vector<providers::stream_delta> deltas;
     std::size_t total = 0;
     auto bad_response = [](std::string detail) {
         return upstream::failure{make_error_code(errc::upstream_bad_response), std::move(detail)};
     };
     while (!parser.is_done()) {
-        auto [n, failed] = co_await upstream::read_piece(conn, parser, net::buffer(buffer), idle);
+        auto [n, failed] = co_await upstream::read_piece(conn, parser, buffer.buffer(), idle);
         total += n;
         if (!failed && total > max_response_bytes)
             failed = bad_response("the streamed reply is too large");

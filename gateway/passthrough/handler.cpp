@@ -4,6 +4,7 @@
 #include "gateway/admin/usage_ledger.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/response.hpp"
+#include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/client.hpp"
@@ -35,7 +36,6 @@ namespace bhttp = beast::http;
 using boost::system::error_code;
 using namespace net::experimental::awaitable_operators;
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
-constexpr std::size_t relay_buffer_size = 16 * 1024;
 
 bool is_websocket_upgrade(const http::request& req) {
     return beast::iequals(req[bhttp::field::upgrade], "websocket");
@@ -223,10 +223,10 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
                                 usage_observer* observer) {
     co_await net::this_coro::throw_if_cancelled(false);
     auto& res = parser.get();
-    std::array<char, relay_buffer_size> buffer;
+    io::relay_buffer buffer;
     while (!parser.is_done()) {
         auto [n, failed] =
-            co_await upstream::read_piece(conn, parser, net::buffer(buffer), up.idle_timeout);
+            co_await upstream::read_piece(conn, parser, buffer.buffer(), up.idle_timeout);
         if (n > 0) {
             if (state.first_body == std::chrono::steady_clock::time_point{})
                 state.first_body = std::chrono::steady_clock::now();
@@ -338,15 +338,15 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
 net::awaitable<void> pump_client_to_upstream(http::request_context& ctx, upstream::connection& conn,
                                              config::duration idle) {
     co_await net::this_coro::throw_if_cancelled(false);
-    std::array<char, relay_buffer_size> buffer;
+    io::relay_buffer buffer;
     for (;;) {
         std::size_t n = 0;
         if (ctx.buffer.size() > 0) {
-            n = net::buffer_copy(net::buffer(buffer), ctx.buffer.data());
+            n = net::buffer_copy(buffer.buffer(), ctx.buffer.data());
             ctx.buffer.consume(n);
         } else {
             ctx.deadline.arm(idle);
-            auto [ec, got] = co_await ctx.stream.async_read_some(net::buffer(buffer), use_ec);
+            auto [ec, got] = co_await ctx.stream.async_read_some(buffer.buffer(), use_ec);
             if (ec) break;
             n = got;
         }
@@ -360,9 +360,9 @@ net::awaitable<void> pump_client_to_upstream(http::request_context& ctx, upstrea
 net::awaitable<void> pump_upstream_to_client(http::request_context& ctx, upstream::connection& conn,
                                              config::duration idle) {
     co_await net::this_coro::throw_if_cancelled(false);
-    std::array<char, relay_buffer_size> buffer;
+    io::relay_buffer buffer;
     for (;;) {
-        auto [ec, n] = co_await conn.read_raw(net::buffer(buffer), idle);
+        auto [ec, n] = co_await conn.read_raw(buffer.buffer(), idle);
         if (ec) break;
         auto write_ec = co_await write_client(ctx, net::buffer(buffer.data(), n));
         if (write_ec) break;

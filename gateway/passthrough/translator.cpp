@@ -2,6 +2,7 @@
 
 #include "gateway/error.hpp"
 #include "gateway/http/response.hpp"
+#include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/passthrough/model_router.hpp"
 #include "gateway/providers/openai.hpp"
@@ -143,7 +144,7 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
     providers::openai::chunk_writer writer("chatcmpl-" + ctx.request_id, model, now_seconds(),
                                            include_usage);
     auto& res = parser.get();
-    std::array<char, 16 * 1024> buffer;
+    io::relay_buffer buffer;
     std::vector<providers::stream_delta> deltas;
     std::string failure_message;
     // Writes the frames of `deltas` as one chunk; false when the client is gone.
@@ -159,7 +160,7 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
     };
     while (!parser.is_done() && failure_message.empty()) {
         auto [n, failed] =
-            co_await upstream::read_piece(conn, parser, net::buffer(buffer), up.idle_timeout);
+            co_await upstream::read_piece(conn, parser, buffer.buffer(), up.idle_timeout);
         deltas.clear();
         if (n > 0 && state.first_body == std::chrono::steady_clock::time_point{})
             state.first_body = std::chrono::steady_clock::now();

@@ -249,13 +249,14 @@ void connection::close() {
     }
 }
 
-bool connection::looks_alive() {
+bool connection::looks_alive(bool probe_socket) {
     auto& socket = tcp().socket();
-    if (!socket.is_open()) return false;
+    if (!socket.is_open() || buffer_.size() != 0) return false;
+    if (!probe_socket) return true;
     char probe;
     ssize_t n = ::recv(socket.native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
     // 0: the upstream closed; >0: bytes nobody asked for; only "would block" means idle and alive.
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && buffer_.size() == 0;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
 }  // namespace gateway::upstream

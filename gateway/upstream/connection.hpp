@@ -82,7 +82,10 @@ public:
     void park() { deadline_->disarm(); }
 
     // For a pooled connection: true when the upstream has neither closed it nor sent stray bytes.
-    bool looks_alive();
+    // `probe`: ask the socket (a system call); otherwise only what is known without one. A
+    // connection the upstream closed unnoticed is met by start_exchange's retry (a reused
+    // connection that got no byte back), as one closed just after a probe would be.
+    bool looks_alive(bool probe);
 
     std::chrono::steady_clock::time_point idle_since;
 

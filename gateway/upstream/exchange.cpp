@@ -1,6 +1,7 @@
 #include "gateway/upstream/exchange.hpp"
 
 #include "gateway/error.hpp"
+#include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/metrics.hpp"
 
 #include <array>
@@ -106,9 +107,9 @@ net::awaitable<piece> read_piece(connection& conn, response_parser& parser,
 
 net::awaitable<failure> read_body(connection& conn, response_parser& parser, std::string& body,
                                   std::size_t limit, config::duration idle) {
-    std::array<char, 16 * 1024> buffer;
+    io::relay_buffer buffer;
     while (!parser.is_done()) {
-        auto [n, failed] = co_await read_piece(conn, parser, net::buffer(buffer), idle);
+        auto [n, failed] = co_await read_piece(conn, parser, buffer.buffer(), idle);
         body.append(buffer.data(), n);
         if (!failed && body.size() > limit)
             failed = {make_error_code(errc::upstream_bad_response),
