@@ -6,6 +6,8 @@
 #   bench/passthrough.sh                 # defaults below; results go to stdout
 #   ROUNDS=5 DURATION=15s bench/passthrough.sh
 #   SOAK=600 bench/passthrough.sh        # also: 10 minutes of load, gateway RSS sampled every 30 s
+#   B=/path/to/old/contextgate bench/passthrough.sh   # that build as a fourth target, "before"
+#   STREAMS=100 WORKERS=2 bench/passthrough.sh
 #
 # Measures: throughput (wrk, fixed connections), latency added at a fixed moderate rate (hey -q),
 # 1000 concurrent SSE streams (bench/sse_load: time to first byte and per-event arrival), and the
@@ -31,6 +33,11 @@ start_nginx "$WORKERS"
 
 declare -A port=([direct]=$fake_port [contextgate]=$contextgate_port [nginx]=$nginx_port)
 targets=(direct contextgate nginx)
+if [ -n "${B:-}" ]; then
+  start_gateway before "$B" "$WORKERS"
+  port[before]=$before_port
+  targets+=(before)
+fi
 body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]}'
 cat >"$tmp/post.lua" <<EOF
 wrk.method = "POST"
@@ -74,6 +81,7 @@ echo "## Throughput: wrk -t1 -c$CONNS -d$DURATION, POST /v1/chat/completions (me
 printf "%-12s %12s %10s %10s\n" target "req/s" "p50 us" "p99 us"
 for t in "${targets[@]}"; do printf "%-12s %12.0f %10.0f %10.0f\n" "$t" "$(m "$t" rps)" "$(m "$t" p50)" "$(m "$t" p99)"; done
 awk -v g="$(m contextgate rps)" -v n="$(m nginx rps)" 'BEGIN { printf "contextgate/nginx throughput ratio: %.2f\n", g / n }'
+[ -z "${B:-}" ] || awk -v g="$(m before rps)" -v n="$(m nginx rps)" 'BEGIN { printf "before/nginx throughput ratio: %.2f\n", g / n }'
 
 echo
 echo "## Latency added over direct at a fixed ${RATE} req/s: hey -c 10 -q $((RATE / 10)) (median of $ROUNDS)"
