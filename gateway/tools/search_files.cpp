@@ -174,7 +174,7 @@ public:
         auto threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
         for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
     }
-    ~parallel_search() { finish(); }
+    ~parallel_search() { stop(); }
 
     void add(file_job job) {
         job.order = next_order_++;
@@ -188,14 +188,7 @@ public:
 
     // Waits for every file to be searched; returns the files that matched in walk order.
     std::vector<file_hits> finish() {
-        if (workers_.empty()) return {};
-        {
-            std::lock_guard lock(mutex_);
-            closed_ = true;
-        }
-        ready_.notify_all();
-        for (auto& w : workers_) w.join();
-        workers_.clear();
+        stop();
         if (failure_) std::rethrow_exception(failure_);
         std::sort(hits_.begin(), hits_.end(),
                   [](const file_hits& a, const file_hits& b) { return a.order < b.order; });
@@ -207,6 +200,17 @@ public:
 
 private:
     static constexpr std::size_t capacity = 256;
+
+    // Lets the workers finish the queue and joins them.
+    void stop() {
+        {
+            std::lock_guard lock(mutex_);
+            closed_ = true;
+        }
+        ready_.notify_all();
+        for (auto& w : workers_) w.join();
+        workers_.clear();
+    }
 
     void work() {
         std::vector<file_hits> found;
