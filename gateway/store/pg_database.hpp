@@ -57,6 +57,18 @@ private:
     pg_result* result_;
 };
 
+// Row `row` of a result, read by column (what record_rows.hpp's readers take).
+class pg_row {
+public:
+    pg_row(const pg_rows& rows, int row) : rows_(rows), row_(row) {}
+    std::string text(int column) const { return rows_.text(row_, column); }
+    std::int64_t integer(int column) const { return rows_.integer(row_, column); }
+
+private:
+    const pg_rows& rows_;
+    int row_;
+};
+
 // One PostgreSQL connection (libpq, blocking): owned by one thread. Failures throw store_error;
 // a lost connection is re-established on the next call (the failed call is not retried: it may
 // have committed).

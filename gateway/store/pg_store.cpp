@@ -1,6 +1,7 @@
 #include "gateway/store/pg_store.hpp"
 
 #include "gateway/store/pg_schema.hpp"
+#include "gateway/store/record_rows.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -143,34 +144,35 @@ constexpr const char* insert_session_edit =
     ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 #undef EDIT_COLUMNS
 
-// Readers of one row of a result.
+// Readers of one row of a result (the column mapping is record_rows.hpp's, shared with SQLite).
 chat_record read_chat(const pg_rows& r, int i) {
-    return {r.text(i, 0), r.integer(i, 1), r.text(i, 2), r.text(i, 3),
-            r.text(i, 4), r.text(i, 5),    r.text(i, 6), r.text(i, 7)};
+    pg_row row(r, i);
+    return chat_from(row);
 }
 
 message_record read_message(const pg_rows& r, int i) {
-    return {r.integer(i, 0), r.text(i, 1), r.text(i, 2),
-            r.text(i, 3),    r.text(i, 4), r.integer(i, 5)};
+    pg_row row(r, i);
+    return message_from(row);
 }
 
 tool_call_record read_call(const pg_rows& r, int i) {
-    return {r.text(i, 0), r.text(i, 1),    static_cast<int>(r.integer(i, 2)),
-            r.text(i, 3), r.text(i, 4),    r.text(i, 5),
-            r.text(i, 6), r.integer(i, 7), r.text(i, 8)};
+    pg_row row(r, i);
+    return tool_call_from(row);
 }
 
 edit_session_record read_session(const pg_rows& r, int i) {
-    return {r.text(i, 0),         r.text(i, 1),     r.text(i, 2),         r.text(i, 3),
-            r.text(i, 4),         r.text(i, 5),     r.integer(i, 6) != 0, r.text(i, 7),
-            r.integer(i, 8) != 0, r.text(i, 9),     r.integer(i, 10),     r.integer(i, 11),
-            r.integer(i, 12),     r.integer(i, 13), r.integer(i, 14)};
+    pg_row row(r, i);
+    return edit_session_from(row);
 }
 
 session_edit_record read_session_edit(const pg_rows& r, int i) {
-    return {r.text(i, 0), r.text(i, 1), r.integer(i, 2), r.text(i, 3),
-            r.text(i, 4), r.text(i, 5), r.text(i, 6),    r.text(i, 7),
-            r.text(i, 8), r.text(i, 9), r.integer(i, 10)};
+    pg_row row(r, i);
+    return session_edit_from(row);
+}
+
+run_record read_run(const pg_rows& r, int i) {
+    pg_row row(r, i);
+    return run_from(row);
 }
 
 template <class Reader>
@@ -189,19 +191,6 @@ auto one_row(const pg_rows& rows, Reader reader) -> std::optional<decltype(reade
 // The column as a string (a single-column result).
 std::string first_text(const pg_rows& r, int i) {
     return r.text(i, 0);
-}
-
-run_record read_run(const pg_rows& r, int i) {
-    return {r.text(i, 0),
-            r.text(i, 1),
-            r.text(i, 2),
-            static_cast<int>(r.integer(i, 3)),
-            static_cast<int>(r.integer(i, 4)),
-            r.text(i, 5),
-            r.text(i, 6),
-            r.text(i, 7),
-            r.integer(i, 8),
-            r.integer(i, 9)};
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "gateway/observability/log.hpp"
 #include "gateway/store/pg_schema.hpp"
 #include "gateway/store/pg_store.hpp"
+#include "gateway/store/record_rows.hpp"
 
 #include <poll.h>
 #include <unistd.h>
@@ -67,20 +68,8 @@ constexpr const char* withdraw_request_sql =
     "DELETE FROM run_requests WHERE id = $1 AND answer IS NULL";
 
 key_record read_key(const pg_rows& r, int i) {
-    key_record k;
-    k.id = r.text(i, 0);
-    k.name = r.text(i, 1);
-    k.digest = r.text(i, 2);
-    k.models = r.text(i, 3);
-    k.rpm = r.integer(i, 4);
-    k.tpm = r.integer(i, 5);
-    k.max_parallel = r.integer(i, 6);
-    k.budget_tokens = r.integer(i, 7);
-    k.budget_period = r.text(i, 8);
-    k.expires_at = r.integer(i, 9);
-    k.created_at = r.integer(i, 10);
-    k.revoked_at = r.integer(i, 11);
-    return k;
+    pg_row row(r, i);
+    return key_from(row);
 }
 
 std::string make_replica_id() {

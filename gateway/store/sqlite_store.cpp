@@ -1,5 +1,7 @@
 #include "gateway/store/sqlite_store.hpp"
 
+#include "gateway/store/record_rows.hpp"
+
 #include <algorithm>
 #include <limits>
 
@@ -138,43 +140,29 @@ constexpr const char* insert_session_edit =
     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
 #undef EDIT_COLUMNS
 
+// Readers of one row (the column mapping is record_rows.hpp's, shared with PostgreSQL).
 edit_session_record read_session(statement& s) {
-    return {s.text(0),     s.text(1),         s.text(2),     s.text(3),         s.text(4),
-            s.text(5),     s.integer(6) != 0, s.text(7),     s.integer(8) != 0, s.text(9),
-            s.integer(10), s.integer(11),     s.integer(12), s.integer(13),     s.integer(14)};
+    return edit_session_from(s);
 }
 
 session_edit_record read_session_edit(statement& s) {
-    return {s.text(0), s.text(1), s.integer(2), s.text(3), s.text(4),    s.text(5),
-            s.text(6), s.text(7), s.text(8),    s.text(9), s.integer(10)};
+    return session_edit_from(s);
 }
 
 chat_record read_chat(statement& s) {
-    return {s.text(0), s.integer(1), s.text(2), s.text(3),
-            s.text(4), s.text(5),    s.text(6), s.text(7)};
+    return chat_from(s);
 }
 
 message_record read_message(statement& s) {
-    return {s.integer(0), s.text(1), s.text(2), s.text(3), s.text(4), s.integer(5)};
+    return message_from(s);
 }
 
 run_record read_run(statement& s) {
-    return {s.text(0),
-            s.text(1),
-            s.text(2),
-            static_cast<int>(s.integer(3)),
-            static_cast<int>(s.integer(4)),
-            s.text(5),
-            s.text(6),
-            s.text(7),
-            s.integer(8),
-            s.integer(9)};
+    return run_from(s);
 }
 
 tool_call_record read_call(statement& s) {
-    return {s.text(0), s.text(1),    static_cast<int>(s.integer(2)),
-            s.text(3), s.text(4),    s.text(5),
-            s.text(6), s.integer(7), s.text(8)};
+    return tool_call_from(s);
 }
 
 template <class T, class Reader>

@@ -1,5 +1,6 @@
 // sqlite_store's virtual keys and token usage (migration 7): the operations side of the store,
 // beside the Context API's state in sqlite_store.cpp.
+#include "gateway/store/record_rows.hpp"
 #include "gateway/store/sqlite_database.hpp"
 #include "gateway/store/sqlite_store.hpp"
 
@@ -35,20 +36,7 @@ constexpr const char* select_usage =
     "GROUP BY d, key_id, model ORDER BY d, key_id, model";
 
 key_record read_key(statement& s) {
-    key_record k;
-    k.id = s.text(0);
-    k.name = s.text(1);
-    k.digest = s.text(2);
-    k.models = s.text(3);
-    k.rpm = s.integer(4);
-    k.tpm = s.integer(5);
-    k.max_parallel = s.integer(6);
-    k.budget_tokens = s.integer(7);
-    k.budget_period = s.text(8);
-    k.expires_at = s.integer(9);
-    k.created_at = s.integer(10);
-    k.revoked_at = s.integer(11);
-    return k;
+    return key_from(s);
 }
 
 }  // namespace
