@@ -117,6 +117,17 @@ public:
         return *value;
     }
 
+    // A scalar that must be `first` or `second` (`label` names it in the message): true for
+    // `second`.
+    bool either(const YAML::Node& node, std::string_view label, std::string_view first,
+                std::string_view second) const {
+        auto text = scalar(node, label);
+        if (text != first && text != second)
+            fail(node, "`" + std::string(label) + "`: `" + text + "` must be " +
+                           std::string(first) + " or " + std::string(second));
+        return text == second;
+    }
+
     bool get_bool(const YAML::Node& node, std::string_view key) const {
         auto text = scalar(node, key);
         if (text == "true") return true;
@@ -178,15 +189,9 @@ public:
         if (!endpoint) fail(node["base_url"], "`base_url`: `" + u.base_url + "` " + endpoint.error);
         u.endpoint = *endpoint.value;
         if (auto n = node["api_key"]) u.api_key = scalar(n, "api_key");
-        if (auto n = node["auth"]) {
-            auto text = scalar(n, "auth");
-            if (text == "forward")
-                u.auth = auth_mode::forward;
-            else if (text == "replace")
-                u.auth = auth_mode::replace;
-            else
-                fail(n, "`auth`: `" + text + "` must be forward or replace");
-        }
+        if (auto n = node["auth"])
+            u.auth =
+                either(n, "auth", "forward", "replace") ? auth_mode::replace : auth_mode::forward;
         if (auto n = node["provider"]) {
             auto text = scalar(n, "provider");
             if (text == "openai")
@@ -200,15 +205,10 @@ public:
         }
         u.tool_calling = u.provider == provider_kind::openai ? tool_calling_mode::json
                                                              : tool_calling_mode::native;
-        if (auto n = node["tool_calling"]) {
-            auto text = scalar(n, "tool_calling");
-            if (text == "native")
-                u.tool_calling = tool_calling_mode::native;
-            else if (text == "json")
-                u.tool_calling = tool_calling_mode::json;
-            else
-                fail(n, "`tool_calling`: `" + text + "` must be native or json");
-        }
+        if (auto n = node["tool_calling"])
+            u.tool_calling = either(n, "tool_calling", "native", "json")
+                                 ? tool_calling_mode::json
+                                 : tool_calling_mode::native;
         if (auto n = node["model_map"]) {
             if (!n.IsMap()) fail(n, "`model_map` must map client model names to upstream names");
             for (const auto& entry : n)
@@ -240,10 +240,7 @@ public:
         if (auto n = node["context_budget"])
             u.context_budget = get_count(n, "context_budget", 0, 100'000'000);
         if (auto n = node["stream_usage"]) {
-            auto text = scalar(n, "stream_usage");
-            if (text != "pass" && text != "inject")
-                fail(n, "`stream_usage`: `" + text + "` must be pass or inject");
-            u.inject_stream_usage = text == "inject";
+            u.inject_stream_usage = either(n, "stream_usage", "pass", "inject");
             if (u.inject_stream_usage && u.provider != provider_kind::openai)
                 fail(n, "`stream_usage: inject` applies to OpenAI-compatible upstreams only");
         }
@@ -273,12 +270,8 @@ public:
                 fail(n, "`level`: `" + text + "` must be debug, info, warn or error");
         }
         if (auto n = node["access_log"]) l.access_log = get_bool(n, "access_log");
-        if (auto n = node["format"]) {
-            auto text = scalar(n, "format");
-            if (text != "text" && text != "json")
-                fail(n, "`format`: `" + text + "` must be text or json");
-            l.format = text == "json" ? log_format::json : log_format::text;
-        }
+        if (auto n = node["format"])
+            l.format = either(n, "format", "text", "json") ? log_format::json : log_format::text;
         return l;
     }
 
@@ -335,11 +328,8 @@ public:
             check_keys(b, section + ".budget", {"tokens", "period"});
             if (auto n = b["tokens"])
                 k.budget_tokens = get_count(n, "tokens", 0, 1'000'000'000'000'000);
-            if (auto n = b["period"]) {
-                k.budget_period = scalar(n, "period");
-                if (k.budget_period != "day" && k.budget_period != "month")
-                    fail(n, "`budget.period`: `" + k.budget_period + "` must be day or month");
-            }
+            if (auto n = b["period"])
+                k.budget_period = either(n, "budget.period", "day", "month") ? "month" : "day";
         }
         if (auto n = node["expires_at"]) {
             auto text = scalar(n, "expires_at");
@@ -374,12 +364,9 @@ public:
     limits_config limits(const YAML::Node& node) const {
         check_keys(node, "limits", {"backend", "redis_url", "redis_timeout"});
         limits_config l;
-        if (auto n = node["backend"]) {
-            auto text = scalar(n, "backend");
-            if (text != "memory" && text != "redis")
-                fail(n, "`limits.backend`: `" + text + "` must be memory or redis");
-            l.backend = text == "redis" ? limits_backend::redis : limits_backend::memory;
-        }
+        if (auto n = node["backend"])
+            l.backend = either(n, "limits.backend", "memory", "redis") ? limits_backend::redis
+                                                                       : limits_backend::memory;
         if (auto n = node["redis_url"]) l.redis_url = scalar(n, "redis_url");
         if (auto n = node["redis_timeout"]) l.redis_timeout = get_duration(n, "redis_timeout");
         if (l.backend == limits_backend::redis) {
@@ -405,12 +392,9 @@ public:
     store_config store(const YAML::Node& node) const {
         check_keys(node, "context.store", {"type", "dsn", "lease_timeout"});
         store_config s;
-        if (auto n = node["type"]) {
-            auto text = scalar(n, "type");
-            if (text != "sqlite" && text != "postgres")
-                fail(n, "`context.store.type`: `" + text + "` must be sqlite or postgres");
-            s.type = text == "postgres" ? store_type::postgres : store_type::sqlite;
-        }
+        if (auto n = node["type"])
+            s.type = either(n, "context.store.type", "sqlite", "postgres") ? store_type::postgres
+                                                                           : store_type::sqlite;
         if (auto n = node["dsn"]) s.dsn = scalar(n, "dsn");
         if (auto n = node["lease_timeout"]) {
             s.lease_timeout = get_duration(n, "lease_timeout");
