@@ -273,15 +273,15 @@ private:
     std::vector<std::thread> workers_;
 };
 
-// The descriptor of the folder the walk is in, duplicated once per folder so that worker
-// threads can open its files after the walk has moved on.
+// The descriptor of the folder the walk is in, duplicated once per visit of a folder so that
+// worker threads can open its files after the walk has moved on. The walk visits one folder's
+// entries at a time (a subfolder's in between), so the parent path names the folder.
 class folder_handles {
 public:
     std::shared_ptr<const unique_fd> of(const walk_entry& e) {
         auto parent = std::string_view(e.path).substr(0, e.path.size() - std::strlen(e.name));
-        if (!current_ || fd_ != e.dir_fd || parent != parent_) {
+        if (!current_ || parent != parent_) {
             current_ = std::make_shared<const unique_fd>(::fcntl(e.dir_fd, F_DUPFD_CLOEXEC, 0));
-            fd_ = e.dir_fd;
             parent_ = parent;
         }
         return current_;
@@ -289,7 +289,6 @@ public:
 
 private:
     std::shared_ptr<const unique_fd> current_;
-    int fd_ = -1;
     std::string parent_;
 };
 

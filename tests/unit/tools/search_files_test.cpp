@@ -135,6 +135,27 @@ BOOST_AUTO_TEST_CASE(finds_what_re2_folds_outside_ascii) {
     BOOST_TEST(contains(exact.text, "No matches"), exact.text);
 }
 
+// Workers open each file from its folder's descriptor after the walk has moved on: files of a
+// folder that come after one of its subfolders must still be opened from the right folder.
+BOOST_AUTO_TEST_CASE(files_around_subfolders_are_all_searched) {
+    temp_workspace w;
+    for (auto name : {"a/1.txt", "a/b/2.txt", "a/b/c/3.txt", "a/b/4.txt", "a/c.txt", "a/d/5.txt",
+                      "a/e.txt", "z.txt"})
+        w.write(name, "the marker_word\n");
+    auto r = w.run("search_files", R"j({"pattern":"marker_word","context_lines":0})j");
+    BOOST_TEST(r.text ==
+                   "Found 8 matches in 8 files:\n"
+                   "a/1.txt:1: the marker_word\n"
+                   "a/b/2.txt:1: the marker_word\n"
+                   "a/b/4.txt:1: the marker_word\n"
+                   "a/b/c/3.txt:1: the marker_word\n"
+                   "a/c.txt:1: the marker_word\n"
+                   "a/d/5.txt:1: the marker_word\n"
+                   "a/e.txt:1: the marker_word\n"
+                   "z.txt:1: the marker_word\n",
+               r.text);
+}
+
 // Files are searched on several threads; results keep the walk's order and the cap counts
 // across files in that order, as a single-threaded search would.
 BOOST_AUTO_TEST_CASE(many_files_keep_walk_order_and_the_cap) {
