@@ -1,5 +1,6 @@
 #include "gateway/agent/approval_gate.hpp"
 
+#include "gateway/mcp/remote_tool.hpp"
 #include "gateway/observability/failpoint.hpp"
 #include "gateway/tools/error_codes.hpp"
 
@@ -44,8 +45,15 @@ approval_gate::approval_gate(const config::context_config& limits, const tools::
 
 config::approval_policy approval_gate::policy_for(const std::string& tool,
                                                   const json::object& parameters) const {
+    std::optional<config::approval_policy> configured;
     for (const auto& [name, policy] : limits_.approvals)
-        if (name == tool) return policy;
+        if (name == tool) configured = policy;
+    // An MCP tool: the configured policy, else its server's; its annotations only tighten it.
+    if (const auto* t = tools_.find(tool); t && t->remote()) {
+        const auto& remote = static_cast<const mcp::remote_tool&>(*t);
+        return remote.policy(configured.value_or(remote.policy()));
+    }
+    if (configured) return *configured;
     return runner_.writes(tool, parameters) ? config::approval_policy::ask
                                             : config::approval_policy::always;
 }

@@ -2,6 +2,7 @@
 
 #include "gateway/io/offload.hpp"
 #include "gateway/io/thread_name.hpp"
+#include "gateway/mcp/hub.hpp"
 #include "gateway/observability/failpoint.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/tools/diff.hpp"
@@ -50,8 +51,9 @@ struct target_state {
 }  // namespace
 
 tool_runner::tool_runner(const tools::registry& tools, const tools::workspace_roots& roots,
-                         store::state_store& store, run_journal& journal, unsigned threads)
-    : tools_(tools), roots_(roots), store_(store), journal_(journal), pool_(threads) {
+                         store::state_store& store, run_journal& journal, unsigned threads,
+                         mcp::hub* mcp)
+    : tools_(tools), roots_(roots), store_(store), journal_(journal), mcp_(mcp), pool_(threads) {
     // Each pool thread takes one naming task and holds it until all have: one name per thread.
     // The tasks share the latch: one may still be leaving its wait when the constructor returns.
     auto named = std::make_shared<std::latch>(threads);
@@ -73,7 +75,27 @@ void tool_runner::stop() {
 
 bool tool_runner::writes(const std::string& tool, const json::object& parameters) const {
     const auto* t = tools_.find(tool);
-    return t && t->needs_approval_for(parameters);
+    return t && !t->remote() && t->needs_approval_for(parameters);
+}
+
+net::awaitable<tools::tool_result> tool_runner::run_remote(live_run& run, const tools::tool& t,
+                                                           const json::object& parameters,
+                                                           tools::mode how) {
+    auto name = std::string(t.spec().name);
+    if ((t.spec().permissions & ~tools::permissions_of(run.role)) != 0)
+        co_return tools::tool_result::failure(
+            tools::code::permission_denied,
+            "Tool `" + name + "` may change things, and this chat may only read.");
+    if (auto problem = tools_.validate(name, parameters); !problem.empty())
+        co_return tools::tool_result::failure(
+            tools::code::invalid_parameters, "Invalid parameters for `" + name + "` at " + problem);
+    tools::tool_context none;
+    if (how == tools::mode::preview) co_return t.run(parameters, none, tools::mode::preview);
+    if (!mcp_)
+        co_return tools::tool_result::failure(tools::code::mcp_unavailable,
+                                              "MCP tools are not available here.");
+    auto result = co_await mcp_->call(name, parameters);
+    co_return result;
 }
 
 std::optional<std::string> tool_runner::open_workspace(live_run& run) {
@@ -120,6 +142,10 @@ net::awaitable<tools::tool_result> tool_runner::run(live_run& run, const std::st
                                                     std::optional<std::int64_t> document_version,
                                                     std::optional<std::int64_t>* read_version) {
     const auto* t = tools_.find(tool);
+    if (t && t->remote()) {
+        auto result = co_await run_remote(run, *t, parameters, how);
+        co_return result;
+    }
     bool document_tool = t && t->uses_document(parameters);
     bool review = run.chat.edits == "review";
     // Review mode: a write is recorded in its target's edit session instead of written.

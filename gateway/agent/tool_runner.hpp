@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+namespace gateway::mcp {
+class hub;
+}
 namespace gateway::tools {
 class workspace;
 class workspace_roots;
@@ -35,11 +38,15 @@ namespace gateway::agent {
 // before and after (so a resumed run can tell whether the write happened) and its previous
 // content (so the write can be undone).
 //
+// An MCP server's tool (tools::tool::remote()) is not given a pool thread: its call is awaited
+// through `mcp`, and it is never recorded as a workspace edit.
+//
 // Thread safety: called on the engine thread; the tools run on the pool.
 class tool_runner {
 public:
     tool_runner(const tools::registry& tools, const tools::workspace_roots& roots,
-                store::state_store& store, run_journal& journal, unsigned threads = 2);
+                store::state_store& store, run_journal& journal, unsigned threads = 2,
+                mcp::hub* mcp = nullptr);
     ~tool_runner();
 
     // Opens the run's workspace into run.files; the reason when it cannot be used.
@@ -77,7 +84,8 @@ public:
     // (NOTHING_TO_UNDO when it changed since) or success.
     net::awaitable<tools::tool_result> restore(live_run& run, const store::backup_record& backup);
 
-    // Whether `tool` with these parameters changes anything.
+    // Whether `tool` with these parameters changes anything in the workspace or the document
+    // (an MCP tool never does as far as the gateway can tell; its approval is its own policy).
     bool writes(const std::string& tool, const boost::json::object& parameters) const;
 
     // Stops the pool (waits for the tools running now).
@@ -97,6 +105,11 @@ private:
     // What a recorded edit answered the model.
     static tools::tool_result result_of(const store::session_edit_record& edit);
 
+    // An MCP tool's call, through the hub.
+    net::awaitable<tools::tool_result> run_remote(live_run& run, const tools::tool& t,
+                                                  const boost::json::object& parameters,
+                                                  tools::mode how);
+
     // The target's content now, or nullopt when it does not exist.
     net::awaitable<std::optional<std::string>> current(live_run& run, const std::string& path);
 
@@ -104,6 +117,7 @@ private:
     const tools::workspace_roots& roots_;
     store::state_store& store_;
     run_journal& journal_;
+    mcp::hub* mcp_;
     boost::asio::thread_pool pool_;
 
     // One workspace per folder, shared by its chats: the symbol index stays warm between runs.

@@ -1,5 +1,6 @@
 #include "gateway/app/cli.hpp"
 
+#include "gateway/app/mcp_command.hpp"
 #include "gateway/app/server.hpp"
 #include "gateway/app/tool_command.hpp"
 #include "gateway/config/config.hpp"
@@ -19,6 +20,7 @@ Usage:
   contextgate check-config [--config FILE]   validate FILE and print the effective configuration,
                                              secrets masked
   contextgate tool list|run ...              list the agent's tools or run one (see `tool --help`)
+  contextgate mcp tools|call ...             list or call an MCP server's tools (see `mcp --help`)
   contextgate --help                         this text
   contextgate --version                      the version
 
@@ -43,6 +45,7 @@ int run_cli(const std::vector<std::string>& args) {
         return 0;
     }
     if (command == "tool") return run_tool_command({args.begin() + 1, args.end()});
+    if (command == "mcp") return run_mcp_command({args.begin() + 1, args.end()});
     if (command != "serve" && command != "check-config") {
         std::cerr << "contextgate: unknown command `" << command << "`\n\n" << usage;
         return 2;

@@ -9,6 +9,8 @@
 #include "gateway/agent/system_prompts.hpp"
 #include "gateway/agent/tool_runner.hpp"
 #include "gateway/context/api.hpp"
+#include "gateway/mcp/hub.hpp"
+#include "gateway/mcp/naming.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/sessions/edit_sessions.hpp"
 #include "gateway/store/data_dir_lock.hpp"
@@ -37,8 +39,9 @@ config::parsed<context_files> load_context_files(const config::gateway_config& c
     using result = config::parsed<context_files>;
     const auto& context = config.context;
     const auto& tools = tools::registry::standard();
+    // MCP tools are known once their servers answer: their names are taken as they are.
     for (const auto& [name, policy] : context.approvals)
-        if (!tools.find(name))
+        if (!tools.find(name) && !name.starts_with(mcp::tool_prefix))
             return result::fail(config.source + ": context.approvals names an unknown tool `" +
                                 name + "`");
     context_files files;
@@ -101,7 +104,10 @@ config::parsed<std::unique_ptr<context_service>> context_service::start(
     }
     s->ledger_ = std::make_unique<admin::usage_ledger>(*s->store_, std::chrono::seconds(5));
 
-    const auto& tools = tools::registry::standard();
+    s->mcp_ = std::make_unique<mcp::hub>(config.mcp_servers);
+    s->mcp_->start();
+    s->tools_ = std::make_unique<tools::registry>(s->mcp_.get());
+    const auto& tools = *s->tools_;
     s->roots_ = std::make_unique<tools::workspace_roots>(context.workspaces);
     for (const auto& problem : s->roots_->unusable())
         observability::log_warn("context.workspaces: " + problem + "; chats cannot use it");
@@ -109,7 +115,8 @@ config::parsed<std::unique_ptr<context_service>> context_service::start(
     s->model_ = std::make_unique<agent::model_client>(config, router, tls_contexts,
                                                       s->engine_.get_executor(), s->ledger_.get());
     s->journal_ = std::make_unique<agent::run_journal>(*s->store_, context.event_excerpt_bytes);
-    s->runner_ = std::make_unique<agent::tool_runner>(tools, *s->roots_, *s->store_, *s->journal_);
+    s->runner_ = std::make_unique<agent::tool_runner>(tools, *s->roots_, *s->store_, *s->journal_,
+                                                      2, s->mcp_.get());
     s->gate_ = std::make_unique<agent::approval_gate>(context, tools, *s->journal_, *s->runner_);
     s->loop_ =
         std::make_unique<agent::agent_loop>(context, tools, *s->model_, *s->gate_, *s->journal_);
@@ -142,10 +149,12 @@ context_service::~context_service() {
 }
 
 void context_service::stop() {
-    // Runs first (they may be waiting on a tool or the store), then the tools; the store's own
-    // threads finish their queue when it is destroyed, after everything that uses it.
+    // Runs first (they may be waiting on a tool or the store), then the tools and the MCP
+    // servers; the store's own threads finish their queue when it is destroyed, after
+    // everything that uses it.
     if (runs_) runs_->stop();
     if (runner_) runner_->stop();
+    if (mcp_) mcp_->stop();
     if (ledger_) ledger_->stop();
 }
 

@@ -29,6 +29,9 @@ class api;
 namespace gateway::sessions {
 class edit_sessions;
 }
+namespace gateway::mcp {
+class hub;
+}
 namespace gateway::passthrough {
 class model_router;
 }
@@ -37,8 +40,9 @@ class data_dir_lock;
 class state_store;
 }  // namespace gateway::store
 namespace gateway::tools {
+class registry;
 class workspace_roots;
-}
+}  // namespace gateway::tools
 namespace gateway::workflows {
 class runner;
 }
@@ -60,9 +64,10 @@ struct context_files {
 config::parsed<context_files> load_context_files(const config::gateway_config& config);
 
 // The Context API's parts, built in dependency order and owned together: the data directory's
-// lock, the state store, the engine (its io_context and thread, journal, tool runner, approval
-// gate, agent loop, run registry, model client), the workflow runner and the HTTP handlers.
-// Part of the composition root: the only place that wires them.
+// lock, the state store, the MCP servers and the tool registry that includes theirs, the engine
+// (its io_context and thread, journal, tool runner, approval gate, agent loop, run registry, model
+// client), the workflow runner and the HTTP handlers. Part of the composition root: the only place
+// that wires them.
 class context_service {
 public:
     // Loads the prompts and workflows, takes the data directory, opens the store and starts the
@@ -75,6 +80,7 @@ public:
     context::api& api() { return *api_; }
     store::state_store& store() { return *store_; }
     admin::usage_ledger& ledger() { return *ledger_; }
+    mcp::hub& mcp() { return *mcp_; }
 
     // SIGHUP: loads the workflows again; a broken change keeps the old set. Returns the error.
     std::string reload_workflows();
@@ -91,6 +97,9 @@ private:
     std::unique_ptr<store::state_store> store_;
     std::unique_ptr<admin::usage_ledger> ledger_;  // writes to store_
     std::unique_ptr<tools::workspace_roots> roots_;
+    std::unique_ptr<mcp::hub> mcp_;
+    std::unique_ptr<tools::registry> tools_;  // the standard tools and the MCP servers'
+
     std::unique_ptr<agent::system_prompts> prompts_;
     boost::asio::io_context engine_{1};
     std::unique_ptr<agent::model_client> model_;

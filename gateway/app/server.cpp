@@ -8,11 +8,13 @@
 #include "gateway/admin/usage_ledger.hpp"
 #include "gateway/console/console.hpp"
 #include "gateway/context/api.hpp"
+#include "gateway/context/mcp_servers.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/listener.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/io/offload.hpp"
 #include "gateway/io/thread_name.hpp"
+#include "gateway/mcp/hub.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/handler.hpp"
@@ -55,6 +57,12 @@ net::awaitable<void> metrics_page(http::request_context& ctx) {
 }
 
 // Answers 405 for methods the gateway does not serve on a path it owns, instead of forwarding.
+// A handler that only computes its reply (the MCP server views), written as the API's are.
+net::awaitable<void> mcp_reply(http::request_context& ctx, net::awaitable<http::reply> answer) {
+    auto r = co_await std::move(answer);
+    co_await http::write_reply(ctx, std::move(r));
+}
+
 net::awaitable<void> not_allowed(http::request_context& ctx) {
     co_await http::write_error(ctx, errc::method_not_allowed);
 }
@@ -88,6 +96,7 @@ std::string server::start() {
     if (!started) return started.error;
     context_ = std::move(*started.value);
     auto& api = context_->api();
+    auto* mcp = &context_->mcp();
 
     // Operations: metrics, virtual keys with their limits, the admin API.
     auto& metrics = observability::metrics();
@@ -183,6 +192,8 @@ std::string server::start() {
             {"GET",    "/context/workflows/categories",           false, api.route(&a::workflow_categories)},
             {"GET",    "/context/workflows/{id}",                 false, api.route(&a::get_workflow)},
             {"POST",   "/context/workflows/{id}/runs",            false, api.route(&a::start_workflow)},
+            {"GET",    "/context/mcp/servers",                    false, [mcp](http::request_context& c) { return mcp_reply(c, context::list_mcp_servers(*mcp, c)); }},
+            {"POST",   "/context/mcp/servers/{name}/refresh",     false, [mcp](http::request_context& c) { return mcp_reply(c, context::refresh_mcp_server(*mcp, c)); }},
             {"*",      "/v1/",                                    true,  [forward](http::request_context& c) { return (*forward)(c); }},
             {"*",      "/v1beta/",                                true,  [forward](http::request_context& c) { return (*forward)(c); }},
         };

@@ -1,5 +1,8 @@
 #include "gateway/app/tool_command.hpp"
 
+#include "gateway/config/config.hpp"
+#include "gateway/mcp/hub.hpp"
+#include "gateway/observability/log.hpp"
 #include "gateway/tools/registry.hpp"
 #include "gateway/tools/workspace.hpp"
 
@@ -15,10 +18,12 @@ namespace gateway::app {
 namespace {
 
 constexpr const char* usage = R"(Usage:
-  contextgate tool list [--role reader|editor]
-  contextgate tool run NAME --workspace DIR --params JSON [--json] [--preview]
+  contextgate tool list [--role reader|editor] [--config FILE]
+  contextgate tool run NAME --workspace DIR --params JSON [--json] [--preview] [--config FILE]
 
-`list` prints the tool catalogue as the model sees it (default role: editor).
+`list` prints the tool catalogue as the model sees it (default role: editor). With --config, the
+tools of the MCP servers FILE configures (mcp_servers) are included: they are started and asked
+for their tools first.
 `run` runs one tool directly, without an approval step, in the workspace DIR. It prints the text
 the model would read, or with --json the whole result ({ok, error_code, text, data}); --preview
 computes a write's diff without writing. The exit status is 1 when the tool failed.
@@ -31,12 +36,33 @@ int usage_error(const std::string& message) {
 
 }  // namespace
 
-int run_tool_command(const std::vector<std::string>& args) {
-    const auto& tools = tools::registry::standard();
-    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-        (args.empty() ? std::cerr : std::cout) << usage;
-        return args.empty() ? 2 : 0;
+int run_tool_command(const std::vector<std::string>& given) {
+    if (given.empty() || given[0] == "--help" || given[0] == "-h") {
+        (given.empty() ? std::cerr : std::cout) << usage;
+        return given.empty() ? 2 : 0;
     }
+    // --config FILE: the MCP servers it configures join the registry.
+    std::vector<std::string> args;
+    std::string config_path;
+    for (std::size_t i = 0; i < given.size(); ++i) {
+        if (given[i] == "--config" && i + 1 < given.size())
+            config_path = given[++i];
+        else
+            args.push_back(given[i]);
+    }
+    if (args.empty()) return usage_error("missing subcommand (list or run)");
+    std::unique_ptr<mcp::hub> servers;
+    if (!config_path.empty()) {
+        auto loaded = config::load_file(config_path);
+        if (!loaded) {
+            std::cerr << "contextgate tool: " << loaded.error << "\n";
+            return 2;
+        }
+        observability::set_level(config::log_level::error);
+        servers = std::make_unique<mcp::hub>(loaded.value->mcp_servers);
+        servers->start(true);
+    }
+    tools::registry tools(servers.get());
     if (args[0] == "list") {
         auto role = tools::role::editor;
         for (std::size_t i = 1; i < args.size(); ++i) {

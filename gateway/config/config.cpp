@@ -44,6 +44,12 @@ std::string format_duration(duration d) {
     return std::to_string(ms) + "ms";
 }
 
+const char* policy_name(approval_policy policy) {
+    return policy == approval_policy::ask      ? "ask"
+           : policy == approval_policy::always ? "always"
+                                               : "never";
+}
+
 const char* level_name(log_level level) {
     switch (level) {
         case log_level::debug:
@@ -338,14 +344,44 @@ std::string to_yaml(const gateway_config& config) {
         << "  max_watchers_per_run: " << c.max_watchers_per_run << '\n'
         << "  event_excerpt_bytes: " << c.event_excerpt_bytes << '\n'
         << "  approvals: {";
-    for (std::size_t i = 0; i < c.approvals.size(); ++i) {
-        auto policy = c.approvals[i].second;
+    for (std::size_t i = 0; i < c.approvals.size(); ++i)
         out << (i ? ", " : "") << quoted(c.approvals[i].first) << ": "
-            << (policy == approval_policy::ask      ? "ask"
-                : policy == approval_policy::always ? "always"
-                                                    : "never");
-    }
+            << policy_name(c.approvals[i].second);
     out << "}\n";
+    out << "mcp_servers:" << (config.mcp_servers.empty() ? " []" : "") << '\n';
+    for (const auto& m : config.mcp_servers) {
+        // Header and environment values often carry tokens: their names only.
+        auto masked = [&](const char* key, const auto& pairs) {
+            out << "    " << key << ": {";
+            for (std::size_t i = 0; i < pairs.size(); ++i)
+                out << (i ? ", " : "") << quoted(pairs[i].first) << ": \"***\"";
+            out << "}\n";
+        };
+        out << "  - name: " << quoted(m.name) << '\n';
+        if (m.transport == mcp_transport::stdio) {
+            out << "    transport: stdio\n"
+                << "    command: " << quoted(m.command) << '\n'
+                << "    args: [";
+            for (std::size_t i = 0; i < m.args.size(); ++i)
+                out << (i ? ", " : "") << quoted(m.args[i]);
+            out << "]\n";
+            masked("env", m.env);
+        } else {
+            out << "    transport: http\n"
+                << "    url: " << quoted(mask_url_password(m.url)) << '\n';
+            masked("headers", m.headers);
+        }
+        out << "    tools: {allow: [";
+        for (std::size_t i = 0; i < m.allow.size(); ++i)
+            out << (i ? ", " : "") << quoted(m.allow[i]);
+        out << "], deny: [";
+        for (std::size_t i = 0; i < m.deny.size(); ++i) out << (i ? ", " : "") << quoted(m.deny[i]);
+        out << "]}\n"
+            << "    approval: " << policy_name(m.approval) << '\n'
+            << "    connect_timeout: " << format_duration(m.connect_timeout) << '\n'
+            << "    call_timeout: " << format_duration(m.call_timeout) << '\n'
+            << "    max_output_bytes: " << m.max_output_bytes << '\n';
+    }
     return out.str();
 }
 

@@ -163,6 +163,29 @@ struct context_config {
     std::vector<std::pair<std::string, approval_policy>> approvals;  // per tool; default ask
 };
 
+// An MCP server whose tools the agent may use (docs/mcp.md). Its tools are named
+// `mcp__<name>__<tool>` for the model.
+enum class mcp_transport { stdio, http };
+
+struct mcp_server_config {
+    std::string name;  // letters, digits, `_` and `-`; at most 24 characters
+    mcp_transport transport = mcp_transport::stdio;
+    // stdio: the program (found on PATH), its arguments and variables added to the gateway's own.
+    std::string command;
+    std::vector<std::string> args;
+    std::vector<std::pair<std::string, std::string>> env;
+    // http (Streamable HTTP): the endpoint and headers sent with every request.
+    std::string url;
+    upstream_endpoint endpoint;
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::vector<std::string> allow{"*"};  // globs over the server's own tool names
+    std::vector<std::string> deny;        // ... taken out again
+    approval_policy approval = approval_policy::ask;
+    duration connect_timeout{30'000};          // starting and initializing the server
+    duration call_timeout{60'000};             // one tools/call; then it is cancelled
+    std::size_t max_output_bytes = 64 * 1024;  // what a result may give the model
+};
+
 struct gateway_config {
     std::string source;  // the file it came from, for messages
     server_config server;
@@ -172,6 +195,7 @@ struct gateway_config {
     metrics_config metrics;
     admin_config admin;
     limits_config limits;
+    std::vector<mcp_server_config> mcp_servers;
 };
 
 // A value or the reason there is none; for expected failures such as bad user input.

@@ -460,16 +460,7 @@ public:
             if (!n.IsMap()) fail(n, "`approvals` must map tool names to always, never or ask");
             for (const auto& entry : n) {
                 auto tool = entry.first.as<std::string>();
-                auto text = scalar(entry.second, tool);
-                approval_policy policy = approval_policy::ask;
-                if (text == "always")
-                    policy = approval_policy::always;
-                else if (text == "never")
-                    policy = approval_policy::never;
-                else if (text != "ask")
-                    fail(entry.second,
-                         "`approvals." + tool + "`: `" + text + "` must be always, never or ask");
-                c.approvals.emplace_back(tool, policy);
+                c.approvals.emplace_back(tool, approval(entry.second, "approvals." + tool));
             }
         }
         for (auto [key, value] : {std::pair{"max_wall_time", c.max_wall_time},
@@ -478,10 +469,90 @@ public:
         return c;
     }
 
+    approval_policy approval(const YAML::Node& node, const std::string& label) const {
+        auto text = scalar(node, label);
+        if (text == "always") return approval_policy::always;
+        if (text == "never") return approval_policy::never;
+        if (text != "ask")
+            fail(node, "`" + label + "`: `" + text + "` must be always, never or ask");
+        return approval_policy::ask;
+    }
+
+    // name: value pairs, values interpolated (`${TOKEN}`).
+    std::vector<std::pair<std::string, std::string>> string_map(const YAML::Node& node,
+                                                                std::string_view key) const {
+        if (!node.IsMap()) fail(node, "`" + std::string(key) + "` must map names to values");
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const auto& entry : node)
+            out.emplace_back(entry.first.as<std::string>(),
+                             scalar(entry.second, entry.first.as<std::string>()));
+        return out;
+    }
+
+    mcp_server_config mcp_server(const YAML::Node& node, std::size_t index) const {
+        std::string section = "mcp_servers[" + std::to_string(index) + "]";
+        check_keys(node, section,
+                   {"name", "transport", "command", "args", "env", "url", "headers", "tools",
+                    "approval", "connect_timeout", "call_timeout", "max_output_bytes"});
+        mcp_server_config m;
+        if (!node["name"]) fail(node, section + ": `name` is required");
+        m.name = scalar(node["name"], "name");
+        if (m.name.empty() || m.name.size() > 24 ||
+            m.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                     "0123456789_-") != std::string::npos ||
+            m.name.find("__") != std::string::npos)
+            fail(node["name"], section +
+                                   ": `name` must be 1-24 letters, digits, `_` or `-` (no `__`): "
+                                   "it becomes part of tool names");
+        if (!node["transport"]) fail(node, section + ": `transport` is required (stdio or http)");
+        m.transport = either(node["transport"], "transport", "stdio", "http")
+                          ? mcp_transport::http
+                          : mcp_transport::stdio;
+        if (auto n = node["command"]) m.command = scalar(n, "command");
+        if (auto n = node["args"]) m.args = string_list(n, "args");
+        if (auto n = node["env"]) m.env = string_map(n, "env");
+        if (auto n = node["url"]) m.url = scalar(n, "url");
+        if (auto n = node["headers"]) m.headers = string_map(n, "headers");
+        if (m.transport == mcp_transport::stdio) {
+            if (m.command.empty()) fail(node, section + ": `transport: stdio` needs `command`");
+            if (node["url"] || node["headers"])
+                fail(node["url"] ? node["url"] : node["headers"],
+                     section + ": `url` and `headers` are for `transport: http`");
+        } else {
+            if (!node["url"]) fail(node, section + ": `transport: http` needs `url`");
+            auto endpoint = parse_base_url(m.url);
+            if (!endpoint) fail(node["url"], "`url`: `" + m.url + "` " + endpoint.error);
+            m.endpoint = *endpoint.value;
+            if (node["command"] || node["args"] || node["env"])
+                fail(node["command"] ? node["command"]
+                     : node["args"]  ? node["args"]
+                                     : node["env"],
+                     section + ": `command`, `args` and `env` are for `transport: stdio`");
+        }
+        if (auto t = node["tools"]) {
+            check_keys(t, section + ".tools", {"allow", "deny"});
+            if (auto n = t["allow"]) m.allow = string_list(n, "allow");
+            if (auto n = t["deny"]) m.deny = string_list(n, "deny");
+        }
+        if (auto n = node["approval"]) m.approval = approval(n, "approval");
+        if (auto n = node["connect_timeout"])
+            m.connect_timeout = get_duration(n, "connect_timeout");
+        if (auto n = node["call_timeout"]) m.call_timeout = get_duration(n, "call_timeout");
+        if (auto n = node["max_output_bytes"]) {
+            m.max_output_bytes = get_size(n, "max_output_bytes");
+            if (m.max_output_bytes < 256) fail(n, "`max_output_bytes` must be at least 256");
+        }
+        for (auto [key, value] :
+             {std::pair{"connect_timeout", m.connect_timeout}, {"call_timeout", m.call_timeout}})
+            if (value.count() == 0) fail(node[key], "`" + std::string(key) + "` must be positive");
+        return m;
+    }
+
     gateway_config root(const YAML::Node& node) const {
         if (!node.IsDefined() || node.IsNull()) fail(node, "the file is empty");
         check_keys(node, "top level",
-                   {"server", "upstreams", "logging", "context", "metrics", "admin", "limits"});
+                   {"server", "upstreams", "logging", "context", "metrics", "admin", "limits",
+                    "mcp_servers"});
         gateway_config c;
         c.source = source_;
         if (auto n = node["server"]) c.server = server(n);
@@ -499,6 +570,16 @@ public:
         if (auto n = node["metrics"]) c.metrics = metrics(n);
         if (auto n = node["admin"]) c.admin = admin(n);
         if (auto n = node["limits"]) c.limits = limits(n);
+        if (auto n = node["mcp_servers"]) {
+            if (!n.IsSequence()) fail(n, "`mcp_servers` must be a list");
+            std::set<std::string> servers;
+            for (std::size_t i = 0; i < n.size(); ++i) {
+                c.mcp_servers.push_back(mcp_server(n[i], i));
+                if (!servers.insert(c.mcp_servers.back().name).second)
+                    fail(n[i]["name"],
+                         "duplicate MCP server name `" + c.mcp_servers.back().name + "`");
+            }
+        }
         return c;
     }
 

@@ -35,4 +35,12 @@ inline constexpr const char* doc_not_found = "DOC_NOT_FOUND";
 // the user) or removed meanwhile; nothing was recorded.
 inline constexpr const char* session_not_found = "SESSION_NOT_FOUND";
 
+// MCP tools (mcp__<server>__<tool>): the server answered with isError, is not connected now,
+// did not answer within its call_timeout (the call was cancelled), or answered with a JSON-RPC
+// error.
+inline constexpr const char* mcp_tool_error = "MCP_TOOL_ERROR";
+inline constexpr const char* mcp_unavailable = "MCP_UNAVAILABLE";
+inline constexpr const char* mcp_timeout = "MCP_TIMEOUT";
+inline constexpr const char* mcp_error = "MCP_ERROR";
+
 }  // namespace gateway::tools::code

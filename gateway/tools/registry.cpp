@@ -23,9 +23,21 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace gateway::tools {
+
+namespace {
+
+const tool_source::entry* find_in(const std::vector<tool_source::entry>& entries,
+                                  std::string_view name) {
+    for (const auto& e : entries)
+        if (e.implementation->spec().name == name) return &e;
+    return nullptr;
+}
+
+}  // namespace
 
 struct registry::entry {
     std::unique_ptr<tool> implementation;
@@ -33,7 +45,7 @@ struct registry::entry {
     std::unique_ptr<json_schema> compiled;
 };
 
-registry::registry() {
+registry::registry(const tool_source* extra) : extra_(extra) {
     std::vector<std::unique_ptr<tool>> table;
     // Search & Discovery
     table.push_back(std::make_unique<list_files_tool>());
@@ -79,18 +91,31 @@ const registry& registry::standard() {
     return instance;
 }
 
+std::vector<tool_source::entry> registry::all() const {
+    std::vector<tool_source::entry> out;
+    out.reserve(entries_.size());
+    for (const auto& e : entries_)
+        out.push_back({e->implementation.get(), &e->schema, e->compiled.get()});
+    if (!extra_) return out;
+    for (const auto& e : extra_->current())
+        if (!find_in(out, e.implementation->spec().name)) out.push_back(e);
+    return out;
+}
+
 const tool* registry::find(std::string_view name) const {
     for (const auto& e : entries_)
         if (e->implementation->spec().name == name) return e->implementation.get();
-    return nullptr;
+    if (!extra_) return nullptr;
+    auto offered = extra_->current();
+    const auto* found = find_in(offered, name);
+    return found ? found->implementation : nullptr;
 }
 
 std::vector<const tool*> registry::for_role(role r) const {
     std::vector<const tool*> out;
     auto granted = permissions_of(r);
-    for (const auto& e : entries_)
-        if ((e->implementation->spec().permissions & ~granted) == 0)
-            out.push_back(e->implementation.get());
+    for (const auto& e : all())
+        if ((e.implementation->spec().permissions & ~granted) == 0) out.push_back(e.implementation);
     return out;
 }
 
@@ -98,21 +123,31 @@ const boost::json::value& registry::schema(std::string_view name) const {
     static const boost::json::value none;
     for (const auto& e : entries_)
         if (e->implementation->spec().name == name) return e->schema;
-    return none;
+    if (!extra_) return none;
+    auto offered = extra_->current();
+    const auto* found = find_in(offered, name);
+    return found ? *found->schema : none;
 }
 
 std::string registry::catalogue(role r) const {
     std::string out;
     auto tools = for_role(r);
+    // The categories in their fixed order, then the extra tools' groups as they come.
+    std::vector<std::string_view> groups;
     for (auto group : {category::search, category::reading, category::writing, category::management,
-                       category::document}) {
+                       category::document})
+        groups.push_back(category_title(group));
+    for (const auto* t : tools)
+        if (std::find(groups.begin(), groups.end(), t->group_title()) == groups.end())
+            groups.push_back(t->group_title());
+    for (auto group : groups) {
         bool header = false;
         for (const auto* t : tools) {
             const auto& spec = t->spec();
-            if (spec.group != group) continue;
+            if (t->group_title() != group) continue;
             if (!header) {
                 out += "### ";
-                out += category_title(group);
+                out += group;
                 out += "\n\n";
                 header = true;
             }
@@ -135,7 +170,11 @@ std::string registry::validate(std::string_view name, const boost::json::value& 
         if (e->implementation->spec().name != name) continue;
         return e->compiled->validate(parameters);
     }
-    return "unknown tool";
+    if (!extra_) return "unknown tool";
+    auto offered = extra_->current();
+    const auto* found = find_in(offered, name);
+    if (!found) return "unknown tool";
+    return found->compiled ? found->compiled->validate(parameters) : std::string();
 }
 
 tool_result registry::execute(std::string_view name, const boost::json::value& parameters,

@@ -9,17 +9,34 @@
 
 namespace gateway::tools {
 
+class json_schema;
+
+// Tools from outside the table whose set changes while the gateway runs (MCP servers' tools).
+// Thread-safe.
+class tool_source {
+public:
+    struct entry {
+        const tool* implementation;
+        const boost::json::value* schema;
+        const json_schema* compiled;  // null: the schema could not be compiled, not checked here
+    };
+    virtual ~tool_source() = default;
+    // The tools offered now, in catalogue order. Every pointer stays valid as long as the source.
+    virtual std::vector<entry> current() const = 0;
+};
+
 // The explicit table of tools: one line per tool in registry.cpp, in catalogue order. Each tool's
 // JSON Schema is compiled once with valijson; execute() validates parameters before a tool sees
 // them. Immutable after construction and thread-safe.
 class registry {
 public:
-    registry();
+    // `extra`, when given, adds its tools after the table's (they never shadow one of ours).
+    explicit registry(const tool_source* extra = nullptr);
     ~registry();
     registry(const registry&) = delete;
     registry& operator=(const registry&) = delete;
 
-    // The seventeen standard tools.
+    // The seventeen standard tools, without any extra.
     static const registry& standard();
 
     const tool* find(std::string_view name) const;
@@ -28,7 +45,8 @@ public:
     const boost::json::value& schema(std::string_view name) const;
 
     // The catalogue as the model reads it in the system prompt: grouped by category in a fixed
-    // order, each tool with its description and parameter schema. Deterministic.
+    // order (the extra tools after them, by their group titles), each tool with its description
+    // and parameter schema. Deterministic for a given set of extra tools.
     std::string catalogue(role r) const;
 
     // "" when `parameters` satisfy the tool's schema, otherwise the failing path and reason, e.g.
@@ -42,7 +60,11 @@ public:
 
 private:
     struct entry;
+    // The table's entries, then the extra tools offered now.
+    std::vector<tool_source::entry> all() const;
+
     std::vector<std::unique_ptr<entry>> entries_;
+    const tool_source* extra_;
 };
 
 }  // namespace gateway::tools

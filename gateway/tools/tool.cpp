@@ -78,6 +78,8 @@ std::string cap_text(std::string text, std::size_t limit, std::string_view how_t
     if (text.size() <= limit) return text;
     auto cut = text.rfind('\n', limit);
     if (cut == std::string::npos || cut < limit / 2) cut = limit;
+    // Never inside a UTF-8 sequence: the model's request must stay valid JSON text.
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
     auto omitted = text.size() - cut;
     text.resize(cut);
     if (!text.ends_with('\n')) text.push_back('\n');

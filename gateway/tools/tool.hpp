@@ -127,6 +127,12 @@ public:
         (void)parameters;
         return spec().group == category::document;
     }
+    // The catalogue heading it is listed under: its category's title; an MCP server's tools
+    // have one heading per server.
+    virtual std::string_view group_title() const { return category_title(spec().group); }
+    // Whether it answers over the network (an MCP server's tool): the agent awaits it instead of
+    // giving it one of the tool threads, and it is never recorded as a workspace edit.
+    virtual bool remote() const { return false; }
 };
 
 // Parameter accessors for validated objects: the schema guaranteed the type when present.
