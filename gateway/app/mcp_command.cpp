@@ -30,8 +30,9 @@ constexpr const char* usage = R"(Usage:
 Talks to one MCP server directly: over Streamable HTTP (--url) or by starting it and speaking
 over its stdin and stdout (--command, split like a shell would, without expansion). `tools`
 prints its tool list as JSON; `call` calls one tool and prints its result as JSON. The exit
-status is 1 when the server cannot be used or the call fails (an error result, a JSON-RPC error,
-no answer within --timeout).
+status is 1 when the server cannot be used (it has 30 s to start and initialize) or the call
+fails (an error result, a JSON-RPC error, no answer within --timeout, after which the call is
+cancelled).
 )";
 
 int usage_error(const std::string& message) {
@@ -173,7 +174,6 @@ int run_mcp_command(const std::vector<std::string>& args) {
             if (!timeout || timeout->count() == 0)
                 return usage_error("--timeout must be a duration such as 30s");
             r.server.call_timeout = *timeout;
-            r.server.connect_timeout = *timeout;
         } else {
             return usage_error("unexpected argument `" + args[i] + "`");
         }

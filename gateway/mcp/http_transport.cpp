@@ -209,9 +209,24 @@ net::awaitable<void> post(state_ptr s, json::object message) {
         s->session_id = std::string(session);
     auto type = std::string(res[upstream::http::field::content_type]);
     std::transform(type.begin(), type.end(), type.begin(), ::tolower);
-    if (status == 404 && had_session) {
-        s->session_id.clear();
-        s->fail(id, "the server no longer knows this session (HTTP 404)", true);
+    if ((status == 404 || status == 400) && had_session) {
+        // The protocol says 404; servers built on the TypeScript SDK's examples answer 400 with
+        // "No valid session ID provided" after a restart. Either way: initialize again.
+        std::string text;
+        co_await upstream::read_body(*started.conn, *parser, text, 64 * 1024,
+                                     s->upstream.idle_timeout);
+        std::string lower = text;
+        std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+        if (status == 404 || lower.find("session") != std::string::npos) {
+            s->session_id.clear();
+            s->fail(id,
+                    "the server no longer knows this session (HTTP " + std::to_string(status) + ")",
+                    true);
+            co_return;
+        }
+        if (text.size() > 300) text.resize(300);
+        s->fail(id,
+                "HTTP " + std::to_string(status) + " from " + s->upstream.base_url + ": " + text);
         co_return;
     }
     if (status == 202 || status == 204) {

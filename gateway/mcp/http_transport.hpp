@@ -18,7 +18,8 @@ namespace gateway::mcp {
 // stream that ends before its answer is resumed with GET and `Last-Event-ID` after the `retry`
 // the server asked for (1 s when it did not). Once initialized, a GET stream receives what the
 // server sends on its own (tools/list_changed), reconnecting the same way; a server that offers
-// none (405) is left at that. A 404 for a known session id is reported as session_gone.
+// none (405) is left at that. A 404 for a known session id (or a 400 that says the session is
+// not valid, as servers built on the TypeScript SDK's examples answer) is session_gone.
 class http_transport : public transport {
 public:
     // `tls` for an https URL (see upstream::make_client_context), else null.

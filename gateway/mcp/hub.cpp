@@ -79,6 +79,7 @@ struct hub::link {
     std::vector<const remote_tool*> tools;
     std::vector<std::string> problems;
     std::uint64_t connects = 0;
+    int pid = 0;  // stdio: the running child's
     bool tried = false;
 };
 
@@ -179,10 +180,13 @@ net::awaitable<void> hub::connect(link& l) {
         l.state = "starting";
     }
     std::unique_ptr<transport> t;
-    if (l.config.transport == config::mcp_transport::stdio)
-        t = std::make_unique<stdio_transport>(io_.get_executor(), l.config.name, l.config.command,
-                                              l.config.args, l.config.env);
-    else
+    stdio_transport* child = nullptr;
+    if (l.config.transport == config::mcp_transport::stdio) {
+        auto made = std::make_unique<stdio_transport>(
+            io_.get_executor(), l.config.name, l.config.command, l.config.args, l.config.env);
+        child = made.get();
+        t = std::move(made);
+    } else
         t = std::make_unique<http_transport>(io_.get_executor(), l.config, l.tls);
     auto c = std::make_shared<client>(io_.get_executor(), l.config.name, std::move(t));
     auto* self = c.get();
@@ -217,6 +221,7 @@ net::awaitable<void> hub::connect(link& l) {
         l.last_error.clear();
         l.protocol_version = c->protocol_version();
         l.server_info = c->server_info();
+        l.pid = child ? child->pid() : 0;
         ++l.connects;
         observability::log_info("mcp " + l.config.name + ": connected (MCP " + l.protocol_version +
                                 "), " + std::to_string(l.tools.size()) + " tool(s)");
@@ -415,9 +420,10 @@ json::object hub::status_of(const link& l) const {
         {"problems", std::move(problems)},
         {"last_error", l.last_error},
         {"connects", l.connects}};
-    if (l.config.transport == config::mcp_transport::stdio)
+    if (l.config.transport == config::mcp_transport::stdio) {
         out["command"] = l.config.command;
-    else
+        if (l.state == "ready") out["pid"] = l.pid;
+    } else
         out["url"] = config::mask_url_password(l.config.url);
     return out;
 }

@@ -285,6 +285,10 @@ void stdio_transport::send(json::object message) {
     net::co_spawn(s.in.get_executor(), write_queue(state_), net::detached);
 }
 
+int stdio_transport::pid() const {
+    return state_->pid;
+}
+
 void stdio_transport::close() {
     auto& s = *state_;
     s.events = {};

@@ -28,6 +28,9 @@ public:
     void send(boost::json::object message) override;
     void close() override;
 
+    // The child's process id once open() started it (0 before or when it failed).
+    int pid() const;
+
     struct state;
 
 private:

@@ -411,3 +411,78 @@ BOOST_AUTO_TEST_CASE(times_parse_as_utc) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(mcp_servers_config)
+
+BOOST_AUTO_TEST_CASE(stdio_and_http_servers_load_with_their_settings) {
+    ::setenv("CG_TEST_MCP_TOKEN", "tok-123", 1);
+    auto loaded = load_string(minimal + R"(mcp_servers:
+  - name: everything
+    transport: stdio
+    command: npx
+    args: ["-y", "@modelcontextprotocol/server-everything"]
+    env: {LOG: debug}
+    tools: {allow: ["get-*"], deny: ["get-env"]}
+    approval: always
+    call_timeout: 5s
+    max_output_bytes: 8KiB
+  - name: web
+    transport: http
+    url: https://mcp.example.com/mcp
+    headers: {Authorization: "Bearer ${CG_TEST_MCP_TOKEN}"}
+)",
+                              "test.yaml");
+    BOOST_TEST_REQUIRE(loaded.error == "");
+    const auto& servers = loaded.value->mcp_servers;
+    BOOST_TEST_REQUIRE(servers.size() == 2u);
+    BOOST_TEST((servers[0].transport == mcp_transport::stdio));
+    BOOST_TEST(servers[0].args.size() == 2u);
+    BOOST_TEST(servers[0].env[0].second == "debug");
+    BOOST_TEST(servers[0].allow[0] == "get-*");
+    BOOST_TEST(servers[0].deny[0] == "get-env");
+    BOOST_TEST((servers[0].approval == approval_policy::always));
+    BOOST_TEST(servers[0].call_timeout.count() == 5000);
+    BOOST_TEST(servers[0].max_output_bytes == 8192u);
+    BOOST_TEST((servers[1].transport == mcp_transport::http));
+    BOOST_TEST(servers[1].endpoint.tls);
+    BOOST_TEST(servers[1].endpoint.base_path == "/mcp");
+    BOOST_TEST(servers[1].headers[0].second == "Bearer tok-123");
+    BOOST_TEST((servers[1].approval == approval_policy::ask));  // the default
+    BOOST_TEST(servers[1].allow[0] == "*");
+    // check-config shows neither header values nor environment values.
+    auto shown = to_yaml(*loaded.value);
+    BOOST_TEST(shown.find("tok-123") == std::string::npos);
+    BOOST_TEST(shown.find("\"Authorization\": \"***\"") != std::string::npos);
+    BOOST_TEST(shown.find("\"LOG\": \"***\"") != std::string::npos);
+    auto again = load_string(shown, "again.yaml");
+    BOOST_TEST(again.error == "");
+}
+
+BOOST_AUTO_TEST_CASE(mistakes_name_the_line) {
+    auto base = minimal + "mcp_servers:\n";
+    BOOST_TEST(error_of(base + "  - name: a.b\n    transport: stdio\n    command: x\n")
+                   .starts_with("test.yaml:10: mcp_servers[0]: `name` must be 1-24 letters"));
+    BOOST_TEST(error_of(base + "  - name: a__b\n    transport: stdio\n    command: x\n")
+                   .find("(no `__`)") != std::string::npos);
+    BOOST_TEST(error_of(base + "  - name: a\n    transport: pipe\n") ==
+               "test.yaml:11: `transport`: `pipe` must be stdio or http");
+    BOOST_TEST(error_of(base + "  - name: a\n    transport: stdio\n") ==
+               "test.yaml:10: mcp_servers[0]: `transport: stdio` needs `command`");
+    BOOST_TEST(error_of(base + "  - name: a\n    transport: http\n    url: ftp://x\n")
+                   .starts_with("test.yaml:12: `url`: `ftp://x`"));
+    BOOST_TEST(error_of(base + "  - name: a\n    transport: http\n    url: http://x/mcp\n"
+                               "    command: y\n") ==
+               "test.yaml:13: mcp_servers[0]: `command`, `args` and `env` are for `transport: "
+               "stdio`");
+    BOOST_TEST(error_of(base + "  - name: a\n    transport: stdio\n    command: x\n"
+                               "    approval: maybe\n") ==
+               "test.yaml:13: `approval`: `maybe` must be always, never or ask");
+    BOOST_TEST(error_of(base + "  - name: a\n    transport: stdio\n    command: x\n"
+                               "    tools: {only: [x]}\n")
+                   .find("unknown key `only` in `mcp_servers[0].tools`") != std::string::npos);
+    BOOST_TEST(error_of(base + "  - name: a\n    transport: stdio\n    command: x\n"
+                               "  - name: a\n    transport: stdio\n    command: y\n") ==
+               "test.yaml:13: duplicate MCP server name `a`");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
