@@ -50,6 +50,17 @@ function results(events) {
   return events.filter((e) => e.type === 'tool.result');
 }
 
+// A gateway config for the scripted model at `fakePort`, chats in `workspace`, and the
+// `mcp_servers` entries in `servers` (YAML list items).
+function mcpConfig(name, fakePort, workspace, servers) {
+  return writeConfig(`${name}.yaml`, fakePort, `context:
+  data_dir: ${join(dir, `${name}.data`)}
+  prompts_dir: ${PROMPTS}
+  workspaces: ["${workspace}"]
+mcp_servers:
+${servers}`);
+}
+
 function workspaceFolder(name) {
   const workspace = join(dir, name);
   mkdirSync(workspace, { recursive: true });
@@ -65,12 +76,7 @@ test('stdio server: listed and named for every provider, approved calls, a timeo
     call('mcp__everything__get-sum', { a: 5, b: 5 }),
     'All sums done.',
   ]);
-  const config = writeConfig('mcp-stdio.yaml', fakePort, `context:
-  data_dir: ${join(dir, 'mcp-stdio.data')}
-  prompts_dir: ${PROMPTS}
-  workspaces: ["${workspace}"]
-mcp_servers:
-  - name: everything
+  const config = mcpConfig('mcp-stdio', fakePort, workspace, `  - name: everything
     transport: stdio
     command: ${NODE}
     args: ["${EVERYTHING}", "stdio"]
@@ -145,12 +151,7 @@ test('Streamable HTTP server: calls, a session the server forgot initialized aga
     call('mcp__web__echo', { message: 'anyone?' }),
     'Echoed.',
   ]);
-  const config = writeConfig('mcp-http.yaml', fakePort, `context:
-  data_dir: ${join(dir, 'mcp-http.data')}
-  prompts_dir: ${PROMPTS}
-  workspaces: ["${workspace}"]
-mcp_servers:
-  - name: web
+  const config = mcpConfig('mcp-http', fakePort, workspace, `  - name: web
     transport: http
     url: http://127.0.0.1:${port}/mcp
     headers:
@@ -200,12 +201,7 @@ test('filesystem server: tool errors, destructive tools asked about even with ap
     call('mcp__files__read_text_file', { path: join(shared, 'note.txt') }),
     'Wrote and read the note.',
   ]);
-  const config = writeConfig('mcp-fs.yaml', fakePort, `context:
-  data_dir: ${join(dir, 'mcp-fs.data')}
-  prompts_dir: ${PROMPTS}
-  workspaces: ["${workspace}"]
-mcp_servers:
-  - name: files
+  const config = mcpConfig('mcp-fs', fakePort, workspace, `  - name: files
     transport: stdio
     command: ${NODE}
     args: ["${FILESYSTEM}", "${shared}"]
@@ -248,12 +244,7 @@ test('a server that cannot start is reported, and runs that do not use it are no
   const workspace = workspaceFolder('mcp-broken');
   writeFileSync(join(workspace, 'a.txt'), 'alpha\n');
   const fakePort = await startScriptedFake([call('read_file', { path: 'a.txt' }), 'Read it.']);
-  const config = writeConfig('mcp-broken.yaml', fakePort, `context:
-  data_dir: ${join(dir, 'mcp-broken.data')}
-  prompts_dir: ${PROMPTS}
-  workspaces: ["${workspace}"]
-mcp_servers:
-  - name: broken
+  const config = mcpConfig('mcp-broken', fakePort, workspace, `  - name: broken
     transport: stdio
     command: ${NODE}
     args: ["-e", "console.error('no config here'); process.exit(3)"]
