@@ -164,14 +164,8 @@ net::awaitable<std::vector<usage_row>> pg_store::usage(usage_query query) {
             select_usage, {query.key_id, query.model, query.from_day, query.to_day, query.by_day});
         std::vector<usage_row> rows;
         for (int i = 0; i < result.size(); ++i) {
-            usage_row r;
-            r.day = result.text(i, 0);
-            r.key_id = result.text(i, 1);
-            r.model = result.text(i, 2);
-            r.requests = result.integer(i, 3);
-            r.input_tokens = result.integer(i, 4);
-            r.output_tokens = result.integer(i, 5);
-            rows.push_back(std::move(r));
+            pg_row row(result, i);
+            rows.push_back(usage_from(row));
         }
         return rows;
     };

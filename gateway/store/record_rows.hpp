@@ -70,4 +70,16 @@ key_record key_from(Row& r) {
     return k;
 }
 
+template <class Row>
+usage_row usage_from(Row& r) {
+    usage_row u;
+    u.day = r.text(0);
+    u.key_id = r.text(1);
+    u.model = r.text(2);
+    u.requests = r.integer(3);
+    u.input_tokens = r.integer(4);
+    u.output_tokens = r.integer(5);
+    return u;
+}
+
 }  // namespace gateway::store

@@ -107,16 +107,7 @@ net::awaitable<std::vector<usage_row>> sqlite_store::usage(usage_query query) {
             .bind(4, query.to_day)
             .bind(5, std::int64_t(query.by_day));
         std::vector<usage_row> rows;
-        while (s.step()) {
-            usage_row r;
-            r.day = s.text(0);
-            r.key_id = s.text(1);
-            r.model = s.text(2);
-            r.requests = s.integer(3);
-            r.input_tokens = s.integer(4);
-            r.output_tokens = s.integer(5);
-            rows.push_back(std::move(r));
-        }
+        while (s.step()) rows.push_back(usage_from(s));
         return rows;
     };
     auto rows = co_await read(std::move(work));
