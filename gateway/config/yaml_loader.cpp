@@ -97,6 +97,13 @@ public:
         return *value;
     }
 
+    // A duration where zero would mean "never": it must be positive.
+    duration positive_duration(const YAML::Node& node, std::string_view key) const {
+        auto value = get_duration(node, key);
+        if (value.count() == 0) fail(node, "`" + std::string(key) + "` must be positive");
+        return value;
+    }
+
     std::size_t get_size(const YAML::Node& node, std::string_view key) const {
         auto text = scalar(node, key);
         auto value = parse_size(text);
@@ -150,11 +157,12 @@ public:
         if (auto n = node["workers"]) s.workers = get_count(n, "workers", 0, 256);
         if (auto n = node["header_limit"]) s.header_limit = get_size(n, "header_limit");
         if (auto n = node["body_limit"]) s.body_limit = get_size(n, "body_limit");
-        if (auto n = node["header_timeout"]) s.header_timeout = get_duration(n, "header_timeout");
-        if (auto n = node["body_timeout"]) s.body_timeout = get_duration(n, "body_timeout");
+        if (auto n = node["header_timeout"])
+            s.header_timeout = positive_duration(n, "header_timeout");
+        if (auto n = node["body_timeout"]) s.body_timeout = positive_duration(n, "body_timeout");
         if (auto n = node["keep_alive_timeout"])
-            s.keep_alive_timeout = get_duration(n, "keep_alive_timeout");
-        if (auto n = node["write_timeout"]) s.write_timeout = get_duration(n, "write_timeout");
+            s.keep_alive_timeout = positive_duration(n, "keep_alive_timeout");
+        if (auto n = node["write_timeout"]) s.write_timeout = positive_duration(n, "write_timeout");
         if (auto n = node["drain_time"]) s.drain_time = get_duration(n, "drain_time");
         if (auto n = node["max_requests_per_connection"])
             s.max_requests_per_connection =
@@ -164,11 +172,6 @@ public:
         if (auto n = node["console"]) s.console = get_bool(n, "console");
         if (s.header_limit < 1024)
             fail(node["header_limit"], "`header_limit` must be at least 1KiB");
-        for (auto [key, value] : {std::pair{"header_timeout", s.header_timeout},
-                                  {"body_timeout", s.body_timeout},
-                                  {"keep_alive_timeout", s.keep_alive_timeout},
-                                  {"write_timeout", s.write_timeout}})
-            if (value.count() == 0) fail(node[key], "`" + std::string(key) + "` must be positive");
         return s;
     }
 
@@ -222,10 +225,10 @@ public:
             for (const auto& m : n) u.models.push_back(scalar(m, "models"));
         }
         if (auto n = node["connect_timeout"])
-            u.connect_timeout = get_duration(n, "connect_timeout");
+            u.connect_timeout = positive_duration(n, "connect_timeout");
         if (auto n = node["first_byte_timeout"])
-            u.first_byte_timeout = get_duration(n, "first_byte_timeout");
-        if (auto n = node["idle_timeout"]) u.idle_timeout = get_duration(n, "idle_timeout");
+            u.first_byte_timeout = positive_duration(n, "first_byte_timeout");
+        if (auto n = node["idle_timeout"]) u.idle_timeout = positive_duration(n, "idle_timeout");
         if (auto n = node["max_idle_connections"])
             u.max_idle_connections = get_count(n, "max_idle_connections", 0, 100'000);
         if (auto n = node["pool_idle_timeout"])
@@ -246,10 +249,6 @@ public:
         }
         if (u.auth == auth_mode::replace && u.api_key.empty())
             fail(node["auth"], section + ": `auth: replace` needs a non-empty `api_key`");
-        for (auto [key, value] : {std::pair{"connect_timeout", u.connect_timeout},
-                                  {"first_byte_timeout", u.first_byte_timeout},
-                                  {"idle_timeout", u.idle_timeout}})
-            if (value.count() == 0) fail(node[key], "`" + std::string(key) + "` must be positive");
         return u;
     }
 
@@ -434,7 +433,7 @@ public:
         if (auto n = node["workflows_dir"]) c.workflows_dir = path(n, "workflows_dir");
         if (auto n = node["default_prompt"]) c.default_prompt = scalar(n, "default_prompt");
         if (auto n = node["max_steps"]) c.max_steps = get_unsigned(n, "max_steps", 1, 1000);
-        if (auto n = node["max_wall_time"]) c.max_wall_time = get_duration(n, "max_wall_time");
+        if (auto n = node["max_wall_time"]) c.max_wall_time = positive_duration(n, "max_wall_time");
         if (auto n = node["max_retries"]) c.max_retries = get_unsigned(n, "max_retries", 0, 20);
         if (auto n = node["identical_call_warn"])
             c.identical_call_warn = get_unsigned(n, "identical_call_warn", 2, 100);
@@ -445,7 +444,7 @@ public:
         if (auto n = node["max_tool_errors"])
             c.max_tool_errors = get_unsigned(n, "max_tool_errors", 1, 100);
         if (auto n = node["approval_timeout"])
-            c.approval_timeout = get_duration(n, "approval_timeout");
+            c.approval_timeout = positive_duration(n, "approval_timeout");
         if (auto n = node["model_retries"])
             c.model_retries = get_unsigned(n, "model_retries", 0, 10);
         if (auto n = node["max_message_bytes"])
@@ -463,9 +462,6 @@ public:
                 c.approvals.emplace_back(tool, approval(entry.second, "approvals." + tool));
             }
         }
-        for (auto [key, value] : {std::pair{"max_wall_time", c.max_wall_time},
-                                  {"approval_timeout", c.approval_timeout}})
-            if (value.count() == 0) fail(node[key], "`" + std::string(key) + "` must be positive");
         return c;
     }
 
@@ -536,15 +532,12 @@ public:
         }
         if (auto n = node["approval"]) m.approval = approval(n, "approval");
         if (auto n = node["connect_timeout"])
-            m.connect_timeout = get_duration(n, "connect_timeout");
-        if (auto n = node["call_timeout"]) m.call_timeout = get_duration(n, "call_timeout");
+            m.connect_timeout = positive_duration(n, "connect_timeout");
+        if (auto n = node["call_timeout"]) m.call_timeout = positive_duration(n, "call_timeout");
         if (auto n = node["max_output_bytes"]) {
             m.max_output_bytes = get_size(n, "max_output_bytes");
             if (m.max_output_bytes < 256) fail(n, "`max_output_bytes` must be at least 256");
         }
-        for (auto [key, value] :
-             {std::pair{"connect_timeout", m.connect_timeout}, {"call_timeout", m.call_timeout}})
-            if (value.count() == 0) fail(node[key], "`" + std::string(key) + "` must be positive");
         return m;
     }
 
