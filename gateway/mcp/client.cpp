@@ -84,8 +84,6 @@ net::awaitable<std::string> client::connect(config::duration timeout) {
     protocol_version_ = version;
     if (const auto* info = result->if_contains("serverInfo"); info && info->is_object())
         server_info_ = info->as_object();
-    if (const auto* caps = result->if_contains("capabilities"); caps && caps->is_object())
-        capabilities_ = caps->as_object();
     notify("notifications/initialized");
     transport_->initialized(protocol_version_);
     co_return std::string();

@@ -70,7 +70,6 @@ public:
 
     const std::string& protocol_version() const { return protocol_version_; }
     const boost::json::object& server_info() const { return server_info_; }
-    const boost::json::object& server_capabilities() const { return capabilities_; }
 
     // Told on the executor: the server's tool list changed; the connection ended by itself.
     std::function<void()> on_tools_changed;
@@ -95,7 +94,7 @@ private:
     std::int64_t next_id_ = 1;
     std::map<std::int64_t, std::shared_ptr<waiter>> waiting_;
     std::string protocol_version_;
-    boost::json::object server_info_, capabilities_;
+    boost::json::object server_info_;
 };
 
 }  // namespace gateway::mcp

@@ -63,8 +63,6 @@ public:
     // unknown name.
     net::awaitable<std::optional<boost::json::object>> refresh(std::string server);
 
-    bool empty() const { return links_.empty(); }
-
     struct link;
 
 private:

@@ -19,8 +19,8 @@ class hub;
 // preview only says what would be called. Immutable; the hub keeps it alive as long as itself.
 class remote_tool : public tools::tool {
 public:
-    // `definition`: one entry of the server's tools/list answer. `approval`: the server's
-    // configured policy, made stricter by the tool's annotations (see policy()).
+    // `definition`: one entry of the server's tools/list answer; `server` gives its group, and
+    // its `approval`, made stricter by the tool's annotations, is the tool's policy().
     remote_tool(hub& owner, const config::mcp_server_config& server, std::string exposed,
                 const boost::json::object& definition);
 
