@@ -192,4 +192,18 @@ BOOST_FIXTURE_TEST_CASE(a_connection_that_ends_fails_what_waits, fixture) {
     BOOST_TEST(told == "the server exited with status 1");
 }
 
+BOOST_FIXTURE_TEST_CASE(a_changed_tool_list_is_told, fixture) {
+    // The server announces a change right after the client says it is initialized.
+    make(server("2025-11-25", [](const json::object& m) -> std::vector<json::object> {
+        if (!is(m.at("method"), "notifications/initialized")) return {};
+        return {json::object{{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}}};
+    }));
+    int told = 0;
+    c->on_tools_changed = [&] { ++told; };
+    BOOST_TEST(run(io, c->connect(1s)) == "");
+    io.restart();
+    io.run();  // delivers what the server sent after initialization
+    BOOST_TEST(told == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
