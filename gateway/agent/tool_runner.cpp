@@ -82,13 +82,7 @@ net::awaitable<tools::tool_result> tool_runner::run_remote(live_run& run, const 
                                                            const json::object& parameters,
                                                            tools::mode how) {
     auto name = std::string(t.spec().name);
-    if ((t.spec().permissions & ~tools::permissions_of(run.role)) != 0)
-        co_return tools::tool_result::failure(
-            tools::code::permission_denied,
-            "Tool `" + name + "` may change things, and this chat may only read.");
-    if (auto problem = tools_.validate(name, parameters); !problem.empty())
-        co_return tools::tool_result::failure(
-            tools::code::invalid_parameters, "Invalid parameters for `" + name + "` at " + problem);
+    if (auto refused = tools_.refusal(name, parameters, run.role)) co_return std::move(*refused);
     tools::tool_context none;
     if (how == tools::mode::preview) co_return t.run(parameters, none, tools::mode::preview);
     if (!mcp_)

@@ -177,8 +177,8 @@ std::string registry::validate(std::string_view name, const boost::json::value& 
     return found->compiled ? found->compiled->validate(parameters) : std::string();
 }
 
-tool_result registry::execute(std::string_view name, const boost::json::value& parameters,
-                              tool_context& context, mode how, role r) const {
+std::optional<tool_result> registry::refusal(std::string_view name,
+                                             const boost::json::value& parameters, role r) const {
     const tool* t = find(name);
     if (!t) {
         std::string names;
@@ -199,7 +199,13 @@ tool_result registry::execute(std::string_view name, const boost::json::value& p
     if (auto problem = validate(name, parameters); !problem.empty())
         return tool_result::failure(code::invalid_parameters,
                                     "Invalid parameters for " + quoted(name) + " at " + problem);
-    return t->run(parameters.as_object(), context, how);
+    return std::nullopt;
+}
+
+tool_result registry::execute(std::string_view name, const boost::json::value& parameters,
+                              tool_context& context, mode how, role r) const {
+    if (auto refused = refusal(name, parameters, r)) return std::move(*refused);
+    return find(name)->run(parameters.as_object(), context, how);
 }
 
 }  // namespace gateway::tools

@@ -53,8 +53,13 @@ public:
     // "/start_line: value type not permitted (expected integer)".
     std::string validate(std::string_view name, const boost::json::value& parameters) const;
 
-    // Looks the tool up (UNKNOWN_TOOL with the valid names), checks the role's permissions
-    // (PERMISSION_DENIED), validates (INVALID_PARAMETERS naming the path), then runs it.
+    // Why `name` may not run with `parameters` for role `r`: an unknown tool (UNKNOWN_TOOL with
+    // the valid names), the role's permissions (PERMISSION_DENIED), the schema
+    // (INVALID_PARAMETERS naming the path); nullopt when it may.
+    std::optional<tool_result> refusal(std::string_view name, const boost::json::value& parameters,
+                                       role r) const;
+
+    // The checks of refusal(), then runs the tool.
     tool_result execute(std::string_view name, const boost::json::value& parameters,
                         tool_context& context, mode how, role r = role::editor) const;
 
