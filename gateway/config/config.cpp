@@ -44,12 +44,6 @@ std::string format_duration(duration d) {
     return std::to_string(ms) + "ms";
 }
 
-const char* policy_name(approval_policy policy) {
-    return policy == approval_policy::ask      ? "ask"
-           : policy == approval_policy::always ? "always"
-                                               : "never";
-}
-
 const char* level_name(log_level level) {
     switch (level) {
         case log_level::debug:
@@ -229,6 +223,12 @@ std::string mask_url_password(const std::string& url) {
     return url.substr(0, colon + 1) + "***" + url.substr(at);
 }
 
+const char* approval_name(approval_policy policy) {
+    return policy == approval_policy::ask      ? "ask"
+           : policy == approval_policy::always ? "always"
+                                               : "never";
+}
+
 std::string to_yaml(const gateway_config& config) {
     std::ostringstream out;
     const auto& s = config.server;
@@ -346,7 +346,7 @@ std::string to_yaml(const gateway_config& config) {
         << "  approvals: {";
     for (std::size_t i = 0; i < c.approvals.size(); ++i)
         out << (i ? ", " : "") << quoted(c.approvals[i].first) << ": "
-            << policy_name(c.approvals[i].second);
+            << approval_name(c.approvals[i].second);
     out << "}\n";
     out << "mcp_servers:" << (config.mcp_servers.empty() ? " []" : "") << '\n';
     for (const auto& m : config.mcp_servers) {
@@ -377,7 +377,7 @@ std::string to_yaml(const gateway_config& config) {
         out << "], deny: [";
         for (std::size_t i = 0; i < m.deny.size(); ++i) out << (i ? ", " : "") << quoted(m.deny[i]);
         out << "]}\n"
-            << "    approval: " << policy_name(m.approval) << '\n'
+            << "    approval: " << approval_name(m.approval) << '\n'
             << "    connect_timeout: " << format_duration(m.connect_timeout) << '\n'
             << "    call_timeout: " << format_duration(m.call_timeout) << '\n'
             << "    max_output_bytes: " << m.max_output_bytes << '\n';

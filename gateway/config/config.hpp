@@ -225,6 +225,9 @@ parsed<gateway_config> load_string(const std::string& yaml, const std::string& s
 // `scheme://user:password@host` with the password as ***; other URLs unchanged.
 std::string mask_url_password(const std::string& url);
 
+// "ask", "always" or "never", as the configuration writes it.
+const char* approval_name(approval_policy policy);
+
 // The effective configuration as YAML, with every secret masked.
 std::string to_yaml(const gateway_config& config);
 

@@ -36,12 +36,6 @@ constexpr auto max_backoff = 60s;
 // A session that lasted less than this before it ended counts as a failed start (backoff).
 constexpr auto short_lived = 10s;
 
-const char* policy_name(config::approval_policy p) {
-    return p == config::approval_policy::ask      ? "ask"
-           : p == config::approval_policy::always ? "always"
-                                                  : "never";
-}
-
 bool wanted(const config::mcp_server_config& server, std::string_view tool) {
     bool allowed = std::any_of(server.allow.begin(), server.allow.end(),
                                [&](const auto& g) { return config::glob_match(g, tool); });
@@ -406,7 +400,7 @@ json::object hub::status_of(const link& l) const {
                          {"description", t->spec().description},
                          {"read_only", t->read_only()},
                          {"destructive", t->destructive()},
-                         {"approval", policy_name(t->policy())}});
+                         {"approval", config::approval_name(t->policy())}});
     json::array problems;
     for (const auto& p : l.problems) problems.push_back(json::string(p));
     json::object out{
@@ -415,7 +409,7 @@ json::object hub::status_of(const link& l) const {
         {"state", l.state},
         {"protocol_version", l.protocol_version},
         {"server_info", l.server_info},
-        {"approval", policy_name(l.config.approval)},
+        {"approval", config::approval_name(l.config.approval)},
         {"tools", std::move(tools)},
         {"problems", std::move(problems)},
         {"last_error", l.last_error},
