@@ -37,6 +37,8 @@ error_info info(errc e) {
             return {404, "invalid_request_error", "not_found", "No such endpoint on this gateway."};
         case errc::unauthorized:
             return {401, "authentication_error", "invalid_api_key", "A valid API key is required."};
+        case errc::forbidden:
+            return {403, "permission_error", "forbidden", "This request is not allowed."};
         case errc::model_not_allowed:
             return {403, "permission_error", "model_not_allowed",
                     "This API key may not use the model requested."};

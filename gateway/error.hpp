@@ -19,6 +19,7 @@ enum class errc {
     too_many_streams,
     not_found,
     unauthorized,
+    forbidden,
     model_not_allowed,
     rate_limited,
     quota_exceeded,

@@ -25,7 +25,8 @@ class tool_runner;
 }  // namespace gateway::agent
 namespace gateway::context {
 class api;
-}
+class mcp_endpoint;
+}  // namespace gateway::context
 namespace gateway::sessions {
 class edit_sessions;
 }
@@ -81,6 +82,8 @@ public:
     store::state_store& store() { return *store_; }
     admin::usage_ledger& ledger() { return *ledger_; }
     mcp::hub& mcp() { return *mcp_; }
+    // The /mcp server; null unless `mcp.serve`.
+    context::mcp_endpoint* mcp_endpoint() { return mcp_endpoint_.get(); }
 
     // SIGHUP: loads the workflows again; a broken change keeps the old set. Returns the error.
     std::string reload_workflows();
@@ -111,6 +114,7 @@ private:
     std::unique_ptr<workflows::runner> workflow_runs_;
     std::unique_ptr<sessions::edit_sessions> sessions_;
     std::unique_ptr<context::api> api_;
+    std::unique_ptr<context::mcp_endpoint> mcp_endpoint_;
 };
 
 }  // namespace gateway::app

@@ -8,6 +8,7 @@
 #include "gateway/admin/usage_ledger.hpp"
 #include "gateway/console/console.hpp"
 #include "gateway/context/api.hpp"
+#include "gateway/context/mcp_endpoint.hpp"
 #include "gateway/context/mcp_servers.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/listener.hpp"
@@ -97,6 +98,7 @@ std::string server::start() {
     context_ = std::move(*started.value);
     auto& api = context_->api();
     auto* mcp = &context_->mcp();
+    auto* mcp_server = context_->mcp_endpoint();
 
     // Operations: metrics, virtual keys with their limits, the admin API.
     auto& metrics = observability::metrics();
@@ -211,6 +213,15 @@ std::string server::start() {
         // Keys are checked on the head of every request under these prefixes, before its body
         // is read and before its route is looked up.
         std::vector<http::guard> guards{api.guard("/context"), api.guard("/v1/system-prompts")};
+        if (mcp_server) {
+            // The workflows as an MCP server: Host and Origin first (DNS rebinding), then keys.
+            using m = context::mcp_endpoint;
+            routes.push_back({"POST", "/mcp", false, mcp_server->route(&m::post)});
+            routes.push_back({"GET", "/mcp", false, mcp_server->route(&m::get)});
+            routes.push_back({"DELETE", "/mcp", false, mcp_server->route(&m::remove)});
+            guards.insert(guards.begin(), mcp_server->origin_guard());
+            guards.push_back(api.guard("/mcp"));
+        }
         if (admin_) {
             // clang-format off
             using k = admin::api;
@@ -228,9 +239,10 @@ std::string server::start() {
         }
         auto w = std::make_unique<http::worker>(config_.server, config_.logging.access_log,
                                                 http::router(std::move(routes), std::move(guards)));
-        w->on_drain([forward, &api] {
+        w->on_drain([forward, &api, mcp_server] {
             forward->close_idle();
             api.end_streams();
+            if (mcp_server) mcp_server->end_streams();
         });
         if (workers_.empty()) {
             tcp::endpoint bound;

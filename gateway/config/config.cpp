@@ -382,6 +382,17 @@ std::string to_yaml(const gateway_config& config) {
             << "    call_timeout: " << format_duration(m.call_timeout) << '\n'
             << "    max_output_bytes: " << m.max_output_bytes << '\n';
     }
+    const auto& serve = config.mcp;
+    out << "mcp:\n"
+        << "  serve: " << (serve.serve ? "true" : "false") << '\n'
+        << "  model: " << quoted(serve.model) << '\n'
+        << "  workspace: " << quoted(serve.workspace) << '\n'
+        << "  system_prompt: " << quoted(serve.system_prompt) << '\n'
+        << "  edits: " << serve.edits << '\n'
+        << "  allowed_hosts: [";
+    for (std::size_t i = 0; i < serve.allowed_hosts.size(); ++i)
+        out << (i ? ", " : "") << quoted(serve.allowed_hosts[i]);
+    out << "]\n";
     return out.str();
 }
 

@@ -186,6 +186,19 @@ struct mcp_server_config {
     std::size_t max_output_bytes = 64 * 1024;  // what a result may give the model
 };
 
+// The gateway's workflows offered as an MCP server at /mcp (docs/mcp.md): one tool per workflow,
+// each call run in a chat of its own with these settings.
+struct mcp_serve_config {
+    bool serve = false;
+    std::string model;              // the chats' model; required when serving
+    std::string workspace;          // their workspace; "": the first of context.workspaces
+    std::string system_prompt;      // "": context.default_prompt
+    std::string edits = "approve";  // approve | review (edits recorded for review, not asked)
+    // Names the Host and Origin headers may carry besides the loopback ones and the listen
+    // address (DNS rebinding); "*" lets any through.
+    std::vector<std::string> allowed_hosts;
+};
+
 struct gateway_config {
     std::string source;  // the file it came from, for messages
     server_config server;
@@ -196,6 +209,7 @@ struct gateway_config {
     admin_config admin;
     limits_config limits;
     std::vector<mcp_server_config> mcp_servers;
+    mcp_serve_config mcp;
 };
 
 // A value or the reason there is none; for expected failures such as bad user input.

@@ -541,11 +541,31 @@ public:
         return m;
     }
 
+    mcp_serve_config mcp_serve(const YAML::Node& node) const {
+        check_keys(node, "mcp",
+                   {"serve", "model", "workspace", "system_prompt", "edits", "allowed_hosts"});
+        mcp_serve_config m;
+        if (auto n = node["serve"]) m.serve = get_bool(n, "serve");
+        if (auto n = node["model"]) m.model = scalar(n, "model");
+        if (auto n = node["workspace"]) {
+            m.workspace = path(n, "workspace");
+            if (m.workspace.empty() || m.workspace.front() != '/')
+                fail(n, "`mcp.workspace` must be an absolute path");
+        }
+        if (auto n = node["system_prompt"]) m.system_prompt = scalar(n, "system_prompt");
+        if (auto n = node["edits"])
+            m.edits = either(n, "mcp.edits", "approve", "review") ? "review" : "approve";
+        if (auto n = node["allowed_hosts"]) m.allowed_hosts = string_list(n, "allowed_hosts");
+        if (m.serve && m.model.empty())
+            fail(node, "`mcp.serve: true` needs `mcp.model`: the model the workflows' chats use");
+        return m;
+    }
+
     gateway_config root(const YAML::Node& node) const {
         if (!node.IsDefined() || node.IsNull()) fail(node, "the file is empty");
         check_keys(node, "top level",
                    {"server", "upstreams", "logging", "context", "metrics", "admin", "limits",
-                    "mcp_servers"});
+                    "mcp_servers", "mcp"});
         gateway_config c;
         c.source = source_;
         if (auto n = node["server"]) c.server = server(n);
@@ -573,6 +593,7 @@ public:
                          "duplicate MCP server name `" + c.mcp_servers.back().name + "`");
             }
         }
+        if (auto n = node["mcp"]) c.mcp = mcp_serve(n);
         return c;
     }
 

@@ -2,6 +2,7 @@
 
 #include "gateway/agent/run_state.hpp"
 #include "gateway/http/response.hpp"
+#include "gateway/http/streaming.hpp"
 #include "gateway/observability/metrics.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -48,21 +49,6 @@ event_streams::shared_frames render(const std::vector<store::event_record>& even
         out->ends = out->ends || agent::is_final_event(e.type);
     }
     return out;
-}
-
-// Reads the client while its event stream runs: bytes are kept as the start of a next request
-// (up to header_limit). Returns when the client hangs up (end of stream or an error); cancelled
-// when the stream ends first.
-net::awaitable<void> client_leaves(http::request_context& ctx) {
-    co_await net::this_coro::throw_if_cancelled(false);
-    auto& socket = ctx.stream.socket();
-    while (ctx.buffer.size() < ctx.server.header_limit) {
-        auto [ec, n] = co_await socket.async_read_some(ctx.buffer.prepare(4096), use_ec);
-        if (ec) co_return;
-        ctx.buffer.commit(n);
-    }
-    net::steady_timer never(socket.get_executor(), std::chrono::steady_clock::time_point::max());
-    co_await never.async_wait(use_ec);
 }
 
 }  // namespace
@@ -165,6 +151,25 @@ private:
     bool behind_ = false;
 };
 
+// Registers a watch so that a draining worker can end its wait; removed however it ends.
+class event_streams::registration {
+public:
+    registration(event_streams& streams, const watch& w) : streams_(streams), key_(&w) {
+        std::lock_guard lock(streams_.mutex_);
+        streams_.open_[key_] = w.interrupter();
+    }
+    ~registration() {
+        std::lock_guard lock(streams_.mutex_);
+        streams_.open_.erase(key_);
+    }
+    registration(const registration&) = delete;
+    registration& operator=(const registration&) = delete;
+
+private:
+    event_streams& streams_;
+    const void* key_;
+};
+
 event_streams::event_streams(const config::context_config& limits, store::state_store& store,
                              agent::run_journal& journal)
     : limits_(limits), store_(store), journal_(journal) {}
@@ -228,45 +233,21 @@ http::reply event_streams::stream(std::string run_id, std::int64_t after) {
 net::awaitable<void> event_streams::serve(http::request_context& ctx, const std::string& run_id,
                                           std::int64_t after) {
     watch w(*this, run_id, ctx.stream.get_executor());
-    // Registered so that a draining worker can end the stream; removed however it ends.
-    struct registration {
-        event_streams& self;
-        const void* key;
-        registration(event_streams& s, const watch& w) : self(s), key(&w) {
-            std::lock_guard lock(self.mutex_);
-            self.open_[key] = w.interrupter();
-        }
-        ~registration() {
-            std::lock_guard lock(self.mutex_);
-            self.open_.erase(key);
-        }
-    } registered(*this, w);
+    registration registered(*this, w);
     bool chunked = ctx.req.version() >= 11;
-    if (!chunked || ctx.draining) ctx.keep_alive = false;
-    http::response_head h(200);
-    h.field("Content-Type", "text/event-stream").field("Cache-Control", "no-cache");
-    auto head = h.finish(ctx.request_id, chunked ? "Transfer-Encoding: chunked" : "",
-                         ctx.keep_alive ? "" : "close");
-    ctx.started();
-    ctx.status = 200;
-    ctx.deadline.arm(ctx.server.write_timeout);
-    auto [head_ec, head_n] = co_await net::async_write(ctx.stream, net::buffer(head), use_ec);
-    if (head_ec) {
-        ctx.keep_alive = false;
-        co_return;
-    }
+    http::body_stream body(ctx);
+    const std::vector<std::pair<std::string, std::string>> fields{
+        {"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}};
+    auto begun = co_await body.begin(200, fields);
+    if (!begun) co_return;
     // A client that hangs up gives its place back at once, not at the next heartbeat.
-    auto winner = co_await (pump(ctx, w, run_id, after, chunked) || client_leaves(ctx));
+    auto winner = co_await (pump(ctx, w, run_id, after, chunked) || http::client_leaves(ctx));
     bool alive = winner.index() == 0 && std::get<0>(winner);
     if (!alive) {
         ctx.keep_alive = false;
         co_return;
     }
-    if (chunked) {
-        ctx.deadline.arm(ctx.server.write_timeout);
-        auto [ec, n] = co_await net::async_write(ctx.stream, bhttp::make_chunk_last(), use_ec);
-        if (ec) ctx.keep_alive = false;
-    }
+    co_await body.end();
 }
 
 // Writes the run's events after `after`, page by page, then each new one as it is committed,
@@ -357,6 +338,22 @@ net::awaitable<void> event_streams::wait_until_ended(std::string run_id,
     while (std::chrono::steady_clock::now() < until) {
         auto status = co_await store_.run_status(run_id);
         if (!status || agent::is_final_status(*status)) co_return;
+        co_await w.wait(until);
+    }
+}
+
+net::awaitable<std::vector<store::event_record>> event_streams::next_events(
+    std::string run_id, std::int64_t after, std::chrono::steady_clock::time_point until) {
+    auto executor = co_await net::this_coro::executor;
+    // Subscribed before the store is read: a commit between the read and the wait still wakes.
+    watch w(*this, run_id, executor);
+    registration registered(*this, w);
+    for (;;) {
+        auto status = co_await store_.run_status(run_id);
+        auto stored = co_await store_.events_after(run_id, after, events_per_page, page_bytes);
+        if (!stored.empty() || !status || agent::is_final_status(*status) || closing_ ||
+            std::chrono::steady_clock::now() >= until)
+            co_return stored;
         co_await w.wait(until);
     }
 }

@@ -42,6 +42,13 @@ public:
     net::awaitable<void> wait_until_ended(std::string run_id,
                                           std::chrono::steady_clock::time_point until);
 
+    // The run's stored events after `after` (at most a page) as soon as there are any; empty when
+    // the run has ended (or is gone) with none left, when `until` passed first, or when the
+    // gateway drains (end_all). For a client that follows a run itself (the MCP endpoint)
+    // instead of relaying its SSE.
+    net::awaitable<std::vector<store::event_record>> next_events(
+        std::string run_id, std::int64_t after, std::chrono::steady_clock::time_point until);
+
     // Ends every open stream (the gateway is draining); clients resume with Last-Event-ID.
     void end_all();
 
@@ -56,6 +63,7 @@ public:
 
 private:
     class watch;
+    class registration;
     // The streams following one run. It subscribes to the journal once, while it has
     // streams, and hands each commit's frames to all of them.
     struct channel {

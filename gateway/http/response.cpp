@@ -54,7 +54,7 @@ net::awaitable<boost::system::error_code> write_response(
     // 1xx, 204 and 304 carry no body and name no length (a 304's would have to be the 200's).
     bool bodyless = status < 200 || status == 204 || status == 304;
     response_head h(status);
-    h.field("Content-Type", content_type);
+    if (!content_type.empty()) h.field("Content-Type", content_type);
     for (const auto& [name, value] : extra) h.field(name, value);
     std::string framing;
     if (!bodyless) framing = "Content-Length: " + std::to_string(body.size());

@@ -486,3 +486,44 @@ BOOST_AUTO_TEST_CASE(mistakes_name_the_line) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(mcp_serve_config)
+
+BOOST_AUTO_TEST_CASE(the_mcp_section_loads_and_shows_again) {
+    auto loaded = load_string(minimal + R"(mcp:
+  serve: true
+  model: gpt-4o
+  workspace: /srv/code
+  system_prompt: writing
+  edits: review
+  allowed_hosts: [Gateway.Example.com]
+)",
+                              "test.yaml");
+    BOOST_TEST_REQUIRE(loaded.error == "");
+    const auto& m = loaded.value->mcp;
+    BOOST_TEST(m.serve);
+    BOOST_TEST(m.model == "gpt-4o");
+    BOOST_TEST(m.workspace == "/srv/code");
+    BOOST_TEST(m.system_prompt == "writing");
+    BOOST_TEST(m.edits == "review");
+    BOOST_TEST(m.allowed_hosts[0] == "Gateway.Example.com");
+    auto again = load_string(to_yaml(*loaded.value), "again.yaml");
+    BOOST_TEST_REQUIRE(again.error == "");
+    BOOST_TEST(again.value->mcp.edits == "review");
+    BOOST_TEST(again.value->mcp.allowed_hosts == m.allowed_hosts);
+    // Off by default.
+    BOOST_TEST(!load_string(minimal, "test.yaml").value->mcp.serve);
+}
+
+BOOST_AUTO_TEST_CASE(mistakes_name_the_line) {
+    BOOST_TEST(error_of(minimal + "mcp:\n  serve: true\n") ==
+               "test.yaml:10: `mcp.serve: true` needs `mcp.model`: the model the workflows' chats "
+               "use");
+    BOOST_TEST(error_of(minimal + "mcp:\n  serve: true\n  model: m\n  edits: ask\n") ==
+               "test.yaml:12: `mcp.edits`: `ask` must be approve or review");
+    BOOST_TEST(error_of(minimal + "mcp:\n  port: 3\n").find("unknown key `port` in `mcp`") !=
+               std::string::npos);
+    BOOST_TEST(error_of(minimal + "mcp:\n  serve: maybe\n").starts_with("test.yaml:10:"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

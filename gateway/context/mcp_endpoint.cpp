@@ -1,0 +1,679 @@
+#include "gateway/context/mcp_endpoint.hpp"
+
+#include "gateway/agent/run_state.hpp"
+#include "gateway/error.hpp"
+#include "gateway/http/response.hpp"
+#include "gateway/observability/log.hpp"
+
+#include <openssl/rand.h>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <array>
+
+namespace gateway::context {
+
+namespace json = boost::json;
+namespace bhttp = boost::beast::http;
+using namespace std::chrono_literals;
+using namespace boost::asio::experimental::awaitable_operators;
+using http::reply;
+
+namespace {
+
+// The protocol versions this server speaks, newest first; a client asking for another one is
+// offered the newest.
+constexpr std::array<std::string_view, 3> versions{"2025-11-25", "2025-06-18", "2025-03-26"};
+constexpr std::size_t max_sessions = 1024;
+constexpr auto session_idle = 1h;
+// An elicitation's request id: "approval/<run id>/<call id>".
+constexpr std::string_view approval_prefix = "approval/";
+// What an elicitation shows of a write's preview.
+constexpr std::size_t preview_bytes = 8 * 1024;
+
+// JSON-RPC error codes (the last is the TypeScript SDK's for an unknown session).
+constexpr int parse_error = -32700;
+constexpr int invalid_request = -32600;
+constexpr int method_not_found = -32601;
+constexpr int invalid_params = -32602;
+constexpr int server_error = -32000;
+constexpr int session_not_found = -32001;
+
+bool supported(std::string_view version) {
+    return std::find(versions.begin(), versions.end(), version) != versions.end();
+}
+
+json::object rpc_result(const json::value& id, json::value result) {
+    return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+}
+
+json::object rpc_error(const json::value& id, int code, std::string_view message) {
+    return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
+}
+
+reply rpc(unsigned status, const json::object& message) {
+    return reply::json(status, message);
+}
+
+reply accepted() {
+    reply r;
+    r.status = 202;
+    r.content_type = "";
+    return r;
+}
+
+// A tool result of one text.
+json::object tool_text(std::string_view text, bool error) {
+    return {{"content", json::array{json::object{{"type", "text"}, {"text", text}}}},
+            {"isError", error}};
+}
+
+std::string sse_message(const json::object& message) {
+    return "event: message\ndata: " + json::serialize(message) + "\n\n";
+}
+
+std::string string_of(const json::object& o, std::string_view key) {
+    auto* v = o.if_contains(key);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+const json::object* object_of(const json::object& o, std::string_view key) {
+    auto* v = o.if_contains(key);
+    return v && v->is_object() ? &v->as_object() : nullptr;
+}
+
+// A JSON-RPC id: a string or an integer (MCP allows no null id).
+bool valid_id(const json::value& id) {
+    return id.is_string() || id.is_int64() || id.is_uint64();
+}
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+// The host of "name", "name:port" or "[v6]:port", in lower case, without brackets.
+std::string host_part(std::string_view authority) {
+    if (authority.starts_with('[')) {
+        auto close = authority.find(']');
+        return close == std::string_view::npos ? std::string()
+                                               : lower(authority.substr(1, close - 1));
+    }
+    auto colon = authority.find(':');
+    if (colon != std::string_view::npos && authority.find(':', colon + 1) == std::string_view::npos)
+        authority = authority.substr(0, colon);
+    return lower(authority);
+}
+
+std::string session_id() {
+    std::array<unsigned char, 16> bytes{};
+    if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1)
+        throw std::runtime_error("RAND_bytes failed");
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string id = "mcp_";
+    for (auto b : bytes) {
+        id += hex[b >> 4];
+        id += hex[b & 0xf];
+    }
+    return id;
+}
+
+// The message of an elicitation that asks for an approval: what the call does, with its diff
+// (the summary of a preview holds it), cut to preview_bytes.
+std::string approval_question(const workflows::workflow& w, const json::object& asked) {
+    auto text = "The workflow \"" + w.name + "\" wants to run `" + string_of(asked, "tool") + "`.";
+    auto preview = string_of(asked, "summary");
+    if (preview.empty()) preview = string_of(asked, "preview");
+    if (preview.size() > preview_bytes) {
+        auto cut = preview_bytes;
+        while (cut > 0 && (static_cast<unsigned char>(preview[cut]) & 0xc0) == 0x80) --cut;
+        preview = preview.substr(0, cut) + "\n… (cut; the whole change is on the console)";
+    }
+    if (!preview.empty()) text += "\n\n" + preview;
+    return text + "\n\nApprove it?";
+}
+
+}  // namespace
+
+struct mcp_endpoint::session {
+    std::string version;
+    bool can_ask = false;  // the client declared form elicitation
+    std::chrono::steady_clock::time_point used;
+    std::map<std::string, std::string> runs;  // tools/call id (as JSON) → run, while followed
+    std::map<std::string, std::string> dismissed;  // run → why its approval was not given
+};
+
+struct mcp_endpoint::call {
+    json::value id;
+    std::string key;  // the id as JSON text
+    std::string run_id;
+    std::shared_ptr<const workflows::workflow> definition;
+    std::optional<json::value> token;  // the client's progress token
+    bool sse = true;
+    std::int64_t progress = 0;  // what the last progress notification said
+};
+
+mcp_endpoint::mcp_endpoint(const config::gateway_config& config, store::state_store& store,
+                           agent::run_registry& runs, agent::run_journal& journal,
+                           const agent::system_prompts& prompts,
+                           const tools::workspace_roots& roots,
+                           const workflows::registry& workflows, workflows::runner& workflow_runs)
+    : config_(config),
+      store_(store),
+      runs_(runs),
+      prompts_(prompts),
+      roots_(roots),
+      workflows_(workflows),
+      workflow_runs_(workflow_runs),
+      streams_(config.context, store, journal) {
+    for (const auto& h : config.mcp.allowed_hosts) hosts_.push_back(lower(h));
+    const auto& listen = config.server.listen.host;
+    if (listen != "0.0.0.0" && listen != "::" && !listen.empty())
+        hosts_.push_back(host_part(listen));
+}
+
+bool mcp_endpoint::allowed_host(std::string_view authority, const std::vector<std::string>& names) {
+    auto host = host_part(authority);
+    if (host.empty()) return false;
+    if (host == "localhost" || host == "127.0.0.1" || host == "::1") return true;
+    return std::any_of(names.begin(), names.end(),
+                       [&](const std::string& n) { return n == "*" || n == host; });
+}
+
+bool mcp_endpoint::allowed_origin(std::string_view origin, const std::vector<std::string>& names) {
+    auto scheme = origin.find("://");
+    if (scheme == std::string_view::npos) return false;  // also "null" (a sandboxed page)
+    auto authority = origin.substr(scheme + 3);
+    authority = authority.substr(0, authority.find('/'));
+    return allowed_host(authority, names);
+}
+
+http::guard mcp_endpoint::origin_guard() const {
+    return {"/mcp",
+            [this](const bhttp::request_header<>& head) {
+                auto host = head[bhttp::field::host];
+                auto origin = head[bhttp::field::origin];
+                return allowed_host(host, hosts_) &&
+                       (origin.empty() || allowed_origin(origin, hosts_));
+            },
+            errc::forbidden,
+            "The Host or Origin header names a host this gateway does not answer to (DNS "
+            "rebinding protection); list it in `mcp.allowed_hosts`."};
+}
+
+http::handler mcp_endpoint::route(method m) {
+    return [this, m](http::request_context& ctx) -> net::awaitable<void> {
+        auto answer = co_await (this->*m)(ctx);
+        co_await http::write_reply(ctx, std::move(answer));
+    };
+}
+
+std::size_t mcp_endpoint::sessions() const {
+    std::lock_guard lock(mutex_);
+    return sessions_.size();
+}
+
+std::shared_ptr<mcp_endpoint::session> mcp_endpoint::open_session(std::string version, bool can_ask,
+                                                                  std::string& id) {
+    auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mutex_);
+    // Sessions idle for an hour go; at the cap, the least recently used one with no call.
+    std::erase_if(sessions_, [&](const auto& entry) {
+        return entry.second->runs.empty() && now - entry.second->used > session_idle;
+    });
+    if (sessions_.size() >= max_sessions) {
+        auto oldest = sessions_.end();
+        for (auto it = sessions_.begin(); it != sessions_.end(); ++it)
+            if (it->second->runs.empty() &&
+                (oldest == sessions_.end() || it->second->used < oldest->second->used))
+                oldest = it;
+        if (oldest == sessions_.end()) return nullptr;
+        sessions_.erase(oldest);
+    }
+    auto s = std::make_shared<session>();
+    s->version = std::move(version);
+    s->can_ask = can_ask;
+    s->used = now;
+    id = session_id();
+    sessions_[id] = s;
+    return s;
+}
+
+net::awaitable<reply> mcp_endpoint::post(http::request_context& ctx) {
+    const auto& req = ctx.req;
+    auto type = lower(req[bhttp::field::content_type]);
+    if (!type.starts_with("application/json"))
+        co_return rpc(
+            415, rpc_error(nullptr, invalid_request, "Content-Type must be application/json."));
+    json::error_code ec;
+    auto parsed = json::parse(req.body(), ec);
+    if (ec) co_return rpc(400, rpc_error(nullptr, parse_error, "Parse error: " + ec.message()));
+    if (parsed.is_array())
+        co_return rpc(400, rpc_error(nullptr, invalid_request,
+                                     "Batches are not supported: send one message per request."));
+    if (!parsed.is_object() || string_of(parsed.as_object(), "jsonrpc") != "2.0")
+        co_return rpc(400, rpc_error(nullptr, invalid_request,
+                                     "Not a JSON-RPC 2.0 message (`\"jsonrpc\": \"2.0\"`)."));
+    const auto& message = parsed.as_object();
+    auto method = string_of(message, "method");
+    const auto* id = message.if_contains("id");
+    if (id && !valid_id(*id))
+        co_return rpc(400,
+                      rpc_error(nullptr, invalid_request, "`id` must be a string or an integer."));
+
+    if (method == "initialize") {
+        if (!id)
+            co_return rpc(
+                400, rpc_error(nullptr, invalid_request, "`initialize` is a request: give an id."));
+        json::object none;
+        const auto* params = object_of(message, "params");
+        if (!params) params = &none;
+        auto asked = string_of(*params, "protocolVersion");
+        auto version = supported(asked) ? asked : std::string(versions.front());
+        bool can_ask = false;
+        if (const auto* caps = object_of(*params, "capabilities"))
+            if (const auto* elicitation = object_of(*caps, "elicitation"))
+                can_ask = elicitation->empty() || elicitation->contains("form");
+        std::string sid;
+        auto s = open_session(version, can_ask, sid);
+        if (!s)
+            co_return rpc(503, rpc_error(*id, server_error,
+                                         "Too many MCP sessions with calls under way; try again "
+                                         "later."));
+        json::object result{
+            {"protocolVersion", version},
+            {"capabilities",
+             {{"tools", {{"listChanged", false}}}, {"prompts", {{"listChanged", false}}}}},
+            {"serverInfo",
+             {{"name", "contextgate"},
+              {"title", "contextgate workflows"},
+              {"version", CONTEXTGATE_VERSION}}},
+            {"instructions",
+             "Each tool runs one of the gateway's workflows in a chat of its own and returns its "
+             "output. Steps that change files ask for an approval."}};
+        auto r = rpc(200, rpc_result(*id, std::move(result)));
+        r.header("Mcp-Session-Id", sid);
+        co_return r;
+    }
+
+    auto sid = req["Mcp-Session-Id"];
+    if (sid.empty())
+        co_return rpc(400, rpc_error(nullptr, invalid_request,
+                                     "`Mcp-Session-Id` is required: send `initialize` first."));
+    std::shared_ptr<session> s;
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = sessions_.find(std::string(sid)); it != sessions_.end()) {
+            s = it->second;
+            s->used = std::chrono::steady_clock::now();
+        }
+    }
+    if (!s)
+        co_return rpc(404, rpc_error(nullptr, session_not_found,
+                                     "Session not found: it ended or the gateway restarted; "
+                                     "send `initialize` again."));
+    if (auto v = req["MCP-Protocol-Version"]; !v.empty() && !supported(v))
+        co_return rpc(400, rpc_error(nullptr, invalid_request,
+                                     "Unsupported MCP-Protocol-Version `" + std::string(v) + "`."));
+
+    if (!method.empty() && id) {
+        auto answer = co_await request(ctx, s, message);
+        co_return answer;
+    }
+    if (!method.empty()) {  // a notification
+        if (method == "notifications/cancelled") {
+            std::string run_id;
+            if (const auto* params = object_of(message, "params"))
+                if (const auto* request_id = params->if_contains("requestId")) {
+                    std::lock_guard lock(mutex_);
+                    if (auto it = s->runs.find(json::serialize(*request_id)); it != s->runs.end())
+                        run_id = it->second;
+                }
+            if (!run_id.empty()) co_await runs_.cancel(run_id);
+        }
+        co_return accepted();
+    }
+    if (id && (message.contains("result") || message.contains("error"))) {
+        co_await answered(s, message);
+        co_return accepted();
+    }
+    co_return rpc(400, rpc_error(nullptr, invalid_request,
+                                 "Neither a request, a notification nor a response."));
+}
+
+net::awaitable<reply> mcp_endpoint::request(http::request_context& ctx, std::shared_ptr<session> s,
+                                            const json::object& message) {
+    const auto& id = message.at("id");
+    auto method = string_of(message, "method");
+    json::object none;
+    const auto* params = object_of(message, "params");
+    if (!params) params = &none;
+    if (method == "ping") co_return rpc(200, rpc_result(id, json::object{}));
+    if (method == "tools/list") {
+        json::array tools;
+        for (const auto& w : *workflows_.all()) {
+            json::object tool{{"name", w.id},
+                              {"title", w.name},
+                              {"description", w.description},
+                              {"inputSchema", w.parameters}};
+            tools.push_back(std::move(tool));
+        }
+        co_return rpc(200, rpc_result(id, json::object{{"tools", std::move(tools)}}));
+    }
+    if (method == "tools/call") {
+        auto answer = co_await call_tool(ctx, std::move(s), id, *params);
+        co_return answer;
+    }
+    if (method == "prompts/list") {
+        json::array list;
+        for (const auto& p : prompts_.all())
+            list.push_back(
+                json::object{{"name", p.id}, {"title", p.title}, {"description", p.description}});
+        co_return rpc(200, rpc_result(id, json::object{{"prompts", std::move(list)}}));
+    }
+    if (method == "prompts/get") {
+        auto name = string_of(*params, "name");
+        const auto* p = prompts_.find(name);
+        if (!p) co_return rpc(200, rpc_error(id, invalid_params, "No prompt `" + name + "`."));
+        json::object text{{"type", "text"}, {"text", p->body}};
+        json::array messages{json::object{{"role", "user"}, {"content", std::move(text)}}};
+        co_return rpc(200, rpc_result(id, json::object{{"description", p->description},
+                                                       {"messages", std::move(messages)}}));
+    }
+    co_return rpc(200, rpc_error(id, method_not_found, "Method not found: `" + method + "`."));
+}
+
+net::awaitable<reply> mcp_endpoint::call_tool(http::request_context& ctx,
+                                              std::shared_ptr<session> s, json::value id,
+                                              const json::object& params) {
+    auto name = string_of(params, "name");
+    auto all = workflows_.all();
+    const auto* found = workflows::registry::find(all, name);
+    if (!found) co_return rpc(200, rpc_error(id, invalid_params, "Unknown tool `" + name + "`."));
+    json::object arguments;
+    if (const auto* a = params.if_contains("arguments"); a && !a->is_null()) {
+        if (!a->is_object())
+            co_return rpc(200, rpc_error(id, invalid_params, "`arguments` must be an object."));
+        arguments = a->as_object();
+    }
+    // Wrong arguments are a tool error the model can correct, not a protocol error.
+    auto parameters = workflows::with_defaults(*found, std::move(arguments));
+    if (auto problem = found->schema->validate(parameters); !problem.empty())
+        co_return rpc(
+            200,
+            rpc_result(id, tool_text("Invalid arguments for `" + name + "` at " + problem, true)));
+
+    const auto& settings = config_.mcp;
+    store::chat_record chat;
+    chat.id = agent::make_id("chat");
+    chat.created_at = store::now_ms();
+    chat.model = settings.model;
+    chat.system_prompt =
+        settings.system_prompt.empty() ? config_.context.default_prompt : settings.system_prompt;
+    chat.role = "editor";
+    chat.edits = settings.edits;
+    chat.title = "MCP: " + found->name;
+    auto workspace = settings.workspace;
+    if (workspace.empty() && !roots_.paths().empty()) workspace = roots_.paths().front();
+    if (!workspace.empty()) {
+        auto opened = roots_.open(workspace);
+        if (!opened.error.empty())
+            co_return rpc(
+                200,
+                rpc_result(id, tool_text("The workspace cannot be used: " + opened.error, true)));
+        chat.workspace = opened.path;
+    }
+    co_await store_.insert_chat(chat);
+    auto definition = std::shared_ptr<const workflows::workflow>(all, found);
+    std::optional<json::object> given(std::move(parameters));
+    std::string no_input;
+    auto started = co_await workflow_runs_.start(std::move(chat), definition, std::move(given),
+                                                 std::move(no_input));
+    if (const auto* refused = std::get_if<refusal>(&started))
+        co_return rpc(200, rpc_result(id, tool_text(refused->message, true)));
+
+    auto c = std::make_shared<call>();
+    c->id = id;
+    c->key = json::serialize(id);
+    c->run_id = std::get<std::string>(started);
+    c->definition = definition;
+    c->sse = ctx.req[bhttp::field::accept].find("text/event-stream") != std::string_view::npos;
+    if (const auto* meta = object_of(params, "_meta"))
+        if (const auto* token = meta->if_contains("progressToken"); token && valid_id(*token))
+            c->token = *token;
+    {
+        std::lock_guard lock(mutex_);
+        s->runs[c->key] = c->run_id;
+    }
+    observability::log_info("MCP tools/call `" + name + "`: run " + c->run_id);
+    co_return reply::streamed(
+        [this, s, c](http::request_context& stream) { return follow(stream, s, c); });
+}
+
+net::awaitable<void> mcp_endpoint::follow(http::request_context& ctx, std::shared_ptr<session> s,
+                                          std::shared_ptr<call> c) {
+    http::body_stream body(ctx);
+    bool open = true;
+    if (c->sse) {
+        const std::vector<std::pair<std::string, std::string>> fields{
+            {"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}};
+        open = co_await body.begin(200, fields);
+    }
+    if (open) {
+        auto winner =
+            co_await (relay(ctx, *s, *c, c->sse ? &body : nullptr) || http::client_leaves(ctx));
+        std::optional<json::object> final;
+        if (winner.index() == 0) final = std::get<0>(std::move(winner));
+        if (!final) {
+            ctx.keep_alive = false;
+            observability::log_info("MCP client of run " + c->run_id +
+                                    " left before its end; the run goes on");
+        } else if (c->sse) {
+            auto sent = co_await body.write(sse_message(*final));
+            if (sent) co_await body.end();
+        } else {
+            auto text = json::serialize(*final);
+            co_await http::write_response(ctx, 200, "application/json", text);
+        }
+    }
+    std::lock_guard lock(mutex_);
+    s->runs.erase(c->key);
+    s->dismissed.erase(c->run_id);
+}
+
+// Follows the run's events from its first: progress per step, approvals asked (or the run
+// cancelled when they cannot be), and at its end the tools/call response. Nothing when the
+// client went away or the gateway is draining.
+net::awaitable<std::optional<json::object>> mcp_endpoint::relay(http::request_context& ctx,
+                                                                session& s, call& c,
+                                                                http::body_stream* body) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    auto cancelled = [&]() -> net::awaitable<bool> {
+        auto state = co_await net::this_coro::cancellation_state;
+        co_return state.cancelled() != net::cancellation_type::none;
+    };
+    auto heartbeat =
+        ctx.server.sse_heartbeat.count() > 0 ? ctx.server.sse_heartbeat : config::duration(15s);
+    const auto& steps = c.definition->steps;
+    // Progress counts halves of steps: step i (from 1) started is 2i - 1, done or skipped 2i.
+    auto position = [&](std::string_view step_id) {
+        for (std::size_t i = 0; i < steps.size(); ++i)
+            if (steps[i].id == step_id) return static_cast<std::int64_t>(2 * (i + 1));
+        return std::int64_t{0};
+    };
+    std::string why_not;  // set when an approval could not be asked
+    std::int64_t after = 0;
+    for (;;) {
+        if (ctx.draining) co_return std::nullopt;
+        auto until = std::chrono::steady_clock::now() + heartbeat;
+        auto events = co_await streams_.next_events(c.run_id, after, until);
+        auto left = co_await cancelled();
+        if (left) co_return std::nullopt;
+        if (events.empty()) {
+            auto status = co_await store_.run_status(c.run_id);
+            if (!status)
+                co_return rpc_result(c.id, tool_text("The run " + c.run_id + " is gone.", true));
+            if (body) {
+                auto alive = co_await body->write(": keep-alive\n\n");
+                if (!alive) co_return std::nullopt;
+            }
+            continue;
+        }
+        for (const auto& e : events) {
+            after = e.seq;
+            json::error_code ec;
+            auto parsed = json::parse(e.data, ec);
+            json::object data;
+            if (!ec && parsed.is_object()) data = std::move(parsed.as_object());
+            if (e.type == "step.started" || e.type == "step.completed" ||
+                e.type == "step.skipped") {
+                auto step_id = string_of(data, "step_id");
+                auto at = position(step_id);
+                auto progress = e.type == "step.started" ? at - 1 : at;
+                if (body && c.token && progress > c.progress) {
+                    c.progress = progress;
+                    auto verb = e.type == "step.started"   ? "started"
+                                : e.type == "step.skipped" ? "skipped"
+                                                           : "done";
+                    json::object note{{"jsonrpc", "2.0"},
+                                      {"method", "notifications/progress"},
+                                      {"params",
+                                       {{"progressToken", *c.token},
+                                        {"progress", progress},
+                                        {"total", static_cast<std::int64_t>(2 * steps.size())},
+                                        {"message", "Step `" + step_id + "` " + verb}}}};
+                    auto sent = co_await body->write(sse_message(note));
+                    if (!sent) co_return std::nullopt;
+                }
+            } else if (e.type == "approval.required") {
+                auto call_id = string_of(data, "call_id");
+                if (body && s.can_ask) {
+                    json::object schema{{"type", "object"}, {"properties", json::object{}}};
+                    json::object ask{
+                        {"jsonrpc", "2.0"},
+                        {"id", std::string(approval_prefix) + c.run_id + "/" + call_id},
+                        {"method", "elicitation/create"},
+                        {"params",
+                         {{"message", approval_question(*c.definition, data)},
+                          {"requestedSchema", std::move(schema)}}}};
+                    auto sent = co_await body->write(sse_message(ask));
+                    if (!sent) co_return std::nullopt;
+                } else {
+                    why_not = "The workflow `" + c.definition->id +
+                              "` needs a human approval of `" + string_of(data, "tool") +
+                              "`, and this MCP client cannot ask for one (it declared no "
+                              "elicitation). Run the workflow in review mode (`mcp.edits: "
+                              "review`, its edits kept for review) or from the console (/console), "
+                              "where approvals are asked. Run " +
+                              c.run_id + " was cancelled.";
+                    co_await runs_.cancel(c.run_id);
+                }
+            } else if (agent::is_final_event(e.type)) {
+                // The whole output and error: the event holds excerpts of long ones.
+                auto record = co_await store_.run(c.run_id);
+                json::object result;
+                if (e.type == "run.completed")
+                    result = tool_text(record ? record->output : string_of(data, "output"), false);
+                else if (e.type == "run.failed")
+                    result = tool_text(record ? record->error : string_of(data, "error"), true);
+                else {
+                    std::string why = why_not;
+                    if (why.empty()) {
+                        std::lock_guard lock(mutex_);
+                        if (auto it = s.dismissed.find(c.run_id); it != s.dismissed.end())
+                            why = it->second;
+                    }
+                    result =
+                        tool_text(why.empty() ? "Run " + c.run_id + " was cancelled." : why, true);
+                }
+                result["_meta"] =
+                    json::object{{"contextgate/run_id", c.run_id},
+                                 {"contextgate/chat_id", record ? record->chat_id : std::string()}};
+                co_return rpc_result(c.id, std::move(result));
+            }
+        }
+    }
+}
+
+// accept → approve; decline → reject; cancel, or an error → the run is cancelled with the reason.
+net::awaitable<void> mcp_endpoint::answered(std::shared_ptr<session> s,
+                                            const json::object& message) {
+    const auto& id = message.at("id");
+    if (!id.is_string() || !id.as_string().starts_with(approval_prefix)) co_return;
+    std::string_view rest(id.as_string());
+    rest.remove_prefix(approval_prefix.size());
+    auto slash = rest.find('/');
+    if (slash == std::string_view::npos) co_return;
+    std::string run_id(rest.substr(0, slash));
+    std::string call_id(rest.substr(slash + 1));
+    {
+        // Only the runs this session follows: an answer names no other.
+        std::lock_guard lock(mutex_);
+        bool own = std::any_of(s->runs.begin(), s->runs.end(),
+                               [&](const auto& entry) { return entry.second == run_id; });
+        if (!own) co_return;
+    }
+    std::string action;
+    std::string failure;
+    if (const auto* result = object_of(message, "result"))
+        action = string_of(*result, "action");
+    else if (const auto* error = object_of(message, "error"))
+        failure = string_of(*error, "message");
+    if (action == "accept" || action == "decline") {
+        agent::decision d;
+        d.approve = action == "accept";
+        if (!d.approve) d.feedback = "Declined in the MCP client.";
+        auto refused = co_await runs_.decide(run_id, call_id, std::move(d));
+        if (refused)
+            observability::log_info("MCP approval of " + call_id +
+                                    " not applied: " + refused->message);
+        co_return;
+    }
+    {
+        std::lock_guard lock(mutex_);
+        s->dismissed[run_id] =
+            action == "cancel"
+                ? "The approval was dismissed in the MCP client; run " + run_id + " was cancelled."
+                : "The MCP client could not ask for the approval (" +
+                      (failure.empty() ? std::string("no answer") : failure) + "); run " + run_id +
+                      " was cancelled. Run the workflow from the console (/console) instead.";
+    }
+    co_await runs_.cancel(run_id);
+}
+
+net::awaitable<reply> mcp_endpoint::get(http::request_context&) {
+    auto r =
+        reply::error(errc::method_not_allowed,
+                     "This server sends nothing unasked: there is no stream to open with GET.");
+    r.header("Allow", "POST, DELETE");
+    co_return r;
+}
+
+net::awaitable<reply> mcp_endpoint::remove(http::request_context& ctx) {
+    auto sid = ctx.req["Mcp-Session-Id"];
+    if (sid.empty())
+        co_return rpc(400, rpc_error(nullptr, invalid_request, "`Mcp-Session-Id` is required."));
+    std::vector<std::string> runs;
+    {
+        std::lock_guard lock(mutex_);
+        auto it = sessions_.find(std::string(sid));
+        if (it == sessions_.end())
+            co_return rpc(404, rpc_error(nullptr, session_not_found, "Session not found."));
+        for (const auto& [key, run] : it->second->runs) runs.push_back(run);
+        sessions_.erase(it);
+    }
+    // The client ended the session: what it started and still waits for is not wanted.
+    for (const auto& run : runs) co_await runs_.cancel(run);
+    reply r;
+    r.status = 200;
+    r.content_type = "";
+    co_return r;
+}
+
+}  // namespace gateway::context

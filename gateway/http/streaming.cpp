@@ -1,0 +1,69 @@
+#include "gateway/http/streaming.hpp"
+
+#include "gateway/http/response.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
+
+namespace gateway::http {
+
+namespace {
+constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+}
+
+net::awaitable<bool> body_stream::begin(
+    unsigned status, const std::vector<std::pair<std::string, std::string>>& fields) {
+    if (!chunked_ || ctx_.draining) ctx_.keep_alive = false;
+    response_head h(status);
+    for (const auto& [name, value] : fields) h.field(name, value);
+    auto head = h.finish(ctx_.request_id, chunked_ ? "Transfer-Encoding: chunked" : "",
+                         ctx_.keep_alive ? "" : "close");
+    ctx_.started();
+    ctx_.status = status;
+    ctx_.deadline.arm(ctx_.server.write_timeout);
+    auto [ec, n] = co_await net::async_write(ctx_.stream, net::buffer(head), use_ec);
+    if (ec) ctx_.keep_alive = false;
+    co_return !ec;
+}
+
+net::awaitable<bool> body_stream::write(std::string_view bytes) {
+    ctx_.deadline.arm(ctx_.server.write_timeout);
+    ctx_.bytes_sent += bytes.size();
+    boost::system::error_code ec;
+    if (chunked_) {
+        auto [e, n] = co_await net::async_write(
+            ctx_.stream, beast::http::make_chunk(net::buffer(bytes)), use_ec);
+        ec = e;
+    } else {
+        auto [e, n] = co_await net::async_write(ctx_.stream, net::buffer(bytes), use_ec);
+        ec = e;
+    }
+    if (ec) ctx_.keep_alive = false;
+    co_return !ec;
+}
+
+net::awaitable<bool> body_stream::end() {
+    if (!chunked_) co_return true;
+    ctx_.deadline.arm(ctx_.server.write_timeout);
+    auto [ec, n] = co_await net::async_write(ctx_.stream, beast::http::make_chunk_last(), use_ec);
+    if (ec) ctx_.keep_alive = false;
+    co_return !ec;
+}
+
+net::awaitable<void> client_leaves(request_context& ctx) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    auto& socket = ctx.stream.socket();
+    while (ctx.buffer.size() < ctx.server.header_limit) {
+        auto [ec, n] = co_await socket.async_read_some(ctx.buffer.prepare(4096), use_ec);
+        if (ec) co_return;
+        ctx.buffer.commit(n);
+    }
+    net::steady_timer never(socket.get_executor(), std::chrono::steady_clock::time_point::max());
+    co_await never.async_wait(use_ec);
+}
+
+}  // namespace gateway::http
