@@ -163,6 +163,9 @@ net::awaitable<bool> read_events(state_ptr s, upstream::connection& conn,
             if (e.data.empty()) continue;  // a priming event: only its id matters
             answered = s->dispatch(e.data, request_id) || answered;
             if (s->closed) co_return answered;
+            // The request's answer came: nothing more is read from its stream, which may be a
+            // resumed GET stream the server keeps open (the connection is then dropped).
+            if (answered && !request_id.is_null()) co_return true;
         }
         if (failed) break;
     }
