@@ -548,8 +548,8 @@ public:
         if (auto n = node["serve"]) m.serve = get_bool(n, "serve");
         if (auto n = node["model"]) m.model = scalar(n, "model");
         if (auto n = node["workspace"]) {
-            m.workspace = path(n, "workspace");
-            if (m.workspace.empty() || m.workspace.front() != '/')
+            m.workspace = path(n, "workspace");  // "": the first of context.workspaces
+            if (!m.workspace.empty() && m.workspace.front() != '/')
                 fail(n, "`mcp.workspace` must be an absolute path");
         }
         if (auto n = node["system_prompt"]) m.system_prompt = scalar(n, "system_prompt");
