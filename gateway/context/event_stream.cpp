@@ -258,12 +258,7 @@ net::awaitable<bool> event_streams::pump(http::request_context& ctx, watch& w,
                                          bool chunked) {
     co_await net::this_coro::throw_if_cancelled(false);
     // Cancelled when the client hung up: waits and writes then end early, and the loop stops.
-    auto cancelled = [&]() -> net::awaitable<bool> {
-        auto state = co_await net::this_coro::cancellation_state;
-        co_return state.cancelled() != net::cancellation_type::none;
-    };
-    auto heartbeat =
-        ctx.server.sse_heartbeat.count() > 0 ? ctx.server.sse_heartbeat : config::duration(15s);
+    auto heartbeat = http::heartbeat(ctx.server);
     // One write per page: the frames as they are, behind one chunk header.
     std::vector<net::const_buffer> buffers;
     auto send = [&](const std::vector<shared_frames>& page) -> net::awaitable<bool> {
@@ -306,7 +301,7 @@ net::awaitable<bool> event_streams::pump(http::request_context& ctx, watch& w,
             if (stored.empty() && (!status || agent::is_final_status(*status))) co_return true;
             if (!stored.empty()) page.push_back(render(stored));
         }
-        auto hung_up = co_await cancelled();
+        auto hung_up = co_await http::cancelled();
         if (hung_up) co_return false;
         if (!page.empty()) {
             auto sent = co_await send(page);
@@ -325,7 +320,7 @@ net::awaitable<bool> event_streams::pump(http::request_context& ctx, watch& w,
             if (!alive) co_return false;
         }
         bool committed = co_await w.wait(std::chrono::steady_clock::now() + heartbeat);
-        hung_up = co_await cancelled();
+        hung_up = co_await http::cancelled();
         if (hung_up) co_return false;
         idle = !committed && !ctx.draining && !closing_;
     }

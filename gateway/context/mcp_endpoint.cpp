@@ -494,12 +494,7 @@ net::awaitable<std::optional<json::object>> mcp_endpoint::relay(http::request_co
                                                                 session& s, call& c,
                                                                 http::body_stream* body) {
     co_await net::this_coro::throw_if_cancelled(false);
-    auto cancelled = [&]() -> net::awaitable<bool> {
-        auto state = co_await net::this_coro::cancellation_state;
-        co_return state.cancelled() != net::cancellation_type::none;
-    };
-    auto heartbeat =
-        ctx.server.sse_heartbeat.count() > 0 ? ctx.server.sse_heartbeat : config::duration(15s);
+    auto heartbeat = http::heartbeat(ctx.server);
     const auto& steps = c.definition->steps;
     // Progress counts halves of steps: step i (from 1) started is 2i - 1, done or skipped 2i.
     auto position = [&](std::string_view step_id) {
@@ -513,7 +508,7 @@ net::awaitable<std::optional<json::object>> mcp_endpoint::relay(http::request_co
         if (ctx.draining) co_return std::nullopt;
         auto until = std::chrono::steady_clock::now() + heartbeat;
         auto events = co_await streams_.next_events(c.run_id, after, until);
-        auto left = co_await cancelled();
+        auto left = co_await http::cancelled();
         if (left) co_return std::nullopt;
         if (events.empty()) {
             auto status = co_await store_.run_status(c.run_id);

@@ -66,4 +66,14 @@ net::awaitable<void> client_leaves(request_context& ctx) {
     co_await never.async_wait(use_ec);
 }
 
+net::awaitable<bool> cancelled() {
+    auto state = co_await net::this_coro::cancellation_state;
+    co_return state.cancelled() != net::cancellation_type::none;
+}
+
+config::duration heartbeat(const config::server_config& server) {
+    using namespace std::chrono_literals;
+    return server.sse_heartbeat.count() > 0 ? server.sse_heartbeat : config::duration(15s);
+}
+
 }  // namespace gateway::http

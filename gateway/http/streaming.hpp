@@ -34,4 +34,11 @@ private:
 // raced against the stream (`||`), which cancels it when the stream ends first.
 net::awaitable<void> client_leaves(request_context& ctx);
 
+// Whether the calling coroutine's operation was cancelled: its side of an `||` lost (the client
+// left). For coroutines that ran `throw_if_cancelled(false)` and check between steps.
+net::awaitable<bool> cancelled();
+
+// How often a stream with nothing to say sends a keep-alive: server.sse_heartbeat, else 15 s.
+config::duration heartbeat(const config::server_config& server);
+
 }  // namespace gateway::http
