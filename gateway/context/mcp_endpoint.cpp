@@ -172,7 +172,8 @@ mcp_endpoint::mcp_endpoint(const config::gateway_config& config, store::state_st
       workflows_(workflows),
       workflow_runs_(workflow_runs),
       streams_(config.context, store, journal) {
-    for (const auto& h : config.mcp.allowed_hosts) hosts_.push_back(lower(h));
+    // Written as names, with or without a port ("gateway.example.com:443"): the name counts.
+    for (const auto& h : config.mcp.allowed_hosts) hosts_.push_back(host_part(h));
     const auto& listen = config.server.listen.host;
     if (listen != "0.0.0.0" && listen != "::" && !listen.empty())
         hosts_.push_back(host_part(listen));
