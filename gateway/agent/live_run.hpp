@@ -72,7 +72,10 @@ struct live_run {
     call_canceller canceller;
     bool wall_hit = false;
     bool cancel_requested = false;
-    bool stopping = false;            // the engine stops: leave the run as stored, resumable
+    bool stopping = false;  // the engine stops: leave the run as stored, resumable
+    // Its row is in the store: from then on a lease renewal that does not return it means
+    // another replica took it (a renewal sent while the row was being inserted cannot).
+    bool stored = false;
     std::optional<decision> decided;  // the human's decision on the call awaiting approval
     std::optional<run_ending> ended;
     std::chrono::steady_clock::time_point segment_started = std::chrono::steady_clock::now();

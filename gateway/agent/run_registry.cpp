@@ -197,6 +197,7 @@ net::awaitable<started_run> run_registry::admit(store::chat_record chat, tools::
         release(*run);
         co_return *taken;
     }
+    run->stored = true;
     net::co_spawn(io_, this->drive(run, std::move(drive)), net::detached);
     co_return id;
 }
@@ -527,10 +528,15 @@ net::awaitable<void> run_registry::keep_leases() {
     auto period = replicas_->lease_timeout() / 4;
     while (!stopping_) {
         try {
+            // Only runs stored before the renewal is sent can be missing from its answer for
+            // the right reason: one admitted meanwhile may not be committed when it runs.
+            std::set<std::string> asked;
+            for (auto& [id, run] : runs_)
+                if (run->stored) asked.insert(id);
             auto held = co_await replicas_->renew_leases();
             std::set<std::string> still(held.begin(), held.end());
             for (auto& [id, run] : runs_) {
-                if (still.count(id) || run->ended || run->stopping) continue;
+                if (!asked.count(id) || still.count(id) || run->ended || run->stopping) continue;
                 observability::log_warn("run " + id +
                                         ": its lease was taken by another replica; stopped here");
                 run->stopping = true;
@@ -603,6 +609,7 @@ net::awaitable<void> run_registry::adopt(store::run_record record) {
         if (run->state.workflow) drive = workflows_(*run);
     }
     run->system_prompt = system_prompt(run->chat, run->role);
+    run->stored = true;
     auto id = run->record.id;
     chats_[run->chat.id] = id;
     runs_[id] = run;
