@@ -120,15 +120,18 @@ std::string new_secret() {
     return out;
 }
 
-std::string new_key_id() {
+std::string random_id(std::string_view prefix, std::size_t bytes) {
     static constexpr char hex[] = "0123456789abcdef";
-    auto bytes = random_bytes(8);
-    std::string id = "key_";
-    for (unsigned char b : bytes) {
+    std::string id(prefix);
+    for (unsigned char b : random_bytes(bytes)) {
         id += hex[b >> 4];
         id += hex[b & 15];
     }
     return id;
+}
+
+std::string new_key_id() {
+    return random_id("key_", 8);
 }
 
 namespace {

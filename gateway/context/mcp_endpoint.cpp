@@ -1,11 +1,12 @@
 #include "gateway/context/mcp_endpoint.hpp"
 
+#include "gateway/admin/key_ring.hpp"
 #include "gateway/agent/run_state.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/tools/tool.hpp"
 
-#include <openssl/rand.h>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/beast/core/string.hpp>
@@ -111,31 +112,15 @@ std::string host_part(std::string_view authority) {
     return lower(authority);
 }
 
-std::string session_id() {
-    std::array<unsigned char, 16> bytes{};
-    if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1)
-        throw std::runtime_error("RAND_bytes failed");
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string id = "mcp_";
-    for (auto b : bytes) {
-        id += hex[b >> 4];
-        id += hex[b & 0xf];
-    }
-    return id;
-}
-
 // The message of an elicitation that asks for an approval: what the call does, with its diff
-// (the summary of a preview holds it), cut to preview_bytes.
+// (the summary of a preview holds it), capped at preview_bytes.
 std::string approval_question(const workflows::workflow& w, const json::object& asked) {
     auto text = "The workflow \"" + w.name + "\" wants to run `" + string_of(asked, "tool") + "`.";
     auto preview = string_of(asked, "summary");
     if (preview.empty()) preview = string_of(asked, "preview");
-    if (preview.size() > preview_bytes) {
-        auto cut = preview_bytes;
-        while (cut > 0 && (static_cast<unsigned char>(preview[cut]) & 0xc0) == 0x80) --cut;
-        preview = preview.substr(0, cut) + "\n… (cut; the whole change is on the console)";
-    }
-    if (!preview.empty()) text += "\n\n" + preview;
+    if (!preview.empty())
+        text += "\n\n" + tools::cap_text(std::move(preview), preview_bytes,
+                                         "The whole change is on the console.");
     return text + "\n\nApprove it?";
 }
 
@@ -241,7 +226,7 @@ std::shared_ptr<mcp_endpoint::session> mcp_endpoint::open_session(std::string ve
     s->version = std::move(version);
     s->can_ask = can_ask;
     s->used = now;
-    id = session_id();
+    id = admin::random_id("mcp_", 16);
     sessions_[id] = s;
     return s;
 }
