@@ -141,21 +141,12 @@ config::parsed<std::unique_ptr<context_service>> context_service::start(
                                              *s->prompts_, tools, *s->roots_, *s->workflows_,
                                              *s->workflow_runs_, *s->sessions_);
     if (config.mcp.serve) {
-        // What every tools/call's chat will use is checked now, not at the first call.
-        const auto& serve = config.mcp;
-        auto prompt = serve.system_prompt.empty() ? context.default_prompt : serve.system_prompt;
-        if (!s->prompts_->find(prompt))
-            return result::fail(config.source + ": mcp.system_prompt: no system prompt `" + prompt +
-                                "`");
-        auto workspace = serve.workspace.empty() && !s->roots_->paths().empty()
-                             ? s->roots_->paths().front()
-                             : serve.workspace;
-        if (!workspace.empty())
-            if (auto opened = s->roots_->open(workspace); !opened.error.empty())
-                return result::fail(config.source + ": mcp.workspace: " + opened.error);
         s->mcp_endpoint_ = std::make_unique<context::mcp_endpoint>(
             config, *s->store_, *s->runs_, *s->journal_, *s->prompts_, *s->roots_, *s->workflows_,
             *s->workflow_runs_);
+        // What every tools/call's chat will use is checked now, not at the first call.
+        if (auto error = s->mcp_endpoint_->check(); !error.empty())
+            return result::fail(config.source + ": " + error);
     }
     auto& workflow_runs = *s->workflow_runs_;
     s->runs_->start([&workflow_runs](agent::live_run& run) { return workflow_runs.resume(run); });

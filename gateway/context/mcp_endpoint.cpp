@@ -156,7 +156,11 @@ mcp_endpoint::mcp_endpoint(const config::gateway_config& config, store::state_st
       roots_(roots),
       workflows_(workflows),
       workflow_runs_(workflow_runs),
-      streams_(config.context, store, journal) {
+      streams_(config.context, store, journal),
+      workspace_(config.mcp.workspace.empty() && !roots.paths().empty() ? roots.paths().front()
+                                                                        : config.mcp.workspace),
+      system_prompt_(config.mcp.system_prompt.empty() ? config.context.default_prompt
+                                                      : config.mcp.system_prompt) {
     // Written as names, with or without a port ("gateway.example.com:443"): the name counts.
     for (const auto& h : config.mcp.allowed_hosts) hosts_.push_back(host_part(h));
     const auto& listen = config.server.listen.host;
@@ -200,9 +204,13 @@ http::handler mcp_endpoint::route(method m) {
     };
 }
 
-std::size_t mcp_endpoint::sessions() const {
-    std::lock_guard lock(mutex_);
-    return sessions_.size();
+std::string mcp_endpoint::check() const {
+    if (!prompts_.find(system_prompt_))
+        return "mcp.system_prompt: no system prompt `" + system_prompt_ + "`";
+    if (!workspace_.empty())
+        if (auto opened = roots_.open(workspace_); !opened.error.empty())
+            return "mcp.workspace: " + opened.error;
+    return {};
 }
 
 std::shared_ptr<mcp_endpoint::session> mcp_endpoint::open_session(std::string version, bool can_ask,
@@ -395,20 +403,17 @@ net::awaitable<reply> mcp_endpoint::call_tool(http::request_context& ctx,
             200,
             rpc_result(id, tool_text("Invalid arguments for `" + name + "` at " + problem, true)));
 
-    const auto& settings = config_.mcp;
     store::chat_record chat;
     chat.id = agent::make_id("chat");
     chat.created_at = store::now_ms();
-    chat.model = settings.model;
-    chat.system_prompt =
-        settings.system_prompt.empty() ? config_.context.default_prompt : settings.system_prompt;
+    chat.model = config_.mcp.model;
+    chat.system_prompt = system_prompt_;
     chat.role = "editor";
-    chat.edits = settings.edits;
+    chat.edits = config_.mcp.edits;
     chat.title = "MCP: " + found->name;
-    auto workspace = settings.workspace;
-    if (workspace.empty() && !roots_.paths().empty()) workspace = roots_.paths().front();
-    if (!workspace.empty()) {
-        auto opened = roots_.open(workspace);
+    if (!workspace_.empty()) {
+        // Opened again for every chat, as every run does: a folder replaced by a link is refused.
+        auto opened = roots_.open(workspace_);
         if (!opened.error.empty())
             co_return rpc(
                 200,
@@ -497,9 +502,12 @@ net::awaitable<std::optional<json::object>> mcp_endpoint::relay(http::request_co
         auto left = co_await http::cancelled();
         if (left) co_return std::nullopt;
         if (events.empty()) {
+            // Nothing new: a run gone (its chat deleted) or ended, else a keep-alive.
             auto status = co_await store_.run_status(c.run_id);
-            if (!status)
-                co_return rpc_result(c.id, tool_text("The run " + c.run_id + " is gone.", true));
+            if (!status || agent::is_final_status(*status)) {
+                auto answer = co_await outcome(s, c, why_not);
+                co_return answer;
+            }
             if (body) {
                 auto alive = co_await body->write(": keep-alive\n\n");
                 if (!alive) co_return std::nullopt;
@@ -556,30 +564,33 @@ net::awaitable<std::optional<json::object>> mcp_endpoint::relay(http::request_co
                     co_await runs_.cancel(c.run_id);
                 }
             } else if (agent::is_final_event(e.type)) {
-                // The whole output and error: the event holds excerpts of long ones.
-                auto record = co_await store_.run(c.run_id);
-                json::object result;
-                if (e.type == "run.completed")
-                    result = tool_text(record ? record->output : string_of(data, "output"), false);
-                else if (e.type == "run.failed")
-                    result = tool_text(record ? record->error : string_of(data, "error"), true);
-                else {
-                    std::string why = why_not;
-                    if (why.empty()) {
-                        std::lock_guard lock(mutex_);
-                        if (auto it = s.dismissed.find(c.run_id); it != s.dismissed.end())
-                            why = it->second;
-                    }
-                    result =
-                        tool_text(why.empty() ? "Run " + c.run_id + " was cancelled." : why, true);
-                }
-                result["_meta"] =
-                    json::object{{"contextgate/run_id", c.run_id},
-                                 {"contextgate/chat_id", record ? record->chat_id : std::string()}};
-                co_return rpc_result(c.id, std::move(result));
+                auto answer = co_await outcome(s, c, why_not);
+                co_return answer;
             }
         }
     }
+}
+
+// The tools/call response for a run that ended, from its record (its events hold excerpts of
+// long outputs and errors).
+net::awaitable<json::object> mcp_endpoint::outcome(session& s, const call& c, std::string why_not) {
+    auto record = co_await store_.run(c.run_id);
+    if (!record) co_return rpc_result(c.id, tool_text("The run " + c.run_id + " is gone.", true));
+    json::object result;
+    if (record->status == "completed")
+        result = tool_text(record->output, false);
+    else if (record->status == "failed")
+        result = tool_text(record->error, true);
+    else {
+        if (why_not.empty()) {
+            std::lock_guard lock(mutex_);
+            if (auto it = s.dismissed.find(c.run_id); it != s.dismissed.end()) why_not = it->second;
+        }
+        result = tool_text(why_not.empty() ? "Run " + c.run_id + " was cancelled." : why_not, true);
+    }
+    result["_meta"] =
+        json::object{{"contextgate/run_id", c.run_id}, {"contextgate/chat_id", record->chat_id}};
+    co_return rpc_result(c.id, std::move(result));
 }
 
 // accept → approve; decline → reject; cancel, or an error → the run is cancelled with the reason.

@@ -65,8 +65,9 @@ public:
     // Ends the tools/call streams (the gateway is draining); their runs go on.
     void end_streams() { streams_.end_all(); }
 
-    // Live sessions, for tests.
-    std::size_t sessions() const;
+    // Whether the chats' settings can be used: the system prompt exists and the workspace opens.
+    // The error, naming the setting; "" when they can. Called at start.
+    std::string check() const;
 
 private:
     struct session;
@@ -82,6 +83,7 @@ private:
                                 std::shared_ptr<call> c);
     net::awaitable<std::optional<boost::json::object>> relay(http::request_context& ctx, session& s,
                                                              call& c, http::body_stream* body);
+    net::awaitable<boost::json::object> outcome(session& s, const call& c, std::string why_not);
     // The client's answer to an elicitation (an approval).
     net::awaitable<void> answered(std::shared_ptr<session> s, const boost::json::object& message);
     std::shared_ptr<session> open_session(std::string version, bool can_ask, std::string& id);
@@ -95,6 +97,8 @@ private:
     workflows::runner& workflow_runs_;
     event_streams streams_;
     std::vector<std::string> hosts_;  // allowed Host/Origin names besides the loopback ones
+    std::string workspace_;           // the chats' workspace ("": none), system prompt
+    std::string system_prompt_;
 
     mutable std::mutex mutex_;  // guards sessions_ and every session's members
     std::map<std::string, std::shared_ptr<session>> sessions_;
