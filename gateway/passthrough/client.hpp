@@ -7,6 +7,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <memory>
+
 namespace gateway::passthrough {
 
 namespace net = boost::asio;
@@ -26,9 +28,27 @@ struct exchange_state {
 
 // Reads from the client while the exchange runs. Bytes are kept as the start of the next
 // (pipelined) request, up to header_limit; end of stream or an error means the client went
-// away, and the upstream connection is closed at once so the upstream stops generating.
-// Ends when cancelled (the exchange finished first).
-net::awaitable<void> watch_client(http::request_context& ctx, exchange_state& state);
+// away: `state.client_gone` is set and the upstream connection is closed at once, so the upstream
+// stops generating and the exchange ends on its next upstream read or write.
+//
+// A plain completion handler rather than a coroutine raced against the exchange: the race cost a
+// parallel group per request (two spawned coroutines, their frames and cancellation state). The
+// exchange runs alone; `stop()` ends the read when it is done.
+class client_watch {
+public:
+    client_watch(http::request_context& ctx, exchange_state& state);
+    ~client_watch();
+    client_watch(const client_watch&) = delete;
+    client_watch& operator=(const client_watch&) = delete;
+
+    // Cancels the read if it is still pending and returns once its handler has run, so the
+    // bytes it read are in the buffer and nothing refers to this request any more.
+    net::awaitable<void> stop();
+
+private:
+    struct reader;
+    std::shared_ptr<reader> reader_;
+};
 
 // Writes `data` to the client within the server's write timeout.
 net::awaitable<boost::system::error_code> write_client(http::request_context& ctx,

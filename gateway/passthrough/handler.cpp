@@ -655,8 +655,10 @@ net::awaitable<void> handler::forward(http::request_context& ctx, const destinat
 
     exchange_state state;
     if (where.translate) {
-        auto winner = co_await (translate_chat(ctx, pool, state) || watch_client(ctx, state));
-        if (winner.index() == 1 || state.client_gone) {
+        client_watch watch(ctx, state);
+        co_await translate_chat(ctx, pool, state);
+        co_await watch.stop();
+        if (state.client_gone) {
             ctx.keep_alive = false;
             if (ctx.status == 0) ctx.status = 499;
             observability::log_info("request " + ctx.request_id +
@@ -675,8 +677,10 @@ net::awaitable<void> handler::forward(http::request_context& ctx, const destinat
         co_await exchange(ctx, pool, head, state, true);
         co_return;
     }
-    auto winner = co_await (exchange(ctx, pool, head, state, false) || watch_client(ctx, state));
-    if (winner.index() == 1 || state.client_gone) {
+    client_watch watch(ctx, state);
+    co_await exchange(ctx, pool, head, state, false);
+    co_await watch.stop();
+    if (state.client_gone) {
         ctx.keep_alive = false;
         if (ctx.status == 0) ctx.status = 499;  // as nginx logs it: client closed the request
         observability::log_info("request " + ctx.request_id +
