@@ -7,16 +7,23 @@
 
 #include <chrono>
 #include <exception>
+#include <limits>
 
 namespace gateway::admin {
 
 std::string utc_day(std::int64_t unix_ms) {
-    std::chrono::sys_days day(std::chrono::days(unix_ms / 86'400'000));
-    std::chrono::year_month_day date(day);
+    // Every passthrough request records under today's date: formatted once a day per thread.
+    thread_local std::int64_t last_day = std::numeric_limits<std::int64_t>::min();
+    thread_local std::string last_text;
+    auto days = unix_ms / 86'400'000 - (unix_ms % 86'400'000 < 0 ? 1 : 0);
+    if (days == last_day) return last_text;
+    std::chrono::year_month_day date{std::chrono::sys_days(std::chrono::days(days))};
     char text[16];
     std::snprintf(text, sizeof text, "%04d-%02u-%02u", static_cast<int>(date.year()),
                   static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()));
-    return text;
+    last_day = days;
+    last_text = text;
+    return last_text;
 }
 
 usage_ledger::usage_ledger(store::state_store& store, std::chrono::milliseconds interval)

@@ -1,5 +1,6 @@
 #include "gateway/passthrough/usage_observer.hpp"
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -122,8 +123,12 @@ providers::usage usage_observer::finish() {
 }
 
 void usage_observer::read_document(std::string_view text) {
+    // Read once and dropped: the document's nodes come from a stack buffer (an ordinary answer
+    // fits), not from one heap allocation per node.
+    unsigned char scratch[4096];
+    json::monotonic_resource nodes(scratch, sizeof scratch);
     boost::system::error_code ec;
-    auto value = json::parse(text, ec);
+    auto value = json::parse(text, ec, &nodes);
     if (ec || !value.is_object()) return;
     const auto& o = value.get_object();
     if (const auto* u = object_at(o, "usage")) merge(*u, used_, false);
