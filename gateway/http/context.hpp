@@ -4,8 +4,8 @@
 #include "gateway/io/deadline.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
@@ -26,7 +26,9 @@ using request = beast::http::request<beast::http::string_body>;
 // (a streamed response is written piece by piece) and clears `keep_alive` when the connection
 // must close afterwards. Lives on the session's coroutine frame; never shared across threads.
 struct request_context {
-    beast::tcp_stream& stream;   // the client connection (no expiry of its own)
+    // The client connection, read and written directly (a beast::tcp_stream would add a layer
+    // of composed operation to each read and write for timeouts `deadline` already gives).
+    net::ip::tcp::socket& stream;
     io::deadline& deadline;      // arm() before every client read or write
     beast::flat_buffer& buffer;  // client bytes read past this request (pipelining)
     request& req;

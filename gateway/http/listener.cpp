@@ -84,19 +84,20 @@ void worker::drain() {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
     for (auto& s : sessions_)
-        if (!s.busy) s.stream->cancel();
+        if (!s.busy) s.stream->cancel(ignored);
     for (auto& hook : drain_hooks_) hook();
     if (sessions_.empty()) return;
     drain_deadline_.expires_after(server_.drain_time);
     drain_deadline_.async_wait([this](boost::system::error_code ec) {
         if (ec) return;  // every session finished in time
+        boost::system::error_code ignored;
         observability::log_warn("drain time over: closing " + std::to_string(sessions_.size()) +
                                 " connection(s)");
-        for (auto& s : sessions_) s.stream->close();
+        for (auto& s : sessions_) s.stream->close(ignored);
     });
 }
 
-std::list<session_entry>::iterator worker::add_session(beast::tcp_stream& stream) {
+std::list<session_entry>::iterator worker::add_session(net::ip::tcp::socket& stream) {
     sessions_.push_front(session_entry{&stream});
     open_connections_.add(1);
     return sessions_.begin();

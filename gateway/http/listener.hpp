@@ -7,7 +7,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 
 #include <functional>
 #include <list>
@@ -17,7 +16,7 @@ namespace gateway::http {
 
 // A live session as the worker sees it: enough to close it on shutdown.
 struct session_entry {
-    beast::tcp_stream* stream;
+    net::ip::tcp::socket* stream;
     bool busy = false;  // between the first byte of a request and the end of its response
 };
 
@@ -58,7 +57,7 @@ public:
     void on_drain(std::function<void()> hook) { drain_hooks_.push_back(std::move(hook)); }
 
     // Session bookkeeping, used by run_session.
-    std::list<session_entry>::iterator add_session(beast::tcp_stream& stream);
+    std::list<session_entry>::iterator add_session(net::ip::tcp::socket& stream);
     void remove_session(std::list<session_entry>::iterator it);
 
 private:

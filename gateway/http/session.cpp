@@ -145,7 +145,7 @@ boost::system::error_code parse_buffered(bhttp::request_parser<bhttp::string_bod
 // check_request_head) and passed through the router's guards before any body byte is read. On a
 // client error it answers in the OpenAI envelope and returns false; on close or timeout it
 // returns false silently.
-net::awaitable<bool> read_request(beast::tcp_stream& stream, io::deadline& deadline,
+net::awaitable<bool> read_request(net::ip::tcp::socket& stream, io::deadline& deadline,
                                   beast::flat_buffer& buffer, const config::server_config& server,
                                   const router& routes, request& req, const bool& draining,
                                   std::string& request_id) {
@@ -230,7 +230,7 @@ net::awaitable<bool> read_request(beast::tcp_stream& stream, io::deadline& deadl
 }  // namespace
 
 net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
-    beast::tcp_stream stream(std::move(socket));
+    auto& stream = socket;
     // Deregisters even when a bug throws, so drain() never touches a dead stream.
     struct registration {
         worker& owner;
@@ -239,7 +239,7 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
     } registered{owner, owner.add_session(stream)};
     auto entry = registered.entry;
     const auto& server = owner.server();
-    io::deadline deadline(stream.get_executor(), stream.socket());
+    io::deadline deadline(stream.get_executor(), stream);
     beast::flat_buffer buffer;
 
     for (std::size_t served = 0; served < server.max_requests_per_connection; ++served) {
@@ -269,8 +269,8 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
     }
 
     boost::system::error_code ignored;
-    stream.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
-    stream.close();
+    stream.shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+    stream.close(ignored);
 }
 
 }  // namespace gateway::http

@@ -56,7 +56,7 @@ net::awaitable<bool> body_stream::end() {
 
 net::awaitable<void> client_leaves(request_context& ctx) {
     co_await net::this_coro::throw_if_cancelled(false);
-    auto& socket = ctx.stream.socket();
+    auto& socket = ctx.stream;
     while (ctx.buffer.size() < ctx.server.header_limit) {
         auto [ec, n] = co_await socket.async_read_some(ctx.buffer.prepare(4096), use_ec);
         if (ec) co_return;

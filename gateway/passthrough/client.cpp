@@ -32,7 +32,7 @@ struct client_watch::reader : std::enable_shared_from_this<reader> {
 
     void read() {
         pending = true;
-        ctx->stream.socket().async_read_some(
+        ctx->stream.async_read_some(
             ctx->buffer.prepare(4096),
             [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
                 self->done(ec, n);
@@ -42,7 +42,7 @@ struct client_watch::reader : std::enable_shared_from_this<reader> {
     void done(boost::system::error_code ec, std::size_t n) {
         pending = false;
         if (detached) return;
-        auto& socket = ctx->stream.socket();
+        auto& socket = ctx->stream;
         if (!ec) {
             ctx->buffer.commit(n);
             // Enough pipelined bytes buffered: stop reading until the next request is parsed.
@@ -71,7 +71,7 @@ net::awaitable<void> client_watch::stop() {
     reader_->stopping = true;
     if (!reader_->pending) co_return;
     boost::system::error_code ignored;
-    reader_->ctx->stream.socket().cancel(ignored);
+    reader_->ctx->stream.cancel(ignored);
     // The aborted (or already completed) handler is queued; on this one-thread io_context a
     // posted continuation runs after it.
     while (reader_->pending) co_await net::post(co_await net::this_coro::executor, use_awaitable);

@@ -354,7 +354,8 @@ net::awaitable<void> pump_client_to_upstream(http::request_context& ctx, upstrea
         if (ec) break;
     }
     conn.close();
-    ctx.stream.close();
+    error_code ignored;
+    ctx.stream.close(ignored);
 }
 
 net::awaitable<void> pump_upstream_to_client(http::request_context& ctx, upstream::connection& conn,
@@ -368,7 +369,8 @@ net::awaitable<void> pump_upstream_to_client(http::request_context& ctx, upstrea
         if (write_ec) break;
     }
     conn.close();
-    ctx.stream.close();
+    error_code ignored;
+    ctx.stream.close(ignored);
 }
 
 // Sends the request and reads the response header (upstream::start_exchange); errors are

@@ -3,6 +3,7 @@
 #include "gateway/error.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
@@ -10,8 +11,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
+#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/read.hpp>
 
 #include <array>
 
@@ -64,14 +65,14 @@ connection::connection(net::any_io_executor executor,
     // Beast sizes each read by the buffer's free capacity; the default 512 bytes would split
     // an ordinary response into several reads and as many client writes.
     buffer_.reserve(read_capacity);
-    deadline_.emplace(executor, tcp().socket());
+    deadline_.emplace(executor, tcp());
 }
 
 connection::~connection() {
     close();
 }
 
-beast::tcp_stream& connection::tcp() {
+tcp::socket& connection::tcp() {
     return secure_ ? secure_->next_layer() : *plain_;
 }
 
@@ -100,13 +101,13 @@ net::awaitable<failure> connection::open(const config::upstream_config& upstream
     }
 
     deadline_->arm(upstream.connect_timeout);
-    auto [connect_ec, endpoint] = co_await tcp().async_connect(endpoints, use_ec);
+    auto [connect_ec, endpoint] = co_await net::async_connect(tcp(), endpoints, use_ec);
     if (connect_ec && deadline_->expired())
         co_return failure{errc::upstream_connect_timeout, "connecting to " + where + " timed out"};
     if (connect_ec)
         co_return failure{errc::upstream_unreachable,
                           "cannot connect to upstream " + where + ": " + connect_ec.message()};
-    tcp().socket().set_option(tcp::no_delay(true));
+    tcp().set_option(tcp::no_delay(true));
 
     if (secure_) {
         if (!is_ip_literal(host)) SSL_set_tlsext_host_name(secure_->native_handle(), host.c_str());
@@ -152,16 +153,39 @@ net::awaitable<failure> connection::write(std::string_view head, std::string_vie
     co_return failure{};
 }
 
+net::awaitable<error_code> connection::fill() {
+    auto space = buffer_.prepare(beast::read_size(buffer_, 64 * 1024));
+    error_code ec;
+    std::size_t n = 0;
+    if (secure_) {
+        auto [e, got] = co_await secure_->async_read_some(space, use_ec);
+        ec = e;
+        n = got;
+    } else {
+        auto [e, got] = co_await plain_->async_read_some(space, use_ec);
+        ec = e;
+        n = got;
+    }
+    buffer_.commit(n);
+    co_return ec;
+}
+
 net::awaitable<failure> connection::read_header(response_parser& parser, config::duration deadline,
                                                 bool& got_bytes) {
     deadline_->arm(deadline);
     error_code ec;
-    if (secure_) {
-        auto [e, got] = co_await http::async_read_header(*secure_, buffer_, parser, use_ec);
-        ec = e;
-    } else {
-        auto [e, got] = co_await http::async_read_header(*plain_, buffer_, parser, use_ec);
-        ec = e;
+    for (;;) {
+        if (buffer_.size() > 0) {
+            std::size_t used = parser.put(buffer_.data(), ec);
+            buffer_.consume(used);
+            if (ec == http::error::need_more) ec = {};
+            if (ec || parser.is_header_done()) break;
+        }
+        ec = co_await fill();
+        // The connection ended before a whole header: nothing at all, or part of one.
+        if (ec == net::error::eof)
+            ec = parser.got_some() ? http::error::partial_message : http::error::end_of_stream;
+        if (ec) break;
     }
     got_bytes = parser.got_some();
     if (ec)
@@ -172,19 +196,21 @@ net::awaitable<failure> connection::read_header(response_parser& parser, config:
 
 net::awaitable<failure> connection::read_some(response_parser& parser, config::duration deadline) {
     deadline_->arm(deadline);
-    error_code ec;
-    if (secure_) {
-        auto [e, got] = co_await http::async_read_some(*secure_, buffer_, parser, use_ec);
-        ec = e;
-    } else {
-        auto [e, got] = co_await http::async_read_some(*plain_, buffer_, parser, use_ec);
-        ec = e;
+    failure failed;
+    for (;;) {
+        auto ec = co_await fill();
+        if (ec == net::error::eof) {
+            // The end of a body delimited by the close, or a truncated one (partial_message).
+            ec = {};
+            parser.put_eof(ec);
+            if (!ec) co_return failure{};
+        }
+        if (ec)
+            co_return classify(ec, deadline_->expired(), errc::upstream_idle_timeout,
+                               "reading the response body");
+        // Until the bytes read make progress: a read may end inside a chunk header.
+        if (parse_buffered(parser, failed)) co_return failed;
     }
-    if (ec == http::error::need_buffer) ec = {};  // the body buffer is full: the caller drains it
-    if (ec)
-        co_return classify(ec, deadline_->expired(), errc::upstream_idle_timeout,
-                           "reading the response body");
-    co_return failure{};
 }
 
 bool connection::parse_buffered(response_parser& parser, failure& failed) {
@@ -242,7 +268,7 @@ void connection::close() {
         open_gauge_ = nullptr;
     }
     error_code ignored;
-    auto& socket = tcp().socket();
+    auto& socket = tcp();
     if (socket.is_open()) {
         socket.shutdown(tcp::socket::shutdown_both, ignored);
         socket.close(ignored);
@@ -250,7 +276,7 @@ void connection::close() {
 }
 
 bool connection::looks_alive(bool probe_socket) {
-    auto& socket = tcp().socket();
+    auto& socket = tcp();
     if (!socket.is_open() || buffer_.size() != 0) return false;
     if (!probe_socket) return true;
     char probe;

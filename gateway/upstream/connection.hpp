@@ -5,9 +5,9 @@
 #include "gateway/observability/metrics.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -93,14 +93,18 @@ public:
     std::string_view upstream_name() const { return name_ ? std::string_view(*name_) : ""; }
 
 private:
-    beast::tcp_stream& tcp();
+    net::ip::tcp::socket& tcp();
+    // One read from the upstream into buffer_.
+    net::awaitable<boost::system::error_code> fill();
 
     const std::string* name_ = nullptr;
     observability::gauge* open_gauge_ = nullptr;  // counted while open
 
     std::shared_ptr<net::ssl::context> tls_context_;
-    std::optional<beast::tcp_stream> plain_;
-    std::optional<beast::ssl_stream<beast::tcp_stream>> secure_;
+    // Read and written directly, parsed with Beast's parser fed from buffer_: Beast's composed
+    // read operations and tcp_stream add a layer of operation (and executor copies) per read.
+    std::optional<net::ip::tcp::socket> plain_;
+    std::optional<beast::ssl_stream<net::ip::tcp::socket>> secure_;
     std::optional<io::deadline> deadline_;  // the streams have no expiry of their own
     beast::flat_buffer buffer_;
 };
