@@ -75,6 +75,7 @@ std::optional<head_refusal> check_host(const bhttp::request_header<>& head) {
 std::optional<head_refusal> check_request_head(bhttp::request<bhttp::string_body>& head) {
     if (auto refused = check_framing(head)) return refused;
     if (auto refused = check_host(head)) return refused;
+    if (is_normal_target(head.target())) return std::nullopt;
     auto normalized = normalize_target(head.target());
     if (!normalized) return head_refusal{errc::bad_request, std::move(normalized.error)};
     if (normalized.target != head.target()) head.target(normalized.target);

@@ -133,6 +133,18 @@ normalized_target remove_dot_segments(std::string_view path) {
 
 }  // namespace
 
+bool is_normal_target(std::string_view target) {
+    if (target.empty() || target.front() != '/') return false;
+    bool in_path = true;
+    for (std::size_t i = 0; i < target.size(); ++i) {
+        auto c = static_cast<unsigned char>(target[i]);
+        if (c <= 0x20 || c >= 0x7f || c == '#' || c == '%' || c == '\\') return false;
+        if (c == '?') in_path = false;
+        if (in_path && c == '/' && i + 1 < target.size() && target[i + 1] == '.') return false;
+    }
+    return true;
+}
+
 normalized_target normalize_target(std::string_view target) {
     if (target.empty()) return refuse("The request target is empty.");
     if (auto problem = check_bytes(target); !problem.empty()) return refuse(std::move(problem));

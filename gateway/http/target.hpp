@@ -27,4 +27,10 @@ struct normalized_target {
 // Pure and allocation-light: the session runs it on every request before routing.
 normalized_target normalize_target(std::string_view target);
 
+// True for a target normalize_target would accept and leave unchanged, decided in one pass
+// without allocating: origin-form, visible ASCII without `#`, `%` or `\`, and no path segment
+// starting with a dot. False says nothing (normalize_target decides); the session skips
+// normalize_target's copy for the ordinary targets this recognizes.
+bool is_normal_target(std::string_view target);
+
 }  // namespace gateway::http

@@ -30,9 +30,7 @@ bool is_hop_by_hop(std::string_view name) {
     return name.size() >= 6 && iequals(name.substr(0, 6), "proxy-");
 }
 
-void for_each_end_to_end(
-    const http::fields& from,
-    const std::function<void(http::field, std::string_view, std::string_view)>& visit) {
+void for_each_end_to_end(const http::fields& from, field_visitor visit) {
     // Fields named by Connection are hop-by-hop for this message only (RFC 9110 7.6.1).
     std::vector<std::string_view> named;
     auto [first, last] = from.equal_range(http::field::connection);

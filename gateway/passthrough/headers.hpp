@@ -2,19 +2,41 @@
 
 #include <boost/beast/http/fields.hpp>
 
-#include <functional>
 #include <string_view>
+#include <type_traits>
 
 namespace gateway::passthrough {
 
 // Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade (RFC 9110 7.6.1).
 bool is_hop_by_hop(std::string_view name);
 
+// A non-owning reference to a visitor called with (field, name, value), valid for the call it is
+// passed to. A std::function would allocate for the forwarding lambdas (they capture more than
+// two pointers) on every proxied request.
+class field_visitor {
+public:
+    template <typename F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, field_visitor>)
+        field_visitor(F&& f)  // NOLINT: converting, as a std::function would be
+        : object_(const_cast<void*>(static_cast<const void*>(&f))),
+          call_([](void* o, boost::beast::http::field field, std::string_view name,
+                   std::string_view value) {
+              (*static_cast<std::remove_reference_t<F>*>(o))(field, name, value);
+          }) {}
+
+    void operator()(boost::beast::http::field field, std::string_view name,
+                    std::string_view value) const {
+        call_(object_, field, name, value);
+    }
+
+private:
+    void* object_;
+    void (*call_)(void*, boost::beast::http::field, std::string_view, std::string_view);
+};
+
 // Calls `visit(field, name, value)` for every end-to-end field of `from`, in order, with the
 // sender's spelling of the name. Skips hop-by-hop fields, fields named in `from`'s Connection
 // header, and `Host` and `Content-Length`, which every forwarded message sets for itself.
-void for_each_end_to_end(const boost::beast::http::fields& from,
-                         const std::function<void(boost::beast::http::field, std::string_view,
-                                                  std::string_view)>& visit);
+void for_each_end_to_end(const boost::beast::http::fields& from, field_visitor visit);
 
 }  // namespace gateway::passthrough

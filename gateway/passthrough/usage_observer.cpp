@@ -5,6 +5,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
+#include <array>
 
 namespace gateway::passthrough {
 
@@ -50,11 +51,6 @@ void merge(const json::object& u, providers::usage& used, bool gemini) {
     used.known = true;
     used.input = std::max(used.input, input);
     used.output = std::max(used.output, output);
-}
-
-const json::object* object_at(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v && v->is_object() ? &v->get_object() : nullptr;
 }
 
 }  // namespace
@@ -122,20 +118,100 @@ providers::usage usage_observer::finish() {
     return used_;
 }
 
+namespace {
+
+std::size_t skip_space(std::string_view t, std::size_t i) {
+    while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
+    return i;
+}
+
+// The index just past the string starting at t[i] (a quote), or npos when it does not end.
+std::size_t string_end(std::string_view t, std::size_t i) {
+    for (++i; i < t.size(); ++i) {
+        if (t[i] == '\\')
+            ++i;
+        else if (t[i] == '"')
+            return i + 1;
+    }
+    return std::string_view::npos;
+}
+
+// One usage object found in a document: its text and whether it is Gemini's usageMetadata.
+struct usage_text {
+    std::string_view text;
+    bool gemini;
+};
+
+// Finds the usage objects of a JSON document without parsing all of it: the values of the
+// top-level members `usage` and `usageMetadata`, and of `usage` inside the top-level objects
+// `response` and `message`. The scan skips strings (a quote inside one is escaped, so a key can
+// never be mistaken for string content) and counts nesting; only the objects found are parsed.
+// A document that does not close (a truncated body) yields nothing.
+std::size_t find_usage(std::string_view t, std::array<usage_text, 4>& found) {
+    std::size_t count = 0;
+    int depth = 0;
+    std::string_view member;  // the depth-1 member whose value is being scanned
+    std::string_view parent;  // the depth-1 member holding the depth-2 object being scanned
+    std::size_t i = skip_space(t, 0);
+    if (i >= t.size() || t[i] != '{') return 0;
+    while (i < t.size()) {
+        char c = t[i];
+        if (c == '"') {
+            auto end = string_end(t, i);
+            if (end == std::string_view::npos) return 0;
+            auto text = t.substr(i + 1, end - i - 2);
+            i = skip_space(t, end);
+            if (i >= t.size() || t[i] != ':') continue;  // a value, not a key
+            i = skip_space(t, i + 1);
+            bool wanted =
+                (depth == 1 && (text == "usage" || text == "usageMetadata")) ||
+                (depth == 2 && text == "usage" && (parent == "response" || parent == "message"));
+            if (depth == 1) member = text;
+            if (!wanted || i >= t.size() || t[i] != '{') continue;
+            // The object's end: nesting counted, strings skipped.
+            int inner = 0;
+            std::size_t j = i;
+            for (; j < t.size(); ++j) {
+                if (t[j] == '"') {
+                    j = string_end(t, j);
+                    if (j == std::string_view::npos) return 0;
+                    --j;
+                } else if (t[j] == '{' || t[j] == '[') {
+                    ++inner;
+                } else if ((t[j] == '}' || t[j] == ']') && --inner == 0) {
+                    break;
+                }
+            }
+            if (j >= t.size()) return 0;
+            if (count < found.size()) found[count++] = {t.substr(i, j - i + 1), text != "usage"};
+            i = j + 1;
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            ++depth;
+            if (depth == 2) parent = c == '{' ? member : std::string_view{};
+        } else if (c == '}' || c == ']') {
+            if (--depth == 0) return skip_space(t, i + 1) == t.size() ? count : 0;
+        }
+        ++i;
+    }
+    return 0;
+}
+
+}  // namespace
+
 void usage_observer::read_document(std::string_view text) {
-    // Read once and dropped: the document's nodes come from a stack buffer (an ordinary answer
-    // fits), not from one heap allocation per node.
-    unsigned char scratch[4096];
-    json::monotonic_resource nodes(scratch, sizeof scratch);
-    boost::system::error_code ec;
-    auto value = json::parse(text, ec, &nodes);
-    if (ec || !value.is_object()) return;
-    const auto& o = value.get_object();
-    if (const auto* u = object_at(o, "usage")) merge(*u, used_, false);
-    if (const auto* u = object_at(o, "usageMetadata")) merge(*u, used_, true);
-    for (auto inner : {"response", "message"})
-        if (const auto* r = object_at(o, inner))
-            if (const auto* u = object_at(*r, "usage")) merge(*u, used_, false);
+    std::array<usage_text, 4> found;
+    auto count = find_usage(text, found);
+    for (std::size_t k = 0; k < count; ++k) {
+        // Read once and dropped: the nodes come from a stack buffer, not one heap allocation
+        // each.
+        unsigned char scratch[2048];
+        json::monotonic_resource nodes(scratch, sizeof scratch);
+        boost::system::error_code ec;
+        auto value = json::parse(found[k].text, ec, &nodes);
+        if (!ec && value.is_object()) merge(value.get_object(), used_, found[k].gemini);
+    }
 }
 
 }  // namespace gateway::passthrough

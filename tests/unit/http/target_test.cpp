@@ -2,6 +2,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+using gateway::http::is_normal_target;
 using gateway::http::normalize_target;
 
 BOOST_AUTO_TEST_SUITE(request_target)
@@ -79,6 +80,22 @@ BOOST_AUTO_TEST_CASE(absolute_form_becomes_origin_form) {
                    "http://gateway.test/v1/models#x"}) {
         BOOST_TEST(!normalize_target(t), t);
     }
+}
+
+// The session's fast path: a target it recognizes as normal must be one normalize_target
+// accepts unchanged; anything with dots, escapes, separators or bad bytes goes the long way.
+BOOST_AUTO_TEST_CASE(the_fast_path_recognizes_only_targets_that_stay_unchanged) {
+    for (auto t : {"/v1/chat/completions", "/", "/v1//double", "/v1/files/a.b..c",
+                   "/v1/x?q=../../etc", "/v1/models?limit=10&after=x", "/v1/x?a=/./b"}) {
+        BOOST_TEST(is_normal_target(t), t);
+        auto n = normalize_target(t);
+        BOOST_TEST(static_cast<bool>(n), t);
+        BOOST_TEST(n.target == t);
+    }
+    for (auto t : {"", "*", "http://h/v1/x", "/v1/./x", "/v1/..", "/v1/.well-known", "/./v1",
+                   "/v1/%2e%2e/x", "/v1/a%2fb", "/v1/a\\..\\b", "/v1/x#f", "/v1/a b", "/v1/\x01",
+                   "/v1/\xc3\xa9", "/v1/x?q=%zz"})
+        BOOST_TEST(!is_normal_target(t), t);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

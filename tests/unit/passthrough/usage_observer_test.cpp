@@ -75,6 +75,29 @@ BOOST_AUTO_TEST_CASE(gemini_and_responses_api) {
     BOOST_TEST(responses.output == 6);
 }
 
+// The usage objects are found by a scan, not a parse of the whole document: only the members the
+// dialects define count, wherever else a `usage` key or its text appears.
+BOOST_AUTO_TEST_CASE(only_the_dialects_usage_members_count) {
+    auto nested = observe(false, R"({"choices":[{"usage":{"prompt_tokens":99}}],
+        "data":{"usage":{"prompt_tokens":98}},
+        "content":"\"usage\":{\"prompt_tokens\":97} and } { [",
+        "usage" : {"prompt_tokens":9,"completion_tokens":2,"note":"}\"{"}})",
+                          5);
+    BOOST_TEST(nested.known);
+    BOOST_TEST(nested.input == 9);
+    BOOST_TEST(nested.output == 2);
+    auto anthropic = observe(false, R"({"message":{"id":"m","usage":{"input_tokens":4,
+        "output_tokens":1}},"other":{"usage":{"input_tokens":40}}})",
+                             3);
+    BOOST_TEST(anthropic.input == 4);
+    BOOST_TEST(anthropic.output == 1);
+    // A body cut short, or one that is not an object, reports nothing.
+    BOOST_TEST(
+        !observe(false, R"({"usage":{"prompt_tokens":9,"completion_tokens":2},"id":"x")", 4).known);
+    BOOST_TEST(!observe(false, R"([{"usage":{"prompt_tokens":9}}])", 4).known);
+    BOOST_TEST(!observe(false, R"({"usage":{"prompt_tokens":9}}} trailing)", 4).known);
+}
+
 BOOST_AUTO_TEST_CASE(a_body_over_the_cap_is_not_kept) {
     usage_observer o(false, 64);
     o.feed(R"({"usage":{"prompt_tokens":1,"completion_tokens":1},"pad":")");
