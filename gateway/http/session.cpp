@@ -141,15 +141,27 @@ boost::system::error_code parse_buffered(bhttp::request_parser<bhttp::string_bod
     return bhttp::error::need_more;
 }
 
-// Reads one request into `req`. Its head is checked (framing, Host, target; see
-// check_request_head) and passed through the router's guards before any body byte is read. On a
-// client error it answers in the OpenAI envelope and returns false; on close or timeout it
-// returns false silently.
+using request_parser = bhttp::request_parser<bhttp::string_body>;
+
+// Why a request is answered with an error instead of being served.
+struct refusal {
+    errc code;
+    std::string message;
+};
+
+// Reads one request into `parser`. Its head is checked (framing, Host, target; see
+// check_request_head) and passed through the router's guards before any body byte is read.
+// Returns true when a whole request was read; false on close or timeout, or with `refused` set
+// when the client must be answered with an error (and the connection closed).
+//
+// The parser lives in the session and the refusals are answered by the caller: this coroutine
+// runs on every request, and its frame stays small enough for the allocator's per-thread cache.
 net::awaitable<bool> read_request(net::ip::tcp::socket& stream, io::deadline& deadline,
                                   beast::flat_buffer& buffer, const config::server_config& server,
-                                  const router& routes, request& req, const bool& draining,
-                                  std::string& request_id) {
-    bhttp::request_parser<bhttp::string_body> parser;
+                                  const router& routes, std::optional<request_parser>& parsing,
+                                  std::string& request_id, std::optional<refusal>& refused,
+                                  std::size_t& header_fields) {
+    auto& parser = parsing.emplace();
     parser.header_limit(static_cast<std::uint32_t>(
         std::min<std::size_t>(server.header_limit, std::numeric_limits<std::uint32_t>::max())));
     parser.body_limit(server.body_limit);
@@ -162,42 +174,33 @@ net::awaitable<bool> read_request(net::ip::tcp::socket& stream, io::deadline& de
         auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, use_ec);
         header_ec = ec;
     }
-    request empty;
-    auto reject = [&](errc code, std::string_view message) -> net::awaitable<bool> {
-        // The request could not be read, so the connection cannot be reused.
-        request_context ctx{
-            stream,     deadline, buffer,   parser.is_header_done() ? parser.get() : empty,
-            request_id, server,   draining, false};
-        co_await write_error(ctx, code, message);
-        co_return false;
-    };
     if (header_ec == bhttp::error::body_limit) {  // a declared Content-Length over the limit
-        auto rejected = co_await reject(errc::body_too_large, {});
-        co_return rejected;
+        refused = refusal{errc::body_too_large, {}};
+        co_return false;
     }
     if (header_ec == bhttp::error::header_limit) {
-        auto rejected = co_await reject(errc::header_too_large, {});
-        co_return rejected;
+        refused = refusal{errc::header_too_large, {}};
+        co_return false;
     }
     if (header_ec && !is_parse_error(header_ec)) co_return false;  // closed, reset, timed out
     if (header_ec) {
-        auto rejected = co_await reject(errc::bad_request,
-                                        "Malformed HTTP request: " + header_ec.message() + ".");
-        co_return rejected;
+        refused =
+            refusal{errc::bad_request, "Malformed HTTP request: " + header_ec.message() + "."};
+        co_return false;
     }
 
     auto& header = parser.get();
     if (auto id = header["x-request-id"]; !id.empty() && id.size() <= 200) request_id = id;
-    if (auto refused = check_request_head(header)) {
-        auto rejected = co_await reject(refused->code, refused->message);
-        co_return rejected;
+    if (auto head_refused = check_request_head(header)) {
+        refused = refusal{head_refused->code, std::move(head_refused->message)};
+        co_return false;
     }
     if (const auto* refusing = routes.refusing_guard(header)) {
-        auto rejected = co_await reject(refusing->refusal, refusing->message);
-        co_return rejected;
+        refused = refusal{refusing->refusal, refusing->message};
+        co_return false;
     }
-    std::size_t header_fields =
-        static_cast<std::size_t>(std::distance(header.begin(), header.end()));
+    // A chunked body's trailer fields are merged after these; the caller drops them.
+    header_fields = static_cast<std::size_t>(std::distance(header.begin(), header.end()));
     if (beast::iequals(header[bhttp::field::expect], "100-continue") && !parser.is_done()) {
         static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
         deadline.arm(server.write_timeout);
@@ -213,18 +216,29 @@ net::awaitable<bool> read_request(net::ip::tcp::socket& stream, io::deadline& de
         body_ec = ec;
     }
     if (body_ec == bhttp::error::body_limit) {
-        auto rejected = co_await reject(errc::body_too_large, {});
-        co_return rejected;
+        refused = refusal{errc::body_too_large, {}};
+        co_return false;
     }
     if (body_ec && !is_parse_error(body_ec)) co_return false;  // closed, reset, timed out
     if (body_ec) {
-        auto rejected = co_await reject(errc::bad_request,
-                                        "Malformed HTTP request body: " + body_ec.message() + ".");
-        co_return rejected;
+        refused =
+            refusal{errc::bad_request, "Malformed HTTP request body: " + body_ec.message() + "."};
+        co_return false;
     }
-    req = parser.release();
-    if (req.chunked()) drop_trailer_fields(req, header_fields);
     co_return true;
+}
+
+// Answers a request that could not be read or was refused before routing; the connection is
+// not reused afterwards.
+net::awaitable<void> answer_refusal(net::ip::tcp::socket& stream, io::deadline& deadline,
+                                    beast::flat_buffer& buffer, const config::server_config& server,
+                                    request_parser& parser, std::string& request_id,
+                                    const bool& draining, const refusal& refused) {
+    request empty;
+    request_context ctx{
+        stream,     deadline, buffer,   parser.is_header_done() ? parser.get() : empty,
+        request_id, server,   draining, false};
+    co_await write_error(ctx, refused.code, refused.message);
 }
 
 }  // namespace
@@ -241,6 +255,7 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
     const auto& server = owner.server();
     io::deadline deadline(stream.get_executor(), stream);
     beast::flat_buffer buffer;
+    std::optional<request_parser> parser;  // emplaced for each request
 
     for (std::size_t served = 0; served < server.max_requests_per_connection; ++served) {
         if (owner.draining()) break;
@@ -253,11 +268,21 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
         }
         entry->busy = true;
         auto started = std::chrono::steady_clock::now();
-        request req;
         std::string request_id = make_request_id();
-        bool ok = co_await read_request(stream, deadline, buffer, server, owner.routes(), req,
-                                        owner.draining(), request_id);
-        if (!ok) break;
+        std::optional<refusal> refused;
+        std::size_t header_fields = 0;
+        bool ok = co_await read_request(stream, deadline, buffer, server, owner.routes(), parser,
+                                        request_id, refused, header_fields);
+        if (!ok) {
+            if (refused)
+                co_await answer_refusal(stream, deadline, buffer, server, *parser, request_id,
+                                        owner.draining(), *refused);
+            break;
+        }
+        // Trailer fields of a chunked body were merged after the head's: dropped, never
+        // forwarded.
+        request req = parser->release();
+        if (req.chunked()) drop_trailer_fields(req, header_fields);
 
         request_context ctx{stream, deadline,        buffer, req, std::move(request_id),
                             server, owner.draining()};

@@ -436,7 +436,8 @@ struct destination {
     std::string model;  // as the client named it ("" when none)
     std::string_view target;
     bool translate = false;
-    std::string refusal;  // set: answer 400 with it
+    bool listing = false;  // GET /v1/models across upstreams of several providers
+    std::string refusal;   // set: answer 400 with it
 };
 
 namespace {
@@ -536,48 +537,63 @@ void handler::close_idle() {
     for (auto& p : pools_) p.close_all();
 }
 
+destination handler::route(const http::request_context& ctx) const {
+    std::string_view target = ctx.req.target();
+    if (mixed_providers_ && target.substr(0, target.find('?')) == "/v1/models" &&
+        ctx.req.method() == bhttp::verb::get) {
+        destination listing;
+        listing.listing = true;
+        return listing;
+    }
+    return choose(ctx, config_, router_);
+}
+
 net::awaitable<void> handler::operator()(http::request_context& ctx) {
     bool upgrade = is_websocket_upgrade(ctx.req);
     if (upgrade && !config_.server.websocket_tunnel) {
         co_await http::write_error(ctx, errc::websocket_refused);
         co_return;
     }
-    // Virtual keys: the key is checked before anything else is looked at.
-    std::shared_ptr<const admin::virtual_key> key;
     if (gate_ && gate_->active()) {
-        auto identified = gate_->identify(ctx.req, store::now_ms());
-        if (auto* refused = std::get_if<http::reply>(&identified)) {
-            co_await http::write_reply(ctx, std::move(*refused));
-            co_return;
-        }
-        key = std::get<0>(std::move(identified));
-        ctx.key_id = key->id;
+        co_await serve_with_key(ctx, upgrade);
+        co_return;
     }
-    std::string_view target = ctx.req.target();
-    bool listing = mixed_providers_ && target.substr(0, target.find('?')) == "/v1/models" &&
-                   ctx.req.method() == bhttp::verb::get;
-    destination where;
-    if (!listing) {
-        where = choose(ctx, config_, router_);
-        if (!where.refusal.empty()) {
-            co_await http::write_error(ctx, errc::bad_request, where.refusal);
-            co_return;
-        }
-    }
-    std::optional<admin::pass> pass;
-    if (key) {
-        auto admitted = co_await gate_->admit(key, ctx.req, where.model, ctx.request_id);
-        if (auto* refused = std::get_if<http::reply>(&admitted)) {
-            co_await http::write_reply(ctx, std::move(*refused));
-            co_return;
-        }
-        pass = std::get<0>(std::move(admitted));
-    }
-    if (listing)
+    auto where = route(ctx);
+    if (!where.refusal.empty())
+        co_await http::write_error(ctx, errc::bad_request, where.refusal);
+    else if (where.listing)
         co_await list_models(ctx);
     else
         co_await forward(ctx, where, upgrade);
-    if (pass) co_await settle(ctx, std::move(*pass));
+}
+
+// With virtual keys: the key is checked before anything else is looked at, admitted against its
+// limits once the destination is known, and settled with what the answer used. Apart from
+// operator(), whose frame every proxied request allocates, so that it stays small.
+net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool upgrade) {
+    auto identified = gate_->identify(ctx.req, store::now_ms());
+    if (auto* refused = std::get_if<http::reply>(&identified)) {
+        co_await http::write_reply(ctx, std::move(*refused));
+        co_return;
+    }
+    auto key = std::get<0>(std::move(identified));
+    ctx.key_id = key->id;
+    auto where = route(ctx);
+    if (!where.refusal.empty()) {
+        co_await http::write_error(ctx, errc::bad_request, where.refusal);
+        co_return;
+    }
+    auto admitted = co_await gate_->admit(key, ctx.req, where.model, ctx.request_id);
+    if (auto* refused = std::get_if<http::reply>(&admitted)) {
+        co_await http::write_reply(ctx, std::move(*refused));
+        co_return;
+    }
+    auto pass = std::get<0>(std::move(admitted));
+    if (where.listing)
+        co_await list_models(ctx);
+    else
+        co_await forward(ctx, where, upgrade);
+    co_await settle(ctx, std::move(pass));
 }
 
 net::awaitable<void> handler::settle(const http::request_context& ctx, admin::pass pass) {
@@ -646,42 +662,45 @@ void handler::account(const http::request_context& ctx, const config::upstream_c
                         store::now_ms());
 }
 
+namespace {
+
+// The request as the client sent it (usage requested on a stream when configured), below the
+// upstream's base path.
+net::awaitable<void> forward_bytes(http::request_context& ctx, upstream::pool& pool,
+                                   const destination& where, exchange_state& state) {
+    const auto& up = pool.upstream();
+    std::string_view target = ctx.req.target();
+    if (up.inject_stream_usage && ctx.req.method() == bhttp::verb::post &&
+        target.substr(0, target.find('?')) == "/v1/chat/completions")
+        inject_include_usage(ctx.req.body());
+    auto head = upstream_request_head(ctx, up, where.target, false, !ctx.key_id.empty());
+    co_await exchange(ctx, pool, head, state, false);
+}
+
+}  // namespace
+
 net::awaitable<void> handler::forward(http::request_context& ctx, const destination& where,
                                       bool upgrade) {
-    std::string_view target = ctx.req.target();
     auto& pool = pools_[*where.upstream];
     const auto& up = pool.upstream();
     ctx.upstream = up.name;
     ctx.model = where.model;
-    auto started = std::chrono::steady_clock::now();
-
     exchange_state state;
-    if (where.translate) {
-        client_watch watch(ctx, state);
-        co_await translate_chat(ctx, pool, state);
-        co_await watch.stop();
-        if (state.client_gone) {
-            ctx.keep_alive = false;
-            if (ctx.status == 0) ctx.status = 499;
-            observability::log_info("request " + ctx.request_id +
-                                    ": client went away; upstream request cancelled");
-        }
-        finish_usage(ctx, state);
-        account(ctx, up, state, started);
-        co_return;
-    }
-    if (up.inject_stream_usage && ctx.req.method() == bhttp::verb::post &&
-        target.substr(0, target.find('?')) == "/v1/chat/completions")
-        inject_include_usage(ctx.req.body());
-    auto head = upstream_request_head(ctx, up, where.target, upgrade, !ctx.key_id.empty());
     if (upgrade) {
         // The pumps read the client themselves; no watcher.
+        auto head = upstream_request_head(ctx, up, where.target, true, !ctx.key_id.empty());
         co_await exchange(ctx, pool, head, state, true);
         co_return;
     }
-    client_watch watch(ctx, state);
-    co_await exchange(ctx, pool, head, state, false);
-    co_await watch.stop();
+    auto started = std::chrono::steady_clock::now();
+    {
+        client_watch watch(ctx, state);
+        if (where.translate)
+            co_await translate_chat(ctx, pool, state);
+        else
+            co_await forward_bytes(ctx, pool, where, state);
+        co_await watch.stop();
+    }
     if (state.client_gone) {
         ctx.keep_alive = false;
         if (ctx.status == 0) ctx.status = 499;  // as nginx logs it: client closed the request

@@ -46,6 +46,8 @@ public:
     void close_idle();
 
 private:
+    destination route(const http::request_context& ctx) const;
+    net::awaitable<void> serve_with_key(http::request_context& ctx, bool upgrade);
     net::awaitable<void> list_models(http::request_context& ctx);
     // The exchange with the upstream `where` names (chosen and admitted by operator()).
     net::awaitable<void> forward(http::request_context& ctx, const destination& where,
