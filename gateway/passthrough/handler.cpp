@@ -27,6 +27,7 @@
 #include <boost/beast/http/chunk_encode.hpp>
 
 #include <array>
+#include <optional>
 
 namespace gateway::passthrough {
 
@@ -125,10 +126,7 @@ std::string response_head(const bhttp::response_header<>& res, const http::reque
 class body_writer {
 public:
     body_writer(http::request_context& ctx, bool chunked, std::string held_head)
-        : ctx_(ctx),
-          chunked_(chunked),
-          head_(std::move(held_head)),
-          done_(ctx.stream.get_executor()) {}
+        : ctx_(ctx), chunked_(chunked), head_(std::move(held_head)) {}
 
     net::awaitable<error_code> data(net::const_buffer bytes) {
         co_await wait_turn();
@@ -170,14 +168,17 @@ public:
 private:
     net::awaitable<void> wait_turn() {
         while (busy_) {
-            done_.expires_at(std::chrono::steady_clock::time_point::max());
-            co_await done_.async_wait(use_ec);  // cancelled by release()
+            // Made on first use: only a heartbeat meeting a write waits, and making a timer
+            // looks its service up under the io_context's lock.
+            if (!done_) done_.emplace(ctx_.stream.get_executor());
+            done_->expires_at(std::chrono::steady_clock::time_point::max());
+            co_await done_->async_wait(use_ec);  // cancelled by release()
         }
     }
     void release() {
         busy_ = false;
         last_write_ = std::chrono::steady_clock::now();
-        done_.cancel();
+        if (done_) done_->cancel();
     }
 
     http::request_context& ctx_;
@@ -185,7 +186,7 @@ private:
     std::string head_;
     bool busy_ = false;
     std::chrono::steady_clock::time_point last_write_ = std::chrono::steady_clock::now();
-    net::steady_timer done_;
+    std::optional<net::steady_timer> done_;
 };
 
 // While the upstream is silent for `interval`, sends an SSE comment, only at an event boundary
