@@ -392,7 +392,9 @@ net::awaitable<bool> agent_loop::deliver(live_run& run, const tools::tool_result
     gate_.record_result(run, b, result);
     s.pending.reset();
     run.call.reset();
-    co_await journal_.checkpoint(run, std::move(b));
+    // Stored with whatever the run commits next (the next model request, the next call, its
+    // end) rather than on its own.
+    journal_.defer(run, std::move(b));
     if (p.terminate && !denied) {
         run.end(result.ok ? run_status::completed : run_status::failed,
                 result.ok ? result.text : "", result.ok ? "" : result_message(p.tool, result));

@@ -63,6 +63,11 @@ struct live_run {
     std::size_t serialized_from = 0;      // the first conversation message in `serialized`
     std::size_t serialized_messages = 0;  // conversation messages in `serialized`
 
+    // Writes held back to go out with the run's next commit (run_journal::defer), and whether
+    // that commit must carry the run's state.
+    store::write_batch deferred;
+    bool deferred_state = false;
+
     // The stored record of the pending call, kept in step with it.
     std::optional<store::tool_call_record> call;
 

@@ -9,8 +9,10 @@
 #include <boost/json/serialize.hpp>
 
 #include <chrono>
+#include <iterator>
 #include <map>
 #include <mutex>
+#include <utility>
 
 namespace gateway::agent {
 
@@ -131,8 +133,45 @@ net::awaitable<void> run_journal::record(live_run& run, batch b) {
     notify(run.record.id, events);
 }
 
+namespace {
+
+template <class T>
+void append(std::vector<T>& to, std::vector<T>& from) {
+    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+// `later` after `earlier`, in the order a transaction applies them.
+void append(store::write_batch& earlier, store::write_batch& later) {
+    append(earlier.chats, later.chats);
+    append(earlier.runs, later.runs);
+    append(earlier.run_messages, later.run_messages);
+    append(earlier.tool_calls, later.tool_calls);
+    append(earlier.approvals, later.approvals);
+    append(earlier.messages, later.messages);
+    append(earlier.backups, later.backups);
+    append(earlier.events, later.events);
+}
+
+}  // namespace
+
+void run_journal::defer(live_run& run, batch b) {
+    append(run.deferred, b.writes_);
+    run.deferred_state = true;
+}
+
+net::awaitable<void> run_journal::flush(live_run& run) {
+    if (run.deferred.empty() && !run.deferred_state) co_return;
+    auto events = co_await commit(run, begin(run), false);
+    notify(run.record.id, events);
+}
+
 net::awaitable<run_journal::committed> run_journal::commit(live_run& run, batch b,
                                                            bool with_state) {
+    if (!run.deferred.empty() || run.deferred_state) {
+        append(run.deferred, b.writes_);
+        b.writes_ = std::exchange(run.deferred, {});
+        with_state = with_state || std::exchange(run.deferred_state, false);
+    }
     auto& writes = b.writes_;
     if (with_state) {
         run.bank_time();

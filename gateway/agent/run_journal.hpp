@@ -62,6 +62,13 @@ public:
     net::awaitable<void> checkpoint(live_run& run, batch b);
     // Commits `b` alone (events that change no state), then wakes the watchers.
     net::awaitable<void> record(live_run& run, batch b);
+    // Holds a checkpoint back: `b` goes out with the run's next commit, in one transaction and
+    // before that commit's own writes. A step's result is deferred so that it is stored with the
+    // next model request instead of alone, one store round trip less per step. Whatever ends or
+    // stops the run commits (finish) or flushes it.
+    void defer(live_run& run, batch b);
+    // Commits what defer() held back, if anything, then wakes the watchers.
+    net::awaitable<void> flush(live_run& run);
     // Stores how the run ended (run.ended): its final state, the final answer as a chat message,
     // and the final events. `released` is called after the commit and before the watchers are
     // woken: a client that hears of the end finds the chat free for its next message.
