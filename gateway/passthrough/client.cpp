@@ -73,8 +73,10 @@ net::awaitable<void> client_watch::stop() {
     boost::system::error_code ignored;
     reader_->ctx->stream.cancel(ignored);
     // The aborted (or already completed) handler is queued; on this one-thread io_context a
-    // posted continuation runs after it.
-    while (reader_->pending) co_await net::post(co_await net::this_coro::executor, use_awaitable);
+    // posted continuation runs after it. (The executor is a named local: GCC 12 mishandles
+    // temporaries inside co_await expressions.)
+    auto executor = co_await net::this_coro::executor;
+    while (reader_->pending) co_await net::post(executor, use_awaitable);
 }
 
 }  // namespace gateway::passthrough
