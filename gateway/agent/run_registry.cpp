@@ -211,11 +211,13 @@ net::awaitable<void> run_registry::drive(std::shared_ptr<live_run> run, driver d
             run->end(run_status::failed, "", "The chat's workspace cannot be used: " + *unusable);
         else if (!run->ended)
             co_await drive(*run);
-        if (run->ended && !run->stopping) co_await journal_.finish(*run, released);
-        // Stopped with a step's result held back (run_journal::defer): stored, so that a restart
-        // resumes after that call instead of making it again. (A run another replica took
-        // cannot write: the store refuses with lease_lost.)
-        if (run->stopping) co_await journal_.flush(*run);
+        if (run->ended && !run->stopping)
+            co_await journal_.finish(*run, released);
+        else
+            // Stopped (or left) with a step's result held back (run_journal::defer): stored, so
+            // that a restart resumes after that call instead of making it again. A run another
+            // replica took cannot write: the store refuses with lease_lost.
+            co_await journal_.flush(*run);
     } catch (const store::lease_lost& e) {
         // Another replica claimed the run (this one missed its renewals): it drives it now, and
         // this one writes nothing more.
