@@ -1,0 +1,261 @@
+#include "gateway/passthrough/relay.hpp"
+
+#include "gateway/error.hpp"
+#include "gateway/http/response.hpp"
+#include "gateway/io/relay_buffer.hpp"
+#include "gateway/observability/log.hpp"
+#include "gateway/passthrough/headers.hpp"
+#include "gateway/passthrough/usage_observer.hpp"
+#include "gateway/sse/boundary_tracker.hpp"
+#include "gateway/upstream/exchange.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_cat.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
+
+#include <array>
+#include <optional>
+
+namespace gateway::passthrough {
+
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using boost::system::error_code;
+using namespace net::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+
+// Writes a response to the client: the head, then the body as chunks or raw bytes. The relay and
+// the heartbeat ticker both write through it; `busy` keeps their writes from interleaving. A head
+// given to the constructor is held back and sent with the first body bytes in one gather write
+// (the caller does that only when those bytes are already buffered, so nothing waits for it).
+class body_writer {
+public:
+    body_writer(http::request_context& ctx, bool chunked, std::string held_head)
+        : ctx_(ctx), chunked_(chunked), head_(std::move(held_head)) {}
+
+    net::awaitable<error_code> data(net::const_buffer bytes) {
+        co_await wait_turn();
+        busy_ = true;
+        ctx_.deadline.arm(ctx_.server.write_timeout);
+        error_code ec;
+        if (chunked_) {
+            auto [e, n] = co_await net::async_write(
+                ctx_.stream, beast::buffers_cat(net::buffer(head_), bhttp::make_chunk(bytes)),
+                use_ec);
+            ec = e;
+        } else {
+            std::array<net::const_buffer, 2> both{net::buffer(head_), bytes};
+            auto [e, n] = co_await net::async_write(ctx_.stream, both, use_ec);
+            ec = e;
+        }
+        head_.clear();
+        release();
+        co_return ec;
+    }
+
+    // The end of a chunked body (with the head, if it is still held back).
+    net::awaitable<error_code> last() {
+        co_await wait_turn();
+        busy_ = true;
+        ctx_.deadline.arm(ctx_.server.write_timeout);
+        auto [ec, n] = co_await net::async_write(
+            ctx_.stream, beast::buffers_cat(net::buffer(head_), bhttp::make_chunk_last()), use_ec);
+        head_.clear();
+        release();
+        co_return ec;
+    }
+
+    bool head_pending() const { return !head_.empty(); }
+    bool chunked() const { return chunked_; }
+    bool busy() const { return busy_; }
+    std::chrono::steady_clock::time_point last_write() const { return last_write_; }
+
+private:
+    net::awaitable<void> wait_turn() {
+        while (busy_) {
+            // Made on first use: only a heartbeat meeting a write waits, and making a timer
+            // looks its service up under the io_context's lock.
+            if (!done_) done_.emplace(ctx_.stream.get_executor());
+            done_->expires_at(std::chrono::steady_clock::time_point::max());
+            co_await done_->async_wait(use_ec);  // cancelled by release()
+        }
+    }
+    void release() {
+        busy_ = false;
+        last_write_ = std::chrono::steady_clock::now();
+        if (done_) done_->cancel();
+    }
+
+    http::request_context& ctx_;
+    bool chunked_;
+    std::string head_;
+    bool busy_ = false;
+    std::chrono::steady_clock::time_point last_write_ = std::chrono::steady_clock::now();
+    std::optional<net::steady_timer> done_;
+};
+
+// While the upstream is silent for `interval`, sends an SSE comment, only at an event boundary
+// so no event is split. Runs until cancelled by the end of the relay.
+net::awaitable<void> send_heartbeats(body_writer& writer, const sse::boundary_tracker& tracker,
+                                     config::duration interval) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    static constexpr std::string_view comment = ": keep-alive\n\n";
+    net::steady_timer timer(co_await net::this_coro::executor);
+    for (;;) {
+        timer.expires_at(writer.last_write() + interval);
+        auto [ec] = co_await timer.async_wait(use_ec);
+        if (ec) co_return;  // the relay finished
+        auto silent = std::chrono::steady_clock::now() - writer.last_write();
+        if (writer.busy() || !tracker.at_boundary() || silent < interval) {
+            // Mid-event, or written meanwhile: look again one interval after the last write.
+            if (!tracker.at_boundary()) timer.expires_after(interval);
+            continue;
+        }
+        auto write_ec = co_await writer.data(net::buffer(comment));
+        if (write_ec) {
+            // The client is gone; the relay notices on its next write. Wait to be cancelled.
+            timer.expires_at(std::chrono::steady_clock::time_point::max());
+            co_await timer.async_wait(use_ec);
+            co_return;
+        }
+    }
+}
+
+// The body loop of relay_response: one upstream read, one client write, until the end.
+net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection& conn,
+                                upstream::response_parser& parser,
+                                const config::upstream_config& up, exchange_state& state,
+                                body_writer& writer, sse::boundary_tracker& tracker, bool sse,
+                                usage_observer* observer) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    auto& res = parser.get();
+    io::relay_buffer buffer;
+    while (!parser.is_done()) {
+        auto [n, failed] =
+            co_await upstream::read_piece(conn, parser, buffer.buffer(), up.idle_timeout);
+        if (n > 0) {
+            if (state.first_body == std::chrono::steady_clock::time_point{})
+                state.first_body = std::chrono::steady_clock::now();
+            if (sse) tracker.feed({buffer.data(), n});
+            if (observer) observer->feed({buffer.data(), n});
+            ctx.bytes_sent += n;
+            auto ec = co_await writer.data(net::buffer(buffer.data(), n));
+            if (ec) {
+                ctx.keep_alive = false;  // the client is gone or too slow
+                co_return false;
+            }
+        }
+        if (failed && state.client_gone) co_return false;  // we closed the upstream ourselves
+        if (failed) {
+            observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
+                                    "` failed mid-response: " + failed.detail);
+            if (writer.head_pending()) {
+                // Nothing reached the client yet: it gets a proper error response instead.
+                ctx.response_started = false;
+                co_await http::write_error(ctx, failed.ec, failed.detail);
+            } else if (writer.chunked() && sse && tracker.at_boundary()) {
+                // A clean end the client can act on: OpenAI's error JSON as a final event.
+                std::string event =
+                    "event: error\ndata: " + error_json(failed.ec, failed.detail) + "\n\n";
+                auto ec = co_await writer.data(net::buffer(event));
+                if (!ec) ec = co_await writer.last();
+                if (ec) ctx.keep_alive = false;
+            } else {
+                // No way to end this body honestly: close, so the truncation is visible.
+                ctx.keep_alive = false;
+            }
+            co_return false;
+        }
+    }
+    if (writer.chunked()) {
+        if (auto ec = co_await writer.last(); ec) ctx.keep_alive = false;
+    }
+    co_return res.keep_alive();
+}
+
+}  // namespace
+
+std::string response_head(const bhttp::response_header<>& res, const http::request_context& ctx,
+                          std::string_view hop_line, std::string_view connection) {
+    http::response_head head(res.result_int(), res.reason());
+    for_each_end_to_end(res, [&](bhttp::field, std::string_view name, std::string_view value) {
+        head.field(name, value);
+    });
+    return head.finish(ctx.request_id, hop_line, connection);
+}
+
+net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connection& conn,
+                                    upstream::response_parser& parser,
+                                    const config::upstream_config& up, exchange_state& state) {
+    auto& res = parser.get();
+    ctx.status = res.result_int();
+    state.answered = true;
+    bool head_request = ctx.req.method() == bhttp::verb::head;
+    bool body_follows = !parser.is_done();
+    auto length = parser.content_length();
+    bool sse = beast::iequals(res[bhttp::field::content_type].substr(0, 17), "text/event-stream");
+
+    // Framing towards the client: the upstream's Content-Length when it gave one, otherwise
+    // chunked (our own chunks, one per upstream read); an HTTP/1.0 client gets a close-delimited
+    // body instead.
+    bool chunked = false;
+    std::string framing;
+    if (length && (body_follows || head_request || *length == 0)) {
+        framing = "Content-Length: " + std::to_string(*length);
+    } else if (body_follows) {
+        if (ctx.req.version() >= 11) {
+            chunked = true;
+            framing = "Transfer-Encoding: chunked";
+        } else {
+            ctx.keep_alive = false;
+        }
+    } else if (res.result_int() >= 200 && res.result_int() != 204 && res.result_int() != 304) {
+        framing = "Content-Length: 0";
+    }
+    if (ctx.draining) ctx.keep_alive = false;
+    auto head = response_head(res, ctx, framing, ctx.keep_alive ? "" : "close");
+    ctx.started();
+    // Body bytes that came with the header go out with it, in one write.
+    bool hold_head = body_follows && conn.buffer().size() > 0;
+    if (!hold_head) {
+        if (auto ec = co_await write_client(ctx, net::buffer(head)); ec) {
+            ctx.keep_alive = false;
+            co_return false;
+        }
+        head.clear();
+    }
+
+    body_writer writer(ctx, chunked, std::move(head));
+    sse::boundary_tracker tracker;
+    // Only successful answers report usage; the observer reads a copy of what is relayed.
+    std::optional<usage_observer> observer;
+    if (res.result_int() / 100 == 2 && body_follows) observer.emplace(sse);
+    auto* watching = observer ? &*observer : nullptr;
+    state.streamed = sse;
+    bool reusable = false;
+    if (sse && chunked && ctx.server.sse_heartbeat.count() > 0) {
+        auto winner =
+            co_await (relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching) ||
+                      send_heartbeats(writer, tracker, ctx.server.sse_heartbeat));
+        reusable = winner.index() == 0 && std::get<0>(winner);
+    } else {
+        reusable =
+            co_await relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching);
+    }
+    if (observer) {
+        state.used = observer->finish();
+        if (state.used.known) state.usage_source = sse ? "stream" : "body";
+    }
+    co_return reusable;
+}
+
+}  // namespace gateway::passthrough
