@@ -177,7 +177,8 @@ net::awaitable<void> agent_loop::run(live_run& run) {
         auto b = journal_.begin(run);
         if (request.trimmed) b.event("context.trimmed", std::move(*request.trimmed));
         b.event("model.requested", {{"attempt", s.retries + 1}});
-        co_await journal_.record(run, std::move(b));
+        // Stored while the model is asked: a restart before it lands asks again.
+        co_await journal_.send(run, std::move(b), false);
         // The reply streams to the watchers as message.delta events; told stays true while
         // text is out that a call would have to withdraw (message.reset).
         model_reply reply;
@@ -286,7 +287,9 @@ net::awaitable<void> agent_loop::run(live_run& run) {
         // A native model that wrote our JSON protocol in its text: taken, and counted.
         if (native) announced.event("model.salvaged", {{"tool", call.tool}});
         announced.call_opened();
-        co_await journal_.checkpoint(run, std::move(announced));
+        // Stored while the call is settled: whatever a write must have stored before it runs
+        // (its plan, the approval asked) is a commit of its own, which waits for this one.
+        co_await journal_.send(run, std::move(announced), true);
     }
 }
 
@@ -349,7 +352,7 @@ net::awaitable<bool> agent_loop::open_native_call(live_run& run, pending_call p)
     run.open_call(std::move(p));
     auto announced = journal_.begin(run);
     announced.call_opened();
-    co_await journal_.checkpoint(run, std::move(announced));
+    co_await journal_.send(run, std::move(announced), true);
     if (refused) {
         auto go_on = co_await deliver(run, *refused);
         co_return go_on;

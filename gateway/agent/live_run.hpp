@@ -26,6 +26,8 @@ namespace gateway::agent {
 
 namespace net = boost::asio;
 
+struct commit_in_flight;  // run_journal.hpp
+
 // A human's answer to an approval.required event.
 struct decision {
     bool approve = false;
@@ -67,6 +69,8 @@ struct live_run {
     // that commit must carry the run's state.
     store::write_batch deferred;
     bool deferred_state = false;
+    // The commit run_journal::send started and the run did not wait for, until it is settled.
+    std::shared_ptr<commit_in_flight> in_flight;
 
     // The stored record of the pending call, kept in step with it.
     std::optional<store::tool_call_record> call;

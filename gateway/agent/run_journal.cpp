@@ -6,6 +6,10 @@
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <chrono>
@@ -165,8 +169,7 @@ net::awaitable<void> run_journal::flush(live_run& run) {
     notify(run.record.id, events);
 }
 
-net::awaitable<run_journal::committed> run_journal::commit(live_run& run, batch b,
-                                                           bool with_state) {
+store::write_batch run_journal::take(live_run& run, batch b, bool with_state) {
     if (!run.deferred.empty() || run.deferred_state) {
         append(run.deferred, b.writes_);
         b.writes_ = std::exchange(run.deferred, {});
@@ -185,11 +188,49 @@ net::awaitable<run_journal::committed> run_journal::commit(live_run& run, batch 
                 {run.record.id, static_cast<std::int64_t>(run.stored_messages), m.role, m.content});
         }
     }
+    return std::move(writes);
+}
+
+net::awaitable<run_journal::committed> run_journal::commit(live_run& run, batch b,
+                                                           bool with_state) {
+    co_await settle(run);
+    auto writes = take(run, std::move(b), with_state);
     // Watchers are handed the events themselves, so those that are caught up need not read them
     // back from the store.
     auto events = std::make_shared<const std::vector<store::event_record>>(writes.events);
     co_await store_.commit(std::move(writes));
     co_return events;
+}
+
+net::awaitable<void> run_journal::send(live_run& run, batch b, bool with_state) {
+    co_await settle(run);
+    auto writes = take(run, std::move(b), with_state);
+    auto events = std::make_shared<const std::vector<store::event_record>>(writes.events);
+    auto executor = co_await net::this_coro::executor;
+    auto flight = std::make_shared<commit_in_flight>(executor);
+    run.in_flight = flight;
+    // Holds no reference to the run: it may have left its driver by the time this completes.
+    net::co_spawn(executor, store_then_notify(run.record.id, std::move(writes), std::move(events)),
+                  [flight](std::exception_ptr error) {
+                      flight->error = error;
+                      flight->finished = true;
+                      flight->done.cancel();
+                  });
+}
+
+net::awaitable<void> run_journal::store_then_notify(std::string run_id, store::write_batch writes,
+                                                    committed events) {
+    co_await store_.commit(std::move(writes));
+    notify(run_id, events);
+}
+
+net::awaitable<void> run_journal::settle(live_run& run) {
+    auto flight = run.in_flight;
+    if (!flight) co_return;
+    while (!flight->finished)
+        [[maybe_unused]] auto [ec] = co_await flight->done.async_wait(as_tuple(net::use_awaitable));
+    if (run.in_flight == flight) run.in_flight.reset();
+    if (flight->error) std::rethrow_exception(flight->error);
 }
 
 net::awaitable<void> run_journal::finish(live_run& run, const std::function<void()>& released) {

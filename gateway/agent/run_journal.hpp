@@ -4,9 +4,11 @@
 #include "gateway/store/state_store.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/json/object.hpp>
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -28,6 +30,17 @@ namespace gateway::agent {
 //
 // Thread safety: subscribe/unsubscribe from any thread; batches and commits on the engine thread,
 // which owns the runs.
+// A commit the run did not wait for (run_journal::send): `done` is cancelled when it has been
+// stored (or has failed) and its watchers woken. Engine thread only.
+struct commit_in_flight {
+    explicit commit_in_flight(const net::any_io_executor& executor) : done(executor) {
+        done.expires_at(net::steady_timer::time_point::max());
+    }
+    net::steady_timer done;
+    bool finished = false;
+    std::exception_ptr error;
+};
+
 class run_journal {
 public:
     run_journal(store::state_store& store, std::size_t excerpt_bytes);
@@ -62,6 +75,15 @@ public:
     net::awaitable<void> checkpoint(live_run& run, batch b);
     // Commits `b` alone (events that change no state), then wakes the watchers.
     net::awaitable<void> record(live_run& run, batch b);
+    // Starts committing `b` (with the run's state when `with_state`) and returns without waiting
+    // for the store: the run asks the model, or runs its tool, while the writer thread stores
+    // it, and the watchers are woken once it is stored. For writes that nothing the run does
+    // next depends on: the model request a restart would make again, a call a restart would
+    // read from the state before it. Every later commit of the run, and settle(), waits for it
+    // first, so commits still land and wake watchers in order and its failure is thrown there.
+    net::awaitable<void> send(live_run& run, batch b, bool with_state);
+    // Waits for the commit send() started, if one is on its way, and rethrows its failure.
+    net::awaitable<void> settle(live_run& run);
     // Holds a checkpoint back: `b` goes out with the run's next commit, in one transaction and
     // before that commit's own writes. A step's result is deferred so that it is stored with the
     // next model request instead of alone, one store round trip less per step. Whatever ends or
@@ -90,6 +112,11 @@ public:
 private:
     // Commits the batch; returns its events for notify().
     net::awaitable<committed> commit(live_run& run, batch b, bool with_state);
+    // What a commit of `b` writes, with what defer() held back, the run's state when
+    // `with_state` and the conversation messages not yet stored; taken now.
+    store::write_batch take(live_run& run, batch b, bool with_state);
+    net::awaitable<void> store_then_notify(std::string run_id, store::write_batch writes,
+                                           committed events);
     void notify(const std::string& run_id, const committed& events);
 
     store::state_store& store_;

@@ -236,6 +236,13 @@ net::awaitable<void> run_registry::drive(std::shared_ptr<live_run> run, driver d
                                      ": cannot record the failure: " + e.what());
         }
     }
+    try {
+        // Nothing of the run is still on its way to the store when it leaves (a commit send()
+        // started, after a failure or a lost lease that skipped the final commit).
+        co_await journal_.settle(*run);
+    } catch (const std::exception& e) {
+        observability::log_error("run " + run->record.id + ": a last write failed: " + e.what());
+    }
     release(*run);
 }
 

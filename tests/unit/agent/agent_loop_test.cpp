@@ -10,7 +10,7 @@ BOOST_AUTO_TEST_CASE(a_final_answer_ends_the_segment) {
     engine_fixture f;
     f.model.replies = {{"Paris."}};
     auto run = f.new_run("capital of France?");
-    f.wait(f.loop->run(*run));
+    f.run_loop(*run);
     BOOST_TEST_REQUIRE(run->ended.has_value());
     BOOST_TEST((run->ended->status == agent::run_status::completed));
     BOOST_TEST(run->ended->output == "Paris.");
@@ -27,7 +27,7 @@ BOOST_AUTO_TEST_CASE(a_read_call_is_settled_and_its_result_goes_back) {
     engine_fixture f;
     f.model.replies = {{call("read_file", {{"path", "README.md"}})}, {"It has a typo."}};
     auto run = f.new_run("read the readme");
-    f.wait(f.loop->run(*run));
+    f.run_loop(*run);
     BOOST_TEST((run->ended->status == agent::run_status::completed));
     std::vector<std::string> expected{"run.started", "model.requested", "tool.call", "tool.result",
                                       "model.requested"};
@@ -48,7 +48,7 @@ BOOST_AUTO_TEST_CASE(a_malformed_reply_is_re_asked_and_leaves_the_history_once_r
                        {call("read_file", {{"path", "README.md"}})},
                        {"Done."}};
     auto run = f.new_run("read");
-    f.wait(f.loop->run(*run));
+    f.run_loop(*run);
     BOOST_TEST((run->ended->status == agent::run_status::completed));
     auto events = f.events(run->record.id);
     BOOST_TEST(events[2].at("type").as_string() == "model.retry");
@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(limits_steps_identical_calls_and_tool_errors) {
         f.model.replies = {{call("read_file", {{"path", "README.md"}})}, {"Summary so far."}};
         auto run = f.new_run("read");
         run->record.max_steps = 1;
-        f.wait(f.loop->run(*run));
+        f.run_loop(*run);
         BOOST_TEST((run->ended->status == agent::run_status::completed));
         BOOST_TEST(f.model.messages(1).back().at("content").as_string().find(
                        "reached the limit of 1 tool steps") != std::string::npos);
@@ -76,7 +76,7 @@ BOOST_AUTO_TEST_CASE(limits_steps_identical_calls_and_tool_errors) {
         engine_fixture f;
         for (int i = 0; i < 5; ++i) f.model.replies.push_back({call("list_files", {})});
         auto run = f.new_run("list");
-        f.wait(f.loop->run(*run));
+        f.run_loop(*run);
         BOOST_TEST((run->ended->status == agent::run_status::failed));
         BOOST_TEST(run->ended->error.find("same call to `list_files` 5 times") != std::string::npos,
                    run->ended->error);
@@ -89,7 +89,7 @@ BOOST_AUTO_TEST_CASE(limits_steps_identical_calls_and_tool_errors) {
         for (auto path : {"a", "b", "c"})
             f.model.replies.push_back({call("read_file", {{"path", path}})});
         auto run = f.new_run("read missing files");
-        f.wait(f.loop->run(*run));
+        f.run_loop(*run);
         BOOST_TEST((run->ended->status == agent::run_status::failed));
         BOOST_TEST(run->ended->error.find("3 tool calls failed in a row") == 0u);
     }
@@ -99,7 +99,7 @@ BOOST_AUTO_TEST_CASE(upstream_retries_are_announced_and_a_cancel_cuts_the_model_
     engine_fixture f;
     f.model.replies = {{"", "stop", "", true, false}};
     auto run = f.new_run("wait");
-    auto done = net::co_spawn(f.io, f.loop->run(*run), net::use_future);
+    auto done = net::co_spawn(f.io, f.drive_loop(*run), net::use_future);
     f.io.restart();
     while (f.model.bodies.empty()) f.io.run_one();
     run->cancel_requested = true;
@@ -111,7 +111,7 @@ BOOST_AUTO_TEST_CASE(upstream_retries_are_announced_and_a_cancel_cuts_the_model_
     engine_fixture g;
     g.model.replies = {{"Fine.", "stop", "", false, true}};
     auto retried = g.new_run("go");
-    g.wait(g.loop->run(*retried));
+    g.run_loop(*retried);
     auto events = g.events(retried->record.id);
     BOOST_TEST(events[2].at("type").as_string() == "model.retry");
     BOOST_TEST(events[2].at("reason").as_string() == "UPSTREAM_ERROR");

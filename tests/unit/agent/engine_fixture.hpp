@@ -198,6 +198,14 @@ struct engine_fixture {
         return done.get();
     }
 
+    // Runs the agent loop as the run's driver does: until the loop returns and the commits it
+    // sent without waiting (run_journal::send) have landed.
+    void run_loop(agent::live_run& run) { wait(drive_loop(run)); }
+    net::awaitable<void> drive_loop(agent::live_run& run) {
+        co_await loop->run(run);
+        co_await journal->settle(run);
+    }
+
     // A new run of chat_1, stored with its run.started event, its workspace open.
     std::shared_ptr<agent::live_run> new_run(std::string message = "do it") {
         auto run = std::make_shared<agent::live_run>(io.get_executor());

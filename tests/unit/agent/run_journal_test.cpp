@@ -76,4 +76,55 @@ BOOST_AUTO_TEST_CASE(the_end_is_stored_the_chat_released_then_watchers_woken) {
     f.journal->unsubscribe(run->record.id, handle);
 }
 
+BOOST_AUTO_TEST_CASE(a_sent_commit_lands_and_wakes_its_watchers_before_the_next_one) {
+    engine_fixture f;
+    auto run = f.new_run();
+    std::vector<std::vector<std::string>> woken;
+    auto handle = f.journal->subscribe(run->record.id, [&](agent::run_journal::committed events) {
+        std::vector<std::string> types;
+        for (const auto& e : *events) types.push_back(e.type);
+        woken.push_back(types);
+    });
+    auto sent = f.journal->begin(*run);
+    sent.event("model.requested", {});
+    run->state.retries = 3;
+    f.wait(f.journal->send(*run, std::move(sent), true));
+    // Taken when sent: what the run does next is not in that commit.
+    run->state.retries = 4;
+    auto next = f.journal->begin(*run);
+    next.event("tool.call", {});
+    f.wait(f.journal->record(*run, std::move(next)));
+    std::vector<std::vector<std::string>> expected{{"model.requested"}, {"tool.call"}};
+    BOOST_TEST_REQUIRE(woken.size() == 2u);
+    BOOST_TEST(woken[0] == expected[0], boost::test_tools::per_element());
+    BOOST_TEST(woken[1] == expected[1], boost::test_tools::per_element());
+    std::vector<std::string> types{"run.started", "model.requested", "tool.call"};
+    BOOST_TEST(f.types(run->record.id) == types, boost::test_tools::per_element());
+    auto state = agent::parse_state(f.wait(f.store->run(run->record.id))->state);
+    BOOST_TEST_REQUIRE(state.has_value());
+    BOOST_TEST(state->retries == 3);
+    f.journal->unsubscribe(run->record.id, handle);
+}
+
+BOOST_AUTO_TEST_CASE(a_sent_commit_that_fails_is_thrown_at_the_runs_next_commit) {
+    engine_fixture f;
+    auto run = f.new_run();
+    // The next event takes run.started's number: the store refuses the commit.
+    run->last_event = 0;
+    auto sent = f.journal->begin(*run);
+    sent.event("model.requested", {});
+    // Returns: nothing waited for the store.
+    f.wait(f.journal->send(*run, std::move(sent), false));
+    auto next = f.journal->begin(*run);
+    next.event("tool.call", {});
+    BOOST_CHECK_THROW(f.wait(f.journal->record(*run, std::move(next))), store::store_error);
+    // Thrown once: the run's commits go on (and an end can still be recorded).
+    f.wait(f.journal->settle(*run));
+    auto after = f.journal->begin(*run);
+    after.event("note", {});
+    f.wait(f.journal->record(*run, std::move(after)));
+    std::vector<std::string> types{"run.started", "note"};
+    BOOST_TEST(f.types(run->record.id) == types, boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
