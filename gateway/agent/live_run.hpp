@@ -69,7 +69,7 @@ struct live_run {
     // that commit must carry the run's state.
     store::write_batch deferred;
     bool deferred_state = false;
-    // The commit run_journal::send started and the run did not wait for, until it is settled.
+    // The last commit run_journal::send started (the run did not wait for it), until settled.
     std::shared_ptr<commit_in_flight> in_flight;
 
     // The stored record of the pending call, kept in step with it.

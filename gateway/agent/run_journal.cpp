@@ -203,32 +203,47 @@ net::awaitable<run_journal::committed> run_journal::commit(live_run& run, batch 
 }
 
 net::awaitable<void> run_journal::send(live_run& run, batch b, bool with_state) {
-    co_await settle(run);
+    if (run.in_flight)
+        if (auto first = run.in_flight->behind.lock(); first && !first->finished)
+            co_await wait_for(*first);
     auto writes = take(run, std::move(b), with_state);
     auto events = std::make_shared<const std::vector<store::event_record>>(writes.events);
     auto executor = co_await net::this_coro::executor;
-    auto flight = std::make_shared<commit_in_flight>(executor);
-    run.in_flight = flight;
+    // Queued behind the commit still on its way, if any: stored and announced after it.
+    auto previous = std::exchange(run.in_flight, std::make_shared<commit_in_flight>(executor));
+    run.in_flight->behind = previous;
     // Holds no reference to the run: it may have left its driver by the time this completes.
-    net::co_spawn(executor, store_then_notify(run.record.id, std::move(writes), std::move(events)),
-                  [flight](std::exception_ptr error) {
-                      flight->error = error;
-                      flight->finished = true;
-                      flight->done.cancel();
-                  });
+    net::co_spawn(
+        executor,
+        store_then_notify(std::move(previous), run.record.id, std::move(writes), std::move(events)),
+        [flight = run.in_flight](std::exception_ptr error) {
+            flight->error = error;
+            flight->finished = true;
+            flight->done.cancel();
+        });
 }
 
-net::awaitable<void> run_journal::store_then_notify(std::string run_id, store::write_batch writes,
+net::awaitable<void> run_journal::store_then_notify(std::shared_ptr<commit_in_flight> previous,
+                                                    std::string run_id, store::write_batch writes,
                                                     committed events) {
+    if (previous) {
+        co_await wait_for(*previous);
+        // A commit after a failed one is not made: the run learns of the first failure.
+        if (previous->error) std::rethrow_exception(previous->error);
+    }
     co_await store_.commit(std::move(writes));
     notify(run_id, events);
+}
+
+net::awaitable<void> run_journal::wait_for(commit_in_flight& flight) {
+    while (!flight.finished)
+        [[maybe_unused]] auto [ec] = co_await flight.done.async_wait(as_tuple(net::use_awaitable));
 }
 
 net::awaitable<void> run_journal::settle(live_run& run) {
     auto flight = run.in_flight;
     if (!flight) co_return;
-    while (!flight->finished)
-        [[maybe_unused]] auto [ec] = co_await flight->done.async_wait(as_tuple(net::use_awaitable));
+    co_await wait_for(*flight);
     if (run.in_flight == flight) run.in_flight.reset();
     if (flight->error) std::rethrow_exception(flight->error);
 }

@@ -31,7 +31,7 @@ namespace gateway::agent {
 // Thread safety: subscribe/unsubscribe from any thread; batches and commits on the engine thread,
 // which owns the runs.
 // A commit the run did not wait for (run_journal::send): `done` is cancelled when it has been
-// stored (or has failed) and its watchers woken. Engine thread only.
+// stored and its watchers woken, or has failed. Engine thread only.
 struct commit_in_flight {
     explicit commit_in_flight(const net::any_io_executor& executor) : done(executor) {
         done.expires_at(net::steady_timer::time_point::max());
@@ -39,6 +39,7 @@ struct commit_in_flight {
     net::steady_timer done;
     bool finished = false;
     std::exception_ptr error;
+    std::weak_ptr<commit_in_flight> behind;  // the commit it was queued behind
 };
 
 class run_journal {
@@ -79,8 +80,12 @@ public:
     // for the store: the run asks the model, or runs its tool, while the writer thread stores
     // it, and the watchers are woken once it is stored. For writes that nothing the run does
     // next depends on: the model request a restart would make again, a call a restart would
-    // read from the state before it. Every later commit of the run, and settle(), waits for it
-    // first, so commits still land and wake watchers in order and its failure is thrown there.
+    // read from the state before it. A commit sent while another is on its way is queued
+    // behind it (and not made if that one fails); a third waits until the first has landed, so
+    // a slow store slows the run instead of piling up its writes. Every commit the run waits
+    // for, and
+    // settle(), waits for those on their way first, so commits land and wake watchers in order
+    // and a failure is thrown at the run's next commit.
     net::awaitable<void> send(live_run& run, batch b, bool with_state);
     // Waits for the commit send() started, if one is on its way, and rethrows its failure.
     net::awaitable<void> settle(live_run& run);
@@ -115,8 +120,10 @@ private:
     // What a commit of `b` writes, with what defer() held back, the run's state when
     // `with_state` and the conversation messages not yet stored; taken now.
     store::write_batch take(live_run& run, batch b, bool with_state);
-    net::awaitable<void> store_then_notify(std::string run_id, store::write_batch writes,
+    net::awaitable<void> store_then_notify(std::shared_ptr<commit_in_flight> previous,
+                                           std::string run_id, store::write_batch writes,
                                            committed events);
+    static net::awaitable<void> wait_for(commit_in_flight& flight);
     void notify(const std::string& run_id, const committed& events);
 
     store::state_store& store_;

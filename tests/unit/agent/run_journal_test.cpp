@@ -127,4 +127,38 @@ BOOST_AUTO_TEST_CASE(a_sent_commit_that_fails_is_thrown_at_the_runs_next_commit)
     BOOST_TEST(f.types(run->record.id) == types, boost::test_tools::per_element());
 }
 
+BOOST_AUTO_TEST_CASE(a_commit_queued_behind_a_failed_one_is_not_made) {
+    engine_fixture f;
+    auto run = f.new_run();
+    run->last_event = 0;  // the first event below takes run.started's number
+    auto failing = f.journal->begin(*run);
+    failing.event("model.requested", {});
+    f.wait(f.journal->send(*run, std::move(failing), false));
+    auto queued = f.journal->begin(*run);
+    queued.event("tool.call", {});  // a number of its own: storable alone
+    f.wait(f.journal->send(*run, std::move(queued), true));
+    BOOST_CHECK_THROW(f.wait(f.journal->settle(*run)), store::store_error);
+    std::vector<std::string> types{"run.started"};
+    BOOST_TEST(f.types(run->record.id) == types, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_third_commit_waits_until_the_first_has_landed) {
+    engine_fixture f;
+    auto run = f.new_run();
+    std::vector<std::shared_ptr<agent::commit_in_flight>> sent;
+    for (auto type : {"first", "second", "third"}) {
+        auto b = f.journal->begin(*run);
+        b.event(type, {});
+        f.wait(f.journal->send(*run, std::move(b), false));
+        sent.push_back(run->in_flight);
+    }
+    // At most one commit waits behind the one being stored.
+    BOOST_TEST(sent[0]->finished);
+    f.wait(f.journal->settle(*run));
+    BOOST_TEST(sent[1]->finished);
+    BOOST_TEST(sent[2]->finished);
+    std::vector<std::string> types{"run.started", "first", "second", "third"};
+    BOOST_TEST(f.types(run->record.id) == types, boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
