@@ -142,8 +142,13 @@ net::awaitable<tools::tool_result> tool_runner::run(live_run& run, const std::st
     }
     bool document_tool = t && t->uses_document(parameters);
     bool review = run.chat.edits == "review";
+    bool writing = how == tools::mode::execute && writes(tool, parameters);
+    // A write (to the workspace, the document or an edit session) is made only once the call's
+    // announcement and everything before it are stored (run_journal::send): a restart finds
+    // the call it made, and one that could not be stored stops it here.
+    if (writing) co_await journal_.settle(run);
     // Review mode: a write is recorded in its target's edit session instead of written.
-    bool recording = review && how == tools::mode::execute && writes(tool, parameters);
+    bool recording = review && writing;
     auto call_id = run.state.pending ? run.state.pending->call_id : std::string();
     if (recording && !call_id.empty()) {
         // Resumed after a crash: the call's edit may have been recorded already.

@@ -226,6 +226,20 @@ BOOST_AUTO_TEST_CASE(a_write_plan_holds_digests_and_the_previous_content) {
     BOOST_TEST(!f.wait(f.runner->plan_write(*run, "read_file", read, result)));
 }
 
+BOOST_AUTO_TEST_CASE(a_write_waits_for_the_runs_commits_and_is_not_made_when_one_failed) {
+    engine_fixture f;
+    auto run = f.new_run();
+    run->last_event = 0;  // the announcement below takes run.started's number: refused
+    auto announced = f.journal->begin(*run);
+    announced.event("tool.call", {});
+    f.wait(f.journal->send(*run, std::move(announced), true));
+    json::object append{{"path", "log.txt"}, {"content", "entry\n"}};
+    BOOST_CHECK_THROW(
+        f.wait(f.runner->run(*run, "append_file", append, gateway::tools::mode::execute)),
+        store::store_error);
+    BOOST_TEST(text_of(f.workspace / "log.txt") == "start\n");
+}
+
 BOOST_AUTO_TEST_CASE(a_created_file_is_judged_by_its_absence_and_restored_by_deleting_it) {
     engine_fixture f;
     auto run = f.new_run();
