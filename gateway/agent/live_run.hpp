@@ -13,6 +13,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,8 +70,9 @@ struct live_run {
     // that commit must carry the run's state.
     store::write_batch deferred;
     bool deferred_state = false;
-    // The last commit run_journal::send started (the run did not wait for it), until settled.
-    std::shared_ptr<commit_in_flight> in_flight;
+    // The commits run_journal::send started (the run did not wait for them), oldest first; the
+    // last stays until the run settles it.
+    std::deque<std::shared_ptr<commit_in_flight>> on_way;
 
     // The stored record of the pending call, kept in step with it.
     std::optional<store::tool_call_record> call;

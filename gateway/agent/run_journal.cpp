@@ -203,20 +203,22 @@ net::awaitable<run_journal::committed> run_journal::commit(live_run& run, batch 
 }
 
 net::awaitable<void> run_journal::send(live_run& run, batch b, bool with_state) {
-    if (run.in_flight)
-        if (auto first = run.in_flight->behind.lock(); first && !first->finished)
-            co_await wait_for(*first);
+    auto& on_way = run.on_way;
+    if (on_way.size() >= max_commits_on_way) co_await wait_for(*on_way.front());
+    // The landed ones leave, but never the last: it carries a failure to the run's next commit.
+    while (on_way.size() > 1 && on_way.front()->finished) on_way.pop_front();
     auto writes = take(run, std::move(b), with_state);
     auto events = std::make_shared<const std::vector<store::event_record>>(writes.events);
     auto executor = co_await net::this_coro::executor;
-    // Queued behind the commit still on its way, if any: stored and announced after it.
-    auto previous = std::exchange(run.in_flight, std::make_shared<commit_in_flight>(executor));
-    run.in_flight->behind = previous;
+    // Queued behind the last commit on its way, if any: stored and announced after it.
+    auto previous = on_way.empty() ? nullptr : on_way.back();
+    auto flight = std::make_shared<commit_in_flight>(executor);
+    on_way.push_back(flight);
     // Holds no reference to the run: it may have left its driver by the time this completes.
     net::co_spawn(
         executor,
         store_then_notify(std::move(previous), run.record.id, std::move(writes), std::move(events)),
-        [flight = run.in_flight](std::exception_ptr error) {
+        [flight](std::exception_ptr error) {
             flight->error = error;
             flight->finished = true;
             flight->done.cancel();
@@ -241,11 +243,12 @@ net::awaitable<void> run_journal::wait_for(commit_in_flight& flight) {
 }
 
 net::awaitable<void> run_journal::settle(live_run& run) {
-    auto flight = run.in_flight;
-    if (!flight) co_return;
-    co_await wait_for(*flight);
-    if (run.in_flight == flight) run.in_flight.reset();
-    if (flight->error) std::rethrow_exception(flight->error);
+    if (run.on_way.empty()) co_return;
+    // The last one lands after all the others (each is queued behind the one before).
+    auto last = run.on_way.back();
+    co_await wait_for(*last);
+    while (!run.on_way.empty() && run.on_way.front()->finished) run.on_way.pop_front();
+    if (last->error) std::rethrow_exception(last->error);
 }
 
 net::awaitable<void> run_journal::finish(live_run& run, const std::function<void()>& released) {

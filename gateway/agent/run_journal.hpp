@@ -39,7 +39,6 @@ struct commit_in_flight {
     net::steady_timer done;
     bool finished = false;
     std::exception_ptr error;
-    std::weak_ptr<commit_in_flight> behind;  // the commit it was queued behind
 };
 
 class run_journal {
@@ -81,12 +80,14 @@ public:
     // it, and the watchers are woken once it is stored. For writes that nothing the run does
     // next depends on: the model request a restart would make again, a call a restart would
     // read from the state before it. A commit sent while another is on its way is queued
-    // behind it (and not made if that one fails); a third waits until the first has landed, so
-    // a slow store slows the run instead of piling up its writes. Every commit the run waits
-    // for, and
+    // behind it (and not made if that one fails); with `max_commits_on_way` on their way the
+    // next waits until the oldest has landed, so a slow store slows the run instead of piling
+    // up its writes. Every commit the run waits for, and
     // settle(), waits for those on their way first, so commits land and wake watchers in order
     // and a failure is thrown at the run's next commit.
     net::awaitable<void> send(live_run& run, batch b, bool with_state);
+    // Enough to ride out a WAL checkpoint or a busy writer thread without the run waiting.
+    static constexpr std::size_t max_commits_on_way = 8;
     // Waits for the commit send() started, if one is on its way, and rethrows its failure.
     net::awaitable<void> settle(live_run& run);
     // Holds a checkpoint back: `b` goes out with the run's next commit, in one transaction and
