@@ -493,7 +493,8 @@ text_hook agent_loop::text_events(live_run& run, bool& told) {
             b.event("message.delta", {{"text", std::move(text)}});
             told = true;
         }
-        co_await journal_.record(run, std::move(b));
+        // The reply is read on while its text is stored (and reaches the watchers in order).
+        co_await journal_.send(run, std::move(b), false);
     };
 }
 

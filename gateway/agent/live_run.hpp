@@ -67,7 +67,7 @@ struct live_run {
     std::size_t serialized_messages = 0;  // conversation messages in `serialized`
 
     // Writes held back to go out with the run's next commit (run_journal::defer), and whether
-    // that commit must carry the run's state.
+    // any are: that commit then carries the run's state too.
     store::write_batch deferred;
     bool deferred_state = false;
     // The commits run_journal::send started (the run did not wait for them), oldest first; the

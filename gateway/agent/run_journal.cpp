@@ -164,13 +164,13 @@ void run_journal::defer(live_run& run, batch b) {
 }
 
 net::awaitable<void> run_journal::flush(live_run& run) {
-    if (run.deferred.empty() && !run.deferred_state) co_return;
+    if (!run.deferred_state) co_return;
     auto events = co_await commit(run, begin(run), false);
     notify(run.record.id, events);
 }
 
 store::write_batch run_journal::take(live_run& run, batch b, bool with_state) {
-    if (!run.deferred.empty() || run.deferred_state) {
+    if (run.deferred_state) {
         append(run.deferred, b.writes_);
         b.writes_ = std::exchange(run.deferred, {});
         with_state = with_state || std::exchange(run.deferred_state, false);
