@@ -19,17 +19,6 @@
 
 namespace gateway::agent {
 
-// "Commit, then notify" in one place. Everything a client is told about a run — its events, the
-// state a restart resumes from, its calls, approvals and final answer — is written to the store
-// in one transaction per step, and only then are the run's watchers woken, so a watcher that
-// reads the store after a wake-up always finds what woke it.
-//
-// Events carry the fields every event has (type, run_id, step, max_steps) and excerpts of long
-// texts: a string over `excerpt_bytes` is cut, and the event lists the cut pointers in
-// `truncated` and the resource that keeps them whole in `full`.
-//
-// Thread safety: subscribe/unsubscribe from any thread; batches and commits on the engine thread,
-// which owns the runs.
 // A commit the run did not wait for (run_journal::send): `done` is cancelled when it has been
 // stored and its watchers woken, or has failed. Engine thread only.
 struct commit_in_flight {
@@ -41,6 +30,17 @@ struct commit_in_flight {
     std::exception_ptr error;
 };
 
+// "Commit, then notify" in one place. Everything a client is told about a run — its events, the
+// state a restart resumes from, its calls, approvals and final answer — is written to the store
+// one commit at a time, each one transaction, and only then are the run's watchers woken, so a
+// watcher that reads the store after a wake-up always finds what woke it.
+//
+// Events carry the fields every event has (type, run_id, step, max_steps) and excerpts of long
+// texts: a string over `excerpt_bytes` is cut, and the event lists the cut pointers in
+// `truncated` and the resource that keeps them whole in `full`.
+//
+// Thread safety: subscribe/unsubscribe from any thread; batches and commits on the engine thread,
+// which owns the runs.
 class run_journal {
 public:
     run_journal(store::state_store& store, std::size_t excerpt_bytes);
@@ -82,13 +82,13 @@ public:
     // read from the state before it. A commit sent while another is on its way is queued
     // behind it (and not made if that one fails); with `max_commits_on_way` on their way the
     // next waits until the oldest has landed, so a slow store slows the run instead of piling
-    // up its writes. Every commit the run waits for, and
-    // settle(), waits for those on their way first, so commits land and wake watchers in order
-    // and a failure is thrown at the run's next commit.
+    // up its writes. Every commit the run waits for, and settle(), waits for those on their way
+    // first, so commits land and wake watchers in order and a failure is thrown at the run's
+    // next commit.
     net::awaitable<void> send(live_run& run, batch b, bool with_state);
     // Enough to ride out a WAL checkpoint or a busy writer thread without the run waiting.
     static constexpr std::size_t max_commits_on_way = 8;
-    // Waits for the commit send() started, if one is on its way, and rethrows its failure.
+    // Waits for the commits send() started that are still on their way, and rethrows a failure.
     net::awaitable<void> settle(live_run& run);
     // Holds a checkpoint back: `b` goes out with the run's next commit, in one transaction and
     // before that commit's own writes. A step's result is deferred so that it is stored with the
