@@ -70,8 +70,8 @@ struct live_run {
     // any are: that commit then carries the run's state too.
     store::write_batch deferred;
     bool deferred_state = false;
-    // The commits run_journal::send started (the run did not wait for them), oldest first; the
-    // last stays until the run settles it.
+    // The run's commits on their way to the store (run_journal::send), oldest first; the last
+    // stays until one after it is made, or until settled, and keeps a failure.
     std::deque<std::shared_ptr<commit_in_flight>> on_way;
 
     // The stored record of the pending call, kept in step with it.

@@ -128,13 +128,11 @@ void run_journal::batch::backup(store::backup_record backup) {
 }
 
 net::awaitable<void> run_journal::checkpoint(live_run& run, batch b) {
-    auto events = co_await commit(run, std::move(b), true);
-    notify(run.record.id, events);
+    co_await commit(run, std::move(b), true);
 }
 
 net::awaitable<void> run_journal::record(live_run& run, batch b) {
-    auto events = co_await commit(run, std::move(b), false);
-    notify(run.record.id, events);
+    co_await commit(run, std::move(b), false);
 }
 
 namespace {
@@ -165,8 +163,7 @@ void run_journal::defer(live_run& run, batch b) {
 
 net::awaitable<void> run_journal::flush(live_run& run) {
     if (!run.deferred_state) co_return;
-    auto events = co_await commit(run, begin(run), false);
-    notify(run.record.id, events);
+    co_await commit(run, begin(run), false);
 }
 
 store::write_batch run_journal::take(live_run& run, batch b, bool with_state) {
@@ -191,49 +188,59 @@ store::write_batch run_journal::take(live_run& run, batch b, bool with_state) {
     return std::move(writes);
 }
 
-net::awaitable<run_journal::committed> run_journal::commit(live_run& run, batch b,
-                                                           bool with_state) {
-    co_await settle(run);
+std::shared_ptr<commit_in_flight> run_journal::enqueue(live_run& run, batch b, bool with_state,
+                                                       std::function<void()> released) {
     auto writes = take(run, std::move(b), with_state);
     // Watchers are handed the events themselves, so those that are caught up need not read them
     // back from the store.
     auto events = std::make_shared<const std::vector<store::event_record>>(writes.events);
-    co_await store_.commit(std::move(writes));
-    co_return events;
-}
-
-net::awaitable<void> run_journal::send(live_run& run, batch b, bool with_state) {
+    auto executor = run.wake.get_executor();
     auto& on_way = run.on_way;
-    if (on_way.size() >= max_commits_on_way) co_await wait_for(*on_way.front());
-    // The landed ones leave, but never the last: it carries a failure to the run's next commit.
+    // Landed ones leave; the last stays, so that the next is queued behind it and a failure
+    // carries over to it.
     while (on_way.size() > 1 && on_way.front()->finished) on_way.pop_front();
-    auto writes = take(run, std::move(b), with_state);
-    auto events = std::make_shared<const std::vector<store::event_record>>(writes.events);
-    auto executor = co_await net::this_coro::executor;
-    // Queued behind the last commit on its way, if any: stored and announced after it.
     auto previous = on_way.empty() ? nullptr : on_way.back();
     auto flight = std::make_shared<commit_in_flight>(executor);
     on_way.push_back(flight);
     // Holds no reference to the run: it may have left its driver by the time this completes.
-    net::co_spawn(
-        executor,
-        store_then_notify(std::move(previous), run.record.id, std::move(writes), std::move(events)),
-        [flight](std::exception_ptr error) {
-            flight->error = error;
-            flight->finished = true;
-            flight->done.cancel();
-        });
+    net::co_spawn(executor,
+                  store_then_notify(std::move(previous), run.record.id, std::move(writes),
+                                    std::move(events), std::move(released)),
+                  [flight](std::exception_ptr error) {
+                      flight->error = error;
+                      flight->finished = true;
+                      flight->done.cancel();
+                  });
+    return flight;
+}
+
+net::awaitable<void> run_journal::commit(live_run& run, batch b, bool with_state,
+                                         std::function<void()> released) {
+    auto flight = enqueue(run, std::move(b), with_state, std::move(released));
+    co_await wait_for(*flight);
+    if (flight->error) std::rethrow_exception(flight->error);
+    // Stored, and so is everything queued before it.
+    while (!run.on_way.empty() && run.on_way.front()->finished) run.on_way.pop_front();
+}
+
+net::awaitable<void> run_journal::send(live_run& run, batch b, bool with_state) {
+    enqueue(run, std::move(b), with_state, nullptr);
+    // Queued first, then (with too many on their way) waited for: a batch is in the queue as
+    // soon as it is handed over, so no commit of the run numbered after it can land before it.
+    if (run.on_way.size() > max_commits_on_way) co_await wait_for(*run.on_way.front());
 }
 
 net::awaitable<void> run_journal::store_then_notify(std::shared_ptr<commit_in_flight> previous,
                                                     std::string run_id, store::write_batch writes,
-                                                    committed events) {
+                                                    committed events,
+                                                    std::function<void()> released) {
     if (previous) {
         co_await wait_for(*previous);
         // A commit after a failed one is not made: the run learns of the first failure.
         if (previous->error) std::rethrow_exception(previous->error);
     }
     co_await store_.commit(std::move(writes));
+    if (released) released();
     notify(run_id, events);
 }
 
@@ -247,8 +254,15 @@ net::awaitable<void> run_journal::settle(live_run& run) {
     // The last one lands after all the others (each is queued behind the one before).
     auto last = run.on_way.back();
     co_await wait_for(*last);
-    while (!run.on_way.empty() && run.on_way.front()->finished) run.on_way.pop_front();
     if (last->error) std::rethrow_exception(last->error);
+    while (!run.on_way.empty() && run.on_way.front()->finished) run.on_way.pop_front();
+}
+
+net::awaitable<void> run_journal::forget_failure(live_run& run) {
+    if (run.on_way.empty()) co_return;
+    auto last = run.on_way.back();
+    co_await wait_for(*last);
+    if (run.on_way.back() == last) run.on_way.clear();
 }
 
 net::awaitable<void> run_journal::finish(live_run& run, const std::function<void()>& released) {
@@ -273,9 +287,7 @@ net::awaitable<void> run_journal::finish(live_run& run, const std::function<void
         default:
             b.event("run.cancelled", {});
     }
-    auto events = co_await commit(run, std::move(b), true);
-    if (released) released();
-    notify(run.record.id, events);
+    co_await commit(run, std::move(b), true, released);
     observability::log_info("run " + run.record.id + ": " +
                             std::string(status_name(ending.status)) +
                             (ending.error.empty() ? "" : ": " + ending.error));

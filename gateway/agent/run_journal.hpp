@@ -79,17 +79,22 @@ public:
     // for the store: the run asks the model, or runs its tool, while the writer thread stores
     // it, and the watchers are woken once it is stored. For writes that nothing the run does
     // next depends on: the model request a restart would make again, a call a restart would
-    // read from the state before it. A commit sent while another is on its way is queued
-    // behind it (and not made if that one fails); with `max_commits_on_way` on their way the
-    // next waits until the oldest has landed, so a slow store slows the run instead of piling
-    // up its writes. Every commit the run waits for, and settle(), waits for those on their way
-    // first, so commits land and wake watchers in order and a failure is thrown at the run's
-    // next commit.
+    // read from the state before it. With more than `max_commits_on_way` on their way it waits
+    // for the oldest, so a slow store slows the run instead of piling up its writes.
+    //
+    // Every commit of a run, sent or awaited, is queued behind the one before it the moment it
+    // is handed over (nothing waits in between), so commits land and wake watchers in the
+    // order their events were numbered. One queued behind a failed commit is not made and fails
+    // too: a failure stays with the run, thrown by every later awaited commit and settle(),
+    // until forget_failure().
     net::awaitable<void> send(live_run& run, batch b, bool with_state);
     // Enough to ride out a WAL checkpoint or a busy writer thread without the run waiting.
     static constexpr std::size_t max_commits_on_way = 8;
-    // Waits for the commits send() started that are still on their way, and rethrows a failure.
+    // Waits for the commits send() started that are still on their way; throws if one failed.
     net::awaitable<void> settle(live_run& run);
+    // Waits for the commits on their way and forgets a failure among them: after the run's
+    // driver has handled it, the run's end can still be recorded.
+    net::awaitable<void> forget_failure(live_run& run);
     // Holds a checkpoint back: `b` goes out with the run's next commit, in one transaction and
     // before that commit's own writes. A step's result is deferred so that it is stored with the
     // next model request instead of alone, one store round trip less per step. Whatever ends or
@@ -116,14 +121,19 @@ public:
     store::state_store& store() { return store_; }
 
 private:
-    // Commits the batch; returns its events for notify().
-    net::awaitable<committed> commit(live_run& run, batch b, bool with_state);
+    // Queues the batch behind the run's commits on their way and awaits it; `released`, if
+    // any, is called once it is stored and before the watchers are woken.
+    net::awaitable<void> commit(live_run& run, batch b, bool with_state,
+                                std::function<void()> released = nullptr);
+    // Hands the batch to the store behind the run's last commit on its way; returns at once.
+    std::shared_ptr<commit_in_flight> enqueue(live_run& run, batch b, bool with_state,
+                                              std::function<void()> released);
     // What a commit of `b` writes, with what defer() held back, the run's state when
     // `with_state` and the conversation messages not yet stored; taken now.
     store::write_batch take(live_run& run, batch b, bool with_state);
     net::awaitable<void> store_then_notify(std::shared_ptr<commit_in_flight> previous,
                                            std::string run_id, store::write_batch writes,
-                                           committed events);
+                                           committed events, std::function<void()> released);
     static net::awaitable<void> wait_for(commit_in_flight& flight);
     void notify(const std::string& run_id, const committed& events);
 

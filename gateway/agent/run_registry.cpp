@@ -230,6 +230,8 @@ net::awaitable<void> run_registry::drive(std::shared_ptr<live_run> run, driver d
         observability::log_error("run " + run->record.id + ": " + failure);
         run->end(run_status::failed, "", "internal error: " + failure);
         try {
+            // A commit that failed is not retried; the end is recorded if the store takes it.
+            co_await journal_.forget_failure(*run);
             co_await journal_.finish(*run, released);
         } catch (const std::exception& e) {
             observability::log_error("run " + run->record.id +

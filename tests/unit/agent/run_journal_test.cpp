@@ -2,6 +2,8 @@
 
 #include "engine_fixture.hpp"
 
+#include <algorithm>
+
 using namespace engine_test;
 
 BOOST_AUTO_TEST_SUITE(run_journal_suite)
@@ -106,7 +108,7 @@ BOOST_AUTO_TEST_CASE(a_sent_commit_lands_and_wakes_its_watchers_before_the_next_
     f.journal->unsubscribe(run->record.id, handle);
 }
 
-BOOST_AUTO_TEST_CASE(a_sent_commit_that_fails_is_thrown_at_the_runs_next_commit) {
+BOOST_AUTO_TEST_CASE(a_sent_commit_that_fails_fails_the_runs_commits_until_forgotten) {
     engine_fixture f;
     auto run = f.new_run();
     // The next event takes run.started's number: the store refuses the commit.
@@ -118,7 +120,13 @@ BOOST_AUTO_TEST_CASE(a_sent_commit_that_fails_is_thrown_at_the_runs_next_commit)
     auto next = f.journal->begin(*run);
     next.event("tool.call", {});
     BOOST_CHECK_THROW(f.wait(f.journal->record(*run, std::move(next))), store::store_error);
-    // Thrown once: the run's commits go on (and an end can still be recorded).
+    // It stays with the run: whoever commits next (an announcement, the driver) learns of it.
+    BOOST_CHECK_THROW(f.wait(f.journal->settle(*run)), store::store_error);
+    auto announced = f.journal->begin(*run);
+    announced.event("session.resolved", {});
+    BOOST_CHECK_THROW(f.wait(f.journal->record(*run, std::move(announced))), store::store_error);
+    // Once the driver has handled it, the run's end can still be recorded.
+    f.wait(f.journal->forget_failure(*run));
     f.wait(f.journal->settle(*run));
     auto after = f.journal->begin(*run);
     after.event("note", {});
@@ -153,7 +161,9 @@ BOOST_AUTO_TEST_CASE(a_commit_waits_once_enough_are_on_their_way) {
         b.event(types.back(), {});
         f.wait(f.journal->send(*run, std::move(b), false));
         sent.push_back(run->on_way.back());
-        BOOST_TEST(run->on_way.size() <= agent::run_journal::max_commits_on_way);
+        auto unfinished = std::count_if(run->on_way.begin(), run->on_way.end(),
+                                        [](const auto& c) { return !c->finished; });
+        BOOST_TEST(static_cast<std::size_t>(unfinished) <= agent::run_journal::max_commits_on_way);
     }
     // The last one was sent only after the first had landed.
     BOOST_TEST(sent.front()->finished);
