@@ -217,10 +217,7 @@ std::shared_ptr<commit_in_flight> run_journal::enqueue(live_run& run, batch b, b
 net::awaitable<void> run_journal::commit(live_run& run, batch b, bool with_state,
                                          std::function<void()> released) {
     auto flight = enqueue(run, std::move(b), with_state, std::move(released));
-    co_await wait_for(*flight);
-    if (flight->error) std::rethrow_exception(flight->error);
-    // Stored, and so is everything queued before it.
-    while (!run.on_way.empty() && run.on_way.front()->finished) run.on_way.pop_front();
+    co_await land(run, flight);
 }
 
 net::awaitable<void> run_journal::send(live_run& run, batch b, bool with_state) {
@@ -249,13 +246,16 @@ net::awaitable<void> run_journal::wait_for(commit_in_flight& flight) {
         [[maybe_unused]] auto [ec] = co_await flight.done.async_wait(as_tuple(net::use_awaitable));
 }
 
-net::awaitable<void> run_journal::settle(live_run& run) {
-    if (run.on_way.empty()) co_return;
-    // The last one lands after all the others (each is queued behind the one before).
-    auto last = run.on_way.back();
-    co_await wait_for(*last);
-    if (last->error) std::rethrow_exception(last->error);
+net::awaitable<void> run_journal::land(live_run& run, std::shared_ptr<commit_in_flight> flight) {
+    co_await wait_for(*flight);
+    if (flight->error) std::rethrow_exception(flight->error);
+    // Stored, and so is everything queued before it.
     while (!run.on_way.empty() && run.on_way.front()->finished) run.on_way.pop_front();
+}
+
+net::awaitable<void> run_journal::settle(live_run& run) {
+    // The last one lands after all the others (each is queued behind the one before).
+    if (!run.on_way.empty()) co_await land(run, run.on_way.back());
 }
 
 net::awaitable<void> run_journal::forget_failure(live_run& run) {

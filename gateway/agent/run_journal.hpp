@@ -135,6 +135,9 @@ private:
                                            std::string run_id, store::write_batch writes,
                                            committed events, std::function<void()> released);
     static net::awaitable<void> wait_for(commit_in_flight& flight);
+    // Waits for `flight` and throws its failure; once it is stored, so is everything before it,
+    // and the landed commits leave the run's queue.
+    static net::awaitable<void> land(live_run& run, std::shared_ptr<commit_in_flight> flight);
     void notify(const std::string& run_id, const committed& events);
 
     store::state_store& store_;
