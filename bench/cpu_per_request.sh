@@ -6,17 +6,19 @@
 #
 #   bench/cpu_per_request.sh                       # build/contextgate vs nginx
 #   B=/path/to/old/contextgate bench/cpu_per_request.sh   # build/contextgate vs another build
+#   A=/path/to/new B=/path/to/old bench/cpu_per_request.sh   # two builds, neither in build/
 #   RATE=2000 ROUNDS=5 bench/cpu_per_request.sh
 set -euo pipefail
 RATE="${RATE:-2000}"
 ROUNDS="${ROUNDS:-3}"
 DURATION="${DURATION:-5s}"
+A="${A:-build/contextgate}"
 B="${B:-nginx}"
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 bench_build contextgate contextgate-fake-upstream
 start_fake
-start_gateway a build/contextgate 1
+start_gateway a "$A" 1
 if [ "$B" = nginx ]; then
   start_nginx 1
   b_pid=$nginx_worker_pid
@@ -25,7 +27,7 @@ else
   start_gateway b "$B" 1
 fi
 
-echo "# CPU per request at ${RATE} req/s, ${DURATION} per run: A = build/contextgate, B = $B"
+echo "# CPU per request at ${RATE} req/s, ${DURATION} per run: A = $A, B = $B"
 for round in $(seq "$ROUNDS"); do
   line="round $round:"
   for side in a b; do

@@ -56,18 +56,26 @@ struct client_watch::reader : std::enable_shared_from_this<reader> {
     }
 };
 
-client_watch::client_watch(http::request_context& ctx, exchange_state& state)
-    : reader_(std::allocate_shared<reader>(net::recycling_allocator<reader>())) {
-    reader_->ctx = &ctx;
-    reader_->state = &state;
-    if (ctx.buffer.size() < ctx.server.header_limit) reader_->read();
+client_watch::client_watch(http::request_context& ctx, exchange_state& state, watch_list& list)
+    : ctx_(ctx), state_(state), list_(list), since_(std::chrono::steady_clock::now()) {
+    list_.add(*this, ctx.stream.get_executor());
 }
 
 client_watch::~client_watch() {
-    reader_->detached = true;
+    if (waiting_) list_.remove(*this);
+    if (reader_) reader_->detached = true;
+}
+
+void client_watch::start_reading() {
+    reader_ = std::allocate_shared<reader>(net::recycling_allocator<reader>());
+    reader_->ctx = &ctx_;
+    reader_->state = &state_;
+    if (ctx_.buffer.size() < ctx_.server.header_limit) reader_->read();
 }
 
 net::awaitable<void> client_watch::stop() {
+    if (waiting_) list_.remove(*this);
+    if (!reader_) co_return;
     reader_->stopping = true;
     if (!reader_->pending) co_return;
     boost::system::error_code ignored;
@@ -77,6 +85,48 @@ net::awaitable<void> client_watch::stop() {
     // temporaries inside co_await expressions.)
     auto executor = co_await net::this_coro::executor;
     while (reader_->pending) co_await net::post(executor, use_awaitable);
+}
+
+void watch_list::add(client_watch& watch, const net::any_io_executor& executor) {
+    watch.waiting_ = true;
+    watch.prev_ = last_;
+    watch.next_ = nullptr;
+    (last_ ? last_->next_ : first_) = &watch;
+    last_ = &watch;
+    if (!timer_) timer_.emplace(executor);
+    if (!armed_) arm(watch.since_ + delay);
+}
+
+void watch_list::remove(client_watch& watch) {
+    (watch.prev_ ? watch.prev_->next_ : first_) = watch.next_;
+    (watch.next_ ? watch.next_->prev_ : last_) = watch.prev_;
+    watch.prev_ = watch.next_ = nullptr;
+    watch.waiting_ = false;
+}
+
+// Not cancelled when the list empties: it fires once and finds nothing to start, which is
+// cheaper than cancelling and re-arming it around every short exchange.
+void watch_list::arm(std::chrono::steady_clock::time_point at) {
+    armed_ = true;
+    timer_->expires_at(at);
+    timer_->async_wait([alive = std::weak_ptr<watch_list*>(alive_)](boost::system::error_code ec) {
+        auto list = alive.lock();
+        if (ec || !list) return;  // cancelled, or the list is gone
+        (*list)->tick();
+    });
+}
+
+// Starts the watches that have waited `delay` (the list is in arrival order) and re-arms for
+// the oldest of the rest.
+void watch_list::tick() {
+    armed_ = false;
+    auto now = std::chrono::steady_clock::now();
+    while (first_ && first_->since_ + delay <= now) {
+        auto& watch = *first_;
+        remove(watch);
+        watch.start_reading();
+    }
+    if (first_) arm(first_->since_ + delay);
 }
 
 }  // namespace gateway::passthrough

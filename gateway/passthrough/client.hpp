@@ -5,9 +5,12 @@
 #include "gateway/upstream/connection.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <chrono>
 #include <memory>
+#include <optional>
 
 namespace gateway::passthrough {
 
@@ -26,28 +29,75 @@ struct exchange_state {
     bool answered = false;                   // the upstream answered with a status (2xx or not)
 };
 
+class watch_list;
+
 // Reads from the client while the exchange runs. Bytes are kept as the start of the next
 // (pipelined) request, up to header_limit; end of stream or an error means the client went
 // away: `state.client_gone` is set and the upstream connection is closed at once, so the upstream
 // stops generating and the exchange ends on its next upstream read or write.
+//
+// The read starts only once the exchange has run for `watch_list::delay`: most exchanges with a
+// fast upstream end before that, and a read started on a silent client costs a system call that
+// fails (Asio tries every read at once) plus its cancellation when the exchange ends. A client
+// that goes away is therefore noticed within that delay, not at once.
 //
 // A plain completion handler rather than a coroutine raced against the exchange: the race cost a
 // parallel group per request (two spawned coroutines, their frames and cancellation state). The
 // exchange runs alone; `stop()` ends the read when it is done.
 class client_watch {
 public:
-    client_watch(http::request_context& ctx, exchange_state& state);
+    client_watch(http::request_context& ctx, exchange_state& state, watch_list& list);
     ~client_watch();
     client_watch(const client_watch&) = delete;
     client_watch& operator=(const client_watch&) = delete;
+
+    // Whether the read has started (and stop() must be awaited).
+    bool reading() const { return reader_ != nullptr; }
 
     // Cancels the read if it is still pending and returns once its handler has run, so the
     // bytes it read are in the buffer and nothing refers to this request any more.
     net::awaitable<void> stop();
 
 private:
+    friend class watch_list;
     struct reader;
+    void start_reading();
+
+    http::request_context& ctx_;
+    exchange_state& state_;
+    watch_list& list_;
+    std::chrono::steady_clock::time_point since_;
+    client_watch* prev_ = nullptr;  // in list_ while waiting to start
+    client_watch* next_ = nullptr;
+    bool waiting_ = false;
     std::shared_ptr<reader> reader_;
+};
+
+// The client watches of one worker that have not started reading, oldest first, and the one
+// timer that starts them once they are `delay` old. The timer is armed only while some watch
+// waits and fires at most once per delay, so a request that ends before it costs a list link.
+// One per worker, used from its thread only.
+class watch_list {
+public:
+    static constexpr std::chrono::milliseconds delay{20};
+
+    watch_list() = default;
+    watch_list(const watch_list&) = delete;
+    watch_list& operator=(const watch_list&) = delete;
+
+    void add(client_watch& watch, const net::any_io_executor& executor);
+    void remove(client_watch& watch);
+
+private:
+    void arm(std::chrono::steady_clock::time_point at);
+    void tick();
+
+    client_watch* first_ = nullptr;
+    client_watch* last_ = nullptr;
+    std::optional<net::steady_timer> timer_;  // made on first use, on the worker's executor
+    bool armed_ = false;
+    // The timer's handler holds it weakly: it does nothing once the list is gone.
+    std::shared_ptr<watch_list*> alive_ = std::make_shared<watch_list*>(this);
 };
 
 // Writes `data` to the client within the server's write timeout.

@@ -467,12 +467,12 @@ net::awaitable<void> handler::forward(http::request_context& ctx, const destinat
     }
     auto started = std::chrono::steady_clock::now();
     {
-        client_watch watch(ctx, state);
+        client_watch watch(ctx, state, watches_);
         if (where.translate)
             co_await translate_chat(ctx, pool, state);
         else
             co_await forward_bytes(ctx, pool, where, state);
-        co_await watch.stop();
+        if (watch.reading()) co_await watch.stop();
     }
     if (state.client_gone) {
         ctx.keep_alive = false;

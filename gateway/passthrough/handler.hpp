@@ -3,6 +3,7 @@
 #include "gateway/config/config.hpp"
 #include "gateway/http/context.hpp"
 #include "gateway/observability/metrics.hpp"
+#include "gateway/passthrough/client.hpp"
 #include "gateway/passthrough/model_router.hpp"
 #include "gateway/upstream/pool.hpp"
 
@@ -27,11 +28,11 @@ namespace beast = boost::beast;
 // Forwards /v1/* to an upstream, per the design's passthrough contract: the request body goes
 // upstream byte for byte (only `model` is read, to pick the upstream), hop-by-hop headers are
 // dropped and the rest kept both ways, the response is relayed as each upstream read completes,
-// a client that goes away cancels the upstream exchange at once, an upstream that dies mid-SSE
-// ends the stream with `event: error`. Token usage is read from a copy of the answer (see
-// usage_observer) for metrics, limits and the usage ledger; with virtual keys configured the
-// gatekeeper admits each request first. One handler per worker: it owns that worker's pools and
-// is used from that worker's thread only.
+// a client that goes away cancels the upstream exchange (noticed within client_watch's delay), an
+// upstream that dies mid-SSE ends the stream with `event: error`. Token usage is read from a copy
+// of the answer (see usage_observer) for metrics, limits and the usage ledger; with virtual keys
+// configured the gatekeeper admits each request first. One handler per worker: it owns that
+// worker's pools and is used from that worker's thread only.
 class handler {
 public:
     // `gate` (virtual keys and limits) and `ledger` (token usage) may be null.
@@ -61,6 +62,7 @@ private:
     const config::gateway_config& config_;
     const model_router& router_;
     std::vector<upstream::pool> pools_;
+    watch_list watches_;            // client watches not yet reading
     bool mixed_providers_ = false;  // some upstream is not OpenAI-compatible
     admin::gatekeeper* gate_;
     admin::usage_ledger* ledger_;

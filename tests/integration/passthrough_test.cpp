@@ -1,4 +1,5 @@
 // The /v1 passthrough contract, end to end over real sockets: gateway in-process, fake upstream.
+#include "gateway/passthrough/client.hpp"
 #include "gateway/passthrough/handler.hpp"
 
 #include "gateway/sse/event_parser.hpp"
@@ -6,6 +7,8 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
+
+#include <thread>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -226,6 +229,24 @@ BOOST_AUTO_TEST_CASE(client_disconnect_while_waiting_for_a_response_closes_the_u
     c.close();
     BOOST_TEST_REQUIRE(fake.wait_connections_open(0, 2s));
     BOOST_TEST((fake.last_close() - closed < 100ms));
+}
+
+// The client's connection is only read once the exchange has run for the watch delay: a client
+// that leaves after that is noticed by the read, one that leaves before by the read's start.
+BOOST_AUTO_TEST_CASE(client_disconnect_after_the_watch_started_closes_the_upstream) {
+    fake_upstream fake;
+    running_gateway gw(make_config(fake));
+    client c(gw.port());
+    c.send(make_request("POST", "/v1/chat/completions", chat_body, "x-fake-mode: stall\r\n"));
+    BOOST_TEST_REQUIRE(fake.wait_requests(1, 2s));
+    // Nothing to await here: the watch starts when its delay has passed.
+    std::this_thread::sleep_for(5 * gateway::passthrough::watch_list::delay);
+    BOOST_TEST_REQUIRE(fake.connections_open() == 1u);
+    auto closed = clock::now();
+    c.close();
+    BOOST_TEST_REQUIRE(fake.wait_connections_open(0, 2s));
+    auto took = fake.last_close() - closed;
+    BOOST_TEST((took < 100ms), "upstream closed after " << took.count() / 1000 << " us");
 }
 
 BOOST_AUTO_TEST_CASE(upstream_errors_pass_through_with_their_headers) {
