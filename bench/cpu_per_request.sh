@@ -18,14 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 bench_build contextgate contextgate-fake-upstream
 start_fake
-start_gateway a "$A" 1
-if [ "$B" = nginx ]; then
-  start_nginx 1
-  b_pid=$nginx_worker_pid
-  b_port=$nginx_port
-else
-  start_gateway b "$B" 1
-fi
+start_a_and_b
 
 echo "# CPU per request at ${RATE} req/s, ${DURATION} per run: A = $A, B = $B"
 for round in $(seq "$ROUNDS"); do

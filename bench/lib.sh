@@ -97,6 +97,19 @@ NGINX
   nginx_worker_pid="$(pgrep -P "$master" | head -1)"
 }
 
+# start_a_and_b: contextgate $A as `a` and, as `b`, nginx when $B is "nginx", otherwise the
+# contextgate binary $B (1 worker each); sets a_pid, a_port, b_pid, b_port.
+start_a_and_b() {
+  start_gateway a "$A" 1
+  if [ "$B" = nginx ]; then
+    start_nginx 1
+    b_pid=$nginx_worker_pid
+    b_port=$nginx_port
+  else
+    start_gateway b "$B" 1
+  fi
+}
+
 # cpu_us_per_request PID PORT [HEADER]: drives POST /v1/chat/completions at $RATE req/s for
 # $DURATION through PORT (hey, 10 connections) and prints the CPU time (utime + stime from /proc)
 # PID spent per 200 answer, in microseconds ("nan" when none); other statuses go to stderr.

@@ -17,14 +17,7 @@ command -v perf >/dev/null || { echo "needs perf (linux-perf)" >&2; exit 1; }
 
 bench_build contextgate contextgate-fake-upstream
 start_fake
-start_gateway a "$A" 1
-if [ "$B" = nginx ]; then
-  start_nginx 1
-  b_pid=$nginx_worker_pid
-  b_port=$nginx_port
-else
-  start_gateway b "$B" 1
-fi
+start_a_and_b
 
 # counts PID PORT: drives $RATE req/s for 4 s and counts over the middle 2 s.
 counts() {
