@@ -74,8 +74,6 @@ void client_watch::start_reading() {
 }
 
 net::awaitable<void> client_watch::stop() {
-    if (waiting_) list_.remove(*this);
-    if (!reader_) co_return;
     reader_->stopping = true;
     if (!reader_->pending) co_return;
     boost::system::error_code ignored;

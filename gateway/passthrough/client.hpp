@@ -37,9 +37,10 @@ class watch_list;
 // stops generating and the exchange ends on its next upstream read or write.
 //
 // The read starts only once the exchange has run for `watch_list::delay`: most exchanges with a
-// fast upstream end before that, and a read started on a silent client costs a system call that
-// fails (Asio tries every read at once) plus its cancellation when the exchange ends. A client
-// that goes away is therefore noticed within that delay, not at once.
+// fast upstream end before that, and each read started costs its operation, its cancellation
+// when the exchange ends and a scheduler round trip to await that (5 % of the CPU per request,
+// docs/benchmarks.md). A client that goes away is therefore noticed within that delay, not at
+// once.
 //
 // A plain completion handler rather than a coroutine raced against the exchange: the race cost a
 // parallel group per request (two spawned coroutines, their frames and cancellation state). The
@@ -54,8 +55,9 @@ public:
     // Whether the read has started (and stop() must be awaited).
     bool reading() const { return reader_ != nullptr; }
 
-    // Cancels the read if it is still pending and returns once its handler has run, so the
-    // bytes it read are in the buffer and nothing refers to this request any more.
+    // Once reading(): cancels the read if it is still pending and returns once its handler has
+    // run, so the bytes it read are in the buffer and nothing refers to this request any more.
+    // (A watch that never started leaves the list when destroyed.)
     net::awaitable<void> stop();
 
 private:
