@@ -1,4 +1,4 @@
-# Shared set-up for the benchmark scripts; source it from a script in bench/.
+# Shared set-up for the benchmark scripts (and deploy/build-pgo.sh's training run); source it.
 # Starts processes in the calling shell (never in a $(...) subshell) so that every pid lands in
 # `pids` and the EXIT trap stops them all, whatever happens.
 
@@ -37,9 +37,9 @@ free_port() {
   done
 }
 
-# start_fake: the canned upstream; sets fake_port.
+# start_fake [BUILD_DIR]: the canned upstream (from build/ unless given); sets fake_port.
 start_fake() {
-  build/tests/contextgate-fake-upstream --port 0 --threads 1 >"$tmp/fake.out" 2>&1 &
+  "${1:-build}/tests/contextgate-fake-upstream" --port 0 --threads 1 >"$tmp/fake.out" 2>&1 &
   pids+=($!)
   fake_port="$(wait_for "$tmp/fake.out" 'listening on ([0-9]+)')"
 }

@@ -7,6 +7,7 @@
 #
 #   deploy/build-pgo.sh                 # then: build-pgo/contextgate serve --config …
 #   BUILD_DIR=/tmp/pgo deploy/build-pgo.sh
+# shellcheck disable=SC2154  # training_pid and training_port are set by start_gateway
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -14,22 +15,9 @@ dir="${BUILD_DIR:-build-pgo}"
 jobs="${JOBS:-2}"
 deploy/install-deps.sh >/dev/null
 
-tmp="$(mktemp -d)"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-wait_for() {  # FILE PATTERN: prints the pattern's first capture group once FILE has it
-  for _ in $(seq 200); do
-    if grep -qE "$2" "$1" 2>/dev/null; then sed -nE "s|.*$2.*|\1|p" "$1" | head -1; return; fi
-    sleep 0.1
-  done
-  echo "build-pgo: timed out waiting for '$2' in $1" >&2; cat "$1" >&2; exit 1
-}
+# The fake upstream, the gateway's start and the clean-up on exit are the benchmarks' (it cd's to
+# the repository's root).
+source bench/lib.sh
 
 echo "build-pgo: instrumented build in $dir"
 rm -rf "$dir/pgo-profile"
@@ -37,26 +25,19 @@ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCONTEXTGATE_PGO=gener
 cmake --build "$dir" -j "$jobs" --target contextgate contextgate-fake-upstream sse_load >/dev/null
 
 echo "build-pgo: training"
-"$dir/tests/contextgate-fake-upstream" --port 0 --threads 1 >"$tmp/fake.out" 2>&1 &
-pids+=($!)
-fake_port="$(wait_for "$tmp/fake.out" 'listening on ([0-9]+)')"
-printf '%s\n' "server:" "  listen: 127.0.0.1:0" "  workers: 1" "upstreams:" "  - name: fake" \
-  "    base_url: http://127.0.0.1:$fake_port/v1" "logging:" "  access_log: false" \
-  "context:" "  data_dir: $tmp/data" >"$tmp/gateway.yaml"
-"$dir/contextgate" serve --config "$tmp/gateway.yaml" 2>"$tmp/gateway.err" &
-gateway=$!
-port="$(wait_for "$tmp/gateway.err" 'listening on http://127.0.0.1:([0-9]+)')"
-url="http://127.0.0.1:$port/v1/chat/completions"
+start_fake "$dir"
+start_gateway training "$dir/contextgate" 1
+url="http://127.0.0.1:$training_port/v1/chat/completions"
 body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]}'
 hey -z 10s -c 10 -q 200 -m POST -T application/json -d "$body" "$url" >"$tmp/fixed.out"
 hey -z 5s -c 50 -m POST -T application/json -d "$body" "$url" >"$tmp/saturated.out"
-"$dir/sse_load" "$port" 100 20 >/dev/null
+"$dir/sse_load" "$training_port" 100 20 >/dev/null
 for out in fixed saturated; do
   grep -q '\[200\]' "$tmp/$out.out" || { echo "build-pgo: no answer in training" >&2; exit 1; }
 done
 # The profile is written when the process exits: a graceful stop, waited for.
-kill -TERM "$gateway"
-wait "$gateway" || { echo "build-pgo: the instrumented gateway did not exit cleanly" >&2; exit 1; }
+kill -TERM "$training_pid"
+wait "$training_pid" || { echo "build-pgo: the instrumented gateway did not exit cleanly" >&2; exit 1; }
 [ -n "$(find "$dir/pgo-profile" -name '*.gcda' -print -quit)" ] ||
   { echo "build-pgo: no profile written to $dir/pgo-profile" >&2; exit 1; }
 
