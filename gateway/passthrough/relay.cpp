@@ -43,7 +43,8 @@ public:
         : ctx_(ctx), chunked_(chunked), head_(std::move(held_head)) {}
 
     net::awaitable<error_code> data(net::const_buffer bytes) {
-        co_await wait_turn();
+        // Only a heartbeat meeting a write waits: no coroutine frame for the common case.
+        if (busy_) co_await wait_turn();
         busy_ = true;
         ctx_.deadline.arm(ctx_.server.write_timeout);
         error_code ec;
@@ -64,7 +65,7 @@ public:
 
     // The end of a chunked body (with the head, if it is still held back).
     net::awaitable<error_code> last() {
-        co_await wait_turn();
+        if (busy_) co_await wait_turn();
         busy_ = true;
         ctx_.deadline.arm(ctx_.server.write_timeout);
         auto [ec, n] = co_await net::async_write(
