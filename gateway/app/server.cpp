@@ -259,6 +259,10 @@ std::string server::start() {
         }
         workers_.push_back(std::move(w));
     }
+    std::vector<http::worker*> sharing;
+    for (auto& w : workers_) sharing.push_back(w.get());
+    if (sharing.size() > 1)
+        for (auto* w : sharing) w->balance_with(sharing);
     if (config_.metrics.enabled && config_.metrics.listen) {
         // Metrics on an address of their own (e.g. a port only the scraper reaches).
         const auto& where = *config_.metrics.listen;
@@ -283,6 +287,13 @@ std::string server::start() {
         });
     }
     return {};
+}
+
+std::vector<std::size_t> server::connections_per_worker() const {
+    std::vector<std::size_t> loads;
+    for (std::size_t i = 0; i < handlers_.size() && i < workers_.size(); ++i)
+        loads.push_back(workers_[i]->load());
+    return loads;
 }
 
 void server::stop() {

@@ -45,6 +45,9 @@ public:
     // The bound port (useful with `listen: 127.0.0.1:0`).
     std::uint16_t port() const { return port_; }
     std::size_t workers() const { return handlers_.size(); }
+    // The connections each worker on the listening socket serves (see
+    // http::worker::balance_with), in worker order.
+    std::vector<std::size_t> connections_per_worker() const;
     // The port of metrics.listen when it is set (0 otherwise).
     std::uint16_t metrics_port() const { return metrics_port_; }
 

@@ -5,7 +5,10 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
+#include <utility>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -73,9 +76,61 @@ net::awaitable<void> worker::run_listener() {
         }
         boost::system::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
-        net::co_spawn(io_, run_session(std::move(socket), *this),
-                      [](std::exception_ptr e) { log_stray(e, "session"); });
+        auto& serving = least_loaded();
+        if (&serving == this) {
+            net::co_spawn(io_, run_session(std::move(socket), *this),
+                          [](std::exception_ptr e) { log_stray(e, "session"); });
+            continue;
+        }
+        // Handed over as a bare descriptor, adopted on the other worker's thread; closed if that
+        // worker's io_context ends without running the hand-over.
+        struct handed_over {
+            int descriptor;
+            explicit handed_over(int d) : descriptor(d) {}
+            handed_over(handed_over&& other) noexcept
+                : descriptor(std::exchange(other.descriptor, -1)) {}
+            ~handed_over() {
+                if (descriptor >= 0) ::close(descriptor);
+            }
+        };
+        auto protocol = socket.local_endpoint(ignored).protocol();
+        handed_over handed(socket.release(ignored));
+        if (handed.descriptor < 0) {
+            serving.load_.fetch_sub(1, std::memory_order_relaxed);
+            continue;
+        }
+        net::post(serving.io_, [&serving, handed = std::move(handed), protocol]() mutable {
+            serving.adopt(std::exchange(handed.descriptor, -1), protocol);
+        });
     }
+}
+
+worker& worker::least_loaded() {
+    worker* best = this;
+    auto best_load = load();
+    for (auto* peer : peers_) {
+        auto peer_load = peer->load();
+        if (peer_load < best_load) {
+            best = peer;
+            best_load = peer_load;
+        }
+    }
+    best->load_.fetch_add(1, std::memory_order_relaxed);
+    return *best;
+}
+
+void worker::adopt(int descriptor, tcp protocol) {
+    tcp::socket socket(io_);
+    boost::system::error_code ec;
+    socket.assign(protocol, descriptor, ec);
+    if (ec) {
+        ::close(descriptor);
+        load_.fetch_sub(1, std::memory_order_relaxed);
+        observability::log_warn("could not take over a connection: " + ec.message());
+        return;
+    }
+    net::co_spawn(io_, run_session(std::move(socket), *this),
+                  [](std::exception_ptr e) { log_stray(e, "session"); });
 }
 
 void worker::drain() {
@@ -106,6 +161,7 @@ std::list<session_entry>::iterator worker::add_session(net::ip::tcp::socket& str
 void worker::remove_session(std::list<session_entry>::iterator it) {
     sessions_.erase(it);
     open_connections_.add(-1);
+    load_.fetch_sub(1, std::memory_order_relaxed);
     if (draining_ && sessions_.empty()) drain_deadline_.cancel();
 }
 

@@ -6,7 +6,11 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <memory>
 #include <thread>
+#include <vector>
 
 using namespace gateway::testing;
 namespace json = boost::json;
@@ -246,6 +250,38 @@ BOOST_AUTO_TEST_CASE(start_fails_clearly_when_the_port_is_taken) {
     gateway::app::server taken(config);
     auto error = taken.start();
     BOOST_TEST(error.find("cannot listen on 127.0.0.1:" + std::to_string(fake.port())) == 0u);
+}
+
+// The kernel wakes every worker for new connections on the shared socket, and the first one
+// awake used to accept a whole burst: 16 connections opened at once went 16/0 or close to it.
+// Each is served by the worker with the fewest connections instead.
+BOOST_AUTO_TEST_CASE(a_burst_of_connections_is_spread_evenly_across_the_workers) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    config.server.workers = 2;
+    running_gateway gw(config);
+    // All connected (queued by the kernel) before any is served.
+    std::vector<std::unique_ptr<client>> clients;
+    for (int i = 0; i < 16; ++i) clients.push_back(std::make_unique<client>(gw.port()));
+    for (auto& c : clients) {
+        // Answered: the connection has been accepted and is being served.
+        BOOST_TEST_REQUIRE(c->request(make_request("GET", "/healthz")).status == 200u);
+        // Handed over or not, the connection goes on serving, upstream requests included.
+        BOOST_TEST_REQUIRE(c->request(make_request("GET", "/v1/models")).status == 200u);
+    }
+    auto loads = gw.server().connections_per_worker();
+    BOOST_TEST_REQUIRE(loads.size() == 2u);
+    BOOST_TEST(loads[0] + loads[1] == 16u);
+    // Two workers accepting at the same moment may both choose one of them: off by one at most.
+    BOOST_TEST(std::max(loads[0], loads[1]) - std::min(loads[0], loads[1]) <= 1u);
+
+    // A closed connection no longer counts, wherever it was served.
+    clients.clear();
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (gw.server().connections_per_worker() != std::vector<std::size_t>{0, 0} &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(5ms);
+    BOOST_TEST((gw.server().connections_per_worker() == std::vector<std::size_t>{0, 0}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
