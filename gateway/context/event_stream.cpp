@@ -3,6 +3,7 @@
 #include "gateway/agent/run_state.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/http/streaming.hpp"
+#include "gateway/io/write_all.hpp"
 #include "gateway/observability/metrics.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -268,15 +269,14 @@ net::awaitable<bool> event_streams::pump(http::request_context& ctx, watch& w,
             buffers.push_back(net::buffer(f->bytes));
             size += f->bytes.size();
         }
-        ctx.deadline.arm(ctx.server.write_timeout);
         ctx.bytes_sent += size;
         boost::system::error_code ec;
         if (chunked) {
-            auto [e, n] = co_await net::async_write(ctx.stream, bhttp::make_chunk(buffers), use_ec);
-            ec = e;
+            auto chunk = bhttp::make_chunk(buffers);
+            ec = co_await io::write_all(ctx.stream, ctx.deadline, ctx.server.write_timeout, chunk);
         } else {
-            auto [e, n] = co_await net::async_write(ctx.stream, buffers, use_ec);
-            ec = e;
+            ec =
+                co_await io::write_all(ctx.stream, ctx.deadline, ctx.server.write_timeout, buffers);
         }
         co_return !ec;
     };

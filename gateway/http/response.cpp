@@ -1,6 +1,7 @@
 #include "gateway/http/response.hpp"
 
 #include "gateway/error.hpp"
+#include "gateway/io/write_all.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -66,9 +67,7 @@ net::awaitable<boost::system::error_code> write_response(
     std::array<net::const_buffer, 2> buffers{net::buffer(head),
                                              net::buffer(body.data(), body.size())};
     if (!with_body) buffers[1] = net::const_buffer{};
-    ctx.deadline.arm(ctx.server.write_timeout);
-    auto [ec, n] =
-        co_await net::async_write(ctx.stream, buffers, net::as_tuple(net::use_awaitable));
+    auto ec = co_await io::write_all(ctx.stream, ctx.deadline, ctx.server.write_timeout, buffers);
     if (ec) ctx.keep_alive = false;
     co_return ec;
 }

@@ -4,6 +4,7 @@
 #include "gateway/http/listener.hpp"
 #include "gateway/http/request_head.hpp"
 #include "gateway/http/response.hpp"
+#include "gateway/io/write_all.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
 
@@ -203,8 +204,8 @@ net::awaitable<bool> read_request(net::ip::tcp::socket& stream, io::deadline& de
     header_fields = static_cast<std::size_t>(std::distance(header.begin(), header.end()));
     if (beast::iequals(header[bhttp::field::expect], "100-continue") && !parser.is_done()) {
         static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
-        deadline.arm(server.write_timeout);
-        auto [ec, n] = co_await net::async_write(stream, net::buffer(go_on), use_ec);
+        auto bytes = net::buffer(go_on);
+        auto ec = co_await io::write_all(stream, deadline, server.write_timeout, bytes);
         if (ec) co_return false;
     }
 
@@ -284,6 +285,9 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
         request req = parser->release();
         if (req.chunked()) drop_trailer_fields(req, header_fields);
 
+        // The read deadlines bound the reads; what the handler waits for next (an upstream slow
+        // to answer) is bounded by its own timeouts, and each client write arms its own.
+        deadline.disarm();
         request_context ctx{stream, deadline,        buffer, req, std::move(request_id),
                             server, owner.draining()};
         ctx.keep_alive = req.keep_alive();

@@ -1,6 +1,7 @@
 #include "gateway/http/streaming.hpp"
 
 #include "gateway/http/response.hpp"
+#include "gateway/io/write_all.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -24,23 +25,21 @@ net::awaitable<bool> body_stream::begin(
                          ctx_.keep_alive ? "" : "close");
     ctx_.started();
     ctx_.status = status;
-    ctx_.deadline.arm(ctx_.server.write_timeout);
-    auto [ec, n] = co_await net::async_write(ctx_.stream, net::buffer(head), use_ec);
+    auto whole = net::buffer(head);
+    auto ec = co_await io::write_all(ctx_.stream, ctx_.deadline, ctx_.server.write_timeout, whole);
     if (ec) ctx_.keep_alive = false;
     co_return !ec;
 }
 
 net::awaitable<bool> body_stream::write(std::string_view bytes) {
-    ctx_.deadline.arm(ctx_.server.write_timeout);
     ctx_.bytes_sent += bytes.size();
     boost::system::error_code ec;
     if (chunked_) {
-        auto [e, n] = co_await net::async_write(
-            ctx_.stream, beast::http::make_chunk(net::buffer(bytes)), use_ec);
-        ec = e;
+        auto chunk = beast::http::make_chunk(net::buffer(bytes));
+        ec = co_await io::write_all(ctx_.stream, ctx_.deadline, ctx_.server.write_timeout, chunk);
     } else {
-        auto [e, n] = co_await net::async_write(ctx_.stream, net::buffer(bytes), use_ec);
-        ec = e;
+        auto whole = net::buffer(bytes);
+        ec = co_await io::write_all(ctx_.stream, ctx_.deadline, ctx_.server.write_timeout, whole);
     }
     if (ec) ctx_.keep_alive = false;
     co_return !ec;
@@ -48,8 +47,8 @@ net::awaitable<bool> body_stream::write(std::string_view bytes) {
 
 net::awaitable<bool> body_stream::end() {
     if (!chunked_) co_return true;
-    ctx_.deadline.arm(ctx_.server.write_timeout);
-    auto [ec, n] = co_await net::async_write(ctx_.stream, beast::http::make_chunk_last(), use_ec);
+    auto last = beast::http::make_chunk_last();
+    auto ec = co_await io::write_all(ctx_.stream, ctx_.deadline, ctx_.server.write_timeout, last);
     if (ec) ctx_.keep_alive = false;
     co_return !ec;
 }

@@ -1,5 +1,7 @@
 #include "gateway/passthrough/client.hpp"
 
+#include "gateway/io/write_all.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/recycling_allocator.hpp>
@@ -16,8 +18,7 @@ constexpr auto use_awaitable = net::use_awaitable;
 
 net::awaitable<boost::system::error_code> write_client(http::request_context& ctx,
                                                        net::const_buffer data) {
-    ctx.deadline.arm(ctx.server.write_timeout);
-    auto [ec, n] = co_await net::async_write(ctx.stream, data, use_ec);
+    auto ec = co_await io::write_all(ctx.stream, ctx.deadline, ctx.server.write_timeout, data);
     co_return ec;
 }
 

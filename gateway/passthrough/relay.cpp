@@ -3,6 +3,7 @@
 #include "gateway/error.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/io/relay_buffer.hpp"
+#include "gateway/io/write_all.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/usage_observer.hpp"
@@ -46,17 +47,15 @@ public:
         // Only a heartbeat meeting a write waits: no coroutine frame for the common case.
         if (busy_) co_await wait_turn();
         busy_ = true;
-        ctx_.deadline.arm(ctx_.server.write_timeout);
         error_code ec;
         if (chunked_) {
-            auto [e, n] = co_await net::async_write(
-                ctx_.stream, beast::buffers_cat(net::buffer(head_), bhttp::make_chunk(bytes)),
-                use_ec);
-            ec = e;
+            auto chunk = beast::buffers_cat(net::buffer(head_), bhttp::make_chunk(bytes));
+            ec = co_await io::write_all(ctx_.stream, ctx_.deadline, ctx_.server.write_timeout,
+                                        chunk);
         } else {
             std::array<net::const_buffer, 2> both{net::buffer(head_), bytes};
-            auto [e, n] = co_await net::async_write(ctx_.stream, both, use_ec);
-            ec = e;
+            ec =
+                co_await io::write_all(ctx_.stream, ctx_.deadline, ctx_.server.write_timeout, both);
         }
         head_.clear();
         release();
@@ -67,9 +66,9 @@ public:
     net::awaitable<error_code> last() {
         if (busy_) co_await wait_turn();
         busy_ = true;
-        ctx_.deadline.arm(ctx_.server.write_timeout);
-        auto [ec, n] = co_await net::async_write(
-            ctx_.stream, beast::buffers_cat(net::buffer(head_), bhttp::make_chunk_last()), use_ec);
+        auto end = beast::buffers_cat(net::buffer(head_), bhttp::make_chunk_last());
+        auto ec =
+            co_await io::write_all(ctx_.stream, ctx_.deadline, ctx_.server.write_timeout, end);
         head_.clear();
         release();
         co_return ec;

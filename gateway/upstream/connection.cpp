@@ -1,6 +1,7 @@
 #include "gateway/upstream/connection.hpp"
 
 #include "gateway/error.hpp"
+#include "gateway/io/write_all.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
@@ -136,16 +137,15 @@ net::awaitable<failure> connection::open(const config::upstream_config& upstream
 
 net::awaitable<failure> connection::write(std::string_view head, std::string_view body,
                                           config::duration deadline) {
-    deadline_->arm(deadline);
     std::array<net::const_buffer, 2> buffers{net::buffer(head.data(), head.size()),
                                              net::buffer(body.data(), body.size())};
     error_code ec;
     if (secure_) {
+        deadline_->arm(deadline);
         auto [e, n] = co_await net::async_write(*secure_, buffers, use_ec);
         ec = e;
     } else {
-        auto [e, n] = co_await net::async_write(*plain_, buffers, use_ec);
-        ec = e;
+        ec = co_await io::write_all(*plain_, *deadline_, deadline, buffers);
     }
     if (ec)
         co_return classify(ec, deadline_->expired(), errc::upstream_first_byte_timeout,

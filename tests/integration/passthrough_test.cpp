@@ -337,6 +337,42 @@ BOOST_AUTO_TEST_CASE(slow_first_byte_is_a_504) {
     BOOST_TEST((clock::now() - sent < 2000ms));
 }
 
+// The client's read deadlines bound the reads: an answer slower than the header, body and
+// keep-alive timeouts is waited for under the upstream's own timeouts. It used to be cut when the
+// header timeout (30 s by default) passed after the request's last read: the connection closed
+// with nothing sent.
+BOOST_AUTO_TEST_CASE(an_answer_slower_than_the_client_read_timeouts_arrives) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    config.server.header_timeout = 300ms;
+    config.server.body_timeout = 300ms;
+    config.server.keep_alive_timeout = 300ms;
+    running_gateway gw(config);
+    client c(gw.port());
+    for (int i = 0; i < 2; ++i) {  // the first request on a connection, and a kept-alive one
+        auto r = c.request(
+            make_request("POST", "/v1/chat/completions", chat_body, "x-fake-delay-ms: 900\r\n"));
+        BOOST_TEST_REQUIRE(r.status == 200u);
+        BOOST_TEST(r.complete);
+        BOOST_TEST(r.body == fake_upstream::chat_completion_json("gpt-4o-mini", false));
+    }
+}
+
+// Likewise a write's deadline bounds the write: a stream whose upstream is silent for longer than
+// write_timeout after an event (no heartbeats configured) goes on to its end.
+BOOST_AUTO_TEST_CASE(a_stream_silent_for_longer_than_the_write_timeout_goes_on) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    config.server.write_timeout = 300ms;
+    running_gateway gw(config);
+    client c(gw.port());
+    auto r = c.request(make_request("POST", "/v1/chat/completions", stream_body,
+                                    "x-fake-stall-after: 2\r\nx-fake-stall-ms: 900\r\n"));
+    BOOST_TEST_REQUIRE(r.status == 200u);
+    BOOST_TEST(r.complete);
+    BOOST_TEST(r.body == join(fake_upstream::chat_stream_events("gpt-4o-mini", false, true)));
+}
+
 BOOST_AUTO_TEST_CASE(connect_timeout_is_a_504) {
     // A listener that never accepts, with its backlog full: further SYNs go unanswered.
     boost::asio::io_context io;
