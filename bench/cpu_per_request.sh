@@ -18,7 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 bench_build contextgate contextgate-fake-upstream
 start_fake
-start_a_and_b
+start_a_and_b 1
 
 echo "# CPU per request at ${RATE} req/s, ${DURATION} per run: A = $A, B = $B"
 for round in $(seq "$ROUNDS"); do

@@ -97,16 +97,18 @@ NGINX
   nginx_worker_pid="$(pgrep -P "$master" | head -1)"
 }
 
-# start_a_and_b: contextgate $A as `a` and, as `b`, nginx when $B is "nginx", otherwise the
-# contextgate binary $B (1 worker each); sets a_pid, a_port, b_pid, b_port.
+# start_a_and_b [WORKERS]: contextgate $A as `a` and, as `b`, nginx when $B is "nginx",
+# otherwise the contextgate binary $B (WORKERS workers each, 1 unless given); sets a_pid, a_port,
+# b_pid, b_port.
 start_a_and_b() {
-  start_gateway a "$A" 1
+  local workers="${1:-1}"
+  start_gateway a "$A" "$workers"
   if [ "$B" = nginx ]; then
-    start_nginx 1
+    start_nginx "$workers"
     b_pid=$nginx_worker_pid
     b_port=$nginx_port
   else
-    start_gateway b "$B" 1
+    start_gateway b "$B" "$workers"
   fi
 }
 

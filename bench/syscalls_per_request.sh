@@ -17,7 +17,7 @@ command -v perf >/dev/null || { echo "needs perf (linux-perf)" >&2; exit 1; }
 
 bench_build contextgate contextgate-fake-upstream
 start_fake
-start_a_and_b
+start_a_and_b 1
 
 # counts PID PORT: drives $RATE req/s for 4 s and counts over the middle 2 s.
 counts() {
