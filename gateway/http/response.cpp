@@ -3,9 +3,6 @@
 #include "gateway/error.hpp"
 #include "gateway/io/write_all.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/status.hpp>
 

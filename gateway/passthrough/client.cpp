@@ -7,7 +7,6 @@
 #include <boost/asio/recycling_allocator.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 
 namespace gateway::passthrough {
 
