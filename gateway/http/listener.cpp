@@ -28,6 +28,17 @@ void log_stray(std::exception_ptr e, std::string_view what) {
     }
 }
 
+// A connection handed to another worker as a bare descriptor: closed if that worker's
+// io_context ends without running the hand-over.
+struct handed_over {
+    int descriptor;
+    explicit handed_over(int d) : descriptor(d) {}
+    handed_over(handed_over&& other) noexcept : descriptor(std::exchange(other.descriptor, -1)) {}
+    ~handed_over() {
+        if (descriptor >= 0) ::close(descriptor);
+    }
+};
+
 }  // namespace
 
 worker::worker(const config::server_config& server, bool access_log, router routes)
@@ -77,32 +88,25 @@ net::awaitable<void> worker::run_listener() {
         boost::system::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
         auto& serving = least_loaded();
-        if (&serving == this) {
+        if (&serving == this)
             net::co_spawn(io_, run_session(std::move(socket), *this),
                           [](std::exception_ptr e) { log_stray(e, "session"); });
-            continue;
-        }
-        // Handed over as a bare descriptor, adopted on the other worker's thread; closed if that
-        // worker's io_context ends without running the hand-over.
-        struct handed_over {
-            int descriptor;
-            explicit handed_over(int d) : descriptor(d) {}
-            handed_over(handed_over&& other) noexcept
-                : descriptor(std::exchange(other.descriptor, -1)) {}
-            ~handed_over() {
-                if (descriptor >= 0) ::close(descriptor);
-            }
-        };
-        auto protocol = socket.local_endpoint(ignored).protocol();
-        handed_over handed(socket.release(ignored));
-        if (handed.descriptor < 0) {
-            serving.load_.fetch_sub(1, std::memory_order_relaxed);
-            continue;
-        }
-        net::post(serving.io_, [&serving, handed = std::move(handed), protocol]() mutable {
-            serving.adopt(std::exchange(handed.descriptor, -1), protocol);
-        });
+        else
+            hand_over(serving, socket);
     }
+}
+
+void worker::hand_over(worker& serving, tcp::socket& socket) {
+    boost::system::error_code ignored;
+    auto protocol = socket.local_endpoint(ignored).protocol();
+    handed_over handed(socket.release(ignored));
+    if (handed.descriptor < 0) {
+        serving.load_.fetch_sub(1, std::memory_order_relaxed);
+        return;
+    }
+    net::post(serving.io_, [&serving, handed = std::move(handed), protocol]() mutable {
+        serving.adopt(std::exchange(handed.descriptor, -1), protocol);
+    });
 }
 
 worker& worker::least_loaded() {

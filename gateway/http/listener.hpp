@@ -73,6 +73,8 @@ private:
     net::awaitable<void> run_listener();
     // The peer (or this worker) that serves a connection accepted now; its load counts it.
     worker& least_loaded();
+    // Gives an accepted connection to `serving`, another worker, which adopt()s it.
+    void hand_over(worker& serving, net::ip::tcp::socket& socket);
     // Runs a session on this worker for a connection another worker accepted.
     void adopt(int descriptor, net::ip::tcp protocol);
 
