@@ -1,11 +1,12 @@
 #include "gateway/passthrough/usage_observer.hpp"
 
-#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 namespace gateway::passthrough {
 
@@ -13,37 +14,152 @@ namespace json = boost::json;
 
 namespace {
 
-std::int64_t number(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    if (!v) return 0;
-    if (v->is_int64()) return std::max<std::int64_t>(0, v->get_int64());
-    if (v->is_uint64()) return static_cast<std::int64_t>(v->get_uint64());
-    if (v->is_double()) return static_cast<std::int64_t>(std::max(0.0, v->get_double()));
-    return 0;
-}
+// The members of a usage object the dialects count tokens in, by name.
+enum member : std::size_t {
+    prompt_tokens,
+    completion_tokens,
+    input_tokens,
+    output_tokens,
+    cache_creation_input_tokens,
+    cache_read_input_tokens,
+    prompt_token_count,
+    candidates_token_count,
+    thoughts_token_count,
+    member_count,
+    other_member = member_count
+};
 
-bool has(const json::object& o, std::string_view key) {
-    return o.contains(key);
+constexpr std::string_view member_names[member_count] = {
+    "prompt_tokens",    "completion_tokens",           "input_tokens",
+    "output_tokens",    "cache_creation_input_tokens", "cache_read_input_tokens",
+    "promptTokenCount", "candidatesTokenCount",        "thoughtsTokenCount"};
+
+// What one usage object holds of those members: present (with any value) and, for a number,
+// its value (negatives as 0).
+struct usage_members {
+    std::array<bool, member_count> present{};
+    std::array<std::int64_t, member_count> value{};
+
+    bool has(member m) const { return present[m]; }
+    std::int64_t operator[](member m) const { return value[m]; }
+};
+
+// SAX handler reading a usage object's top-level members into usage_members: no document is
+// built, nothing is allocated. Nested values are skipped.
+struct usage_handler {
+    static constexpr std::size_t max_object_size = std::size_t(-1);
+    static constexpr std::size_t max_array_size = std::size_t(-1);
+    static constexpr std::size_t max_key_size = std::size_t(-1);
+    static constexpr std::size_t max_string_size = std::size_t(-1);
+
+    usage_members found;
+    int depth = 0;
+    member current = other_member;  // the depth-1 member whose value comes next
+    std::array<char, 32> key{};     // a key given in parts (escapes); longer ones match nothing
+    std::size_t key_size = 0;
+
+    // A value at depth 1 (or a container opening there) belongs to `current`.
+    void value_of_member(std::optional<std::int64_t> number) {
+        if (depth != 1 || current == other_member) return;
+        found.present[current] = true;
+        found.value[current] = number.value_or(0);
+        current = other_member;
+    }
+    bool on_document_begin(json::error_code&) { return true; }
+    bool on_document_end(json::error_code&) { return true; }
+    bool on_object_begin(json::error_code&) {
+        value_of_member(std::nullopt);
+        ++depth;
+        return true;
+    }
+    bool on_object_end(std::size_t, json::error_code&) {
+        --depth;
+        return true;
+    }
+    bool on_array_begin(json::error_code&) {
+        value_of_member(std::nullopt);
+        ++depth;
+        return true;
+    }
+    bool on_array_end(std::size_t, json::error_code&) {
+        --depth;
+        return true;
+    }
+    bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
+        if (depth != 1) return true;
+        if (key_size + s.size() <= key.size()) std::copy(s.begin(), s.end(), key.data() + key_size);
+        key_size += s.size();
+        return true;
+    }
+    bool on_key(json::string_view s, std::size_t, json::error_code& ec) {
+        if (depth != 1) return true;
+        on_key_part(s, 0, ec);
+        std::string_view name =
+            key_size <= key.size() ? std::string_view(key.data(), key_size) : std::string_view{};
+        current = other_member;
+        for (std::size_t m = 0; m < member_count; ++m)
+            if (name == member_names[m]) current = static_cast<member>(m);
+        key_size = 0;
+        return true;
+    }
+    bool on_string_part(json::string_view, std::size_t, json::error_code&) { return true; }
+    bool on_string(json::string_view, std::size_t, json::error_code&) {
+        value_of_member(std::nullopt);
+        return true;
+    }
+    bool on_number_part(json::string_view, json::error_code&) { return true; }
+    bool on_int64(std::int64_t v, json::string_view, json::error_code&) {
+        value_of_member(std::max<std::int64_t>(0, v));
+        return true;
+    }
+    bool on_uint64(std::uint64_t v, json::string_view, json::error_code&) {
+        value_of_member(static_cast<std::int64_t>(v));
+        return true;
+    }
+    bool on_double(double v, json::string_view, json::error_code&) {
+        value_of_member(static_cast<std::int64_t>(std::max(0.0, v)));
+        return true;
+    }
+    bool on_bool(bool, json::error_code&) {
+        value_of_member(std::nullopt);
+        return true;
+    }
+    bool on_null(json::error_code&) {
+        value_of_member(std::nullopt);
+        return true;
+    }
+    bool on_comment_part(json::string_view, json::error_code&) { return true; }
+    bool on_comment(json::string_view, json::error_code&) { return true; }
+};
+
+// The members of the usage object `text`; none when it is not a whole JSON object.
+std::optional<usage_members> read_usage_object(std::string_view text) {
+    json::parse_options options;
+    options.max_depth = 64;
+    json::basic_parser<usage_handler> parser(options);
+    json::error_code ec;
+    auto used = parser.write_some(false, text.data(), text.size(), ec);
+    if (ec || used != text.size() || !parser.done()) return std::nullopt;
+    return parser.handler().found;
 }
 
 // One usage object in any of the dialects; merged into `used` by taking the larger values.
-void merge(const json::object& u, providers::usage& used, bool gemini) {
+void merge(const usage_members& u, providers::usage& used, bool gemini) {
     std::int64_t input = 0, output = 0;
     bool any = false;
     if (gemini) {
-        input = number(u, "promptTokenCount");
-        output = number(u, "candidatesTokenCount") + number(u, "thoughtsTokenCount");
-        any = has(u, "promptTokenCount") || has(u, "candidatesTokenCount");
+        input = u[prompt_token_count];
+        output = u[candidates_token_count] + u[thoughts_token_count];
+        any = u.has(prompt_token_count) || u.has(candidates_token_count);
     } else {
-        if (has(u, "prompt_tokens") || has(u, "completion_tokens")) {
-            input = number(u, "prompt_tokens");
-            output = number(u, "completion_tokens");
+        if (u.has(prompt_tokens) || u.has(completion_tokens)) {
+            input = u[prompt_tokens];
+            output = u[completion_tokens];
             any = true;
-        } else if (has(u, "input_tokens") || has(u, "output_tokens")) {
+        } else if (u.has(input_tokens) || u.has(output_tokens)) {
             // Anthropic reports cached input apart; it still is input the model read.
-            input = number(u, "input_tokens") + number(u, "cache_creation_input_tokens") +
-                    number(u, "cache_read_input_tokens");
-            output = number(u, "output_tokens");
+            input = u[input_tokens] + u[cache_creation_input_tokens] + u[cache_read_input_tokens];
+            output = u[output_tokens];
             any = true;
         }
     }
@@ -203,15 +319,9 @@ std::size_t find_usage(std::string_view t, std::array<usage_text, 4>& found) {
 void usage_observer::read_document(std::string_view text) {
     std::array<usage_text, 4> found;
     auto count = find_usage(text, found);
-    for (std::size_t k = 0; k < count; ++k) {
-        // Read once and dropped: the nodes come from a stack buffer, not one heap allocation
-        // each.
-        unsigned char scratch[2048];
-        json::monotonic_resource nodes(scratch, sizeof scratch);
-        boost::system::error_code ec;
-        auto value = json::parse(found[k].text, ec, &nodes);
-        if (!ec && value.is_object()) merge(value.get_object(), used_, found[k].gemini);
-    }
+    for (std::size_t k = 0; k < count; ++k)
+        if (auto members = read_usage_object(found[k].text))
+            merge(*members, used_, found[k].gemini);
 }
 
 }  // namespace gateway::passthrough

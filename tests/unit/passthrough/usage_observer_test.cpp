@@ -98,6 +98,37 @@ BOOST_AUTO_TEST_CASE(only_the_dialects_usage_members_count) {
     BOOST_TEST(!observe(false, R"({"usage":{"prompt_tokens":9}}} trailing)", 4).known);
 }
 
+// A usage object is read member by member: its nested objects, escaped keys, values that are not
+// counts and objects that do not parse are each handled as a document parser would have them.
+BOOST_AUTO_TEST_CASE(usage_members_are_read_as_json_not_as_text) {
+    // Nested details are skipped; their own `prompt_tokens` is not the object's.
+    auto nested = observe(false, R"({"usage":{"prompt_tokens":8,"completion_tokens":3,
+        "prompt_tokens_details":{"prompt_tokens":50,"cached_tokens":[1,{"completion_tokens":60}]}}})",
+                          6);
+    BOOST_TEST(nested.input == 8);
+    BOOST_TEST(nested.output == 3);
+    // An escaped key is its unescaped name; a long unknown key matches nothing.
+    auto escaped = observe(
+        false,
+        R"({"usage":{"prompt\u005ftokens":4,"completion_tokens_that_go_on_for_a_long_while":70,"completion\u005Ftokens":5}})",
+        4);
+    BOOST_TEST(escaped.known);
+    BOOST_TEST(escaped.input == 4);
+    BOOST_TEST(escaped.output == 5);
+    // Present but not a count: known, 0; negatives count as 0, fractions are truncated.
+    auto odd = observe(false, R"({"usage":{"prompt_tokens":null,"completion_tokens":"7"}})", 5);
+    BOOST_TEST(odd.known);
+    BOOST_TEST(odd.input == 0);
+    BOOST_TEST(odd.output == 0);
+    auto signs = observe(false, R"({"usage":{"prompt_tokens":-4,"completion_tokens":2.9e0}})", 5);
+    BOOST_TEST(signs.input == 0);
+    BOOST_TEST(signs.output == 2);
+    // A usage object that is not valid JSON inside (the scan only balances brackets) counts
+    // nothing, not the members before the fault.
+    BOOST_TEST(!observe(false, R"({"usage":{"prompt_tokens":9,"completion_tokens":2,}})", 5).known);
+    BOOST_TEST(!observe(false, R"({"usage":{"prompt_tokens":9 "completion_tokens":2}})", 5).known);
+}
+
 BOOST_AUTO_TEST_CASE(a_body_over_the_cap_is_not_kept) {
     usage_observer o(false, 64);
     o.feed(R"({"usage":{"prompt_tokens":1,"completion_tokens":1},"pad":")");
