@@ -48,16 +48,21 @@ usage_ledger::~usage_ledger() {
 void usage_ledger::record(std::string_view key_id, std::string_view model,
                           std::string_view upstream, std::int64_t input, std::int64_t output,
                           std::int64_t now_ms) {
-    auto day = utc_day(now_ms);
+    const std::string& day = utc_day(now_ms);
     std::lock_guard lock(mutex_);
-    auto key = std::make_tuple(day, std::string(key_id), std::string(model), std::string(upstream));
-    auto& row = pending_[key];
-    if (row.day.empty()) {
-        row.day = std::get<0>(key);
-        row.key_id = std::get<1>(key);
-        row.model = std::get<2>(key);
-        row.upstream = std::get<3>(key);
+    auto found = pending_.find(std::make_tuple(std::string_view(day), key_id, model, upstream));
+    if (found == pending_.end()) {
+        store::usage_row fresh;
+        fresh.day = day;
+        fresh.key_id = key_id;
+        fresh.model = model;
+        fresh.upstream = upstream;
+        found = pending_
+                    .emplace(std::make_tuple(fresh.day, fresh.key_id, fresh.model, fresh.upstream),
+                             std::move(fresh))
+                    .first;
     }
+    auto& row = found->second;
     ++row.requests;
     row.input_tokens += std::max<std::int64_t>(input, 0);
     row.output_tokens += std::max<std::int64_t>(output, 0);

@@ -50,7 +50,9 @@ private:
     store::state_store& store_;
     std::chrono::milliseconds interval_;
     std::mutex mutex_;
-    std::map<std::tuple<std::string, std::string, std::string, std::string>, store::usage_row>
+    // Looked up with string views (std::less<>): a request whose row exists copies no string.
+    std::map<std::tuple<std::string, std::string, std::string, std::string>, store::usage_row,
+             std::less<>>
         pending_;
     std::condition_variable wake_;
     bool stopping_ = false;

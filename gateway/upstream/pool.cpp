@@ -14,6 +14,8 @@ pool::~pool() {
 }
 
 void pool::count_idle() {
+    // The gauge is shared by the workers: no atomic update when nothing changed.
+    if (idle_.size() == counted_idle_) return;
     idle_gauge_->add(static_cast<double>(idle_.size()) - static_cast<double>(counted_idle_));
     counted_idle_ = idle_.size();
 }
