@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <optional>
 
 namespace gateway::passthrough {
@@ -242,12 +243,17 @@ std::size_t skip_space(std::string_view t, std::size_t i) {
 }
 
 // The index just past the string starting at t[i] (a quote), or npos when it does not end.
+// Answers are mostly string content: the closing quote is looked for with memchr, and a quote
+// ends the string when an even number of backslashes precedes it.
 std::size_t string_end(std::string_view t, std::size_t i) {
-    for (++i; i < t.size(); ++i) {
-        if (t[i] == '\\')
-            ++i;
-        else if (t[i] == '"')
-            return i + 1;
+    for (++i; i < t.size();) {
+        const auto* quote = static_cast<const char*>(std::memchr(t.data() + i, '"', t.size() - i));
+        if (!quote) return std::string_view::npos;
+        auto at = static_cast<std::size_t>(quote - t.data());
+        std::size_t backslashes = 0;
+        while (at - backslashes > i && t[at - backslashes - 1] == '\\') ++backslashes;
+        if (backslashes % 2 == 0) return at + 1;
+        i = at + 1;
     }
     return std::string_view::npos;
 }

@@ -123,6 +123,14 @@ BOOST_AUTO_TEST_CASE(usage_members_are_read_as_json_not_as_text) {
     auto signs = observe(false, R"({"usage":{"prompt_tokens":-4,"completion_tokens":2.9e0}})", 5);
     BOOST_TEST(signs.input == 0);
     BOOST_TEST(signs.output == 2);
+    // A string that ends in an escaped backslash ends at its quote; an escaped quote does not end
+    // one, however many backslashes came before it.
+    auto backslashes = observe(false, R"({"a":"C:\\","b":"say \\\"usage\": {}","c":"\\\\",
+        "usage":{"prompt_tokens":6,"completion_tokens":1}})",
+                               7);
+    BOOST_TEST(backslashes.known);
+    BOOST_TEST(backslashes.input == 6);
+    BOOST_TEST(backslashes.output == 1);
     // A usage object that is not valid JSON inside (the scan only balances brackets) counts
     // nothing, not the members before the fault.
     BOOST_TEST(!observe(false, R"({"usage":{"prompt_tokens":9,"completion_tokens":2,}})", 5).known);
