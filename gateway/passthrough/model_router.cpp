@@ -1,8 +1,11 @@
 #include "gateway/passthrough/model_router.hpp"
 
 #include "gateway/config/glob.hpp"
+#include "gateway/passthrough/json_scan.hpp"
 
-#include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/parse.hpp>
+
+#include <algorithm>
 
 namespace gateway::passthrough {
 
@@ -10,95 +13,67 @@ namespace json = boost::json;
 
 namespace {
 
-// SAX handler: records the value of the top-level "model" key, then stops the parser.
-struct model_handler {
-    static constexpr std::size_t max_object_size = std::size_t(-1);
-    static constexpr std::size_t max_array_size = std::size_t(-1);
-    static constexpr std::size_t max_key_size = std::size_t(-1);
-    static constexpr std::size_t max_string_size = std::size_t(-1);
+// The text of a JSON string literal (quotes included), unescaped; nullopt when it is not a valid
+// one. Plain ASCII without escapes is taken as it is; anything else goes through Boost.JSON, which
+// decodes escapes and rejects invalid UTF-8 and control characters.
+std::optional<std::string> string_value(std::string_view literal) {
+    auto inner = literal.substr(1, literal.size() - 2);
+    bool plain = std::all_of(inner.begin(), inner.end(), [](char c) {
+        auto u = static_cast<unsigned char>(c);
+        return u >= 0x20 && u < 0x80 && c != '\\';
+    });
+    if (plain) return std::string(inner);
+    boost::system::error_code ec;
+    auto value = json::parse(literal, ec);
+    if (ec || !value.is_string()) return std::nullopt;
+    return std::string(value.get_string());
+}
 
-    int depth = 0;
-    bool next_is_model = false;
-    std::string key;
-    std::string value;
-    std::optional<std::string> model;
-
-    bool stop(json::error_code& ec) {
-        ec = json::error::extra_data;  // any error: the caller looks at `model`
-        return false;
-    }
-    bool on_value_other(json::error_code& ec) {
-        if (depth == 1 && next_is_model) return stop(ec);  // "model" is not a string
-        next_is_model = false;
-        return true;
-    }
-    bool on_document_begin(json::error_code&) { return true; }
-    bool on_document_end(json::error_code&) { return true; }
-    bool on_object_begin(json::error_code& ec) {
-        if (depth == 1 && next_is_model) return stop(ec);
-        ++depth;
-        return true;
-    }
-    bool on_object_end(std::size_t, json::error_code&) {
-        --depth;
-        return true;
-    }
-    bool on_array_begin(json::error_code& ec) {
-        if (depth == 0 || (depth == 1 && next_is_model)) return stop(ec);
-        ++depth;
-        return true;
-    }
-    bool on_array_end(std::size_t, json::error_code&) {
-        --depth;
-        return true;
-    }
-    bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
-        if (depth == 1) key.append(s.data(), s.size());
-        return true;
-    }
-    bool on_key(json::string_view s, std::size_t, json::error_code&) {
-        if (depth == 1) {
-            key.append(s.data(), s.size());
-            next_is_model = key == "model";
-            key.clear();
-        }
-        return true;
-    }
-    bool on_string_part(json::string_view s, std::size_t, json::error_code&) {
-        if (depth == 1 && next_is_model) value.append(s.data(), s.size());
-        return true;
-    }
-    bool on_string(json::string_view s, std::size_t, json::error_code& ec) {
-        if (depth == 1 && next_is_model) {
-            value.append(s.data(), s.size());
-            model = std::move(value);
-            return stop(ec);
-        }
-        return true;
-    }
-    bool on_number_part(json::string_view, json::error_code&) { return true; }
-    bool on_int64(std::int64_t, json::string_view, json::error_code& ec) {
-        return on_value_other(ec);
-    }
-    bool on_uint64(std::uint64_t, json::string_view, json::error_code& ec) {
-        return on_value_other(ec);
-    }
-    bool on_double(double, json::string_view, json::error_code& ec) { return on_value_other(ec); }
-    bool on_bool(bool, json::error_code& ec) { return on_value_other(ec); }
-    bool on_null(json::error_code& ec) { return on_value_other(ec); }
-    bool on_comment_part(json::string_view, json::error_code&) { return true; }
-    bool on_comment(json::string_view, json::error_code&) { return true; }
-};
+// Whether a key's literal names "model" (escapes decoded: "mod\u0065l" does).
+bool names_model(std::string_view literal) {
+    if (literal == R"("model")") return true;
+    return literal.find('\\') != std::string_view::npos && string_value(literal) == "model";
+}
 
 }  // namespace
 
-std::optional<std::string> read_model(std::string_view json_body) {
-    json::parse_options options;
-    options.max_depth = 64;
-    json::basic_parser<model_handler> parser(options);
-    json::error_code ec;
-    parser.write_some(false, json_body.data(), json_body.size(), ec);
-    return std::move(parser.handler().model);
+std::optional<std::string> read_model(std::string_view t) {
+    std::size_t i = json_skip_space(t, 0);
+    if (i >= t.size() || t[i] != '{') return std::nullopt;
+    std::optional<std::string> model;
+    int depth = 0;
+    while (i < t.size()) {
+        char c = t[i];
+        if (c == '"') {
+            auto end = json_string_end(t, i);
+            if (end == std::string_view::npos) break;  // cut short: what was read so far
+            auto after = json_skip_space(t, end);
+            bool is_key = depth == 1 && after < t.size() && t[after] == ':';
+            if (!is_key || !names_model(t.substr(i, end - i))) {
+                i = end;
+                continue;
+            }
+            // A later "model" member replaces an earlier one, as in the upstream's parser.
+            auto value = json_skip_space(t, after + 1);
+            model.reset();
+            if (value < t.size() && t[value] == '"') {
+                auto value_end = json_string_end(t, value);
+                if (value_end == std::string_view::npos) break;
+                model = string_value(t.substr(value, value_end - value));
+                i = value_end;
+            } else {
+                i = value;  // not a string: no model, unless another member follows
+            }
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            ++depth;
+        } else if ((c == '}' || c == ']') && --depth == 0) {
+            break;
+        }
+        ++i;
+    }
+    return model;
 }
 
 std::string upstream_model(const config::upstream_config& up, std::string_view model) {

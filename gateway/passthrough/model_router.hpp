@@ -9,9 +9,13 @@
 
 namespace gateway::passthrough {
 
-// The top-level string "model" of a JSON object, read with a streaming parser that stops as soon
-// as it is found: the body is never copied or re-serialized. nullopt for anything else (not JSON,
-// no such member, not a string).
+// The top-level string "model" of a JSON object, found by a scan that skips string content and
+// nested values without parsing them (request bodies run to hundreds of KB, and SDKs put
+// `messages` before `model`); the body is never copied or re-serialized. When the member appears
+// twice the last one counts, as in the JSON parsers upstreams use, so a key's model limits and the
+// routing see the model the upstream runs. nullopt for anything else (not an object, no such
+// member, not a string). The rest of the body is not validated: a malformed one goes where its
+// model says and is refused there.
 std::optional<std::string> read_model(std::string_view json_body);
 
 // The upstream's name for a client's model name (`model_map`), or the name itself.

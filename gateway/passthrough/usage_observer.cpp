@@ -1,12 +1,13 @@
 #include "gateway/passthrough/usage_observer.hpp"
 
+#include "gateway/passthrough/json_scan.hpp"
+
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <optional>
 
 namespace gateway::passthrough {
@@ -237,27 +238,6 @@ providers::usage usage_observer::finish() {
 
 namespace {
 
-std::size_t skip_space(std::string_view t, std::size_t i) {
-    while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
-    return i;
-}
-
-// The index just past the string starting at t[i] (a quote), or npos when it does not end.
-// Answers are mostly string content: the closing quote is looked for with memchr, and a quote
-// ends the string when an even number of backslashes precedes it.
-std::size_t string_end(std::string_view t, std::size_t i) {
-    for (++i; i < t.size();) {
-        const auto* quote = static_cast<const char*>(std::memchr(t.data() + i, '"', t.size() - i));
-        if (!quote) return std::string_view::npos;
-        auto at = static_cast<std::size_t>(quote - t.data());
-        std::size_t backslashes = 0;
-        while (at - backslashes > i && t[at - backslashes - 1] == '\\') ++backslashes;
-        if (backslashes % 2 == 0) return at + 1;
-        i = at + 1;
-    }
-    return std::string_view::npos;
-}
-
 // One usage object found in a document: its text and whether it is Gemini's usageMetadata.
 struct usage_text {
     std::string_view text;
@@ -274,17 +254,17 @@ std::size_t find_usage(std::string_view t, std::array<usage_text, 4>& found) {
     int depth = 0;
     std::string_view member;  // the depth-1 member whose value is being scanned
     std::string_view parent;  // the depth-1 member holding the depth-2 object being scanned
-    std::size_t i = skip_space(t, 0);
+    std::size_t i = json_skip_space(t, 0);
     if (i >= t.size() || t[i] != '{') return 0;
     while (i < t.size()) {
         char c = t[i];
         if (c == '"') {
-            auto end = string_end(t, i);
+            auto end = json_string_end(t, i);
             if (end == std::string_view::npos) return 0;
             auto text = t.substr(i + 1, end - i - 2);
-            i = skip_space(t, end);
+            i = json_skip_space(t, end);
             if (i >= t.size() || t[i] != ':') continue;  // a value, not a key
-            i = skip_space(t, i + 1);
+            i = json_skip_space(t, i + 1);
             bool wanted =
                 (depth == 1 && (text == "usage" || text == "usageMetadata")) ||
                 (depth == 2 && text == "usage" && (parent == "response" || parent == "message"));
@@ -295,7 +275,7 @@ std::size_t find_usage(std::string_view t, std::array<usage_text, 4>& found) {
             std::size_t j = i;
             for (; j < t.size(); ++j) {
                 if (t[j] == '"') {
-                    j = string_end(t, j);
+                    j = json_string_end(t, j);
                     if (j == std::string_view::npos) return 0;
                     --j;
                 } else if (t[j] == '{' || t[j] == '[') {
@@ -313,7 +293,7 @@ std::size_t find_usage(std::string_view t, std::array<usage_text, 4>& found) {
             ++depth;
             if (depth == 2) parent = c == '{' ? member : std::string_view{};
         } else if (c == '}' || c == ']') {
-            if (--depth == 0) return skip_space(t, i + 1) == t.size() ? count : 0;
+            if (--depth == 0) return json_skip_space(t, i + 1) == t.size() ? count : 0;
         }
         ++i;
     }

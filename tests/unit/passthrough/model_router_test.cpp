@@ -13,7 +13,7 @@ BOOST_AUTO_TEST_CASE(model_is_read_without_touching_the_rest) {
         "outer");
     BOOST_TEST(*read_model("  {\n \"stream\" : true , \"model\" : \"caf\\u00e9\\n\"}") ==
                "caf\xC3\xA9\n");
-    // Found before the syntax error that follows: the parser stops early by design.
+    // The rest of the body is not validated: a syntax error elsewhere is the upstream's to refuse.
     BOOST_TEST(*read_model(R"({"model":"m", broken)") == "m");
     BOOST_TEST(!read_model(R"({"model":42})"));
     BOOST_TEST(!read_model(R"({"model":{"id":"x"}})"));
@@ -23,6 +23,30 @@ BOOST_AUTO_TEST_CASE(model_is_read_without_touching_the_rest) {
     BOOST_TEST(!read_model(R"({"messages":[]})"));
     std::string deep(10'000, '[');
     BOOST_TEST(!read_model("{\"a\":" + deep));
+}
+
+// The model the gateway routes and admits by is the one the upstream will run.
+BOOST_AUTO_TEST_CASE(model_is_the_one_the_upstream_reads) {
+    // Duplicates: the last member wins in Python's, JavaScript's and Go's JSON parsers.
+    BOOST_TEST(*read_model(R"({"model":"cheap","messages":[],"model":"expensive"})") ==
+               "expensive");
+    BOOST_TEST(!read_model(R"({"model":"cheap","model":null})"));
+    BOOST_TEST(*read_model(R"({"model":7,"model":"late"})") == "late");
+    // An escaped key is its decoded name; a look-alike is not.
+    BOOST_TEST(*read_model(R"({"model":"a","mod\u0065l":"b"})") == "b");
+    BOOST_TEST(*read_model(R"({"model":"a","model ":"b","Model":"c"})") == "a");
+    // After a large messages array whose strings hold brackets, quotes and backslashes.
+    std::string content;
+    for (int i = 0; i < 5000; ++i) content += R"(} ] { [ \"model\": \"x\" \\)";
+    auto body = R"({"messages":[{"role":"user","content":")" + content + R"("}],"model":"gpt-4o"})";
+    BOOST_TEST(*read_model(body) == "gpt-4o");
+    // A string value that is not valid JSON text (a raw control character, invalid UTF-8) is no
+    // model; nor is one cut short.
+    BOOST_TEST(!read_model("{\"model\":\"a\x01\"}"));
+    BOOST_TEST(!read_model("{\"model\":\"\xff\xfe\"}"));
+    BOOST_TEST(!read_model(R"({"model":"gpt-)"));
+    // A member after the object's end is not the object's.
+    BOOST_TEST(!read_model(R"({"messages":[]} {"model":"x"})"));
 }
 
 BOOST_AUTO_TEST_CASE(first_matching_upstream_wins_and_the_first_is_the_default) {
