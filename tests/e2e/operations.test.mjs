@@ -233,6 +233,10 @@ test('virtual keys: made, used by the openai client, never sent upstream, restri
   const refused = await chat(gw.base, key.key, {}, JSON.stringify({ model: 'o3', messages: [] }));
   assert.equal(refused.status, 403);
   assert.equal((await refused.json()).error.code, 'model_not_allowed');
+  // Two model members: the upstream's parser keeps the last, so the limit is checked against it.
+  const smuggled = await chat(gw.base, key.key, {}, '{"model":"gpt-4o-mini","messages":[],"model":"o3"}');
+  assert.equal(smuggled.status, 403);
+  assert.equal((await smuggled.json()).error.code, 'model_not_allowed');
 
   // An expiry in the past and a revocation take effect on the next request.
   const patched = await admin(gw.base, 'PATCH', `/admin/keys/${key.id}`, { expires_at: '2020-01-01T00:00:00Z' });
