@@ -60,33 +60,30 @@ struct usage_handler {
     std::array<char, 32> key{};     // a key given in parts (escapes); longer ones match nothing
     std::size_t key_size = 0;
 
-    // A value at depth 1 (or a container opening there) belongs to `current`.
-    void value_of_member(std::optional<std::int64_t> number) {
-        if (depth != 1 || current == other_member) return;
+    // The value of `current`: only a depth-1 key sets it, and the next value event (a scalar, or
+    // a container opening) is that key's value, so no depth is checked here.
+    bool value(std::optional<std::int64_t> number) {
+        if (current == other_member) return true;
         found.present[current] = true;
         found.value[current] = number.value_or(0);
         current = other_member;
+        return true;
+    }
+    bool open() {
+        value(std::nullopt);
+        ++depth;
+        return true;
+    }
+    bool close() {
+        --depth;
+        return true;
     }
     bool on_document_begin(json::error_code&) { return true; }
     bool on_document_end(json::error_code&) { return true; }
-    bool on_object_begin(json::error_code&) {
-        value_of_member(std::nullopt);
-        ++depth;
-        return true;
-    }
-    bool on_object_end(std::size_t, json::error_code&) {
-        --depth;
-        return true;
-    }
-    bool on_array_begin(json::error_code&) {
-        value_of_member(std::nullopt);
-        ++depth;
-        return true;
-    }
-    bool on_array_end(std::size_t, json::error_code&) {
-        --depth;
-        return true;
-    }
+    bool on_object_begin(json::error_code&) { return open(); }
+    bool on_object_end(std::size_t, json::error_code&) { return close(); }
+    bool on_array_begin(json::error_code&) { return open(); }
+    bool on_array_end(std::size_t, json::error_code&) { return close(); }
     bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
         if (depth != 1) return true;
         if (key_size + s.size() <= key.size()) std::copy(s.begin(), s.end(), key.data() + key_size);
@@ -106,30 +103,20 @@ struct usage_handler {
     }
     bool on_string_part(json::string_view, std::size_t, json::error_code&) { return true; }
     bool on_string(json::string_view, std::size_t, json::error_code&) {
-        value_of_member(std::nullopt);
-        return true;
+        return value(std::nullopt);
     }
     bool on_number_part(json::string_view, json::error_code&) { return true; }
     bool on_int64(std::int64_t v, json::string_view, json::error_code&) {
-        value_of_member(std::max<std::int64_t>(0, v));
-        return true;
+        return value(std::max<std::int64_t>(0, v));
     }
     bool on_uint64(std::uint64_t v, json::string_view, json::error_code&) {
-        value_of_member(static_cast<std::int64_t>(v));
-        return true;
+        return value(static_cast<std::int64_t>(v));
     }
     bool on_double(double v, json::string_view, json::error_code&) {
-        value_of_member(static_cast<std::int64_t>(std::max(0.0, v)));
-        return true;
+        return value(static_cast<std::int64_t>(std::max(0.0, v)));
     }
-    bool on_bool(bool, json::error_code&) {
-        value_of_member(std::nullopt);
-        return true;
-    }
-    bool on_null(json::error_code&) {
-        value_of_member(std::nullopt);
-        return true;
-    }
+    bool on_bool(bool, json::error_code&) { return value(std::nullopt); }
+    bool on_null(json::error_code&) { return value(std::nullopt); }
     bool on_comment_part(json::string_view, json::error_code&) { return true; }
     bool on_comment(json::string_view, json::error_code&) { return true; }
 };
