@@ -33,4 +33,10 @@ normalized_target normalize_target(std::string_view target);
 // normalize_target's copy for the ordinary targets this recognizes.
 bool is_normal_target(std::string_view target);
 
+// `text` as one path segment of a target the gateway builds (a model name in Gemini's
+// `/models/{model}:generateContent`): every byte but the unreserved ones (RFC 3986 §2.3:
+// letters, digits, `-._~`) percent-encoded, so CR/LF, spaces, `/`, `?`, `#` and `%` can neither
+// end the request line nor reach another path. Pure.
+std::string path_segment(std::string_view text);
+
 }  // namespace gateway::http

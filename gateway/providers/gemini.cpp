@@ -1,8 +1,11 @@
 #include "gateway/providers/gemini.hpp"
 
+#include "gateway/http/target.hpp"
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace gateway::providers::gemini {
@@ -62,68 +65,136 @@ bool kept_key(std::string_view k) {
     return false;
 }
 
-json::value reduce(const json::value& v, const json::object& root, int depth);
+// Reduces a JSON Schema to Gemini's subset. `$ref`s to `#/$defs/…` or `#/definitions/…` are
+// inlined; since each inlining copies the definition, a schema of a few hundred bytes whose
+// definitions refer to each other k times can expand to k^depth nodes. So the expansion is
+// bounded by the nodes it makes (max_nodes, counting copied values too), a reference to a
+// definition that is being expanded (recursion, which Gemini cannot express) is refused, and so
+// is nesting deeper than max_depth. The first refusal sticks in `error`.
+class schema_reducer {
+public:
+    static constexpr std::size_t max_nodes = 50'000;
+    static constexpr int max_depth = 64;
 
-json::object reduce_object(const json::object& schema, const json::object& root, int depth) {
-    // $ref to #/$defs/x or #/definitions/x: inline it (bounded, for recursive schemas).
-    if (const auto* ref = schema.if_contains("$ref"); ref && ref->is_string() && depth < 16) {
-        std::string_view path = ref->as_string();
-        for (std::string_view prefix : {"#/$defs/", "#/definitions/"})
-            if (path.rfind(prefix, 0) == 0) {
-                auto name = path.substr(prefix.size());
-                const auto* defs = root.if_contains(prefix == "#/$defs/" ? "$defs" : "definitions");
-                if (defs && defs->is_object())
-                    if (const auto* target = defs->as_object().if_contains(name);
-                        target && target->is_object())
-                        return reduce_object(target->as_object(), root, depth + 1);
-            }
-        return {{"type", "object"}};
-    }
-    json::object out;
-    for (const auto& [key, value] : schema) {
-        if (key == "const") {
-            out["enum"] = json::array{value};
-            continue;
-        }
-        if (key == "oneOf") {
-            out["anyOf"] = reduce(value, root, depth + 1);
-            continue;
-        }
-        if (!kept_key(key)) continue;
-        if (key == "type" && value.is_array()) {
-            // ["string", "null"] -> "string" + nullable
-            for (const auto& t : value.as_array()) {
-                if (t == json::value("null"))
-                    out["nullable"] = true;
-                else if (!out.contains("type"))
-                    out["type"] = t;
-            }
-            continue;
-        }
-        if (key == "properties" && value.is_object()) {
-            json::object props;
-            for (const auto& [name, sub] : value.as_object())
-                props[name] = reduce(sub, root, depth + 1);
-            out["properties"] = std::move(props);
-            continue;
-        }
-        if (key == "items" || key == "anyOf") {
-            out[key] = reduce(value, root, depth + 1);
-            continue;
-        }
-        out[key] = value;
-    }
-    return out;
-}
+    explicit schema_reducer(const json::object& root) : root_(root) {}
 
-json::value reduce(const json::value& v, const json::object& root, int depth) {
-    if (v.is_object()) return reduce_object(v.as_object(), root, depth);
-    if (v.is_array()) {
-        json::array out;
-        for (const auto& e : v.as_array()) out.push_back(reduce(e, root, depth));
+    json::object object(const json::object& schema, int depth) {
+        if (!charge(1) || !deep_enough(depth)) return {};
+        if (const auto* ref = schema.if_contains("$ref"); ref && ref->is_string())
+            return inline_ref(ref->as_string(), depth);
+        json::object out;
+        for (const auto& [key, v] : schema) {
+            if (key == "const") {
+                if (charge(size_of(v))) out["enum"] = json::array{v};
+                continue;
+            }
+            if (key == "oneOf") {
+                out["anyOf"] = value(v, depth + 1);
+                continue;
+            }
+            if (!kept_key(key)) continue;
+            if (key == "type" && v.is_array()) {
+                // ["string", "null"] -> "string" + nullable
+                for (const auto& t : v.as_array()) {
+                    if (t == json::value("null"))
+                        out["nullable"] = true;
+                    else if (!out.contains("type"))
+                        out["type"] = t;
+                }
+                continue;
+            }
+            if (key == "properties" && v.is_object()) {
+                json::object props;
+                for (const auto& [name, sub] : v.as_object()) props[name] = value(sub, depth + 1);
+                out["properties"] = std::move(props);
+                continue;
+            }
+            if (key == "items" || key == "anyOf") {
+                out[key] = value(v, depth + 1);
+                continue;
+            }
+            if (charge(size_of(v))) out[key] = v;
+        }
         return out;
     }
-    return v;
+
+    const std::string& error() const { return error_; }
+
+private:
+    json::value value(const json::value& v, int depth) {
+        if (v.is_object()) return object(v.as_object(), depth);
+        if (v.is_array()) {
+            json::array out;
+            for (const auto& e : v.as_array()) out.push_back(value(e, depth));
+            return out;
+        }
+        charge(1);
+        return v;
+    }
+
+    json::object inline_ref(std::string_view path, int depth) {
+        for (std::string_view prefix : {"#/$defs/", "#/definitions/"}) {
+            if (path.rfind(prefix, 0) != 0) continue;
+            auto name = path.substr(prefix.size());
+            const auto* defs = root_.if_contains(prefix == "#/$defs/" ? "$defs" : "definitions");
+            const auto* target =
+                defs && defs->is_object() ? defs->as_object().if_contains(name) : nullptr;
+            if (!target || !target->is_object()) break;
+            if (std::find(expanding_.begin(), expanding_.end(), path) != expanding_.end()) {
+                fail("the schema refers to `" + std::string(path) +
+                     "` from inside itself; Gemini takes no recursive schemas");
+                return {};
+            }
+            expanding_.emplace_back(path);
+            auto out = object(target->as_object(), depth + 1);
+            expanding_.pop_back();
+            return out;
+        }
+        return {{"type", "object"}};  // a reference Gemini could not follow either
+    }
+
+    // Nodes of a value copied as it is.
+    static std::size_t size_of(const json::value& v) {
+        std::size_t n = 1;
+        if (v.is_array())
+            for (const auto& e : v.as_array()) n += size_of(e);
+        else if (v.is_object())
+            for (const auto& [k, e] : v.as_object()) n += size_of(e);
+        return n;
+    }
+
+    bool charge(std::size_t nodes) {
+        nodes_ += nodes;
+        if (nodes_ > max_nodes)
+            fail("the schema expands to more than " + std::to_string(max_nodes) +
+                 " nodes once its `$ref`s are inlined");
+        return error_.empty();
+    }
+
+    bool deep_enough(int depth) {
+        if (depth > max_depth)
+            fail("the schema nests deeper than " + std::to_string(max_depth) + " levels");
+        return error_.empty();
+    }
+
+    void fail(std::string why) {
+        if (error_.empty()) error_ = std::move(why);
+    }
+
+    const json::object& root_;
+    std::vector<std::string> expanding_;  // the definitions being inlined, outermost first
+    std::size_t nodes_ = 0;
+    std::string error_;
+};
+
+// Gemini's model names ("gemini-2.5-pro", "learnlm-2.0-flash-experimental"): letters, digits and
+// `-._~`. The name is written into the request target, so nothing else is sent.
+bool valid_model_name(std::string_view model) {
+    if (model.empty() || model.size() > 256 || model == "." || model == "..") return false;
+    return std::all_of(model.begin(), model.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '-' || c == '.' || c == '_' || c == '~';
+    });
 }
 
 json::object image_part(const std::string& url) {
@@ -246,11 +317,17 @@ class gemini_adapter final : public providers::adapter {
 public:
     provider kind() const override { return provider::gemini; }
     std::string target(const request& r) const override {
-        return "/models/" + r.model +
+        // encode() refuses names that need encoding; the target never holds one raw either.
+        return "/models/" + http::path_segment(r.model) +
                (r.stream ? ":streamGenerateContent?alt=sse" : ":generateContent");
     }
 
     std::string encode(const request& r, std::string& error) const override {
+        if (!valid_model_name(r.model)) {
+            error = "`" + r.model.substr(0, 64) +
+                    "` is not a Gemini model name (letters, digits and -._~ only)";
+            return {};
+        }
         std::vector<content_turn> turns;
         for (std::size_t i = 0; i < r.messages.size(); ++i) {
             const auto& m = r.messages[i];
@@ -309,7 +386,12 @@ public:
             for (const auto& t : r.tools) {
                 json::object d{{"name", t.name}};
                 if (!t.description.empty()) d["description"] = t.description;
-                auto schema = schema_for_gemini(t.parameters);
+                auto reduced = schema_for_gemini(t.parameters);
+                if (!reduced.error.empty()) {
+                    error = "the parameters of tool `" + t.name + "`: " + reduced.error;
+                    return {};
+                }
+                auto& schema = reduced.schema;
                 // An object without properties is refused: a tool without parameters has none.
                 const auto* props = schema.if_contains("properties");
                 if (!(props && props->is_object() && props->as_object().empty()))
@@ -391,8 +473,13 @@ const providers::adapter& adapter() {
     return instance;
 }
 
-json::object schema_for_gemini(const json::object& schema) {
-    return reduce_object(schema, schema, 0);
+reduced_schema schema_for_gemini(const json::object& schema) {
+    schema_reducer reducer(schema);
+    reduced_schema out;
+    out.schema = reducer.object(schema, 0);
+    out.error = reducer.error();
+    if (!out.error.empty()) out.schema.clear();
+    return out;
 }
 
 }  // namespace gateway::providers::gemini

@@ -4,6 +4,7 @@
 
 using gateway::http::is_normal_target;
 using gateway::http::normalize_target;
+using gateway::http::path_segment;
 
 BOOST_AUTO_TEST_SUITE(request_target)
 
@@ -96,6 +97,20 @@ BOOST_AUTO_TEST_CASE(the_fast_path_recognizes_only_targets_that_stay_unchanged) 
                    "/v1/%2e%2e/x", "/v1/a%2fb", "/v1/a\\..\\b", "/v1/x#f", "/v1/a b", "/v1/\x01",
                    "/v1/\xc3\xa9", "/v1/x?q=%zz"})
         BOOST_TEST(!is_normal_target(t), t);
+}
+
+// A name the gateway writes into a target it builds stays one segment, whatever it holds.
+BOOST_AUTO_TEST_CASE(a_path_segment_can_neither_end_the_line_nor_leave_its_segment) {
+    BOOST_TEST(path_segment("gemini-2.5-pro_x~1") == "gemini-2.5-pro_x~1");
+    BOOST_TEST(path_segment("m:generateContent HTTP/1.1\r\nHost: x\r\n\r\nGET /files") ==
+               "m%3AgenerateContent%20HTTP%2F1.1%0D%0AHost%3A%20x%0D%0A%0D%0AGET%20%2Ffiles");
+    BOOST_TEST(path_segment("../../files?key=1#x%2F") == "..%2F..%2Ffiles%3Fkey%3D1%23x%252F");
+    BOOST_TEST(path_segment(std::string("a\0b\xff", 4)) == "a%00b%FF");
+    // What it builds is a target the gateway itself would accept unchanged.
+    auto built = "/models/" + path_segment("x y\r\n") + ":generateContent";
+    auto normal = normalize_target(built);
+    BOOST_TEST(static_cast<bool>(normal), built);
+    BOOST_TEST(normal.target == built);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

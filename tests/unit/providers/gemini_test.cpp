@@ -4,6 +4,8 @@
 #include "tests/unit/providers/stream_support.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
 #include <boost/test/unit_test.hpp>
 
 using namespace gateway::providers;
@@ -101,9 +103,74 @@ BOOST_AUTO_TEST_CASE(schemas_are_reduced_to_what_gemini_reads) {
       "$defs":{"item":{"type":"object","additionalProperties":false,"properties":{"n":{"type":"integer"}}}}})")
                       .as_object();
     BOOST_TEST(
-        json::serialize(gemini::schema_for_gemini(schema)) ==
+        json::serialize(gemini::schema_for_gemini(schema).schema) ==
         R"({"type":"object","required":["p"],"properties":{"p":{"type":"string","nullable":true,"description":"path"},)"
         R"("mode":{"enum":["fast"]},"item":{"type":"object","properties":{"n":{"type":"integer"}}}}})");
+}
+
+// A few hundred bytes whose definitions refer to each other k times expand to about k^depth
+// nodes: the reduction stops at its node budget instead of eating the worker's memory.
+BOOST_AUTO_TEST_CASE(schema_expansion_is_bounded_by_size_and_recursion_is_refused) {
+    json::object defs;
+    for (int level = 0; level < 8; ++level) {
+        json::object props;
+        for (int k = 0; k < 8; ++k)
+            props["p" + std::to_string(k)] =
+                level == 7 ? json::value{{"type", "string"}}
+                           : json::value{{"$ref", "#/$defs/d" + std::to_string(level + 1)}};
+        defs["d" + std::to_string(level)] =
+            json::object{{"type", "object"}, {"properties", std::move(props)}};
+    }
+    json::object wide{{"$ref", "#/$defs/d0"}, {"$defs", defs}};
+    BOOST_TEST_REQUIRE(json::serialize(wide).size() < 2100u);  // 8^8 = 16.7 M nodes inlined
+    auto reduced = gemini::schema_for_gemini(wide);
+    BOOST_TEST(reduced.error.find("more than 50000 nodes") != std::string::npos, reduced.error);
+    BOOST_TEST(reduced.schema.empty());
+
+    // Two levels of the same fan-out are small enough and are inlined whole.
+    json::object shallow{{"$ref", "#/$defs/d6"}, {"$defs", defs}};
+    auto inlined = gemini::schema_for_gemini(shallow);
+    BOOST_TEST(inlined.error.empty(), inlined.error);
+    BOOST_TEST(json::serialize(inlined.schema).find("$ref") == std::string::npos);
+
+    auto recursive = json::parse(R"({"type":"object","properties":{"root":{"$ref":"#/$defs/node"}},
+      "$defs":{"node":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}}}}})")
+                         .as_object();
+    auto refused = gemini::schema_for_gemini(recursive);
+    BOOST_TEST(refused.error.find("`#/$defs/node` from inside itself") != std::string::npos,
+               refused.error);
+
+    // The encoder refuses the request and names the tool.
+    request r;
+    r.model = "gemini-3";
+    r.messages.push_back(message{role::user, {part::of_text("hi")}});
+    r.tools.push_back(tool_spec{"walk", "", recursive});
+    std::string error;
+    BOOST_TEST(gemini::adapter().encode(r, error).empty());
+    BOOST_TEST(error.find("tool `walk`") != std::string::npos, error);
+}
+
+// The model name goes into the request target: only a plain name is sent, and the target is
+// built encoded even so.
+BOOST_AUTO_TEST_CASE(model_names_are_checked_before_they_reach_the_target) {
+    request r;
+    r.messages.push_back(message{role::user, {part::of_text("hi")}});
+    for (std::string bad : {"m:generateContent HTTP/1.1\r\nHost: x\r\n\r\nGET /", "../files",
+                            "a/../../tunedModels", "", "..", "m?key=1", "m#x", "m%2F"}) {
+        r.model = bad;
+        std::string error;
+        BOOST_TEST(gemini::adapter().encode(r, error).empty(), bad);
+        BOOST_TEST(error.find("is not a Gemini model name") != std::string::npos, error);
+        auto target = gemini::adapter().target(r);
+        BOOST_TEST_REQUIRE(target.starts_with("/models/"));
+        BOOST_TEST(target.ends_with(":generateContent"), target);
+        auto segment = target.substr(8, target.size() - 8 - 16);
+        BOOST_TEST(segment.find_first_of("\r\n /?#") == std::string::npos, target);
+    }
+    r.model = "gemini-2.5-pro";
+    r.stream = true;
+    BOOST_TEST(gemini::adapter().target(r) ==
+               "/models/gemini-2.5-pro:streamGenerateContent?alt=sse");
 }
 
 BOOST_AUTO_TEST_CASE(tools_choice_and_generation_settings) {
