@@ -232,7 +232,9 @@ net::awaitable<http::reply> api::update_key(http::request_context& ctx) {
     if (auto problem = apply(*body, key, false); !problem.empty()) co_return bad(problem);
     auto record = to_record(key);
     co_await store_.save_key(std::move(record));
-    keys_.put(key);
+    // A DELETE that answered while the store wrote wins: the key stays revoked (the store's
+    // upsert leaves revoked_at alone, and the ring refuses a removed id).
+    if (!keys_.put(key)) co_return http::reply::error(errc::not_found, "No such key.");
     auto used = co_await usage_by_key(store_, ledger_, keys_);
     co_return http::reply::json(200, key_json(key, used[key.id]));
 }

@@ -1,5 +1,6 @@
 #include "gateway/admin/gatekeeper.hpp"
 
+#include "gateway/http/credentials.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/store/state_store.hpp"
 
@@ -38,7 +39,7 @@ gatekeeper::gatekeeper(const key_ring& keys, limiter& limits) : keys_(keys), lim
 
 std::variant<std::shared_ptr<const virtual_key>, http::reply> gatekeeper::identify(
     const http::request& req, std::int64_t now_ms) const {
-    auto secret = presented_secret(req.base());
+    auto secret = http::presented_key_of(req.base()).value;
     if (secret.empty())
         return http::reply::error(
             errc::unauthorized,
@@ -51,8 +52,7 @@ std::variant<std::shared_ptr<const virtual_key>, http::reply> gatekeeper::identi
 }
 
 net::awaitable<std::variant<pass, http::reply>> gatekeeper::admit(
-    std::shared_ptr<const virtual_key> key, const http::request& req, std::string model,
-    std::string request_id) {
+    std::shared_ptr<const virtual_key> key, const http::request& req, std::string model) {
     if (!model.empty() && !key->allows_model(model)) {
         co_return http::reply::error(
             errc::model_not_allowed,
@@ -63,7 +63,7 @@ net::awaitable<std::variant<pass, http::reply>> gatekeeper::admit(
     if (!key->rpm && !key->tpm && !key->max_parallel && !key->budget_tokens) co_return p;
     auto& c = p.counted;
     c.key_id = key->id;
-    c.request_id = std::move(request_id);
+    c.slot_id = random_id("slot_", 12);
     c.rpm = key->rpm;
     c.tpm = key->tpm;
     c.max_parallel = key->max_parallel;

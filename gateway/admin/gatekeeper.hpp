@@ -39,8 +39,7 @@ public:
     // Checks the model and the limits for `key`; counts the request when it may go on.
     net::awaitable<std::variant<pass, http::reply>> admit(std::shared_ptr<const virtual_key> key,
                                                           const http::request& req,
-                                                          std::string model,
-                                                          std::string request_id);
+                                                          std::string model);
 
     // The request ended: its reserved tokens replaced by `used_tokens` (the estimate when the
     // answer reported none), its parallel slot freed.

@@ -2,7 +2,6 @@
 
 #include "gateway/config/glob.hpp"
 
-#include <boost/beast/core/string.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -14,7 +13,6 @@
 namespace gateway::admin {
 
 namespace json = boost::json;
-namespace bhttp = boost::beast::http;
 
 bool virtual_key::allows_model(std::string_view model) const {
     if (models.empty()) return true;
@@ -75,18 +73,6 @@ store::key_record to_record(const virtual_key& k) {
     r.expires_at = k.expires_at;
     r.created_at = k.created_at;
     return r;
-}
-
-std::string_view presented_secret(const bhttp::fields& head) {
-    std::string_view auth = head[bhttp::field::authorization];
-    if (auth.size() > 7 && boost::beast::iequals(auth.substr(0, 7), "bearer ")) {
-        auto token = auth.substr(7);
-        while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-        return token;
-    }
-    if (auto k = head["x-api-key"]; !k.empty()) return k;
-    if (auto k = head["x-goog-api-key"]; !k.empty()) return k;
-    return {};
 }
 
 namespace {
@@ -185,6 +171,7 @@ std::vector<std::shared_ptr<const virtual_key>> key_ring::all() const {
 bool key_ring::put(virtual_key key) {
     auto shared = std::make_shared<const virtual_key>(std::move(key));
     std::unique_lock lock(mutex_);
+    if (removed_.count(shared->id)) return false;
     if (auto it = by_digest_.find(shared->digest);
         it != by_digest_.end() && it->second->id != shared->id)
         return false;
@@ -199,6 +186,7 @@ bool key_ring::put(virtual_key key) {
 
 bool key_ring::remove(std::string_view id) {
     std::unique_lock lock(mutex_);
+    removed_.emplace(id);
     auto it = by_id_.find(id);
     if (it == by_id_.end()) return false;
     by_digest_.erase(it->second->digest);

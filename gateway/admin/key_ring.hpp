@@ -3,13 +3,12 @@
 #include "gateway/config/config.hpp"
 #include "gateway/store/records.hpp"
 
-#include <boost/beast/http/fields.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -40,10 +39,6 @@ virtual_key from_config(const config::virtual_key_config& declared);
 virtual_key from_record(const store::key_record& record);
 store::key_record to_record(const virtual_key& key);
 
-// The secret a client presented for /v1: `Authorization: Bearer …` (OpenAI SDKs), `x-api-key`
-// (Anthropic's) or `x-goog-api-key` (Gemini's). Empty when none.
-std::string_view presented_secret(const boost::beast::http::fields& head);
-
 // A new secret: "sk-cg-" and 43 characters of base64url (256 random bits).
 std::string new_secret();
 // A new key id: "key_" and 16 hex digits.
@@ -70,8 +65,11 @@ public:
     std::shared_ptr<const virtual_key> by_id(std::string_view id) const;
     std::vector<std::shared_ptr<const virtual_key>> all() const;
 
-    // Adds or replaces (by id) a key; false when another key has the same digest.
+    // Adds or replaces (by id) a key; false when another key has the same digest, or when a key
+    // with this id was removed: a change that raced the key's revocation (a PATCH whose store
+    // write finished after the DELETE) never brings it back.
     bool put(virtual_key key);
+    // Removes a key for good: its id is remembered, and put() refuses it from then on.
     bool remove(std::string_view id);
 
 private:
@@ -82,6 +80,7 @@ private:
     mutable std::shared_mutex mutex_;
     std::map<std::string, std::shared_ptr<const virtual_key>, std::less<>> by_digest_;
     std::map<std::string, std::shared_ptr<const virtual_key>, std::less<>> by_id_;
+    std::set<std::string, std::less<>> removed_;  // ids of revoked keys
 };
 
 }  // namespace gateway::admin

@@ -19,7 +19,9 @@ namespace net = boost::asio;
 // run. Zero limits are not checked.
 struct claim {
     std::string key_id;
-    std::string request_id;
+    // Names the claim's parallel slot: made by the gateway (gatekeeper::admit), never a value
+    // the client chose (a shared x-request-id would make several requests one slot).
+    std::string slot_id;
     std::uint64_t rpm = 0;
     std::uint64_t tpm = 0;
     std::uint64_t max_parallel = 0;

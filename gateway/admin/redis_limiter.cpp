@@ -309,7 +309,7 @@ net::awaitable<admission> redis_limiter::admit(claim c) {
                                   std::to_string(c.budget_tokens),
                                   std::to_string(c.max_parallel),
                                   std::to_string(c.estimate),
-                                  c.request_id,
+                                  c.slot_id,
                                   std::to_string(c.now_ms),
                                   std::to_string(2 * 60'000),
                                   std::to_string(period_left + 3'600'000),
@@ -331,7 +331,7 @@ net::awaitable<void> redis_limiter::settle(claim c, std::uint64_t actual_tokens)
     std::vector<std::string> keys{counter_key(c, "tk", window), counter_key(c, "bg", period),
                                   "contextgate:{" + c.key_id + "}:pl"};
     auto diff = static_cast<long long>(actual_tokens) - static_cast<long long>(c.estimate);
-    std::vector<std::string> args{std::to_string(diff), c.request_id};
+    std::vector<std::string> args{std::to_string(diff), c.slot_id};
     co_await eval(settle_script, std::move(keys), std::move(args));
 }
 

@@ -3,6 +3,7 @@
 #include "gateway/admin/gatekeeper.hpp"
 #include "gateway/admin/usage_ledger.hpp"
 #include "gateway/error.hpp"
+#include "gateway/http/credentials.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
@@ -53,6 +54,13 @@ std::string upstream_request_head(const http::request_context& ctx,
                                   bool upgrade, bool virtual_key = false) {
     const auto& req = ctx.req;
     auto [key_name, key_prefix] = providers::adapter_for(up.provider).key_field();
+    bool replace = upstream_key_replaces_client(up, virtual_key);
+    // Gemini's REST convention puts the key in the query: a replaced key goes from there too.
+    std::string without_key;
+    if (replace && target.find('?') != std::string_view::npos && http::has_query_key(target)) {
+        without_key = http::without_query_key(target);
+        target = without_key;
+    }
     std::string head;
     head.reserve(512);  // under 1 KiB: glibc serves it from its per-thread cache
     head += req.method_string();
@@ -62,9 +70,6 @@ std::string upstream_request_head(const http::request_context& ctx,
     head += " HTTP/1.1\r\nHost: ";
     head += upstream::host_header(up.endpoint);
     head += "\r\n";
-    // A virtual key authenticated the client: it never leaves the gateway, whichever header
-    // carried it, and the upstream gets its own key.
-    bool replace = up.auth == config::auth_mode::replace || virtual_key;
     bool client_auth = false;
     for_each_end_to_end(req, [&](bhttp::field f, std::string_view name, std::string_view value) {
         // Expect was answered by the gateway, which forwards the whole body at once.
@@ -356,7 +361,7 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
         co_await http::write_error(ctx, errc::bad_request, where.refusal);
         co_return;
     }
-    auto admitted = co_await gate_->admit(key, ctx.req, where.model, ctx.request_id);
+    auto admitted = co_await gate_->admit(key, ctx.req, where.model);
     if (auto* refused = std::get_if<http::reply>(&admitted)) {
         co_await http::write_reply(ctx, std::move(*refused));
         co_return;

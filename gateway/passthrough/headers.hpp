@@ -1,11 +1,21 @@
 #pragma once
 
+#include "gateway/config/config.hpp"
+
 #include <boost/beast/http/fields.hpp>
 
 #include <string_view>
 #include <type_traits>
 
 namespace gateway::passthrough {
+
+// The one key rule of every path to an upstream (forwarded bytes, translated requests, the
+// WebSocket tunnel): the upstream gets its own `api_key` instead of the client's key under
+// `auth: replace`, and whenever a virtual key authenticated the client, wherever it was sent
+// (a header or `?key=`) — a virtual key never leaves the gateway.
+inline bool upstream_key_replaces_client(const config::upstream_config& up, bool virtual_key) {
+    return up.auth == config::auth_mode::replace || virtual_key;
+}
 
 // Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade (RFC 9110 7.6.1).
 bool is_hop_by_hop(std::string_view name);

@@ -1,9 +1,11 @@
 #include "gateway/passthrough/translator.hpp"
 
 #include "gateway/error.hpp"
+#include "gateway/http/credentials.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/model_router.hpp"
 #include "gateway/providers/openai.hpp"
 #include "gateway/sse/event_parser.hpp"
@@ -36,14 +38,13 @@ std::int64_t now_seconds() {
         .count();
 }
 
-// The key for the provider: ours when we replace the client's, otherwise the client's bearer
-// token (an OpenAI SDK sends its key that way), or ours when it sent none.
+// The key for the provider: ours when we replace the client's (upstream_key_replaces_client:
+// `auth: replace`, or a virtual key), otherwise the key the client presented in any of the
+// dialects' places (an OpenAI SDK sends a bearer token), or ours when it sent none.
 std::string provider_key(const http::request_context& ctx, const config::upstream_config& up) {
-    if (up.auth == config::auth_mode::replace) return up.api_key;
-    std::string_view auth = ctx.req[bhttp::field::authorization];
-    if (auth.size() > 7 && boost::beast::iequals(auth.substr(0, 7), "Bearer "))
-        return std::string(auth.substr(7));
-    return up.api_key;
+    if (upstream_key_replaces_client(up, !ctx.key_id.empty())) return up.api_key;
+    auto presented = http::presented_key_of(ctx.req.base());
+    return presented.value.empty() ? up.api_key : std::move(presented.value);
 }
 
 std::string request_head(const http::request_context& ctx, const config::upstream_config& up,

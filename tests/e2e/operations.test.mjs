@@ -252,6 +252,17 @@ test('virtual keys: made, used by the openai client, never sent upstream, restri
   // Revoking the last key does not open /v1 again.
   assert.equal((await chat(gw.base)).status, 401);
   assert.equal((await admin(gw.base, 'GET', `/admin/keys/${key.id}`)).status, 404);
+  // A PATCH racing a DELETE of the same key never puts it back once the DELETE answered.
+  const racing = [];
+  for (let i = 0; i < 20; i++) racing.push((await admin(gw.base, 'POST', '/admin/keys', { name: `race-${i}` })).json);
+  await Promise.all(racing.map((k) => Promise.all([
+    admin(gw.base, 'PATCH', `/admin/keys/${k.id}`, { rpm: 7 }),
+    admin(gw.base, 'DELETE', `/admin/keys/${k.id}`),
+  ])));
+  for (const k of racing) {
+    assert.equal((await admin(gw.base, 'GET', `/admin/keys/${k.id}`)).status, 404, k.id);
+    assert.equal((await chat(gw.base, k.key)).status, 401, k.id);
+  }
   const bad = await admin(gw.base, 'POST', '/admin/keys', { name: 'x', rpm: -1 });
   assert.equal(bad.status, 400);
   assert.match(bad.json.error.message, /rpm/);
@@ -405,6 +416,7 @@ test('two gateways share one limit through Redis; Redis down lets requests throu
   assert.match(said, /Ready to accept connections/);
   const SECRET = 'sk-shared-0123456789abcdef';
   const PARALLEL = 'sk-parallel-0123456789abcdef';
+  const TWO = 'sk-two-at-a-time-0123456789abcdef';
   const extra = `admin:
   keys:
     - name: shared
@@ -413,6 +425,9 @@ test('two gateways share one limit through Redis; Redis down lets requests throu
     - name: one-at-a-time
       key: ${PARALLEL}
       max_parallel: 1
+    - name: two-at-a-time
+      key: ${TWO}
+      max_parallel: 2
 limits:
   backend: redis
   redis_url: redis://127.0.0.1:${port}
@@ -433,6 +448,11 @@ limits:
     assert.equal((await chat(b.base, PARALLEL)).status, 429);
     assert.equal((await slow).status, 200);
     assert.equal(await soonOk(b.base, PARALLEL), 200);
+    // A slot is named by the gateway, not by the client's x-request-id: five requests sharing
+    // one id are still five claims, and only two of them fit.
+    const same = { 'x-fake-delay-ms': '400', 'x-request-id': 'one-id-for-all' };
+    const five = await Promise.all([a, b, a, b, a].map((gw) => chat(gw.base, TWO, same)));
+    assert.deepEqual(five.map((r) => r.status).sort(), [200, 200, 429, 429, 429]);
   } finally {
     redis.kill('SIGKILL');
   }

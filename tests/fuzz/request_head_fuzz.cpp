@@ -2,12 +2,15 @@
 // and trailers as Beast parses them, then the gateway's own checks (check_request_head: framing,
 // Host, target normalization) and trailer removal, in the order the session applies them. Any
 // bytes must give a refusal or a request that keeps the invariants below; never a crash, a hang
-// or a leak (run under ASan+UBSan).
+// or a leak (run under ASan+UBSan). The key extraction runs on every accepted head too: the key a
+// head presents, and the target with its `key` query parameter removed (what goes upstream when
+// the gateway replaces the client's key) must keep theirs.
 // Build with clang: cmake -DCONTEXTGATE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ …, then run
 // build-fuzz/tests/request_head_fuzz -dict=tests/fuzz/request_head.dict build-fuzz/corpus-head
 // tests/fuzz/request_head_corpus. With g++ the same function is driven by tests/fuzz/driver.cpp
 // (ctest `fuzz_smoke`).
 
+#include "gateway/http/credentials.hpp"
 #include "gateway/http/request_head.hpp"
 #include "gateway/http/target.hpp"
 
@@ -48,6 +51,28 @@ void check_accepted(http::request<http::string_body>& head) {
         if (head.version() < 11 || !head.chunked()) broken();
 }
 
+// The key a head presents, and the target without its key.
+void check_key(const http::request_header<>& head) {
+    namespace gh = gateway::http;
+    auto key = gh::presented_key_of(head);
+    if (key.value.empty() != (key.place == gh::key_place::none)) broken();
+    std::string_view target = head.target();
+    auto stripped = gh::without_query_key(target);
+    if (gh::has_query_key(stripped)) broken();                  // no key left in any spelling
+    if (gh::without_query_key(stripped) != stripped) broken();  // and nothing more to remove
+    if (stripped.size() > target.size()) broken();
+    auto path = target.substr(0, target.find('?'));
+    if (std::string_view(stripped).substr(0, path.size()) != path) broken();  // path untouched
+    if (!gh::has_query_key(target) && stripped != target) broken();
+    // A head whose only key is in the query presents it from there, and the stripped target
+    // presents none.
+    if (key.place == gh::key_place::query) {
+        auto copy = head;
+        copy.target(stripped);
+        if (gh::presented_key_of(copy).place != gh::key_place::none) broken();
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -67,6 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto& head = parser.get();
     if (gateway::http::check_request_head(head)) return 0;  // refused: the session closes
     check_accepted(head);
+    check_key(head);
     if (head.find(http::field::transfer_encoding) != head.end() && !parser.chunked()) broken();
     auto header_fields = static_cast<std::size_t>(std::distance(head.begin(), head.end()));
     parser.eager(true);

@@ -43,6 +43,22 @@ BOOST_AUTO_TEST_CASE(two_keys_cannot_share_a_secret) {
     BOOST_TEST(!ring.put(b));
 }
 
+// A PATCH that read the key before a DELETE and writes after it must not bring the key back.
+BOOST_AUTO_TEST_CASE(a_removed_key_is_never_put_back) {
+    key_ring ring({});
+    virtual_key k;
+    k.id = "key_r";
+    k.digest = gateway::config::key_digest("sk-revoked-0123456789");
+    BOOST_TEST_REQUIRE(ring.put(k));
+    auto read_by_patch = *ring.by_id("key_r");
+    BOOST_TEST(ring.remove("key_r"));
+    read_by_patch.rpm = 9;
+    BOOST_TEST(!ring.put(read_by_patch));
+    BOOST_TEST(!ring.by_id("key_r"));
+    BOOST_TEST(!ring.by_secret("sk-revoked-0123456789"));
+    BOOST_TEST(!ring.remove("key_r"));  // the DELETE of a DELETE: nothing there
+}
+
 BOOST_AUTO_TEST_CASE(secrets_and_estimates) {
     auto secret = new_secret();
     BOOST_TEST(secret.size() == 6u + 43u);

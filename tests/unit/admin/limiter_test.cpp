@@ -16,7 +16,7 @@ std::int64_t at(std::int64_t ms) {
 claim make(std::int64_t now, std::string id = "r") {
     claim c;
     c.key_id = "k";
-    c.request_id = std::move(id);
+    c.slot_id = std::move(id);
     c.now_ms = now;
     return c;
 }
@@ -80,9 +80,9 @@ BOOST_AUTO_TEST_CASE(parallel_slots_are_freed_when_requests_end) {
     auto a = make(at(0), "a");
     a.max_parallel = 2;
     auto b = a;
-    b.request_id = "b";
+    b.slot_id = "b";
     auto c = a;
-    c.request_id = "c";
+    c.slot_id = "c";
     BOOST_TEST(l.admit_now(a).allowed);
     BOOST_TEST(l.admit_now(b).allowed);
     auto refused = l.admit_now(c);
