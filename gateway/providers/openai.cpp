@@ -3,6 +3,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <unordered_map>
+
 namespace gateway::providers::openai {
 
 namespace {
@@ -399,6 +401,7 @@ bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
         return fail(f, "messages", "`messages` must be a non-empty array");
 
     const auto& list = messages->as_array();
+    std::unordered_map<std::string, std::string> call_names;  // call id -> its tool's name
     for (std::size_t i = 0; i < list.size(); ++i) {
         auto at = "messages[" + std::to_string(i) + "]";
         const auto* m = list[i].if_object();
@@ -440,6 +443,7 @@ bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
                         return fail(f, cat + ".function.arguments", "must be a JSON object text");
                     tc.arguments = std::move(*args);
                     tc.provider_meta = provider_meta_from(c->if_contains("extra_content"));
+                    call_names[tc.id] = tc.name;
                     msg.parts.push_back(part::of_call(std::move(tc)));
                 }
             }
@@ -451,10 +455,10 @@ bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
             if (!read_content(member(*m, "content"), at + ".content", false, parts, f))
                 return false;
             for (const auto& p : parts) r.content += p.text;
-            // The name of the call this answers, from the assistant messages before it.
-            for (auto k = out.messages.rbegin(); k != out.messages.rend() && r.name.empty(); ++k)
-                for (const auto* c : k->calls())
-                    if (c->id == r.call_id) r.name = c->name;
+            // The name of the call this answers, from the assistant messages before it (the
+            // latest call with that id): looked up, so many tool messages cost linear time.
+            if (auto named = call_names.find(r.call_id); named != call_names.end())
+                r.name = named->second;
             if (r.name.empty())
                 return fail(
                     f, at + ".tool_call_id",

@@ -5,6 +5,9 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <chrono>
+
 using namespace gateway::providers;
 namespace json = boost::json;
 
@@ -114,6 +117,39 @@ BOOST_AUTO_TEST_CASE(fields_that_cannot_be_translated_are_refused_by_name) {
     auto r = parsed(
         R"({"model":"m","n":1,"seed":3,"user":"u","messages":[{"role":"user","content":"x"}]})");
     BOOST_TEST(r.messages.size() == 1u);
+}
+
+// Each tool message names its call by id; finding that call must not scan every message before
+// it (60,000 tool messages took 9 s of a worker). Measured as a ratio, so the machine's speed
+// does not matter: 8 times the messages must cost about 8 times the time, not 64.
+BOOST_AUTO_TEST_CASE(tool_messages_are_read_in_linear_time) {
+    auto body_with = [](std::size_t results) {
+        std::string b =
+            R"({"model":"m","messages":[{"role":"user","content":"go"},)"
+            R"({"role":"assistant","content":null,"tool_calls":[)"
+            R"({"id":"c0","type":"function","function":{"name":"f","arguments":"{}"}}]})";
+        for (std::size_t i = 0; i < results; ++i)
+            b += R"(,{"role":"tool","tool_call_id":"c0","content":"r"})";
+        return b + "]}";
+    };
+    auto seconds = [](const std::string& body, std::size_t expected) {
+        double best = 1e9;
+        for (int round = 0; round < 3; ++round) {
+            auto started = std::chrono::steady_clock::now();
+            request r;
+            openai::parse_failure f;
+            BOOST_TEST_REQUIRE(openai::parse_chat_request(body, r, f), f.message);
+            best = std::min(
+                best,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+            BOOST_TEST_REQUIRE(r.messages.size() == expected);
+            BOOST_TEST(r.messages.back().parts[0].result.name == "f");
+        }
+        return best;
+    };
+    auto small = seconds(body_with(8'000), 8'002);
+    auto large = seconds(body_with(64'000), 64'002);
+    BOOST_TEST(large / small < 24.0, "8x the messages took " << large / small << "x the time");
 }
 
 BOOST_AUTO_TEST_CASE(arguments_are_a_json_string_on_the_wire) {
