@@ -41,13 +41,6 @@ tools::tool_result changed_document(std::int64_t now) {
             "); nothing was written. Read it again and redo the edit on its current text.");
 }
 
-// A target as it stands: absent, present with its content, or unreadable.
-struct target_state {
-    bool exists = false;
-    bool readable = true;
-    std::string content;
-};
-
 }  // namespace
 
 tool_runner::tool_runner(const tools::registry& tools, const tools::workspace_roots& roots,
@@ -276,7 +269,7 @@ net::awaitable<tools::tool_result> tool_runner::record(
                 session.base_snapshot = document ? document->content : "";
             } else {
                 session.name = target.path;
-                auto base = co_await current(run, target.path);
+                auto base = co_await current_content(run, target.path);
                 session.base_existed = base.has_value();
                 session.base_snapshot = base.value_or("");
             }
@@ -331,31 +324,35 @@ net::awaitable<tools::tool_result> tool_runner::record(
     co_return result;
 }
 
-net::awaitable<std::optional<std::string>> tool_runner::current(live_run& run,
-                                                                const std::string& path) {
+net::awaitable<tool_runner::target_now> tool_runner::current(live_run& run,
+                                                             const std::string& path) {
     if (path.empty()) {
         auto stored = co_await store_.document(run.chat.id);
-        if (!stored) co_return std::nullopt;
-        co_return stored->content;
+        target_now now;
+        if (stored) now.content = std::move(stored->content);
+        co_return now;
     }
-    if (!run.files) co_return std::nullopt;
+    if (!run.files) co_return target_now{};
     auto files = run.files;
     auto work = [files, path]() {
         auto read = files->read(path, tools::tool_limits{}.max_file_bytes);
-        target_state state;
-        if (read) {
-            state.exists = true;
-            state.content = std::move(read.text);
-        } else {
-            state.exists = read.error_code != tools::code::not_found;
-            state.readable = false;
-        }
-        return state;
+        target_now now;
+        if (read)
+            now.content = std::move(read.text);
+        else if (read.error_code != tools::code::not_found)
+            now = {std::nullopt, read.error_code, read.text};
+        return now;
     };
-    auto state = co_await io::run_on(pool_.get_executor(), std::move(work));
-    if (!state.exists) co_return std::nullopt;
-    if (!state.readable) throw std::runtime_error("cannot read " + path + " to check a write");
-    co_return std::move(state.content);
+    auto now = co_await io::run_on(pool_.get_executor(), std::move(work));
+    co_return now;
+}
+
+net::awaitable<std::optional<std::string>> tool_runner::current_content(live_run& run,
+                                                                        const std::string& path) {
+    auto now = co_await current(run, path);
+    if (!now.error_code.empty())
+        throw std::runtime_error("cannot read " + path + " to check a write: " + now.message);
+    co_return std::move(now.content);
 }
 
 net::awaitable<std::optional<tool_runner::write_plan>> tool_runner::plan_write(
@@ -386,18 +383,15 @@ net::awaitable<std::optional<tool_runner::write_plan>> tool_runner::plan_write(
     if (path.empty()) co_return std::nullopt;
     auto before = string_of(preview.data, "before_sha256");
     plan.intent = {path, !before.empty(), before, string_of(preview.data, "after_sha256")};
-    auto now = co_await current(run, path);
+    auto now = co_await current_content(run, path);
     plan.previous = now.value_or("");
     co_return plan;
 }
 
 net::awaitable<tool_runner::verdict> tool_runner::judge(live_run& run, const write_intent& intent) {
-    std::optional<std::string> now;
-    try {
-        now = co_await current(run, intent.path);
-    } catch (const std::exception&) {
-        co_return verdict::unknown;
-    }
+    auto state = co_await current(run, intent.path);
+    if (!state.error_code.empty()) co_return verdict::unknown;
+    const auto& now = state.content;
     auto digest = now ? tools::sha256_hex(*now) : std::string();
     bool as_after = intent.after_sha256.empty() ? !now : (now && digest == intent.after_sha256);
     bool as_before = intent.existed ? (now && digest == intent.before_sha256) : !now;
@@ -408,10 +402,16 @@ net::awaitable<tool_runner::verdict> tool_runner::judge(live_run& run, const wri
 
 net::awaitable<tools::tool_result> tool_runner::restore(live_run& run,
                                                         const store::backup_record& backup) {
-    auto now = co_await current(run, backup.path);
+    auto state = co_await current(run, backup.path);
+    auto name = backup.path.empty() ? std::string("the document") : tools::quoted(backup.path);
+    // Swapped for a link out of the workspace (or otherwise unreadable): nothing is written.
+    if (!state.error_code.empty())
+        co_return tools::tool_result::failure(
+            state.error_code, name + " cannot be read to check it before undoing (" +
+                                  state.message + "); it is left as it is.");
+    const auto& now = state.content;
     auto digest = now ? tools::sha256_hex(*now) : std::string();
     bool as_left = backup.after_sha256.empty() ? !now : (now && digest == backup.after_sha256);
-    auto name = backup.path.empty() ? std::string("the document") : tools::quoted(backup.path);
     if (!as_left)
         co_return tools::tool_result::failure(
             tools::code::nothing_to_undo, name + " changed since the write; it is left as it is.");

@@ -110,8 +110,19 @@ private:
                                                   const boost::json::object& parameters,
                                                   tools::mode how);
 
-    // The target's content now, or nullopt when it does not exist.
-    net::awaitable<std::optional<std::string>> current(live_run& run, const std::string& path);
+    // A target as it stands: absent, present with its content, or unreadable (swapped for a
+    // link out of the workspace, a device, a read error) with the tool's code and message.
+    struct target_now {
+        std::optional<std::string> content;  // nullopt: absent, or unreadable
+        std::string error_code;              // set: unreadable
+        std::string message;
+    };
+    // The target's content now ("" path: the chat's document).
+    net::awaitable<target_now> current(live_run& run, const std::string& path);
+    // The same where the target was just read by the tool's preview: unreadable now is a race
+    // the caller cannot act on, and fails the step.
+    net::awaitable<std::optional<std::string>> current_content(live_run& run,
+                                                               const std::string& path);
 
     const tools::registry& tools_;
     const tools::workspace_roots& roots_;

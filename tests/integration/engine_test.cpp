@@ -132,4 +132,28 @@ BOOST_AUTO_TEST_CASE(undo_leaves_a_file_changed_since_and_waits_for_a_live_run) 
     BOOST_TEST(f.send("POST", "/context/runs/run_nope/undo").first.status == 404u);
 }
 
+// The file a run wrote was swapped for a link out of the workspace: undo answers 409 with the
+// reason, and writes nothing on either side of the link.
+BOOST_AUTO_TEST_CASE(undo_through_a_swapped_symlink_is_409_and_writes_nothing) {
+    context_fixture f([](auto& c) {
+        c.context.approvals = {{"replace_in_file", gateway::config::approval_policy::always}};
+    });
+    f.fake.script(
+        {{call("replace_in_file", {{"path", "README.md"}, {"find", "teh"}, {"replace", "the"}})},
+         {"Fixed."}});
+    auto chat = f.create_chat();
+    auto run = f.start(chat, "fix the typo");
+    BOOST_TEST_REQUIRE(f.events(run).back().type == "run.completed");
+    auto outside = fs::path(temporary_folder()) / "secret.txt";
+    write_text(outside, "# Demo\n\nThis is the readme.\n");  // what the undo expects to find
+    fs::remove(f.workspace / "README.md");
+    fs::create_symlink(outside, f.workspace / "README.md");
+    auto [u, j] = f.send("POST", "/context/runs/" + run + "/undo");
+    BOOST_TEST(u.status == 409u, u.body);
+    BOOST_TEST(j.at("error").at("message").as_string().find("left as it is") != std::string::npos,
+               u.body);
+    BOOST_TEST(read_text(outside) == "# Demo\n\nThis is the readme.\n");
+    BOOST_TEST(fs::is_symlink(f.workspace / "README.md"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
