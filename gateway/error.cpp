@@ -82,6 +82,9 @@ error_info info(errc e) {
         case errc::websocket_refused:
             return {501, "invalid_request_error", "websocket_not_supported",
                     "WebSocket tunnelling is switched off on this gateway; use HTTP."};
+        case errc::unsupported_media_type:
+            return {415, "invalid_request_error", "unsupported_media_type",
+                    "The request body's Content-Type is not one this endpoint takes."};
         case errc::shutting_down:
             return {503, "server_error", "shutting_down", "The gateway is shutting down."};
         case errc::upstream_unreachable:

@@ -35,6 +35,7 @@ enum class errc {
     session_resolved,
     merge_conflict,
     websocket_refused,
+    unsupported_media_type,
     shutting_down,
     upstream_unreachable,
     upstream_reset,

@@ -46,6 +46,13 @@ std::string error_detail(std::string_view body) {
     return std::string(body.substr(0, 200));
 }
 
+// A model's text may hold NUL characters (garbage output); no store keeps them
+// (store::check_stored_text), so each becomes U+FFFD before the run records the reply.
+void replace_nul(std::string& text) {
+    for (auto at = text.find('\0'); at != std::string::npos; at = text.find('\0', at + 3))
+        text.replace(at, 1, "\xEF\xBF\xBD");
+}
+
 bool retriable(unsigned status) {
     return status == 429 || status == 408 || status >= 500;
 }
@@ -306,12 +313,17 @@ net::awaitable<model_reply> model_client::complete(std::string model, std::strin
         }
         account(up, model, used, started);
     }
-    if (result.ok && !stream.adapter) co_return read_completion(result.body);
+    if (result.ok && !stream.adapter) {
+        auto reply = read_completion(result.body);
+        replace_nul(reply.content);
+        co_return reply;
+    }
     if (result.ok) {
         // The streamed reply as read_completion would give it: native calls restated.
         model_reply reply;
         reply.ok = true;
         reply.content = result.streamed.content.text();
+        replace_nul(reply.content);
         reply.finish_reason = providers::openai_finish_reason(result.streamed.why);
         auto calls = result.streamed.content.calls();
         if (reply.content.empty() && !calls.empty())
@@ -352,8 +364,13 @@ net::awaitable<model_turn> model_client::converse(providers::request request,
         turn.error = std::move(result.error);
         co_return turn;
     }
+    auto clean = [](providers::reply& r) {
+        for (auto& p : r.content.parts)
+            if (p.what == providers::part::kind::text) replace_nul(p.text);
+    };
     if (stream.adapter) {
         turn.reply = std::move(result.streamed);
+        clean(turn.reply);
         turn.ok = true;
         account(up, request.model, turn.reply.used, started);
         co_return turn;
@@ -363,6 +380,7 @@ net::awaitable<model_turn> model_client::converse(providers::request request,
         turn.error = "upstream `" + up.name + "`: " + bad;
         co_return turn;
     }
+    clean(turn.reply);
     turn.ok = true;
     account(up, request.model, turn.reply.used, started);
     co_return turn;

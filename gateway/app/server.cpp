@@ -141,6 +141,9 @@ std::string server::start() {
                                               context_->ledger());
 
     const auto& listen = config_.server.listen;
+    auto allowed_hosts = config_.server.allowed_hosts;
+    for (const auto& h : config_.mcp.allowed_hosts) allowed_hosts.push_back(h);
+    origins_ = std::make_unique<http::origin_rule>(allowed_hosts, listen.host);
     boost::system::error_code ec;
     auto address = net::ip::make_address(listen.host, ec);
     if (ec) {
@@ -210,16 +213,17 @@ std::string server::start() {
         }
         if (config_.metrics.enabled && !config_.metrics.listen)
             routes.push_back({"GET", "/metrics", false, metrics_page});
-        // Keys are checked on the head of every request under these prefixes, before its body
-        // is read and before its route is looked up.
-        std::vector<http::guard> guards{api.guard("/context"), api.guard("/v1/system-prompts")};
+        // Checked on the head of every request, before its body is read and before its route
+        // is looked up: Host and Origin on every path (DNS rebinding, cross-site pages), then
+        // the keys under each prefix, then JSON bodies for the gateway's own APIs (/mcp
+        // answers that in JSON-RPC's envelope itself).
+        std::vector<http::guard> guards{origins_->as_guard(), api.guard("/context"),
+                                        api.guard("/v1/system-prompts")};
         if (mcp_server) {
-            // The workflows as an MCP server: Host and Origin first (DNS rebinding), then keys.
             using m = context::mcp_endpoint;
             routes.push_back({"POST", "/mcp", false, mcp_server->route(&m::post)});
             routes.push_back({"GET", "/mcp", false, mcp_server->route(&m::get)});
             routes.push_back({"DELETE", "/mcp", false, mcp_server->route(&m::remove)});
-            guards.insert(guards.begin(), mcp_server->origin_guard());
             guards.push_back(api.guard("/mcp"));
         }
         if (admin_) {
@@ -237,6 +241,8 @@ std::string server::start() {
             for (auto& r : admin_routes) routes.push_back(std::move(r));
             guards.push_back(admin_->guard());
         }
+        for (std::string_view own : {"/context", "/v1/system-prompts", "/admin"})
+            guards.push_back(http::json_body_guard(own));
         auto w = std::make_unique<http::worker>(config_.server, config_.logging.access_log,
                                                 http::router(std::move(routes), std::move(guards)));
         w->on_drain([forward, &api, mcp_server] {

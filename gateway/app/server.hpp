@@ -3,6 +3,7 @@
 #include "gateway/app/context_service.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/console/console.hpp"
+#include "gateway/http/origin_rule.hpp"
 
 #include <boost/asio/ssl/context.hpp>
 
@@ -75,6 +76,7 @@ private:
     std::unique_ptr<admin::limiter> limiter_;
     std::unique_ptr<admin::gatekeeper> gate_;
     std::unique_ptr<admin::api> admin_;
+    std::unique_ptr<http::origin_rule> origins_;  // Host/Origin check of every route
     std::vector<std::unique_ptr<passthrough::handler>> handlers_;
     std::vector<std::thread> threads_;
     std::uint16_t port_ = 0;

@@ -245,7 +245,11 @@ std::string to_yaml(const gateway_config& config) {
         << "  max_requests_per_connection: " << s.max_requests_per_connection << '\n'
         << "  sse_heartbeat: " << format_duration(s.sse_heartbeat) << '\n'
         << "  websocket_tunnel: " << (s.websocket_tunnel ? "true" : "false") << '\n'
-        << "  console: " << (s.console ? "true" : "false") << '\n';
+        << "  console: " << (s.console ? "true" : "false") << '\n'
+        << "  allowed_hosts: [";
+    for (std::size_t i = 0; i < s.allowed_hosts.size(); ++i)
+        out << (i ? ", " : "") << quoted(s.allowed_hosts[i]);
+    out << "]\n";
     out << "upstreams:\n";
     for (const auto& u : config.upstreams) {
         out << "  - name: " << quoted(u.name) << '\n'

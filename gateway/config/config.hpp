@@ -33,6 +33,9 @@ struct server_config {
     duration sse_heartbeat{0};     // 0: off; else `: keep-alive` while upstream is silent
     bool websocket_tunnel = true;  // Upgrade: websocket is tunnelled (else refused)
     bool console = true;           // the web console at /console/
+    // Host/Origin names the gateway answers to besides IP literals, localhost and the listen
+    // address (http::origin_rule); "*": any.
+    std::vector<std::string> allowed_hosts;
 };
 
 enum class auth_mode { forward, replace };

@@ -143,10 +143,11 @@ public:
     }
 
     server_config server(const YAML::Node& node) const {
-        check_keys(node, "server",
-                   {"listen", "workers", "header_limit", "body_limit", "header_timeout",
-                    "body_timeout", "keep_alive_timeout", "write_timeout", "drain_time",
-                    "max_requests_per_connection", "sse_heartbeat", "websocket_tunnel", "console"});
+        check_keys(
+            node, "server",
+            {"listen", "workers", "header_limit", "body_limit", "header_timeout", "body_timeout",
+             "keep_alive_timeout", "write_timeout", "drain_time", "max_requests_per_connection",
+             "sse_heartbeat", "websocket_tunnel", "console", "allowed_hosts"});
         server_config s;
         if (auto n = node["listen"]) {
             auto text = scalar(n, "listen");
@@ -170,6 +171,7 @@ public:
         if (auto n = node["sse_heartbeat"]) s.sse_heartbeat = get_duration(n, "sse_heartbeat");
         if (auto n = node["websocket_tunnel"]) s.websocket_tunnel = get_bool(n, "websocket_tunnel");
         if (auto n = node["console"]) s.console = get_bool(n, "console");
+        if (auto n = node["allowed_hosts"]) s.allowed_hosts = string_list(n, "allowed_hosts");
         if (s.header_limit < 1024)
             fail(node["header_limit"], "`header_limit` must be at least 1KiB");
         return s;

@@ -99,19 +99,6 @@ std::string lower(std::string_view text) {
     return out;
 }
 
-// The host of "name", "name:port" or "[v6]:port", in lower case, without brackets.
-std::string host_part(std::string_view authority) {
-    if (authority.starts_with('[')) {
-        auto close = authority.find(']');
-        return close == std::string_view::npos ? std::string()
-                                               : lower(authority.substr(1, close - 1));
-    }
-    auto colon = authority.find(':');
-    if (colon != std::string_view::npos && authority.find(':', colon + 1) == std::string_view::npos)
-        authority = authority.substr(0, colon);
-    return lower(authority);
-}
-
 // The message of an elicitation that asks for an approval: what the call does, with its diff
 // (the summary of a preview holds it), capped at preview_bytes.
 std::string approval_question(const workflows::workflow& w, const json::object& asked) {
@@ -160,42 +147,7 @@ mcp_endpoint::mcp_endpoint(const config::gateway_config& config, store::state_st
       workspace_(config.mcp.workspace.empty() && !roots.paths().empty() ? roots.paths().front()
                                                                         : config.mcp.workspace),
       system_prompt_(config.mcp.system_prompt.empty() ? config.context.default_prompt
-                                                      : config.mcp.system_prompt) {
-    // Written as names, with or without a port ("gateway.example.com:443"): the name counts.
-    for (const auto& h : config.mcp.allowed_hosts) hosts_.push_back(host_part(h));
-    const auto& listen = config.server.listen.host;
-    if (listen != "0.0.0.0" && listen != "::" && !listen.empty())
-        hosts_.push_back(host_part(listen));
-}
-
-bool mcp_endpoint::allowed_host(std::string_view authority, const std::vector<std::string>& names) {
-    auto host = host_part(authority);
-    if (host.empty()) return false;
-    if (host == "localhost" || host == "127.0.0.1" || host == "::1") return true;
-    return std::any_of(names.begin(), names.end(),
-                       [&](const std::string& n) { return n == "*" || n == host; });
-}
-
-bool mcp_endpoint::allowed_origin(std::string_view origin, const std::vector<std::string>& names) {
-    auto scheme = origin.find("://");
-    if (scheme == std::string_view::npos) return false;  // also "null" (a sandboxed page)
-    auto authority = origin.substr(scheme + 3);
-    authority = authority.substr(0, authority.find('/'));
-    return allowed_host(authority, names);
-}
-
-http::guard mcp_endpoint::origin_guard() const {
-    return {"/mcp",
-            [this](const bhttp::request_header<>& head) {
-                auto host = head[bhttp::field::host];
-                auto origin = head[bhttp::field::origin];
-                return allowed_host(host, hosts_) &&
-                       (origin.empty() || allowed_origin(origin, hosts_));
-            },
-            errc::forbidden,
-            "The Host or Origin header names a host this gateway does not answer to (DNS "
-            "rebinding protection); list it in `mcp.allowed_hosts`."};
-}
+                                                      : config.mcp.system_prompt) {}
 
 http::handler mcp_endpoint::route(method m) {
     return [this, m](http::request_context& ctx) -> net::awaitable<void> {

@@ -52,16 +52,6 @@ public:
 
     using method = net::awaitable<http::reply> (mcp_endpoint::*)(http::request_context&);
     http::handler route(method m);
-    // The DNS-rebinding check for /mcp as a router guard: the Host header, and the Origin
-    // header when there is one, must name a host this gateway answers to (see allowed_host).
-    http::guard origin_guard() const;
-
-    // Whether `authority` ("name", "name:port", "[v6]:port") or an origin
-    // ("http://name:port") names one of `names` (lower case; "*" matches any). Loopback names
-    // are always allowed.
-    static bool allowed_host(std::string_view authority, const std::vector<std::string>& names);
-    static bool allowed_origin(std::string_view origin, const std::vector<std::string>& names);
-
     // Ends the tools/call streams (the gateway is draining); their runs go on.
     void end_streams() { streams_.end_all(); }
 
@@ -96,8 +86,7 @@ private:
     const workflows::registry& workflows_;
     workflows::runner& workflow_runs_;
     event_streams streams_;
-    std::vector<std::string> hosts_;  // allowed Host/Origin names besides the loopback ones
-    std::string workspace_;           // the chats' workspace ("": none), system prompt
+    std::string workspace_;  // the chats' workspace ("": none), system prompt
     std::string system_prompt_;
 
     mutable std::mutex mutex_;  // guards sessions_ and every session's members

@@ -8,6 +8,23 @@ namespace gateway::http {
 
 namespace json = boost::json;
 
+namespace {
+
+// Whether any string of `v`, key or value, holds a NUL: the stores refuse such text
+// (store::check_stored_text), so the API says so before anything is written.
+bool holds_nul(const json::value& v) {
+    if (v.is_string()) return v.get_string().find('\0') != json::string::npos;
+    if (v.is_array())
+        for (const auto& e : v.get_array())
+            if (holds_nul(e)) return true;
+    if (v.is_object())
+        for (const auto& [key, e] : v.get_object())
+            if (key.find('\0') != std::string_view::npos || holds_nul(e)) return true;
+    return false;
+}
+
+}  // namespace
+
 std::optional<json::object> body_object(std::string_view body, std::string& error) {
     if (body.empty()) return json::object();
     json::error_code ec;
@@ -20,6 +37,10 @@ std::optional<json::object> body_object(std::string_view body, std::string& erro
     }
     if (!value.is_object()) {
         error = "The body must be a JSON object.";
+        return std::nullopt;
+    }
+    if (holds_nul(value)) {
+        error = "The body holds a NUL character (\\u0000), which the gateway does not store.";
         return std::nullopt;
     }
     return std::move(value.as_object());

@@ -10,7 +10,8 @@
 // query parameters. Pure functions.
 namespace gateway::http {
 
-// The request body as a JSON object (an empty body is {}), or nullopt and `error`.
+// The request body as a JSON object (an empty body is {}), or nullopt and `error` (not JSON,
+// not an object, or a string holding a NUL character, which no store keeps).
 std::optional<boost::json::object> body_object(std::string_view body, std::string& error);
 // A string member, "" when absent or null; `error` is set when present with another type.
 std::string string_member(const boost::json::object& o, std::string_view key, std::string& error);

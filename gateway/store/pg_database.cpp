@@ -97,6 +97,8 @@ pg_rows pg_database::query(const char* sql, std::initializer_list<pg_param> para
     std::vector<int> lengths;
     std::vector<int> formats(params.size(), 0);
     for (const auto& p : params) {
+        // libpq reads a text parameter up to its first NUL: refused, never cut (state_store.hpp).
+        if (p.data()) check_stored_text({p.data(), static_cast<std::size_t>(p.size())});
         values.push_back(p.data());
         lengths.push_back(p.size());
     }

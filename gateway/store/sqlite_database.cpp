@@ -206,7 +206,8 @@ statement::~statement() {
 }
 
 statement& statement::bind(int index, std::string_view text) {
-    // SQLITE_TRANSIENT: SQLite copies the bytes; a NUL inside is kept (explicit length).
+    check_stored_text(text);  // the stores' one text rule (state_store.hpp)
+    // SQLITE_TRANSIENT: SQLite copies the bytes.
     if (sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()),
                           SQLITE_TRANSIENT) != SQLITE_OK)
         fail(db_, "bind");

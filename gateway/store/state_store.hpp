@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gateway::store {
@@ -186,6 +187,20 @@ public:
 struct store_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+
+// The one text rule of both stores: a text holding a NUL character is refused, never stored
+// (PostgreSQL's text type cannot hold one, and libpq would cut it there; SQLite would keep it:
+// the stores must not disagree). Callers check input first (http::body_object refuses NUL);
+// reaching this is a bug or content the caller did not clean, and ends the write.
+struct text_holds_nul : store_error {
+    text_holds_nul() : store_error("a text value holds a NUL character, which no store keeps") {}
+};
+
+// Throws text_holds_nul when `text` holds a NUL. Both database drivers call it for every text
+// they bind.
+inline void check_stored_text(std::string_view text) {
+    if (text.find('\0') != std::string_view::npos) throw text_holds_nul();
+}
 
 // A unique index refused a row: the store turns the ones it expects into values or into the
 // errors below.

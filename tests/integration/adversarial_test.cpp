@@ -35,21 +35,22 @@ BOOST_AUTO_TEST_CASE(transfer_encoding_not_ending_in_chunked_never_smuggles_a_se
     fake_upstream fake;
     running_gateway gw(make_config(fake));
     // The body is a complete second request; read as "no body", it would be served next.
-    const std::string smuggled = "GET /context/workflows HTTP/1.1\r\nHost: g\r\n\r\n";
+    const std::string smuggled = "GET /context/workflows HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     for (std::string te : {"xchunked", "chunked, identity", "gzip", "identity", "chunked\t;x"}) {
         auto [r, closed] = exchange_once(
-            gw.port(), "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: " + te +
-                           "\r\n\r\n" + smuggled);
+            gw.port(),
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: " + te +
+                "\r\n\r\n" + smuggled);
         BOOST_TEST(r.status == 400u, te);
         BOOST_TEST(error_code_of(r) == "bad_request", te);
         BOOST_TEST(r.header("Connection") == "close", te);
         BOOST_TEST(closed, te << ": the connection stayed open after the refusal");
     }
-    auto [r501, closed501] =
-        exchange_once(gw.port(),
-                      "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: gzip, "
-                      "chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n" +
-                          smuggled);
+    auto [r501, closed501] = exchange_once(
+        gw.port(),
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip, "
+        "chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n" +
+            smuggled);
     BOOST_TEST(r501.status == 501u);
     BOOST_TEST(closed501);
     BOOST_TEST(fake.requests().empty(), "a request reached the upstream");
@@ -61,7 +62,7 @@ BOOST_AUTO_TEST_CASE(trailer_fields_never_become_headers) {
     running_gateway gw(config);
     client c(gw.port());
     auto r = c.request(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nx-fake-mode: echo\r\n"
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nx-fake-mode: echo\r\n"
         "Transfer-Encoding: chunked\r\nTrailer: Authorization, X-Forwarded-For\r\n\r\n"
         "b\r\n{\"model\":1}\r\n0\r\nAuthorization: Bearer trailer-secret\r\n"
         "X-Forwarded-For: 6.6.6.6\r\n\r\n");
@@ -79,7 +80,7 @@ BOOST_AUTO_TEST_CASE(a_key_sent_only_in_a_trailer_authenticates_nothing) {
     context_fixture f([](auto& c) { c.context.api_keys = {"trailer-key-0123456789"}; });
     client c(f.port());
     auto r = c.request(
-        "POST /context/chats HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "POST /context/chats HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
         "e\r\n{\"model\":\"m\"} \r\n0\r\nAuthorization: Bearer trailer-key-0123456789\r\n\r\n");
     BOOST_TEST(r.status == 401u, r.body);
 }
@@ -94,7 +95,7 @@ BOOST_AUTO_TEST_CASE(dot_segments_never_leave_the_upstream_base_path) {
           "/v1/.%2e/admin", "/v1/..%2f..%2fadmin/keys", "/v1/..%5c..%5cadmin", "/v1/..\\admin",
           "/v1/models/../../../admin", "http://g/v1/../../admin/keys"}) {
         auto [r, closed] =
-            exchange_once(gw.port(), "GET " + target + " HTTP/1.1\r\nHost: g\r\n\r\n");
+            exchange_once(gw.port(), "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
         BOOST_TEST(r.status == 400u, target << " answered " << r.status << " " << r.body);
         BOOST_TEST(closed, target);
     }
@@ -119,11 +120,11 @@ BOOST_AUTO_TEST_CASE(host_rules_and_target_forms) {
          {with("POST /v1/chat/completions HTTP/1.1\r\n"),
           with("POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nHost: b\r\n"),
           with("POST /v1/chat/completions HTTP/1.1\r\nHost: \r\n"),
-          with("POST /v1/chat/completions#frag HTTP/1.1\r\nHost: g\r\n"),
-          with("POST /v1/chat/compl\xc3\xa9tions HTTP/1.1\r\nHost: g\r\n"),
-          with("POST /v1/chat/completions%zz HTTP/1.1\r\nHost: g\r\n"),
-          with("OPTIONS * HTTP/1.1\r\nHost: g\r\n"),
-          with("POST http://user@g/v1/chat/completions HTTP/1.1\r\nHost: g\r\n")}) {
+          with("POST /v1/chat/completions#frag HTTP/1.1\r\nHost: 127.0.0.1\r\n"),
+          with("POST /v1/chat/compl\xc3\xa9tions HTTP/1.1\r\nHost: 127.0.0.1\r\n"),
+          with("POST /v1/chat/completions%zz HTTP/1.1\r\nHost: 127.0.0.1\r\n"),
+          with("OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n"),
+          with("POST http://user@g/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n")}) {
         auto [r, closed] = exchange_once(gw.port(), bad);
         BOOST_TEST(r.status == 400u, bad.substr(0, 60) << " answered " << r.status);
         BOOST_TEST(closed);
@@ -133,8 +134,8 @@ BOOST_AUTO_TEST_CASE(host_rules_and_target_forms) {
     // Absolute-form (RFC 9112 §3.2.2) is accepted and forwarded in origin-form with our Host.
     client c(gw.port());
     auto r =
-        c.request(with("POST http://gateway.example:8080/v1/chat/completions?x=1 "
-                       "HTTP/1.1\r\nHost: gateway.example:8080\r\nx-fake-mode: echo\r\n"));
+        c.request(with("POST http://10.9.8.7:8080/v1/chat/completions?x=1 "
+                       "HTTP/1.1\r\nHost: 10.9.8.7:8080\r\nx-fake-mode: echo\r\n"));
     BOOST_TEST_REQUIRE(r.status == 200u, r.body);
     BOOST_TEST(r.body.starts_with("POST /v1/chat/completions?x=1 HTTP/1.1\r\nHost: 127.0.0.1:" +
                                   std::to_string(fake.port()) + "\r\n"),
@@ -153,7 +154,7 @@ BOOST_AUTO_TEST_CASE(unauthenticated_bodies_are_never_read) {
     client c(f.port(), 3s);
     // A large declared body, never sent: the 401 must come from the head alone.
     c.send(
-        "POST /context/chats HTTP/1.1\r\nHost: g\r\nContent-Type: application/json\r\n"
+        "POST /context/chats HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         "Content-Length: 30000000\r\n\r\n");
     auto started = clock::now();
     auto r = c.read_response();
@@ -164,7 +165,7 @@ BOOST_AUTO_TEST_CASE(unauthenticated_bodies_are_never_read) {
     // Expect: 100-continue gets the 401 instead of the go-ahead.
     client e(f.port(), 3s);
     e.send(
-        "POST /context/chats HTTP/1.1\r\nHost: g\r\nExpect: 100-continue\r\n"
+        "POST /context/chats HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
         "Content-Length: 100\r\n\r\n");
     auto r2 = e.read_response();
     BOOST_TEST(r2.status == 401u);
@@ -425,6 +426,74 @@ BOOST_AUTO_TEST_CASE(chat_messages_come_in_pages) {
     BOOST_TEST(seen == expected, boost::test_tools::per_element());
     BOOST_TEST(f.send("GET", "/context/chats/" + chat + "?limit=0").first.status == 400u);
     BOOST_TEST(f.send("GET", "/context/chats/" + chat + "?before=x").first.status == 400u);
+}
+
+// DNS rebinding: a page whose name now resolves to 127.0.0.1 sends that name as Host. Every route
+// refuses it before anything runs (no chat listed, no run started, no upstream called); the
+// gateway's own address, localhost and configured names are served.
+BOOST_AUTO_TEST_CASE(a_rebound_name_reaches_no_route) {
+    context_fixture f([](auto& c) { c.server.allowed_hosts = {"gateway.example.com"}; });
+    auto chat = f.create_chat();
+    for (std::string target :
+         std::vector<std::string>{"/context/chats", "/context/chats/" + chat, "/v1/models",
+                                  "/console/", "/v1/system-prompts", "/metrics"}) {
+        auto [r, closed] = exchange_once(
+            f.port(), "GET " + target + " HTTP/1.1\r\nHost: rebound.evil.example:8080\r\n\r\n");
+        BOOST_TEST(r.status == 403u, target << " answered " << r.status);
+        BOOST_TEST(r.body.find("server.allowed_hosts") != std::string::npos, r.body);
+    }
+    const std::string start = R"({"content":"read everything"})";
+    auto [run, closed] = exchange_once(
+        f.port(), "POST /context/chats/" + chat +
+                      "/messages HTTP/1.1\r\nHost: rebound.evil.example\r\nContent-Type: "
+                      "application/json\r\nContent-Length: " +
+                      std::to_string(start.size()) + "\r\n\r\n" + start);
+    BOOST_TEST(run.status == 403u);
+    BOOST_TEST(f.fake.requests().empty());
+    for (std::string host : {"127.0.0.1:1", "localhost:8080", "gateway.example.com",
+                             "GATEWAY.example.com:443", "[::1]:8080"}) {
+        auto [r, closed] =
+            exchange_once(f.port(), "GET /context/chats HTTP/1.1\r\nHost: " + host + "\r\n\r\n");
+        BOOST_TEST(r.status == 200u, host << " answered " << r.status);
+    }
+}
+
+// A page on another site posting straight to 127.0.0.1: the browser sends its Origin, and a
+// body it may send without asking (text/plain, a form). Both are refused before the body is read.
+BOOST_AUTO_TEST_CASE(cross_site_requests_and_non_json_bodies_change_nothing) {
+    context_fixture f;
+    const std::string body = R"({"model":"m","workspace":")" + f.workspace.string() + R"("})";
+    auto [foreign, c1] = exchange_once(
+        f.port(),
+        make_request("POST", "/context/chats", body,
+                     "Origin: https://evil.example.com\r\nContent-Type: application/json\r\n"));
+    BOOST_TEST(foreign.status == 403u, foreign.body);
+    BOOST_TEST(error_code_of(foreign) == "forbidden");
+    for (std::string type : {"text/plain", "application/x-www-form-urlencoded",
+                             "multipart/form-data; boundary=x", ""}) {
+        std::string fields = type.empty() ? "" : "Content-Type: " + type + "\r\n";
+        auto [r, closed] =
+            exchange_once(f.port(), make_request("POST", "/context/chats", body, fields));
+        BOOST_TEST(r.status == 415u, type << " answered " << r.status);
+        BOOST_TEST(error_code_of(r) == "unsupported_media_type");
+    }
+    auto [listed, jl] = f.send("GET", "/context/chats");
+    BOOST_TEST(jl.at("data").as_array().empty(), listed.body);
+    // The gateway's own console (same origin) and a frontend on this machine are served.
+    const std::vector<std::string> origins{"http://127.0.0.1:" + std::to_string(f.port()),
+                                           "http://localhost:5173"};
+    for (const auto& origin : origins) {
+        auto [r, closed] = exchange_once(
+            f.port(), make_request("POST", "/context/chats", body,
+                                   "Origin: " + origin + "\r\nContent-Type: application/json\r\n"));
+        BOOST_TEST(r.status == 201u, origin << " answered " << r.status);
+    }
+    // The /v1 face is guarded the same way: a cross-site page cannot spend the upstream key.
+    auto [spend, c2] = exchange_once(
+        f.port(), make_request("POST", "/v1/chat/completions", R"({"model":"m"})",
+                               "Origin: https://evil.example.com\r\nContent-Type: text/plain\r\n"));
+    BOOST_TEST(spend.status == 403u);
+    BOOST_TEST(f.fake.requests().empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -67,7 +67,10 @@ struct context_fixture {
                                           std::string_view headers = {}) {
         client c(port());
         auto text = body.is_null() ? std::string() : json::serialize(body);
-        auto r = c.request(make_request(method, path, text, std::string(headers) + auth_header));
+        std::string fields(headers);
+        if (!text.empty() && fields.find("Content-Type") == std::string::npos)
+            fields += "Content-Type: application/json\r\n";
+        auto r = c.request(make_request(method, path, text, fields + auth_header));
         json::error_code ec;
         auto parsed = json::parse(r.body, ec);
         return {r, ec ? json::value(nullptr) : parsed};

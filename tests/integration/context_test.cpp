@@ -436,7 +436,7 @@ BOOST_AUTO_TEST_CASE(messages_stream_when_asked_for_event_stream) {
     auto chat = f.create_chat();
     client c(f.port());
     c.send(make_request("POST", "/context/chats/" + chat + "/messages", R"({"content":"hello"})",
-                        "Accept: text/event-stream\r\n"));
+                        "Accept: text/event-stream\r\nContent-Type: application/json\r\n"));
     auto r = c.read_response();
     BOOST_TEST(r.status == 200u);
     BOOST_TEST(r.header("content-type") == "text/event-stream");
@@ -520,7 +520,8 @@ BOOST_AUTO_TEST_CASE(chat_creation_is_validated) {
         f.send("POST", "/context/chats", json::object{{"workspace", f.workspace.string()}});
     BOOST_TEST(r4.status == 400u);
     client c(f.port());
-    auto r5 = c.request(make_request("POST", "/context/chats", "{not json"));
+    auto r5 = c.request(
+        make_request("POST", "/context/chats", "{not json", "Content-Type: application/json\r\n"));
     BOOST_TEST(r5.status == 400u);
     auto [r6, j6] =
         f.send("POST", "/context/chats",
@@ -677,6 +678,24 @@ BOOST_AUTO_TEST_CASE(titles_workspaces_and_the_live_run) {
     BOOST_TEST(ended.at("live_run").is_null());
     // A later message does not rename a named chat.
     BOOST_TEST(ended.at("title").as_string() == "Typo hunt");
+}
+
+// A NUL in a stored text: 400 on both stores, where PostgreSQL used to keep `scrip` of
+// `scrip\u0000ted` and answer 201.
+BOOST_AUTO_TEST_CASE(a_nul_in_a_text_to_store_is_400_and_nothing_is_cut) {
+    context_fixture f;
+    std::string nul("scrip\0ted", 9);
+    auto [made, jm] = f.send("POST", "/context/chats",
+                             json::object{{"model", nul}, {"workspace", f.workspace.string()}});
+    BOOST_TEST(made.status == 400u, made.body);
+    BOOST_TEST(std::string(jm.at("error").at("message").as_string()).find("NUL") !=
+               std::string::npos);
+    auto chat = f.create_chat();
+    auto [renamed, jr] = f.send("PATCH", "/context/chats/" + chat, json::object{{"title", nul}});
+    BOOST_TEST(renamed.status == 400u, renamed.body);
+    auto [got, jg] = f.send("GET", "/context/chats/" + chat);
+    BOOST_TEST(jg.at("model").as_string() == "fake-model");
+    BOOST_TEST(json::serialize(jg).find("\\u0000") == std::string::npos, got.body);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

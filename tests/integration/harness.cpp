@@ -211,7 +211,7 @@ std::string make_request(std::string_view method, std::string_view target, std::
     r += method;
     r += ' ';
     r += target;
-    r += " HTTP/1.1\r\nHost: gateway.test\r\n";
+    r += " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
     r += headers;
     if (!body.empty() || method == "POST")
         r += "Content-Length: " + std::to_string(body.size()) + "\r\n";

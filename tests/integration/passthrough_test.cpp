@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE(five_megabyte_body_with_expect_continue_is_forwarded_exactl
     body += "\"}";
     client c(gw.port());
     std::string head =
-        "POST /v1/embeddings HTTP/1.1\r\nHost: g\r\nx-fake-mode: echo\r\n"
+        "POST /v1/embeddings HTTP/1.1\r\nHost: 127.0.0.1\r\nx-fake-mode: echo\r\n"
         "Expect: 100-continue\r\nContent-Length: " +
         std::to_string(body.size()) + "\r\n\r\n";
     c.send(head);
@@ -103,7 +103,7 @@ BOOST_AUTO_TEST_CASE(chunked_request_body_is_forwarded_with_its_bytes) {
     running_gateway gw(make_config(fake));
     client c(gw.port());
     auto r = c.request(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nx-fake-mode: echo\r\n"
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nx-fake-mode: echo\r\n"
         "Transfer-Encoding: chunked\r\n\r\n5\r\n{\"mod\r\n9\r\nel\":\"m\"}\n\r\n0\r\n\r\n");
     BOOST_TEST_REQUIRE(r.status == 200u);
     BOOST_TEST(body_of_raw_request(r.body) == "{\"model\":\"m\"}\n");
@@ -537,7 +537,8 @@ BOOST_AUTO_TEST_CASE(websocket_upgrade_is_tunnelled) {
     running_gateway gw(make_config(fake));
     client c(gw.port());
     c.send(
-        "GET /v1/responses HTTP/1.1\r\nHost: g\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+        "GET /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: "
+        "websocket\r\n"
         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         "Authorization: Bearer sk-client\r\n\r\n");
     response r;
@@ -562,7 +563,7 @@ BOOST_AUTO_TEST_CASE(websocket_refused_at_once_when_tunnelling_is_off) {
     running_gateway gw(config);
     client c(gw.port());
     auto r = c.request(
-        "GET /v1/responses HTTP/1.1\r\nHost: g\r\nConnection: Upgrade\r\nUpgrade: "
+        "GET /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: "
         "websocket\r\n\r\n");
     BOOST_TEST(r.status == 501u);
     BOOST_TEST(json::parse(r.body).at("error").at("code").as_string() == "websocket_not_supported");

@@ -200,4 +200,21 @@ BOOST_AUTO_TEST_CASE(requests_are_answered_taken_or_withdrawn) {
     BOOST_TEST(wait(s.pending_requests("r1")).empty());
 }
 
+// PostgreSQL's text cannot hold a NUL and libpq would cut the value there: refused instead, as the
+// SQLite store does (tests/unit/store), so a chat never silently names another model.
+BOOST_AUTO_TEST_CASE(a_text_holding_a_nul_is_refused_not_cut) {
+    gateway::config::store_config config;
+    config.type = gateway::config::store_type::postgres;
+    config.dsn = fresh_postgres_schema();
+    auto opened = store::pg_store::open(config);
+    BOOST_TEST_REQUIRE(bool(opened), opened.error);
+    auto& s = **opened.value;
+    std::string cut("scrip\0ted", 9);
+    BOOST_CHECK_THROW(wait(s.insert_chat({"c1", 1, "coding", cut, "/w", "editor"})),
+                      store::text_holds_nul);
+    BOOST_TEST(!wait(s.chat("c1")).has_value());
+    wait(s.insert_chat({"c2", 1, "coding", "scripted", "/w", "editor"}));
+    BOOST_TEST(wait(s.chat("c2"))->model == "scripted");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -73,7 +73,7 @@ BOOST_AUTO_TEST_CASE(oversized_body_is_413_without_reading_it) {
     running_gateway gw(config);
     client c(gw.port());
     c.send(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nExpect: 100-continue\r\n"
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
         "Content-Length: 2000000\r\n\r\n");
     auto r = c.read_response();
     BOOST_TEST(r.status == 413u);
@@ -82,7 +82,8 @@ BOOST_AUTO_TEST_CASE(oversized_body_is_413_without_reading_it) {
     client chunked(gw.port());
     std::string big(3000, 'x');
     auto r2 = chunked.request(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n\r\n" +
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: "
+        "chunked\r\n\r\n" +
         (std::string("bb8\r\n") + big + "\r\n0\r\n\r\n"));
     BOOST_TEST(r2.status == 413u);
     BOOST_TEST(fake.requests().empty());
@@ -102,20 +103,20 @@ BOOST_AUTO_TEST_CASE(malformed_requests_are_400) {
     }
     {
         client c(gw.port());
-        auto r = c.request("POST /v1/x HTTP/1.1\r\nHost: g\r\nContent-Length: abc\r\n\r\n");
+        auto r = c.request("POST /v1/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n");
         BOOST_TEST(r.status == 400u);
     }
     {
         client c(gw.port());
-        auto r = c.request(
-            "GET /v1/models HTTP/1.1\r\nHost: g\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n");
+        auto r = c.request("GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " +
+                           std::string(4000, 'a') + "\r\n\r\n");
         BOOST_TEST(r.status == 400u);
         BOOST_TEST(error_code_of(r) == "request_header_too_large");
     }
     {
         client c(gw.port());
-        auto r =
-            c.request("POST /v1/x HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+        auto r = c.request(
+            "POST /v1/x HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
         BOOST_TEST(r.status == 400u);
     }
     BOOST_TEST(fake.requests().empty());
@@ -144,7 +145,8 @@ BOOST_AUTO_TEST_CASE(a_client_stalling_mid_body_is_closed_after_body_timeout) {
     running_gateway gw(config);
     client c(gw.port());
     c.send(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: g\r\nContent-Length: 100\r\n\r\n{\"model\":");
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: "
+        "100\r\n\r\n{\"model\":");
     auto started = clock::now();
     BOOST_TEST(c.closed_by_peer());
     BOOST_TEST((clock::now() - started < 3s));

@@ -80,6 +80,18 @@ struct temp_store {
 
 BOOST_AUTO_TEST_SUITE(sqlite_store_suite)
 
+// The stores' one text rule: a NUL is refused (PostgreSQL cannot keep it, tests/integration
+// replicas), never stored by one store and cut by the other.
+BOOST_AUTO_TEST_CASE(a_text_holding_a_nul_is_refused) {
+    temp_store t;
+    std::string cut("scrip\0ted", 9);
+    BOOST_CHECK_THROW(t.wait(t.s->insert_chat({"c1", 1, "coding", cut, "/w", "editor"})),
+                      text_holds_nul);
+    BOOST_TEST(!t.wait(t.s->chat("c1")).has_value());
+    t.chat("c2");
+    BOOST_CHECK_THROW(t.message("c2", "", "user", cut), text_holds_nul);
+}
+
 BOOST_AUTO_TEST_CASE(migrates_once_and_survives_reopening) {
     temp_store t;
     BOOST_TEST(t.s->schema_version() == latest_schema_version());
