@@ -50,6 +50,21 @@ void usage_ledger::record(std::string_view key_id, std::string_view model,
                           std::int64_t now_ms) {
     const std::string& day = utc_day(now_ms);
     std::lock_guard lock(mutex_);
+    if (day != seen_day_) {
+        seen_day_ = day;
+        models_seen_.clear();
+    }
+    auto keyed = models_seen_.find(key_id);
+    if (keyed == models_seen_.end())
+        keyed =
+            models_seen_.emplace(std::string(key_id), std::set<std::string, std::less<>>{}).first;
+    auto& seen = keyed->second;
+    if (seen.find(model) == seen.end()) {
+        if (seen.size() < max_models_per_key_day)
+            seen.emplace(model);
+        else
+            model = other_model;
+    }
     auto found = pending_.find(std::make_tuple(std::string_view(day), key_id, model, upstream));
     if (found == pending_.end()) {
         store::usage_row fresh;

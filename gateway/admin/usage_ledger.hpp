@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -25,9 +26,15 @@ namespace net = boost::asio;
 // Token usage on its way to the store: record() adds to in-memory totals per UTC day, key, model
 // and upstream (a lock and a map update, no I/O on the request's path); a thread of its own
 // writes them every `interval` in one transaction, and stop() writes what is left. A failed
-// write keeps the totals for the next one. Thread-safe.
+// write keeps the totals for the next one. Model names come from clients: per key and UTC day
+// the first `max_models_per_key_day` distinct names get rows of their own and later ones are
+// counted under `other_model`, so inventing names cannot grow the table without bound.
+// Thread-safe.
 class usage_ledger {
 public:
+    static constexpr std::size_t max_models_per_key_day = 100;
+    static constexpr std::string_view other_model = "(other)";
+
     usage_ledger(store::state_store& store, std::chrono::milliseconds interval);
     ~usage_ledger();
     usage_ledger(const usage_ledger&) = delete;
@@ -54,6 +61,8 @@ private:
     std::map<std::tuple<std::string, std::string, std::string, std::string>, store::usage_row,
              std::less<>>
         pending_;
+    std::string seen_day_;  // the day models_seen_ counts
+    std::map<std::string, std::set<std::string, std::less<>>, std::less<>> models_seen_;  // by key
     std::condition_variable wake_;
     bool stopping_ = false;
     std::thread thread_;

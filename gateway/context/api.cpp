@@ -3,6 +3,7 @@
 #include "gateway/agent/excerpt.hpp"
 #include "gateway/context/views.hpp"
 #include "gateway/error.hpp"
+#include "gateway/providers/conversation.hpp"
 
 #include <openssl/crypto.h>
 #include <boost/beast/core/string.hpp>
@@ -217,6 +218,9 @@ net::awaitable<reply> api::create_chat(http::request_context& ctx) {
     if (chat.edits.empty()) chat.edits = "approve";
     if (error.empty() && chat.model.empty())
         error = "`model` is required: the model the agent loop asks.";
+    if (error.empty() && chat.model.size() > providers::max_model_name_bytes)
+        error = "`model` is longer than " + std::to_string(providers::max_model_name_bytes) +
+                " bytes; no model has such a name.";
     if (chat.system_prompt.empty()) chat.system_prompt = config_.context.default_prompt;
     if (error.empty() && !prompts_.find(chat.system_prompt)) {
         std::string ids;

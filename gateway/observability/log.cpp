@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <string>
@@ -118,6 +120,98 @@ void append_json_string(std::string& out, std::string_view text) {
     out += '"';
 }
 
+namespace {
+
+// A value for a text line: control characters, backslash and space as \xNN, so a value a client
+// chose (a model name, a path, a request id) can neither end the line nor pass for another field.
+void append_text_value(std::string& line, std::string_view text) {
+    static constexpr char hex[] = "0123456789abcdef";
+    for (unsigned char c : text) {
+        if (c <= 0x20 || c == 0x7f || c == '\\') {
+            line += "\\x";
+            line += hex[c >> 4];
+            line += hex[c & 0xf];
+        } else {
+            line += static_cast<char>(c);
+        }
+    }
+}
+
+// A message for a text line: whole words kept, only control characters escaped (messages quote
+// upstream answers and names that may hold a newline).
+void append_message(std::string& line, std::string_view text) {
+    static constexpr char hex[] = "0123456789abcdef";
+    for (unsigned char c : text) {
+        if (c < 0x20 || c == 0x7f) {
+            line += "\\x";
+            line += hex[c >> 4];
+            line += hex[c & 0xf];
+        } else {
+            line += static_cast<char>(c);
+        }
+    }
+}
+
+int hex_value(char h) {
+    return h >= '0' && h <= '9'   ? h - '0'
+           : h >= 'a' && h <= 'f' ? h - 'a' + 10
+           : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                  : -1;
+}
+
+// Whether a query parameter's name says its value is a secret.
+bool secret_parameter(std::string_view name) {
+    static constexpr std::string_view secrets[] = {
+        "key",    "api_key", "apikey",    "access_token", "token",        "password",
+        "secret", "sig",     "signature", "code",         "client_secret"};
+    for (auto s : secrets)
+        if (name.size() == s.size() &&
+            std::equal(name.begin(), name.end(), s.begin(), [](char a, char b) {
+                return std::tolower(static_cast<unsigned char>(a)) == b;
+            }))
+            return true;
+    return false;
+}
+
+}  // namespace
+
+std::string redacted_target(std::string_view target) {
+    auto q = target.find('?');
+    if (q == std::string_view::npos) return std::string(target);
+    std::string out(target.substr(0, q + 1));
+    auto query = target.substr(q + 1);
+    bool first = true;
+    while (true) {
+        auto amp = query.find('&');
+        auto pair = query.substr(0, amp);
+        if (!first) out += '&';
+        first = false;
+        auto eq = pair.find('=');
+        auto name = pair.substr(0, eq);
+        // The name as sent, percent-decoded ("%6Bey" is `key` to the upstream too).
+        std::string decoded;
+        for (std::size_t i = 0; i < name.size(); ++i) {
+            int hi = i + 2 < name.size() && name[i] == '%' ? hex_value(name[i + 1]) : -1;
+            int lo = hi >= 0 ? hex_value(name[i + 2]) : -1;
+            if (lo >= 0) {
+                decoded += static_cast<char>(hi * 16 + lo);
+                i += 2;
+            } else {
+                decoded += name[i];
+            }
+        }
+        if (eq != std::string_view::npos && secret_parameter(decoded)) {
+            out += name;
+            out += "=REDACTED";
+        } else {
+            out += pair;
+        }
+        if (amp == std::string_view::npos) break;
+        query.remove_prefix(amp + 1);
+    }
+    return out;
+}
+
 void log(config::log_level level, std::string_view message) {
     if (!enabled(level)) return;
     std::string line;
@@ -131,7 +225,7 @@ void log(config::log_level level, std::string_view message) {
         line += ' ';
         line += name(level, false);
         line += ' ';
-        line += message;
+        append_message(line, message);
     }
     emit(line);
 }
@@ -145,7 +239,7 @@ void log_access(const access_entry& e) {
         json_field(line, "type", "access");
         json_field(line, "request_id", e.request_id);
         json_field(line, "method", e.method);
-        json_field(line, "path", e.path);
+        json_field(line, "path", redacted_target(e.path));
         json_field(line, "status", e.status);
         json_field(line, "bytes", static_cast<std::int64_t>(e.bytes));
         json_field(line, "duration_ms", e.duration_us / 1000);
@@ -162,7 +256,7 @@ void log_access(const access_entry& e) {
         line += " INFO ";
         line += e.method;
         line += ' ';
-        line += e.path;
+        append_text_value(line, redacted_target(e.path));
         line += ' ';
         line += std::to_string(e.status);
         line += " bytes=" + std::to_string(e.bytes);
@@ -171,14 +265,19 @@ void log_access(const access_entry& e) {
         if (e.first_byte_us >= 0)
             line += " ttfb_ms=" + std::to_string(e.first_byte_us / 1000) + "." +
                     std::to_string(e.first_byte_us % 1000 / 100);
-        if (!e.upstream.empty()) line += " upstream=" + std::string(e.upstream);
-        if (!e.model.empty()) line += " model=" + std::string(e.model);
-        if (!e.key_id.empty()) line += " key=" + std::string(e.key_id);
+        auto field = [&line](std::string_view name, std::string_view value) {
+            if (value.empty()) return;
+            line += name;
+            append_text_value(line, value);
+        };
+        field(" upstream=", e.upstream);
+        field(" model=", e.model);
+        field(" key=", e.key_id);
         if (e.input_tokens >= 0 || e.output_tokens >= 0)
             line += " tokens=" + std::to_string(std::max<std::int64_t>(e.input_tokens, 0)) + "/" +
                     std::to_string(std::max<std::int64_t>(e.output_tokens, 0));
         line += " id=";
-        line += e.request_id;
+        append_text_value(line, e.request_id);
     }
     emit(line);
 }

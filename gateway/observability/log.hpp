@@ -49,8 +49,14 @@ struct access_entry {
 };
 
 // The access line at info level: text "GET /v1/models 200 bytes=… time_ms=… …" or, with
-// `format: json`, an object with every field of `entry` (type "access").
+// `format: json`, an object with every field of `entry` (type "access"). The path's secret
+// query values (`key=`, `api_key=`, `access_token=`…) are written as REDACTED; in text, values a
+// client chose (path, model, ids) have control characters, spaces and backslashes escaped as
+// \xNN, and log() escapes control characters in every message, so no line can be forged.
 void log_access(const access_entry& entry);
+
+// `target` with the values of secret-bearing query parameters replaced by "REDACTED".
+std::string redacted_target(std::string_view target);
 
 // `text` as a JSON string literal (quotes included) appended to `out`.
 void append_json_string(std::string& out, std::string_view text);

@@ -1,5 +1,6 @@
 #include "gateway/observability/metrics.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <mutex>
@@ -11,6 +12,8 @@ namespace {
 
 constexpr char separator = '\x1f';
 constexpr std::string_view overflow_value = "other";
+// The longest label value kept (a model name past it is cut); the edge refuses longer names.
+constexpr std::size_t max_label_bytes = 256;
 
 // Buckets. Seconds for HTTP (Prometheus' client defaults, widened for long completions); the
 // GenAI conventions' advisory boundaries for tokens, operation duration and time to first token.
@@ -85,12 +88,53 @@ family_base::family_base(std::string name, std::string help, std::vector<std::st
       labels_(std::move(labels)),
       max_series_(max_series) {}
 
+namespace {
+
+void append_label_value(std::string& key, std::string_view value) {
+    // Plain values (every one the gateway makes itself) are copied as they are.
+    bool plain =
+        value.size() <= max_label_bytes && std::all_of(value.begin(), value.end(), [](char c) {
+            auto u = static_cast<unsigned char>(c);
+            return u >= 0x20 && u < 0x7f;
+        });
+    if (plain) {
+        key += value;
+        return;
+    }
+    // Client-chosen text (a model name): control characters but the newline (which the format
+    // escapes; the key's separator, CR and NUL among them) and bytes that are not UTF-8 become '?',
+    // and the value is cut at max_label_bytes on a character boundary, so that what Prometheus'
+    // text format carries is what was meant and a label can never move into another series.
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < value.size();) {
+        auto c = static_cast<unsigned char>(value[i]);
+        std::size_t length = c < 0x80           ? 1
+                             : (c >> 5) == 0x6  ? 2
+                             : (c >> 4) == 0xe  ? 3
+                             : (c >> 3) == 0x1e ? 4
+                                                : 0;
+        bool valid = length > 0 && i + length <= value.size();
+        for (std::size_t k = 1; valid && k < length; ++k)
+            valid = (static_cast<unsigned char>(value[i + k]) & 0xc0) == 0x80;
+        if (!valid) length = 1;
+        if (kept + length > max_label_bytes) break;
+        if (!valid || (c < 0x20 && c != '\n') || c == 0x7f)
+            key += '?';
+        else
+            key.append(value.data() + i, length);
+        kept += length;
+        i += length;
+    }
+}
+
+}  // namespace
+
 void family_base::key_of(std::initializer_list<std::string_view> values, std::string& key) const {
     key.clear();
     std::size_t i = 0;
     for (auto v : values) {
         if (i++) key += separator;
-        key += v;
+        append_label_value(key, v);
     }
     // A missing value is empty; a surplus one is a bug caught in tests by the rendered output.
     for (; i < labels_.size(); ++i) key += separator;

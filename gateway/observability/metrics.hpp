@@ -20,7 +20,10 @@ namespace gateway::observability {
 // operations; finding it takes a shared lock and one ordered-map lookup, so hot paths may keep
 // the reference. Label sets are bounded: past `max_series` distinct sets a family puts new ones
 // in a single series whose every label is "other" (a client choosing model names cannot grow
-// the scrape without bound). Thread-safe.
+// the scrape without bound), and label values are bounded in size: past 256 bytes a value is cut,
+// and control characters (but the newline, which the format escapes) and invalid UTF-8 become '?'
+// (a client's model name can neither forge a line nor shift labels into another series).
+// Thread-safe.
 
 class counter {
 public:

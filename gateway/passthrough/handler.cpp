@@ -220,6 +220,11 @@ struct destination {
 
 namespace {
 
+std::string too_long_model_name() {
+    return "The model name is longer than " + std::to_string(providers::max_model_name_bytes) +
+           " bytes; no model has such a name.";
+}
+
 destination choose(const http::request_context& ctx, const config::gateway_config& config,
                    const model_router& router) {
     std::string_view target = ctx.req.target();
@@ -232,6 +237,10 @@ destination choose(const http::request_context& ctx, const config::gateway_confi
             auto name = path.substr(15);
             model = std::string(name.substr(0, name.find(':')));
         }
+        if (model && model->size() > providers::max_model_name_bytes) {
+            d.refusal = too_long_model_name();
+            return d;
+        }
         d.upstream = router.route(model, config::provider_kind::gemini);
         d.model = model.value_or("");
         d.target = target.substr(7);
@@ -239,6 +248,10 @@ destination choose(const http::request_context& ctx, const config::gateway_confi
         return d;
     }
     if (!ctx.req.body().empty()) model = read_model(ctx.req.body());
+    if (model && model->size() > providers::max_model_name_bytes) {
+        d.refusal = too_long_model_name();
+        return d;
+    }
     d.model = model.value_or("");
     if (path == "/v1/messages" || path.starts_with("/v1/messages/")) {
         if (auto up = router.route(model, config::provider_kind::anthropic)) {

@@ -17,6 +17,11 @@
 
 namespace gateway::providers {
 
+// The longest model name the gateway takes (OpenAI's, Anthropic's and Gemini's names, fine-tuned
+// ones and ARNs included, are far shorter): a longer one is refused at the edge, before it can
+// become a metric label, a usage row or a log field.
+constexpr std::size_t max_model_name_bytes = 256;
+
 namespace json = boost::json;
 
 using provider = config::provider_kind;

@@ -496,4 +496,27 @@ BOOST_AUTO_TEST_CASE(cross_site_requests_and_non_json_bodies_change_nothing) {
     BOOST_TEST(f.fake.requests().empty());
 }
 
+// A model name becomes a metric label, a usage row and a log field: one longer than any model's
+// is refused at the edge, on every path that names a model, before any upstream is asked.
+BOOST_AUTO_TEST_CASE(a_model_name_longer_than_any_models_is_refused_at_the_edge) {
+    fake_upstream fake;
+    running_gateway gw(make_config(fake));
+    std::string name(300, 'm');
+    auto body = R"({"model":")" + name + R"(","messages":[]})";
+    for (auto raw :
+         {make_request("POST", "/v1/chat/completions", body, "Content-Type: application/json\r\n"),
+          make_request("POST", "/v1beta/models/" + name + ":generateContent", "{}")}) {
+        auto [r, closed] = exchange_once(gw.port(), raw);
+        BOOST_TEST(r.status == 400u, r.body);
+        BOOST_TEST(r.body.find("longer than 256 bytes") != std::string::npos, r.body);
+    }
+    BOOST_TEST(fake.requests().empty());
+    // 256 bytes is a name like any other.
+    std::string longest(256, 'm');
+    auto [ok, closed] =
+        exchange_once(gw.port(), make_request("POST", "/v1/chat/completions",
+                                              R"({"model":")" + longest + R"(","messages":[]})"));
+    BOOST_TEST(ok.status == 200u, ok.body);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -63,6 +63,29 @@ BOOST_AUTO_TEST_CASE(label_sets_are_bounded) {
                out);
 }
 
+// A client's model name is a label value: it stays in its own label (the key's separator, CR and
+// NUL are replaced), is valid UTF-8, and is at most 256 bytes however long the name was.
+BOOST_AUTO_TEST_CASE(label_values_are_bounded_and_cannot_move_into_another_series) {
+    family<counter> tokens("demo_tokens_total", "Tokens.", {"model", "type"});
+    tokens.with({std::string("m\x1f") + "output", "input"}).inc();
+    tokens.with({std::string("a\rb\0c\x7f", 6) + "\xff\xc3", "input"}).inc();
+    tokens.with({std::string(40'000, 'x'), "input"}).inc();
+    tokens.with({"caf\xc3\xa9", "input"}).inc();
+    std::string out;
+    tokens.render(out);
+    BOOST_TEST(
+        out.find("demo_tokens_total{model=\"m?output\",type=\"input\"} 1\n") != std::string::npos,
+        out);
+    BOOST_TEST(out.find("{model=\"a?b?c???\",type=\"input\"} 1\n") != std::string::npos, out);
+    BOOST_TEST(out.find("{model=\"" + std::string(256, 'x') + "\",type=\"input\"} 1\n") !=
+               std::string::npos);
+    BOOST_TEST(out.find(std::string(257, 'x')) == std::string::npos);
+    BOOST_TEST(out.find("caf\xc3\xa9") != std::string::npos);  // UTF-8 is kept
+    BOOST_TEST(out.find('\r') == std::string::npos);
+    BOOST_TEST(out.find('\0') == std::string::npos);
+    BOOST_TEST(out.size() < 2000u);
+}
+
 BOOST_AUTO_TEST_CASE(concurrent_updates_are_all_counted) {
     family<counter> c("demo_concurrent_total", "Concurrent.", {"thread"});
     std::vector<std::thread> threads;

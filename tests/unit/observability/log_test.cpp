@@ -1,0 +1,80 @@
+// The log writer: every line is one line, whatever a client put into the values it shows, and
+// secrets in query strings never reach it.
+#include "gateway/observability/log.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+using namespace gateway::observability;
+
+namespace {
+
+// What the code under test writes to stderr while `write` runs.
+template <class F>
+std::string captured(F write) {
+    std::fflush(stderr);
+    char path[] = "/tmp/contextgate-log-XXXXXX";
+    int file = ::mkstemp(path);
+    int saved = ::dup(STDERR_FILENO);
+    ::dup2(file, STDERR_FILENO);
+    write();
+    ::dup2(saved, STDERR_FILENO);
+    ::close(saved);
+    ::close(file);
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::remove(path);
+    return text.str();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(log_writer)
+
+BOOST_AUTO_TEST_CASE(query_secrets_are_redacted_in_any_spelling) {
+    BOOST_TEST(redacted_target("/v1beta/models/g:generateContent?key=AIzaSECRET&alt=sse") ==
+               "/v1beta/models/g:generateContent?key=REDACTED&alt=sse");
+    BOOST_TEST(redacted_target("/x?alt=sse&%6Bey=sk-cg-1&API_KEY=2&access_token=3&keys=4") ==
+               "/x?alt=sse&%6Bey=REDACTED&API_KEY=REDACTED&access_token=REDACTED&keys=4");
+    BOOST_TEST(redacted_target("/v1/models") == "/v1/models");
+    BOOST_TEST(redacted_target("/v1/models?") == "/v1/models?");
+    BOOST_TEST(redacted_target("/x?key") == "/x?key");  // no value, nothing to hide
+}
+
+BOOST_AUTO_TEST_CASE(an_access_line_is_one_line_and_hides_the_key) {
+    set_format(gateway::config::log_format::text);
+    set_level(gateway::config::log_level::info);
+    access_entry e;
+    e.request_id = "id 1";
+    e.method = "POST";
+    e.path = "/v1beta/models/g:generateContent?key=AIzaSECRET";
+    e.status = 200;
+    e.model = "m\n2026-11-25T00:00:00.000Z INFO POST /v1/forged 200 key=admin";
+    e.upstream = "gemini";
+    auto text = captured([&] { log_access(e); });
+    BOOST_TEST(std::count(text.begin(), text.end(), '\n') == 1, text);
+    BOOST_TEST(text.find("AIzaSECRET") == std::string::npos, text);
+    BOOST_TEST(text.find("?key=REDACTED") != std::string::npos, text);
+    BOOST_TEST(
+        text.find(" model=m\\x0a2026-11-25T00:00:00.000Z\\x20INFO\\x20POST") != std::string::npos,
+        text);
+    BOOST_TEST(text.find(" id=id\\x201") != std::string::npos, text);
+
+    auto message = captured([] { log_warn("upstream said: bad\r\nINFO forged"); });
+    BOOST_TEST(std::count(message.begin(), message.end(), '\n') == 1, message);
+    BOOST_TEST(message.find("bad\\x0d\\x0aINFO forged") != std::string::npos, message);
+
+    set_format(gateway::config::log_format::json);
+    auto json = captured([&] { log_access(e); });
+    set_format(gateway::config::log_format::text);
+    BOOST_TEST(std::count(json.begin(), json.end(), '\n') == 1, json);
+    BOOST_TEST(json.find("AIzaSECRET") == std::string::npos, json);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
