@@ -52,11 +52,26 @@ std::variant<std::shared_ptr<const virtual_key>, http::reply> gatekeeper::identi
 }
 
 net::awaitable<std::variant<pass, http::reply>> gatekeeper::admit(
-    std::shared_ptr<const virtual_key> key, const http::request& req, std::string model) {
-    if (!model.empty() && !key->allows_model(model)) {
+    std::shared_ptr<const virtual_key> key, const http::request& req,
+    const requested_models& asked) {
+    if (asked.tunnel && (!key->models.empty() || key->tpm || key->budget_tokens))
         co_return http::reply::error(
             errc::model_not_allowed,
-            "The API key `" + key->name + "` may not use model `" + model + "`.");
+            "The API key `" + key->name +
+                "` has model or token limits, which the gateway cannot apply to a WebSocket "
+                "tunnel's frames; send the requests over HTTP.");
+    if (!key->models.empty() && !asked.model_less && !asked.tunnel) {
+        if (!asked.established || asked.names.empty())
+            co_return http::reply::error(
+                errc::model_not_allowed,
+                "The API key `" + key->name +
+                    "` may use only some models, and the gateway cannot tell which model this "
+                    "request uses.");
+        for (const auto& model : asked.names)
+            if (!key->allows_model(model))
+                co_return http::reply::error(
+                    errc::model_not_allowed,
+                    "The API key `" + key->name + "` may not use model `" + model + "`.");
     }
     pass p;
     p.key = key;

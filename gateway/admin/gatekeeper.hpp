@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gateway::admin {
 
@@ -19,6 +20,15 @@ struct pass {
     std::shared_ptr<const virtual_key> key;
     claim counted;
     bool limited = false;  // a claim was counted and must be settled
+};
+
+// What a request asks of the models, as far as the gateway can tell before forwarding it
+// (passthrough::models_of reads it from the path, a JSON or multipart body, or a batch).
+struct requested_models {
+    std::vector<std::string> names;  // every model the request names
+    bool established = false;        // `names` is all of them
+    bool model_less = false;         // the request uses no model by nature (a listing, a file)
+    bool tunnel = false;             // a WebSocket tunnel: its frames are not read
 };
 
 // Virtual keys in front of /v1: with no key ever configured every request goes on as before;
@@ -36,10 +46,13 @@ public:
     std::variant<std::shared_ptr<const virtual_key>, http::reply> identify(
         const http::request& req, std::int64_t now_ms) const;
 
-    // Checks the model and the limits for `key`; counts the request when it may go on.
+    // Checks the models and the limits for `key`; counts the request when it may go on. A key
+    // with a model list is refused (403) a request whose models the gateway could not establish
+    // (unless it is model-less by nature), and the WebSocket tunnel, whose frames it does not
+    // read; so is a key with token limits or a budget the tunnel, which no usage would settle.
     net::awaitable<std::variant<pass, http::reply>> admit(std::shared_ptr<const virtual_key> key,
                                                           const http::request& req,
-                                                          std::string model);
+                                                          const requested_models& asked);
 
     // The request ended: its reserved tokens replaced by `used_tokens` (the estimate when the
     // answer reported none), its parallel slot freed.

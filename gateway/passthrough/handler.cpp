@@ -11,6 +11,7 @@
 #include "gateway/passthrough/client.hpp"
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/relay.hpp"
+#include "gateway/passthrough/request_models.hpp"
 #include "gateway/passthrough/translator.hpp"
 #include "gateway/passthrough/usage_observer.hpp"
 #include "gateway/providers/adapter.hpp"
@@ -374,7 +375,8 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
         co_await http::write_error(ctx, errc::bad_request, where.refusal);
         co_return;
     }
-    auto admitted = co_await gate_->admit(key, ctx.req, where.model);
+    auto asked = models_of(ctx.req, upgrade);
+    auto admitted = co_await gate_->admit(key, ctx.req, asked);
     if (auto* refused = std::get_if<http::reply>(&admitted)) {
         co_await http::write_reply(ctx, std::move(*refused));
         co_return;

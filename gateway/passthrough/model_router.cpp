@@ -38,6 +38,8 @@ bool names_model(std::string_view literal) {
 }  // namespace
 
 std::optional<std::string> read_model(std::string_view t) {
+    // A UTF-8 byte order mark before the object: upstreams' JSON parsers skip it, so does this.
+    if (t.starts_with("\xEF\xBB\xBF")) t.remove_prefix(3);
     std::size_t i = json_skip_space(t, 0);
     if (i >= t.size() || t[i] != '{') return std::nullopt;
     std::optional<std::string> model;

@@ -13,7 +13,8 @@ namespace gateway::passthrough {
 // nested values without parsing them (request bodies run to hundreds of KB, and SDKs put
 // `messages` before `model`); the body is never copied or re-serialized. When the member appears
 // twice the last one counts, as in the JSON parsers upstreams use, so a key's model limits and the
-// routing see the model the upstream runs. nullopt for anything else (not an object, no such
+// routing see the model the upstream runs; a UTF-8 byte order mark before the object is skipped,
+// as upstreams do. nullopt for anything else (not an object, no such
 // member, not a string). The rest of the body is not validated: a malformed one goes where its
 // model says and is refused there.
 std::optional<std::string> read_model(std::string_view json_body);

@@ -27,6 +27,13 @@ std::pair<response, bool> exchange_once(std::uint16_t port, const std::string& r
     return {r, closed};
 }
 
+// Sends `raw` on a fresh connection and reads the one response, whether or not the gateway keeps
+// the connection open after it.
+response exchange(std::uint16_t port, const std::string& raw) {
+    client c(port, 5s);
+    return c.request(raw);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(adversarial)
@@ -437,23 +444,22 @@ BOOST_AUTO_TEST_CASE(a_rebound_name_reaches_no_route) {
     for (std::string target :
          std::vector<std::string>{"/context/chats", "/context/chats/" + chat, "/v1/models",
                                   "/console/", "/v1/system-prompts", "/metrics"}) {
-        auto [r, closed] = exchange_once(
-            f.port(), "GET " + target + " HTTP/1.1\r\nHost: rebound.evil.example:8080\r\n\r\n");
+        auto r = exchange(f.port(),
+                          "GET " + target + " HTTP/1.1\r\nHost: rebound.evil.example:8080\r\n\r\n");
         BOOST_TEST(r.status == 403u, target << " answered " << r.status);
         BOOST_TEST(r.body.find("server.allowed_hosts") != std::string::npos, r.body);
     }
     const std::string start = R"({"content":"read everything"})";
-    auto [run, closed] = exchange_once(
-        f.port(), "POST /context/chats/" + chat +
-                      "/messages HTTP/1.1\r\nHost: rebound.evil.example\r\nContent-Type: "
-                      "application/json\r\nContent-Length: " +
-                      std::to_string(start.size()) + "\r\n\r\n" + start);
+    auto run =
+        exchange(f.port(), "POST /context/chats/" + chat +
+                               "/messages HTTP/1.1\r\nHost: rebound.evil.example\r\nContent-Type: "
+                               "application/json\r\nContent-Length: " +
+                               std::to_string(start.size()) + "\r\n\r\n" + start);
     BOOST_TEST(run.status == 403u);
     BOOST_TEST(f.fake.requests().empty());
     for (std::string host : {"127.0.0.1:1", "localhost:8080", "gateway.example.com",
                              "GATEWAY.example.com:443", "[::1]:8080"}) {
-        auto [r, closed] =
-            exchange_once(f.port(), "GET /context/chats HTTP/1.1\r\nHost: " + host + "\r\n\r\n");
+        auto r = exchange(f.port(), "GET /context/chats HTTP/1.1\r\nHost: " + host + "\r\n\r\n");
         BOOST_TEST(r.status == 200u, host << " answered " << r.status);
     }
 }
@@ -463,7 +469,7 @@ BOOST_AUTO_TEST_CASE(a_rebound_name_reaches_no_route) {
 BOOST_AUTO_TEST_CASE(cross_site_requests_and_non_json_bodies_change_nothing) {
     context_fixture f;
     const std::string body = R"({"model":"m","workspace":")" + f.workspace.string() + R"("})";
-    auto [foreign, c1] = exchange_once(
+    auto foreign = exchange(
         f.port(),
         make_request("POST", "/context/chats", body,
                      "Origin: https://evil.example.com\r\nContent-Type: application/json\r\n"));
@@ -472,8 +478,7 @@ BOOST_AUTO_TEST_CASE(cross_site_requests_and_non_json_bodies_change_nothing) {
     for (std::string type : {"text/plain", "application/x-www-form-urlencoded",
                              "multipart/form-data; boundary=x", ""}) {
         std::string fields = type.empty() ? "" : "Content-Type: " + type + "\r\n";
-        auto [r, closed] =
-            exchange_once(f.port(), make_request("POST", "/context/chats", body, fields));
+        auto r = exchange(f.port(), make_request("POST", "/context/chats", body, fields));
         BOOST_TEST(r.status == 415u, type << " answered " << r.status);
         BOOST_TEST(error_code_of(r) == "unsupported_media_type");
     }
@@ -483,13 +488,13 @@ BOOST_AUTO_TEST_CASE(cross_site_requests_and_non_json_bodies_change_nothing) {
     const std::vector<std::string> origins{"http://127.0.0.1:" + std::to_string(f.port()),
                                            "http://localhost:5173"};
     for (const auto& origin : origins) {
-        auto [r, closed] = exchange_once(
+        auto r = exchange(
             f.port(), make_request("POST", "/context/chats", body,
                                    "Origin: " + origin + "\r\nContent-Type: application/json\r\n"));
         BOOST_TEST(r.status == 201u, origin << " answered " << r.status);
     }
     // The /v1 face is guarded the same way: a cross-site page cannot spend the upstream key.
-    auto [spend, c2] = exchange_once(
+    auto spend = exchange(
         f.port(), make_request("POST", "/v1/chat/completions", R"({"model":"m"})",
                                "Origin: https://evil.example.com\r\nContent-Type: text/plain\r\n"));
     BOOST_TEST(spend.status == 403u);
@@ -506,17 +511,106 @@ BOOST_AUTO_TEST_CASE(a_model_name_longer_than_any_models_is_refused_at_the_edge)
     for (auto raw :
          {make_request("POST", "/v1/chat/completions", body, "Content-Type: application/json\r\n"),
           make_request("POST", "/v1beta/models/" + name + ":generateContent", "{}")}) {
-        auto [r, closed] = exchange_once(gw.port(), raw);
+        auto r = exchange(gw.port(), raw);
         BOOST_TEST(r.status == 400u, r.body);
         BOOST_TEST(r.body.find("longer than 256 bytes") != std::string::npos, r.body);
     }
     BOOST_TEST(fake.requests().empty());
     // 256 bytes is a name like any other.
     std::string longest(256, 'm');
-    auto [ok, closed] =
-        exchange_once(gw.port(), make_request("POST", "/v1/chat/completions",
-                                              R"({"model":")" + longest + R"(","messages":[]})"));
+    auto ok = exchange(gw.port(), make_request("POST", "/v1/chat/completions",
+                                               R"({"model":")" + longest + R"(","messages":[]})"));
     BOOST_TEST(ok.status == 200u, ok.body);
+}
+
+namespace {
+
+gateway::config::virtual_key_config limited_key(std::string name, std::string secret) {
+    gateway::config::virtual_key_config k;
+    k.id = "cfg-" + name;
+    k.name = std::move(name);
+    k.key = std::move(secret);
+    return k;
+}
+
+}  // namespace
+
+// A key limited to one model reached others where the gateway could not read the model: a
+// multipart body, a byte order mark, a batch, a tuned model, a body without one. Each is now read
+// or refused; listings stay open.
+BOOST_AUTO_TEST_CASE(a_keys_model_list_holds_wherever_the_model_is_written) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    auto gemini = config.upstreams[0];  // the fake answers Gemini's paths too
+    gemini.name = "gemini";
+    gemini.provider = gateway::config::provider_kind::gemini;
+    gemini.models = {"gemini-*"};
+    config.upstreams.push_back(gemini);
+    auto one = limited_key("one", "sk-one-model-0123456789");
+    one.models = {"gpt-4o-mini"};
+    config.admin.keys = {one};
+    running_gateway gw(config);
+    const std::string key = "Authorization: Bearer sk-one-model-0123456789\r\n";
+    auto form = [](std::string model) {
+        return "--XyZ\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\n" + model +
+               "\r\n--XyZ--\r\n";
+    };
+    const std::string multipart =
+        key + "Content-Type: multipart/form-data; boundary=XyZ\r\nx-fake-mode: echo\r\n";
+    const std::string json = key + "Content-Type: application/json\r\n";
+    struct attempt {
+        std::string raw;
+        unsigned status;
+    };
+    std::vector<attempt> attempts{
+        {make_request("POST", "/v1/audio/transcriptions", form("o3"), multipart), 403},
+        {make_request("POST", "/v1/chat/completions", "\xEF\xBB\xBF{\"model\":\"o3\"}", json), 403},
+        {make_request("POST", "/v1/messages/batches",
+                      R"({"requests":[{"custom_id":"a","params":{"model":"gpt-4o-mini"}},)"
+                      R"({"custom_id":"b","params":{"model":"o3"}}]})",
+                      json),
+         403},
+        {make_request("POST", "/v1beta/tunedModels/mine:generateContent", "{}", json), 403},
+        {make_request("POST", "/v1/batches", R"({"input_file_id":"file-1"})", json), 403},
+        {make_request("POST", "/v1/audio/transcriptions", form("gpt-4o-mini"), multipart), 200},
+        {make_request("POST", "/v1/chat/completions", R"({"model":"gpt-4o-mini"})", json), 200},
+        {make_request("GET", "/v1/models", "", key), 200},
+    };
+    for (const auto& a : attempts) {
+        auto r = exchange(gw.port(), a.raw);
+        BOOST_TEST(r.status == a.status, a.raw.substr(0, 50) << " answered " << r.status);
+        if (a.status == 403) BOOST_TEST(error_code_of(r) == "model_not_allowed");
+    }
+    BOOST_TEST(fake.requests().size() == 3u);
+}
+
+// The WebSocket tunnel's frames name models and report usage the gateway never reads: a key with
+// a model list, token limits or a budget cannot open one; a key without them can.
+BOOST_AUTO_TEST_CASE(the_websocket_tunnel_is_refused_to_keys_it_would_escape) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    auto models = limited_key("models", "sk-models-0123456789");
+    models.models = {"gpt-4o-mini"};
+    auto budget = limited_key("budget", "sk-budget-0123456789");
+    budget.budget_tokens = 100;
+    auto open = limited_key("open", "sk-open-0123456789");
+    open.rpm = 100;
+    config.admin.keys = {models, budget, open};
+    running_gateway gw(config);
+    auto upgrade = [&](std::string secret) {
+        client c(gw.port());
+        c.send(
+            "GET /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n"
+            "Upgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            "Sec-WebSocket-Version: 13\r\nAuthorization: Bearer " +
+            secret + "\r\n\r\n");
+        response r;
+        BOOST_TEST_REQUIRE(c.read_header(r));
+        return r.status;
+    };
+    BOOST_TEST(upgrade("sk-models-0123456789") == 403u);
+    BOOST_TEST(upgrade("sk-budget-0123456789") == 403u);
+    BOOST_TEST(upgrade("sk-open-0123456789") == 101u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
