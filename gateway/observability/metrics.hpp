@@ -122,7 +122,7 @@ struct gateway_metrics {
     family<histogram> token_usage;  // + gen_ai_token_type: input|output
     family<histogram> operation_duration;
     family<histogram> time_to_first_token;  // streams only
-    family<counter> usage_reports;          // + source: body|stream|none
+    family<counter> usage_reports;          // + source: body|stream|estimate|agent|none
     // Per virtual key (only when metrics.key_labels is on): key, gen_ai_token_type.
     family<counter> key_tokens;
     family<counter> key_requests;

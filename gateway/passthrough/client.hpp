@@ -25,8 +25,12 @@ struct exchange_state {
     std::chrono::steady_clock::time_point first_body{};
     bool streamed = false;
     providers::usage used;
-    std::string_view usage_source = "none";  // body | stream | none
+    std::string_view usage_source = "none";  // body | stream | estimate | none
     bool answered = false;                   // the upstream answered with a status (2xx or not)
+    // For the settlement rule (settled_usage): content bytes relayed to the client, and whether
+    // the whole answer was relayed.
+    std::uint64_t delivered_bytes = 0;
+    bool complete = false;
 };
 
 class watch_list;

@@ -199,8 +199,16 @@ net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
     if (reusable && !upgrade && !state.client_gone) pool.give_back(std::move(conn));
 }
 
-// The usage the answer reported, on the context for the access log and the key's limits.
-void finish_usage(http::request_context& ctx, const exchange_state& state) {
+// The usage to charge for a 2xx answer (settled_usage: the upstream's count, or an estimate
+// never below what the client received), on the context for the access log, the key's limits
+// and the ledger.
+void finish_usage(http::request_context& ctx, exchange_state& state) {
+    if (state.answered && ctx.status / 100 == 2) {
+        auto settled =
+            settled_usage(state.used, state.delivered_bytes, ctx.req.body().size(), state.complete);
+        state.used = settled.used;
+        if (settled.estimated) state.usage_source = "estimate";
+    }
     if (!state.used.known) return;
     ctx.input_tokens = state.used.input;
     ctx.output_tokens = state.used.output;
@@ -420,6 +428,7 @@ handler::model_series& handler::series_of(std::size_t upstream, const std::strin
                    &m.token_usage.with({up.name, provider, model, "output"}),
                    &m.usage_reports.with({up.name, "body"}),
                    &m.usage_reports.with({up.name, "stream"}),
+                   &m.usage_reports.with({up.name, "estimate"}),
                    &m.usage_reports.with({up.name, "none"})};
     // Model names come from clients: past a bound, series are looked up each time instead.
     if (known.size() >= 1000) {
@@ -441,9 +450,10 @@ void handler::account(const http::request_context& ctx, const config::upstream_c
         if (state.streamed && state.first_body != std::chrono::steady_clock::time_point{})
             s.first_token->observe(seconds(state.first_body - started));
         if (ctx.status / 100 == 2)
-            (state.usage_source == "body"     ? s.from_body
-             : state.usage_source == "stream" ? s.from_stream
-                                              : s.from_none)
+            (state.usage_source == "body"       ? s.from_body
+             : state.usage_source == "stream"   ? s.from_stream
+             : state.usage_source == "estimate" ? s.from_estimate
+                                                : s.from_none)
                 ->inc();
         if (state.used.known) {
             s.input->observe(static_cast<double>(state.used.input));

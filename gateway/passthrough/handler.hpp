@@ -74,6 +74,7 @@ private:
         observability::histogram* output;
         observability::counter* from_body;
         observability::counter* from_stream;
+        observability::counter* from_estimate;
         observability::counter* from_none;
     };
     model_series& series_of(std::size_t upstream, const std::string& model);

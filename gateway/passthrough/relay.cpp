@@ -253,6 +253,8 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     if (observer) {
         state.used = observer->finish();
         if (state.used.known) state.usage_source = sse ? "stream" : "body";
+        state.delivered_bytes = observer->delivered_bytes();
+        state.complete = parser.is_done() && !state.client_gone;
     }
     co_return reusable;
 }

@@ -110,13 +110,17 @@ std::string chunk_of(std::string_view data) {
     return out;
 }
 
-// The usage a finished stream reports, for metrics and limits.
+// The usage a finished stream reports, and the content it carried, for metrics and limits.
 void note_usage(const std::vector<providers::stream_delta>& deltas, exchange_state& state) {
-    for (const auto& d : deltas)
+    for (const auto& d : deltas) {
+        if (d.what == providers::stream_delta::kind::text ||
+            d.what == providers::stream_delta::kind::call_arguments)
+            state.delivered_bytes += d.text.size();
         if (d.what == providers::stream_delta::kind::finished && d.used.known) {
             state.used = d.used;
             state.usage_source = "stream";
         }
+    }
 }
 
 // Relays the provider's event stream as chat.completion.chunk events, each write as soon as the
@@ -193,6 +197,7 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
     static constexpr std::string_view last_chunk = "0\r\n\r\n";
     auto ec = co_await write_client(ctx, net::buffer(last_chunk));
     if (ec) ctx.keep_alive = false;
+    state.complete = failure_message.empty() && parser.is_done();
     co_return failure_message.empty() && parser.is_done() && res.keep_alive();
 }
 
@@ -264,6 +269,10 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
                 state.used = reply.used;
                 state.usage_source = "body";
             }
+            state.delivered_bytes = reply.content.text().size();
+            for (const auto* call : reply.content.calls())
+                state.delivered_bytes += json::serialize(call->arguments).size();
+            state.complete = true;
             auto completion = providers::openai::chat_completion(
                 reply, "chatcmpl-" + ctx.request_id, client_model, now_seconds());
             co_await write_json(ctx, 200, std::move(completion), kept_fields(*parser));

@@ -16,6 +16,68 @@ namespace json = boost::json;
 
 namespace {
 
+// Sums the bytes of the string values whose key names content in some dialect; the rest of the
+// document is skipped. No document is built.
+struct content_handler {
+    static constexpr std::size_t max_object_size = std::size_t(-1);
+    static constexpr std::size_t max_array_size = std::size_t(-1);
+    static constexpr std::size_t max_key_size = std::size_t(-1);
+    static constexpr std::size_t max_string_size = std::size_t(-1);
+
+    std::uint64_t bytes = 0;
+    bool counting = false;  // the next value's key names content
+    std::size_t string_bytes = 0;
+    std::array<char, 24> key{};  // a key given in parts; longer ones name no content
+    std::size_t key_size = 0;
+
+    static bool content_key(std::string_view k) {
+        static constexpr std::string_view keys[] = {"content",      "text",     "arguments",
+                                                    "partial_json", "thinking", "reasoning_content",
+                                                    "reasoning",    "refusal",  "delta"};
+        for (auto c : keys)
+            if (k == c) return true;
+        return false;
+    }
+    bool value() {
+        counting = false;
+        return true;
+    }
+    bool on_document_begin(json::error_code&) { return true; }
+    bool on_document_end(json::error_code&) { return true; }
+    bool on_object_begin(json::error_code&) { return value(); }
+    bool on_object_end(std::size_t, json::error_code&) { return true; }
+    bool on_array_begin(json::error_code&) { return value(); }
+    bool on_array_end(std::size_t, json::error_code&) { return true; }
+    bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
+        if (key_size + s.size() <= key.size()) std::copy(s.begin(), s.end(), key.data() + key_size);
+        key_size += s.size();
+        return true;
+    }
+    bool on_key(json::string_view s, std::size_t, json::error_code& ec) {
+        on_key_part(s, 0, ec);
+        counting = key_size <= key.size() && content_key({key.data(), key_size});
+        key_size = 0;
+        return true;
+    }
+    bool on_string_part(json::string_view s, std::size_t, json::error_code&) {
+        string_bytes += s.size();
+        return true;
+    }
+    bool on_string(json::string_view s, std::size_t, json::error_code&) {
+        if (counting) bytes += string_bytes + s.size();
+        string_bytes = 0;
+        return value();
+    }
+    bool on_number_part(json::string_view, json::error_code&) { return true; }
+    bool on_int64(std::int64_t, json::string_view, json::error_code&) { return value(); }
+    bool on_uint64(std::uint64_t, json::string_view, json::error_code&) { return value(); }
+    bool on_double(double, json::string_view, json::error_code&) { return value(); }
+    bool on_bool(bool, json::error_code&) { return value(); }
+    bool on_null(json::error_code&) { return value(); }
+    bool on_comment_part(json::string_view, json::error_code&) { return true; }
+    bool on_comment(json::string_view, json::error_code&) { return true; }
+};
+
 // The members of a usage object the dialects count tokens in, by name.
 enum member : std::size_t {
     prompt_tokens,
@@ -214,13 +276,46 @@ void usage_observer::feed(std::string_view bytes) {
     if (parser_.failed()) return;
     events_.clear();
     parser_.feed(bytes, events_);
-    for (const auto& e : events_)
+    for (const auto& e : events_) {
         if (mentions_usage(e.data)) read_document(e.data);
+        // Events that add content; `.done` ones and the final response repeat it.
+        if (e.type == "message" || e.type.ends_with("delta")) count_content(e.data);
+    }
 }
 
 providers::usage usage_observer::finish() {
-    if (!event_stream_ && !overflow_ && mentions_usage(body_)) read_document(body_);
+    if (!event_stream_ && !overflow_) {
+        if (mentions_usage(body_)) read_document(body_);
+        count_content(body_);
+        body_.clear();  // counted once
+    }
     return used_;
+}
+
+void usage_observer::count_content(std::string_view text) {
+    json::parse_options options;
+    options.max_depth = 64;
+    json::basic_parser<content_handler> parser(options);
+    json::error_code ec;
+    parser.write_some(false, text.data(), text.size(), ec);
+    if (!ec) delivered_ += parser.handler().bytes;
+}
+
+settled settled_usage(const providers::usage& reported, std::uint64_t delivered_bytes,
+                      std::size_t request_bytes, bool complete) {
+    settled out{reported, false};
+    if (reported.known && complete) return out;
+    auto delivered = static_cast<std::int64_t>((delivered_bytes + 3) / 4);
+    if (!reported.known) {
+        out.used.known = true;
+        out.used.input = static_cast<std::int64_t>((request_bytes + 3) / 4);
+        out.used.output = delivered;
+        out.estimated = true;
+    } else if (delivered > reported.output) {
+        out.used.output = delivered;
+        out.estimated = true;
+    }
+    return out;
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include "gateway/sse/event_parser.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,9 +27,17 @@ public:
     void feed(std::string_view bytes);
     // The usage found, `known` false when the answer reported none.
     providers::usage finish();
+    // Bytes of content the relayed copy carried so far: the strings of answer text, reasoning
+    // and call arguments in every dialect (`content`, `text`, `arguments`, `partial_json`,
+    // `thinking`, a Responses `delta`…), counted in stream events that add content (no name,
+    // or a name ending in `delta`; `.done` and `response.completed` repeat what came before)
+    // and in a whole JSON body once finish() has read it. What the client received, for the
+    // settlement rule (settled_usage).
+    std::uint64_t delivered_bytes() const { return delivered_; }
 
 private:
     void read_document(std::string_view text);
+    void count_content(std::string_view json_text);
 
     bool event_stream_;
     std::size_t max_body_;
@@ -37,7 +46,19 @@ private:
     std::string body_;
     bool overflow_ = false;
     providers::usage used_;
+    std::uint64_t delivered_ = 0;
 };
+
+// The tokens to charge for a 2xx answer. The upstream's count when it reported one and the
+// answer was relayed whole; otherwise an estimate that is never less than what the client
+// received: output is at least `delivered_bytes` / 4 (about a token each, rounded up), and input,
+// when unreported, is the request's bytes / 4. `estimated` says the estimate decided.
+struct settled {
+    providers::usage used;
+    bool estimated = false;
+};
+settled settled_usage(const providers::usage& reported, std::uint64_t delivered_bytes,
+                      std::size_t request_bytes, bool complete);
 
 // `stream_usage: inject`: a Chat Completions body with `"stream": true` and no
 // `stream_options.include_usage` gets `stream_options: {include_usage: true}` (other members of

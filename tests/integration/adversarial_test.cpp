@@ -613,4 +613,66 @@ BOOST_AUTO_TEST_CASE(the_websocket_tunnel_is_refused_to_keys_it_would_escape) {
     BOOST_TEST(upgrade("sk-open-0123456789") == 101u);
 }
 
+// A stream that reports no usage was charged only its size estimate and recorded as 0 tokens; one
+// the client closed before its usage event was charged almost nothing. Both are now charged at
+// least what the client received (content bytes / 4), and the ledger records it.
+BOOST_AUTO_TEST_CASE(streams_without_usage_or_cut_before_it_are_charged_what_was_delivered) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    config.admin.api_key = "admin-key-0123456789abcdef";
+    auto metered = limited_key("metered", "sk-metered-0123456789");
+    metered.budget_tokens = 1'000'000;
+    config.admin.keys = {metered};
+    running_gateway gw(config);
+    const std::string key =
+        "Authorization: Bearer sk-metered-0123456789\r\nContent-Type: application/json\r\n";
+    const std::string body =
+        R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+    auto usage = [&] {
+        client c(gw.port());
+        auto r = c.request(make_request("GET", "/admin/usage?key=cfg-metered", "",
+                                        "Authorization: Bearer admin-key-0123456789abcdef\r\n"));
+        auto rows = json::parse(r.body).at("data").as_array();
+        std::array<std::int64_t, 3> totals{};  // requests, input, output
+        for (const auto& row : rows) {
+            totals[0] += row.at("requests").as_int64();
+            totals[1] += row.at("input_tokens").as_int64();
+            totals[2] += row.at("output_tokens").as_int64();
+        }
+        return totals;
+    };
+    {
+        client c(gw.port());
+        auto r = c.request(make_request("POST", "/v1/chat/completions", body, key));
+        BOOST_TEST_REQUIRE(r.status == 200u);
+        BOOST_TEST(r.body.find("usage") == std::string::npos);  // the upstream reported none
+    }
+    auto whole = usage();
+    BOOST_TEST(whole[0] == 1);
+    BOOST_TEST(whole[1] >= static_cast<std::int64_t>(body.size() / 4));
+    BOOST_TEST(whole[2] >= 11);  // "Hello from the fake upstream! ✓ ünïcödé": 45 bytes
+
+    {
+        // Three events ("", "Hello", " from"), then the upstream stalls and the client leaves.
+        client c(gw.port());
+        c.send(make_request("POST", "/v1/chat/completions", body,
+                            key + "x-fake-stall-after: 3\r\nx-fake-stall-ms: 5000\r\n"));
+        response r;
+        BOOST_TEST_REQUIRE(c.read_header(r));
+        std::string seen;
+        while (seen.find(" from") == std::string::npos)
+            if (auto piece = c.read_piece(r))
+                seen += *piece;
+            else
+                break;
+        BOOST_TEST_REQUIRE(seen.find(" from") != std::string::npos);
+        c.close();
+    }
+    auto deadline = clock::now() + 10s;
+    auto cut = usage();
+    while (cut[0] < 2 && clock::now() < deadline) cut = usage();
+    BOOST_TEST_REQUIRE(cut[0] == 2);
+    BOOST_TEST(cut[2] - whole[2] >= 3);  // 10 content bytes delivered
+}
+
 BOOST_AUTO_TEST_SUITE_END()

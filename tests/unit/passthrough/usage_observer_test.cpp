@@ -137,6 +137,72 @@ BOOST_AUTO_TEST_CASE(usage_members_are_read_as_json_not_as_text) {
     BOOST_TEST(!observe(false, R"({"usage":{"prompt_tokens":9 "completion_tokens":2}})", 5).known);
 }
 
+// What the client received, in every dialect: the content strings of events that add content,
+// never the ids, roles or the events that repeat what came before.
+BOOST_AUTO_TEST_CASE(delivered_content_is_counted_once_per_dialect) {
+    auto delivered = [](bool sse, std::string_view text, std::size_t step) {
+        usage_observer o(sse);
+        for (std::size_t i = 0; i < text.size(); i += step) o.feed(text.substr(i, step));
+        o.finish();
+        return o.delivered_bytes();
+    };
+    const std::string chat =
+        "data: "
+        "{\"id\":\"chatcmpl-1\",\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":"
+        "\"Hello\"}}]}\n\n"
+        "data: "
+        "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"f\","
+        "\"arguments\":\"{\\\"a\\\":1}\"}}]}}]}\n\n"
+        "data: [DONE]\n\n";
+    for (std::size_t step : {1u, 7u, 4096u}) BOOST_TEST(delivered(true, chat, step) == 5u + 7u);
+    const std::string anthropic =
+        "event: message_start\ndata: "
+        "{\"type\":\"message_start\",\"message\":{\"content\":[],\"usage\":{\"input_tokens\":10,"
+        "\"output_tokens\":1}}}\n\n"
+        "event: content_block_delta\ndata: "
+        "{\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi "
+        "there\"}}\n\n"
+        "event: content_block_delta\ndata: "
+        "{\"type\":\"content_block_delta\",\"delta\":{\"type\":\"input_json_delta\",\"partial_"
+        "json\":\"{\\\"p\\\"\"}}\n\n";
+    BOOST_TEST(delivered(true, anthropic, 3) == 8u + 4u);
+    const std::string responses =
+        "event: response.output_text.delta\ndata: "
+        "{\"type\":\"response.output_text.delta\",\"delta\":\"abcd\"}\n\n"
+        "event: response.output_text.done\ndata: "
+        "{\"type\":\"response.output_text.done\",\"text\":\"abcd\"}\n\n"
+        "event: response.completed\ndata: "
+        "{\"type\":\"response.completed\",\"response\":{\"output\":[{\"content\":[{\"text\":"
+        "\"abcd\"}]}]}}\n\n";
+    BOOST_TEST(delivered(true, responses, 5) == 4u);
+    BOOST_TEST(
+        delivered(false,
+                  R"({"choices":[{"message":{"role":"assistant","content":"Hello, world"}}]})",
+                  3) == 12u);
+}
+
+// The settlement rule: the upstream's count for an answer relayed whole; otherwise never less
+// than what was delivered (bytes / 4), and the request's size as input when unreported.
+BOOST_AUTO_TEST_CASE(settlement_charges_at_least_what_was_delivered) {
+    gateway::providers::usage reported{true, 12, 30};
+    auto whole = settled_usage(reported, 400, 1000, true);
+    BOOST_TEST(!whole.estimated);
+    BOOST_TEST(whole.used.output == 30);
+    // Cut before the final usage (Anthropic's message_start said 10/1): what was delivered.
+    auto cut = settled_usage({true, 10, 1}, 96'000, 1000, false);
+    BOOST_TEST(cut.estimated);
+    BOOST_TEST(cut.used.input == 10);
+    BOOST_TEST(cut.used.output == 24'000);
+    // No usage at all: the request's size and the delivered content.
+    auto none = settled_usage({}, 401, 1001, true);
+    BOOST_TEST(none.estimated);
+    BOOST_TEST(none.used.known);
+    BOOST_TEST(none.used.input == 251);
+    BOOST_TEST(none.used.output == 101);
+    // A partial report larger than the estimate stands.
+    BOOST_TEST(settled_usage({true, 5, 500}, 40, 10, false).used.output == 500);
+}
+
 BOOST_AUTO_TEST_CASE(a_body_over_the_cap_is_not_kept) {
     usage_observer o(false, 64);
     o.feed(R"({"usage":{"prompt_tokens":1,"completion_tokens":1},"pad":")");
