@@ -60,7 +60,7 @@ bool has_query_key(std::string_view target) {
 
 std::string without_query_key(std::string_view target) {
     auto q = target.find('?');
-    if (q == std::string_view::npos) return std::string(target);
+    if (q == std::string_view::npos || !has_query_key(target)) return std::string(target);
     std::string out(target.substr(0, q));
     bool first = true;
     for_each_parameter(target.substr(q + 1), [&](std::string_view name, std::string_view pair) {

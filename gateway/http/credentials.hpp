@@ -22,8 +22,9 @@ struct presented_key {
 presented_key presented_key_of(const boost::beast::http::request_header<>& head);
 
 // `target` without any `key` query parameter (however its name is encoded); the path and every
-// other parameter byte for byte, `?` dropped when nothing is left. For a request whose key the
-// gateway replaces: the client's key never travels upstream in the query either.
+// other parameter byte for byte, `?` dropped when nothing is left; a target without one unchanged.
+// For a request whose key the gateway replaces: the client's key never travels upstream in the
+// query either.
 std::string without_query_key(std::string_view target);
 
 // Whether `target`'s query holds a `key` parameter.

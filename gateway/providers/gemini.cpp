@@ -105,7 +105,10 @@ public:
             }
             if (key == "properties" && v.is_object()) {
                 json::object props;
-                for (const auto& [name, sub] : v.as_object()) props[name] = value(sub, depth + 1);
+                for (const auto& [name, sub] : v.as_object()) {
+                    if (!charge(name.size() / 16)) break;
+                    props[name] = value(sub, depth + 1);
+                }
                 out["properties"] = std::move(props);
                 continue;
             }
@@ -153,13 +156,16 @@ private:
         return {{"type", "object"}};  // a reference Gemini could not follow either
     }
 
-    // Nodes of a value copied as it is.
+    // Nodes of a value copied as it is; a string counts a node per 16 bytes besides, so that a
+    // long description inlined many times is bounded too.
     static std::size_t size_of(const json::value& v) {
         std::size_t n = 1;
-        if (v.is_array())
+        if (v.is_string())
+            n += v.as_string().size() / 16;
+        else if (v.is_array())
             for (const auto& e : v.as_array()) n += size_of(e);
         else if (v.is_object())
-            for (const auto& [k, e] : v.as_object()) n += size_of(e);
+            for (const auto& [k, e] : v.as_object()) n += 1 + k.size() / 16 + size_of(e);
         return n;
     }
 

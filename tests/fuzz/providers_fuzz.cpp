@@ -1,5 +1,6 @@
 // libFuzzer target for what the provider adapters read from outside: a client's Chat Completions
-// body (openai::parse_chat_request, then encoded for each dialect) and an upstream's answer in
+// body (openai::parse_chat_request, then encoded for each dialect, its target and size checked
+// whatever the model name and the schemas hold) and an upstream's answer in
 // each dialect, whole and as an event stream cut at a position the input chooses. Any bytes must
 // give a refusal or a value that keeps the invariants below; never a crash, a hang or a leak (run
 // under ASan+UBSan).
@@ -38,12 +39,26 @@ void client_body(std::string_view body) {
     }
     if (r.model.empty() || r.messages.empty()) broken();
     for (auto p : dialects) {
+        const auto& adapter = providers::adapter_for(p);
+        // Whatever the model name holds, the target stays one request line's worth of visible
+        // ASCII below the base path: no CR/LF, no fragment, no dot segment.
+        auto target = adapter.target(r);
+        if (target.empty() || target.front() != '/') broken();
+        for (unsigned char c : target)
+            if (c <= 0x20 || c >= 0x7f || c == '#') broken();
+        auto path = std::string_view(target).substr(0, target.find('?'));
+        if (path.find("/../") != std::string_view::npos ||
+            path.find("/./") != std::string_view::npos || path.ends_with("/..") ||
+            path.ends_with("/."))
+            broken();
         std::string error;
-        auto wire = providers::adapter_for(p).encode(r, error);
+        auto wire = adapter.encode(r, error);
         if (wire.empty()) {
             if (error.empty()) broken();
             continue;
         }
+        // Bounded whatever the schemas refer to: inlining never multiplies the body.
+        if (wire.size() > (8u << 20) + 4 * body.size()) broken();
         boost::system::error_code ec;
         auto v = boost::json::parse(wire, ec);
         if (ec || !v.is_object()) broken();

@@ -363,4 +363,75 @@ BOOST_AUTO_TEST_CASE(openai_upstreams_stay_byte_for_byte) {
     BOOST_TEST(r.body.substr(r.body.find("\r\n\r\n") + 4) == body);
 }
 
+// A model name is written into Gemini's request target: one holding CR/LF smuggled a second
+// request (with the gateway's key) onto the pooled connection, one holding /../ reached other
+// Gemini paths. The name is refused before anything is sent; the next request is answered as
+// itself.
+BOOST_AUTO_TEST_CASE(a_gemini_model_name_cannot_smuggle_a_request_or_leave_its_path) {
+    providers_fixture f;
+    for (std::string model :
+         {"gemini-x:generateContent HTTP/1.1\\r\\nHost: x\\r\\nx-goog-api-key: k\\r\\n\\r\\n"
+          "POST /v1beta/files",
+          "gemini-x/../../files", "gemini-%2e%2e%2Ffiles", "gemini-x?key=1"}) {
+        auto r =
+            f.post(R"({"model":")" + model + R"(","messages":[{"role":"user","content":"hi"}]})");
+        BOOST_TEST(r.status == 400u, model << ": " << r.body);
+        BOOST_TEST(r.body.find("not a Gemini model name") != std::string::npos, r.body);
+    }
+    BOOST_TEST(f.fake.requests().empty());
+    auto ok = f.post(R"({"model":"gemini-2.5-pro","messages":[{"role":"user","content":"hi"}]})");
+    BOOST_TEST(ok.status == 200u, ok.body);
+    BOOST_TEST_REQUIRE(f.fake.requests().size() == 1u);
+    BOOST_TEST(f.fake.requests()[0].target == "/v1beta/models/gemini-2.5-pro:generateContent");
+}
+
+// Under `auth: forward` (the default), a translated request used the client's bearer token as the
+// provider key even when it was one of the gateway's virtual keys. The passthrough's rule holds on
+// every path: the virtual key never leaves, the upstream's own key goes instead.
+BOOST_AUTO_TEST_CASE(a_virtual_key_is_never_sent_to_a_translated_provider) {
+    fake_upstream fake;
+    auto root = "http://127.0.0.1:" + std::to_string(fake.port());
+    auto c = make_config({fake.base_url(), root, root + "/v1beta"});
+    c.upstreams[0].models = {"gpt-*"};
+    c.upstreams[1].provider = config::provider_kind::anthropic;
+    c.upstreams[1].models = {"claude-*"};
+    c.upstreams[1].api_key = "sk-ant-gateway";
+    c.upstreams[2].provider = config::provider_kind::gemini;
+    c.upstreams[2].models = {"gemini-*"};
+    c.upstreams[2].api_key = "g-gateway";
+    config::virtual_key_config key;
+    key.id = "cfg-v";
+    key.name = "v";
+    key.key = "sk-cg-virtual-0123456789";
+    c.admin.keys = {key};
+    running_gateway gw(c);
+    for (std::string model : {"claude-sonnet-4-5", "gemini-2.5-pro"}) {
+        client cl(gw.port());
+        auto r = cl.request(make_request(
+            "POST", "/v1/chat/completions",
+            R"({"model":")" + model + R"(","messages":[{"role":"user","content":"hi"}]})",
+            "Content-Type: application/json\r\nAuthorization: Bearer "
+            "sk-cg-virtual-0123456789\r\n"));
+        BOOST_TEST(r.status == 200u, model << ": " << r.body);
+    }
+    auto seen = fake.requests();
+    BOOST_TEST_REQUIRE(seen.size() == 2u);
+    BOOST_TEST(seen[0].header("x-api-key") == "sk-ant-gateway");
+    BOOST_TEST(seen[1].header("x-goog-api-key") == "g-gateway");
+    for (const auto& r : seen) BOOST_TEST(r.raw.find("sk-cg-virtual") == std::string::npos, r.raw);
+    // Gemini's ?key= convention: a virtual key there is accepted and never forwarded either.
+    client cl(gw.port());
+    auto native = cl.request(make_request(
+        "POST",
+        "/v1beta/models/gemini-2.5-pro:generateContent?key=sk-cg-virtual-0123456789&alt=sse",
+        R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})",
+        "Content-Type: application/json\r\n"));
+    BOOST_TEST(native.status == 200u, native.body);
+    BOOST_TEST_REQUIRE(fake.requests().size() == 3u);
+    auto last = fake.requests()[2];
+    BOOST_TEST(last.target == "/v1beta/models/gemini-2.5-pro:generateContent?alt=sse");
+    BOOST_TEST(last.header("x-goog-api-key") == "g-gateway");
+    BOOST_TEST(last.raw.find("sk-cg-virtual") == std::string::npos, last.raw);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

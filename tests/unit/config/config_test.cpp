@@ -87,7 +87,7 @@ BOOST_AUTO_TEST_CASE(unknown_keys_name_file_line_and_key) {
         "test.yaml:2: unknown key `listn` in `server` (expected one of: listen, workers, "
         "header_limit, body_limit, header_timeout, body_timeout, keep_alive_timeout, "
         "write_timeout, drain_time, max_requests_per_connection, sse_heartbeat, websocket_tunnel, "
-        "console)");
+        "console, allowed_hosts)");
     BOOST_TEST(error_of(with_upstream("    api_kye: x\n"))
                    .starts_with("test.yaml:4: unknown key `api_kye` in `upstreams[0]`"));
     BOOST_TEST(error_of(minimal + "extra: 1\n")
