@@ -455,7 +455,9 @@ void handler::account(const http::request_context& ctx, const config::upstream_c
              : state.usage_source == "estimate" ? s.from_estimate
                                                 : s.from_none)
                 ->inc();
-        if (state.used.known) {
+        // The GenAI token histograms hold what providers reported; the gateway's estimates are
+        // counted apart (source="estimate") and charged, not mixed in.
+        if (state.used.known && state.usage_source != "estimate") {
             s.input->observe(static_cast<double>(state.used.input));
             s.output->observe(static_cast<double>(state.used.output));
         }

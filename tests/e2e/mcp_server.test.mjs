@@ -174,7 +174,7 @@ test('keys, Host and Origin, and malformed messages are refused with clear error
   // DNS rebinding: a foreign Host or Origin is refused, loopback names are served.
   const evil = await post(gw.url, initialize, { host: 'evil.example.com', origin: 'http://evil.example.com' });
   assert.equal(evil.status, 403);
-  assert.match(evil.text, /mcp\.allowed_hosts/);
+  assert.match(evil.text, /server\.allowed_hosts/);
   const foreignOrigin = await post(gw.url, initialize, { origin: 'https://evil.example.com' });
   assert.equal(foreignOrigin.status, 403);
   const local = await post(gw.url, initialize, { host: `localhost:${gw.url.port}`, origin: `http://localhost:${gw.url.port}` });
