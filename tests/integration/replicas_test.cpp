@@ -35,6 +35,16 @@ void check_consecutive(const std::vector<sse_event>& events) {
                    "event " << i << " (" << events[i].type << ") has id " << events[i].id);
 }
 
+// A PostgreSQL store on a new, empty schema of the test cluster.
+std::unique_ptr<store::pg_store> open_fresh_store() {
+    gateway::config::store_config config;
+    config.type = gateway::config::store_type::postgres;
+    config.dsn = fresh_postgres_schema();
+    auto opened = store::pg_store::open(config);
+    BOOST_TEST_REQUIRE(bool(opened), opened.error);
+    return std::move(*opened.value);
+}
+
 // Two gateways on one store: the fixture's (A) and B.
 struct two_replicas : context_fixture {
     two_replicas() : b(config) {}
@@ -176,12 +186,8 @@ BOOST_AUTO_TEST_CASE(leases_fence_writes_and_expire_to_the_next_claimer) {
 }
 
 BOOST_AUTO_TEST_CASE(requests_are_answered_taken_or_withdrawn) {
-    gateway::config::store_config config;
-    config.type = gateway::config::store_type::postgres;
-    config.dsn = fresh_postgres_schema();
-    auto opened = store::pg_store::open(config);
-    BOOST_TEST_REQUIRE(bool(opened), opened.error);
-    auto& s = **opened.value;
+    auto owned = open_fresh_store();
+    auto& s = *owned;
     auto first = wait(s.post_request({0, "r1", "decide", R"({"approve":true})"}));
     auto second = wait(s.post_request({0, "r1", "cancel", "{}"}));
     wait(s.post_request({0, "r2", "cancel", "{}"}));
@@ -203,12 +209,8 @@ BOOST_AUTO_TEST_CASE(requests_are_answered_taken_or_withdrawn) {
 // PostgreSQL's text cannot hold a NUL and libpq would cut the value there: refused instead, as the
 // SQLite store does (tests/unit/store), so a chat never silently names another model.
 BOOST_AUTO_TEST_CASE(a_text_holding_a_nul_is_refused_not_cut) {
-    gateway::config::store_config config;
-    config.type = gateway::config::store_type::postgres;
-    config.dsn = fresh_postgres_schema();
-    auto opened = store::pg_store::open(config);
-    BOOST_TEST_REQUIRE(bool(opened), opened.error);
-    auto& s = **opened.value;
+    auto owned = open_fresh_store();
+    auto& s = *owned;
     std::string cut("scrip\0ted", 9);
     BOOST_CHECK_THROW(wait(s.insert_chat({"c1", 1, "coding", cut, "/w", "editor"})),
                       store::text_holds_nul);
