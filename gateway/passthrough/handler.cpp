@@ -199,11 +199,11 @@ net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
     if (reusable && !upgrade && !state.client_gone) pool.give_back(std::move(conn));
 }
 
-// The usage to charge for a 2xx answer (settled_usage: the upstream's count, or an estimate
-// never below what the client received), on the context for the access log, the key's limits
-// and the ledger.
+// The usage to charge for a 2xx answer to a request that names a model (settled_usage: the
+// upstream's count, or an estimate never below what the client received), on the context for
+// the access log, the key's limits and the ledger. A listing or a file uses no model.
 void finish_usage(http::request_context& ctx, exchange_state& state) {
-    if (state.answered && ctx.status / 100 == 2) {
+    if (state.answered && ctx.status / 100 == 2 && !ctx.model.empty()) {
         auto settled =
             settled_usage(state.used, state.delivered_bytes, ctx.req.body().size(), state.complete);
         state.used = settled.used;
