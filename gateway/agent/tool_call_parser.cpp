@@ -1,7 +1,5 @@
 #include "gateway/agent/tool_call_parser.hpp"
 
-#include <optional>
-
 #include "gateway/tools/registry.hpp"
 
 #include <boost/json/parse.hpp>
@@ -9,6 +7,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/stream_parser.hpp>
 
+#include <optional>
 #include <vector>
 
 namespace gateway::agent {
@@ -140,6 +139,44 @@ bool call_like(const boost::json::object& o, const std::vector<const tools::tool
     return false;
 }
 
+// The calls an object holds in the shapes of native function calling, which models trained for
+// it write as text: an OpenAI function object {"type": "function", "function": {"name",
+// "arguments"}} (or {"function": {…}}, or the legacy {"function_call": {…}}), or a "tool_calls"
+// array of them. Each becomes the flat {"name", "arguments"} the parser reads (arguments given
+// as a JSON string are decoded there). Only when every call names a known tool: an object that
+// names none stays prose. Empty when `o` is no such shape.
+std::vector<boost::json::object> function_shapes(const boost::json::object& o,
+                                                 const std::vector<const tools::tool*>& available) {
+    auto known = [&](const boost::json::value* name) {
+        if (!name || !name->is_string()) return false;
+        for (const auto* t : available)
+            if (t->spec().name == name->as_string()) return true;
+        return false;
+    };
+    // One function object, flattened; nullopt when it is not one naming a known tool.
+    auto flatten = [&](const boost::json::object& call) -> std::optional<boost::json::object> {
+        const boost::json::value* fn = nullptr;
+        for (std::string_view key : {"function", "function_call"})
+            if (const auto* v = call.if_contains(key); v && v->is_object()) fn = v;
+        if (!fn || !known(fn->as_object().if_contains("name"))) return std::nullopt;
+        boost::json::object flat{{"name", fn->as_object().at("name")}};
+        if (const auto* args = fn->as_object().if_contains("arguments")) flat["arguments"] = *args;
+        if (const auto* terminate = call.if_contains("terminate")) flat["terminate"] = *terminate;
+        return flat;
+    };
+    std::vector<boost::json::object> out;
+    if (const auto* list = o.if_contains("tool_calls"); list && list->is_array()) {
+        for (const auto& item : list->as_array()) {
+            auto flat = item.is_object() ? flatten(item.as_object()) : std::nullopt;
+            if (!flat) return {};
+            out.push_back(std::move(*flat));
+        }
+        return out;
+    }
+    if (auto flat = flatten(o)) out.push_back(std::move(*flat));
+    return out;
+}
+
 // What follows the model's reasoning: the text after the last </think>. A reply still inside
 // <think> has nothing that counts.
 std::optional<std::string_view> after_thinking(std::string_view text) {
@@ -241,6 +278,10 @@ parsed_reply parse_reply(std::string_view whole, std::string_view finish_reason,
                                  "`. Use double quotes for keys and strings, escape newlines in "
                                  "strings as \\n, and no trailing commas.");
         if (!value.is_object()) continue;
+        if (auto native = function_shapes(value.as_object(), available); !native.empty()) {
+            for (auto& c : native) calls.push_back(std::move(c));
+            continue;
+        }
         if (call_like(value.as_object(), available))
             calls.push_back(std::move(value.as_object()));
         else

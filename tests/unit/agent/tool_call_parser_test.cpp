@@ -165,4 +165,32 @@ BOOST_AUTO_TEST_CASE(a_json_example_in_an_answer_is_part_of_the_answer) {
     BOOST_TEST((unknown.reason == failure::unknown_tool));
 }
 
+// Models trained for native function calling write their call in its shapes; the answer must
+// not end with nothing done.
+BOOST_AUTO_TEST_CASE(function_call_shapes_written_as_text_are_calls_when_they_name_a_tool) {
+    for (
+        std::string text :
+        {R"({"type":"function","function":{"name":"read_file","arguments":"{\"path\":\"README.md\"}"}})",
+         R"(I'll read it: {"function":{"name":"read_file","arguments":{"path":"README.md"}}})",
+         R"({"tool_calls":[{"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"README.md\"}"}}]})",
+         R"({"function_call":{"name":"read_file","arguments":"{\"path\":\"README.md\"}"}})"}) {
+        auto r = parse(text);
+        BOOST_TEST_REQUIRE((r.what == parsed_reply::kind::call), text << ": " << r.message);
+        BOOST_TEST(r.call.tool == "read_file");
+        BOOST_TEST(r.call.parameters.at("path").as_string() == "README.md");
+    }
+    // Two calls in one array: one at a time, as with any other shape.
+    auto two = parse(
+        R"({"tool_calls":[{"type":"function","function":{"name":"read_file","arguments":"{}"}},)"
+        R"({"type":"function","function":{"name":"list_files","arguments":"{}"}}]})");
+    BOOST_TEST((two.reason == failure::multiple_calls));
+    // A function object naming no known tool is an example in the answer.
+    auto example = parse(
+        R"(A call looks like {"type":"function","function":{"name":"get_weather","arguments":"{}"}}.)");
+    BOOST_TEST((example.what == parsed_reply::kind::final_answer), example.message);
+    // Arguments that break the schema are the usual re-ask, with the tool named.
+    auto bad = parse(R"({"type":"function","function":{"name":"read_file","arguments":"{}"}})");
+    BOOST_TEST((bad.reason == failure::schema_violation), bad.message);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
