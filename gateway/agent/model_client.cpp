@@ -14,6 +14,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -218,13 +219,30 @@ net::awaitable<model_client::attempt_result> model_client::attempt(upstream::poo
     result.status = res.result_int();
     result.retry_after_ms = res["retry-after-ms"];
     result.retry_after = res["retry-after"];
-    if (stream.adapter && result.status >= 200 && result.status < 300)
+    bool success = result.status >= 200 && result.status < 300;
+    // The Content-Type says what came back: some servers and proxies ignore `stream: true` and
+    // answer one whole JSON reply, which is read as that.
+    bool event_stream = boost::beast::iequals(
+        std::string_view(res[boost::beast::http::field::content_type]).substr(0, 17),
+        "text/event-stream");
+    if (stream.adapter && success && event_stream) {
         result.transport =
             co_await read_stream(*started.conn, *parser, *stream.adapter, stream.on_text,
                                  up.idle_timeout, result.streamed, result.told);
-    else
+    } else {
         result.transport = co_await upstream::read_body(*started.conn, *parser, result.body,
                                                         max_response_bytes, up.idle_timeout);
+        if (stream.adapter && success && !result.transport) {
+            std::string error;
+            if (!stream.adapter->decode(result.body, result.streamed, error)) {
+                result.transport = {make_error_code(errc::upstream_bad_response),
+                                    "the upstream's whole reply to a streamed request: " + error};
+            } else if (auto text = result.streamed.content.text(); !text.empty()) {
+                result.told = true;
+                co_await stream.on_text(std::move(text), false);
+            }
+        }
+    }
     cancel.on_cancel(nullptr);
     if (!result.transport && res.keep_alive() && !cancel.cancelled())
         pool.give_back(std::move(started.conn));

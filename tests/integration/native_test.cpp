@@ -158,6 +158,30 @@ BOOST_DATA_TEST_CASE(an_unknown_tool_is_answered_with_its_error_and_the_run_goes
     BOOST_TEST(unknown);
 }
 
+// Some servers and proxies ignore `stream: true` and answer one application/json reply: read as
+// what it is (its Content-Type), on every provider, a run with a call and an answer completes.
+BOOST_DATA_TEST_CASE(a_whole_json_reply_to_a_streamed_request_is_read_as_one_reply,
+                     bdata::make(provider_names), provider) {
+    native_fixture n(provider);
+    auto& f = n.f;
+    auto read = native_call("read_file", R"({"path":"README.md"})");
+    read.whole = true;
+    scripted_reply answer;
+    answer.content = "It says: This is teh readme.";
+    answer.whole = true;
+    f.fake.script({read, answer});
+    auto run = f.start(f.create_chat(), "what does the readme say?");
+    auto all = f.events(run);
+    BOOST_TEST_REQUIRE(all.back().type == "run.completed", json::serialize(all.back().data));
+    BOOST_TEST(f.run_state(run).at("output").as_string() == "It says: This is teh readme.");
+    BOOST_TEST(f.fake.scripted_requests().size() == 2u);
+    // The gateway did ask for a stream.
+    const auto& asked = f.fake.requests().back();
+    BOOST_TEST((asked.body.find("\"stream\":true") != std::string::npos ||
+                asked.target.find(":streamGenerateContent") != std::string::npos),
+               asked.target);
+}
+
 BOOST_AUTO_TEST_CASE(a_json_protocol_call_in_a_native_reply_is_salvaged) {
     native_fixture n("anthropic");
     auto& f = n.f;

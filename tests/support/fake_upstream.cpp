@@ -579,7 +579,7 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
                     bool closed = co_await wait_for_close(stream, scripted->delay_ms);
                     if (closed) co_return;
                 }
-                if (stream_requested && scripted->status == 200) {
+                if (stream_requested && scripted->status == 200 && !scripted->whole) {
                     bool go_on =
                         co_await write_events(stream, lowest, r, scripted_events(*scripted, model),
                                               "text/event-stream; charset=utf-8");
@@ -717,8 +717,9 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
         } else {
             t = scripted ? fp::turn{scripted->content, scripted->calls}
                          : fp::canned_turn(body, gemini);
-            a = gemini ? fp::gemini_answer(t, model, stream_requested, n)
-                       : fp::anthropic_answer(t, model, stream_requested, n);
+            bool events = stream_requested && !(scripted && scripted->whole);
+            a = gemini ? fp::gemini_answer(t, model, events, n)
+                       : fp::anthropic_answer(t, model, events, n);
         }
     }
     if (!a.events.empty()) {

@@ -63,6 +63,9 @@ struct scripted_reply {
     long delay_ms = 0;        // wait before answering
     // Native tool calls (OpenAI tool_calls, Anthropic tool_use, Gemini functionCall).
     std::vector<scripted_call> calls;
+    // Answer one whole application/json body even to a streamed request, as some
+    // OpenAI-compatible servers and proxies that ignore `stream: true` do.
+    bool whole = false;
 };
 
 struct received_request {
