@@ -201,6 +201,69 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
     co_return failure_message.empty() && parser.is_done() && res.keep_alive();
 }
 
+// The deltas a stream of `reply` would have carried: its text, each call, the end.
+std::vector<providers::stream_delta> deltas_of(const providers::reply& reply) {
+    using providers::stream_delta;
+    std::vector<stream_delta> out;
+    stream_delta started;
+    started.what = stream_delta::kind::started;
+    started.id = reply.id;
+    started.name = reply.model;
+    out.push_back(std::move(started));
+    std::size_t calls = 0;
+    for (const auto& p : reply.content.parts) {
+        if (p.what == providers::part::kind::text && !p.text.empty()) {
+            stream_delta text;
+            text.what = stream_delta::kind::text;
+            text.text = p.text;
+            out.push_back(std::move(text));
+        } else if (p.what == providers::part::kind::tool_call) {
+            stream_delta call;
+            call.what = stream_delta::kind::call_started;
+            call.index = calls;
+            call.id = p.call.id;
+            call.name = p.call.name;
+            call.provider_meta = p.call.provider_meta;
+            out.push_back(std::move(call));
+            stream_delta arguments;
+            arguments.what = stream_delta::kind::call_arguments;
+            arguments.index = calls++;
+            arguments.text = json::serialize(p.call.arguments);
+            out.push_back(std::move(arguments));
+        }
+    }
+    stream_delta finished;
+    finished.what = stream_delta::kind::finished;
+    finished.why = reply.why;
+    finished.used = reply.used;
+    out.push_back(std::move(finished));
+    return out;
+}
+
+// A whole reply to a client that asked for a stream (the upstream ignored `stream: true`): the
+// same chat.completion.chunk events a stream of it would have given, in one write.
+net::awaitable<void> write_reply_as_stream(
+    http::request_context& ctx, const providers::reply& reply, const std::string& model,
+    bool include_usage, const std::vector<std::pair<std::string, std::string>>& kept) {
+    http::response_head head(200);
+    head.field("Content-Type", "text/event-stream; charset=utf-8");
+    head.field("Cache-Control", "no-cache");
+    for (const auto& [name, value] : kept) head.field(name, value);
+    if (ctx.draining) ctx.keep_alive = false;
+    auto bytes =
+        head.finish(ctx.request_id, "Transfer-Encoding: chunked", ctx.keep_alive ? "" : "close");
+    providers::openai::chunk_writer writer("chatcmpl-" + ctx.request_id, model, now_seconds(),
+                                           include_usage);
+    std::string events;
+    for (const auto& d : deltas_of(reply)) writer.frames(d, events);
+    ctx.bytes_sent += events.size();
+    bytes += chunk_of(events);
+    bytes += "0\r\n\r\n";
+    ctx.status = 200;
+    ctx.started();
+    if (auto ec = co_await write_client(ctx, net::buffer(bytes)); ec) ctx.keep_alive = false;
+}
+
 }  // namespace
 
 net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& pool,
@@ -243,8 +306,13 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
     state.answered = true;
     state.streamed = r.stream;
     auto status = parser->get().result_int();
+    // What came back is what its Content-Type says: a provider (or a proxy before it) may answer
+    // a streamed request with one whole JSON reply.
+    bool event_stream = boost::beast::iequals(
+        std::string_view(parser->get()[bhttp::field::content_type]).substr(0, 17),
+        "text/event-stream");
 
-    if (status >= 400 || !r.stream) {
+    if (status >= 400 || !r.stream || !event_stream) {
         std::string reply_body;
         auto failed =
             co_await upstream::read_body(conn, *parser, reply_body, reply_limit, up.idle_timeout);
@@ -273,9 +341,14 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
             for (const auto* call : reply.content.calls())
                 state.delivered_bytes += json::serialize(call->arguments).size();
             state.complete = true;
-            auto completion = providers::openai::chat_completion(
-                reply, "chatcmpl-" + ctx.request_id, client_model, now_seconds());
-            co_await write_json(ctx, 200, std::move(completion), kept_fields(*parser));
+            if (r.stream) {
+                co_await write_reply_as_stream(ctx, reply, client_model, r.include_usage,
+                                               kept_fields(*parser));
+            } else {
+                auto completion = providers::openai::chat_completion(
+                    reply, "chatcmpl-" + ctx.request_id, client_model, now_seconds());
+                co_await write_json(ctx, 200, std::move(completion), kept_fields(*parser));
+            }
         }
         state.upstream = nullptr;
         if (reusable) pool.give_back(std::move(started.conn));

@@ -428,4 +428,32 @@ BOOST_AUTO_TEST_CASE(a_virtual_key_is_never_sent_to_a_translated_provider) {
     BOOST_TEST(last.raw.find("sk-cg-virtual") == std::string::npos, last.raw);
 }
 
+// A provider (or a proxy before it) that answers a streamed request with one whole JSON reply:
+// the client that asked for a stream gets the chunks a stream of that reply would have given.
+BOOST_AUTO_TEST_CASE(a_whole_reply_to_a_streamed_request_reaches_the_client_as_a_stream) {
+    for (std::string model : {"claude-sonnet-4-5", "gemini-2.5-pro"}) {
+        providers_fixture f;
+        scripted_reply whole;
+        whole.content = "All in one piece.";
+        whole.calls = {{"get_weather", R"({"city":"Paris"})"}};
+        whole.whole = true;
+        f.fake.script({whole});
+        auto r = f.post(R"({"model":")" + model +
+                        R"(","stream":true,"messages":[{"role":"user","content":"weather?"}],)"
+                        R"("tools":)" +
+                        weather_tools + "}");
+        BOOST_TEST_REQUIRE(r.status == 200u, model << ": " << r.body);
+        BOOST_TEST(r.header("content-type").starts_with("text/event-stream"), model);
+        auto s = read_stream(r.body);
+        BOOST_TEST(s.done, model);
+        BOOST_TEST(s.error.empty(), s.error);
+        BOOST_TEST(s.text == "All in one piece.", model);
+        BOOST_TEST_REQUIRE(s.calls.size() == 1u, model);
+        BOOST_TEST(s.calls[0]["name"].as_string() == "get_weather");
+        BOOST_TEST(json::parse(s.calls[0]["arguments"].as_string()) ==
+                   json::parse(R"({"city":"Paris"})"));
+        BOOST_TEST(s.finish_reason == "tool_calls", model);
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
