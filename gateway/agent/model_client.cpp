@@ -7,6 +7,7 @@
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/usage_observer.hpp"
 #include "gateway/providers/adapter.hpp"
+#include "gateway/providers/openai.hpp"
 #include "gateway/sse/event_parser.hpp"
 #include "gateway/store/state_store.hpp"
 #include "gateway/upstream/exchange.hpp"
@@ -301,10 +302,49 @@ net::awaitable<model_client::sent> model_client::send(
     co_return out;
 }
 
+namespace {
+
+// A turn as complete() answers it: the reply's text, or its first native call restated in the
+// JSON protocol so the parser judges it like any other.
+model_reply reply_of(const providers::reply& r) {
+    model_reply reply;
+    reply.ok = true;
+    reply.content = r.content.text();
+    reply.finish_reason = providers::openai_finish_reason(r.why);
+    auto calls = r.content.calls();
+    if (reply.content.empty() && !calls.empty())
+        reply.content = json::serialize(
+            json::object{{"tool", calls[0]->name}, {"parameters", calls[0]->arguments}});
+    return reply;
+}
+
+}  // namespace
+
 net::awaitable<model_reply> model_client::complete(std::string model, std::string body,
                                                    std::string request_id, call_canceller& cancel,
                                                    retry_hook on_retry, text_hook on_text) {
     auto& pool = pools_[router_.route(model)];
+    if (pool.upstream().provider != config::provider_kind::openai) {
+        // The JSON protocol on Anthropic or Gemini: the same conversation, said in the
+        // provider's dialect by its adapter (it used to be posted to /chat/completions there).
+        providers::request request;
+        providers::openai::parse_failure refused;
+        if (!providers::openai::parse_chat_request(body, request, refused)) {
+            model_reply reply;
+            reply.error = "the request cannot be said to upstream `" + pool.upstream().name +
+                          "`: " + (refused.param.empty() ? "" : "`" + refused.param + "` ") +
+                          refused.message;
+            co_return reply;
+        }
+        request.model = model;
+        auto turn = co_await converse(std::move(request), std::move(request_id), cancel,
+                                      std::move(on_retry), std::move(on_text));
+        if (turn.ok) co_return reply_of(turn.reply);
+        model_reply reply;
+        reply.cancelled = turn.cancelled;
+        reply.error = std::move(turn.error);
+        co_return reply;
+    }
     streaming stream;
     if (on_text) {
         // The body is ours: one JSON object; ask for a stream, with its usage at the end.
@@ -338,15 +378,8 @@ net::awaitable<model_reply> model_client::complete(std::string model, std::strin
     }
     if (result.ok) {
         // The streamed reply as read_completion would give it: native calls restated.
-        model_reply reply;
-        reply.ok = true;
-        reply.content = result.streamed.content.text();
+        auto reply = reply_of(result.streamed);
         replace_nul(reply.content);
-        reply.finish_reason = providers::openai_finish_reason(result.streamed.why);
-        auto calls = result.streamed.content.calls();
-        if (reply.content.empty() && !calls.empty())
-            reply.content = json::serialize(
-                json::object{{"tool", calls[0]->name}, {"parameters", calls[0]->arguments}});
         co_return reply;
     }
     model_reply reply;

@@ -73,7 +73,8 @@ class model_port {
 public:
     virtual ~model_port() = default;
     // With `on_text`, the request is streamed (`body` gets "stream": true) and its text told as
-    // it arrives; the reply is the same.
+    // it arrives; the reply is the same. `body` is Chat Completions; on an Anthropic or Gemini
+    // upstream it is read into the conversation and sent through that provider's adapter.
     virtual boost::asio::awaitable<model_reply> complete(std::string model, std::string body,
                                                          std::string request_id,
                                                          call_canceller& cancel,

@@ -158,6 +158,29 @@ BOOST_DATA_TEST_CASE(an_unknown_tool_is_answered_with_its_error_and_the_run_goes
     BOOST_TEST(unknown);
 }
 
+// `tool_calling: json` on Anthropic and Gemini: the JSON protocol's calls are the model's text,
+// sent in the provider's own dialect (they used to be posted to /chat/completions there: 404).
+BOOST_DATA_TEST_CASE(the_json_protocol_runs_on_every_provider, bdata::make(provider_names),
+                     provider) {
+    native_fixture n(provider, [](config::gateway_config& c) {
+        c.upstreams[0].tool_calling = config::tool_calling_mode::json;
+    });
+    auto& f = n.f;
+    f.fake.script({{call("read_file", {{"path", "README.md"}})}, {"It says: This is teh readme."}});
+    auto run = f.start(f.create_chat(), "what does the readme say?");
+    auto all = f.events(run);
+    BOOST_TEST_REQUIRE(all.back().type == "run.completed", json::serialize(all.back().data));
+    BOOST_TEST(f.run_state(run).at("output").as_string() == "It says: This is teh readme.");
+    auto asked = f.fake.requests();
+    BOOST_TEST_REQUIRE(asked.size() == 2u);
+    std::string expected = provider == "openai"      ? "/v1/chat/completions"
+                           : provider == "anthropic" ? "/v1/messages"
+                                                     : "/v1beta/models/upstream-model:";
+    BOOST_TEST(asked[1].target.starts_with(expected), asked[1].target);
+    // The tool's result went back as the protocol's user turn, in the provider's dialect.
+    BOOST_TEST(asked[1].body.find("This is teh readme.") != std::string::npos);
+}
+
 // Some servers and proxies ignore `stream: true` and answer one application/json reply: read as
 // what it is (its Content-Type), on every provider, a run with a call and an answer completes.
 BOOST_DATA_TEST_CASE(a_whole_json_reply_to_a_streamed_request_is_read_as_one_reply,
