@@ -49,8 +49,8 @@ struct parsed_reply {
 // code fences and prose around it tolerated. `name` and `arguments` are accepted as aliases for
 // `tool` and `parameters`; parameters given as a JSON string are parsed again. The shapes of
 // native function calling written as text ({"type": "function", "function": {"name",
-// "arguments"}}, a "tool_calls" array of them) are calls when they name a known tool. The tool must be
-// in `role`'s part of `tools` and the parameters must satisfy its schema. Never throws; the
+// "arguments"}}, a "tool_calls" array of them) are calls when they name a known tool. The tool must
+// be in `role`'s part of `tools` and the parameters must satisfy its schema. Never throws; the
 // input is bounded by the caller (the upstream body limit) and JSON depth is limited here.
 parsed_reply parse_reply(std::string_view text, std::string_view finish_reason,
                          const tools::registry& tools, tools::role role);
