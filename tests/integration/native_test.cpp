@@ -199,7 +199,7 @@ BOOST_DATA_TEST_CASE(a_whole_json_reply_to_a_streamed_request_is_read_as_one_rep
     BOOST_TEST(f.run_state(run).at("output").as_string() == "It says: This is teh readme.");
     BOOST_TEST(f.fake.scripted_requests().size() == 2u);
     // The gateway did ask for a stream.
-    const auto& asked = f.fake.requests().back();
+    auto asked = f.fake.requests().back();  // requests() is a copy
     BOOST_TEST((asked.body.find("\"stream\":true") != std::string::npos ||
                 asked.target.find(":streamGenerateContent") != std::string::npos),
                asked.target);
