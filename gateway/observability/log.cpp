@@ -122,12 +122,13 @@ void append_json_string(std::string& out, std::string_view text) {
 
 namespace {
 
-// A value for a text line: control characters, backslash and space as \xNN, so a value a client
-// chose (a model name, a path, a request id) can neither end the line nor pass for another field.
-void append_text_value(std::string& line, std::string_view text) {
+// Text for a text line with control characters as \xNN, so it can never end the line. A value a
+// client chose (a model name, a path, a request id) also has space and backslash escaped, so it
+// cannot pass for another field; a message keeps its words.
+void append_escaped_text(std::string& line, std::string_view text, bool value) {
     static constexpr char hex[] = "0123456789abcdef";
     for (unsigned char c : text) {
-        if (c <= 0x20 || c == 0x7f || c == '\\') {
+        if (c < 0x20 || c == 0x7f || (value && (c == ' ' || c == '\\'))) {
             line += "\\x";
             line += hex[c >> 4];
             line += hex[c & 0xf];
@@ -137,19 +138,8 @@ void append_text_value(std::string& line, std::string_view text) {
     }
 }
 
-// A message for a text line: whole words kept, only control characters escaped (messages quote
-// upstream answers and names that may hold a newline).
-void append_message(std::string& line, std::string_view text) {
-    static constexpr char hex[] = "0123456789abcdef";
-    for (unsigned char c : text) {
-        if (c < 0x20 || c == 0x7f) {
-            line += "\\x";
-            line += hex[c >> 4];
-            line += hex[c & 0xf];
-        } else {
-            line += static_cast<char>(c);
-        }
-    }
+void append_text_value(std::string& line, std::string_view text) {
+    append_escaped_text(line, text, true);
 }
 
 int hex_value(char h) {
@@ -225,7 +215,7 @@ void log(config::log_level level, std::string_view message) {
         line += ' ';
         line += name(level, false);
         line += ' ';
-        append_message(line, message);
+        append_escaped_text(line, message, false);
     }
     emit(line);
 }

@@ -383,7 +383,10 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
         co_await http::write_error(ctx, errc::bad_request, where.refusal);
         co_return;
     }
-    auto asked = models_of(ctx.req, upgrade);
+    // Routing read the JSON body's model already (where.model, "" when it found none).
+    auto asked = models_of(
+        ctx.req, upgrade,
+        where.model.empty() ? std::nullopt : std::optional<std::string_view>(where.model));
     auto admitted = co_await gate_->admit(key, ctx.req, asked);
     if (auto* refused = std::get_if<http::reply>(&admitted)) {
         co_await http::write_reply(ctx, std::move(*refused));

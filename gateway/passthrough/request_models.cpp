@@ -86,7 +86,8 @@ std::optional<std::string> multipart_field(std::string_view body, std::string_vi
     return std::nullopt;
 }
 
-admin::requested_models models_of(const http::request& req, bool tunnel) {
+admin::requested_models models_of(const http::request& req, bool tunnel,
+                                  std::optional<std::string_view> routed_model) {
     admin::requested_models asked;
     asked.tunnel = tunnel;
     std::string_view target = req.target();
@@ -127,7 +128,10 @@ admin::requested_models models_of(const http::request& req, bool tunnel) {
         }
         return asked;
     }
-    if (auto model = read_model(body)) {
+    if (routed_model) {
+        asked.names.emplace_back(*routed_model);
+        asked.established = true;
+    } else if (auto model = read_model(body)) {
         asked.names.push_back(std::move(*model));
         asked.established = true;
     }

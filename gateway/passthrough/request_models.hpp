@@ -3,6 +3,7 @@
 #include "gateway/admin/gatekeeper.hpp"
 #include "gateway/http/context.hpp"
 
+#include <optional>
 #include <string_view>
 
 namespace gateway::passthrough {
@@ -17,8 +18,11 @@ namespace gateway::passthrough {
 // Model-less by nature, and documented so (README, Security): GET, HEAD and DELETE requests
 // (listings, retrievals, deletions: nothing is generated), and POSTs to `/v1/files`,
 // `/v1/uploads` and any path ending in `/cancel`. Anything else whose model cannot be read is
-// not `established`, and a key with a model list refuses it. Pure.
-admin::requested_models models_of(const http::request& req, bool tunnel);
+// not `established`, and a key with a model list refuses it. `routed_model`: the JSON body's
+// model as routing already read it, so that a large body is not scanned twice (read again when
+// absent). Pure.
+admin::requested_models models_of(const http::request& req, bool tunnel,
+                                  std::optional<std::string_view> routed_model = std::nullopt);
 
 // The value of the form field `name` of a multipart/form-data body with `boundary`; nullopt when
 // there is no such field.
