@@ -23,4 +23,4 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCONTEXTGATE_SANITIZ
 cmake --build build-asan -j "$jobs" --target unit_tests integration_tests tool_call_parser_fuzz \
   request_head_fuzz providers_fuzz
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 300 -R '^(unit|integration|integration_postgres|fuzz_smoke_.*)$'
+  ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 300 -R '^(unit|integration|integration_postgres|store_contract_postgres|fuzz_smoke_.*)$'

@@ -1,5 +1,7 @@
 #include "gateway/store/pg_database.hpp"
 
+#include "gateway/store/state_store.hpp"
+
 #include <libpq-fe.h>
 
 #include <charconv>
@@ -19,38 +21,6 @@ std::string connection_error(PGconn* c) {
 }
 
 }  // namespace
-
-pg_rows::~pg_rows() {
-    if (result_) PQclear(result_);
-}
-
-int pg_rows::size() const {
-    return PQntuples(result_);
-}
-
-std::string pg_rows::text(int row, int column) const {
-    return {PQgetvalue(result_, row, column),
-            static_cast<std::size_t>(PQgetlength(result_, row, column))};
-}
-
-std::int64_t pg_rows::integer(int row, int column) const {
-    const char* v = PQgetvalue(result_, row, column);
-    auto length = static_cast<std::size_t>(PQgetlength(result_, row, column));
-    std::int64_t out = 0;
-    std::from_chars(v, v + length, out);
-    return out;
-}
-
-bool pg_rows::is_null(int row, int column) const {
-    return PQgetisnull(result_, row, column) != 0;
-}
-
-std::int64_t pg_rows::affected() const {
-    std::string_view n = PQcmdTuples(result_);
-    std::int64_t out = 0;
-    std::from_chars(n.data(), n.data() + n.size(), out);
-    return out;
-}
 
 config::parsed<std::unique_ptr<pg_database>> pg_database::open(const std::string& dsn) {
     using result = config::parsed<std::unique_ptr<pg_database>>;
@@ -91,22 +61,46 @@ void pg_database::fail(PGresult* r, std::string_view what) {
     throw store_error(message);
 }
 
-pg_rows pg_database::query(const char* sql, std::initializer_list<pg_param> params) {
+sql_rows pg_database::query(const char* sql, std::initializer_list<sql_param> params) {
     reconnect_if_lost();
+    auto& text = expanded_[sql];
+    if (text.empty()) text = expand_sql(sql, dialect());
+    // Text parameters reach libpq as C strings (it reads them up to their NUL): each one owned
+    // and terminated here, whatever view the caller holds.
+    std::vector<std::string> owned;
+    owned.reserve(params.size());
     std::vector<const char*> values;
-    std::vector<int> lengths;
-    std::vector<int> formats(params.size(), 0);
     for (const auto& p : params) {
-        // libpq reads a text parameter up to its first NUL: refused, never cut (state_store.hpp).
-        if (p.data()) check_stored_text({p.data(), static_cast<std::size_t>(p.size())});
-        values.push_back(p.data());
-        lengths.push_back(p.size());
+        if (const auto* t = p.text())
+            owned.emplace_back(*t);
+        else if (const auto* n = p.number())
+            owned.push_back(std::to_string(*n));
+        else
+            owned.emplace_back();
     }
-    PGresult* r = PQexecParams(conn_, sql, static_cast<int>(params.size()), nullptr, values.data(),
-                               lengths.data(), formats.data(), 0);
+    for (const auto& p : params)
+        values.push_back(p.is_null() ? nullptr : owned[values.size()].c_str());
+    PGresult* r = PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
+                               values.data(), nullptr, nullptr, 0);
     auto status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) fail(r, "query");
-    return pg_rows(r);
+    int columns = PQnfields(r);
+    sql_rows rows(columns);
+    for (int row = 0, n = PQntuples(r); row < n; ++row)
+        for (int column = 0; column < columns; ++column) {
+            if (PQgetisnull(r, row, column)) {
+                rows.add_null();
+                continue;
+            }
+            rows.add({PQgetvalue(r, row, column),
+                      static_cast<std::size_t>(PQgetlength(r, row, column))});
+        }
+    std::string_view affected = PQcmdTuples(r);
+    std::int64_t n = 0;
+    std::from_chars(affected.data(), affected.data() + affected.size(), n);
+    rows.set_affected(n);
+    PQclear(r);
+    return rows;
 }
 
 void pg_database::execute(const char* sql) {
@@ -120,6 +114,21 @@ void pg_database::execute(const char* sql) {
 void pg_database::rollback() {
     if (PQstatus(conn_) != CONNECTION_OK) return;  // the server rolled it back
     if (PGresult* r = PQexec(conn_, "ROLLBACK")) PQclear(r);
+}
+
+void pg_database::lock_schema() {
+    query("SELECT pg_advisory_xact_lock(7243051)");
+    execute("CREATE TABLE IF NOT EXISTS contextgate_schema (version INTEGER NOT NULL)");
+}
+
+int pg_database::schema_version() {
+    auto current = query("SELECT version FROM contextgate_schema");
+    return current.empty() ? 0 : static_cast<int>(current.integer(0, 0));
+}
+
+void pg_database::set_schema_version(int version) {
+    query("DELETE FROM contextgate_schema");
+    query("INSERT INTO contextgate_schema (version) VALUES ($1)", {version});
 }
 
 int pg_database::socket() const {

@@ -1,90 +1,23 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
-#include "gateway/store/sqlite_database.hpp"
-#include "gateway/store/state_store.hpp"
-#include "gateway/store/store_thread.hpp"
+#include "gateway/store/sql_store.hpp"
 
 #include <memory>
-#include <optional>
 #include <string>
 
 namespace gateway::store {
 
-// The embedded state_store: one SQLite file in WAL mode, migrated at open. Writes run on a
-// writer thread that owns the read-write connection; reads run on a reader thread with a
-// read-only connection of their own, so a large read never waits behind a write and no
-// caller's thread ever waits on the database. Each statement is prepared once per connection.
-// WAL lets the reader see every transaction committed before the read began.
-class sqlite_store final : public state_store {
+// The embedded store: one SQLite file in WAL mode, migrated at open (the writer's read-write
+// connection) and read through a read-only connection of its own; WAL lets the reader see every
+// transaction committed before the read began. One process uses it (the data folder's lock).
+class sqlite_store final : public sql_store {
 public:
     // Opens or creates the database at `path`, migrates it and starts the threads.
     static config::parsed<std::unique_ptr<sqlite_store>> open(const std::string& path);
-    ~sqlite_store() override;  // finishes queued work, then joins the threads
-    sqlite_store(const sqlite_store&) = delete;
-    sqlite_store& operator=(const sqlite_store&) = delete;
-
-    int schema_version();
-
-    net::awaitable<void> insert_chat(chat_record chat) override;
-    net::awaitable<std::optional<chat_record>> chat(std::string id) override;
-    net::awaitable<std::vector<chat_record>> chats() override;
-    net::awaitable<bool> delete_chat(std::string id) override;
-    net::awaitable<message_page> messages(std::string chat_id, std::int64_t before_id,
-                                          std::size_t limit) override;
-    net::awaitable<recent_history> recent_messages(std::string chat_id,
-                                                   std::size_t max_bytes) override;
-    net::awaitable<std::optional<run_record>> run(std::string id) override;
-    net::awaitable<std::optional<std::string>> run_status(std::string id) override;
-    net::awaitable<std::vector<run_record>> runs_of_chat(std::string chat_id) override;
-    net::awaitable<std::vector<run_record>> unfinished_runs() override;
-    net::awaitable<std::vector<run_message_record>> run_messages(std::string run_id) override;
-    net::awaitable<std::optional<std::string>> run_input(std::string run_id) override;
-    net::awaitable<std::vector<event_record>> events_after(std::string run_id,
-                                                           std::int64_t after_seq,
-                                                           std::size_t max_events,
-                                                           std::size_t max_bytes) override;
-    net::awaitable<std::int64_t> last_event(std::string run_id) override;
-    net::awaitable<std::optional<tool_call_record>> tool_call(std::string id) override;
-    net::awaitable<std::vector<tool_call_record>> tool_calls(std::string run_id) override;
-    net::awaitable<std::optional<approval_record>> approval(std::string call_id) override;
-    net::awaitable<std::optional<document_record>> document(std::string chat_id) override;
-    net::awaitable<document_write> put_document(std::string chat_id, std::string name,
-                                                std::string content,
-                                                std::optional<std::int64_t> base_version) override;
-    net::awaitable<bool> update_chat(std::string chat_id, chat_changes changes) override;
-    net::awaitable<std::vector<edit_session_record>> edit_sessions(std::string chat_id,
-                                                                   bool open_only) override;
-    net::awaitable<std::optional<edit_session_record>> edit_session(std::string id) override;
-    net::awaitable<std::vector<session_edit_record>> session_edits(std::string session_id) override;
-    net::awaitable<std::optional<session_edit_record>> session_edit_of_call(
-        std::string call_id) override;
-    net::awaitable<bool> save_edit_session(edit_session_record session,
-                                           std::int64_t expected_revision,
-                                           std::optional<session_edit_record> edit) override;
-    net::awaitable<std::optional<backup_record>> last_backup(std::string run_id) override;
-    net::awaitable<void> commit(write_batch batch) override;
-    net::awaitable<void> save_key(key_record key) override;
-    net::awaitable<std::vector<key_record>> keys() override;
-    net::awaitable<bool> revoke_key(std::string id) override;
-    net::awaitable<void> add_usage(std::vector<usage_row> rows) override;
-    net::awaitable<std::vector<usage_row>> usage(usage_query query) override;
 
 private:
-    sqlite_store() = default;
-
-    // Runs `work(db)` on the reader's / the writer's thread and resumes the caller with its result.
-    template <class Work>
-    auto read(Work work) {
-        return reader_.run(std::move(work));
-    }
-    template <class Work>
-    auto write(Work work) {
-        return writer_.run(std::move(work));
-    }
-
-    store_thread<sqlite_database> writer_;
-    store_thread<sqlite_database> reader_;
+    using sql_store::sql_store;
 };
 
 }  // namespace gateway::store

@@ -6,8 +6,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "gateway/store/pg_database.hpp"
-
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -39,28 +37,6 @@ std::string temporary_folder() {
     std::lock_guard lock(made.mutex);
     made.folders.push_back(pattern);
     return pattern;
-}
-
-std::string postgres_test_url() {
-    const char* file = std::getenv("CONTEXTGATE_TEST_PG_URL_FILE");
-    if (!file) return {};
-    std::ifstream in(file);
-    std::string url;
-    std::getline(in, url);
-    if (url.empty()) throw std::runtime_error(std::string("no PostgreSQL URL in ") + file);
-    return url;
-}
-
-std::string fresh_postgres_schema() {
-    auto url = postgres_test_url();
-    auto db = store::pg_database::open(url);
-    if (!db) throw std::runtime_error(db.error);
-    static std::atomic<int> made = 0;
-    auto schema =
-        "t" + std::to_string(::getpid()) + "_" + std::to_string(++made) + "_" +
-        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1'000'000);
-    (*db.value)->execute(("CREATE SCHEMA " + schema).c_str());
-    return url + "?options=-csearch_path%3D" + schema;
 }
 
 config::gateway_config make_config(const std::vector<std::string>& upstream_urls) {

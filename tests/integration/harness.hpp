@@ -6,6 +6,7 @@
 #include "gateway/app/server.hpp"
 #include "gateway/config/config.hpp"
 #include "tests/support/fake_upstream.hpp"
+#include "tests/support/test_postgres.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -24,11 +25,6 @@ using clock = std::chrono::steady_clock;
 
 // A fresh folder under the system temp folder, removed when the test binary exits.
 std::string temporary_folder();
-// The test cluster's URL (CONTEXTGATE_TEST_PG_URL_FILE names the file postgres.sh wrote), or ""
-// when the tests run without one; and a URL whose connections use a new, empty schema of it.
-std::string postgres_test_url();
-std::string fresh_postgres_schema();
-
 // A gateway configuration with one upstream per URL, two workers and short timeouts, its own
 // data_dir (a fresh temporary folder) and the shipped prompts.
 config::gateway_config make_config(const std::vector<std::string>& upstream_urls);

@@ -4,6 +4,7 @@
 // integration_postgres); the SIGKILL takeover is in tests/e2e/replicas.test.mjs.
 #include "gateway/io/offload.hpp"
 #include "gateway/store/pg_store.hpp"
+#include "gateway/store/schema.hpp"
 #include "tests/integration/context_fixture.hpp"
 
 #include <boost/json.hpp>
@@ -149,7 +150,7 @@ BOOST_AUTO_TEST_CASE(leases_fence_writes_and_expire_to_the_next_claimer) {
     BOOST_TEST_REQUIRE(bool(b), b.error);
     auto& A = **a.value;
     auto& B = **b.value;
-    BOOST_TEST(A.schema_version() == store::latest_pg_schema_version());
+    BOOST_TEST(A.schema_version() == store::latest_schema_version());
     BOOST_TEST(A.replica_id() != B.replica_id());
 
     wait(A.insert_chat({"c1", 1, "coding", "m", "/w", "editor"}));

@@ -2,7 +2,7 @@
 // make-v1-database.sh with that release: schema 2, unversioned run state) is migrated at start,
 // and its runs that were awaiting approval resume: they are approved and complete, and their
 // event ids go on from where the first release left them.
-#include "gateway/store/sqlite_database.hpp"
+#include "gateway/store/schema.hpp"
 #include "tests/integration/context_fixture.hpp"
 
 #include <boost/test/unit_test.hpp>

@@ -1,6 +1,14 @@
-#include "gateway/store/sqlite_store.hpp"
-
+// The store contract: every behaviour of state_store, run against the one SQL store on both
+// databases. `unit` runs it on SQLite; ctest's `store_contract_postgres` runs this suite again
+// with CONTEXTGATE_TEST_STORE=postgres, each test in a fresh schema of the test cluster
+// (tests/support/postgres.sh). The few tests that reach into one database's files or catalog
+// say so and run on that database only.
+#include "gateway/store/pg_database.hpp"
+#include "gateway/store/pg_store.hpp"
+#include "gateway/store/schema.hpp"
 #include "gateway/store/sqlite_database.hpp"
+#include "gateway/store/sqlite_store.hpp"
+#include "tests/support/test_postgres.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -10,7 +18,9 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <string_view>
 #include <thread>
 
 namespace fs = std::filesystem;
@@ -19,28 +29,74 @@ using namespace gateway::store;
 
 namespace {
 
-// A temporary database file, and a caller's event loop to await the store's answers on.
+bool on_postgres() {
+    const char* store = std::getenv("CONTEXTGATE_TEST_STORE");
+    return store && std::string_view(store) == "postgres";
+}
+
+// Preconditions of the tests that reach into one database directly.
+struct sqlite_only {
+    boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
+        boost::test_tools::assertion_result on(!on_postgres());
+        on.message() << "reaches into SQLite's file";
+        return on;
+    }
+};
+struct postgres_only {
+    boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
+        boost::test_tools::assertion_result on(on_postgres());
+        on.message() << "reaches into PostgreSQL's catalog (store_contract_postgres runs it)";
+        return on;
+    }
+};
+
+// A fresh database (a temporary SQLite file, or a new schema of the test cluster), and a
+// caller's event loop to await the store's answers on.
 struct temp_store {
     fs::path dir;
-    std::string path;
+    std::string path;  // the SQLite file, or the PostgreSQL URL with its schema
     net::io_context io;
-    std::unique_ptr<sqlite_store> s;
+    std::unique_ptr<sql_store> s;
 
     temp_store() {
-        char pattern[] = "/tmp/contextgate-store-XXXXXX";
-        dir = ::mkdtemp(pattern);
-        path = (dir / "contextgate.db").string();
+        if (on_postgres()) {
+            path = gateway::testing::fresh_postgres_schema();
+        } else {
+            char pattern[] = "/tmp/contextgate-store-XXXXXX";
+            dir = ::mkdtemp(pattern);
+            path = (dir / "contextgate.db").string();
+        }
         reopen();
     }
     ~temp_store() {
         s.reset();
-        fs::remove_all(dir);
+        if (!dir.empty()) fs::remove_all(dir);
     }
     void reopen() {
         s.reset();
-        auto opened = sqlite_store::open(path);
-        BOOST_TEST_REQUIRE(static_cast<bool>(opened), opened.error);
-        s = std::move(*opened.value);
+        if (on_postgres()) {
+            gateway::config::store_config config;
+            config.type = gateway::config::store_type::postgres;
+            config.dsn = path;
+            auto opened = pg_store::open(config);
+            BOOST_TEST_REQUIRE(static_cast<bool>(opened), opened.error);
+            s = std::move(*opened.value);
+        } else {
+            auto opened = sqlite_store::open(path);
+            BOOST_TEST_REQUIRE(static_cast<bool>(opened), opened.error);
+            s = std::move(*opened.value);
+        }
+    }
+    // A connection of its own to the same database, through the store's driver.
+    std::unique_ptr<sql_connection> raw() {
+        if (on_postgres()) {
+            auto db = pg_database::open(path);
+            BOOST_TEST_REQUIRE(static_cast<bool>(db), db.error);
+            return std::move(*db.value);
+        }
+        auto db = sqlite_database::open(path, sqlite_database::access::read_write);
+        BOOST_TEST_REQUIRE(static_cast<bool>(db), db.error);
+        return std::move(*db.value);
     }
     // Runs one store call to its end on the caller's loop and returns its result.
     template <class T>
@@ -78,7 +134,7 @@ struct temp_store {
 
 }  // namespace
 
-BOOST_AUTO_TEST_SUITE(sqlite_store_suite)
+BOOST_AUTO_TEST_SUITE(store_contract)
 
 // The stores' one text rule: a NUL is refused (PostgreSQL cannot keep it, tests/integration
 // replicas), never stored by one store and cut by the other.
@@ -304,11 +360,12 @@ BOOST_AUTO_TEST_CASE(a_large_read_does_not_wait_for_the_writer) {
     // long transaction completes without waiting for it.
     temp_store t;
     t.chat("c1");
-    sqlite3* raw = nullptr;
-    BOOST_TEST_REQUIRE(sqlite3_open(t.path.c_str(), &raw) == SQLITE_OK);
-    BOOST_TEST_REQUIRE(sqlite3_exec(raw, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) ==
-                       SQLITE_OK);
-    // The write lock is held by another connection: a commit now waits (busy timeout) ...
+    auto other = t.raw();
+    // Another connection holds the write lock (SQLite: the file's; PostgreSQL: the table's,
+    // which inserts wait for and reads do not) ...
+    other->execute(on_postgres() ? "BEGIN; LOCK TABLE chats IN SHARE ROW EXCLUSIVE MODE"
+                                 : "BEGIN IMMEDIATE");
+    // ... so a commit now waits ...
     auto blocked =
         net::co_spawn(t.io, t.s->insert_chat({"c2", 0, "p", "m", "", "editor"}), net::use_future);
     t.io.restart();
@@ -318,8 +375,7 @@ BOOST_AUTO_TEST_CASE(a_large_read_does_not_wait_for_the_writer) {
     auto read = net::co_spawn(reader_io, t.s->chats(), net::use_future);
     reader_io.run();
     BOOST_TEST(read.get().size() == 1u);
-    sqlite3_exec(raw, "COMMIT", nullptr, nullptr, nullptr);
-    sqlite3_close(raw);
+    other->execute("COMMIT");
     blocked.get();
     runner.join();
     BOOST_TEST(t.wait(t.s->chats()).size() == 2u);
@@ -367,7 +423,8 @@ BOOST_AUTO_TEST_CASE(edit_sessions_are_written_only_on_the_revision_they_read) {
     BOOST_TEST(t.wait(t.s->session_edits("s1")).empty());
 }
 
-BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated) {
+BOOST_AUTO_TEST_CASE(a_version_1_sqlite_database_is_migrated,
+                     *boost::unit_test::precondition(sqlite_only())) {
     temp_store t;
     t.chat("c1");
     t.s.reset();
@@ -382,6 +439,8 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated) {
                                 "ALTER TABLE chats DROP COLUMN title; "
                                 "DROP TABLE usage_daily; DROP TABLE virtual_keys; "
                                 "DROP INDEX one_live_run_per_chat; "
+                                "ALTER TABLE runs DROP COLUMN owner; "
+                                "ALTER TABLE runs DROP COLUMN lease_expires; "
                                 "INSERT INTO messages (chat_id, run_id, role, content, created_at) "
                                 "VALUES ('c1', '', 'user', 'Rename\nthe module', 1), "
                                 "('c1', '', 'user', 'Second', 2); "
@@ -462,7 +521,8 @@ BOOST_AUTO_TEST_CASE(usage_adds_up_per_day_key_and_model) {
     BOOST_TEST(t.wait(t.s->usage(by_model)).at(0).requests == 3);
 }
 
-BOOST_AUTO_TEST_CASE(open_errors_name_the_file) {
+BOOST_AUTO_TEST_CASE(sqlite_open_errors_name_the_file,
+                     *boost::unit_test::precondition(sqlite_only())) {
     auto missing = sqlite_store::open("/nonexistent-dir/contextgate.db");
     BOOST_TEST(!missing);
     BOOST_TEST(missing.error.find("/nonexistent-dir/contextgate.db: cannot open") == 0u,
@@ -490,6 +550,59 @@ BOOST_AUTO_TEST_CASE(open_errors_name_the_file) {
     BOOST_TEST(!garbage);
     BOOST_TEST(garbage.error.find(path) == 0u, garbage.error);
     fs::remove_all(dir);
+}
+
+// Every write of a run is fenced by its lease: once another replica holds the run (its row names
+// another owner), this store writes nothing more of it. On SQLite no other owner ever appears,
+// but the rule is the same statement.
+BOOST_AUTO_TEST_CASE(a_run_another_replica_holds_is_not_written) {
+    temp_store t;
+    t.chat("c1");
+    t.run("r1", "c1");
+    t.raw()->execute("UPDATE runs SET owner = 'elsewhere' WHERE id = 'r1'");
+    write_batch b;
+    b.runs.push_back({"r1", "c1", "succeeded", 3, 10, "done", "", "{}", 0, 0});
+    b.events.push_back({"r1", 1, "run.succeeded", "{}", 0});
+    BOOST_CHECK_THROW(t.commit(std::move(b)), lease_lost);
+    BOOST_TEST(t.wait(t.s->run_status("r1")).value_or("") == "running");
+    BOOST_TEST(t.wait(t.s->last_event("r1")) == 0);  // the batch's other writes went with it
+}
+
+// Both databases migrate by one list; a PostgreSQL database made before the lists merged is at
+// its own version 1 (the first list's only step) and moves on from there with its rows, and one
+// newer than this build is refused by name.
+BOOST_AUTO_TEST_CASE(a_postgres_database_from_before_the_lists_merged_is_migrated,
+                     *boost::unit_test::precondition(postgres_only())) {
+    temp_store t;
+    t.chat("c1");
+    t.run("r1", "c1");
+    t.s.reset();
+    t.raw()->execute("UPDATE contextgate_schema SET version = 1");
+    t.reopen();
+    BOOST_TEST(t.s->schema_version() == latest_schema_version());
+    BOOST_TEST(t.wait(t.s->chat("c1")).has_value());
+    BOOST_TEST(t.wait(t.s->run_status("r1")).value_or("") == "running");
+    t.s.reset();
+    t.raw()->execute("UPDATE contextgate_schema SET version = 99");
+    gateway::config::store_config config;
+    config.type = gateway::config::store_type::postgres;
+    config.dsn = t.path;
+    auto newer = pg_store::open(config);
+    BOOST_TEST(!newer);
+    BOOST_TEST(
+        newer.error.find("schema version 99, newer than this contextgate") != std::string::npos,
+        newer.error);
+}
+
+BOOST_AUTO_TEST_CASE(a_postgres_server_that_is_not_there_is_named,
+                     *boost::unit_test::precondition(postgres_only())) {
+    gateway::config::store_config config;
+    config.type = gateway::config::store_type::postgres;
+    config.dsn = "postgresql://127.0.0.1:1/none?connect_timeout=2";
+    auto opened = pg_store::open(config);
+    BOOST_TEST(!opened);
+    BOOST_TEST(opened.error.find("cannot connect to PostgreSQL (context.store.dsn)") == 0u,
+               opened.error);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,104 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+#include "gateway/store/sql_driver.hpp"
+#include "gateway/store/state_store.hpp"
+#include "gateway/store/store_thread.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace gateway::store {
+
+// The state_store, written once over the database driver (sql_driver.hpp): SQLite on one machine
+// (sqlite_store.hpp), PostgreSQL for replicas (pg_store.hpp). Writes run on a writer thread
+// that owns one connection; reads run on a reader thread with a connection of their own, so a
+// large read never waits behind a write and no caller's thread ever waits on the database.
+// A read sees every transaction committed before it began.
+//
+// A run's row carries its driver and lease (`owner`, `lease_expires`): every write of a run is
+// fenced by it (lease_lost when another replica holds the run now). On SQLite the owner is
+// always "", so the fence always holds.
+class sql_store : public state_store {
+public:
+    ~sql_store() override;  // finishes queued work, then joins the threads
+    sql_store(const sql_store&) = delete;
+    sql_store& operator=(const sql_store&) = delete;
+
+    int schema_version();
+
+    net::awaitable<void> insert_chat(chat_record chat) override;
+    net::awaitable<std::optional<chat_record>> chat(std::string id) override;
+    net::awaitable<std::vector<chat_record>> chats() override;
+    net::awaitable<bool> delete_chat(std::string id) override;
+    net::awaitable<message_page> messages(std::string chat_id, std::int64_t before_id,
+                                          std::size_t limit) override;
+    net::awaitable<recent_history> recent_messages(std::string chat_id,
+                                                   std::size_t max_bytes) override;
+    net::awaitable<bool> update_chat(std::string chat_id, chat_changes changes) override;
+    net::awaitable<std::optional<document_record>> document(std::string chat_id) override;
+    net::awaitable<document_write> put_document(std::string chat_id, std::string name,
+                                                std::string content,
+                                                std::optional<std::int64_t> base_version) override;
+
+    net::awaitable<std::optional<run_record>> run(std::string id) override;
+    net::awaitable<std::optional<std::string>> run_status(std::string id) override;
+    net::awaitable<std::vector<run_record>> runs_of_chat(std::string chat_id) override;
+    net::awaitable<std::vector<run_record>> unfinished_runs() override;
+    net::awaitable<std::vector<run_message_record>> run_messages(std::string run_id) override;
+    net::awaitable<std::optional<std::string>> run_input(std::string run_id) override;
+    net::awaitable<std::vector<event_record>> events_after(std::string run_id,
+                                                           std::int64_t after_seq,
+                                                           std::size_t max_events,
+                                                           std::size_t max_bytes) override;
+    net::awaitable<std::int64_t> last_event(std::string run_id) override;
+    net::awaitable<std::optional<tool_call_record>> tool_call(std::string id) override;
+    net::awaitable<std::vector<tool_call_record>> tool_calls(std::string run_id) override;
+    net::awaitable<std::optional<approval_record>> approval(std::string call_id) override;
+    net::awaitable<std::optional<backup_record>> last_backup(std::string run_id) override;
+    net::awaitable<void> commit(write_batch batch) override;
+
+    net::awaitable<std::vector<edit_session_record>> edit_sessions(std::string chat_id,
+                                                                   bool open_only) override;
+    net::awaitable<std::optional<edit_session_record>> edit_session(std::string id) override;
+    net::awaitable<std::vector<session_edit_record>> session_edits(std::string session_id) override;
+    net::awaitable<std::optional<session_edit_record>> session_edit_of_call(
+        std::string call_id) override;
+    net::awaitable<bool> save_edit_session(edit_session_record session,
+                                           std::int64_t expected_revision,
+                                           std::optional<session_edit_record> edit) override;
+
+    net::awaitable<void> save_key(key_record key) override;
+    net::awaitable<std::vector<key_record>> keys() override;
+    net::awaitable<bool> revoke_key(std::string id) override;
+    net::awaitable<void> add_usage(std::vector<usage_row> rows) override;
+    net::awaitable<std::vector<usage_row>> usage(usage_query query) override;
+
+protected:
+    // Starts the threads on the two connections (the writer's already migrated). `owner` and
+    // `lease` are what this store writes into the runs it drives.
+    sql_store(std::unique_ptr<sql_connection> writer, std::unique_ptr<sql_connection> reader,
+              std::string owner, config::duration lease);
+
+    // Runs `work(db)` on the reader's / the writer's thread and resumes the caller with its result.
+    template <class Work>
+    auto read(Work work) {
+        return reader_.run(std::move(work));
+    }
+    template <class Work>
+    auto write(Work work) {
+        return writer_.run(std::move(work));
+    }
+    // A lease taken or renewed now runs until this (Unix ms).
+    std::int64_t lease_end() const;
+
+    const std::string owner_;
+    const config::duration lease_;
+
+private:
+    store_thread<sql_connection> writer_;
+    store_thread<sql_connection> reader_;
+};
+
+}  // namespace gateway::store
