@@ -128,7 +128,7 @@ json::object key_json(const virtual_key& k, const key_usage& used) {
 
 }  // namespace
 
-api::api(const std::string& admin_key, key_ring& keys, store::state_store& store,
+api::api(const std::string& admin_key, key_ring& keys, store::key_store& store,
          usage_ledger& ledger)
     : admin_digest_(config::hashed_key(admin_key)), keys_(keys), store_(store), ledger_(ledger) {}
 
@@ -157,7 +157,7 @@ http::handler api::route(method m) {
 namespace {
 
 // Usage per key: all time, and in each key's current budget period (the month holds the day).
-net::awaitable<std::map<std::string, key_usage>> usage_by_key(store::state_store& store,
+net::awaitable<std::map<std::string, key_usage>> usage_by_key(store::key_store& store,
                                                               usage_ledger& ledger,
                                                               const key_ring& keys) {
     co_await ledger.flush();

@@ -9,7 +9,7 @@
 #include <string>
 
 namespace gateway::store {
-class state_store;
+class key_store;
 }
 
 namespace gateway::admin {
@@ -31,7 +31,7 @@ class usage_ledger;
 // Thread-safe: one instance serves every worker.
 class api {
 public:
-    api(const std::string& admin_key, key_ring& keys, store::state_store& store,
+    api(const std::string& admin_key, key_ring& keys, store::key_store& store,
         usage_ledger& ledger);
 
     using method = net::awaitable<http::reply> (api::*)(http::request_context&);
@@ -50,7 +50,7 @@ private:
 
     std::string admin_digest_;
     key_ring& keys_;
-    store::state_store& store_;
+    store::key_store& store_;
     usage_ledger& ledger_;
 };
 

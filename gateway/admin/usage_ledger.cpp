@@ -26,7 +26,7 @@ std::string utc_day(std::int64_t unix_ms) {
     return last_text;
 }
 
-usage_ledger::usage_ledger(store::state_store& store, std::chrono::milliseconds interval)
+usage_ledger::usage_ledger(store::key_store& store, std::chrono::milliseconds interval)
     : store_(store), interval_(interval) {
     thread_ = std::thread([this] {
         io::name_this_thread("usage");

@@ -16,7 +16,7 @@
 #include <vector>
 
 namespace gateway::store {
-class state_store;
+class key_store;
 }
 
 namespace gateway::admin {
@@ -35,7 +35,7 @@ public:
     static constexpr std::size_t max_models_per_key_day = 100;
     static constexpr std::string_view other_model = "(other)";
 
-    usage_ledger(store::state_store& store, std::chrono::milliseconds interval);
+    usage_ledger(store::key_store& store, std::chrono::milliseconds interval);
     ~usage_ledger();
     usage_ledger(const usage_ledger&) = delete;
     usage_ledger& operator=(const usage_ledger&) = delete;
@@ -54,7 +54,7 @@ private:
     std::vector<store::usage_row> take();
     void put_back(std::vector<store::usage_row> rows);
 
-    store::state_store& store_;
+    store::key_store& store_;
     std::chrono::milliseconds interval_;
     std::mutex mutex_;
     // Looked up with string views (std::less<>): a request whose row exists copies no string.

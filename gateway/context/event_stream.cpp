@@ -170,7 +170,7 @@ private:
     const void* key_;
 };
 
-event_streams::event_streams(const config::context_config& limits, store::state_store& store,
+event_streams::event_streams(const config::context_config& limits, store::run_store& store,
                              agent::run_journal& journal)
     : limits_(limits), store_(store), journal_(journal) {}
 

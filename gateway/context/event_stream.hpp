@@ -31,7 +31,7 @@ namespace net = boost::asio;
 // workers, wakes come from the engine thread.
 class event_streams {
 public:
-    event_streams(const config::context_config& limits, store::state_store& store,
+    event_streams(const config::context_config& limits, store::run_store& store,
                   agent::run_journal& journal);
 
     // The stream of the run's events after `after`, as a reply, or too_many_streams.
@@ -82,7 +82,7 @@ private:
                               std::int64_t after, bool chunked);
 
     const config::context_config& limits_;
-    store::state_store& store_;
+    store::run_store& store_;
     agent::run_journal& journal_;
     std::mutex mutex_;
     std::map<const void*, std::function<void()>> open_;  // open streams: their wakers

@@ -19,14 +19,11 @@ namespace gateway::store {
 
 namespace {
 
-#define RUN_COLUMNS \
-    "id, chat_id, status, step, max_steps, output, error, state, created_at, updated_at"
 // A claim takes each expired lease once: a second claimer waits for the first one's row lock,
 // then finds the lease renewed and skips the row.
 constexpr const char* claim_runs_sql =
     "UPDATE runs SET owner = $1, lease_expires = $2 WHERE status IN ('running', "
     "'awaiting_approval') AND lease_expires < $3 RETURNING " RUN_COLUMNS;
-#undef RUN_COLUMNS
 constexpr const char* renew_leases_sql =
     "UPDATE runs SET lease_expires = $2 WHERE owner = $1 AND status IN ('running', "
     "'awaiting_approval') RETURNING id";

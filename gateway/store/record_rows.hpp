@@ -1,45 +1,73 @@
 #pragma once
 
 #include "gateway/store/records.hpp"
+#include "gateway/store/sql_driver.hpp"
 
-// One row of a query's result as a record, for both stores: `Row` reads a column by its 0-based
-// index with text(column) and integer(column) (sqlite's statement, pg_rows' pg_row). The column
-// orders are those of the stores' *_COLUMNS lists, the same in both.
+#include <optional>
+#include <vector>
+
+// A query's rows as records, for the SQL store's files: one reader per record, each beside the
+// column list (*_COLUMNS) that queries select for it, in the order it reads them.
 namespace gateway::store {
 
-template <class Row>
-chat_record chat_from(Row& r) {
+// Every row through `reader`; the first one, if any.
+template <class Reader>
+auto all_rows(const sql_rows& rows, Reader reader) {
+    std::vector<decltype(reader(rows[0]))> out;
+    out.reserve(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) out.push_back(reader(rows[i]));
+    return out;
+}
+
+template <class Reader>
+auto one_row(const sql_rows& rows, Reader reader) -> std::optional<decltype(reader(rows[0]))> {
+    if (rows.empty()) return std::nullopt;
+    return reader(rows[0]);
+}
+
+// A one-column row's text.
+inline std::string first_text(const sql_row& r) {
+    return r.text(0);
+}
+
+#define CHAT_COLUMNS "id, created_at, system_prompt, model, workspace, role, edits, title"
+inline chat_record chat_from(const sql_row& r) {
     return {r.text(0), r.integer(1), r.text(2), r.text(3),
             r.text(4), r.text(5),    r.text(6), r.text(7)};
 }
 
-template <class Row>
-message_record message_from(Row& r) {
+#define MESSAGE_COLUMNS "id, chat_id, run_id, role, content, created_at"
+inline message_record message_from(const sql_row& r) {
     return {r.integer(0), r.text(1), r.text(2), r.text(3), r.text(4), r.integer(5)};
 }
 
-template <class Row>
-tool_call_record tool_call_from(Row& r) {
+#define CALL_COLUMNS "id, run_id, step, tool, parameters, status, result, created_at, preview"
+inline tool_call_record tool_call_from(const sql_row& r) {
     return {r.text(0), r.text(1),    static_cast<int>(r.integer(2)),
             r.text(3), r.text(4),    r.text(5),
             r.text(6), r.integer(7), r.text(8)};
 }
 
-template <class Row>
-edit_session_record edit_session_from(Row& r) {
+#define SESSION_COLUMNS                                                                           \
+    "id, chat_id, kind, path, name, status, base_existed, base_snapshot, ai_exists, ai_version, " \
+    "revision, edit_count, created_at, updated_at, resolved_at"
+inline edit_session_record edit_session_from(const sql_row& r) {
     return {r.text(0),     r.text(1),         r.text(2),     r.text(3),         r.text(4),
             r.text(5),     r.integer(6) != 0, r.text(7),     r.integer(8) != 0, r.text(9),
             r.integer(10), r.integer(11),     r.integer(12), r.integer(13),     r.integer(14)};
 }
 
-template <class Row>
-session_edit_record session_edit_from(Row& r) {
+#define EDIT_COLUMNS                                                                  \
+    "id, session_id, seq, tool, command, parameters, run_id, call_id, diff, result, " \
+    "created_at"
+inline session_edit_record session_edit_from(const sql_row& r) {
     return {r.text(0), r.text(1), r.integer(2), r.text(3), r.text(4),    r.text(5),
             r.text(6), r.text(7), r.text(8),    r.text(9), r.integer(10)};
 }
 
-template <class Row>
-run_record run_from(Row& r) {
+#define RUN_COLUMNS \
+    "id, chat_id, status, step, max_steps, output, error, state, created_at, updated_at"
+inline run_record run_from(const sql_row& r) {
     return {r.text(0),
             r.text(1),
             r.text(2),
@@ -52,8 +80,10 @@ run_record run_from(Row& r) {
             r.integer(9)};
 }
 
-template <class Row>
-key_record key_from(Row& r) {
+#define KEY_COLUMNS                                                                    \
+    "id, name, digest, models, rpm, tpm, max_parallel, budget_tokens, budget_period, " \
+    "expires_at, created_at, revoked_at"
+inline key_record key_from(const sql_row& r) {
     key_record k;
     k.id = r.text(0);
     k.name = r.text(1);
@@ -70,8 +100,7 @@ key_record key_from(Row& r) {
     return k;
 }
 
-template <class Row>
-usage_row usage_from(Row& r) {
+inline usage_row usage_from(const sql_row& r) {
     usage_row u;
     u.day = r.text(0);
     u.key_id = r.text(1);

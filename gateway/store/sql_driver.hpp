@@ -37,8 +37,7 @@ struct sql_dialect {
     const char* announce_events;
 };
 
-inline constexpr sql_dialect sqlite_dialect{sql_dialect::kind::sqlite, true, "rowid", "",
-                                            nullptr};
+inline constexpr sql_dialect sqlite_dialect{sql_dialect::kind::sqlite, true, "rowid", "", nullptr};
 inline constexpr sql_dialect postgres_dialect{sql_dialect::kind::postgres, false, "ord",
                                               " FOR UPDATE",
                                               "SELECT pg_notify('contextgate_events', $1)"};

@@ -21,26 +21,35 @@ namespace net = boost::asio;
 
 class replica_coordination;
 
-// Where the Context API keeps its state: chats, messages, runs with their conversations, events,
-// tool calls, approvals, documents and write backups. Every method is awaitable and never blocks
-// the caller's thread: an implementation does its I/O on threads of its own and resumes the
-// caller on the caller's executor. Arguments are taken by value (they outlive the caller's
-// full-expression). Writes that belong together go in one commit(); each other write method is
-// one transaction. Reads see every commit that completed before they were issued.
+// Where the gateway keeps its state: chats, messages, runs with their conversations, events,
+// tool calls, approvals, documents, write backups, edit sessions, virtual keys and usage. The
+// interface is split by role (chat_store, run_store, session_store, key_store) so a module sees
+// only what it uses; state_store is all of them, and sql_store (sql_store.hpp) implements it on
+// SQLite and PostgreSQL.
+//
+// Every method is awaitable and never blocks the caller's thread: an implementation does its
+// I/O on threads of its own and resumes the caller on the caller's executor. Arguments are
+// taken by value (they outlive the caller's full-expression). Writes that belong together go in
+// one commit(); each other write method is one transaction. Reads see every commit that
+// completed before they were issued.
 //
 // Expected outcomes are values (nullopt, `conflict`); failures of the medium (a full disk, a
 // corrupt file, a lost server) are thrown as store_error and end the request or the run.
 // Thread-safe: callable from any thread.
-class state_store {
-public:
-    virtual ~state_store() = default;
 
-    // Chats.
+// Chats, their messages and their document.
+class chat_store {
+public:
+    virtual ~chat_store() = default;
+
     virtual net::awaitable<void> insert_chat(chat_record chat) = 0;
     virtual net::awaitable<std::optional<chat_record>> chat(std::string id) = 0;
     virtual net::awaitable<std::vector<chat_record>> chats() = 0;
     // Deletes the chat with everything it owns; false when there was none.
     virtual net::awaitable<bool> delete_chat(std::string id) = 0;
+    // Changes a chat's edit mode (`approve` | `review`) and/or title; false when there is no
+    // such chat.
+    virtual net::awaitable<bool> update_chat(std::string chat_id, chat_changes changes) = 0;
 
     // A chat's messages: `limit` of them before the message id `before_id` (0: the newest).
     virtual net::awaitable<message_page> messages(std::string chat_id, std::int64_t before_id,
@@ -49,7 +58,21 @@ public:
     virtual net::awaitable<recent_history> recent_messages(std::string chat_id,
                                                            std::size_t max_bytes) = 0;
 
-    // Runs.
+    // The chat's document. put_document writes when `base_version` is absent or equal to the
+    // stored version (none stored counts as 0); otherwise nothing is written and the result
+    // has `conflict` with the current version.
+    virtual net::awaitable<std::optional<document_record>> document(std::string chat_id) = 0;
+    virtual net::awaitable<document_write> put_document(
+        std::string chat_id, std::string name, std::string content,
+        std::optional<std::int64_t> base_version) = 0;
+};
+
+// Runs: their rows, conversations, events, tool calls, approvals and write backups, and the
+// batch every run's step commits.
+class run_store {
+public:
+    virtual ~run_store() = default;
+
     virtual net::awaitable<std::optional<run_record>> run(std::string id) = 0;
     virtual net::awaitable<std::optional<std::string>> run_status(std::string id) = 0;
     virtual net::awaitable<std::vector<run_record>> runs_of_chat(std::string chat_id) = 0;
@@ -71,20 +94,23 @@ public:
     virtual net::awaitable<std::optional<tool_call_record>> tool_call(std::string id) = 0;
     virtual net::awaitable<std::vector<tool_call_record>> tool_calls(std::string run_id) = 0;
     virtual net::awaitable<std::optional<approval_record>> approval(std::string call_id) = 0;
+    // The run's newest applied write not yet undone, if any.
+    virtual net::awaitable<std::optional<backup_record>> last_backup(std::string run_id) = 0;
 
-    // The chat's document. put_document writes when `base_version` is absent or equal to the
-    // stored version (none stored counts as 0); otherwise nothing is written and the result
-    // has `conflict` with the current version.
-    virtual net::awaitable<std::optional<document_record>> document(std::string chat_id) = 0;
-    virtual net::awaitable<document_write> put_document(
-        std::string chat_id, std::string name, std::string content,
-        std::optional<std::int64_t> base_version) = 0;
+    // Everything in `batch`, in one transaction.
+    virtual net::awaitable<void> commit(write_batch batch) = 0;
 
-    // Changes a chat's edit mode (`approve` | `review`) and/or title; false when there is no
-    // such chat.
-    virtual net::awaitable<bool> update_chat(std::string chat_id, chat_changes changes) = 0;
+    // How gateways sharing this store coordinate; null when no other gateway can use it (SQLite:
+    // the data folder's lock keeps it to one process).
+    virtual replica_coordination* replicas() { return nullptr; }
+};
 
-    // Edit sessions. The chat's sessions, oldest first (`open_only`: those still open).
+// Edit sessions (review mode) and their edits.
+class session_store {
+public:
+    virtual ~session_store() = default;
+
+    // The chat's sessions, oldest first (`open_only`: those still open).
     virtual net::awaitable<std::vector<edit_session_record>> edit_sessions(std::string chat_id,
                                                                            bool open_only) = 0;
     virtual net::awaitable<std::optional<edit_session_record>> edit_session(std::string id) = 0;
@@ -101,12 +127,12 @@ public:
     virtual net::awaitable<bool> save_edit_session(edit_session_record session,
                                                    std::int64_t expected_revision,
                                                    std::optional<session_edit_record> edit) = 0;
+};
 
-    // The run's newest applied write not yet undone, if any.
-    virtual net::awaitable<std::optional<backup_record>> last_backup(std::string run_id) = 0;
-
-    // Everything in `batch`, in one transaction.
-    virtual net::awaitable<void> commit(write_batch batch) = 0;
+// Virtual keys and token usage: the operations side.
+class key_store {
+public:
+    virtual ~key_store() = default;
 
     // Virtual keys: inserted or updated by id; every key ever made (revoked ones with their
     // revoked_at); revoke is false when there was no such live key.
@@ -118,11 +144,10 @@ public:
     // ordered by day, key and model.
     virtual net::awaitable<void> add_usage(std::vector<usage_row> rows) = 0;
     virtual net::awaitable<std::vector<usage_row>> usage(usage_query query) = 0;
-
-    // How gateways sharing this store coordinate; null when no other gateway can use it (SQLite:
-    // the data folder's lock keeps it to one process).
-    virtual replica_coordination* replicas() { return nullptr; }
 };
+
+// All of the store's roles: what the service that opens the store holds and hands out by role.
+class state_store : public chat_store, public run_store, public session_store, public key_store {};
 
 // A request for a run that another replica drives (a decision, a cancel, an event to append),
 // handed over through the shared store. `body` and the answer are JSON.

@@ -1,0 +1,84 @@
+// sql_store's virtual keys and token usage.
+#include "gateway/store/sql_store.hpp"
+
+#include "gateway/store/record_rows.hpp"
+
+namespace gateway::store {
+
+namespace {
+
+// Queries as sql_store.cpp says: literals, written once for both databases.
+constexpr const char* upsert_key =
+    "INSERT INTO virtual_keys (" KEY_COLUMNS
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 0) ON CONFLICT (id) DO UPDATE SET "
+    "name = excluded.name, models = excluded.models, rpm = excluded.rpm, tpm = excluded.tpm, "
+    "max_parallel = excluded.max_parallel, budget_tokens = excluded.budget_tokens, "
+    "budget_period = excluded.budget_period, expires_at = excluded.expires_at";
+constexpr const char* select_keys =
+    "SELECT " KEY_COLUMNS " FROM virtual_keys ORDER BY created_at, id";
+constexpr const char* revoke_key_sql =
+    "UPDATE virtual_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at = 0";
+constexpr const char* add_usage_sql =
+    "INSERT INTO usage_daily (day, key_id, model, upstream, requests, input_tokens, "
+    "output_tokens) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+    "ON CONFLICT (day, key_id, model, upstream) DO UPDATE SET "
+    "requests = usage_daily.requests + excluded.requests, "
+    "input_tokens = usage_daily.input_tokens + excluded.input_tokens, "
+    "output_tokens = usage_daily.output_tokens + excluded.output_tokens";
+// The casts tell PostgreSQL the parameters' types (it cannot infer them from `$1 = ''`).
+constexpr const char* select_usage =
+    "SELECT CASE WHEN CAST($5 AS BIGINT) <> 0 THEN day ELSE '' END AS d, key_id, model, "
+    "SUM(requests), SUM(input_tokens), SUM(output_tokens) FROM usage_daily "
+    "WHERE (CAST($1 AS TEXT) = '' OR key_id = CAST($1 AS TEXT)) "
+    "AND (CAST($2 AS TEXT) = '' OR model = CAST($2 AS TEXT)) "
+    "AND day >= CAST($3 AS TEXT) AND day <= CAST($4 AS TEXT) "
+    "GROUP BY d, key_id, model ORDER BY d, key_id, model";
+
+}  // namespace
+
+net::awaitable<void> sql_store::save_key(key_record key) {
+    auto work = [key = std::move(key)](sql_connection& db) {
+        const auto& k = key;
+        db.query(upsert_key,
+                 {k.id, k.name, k.digest, k.models, k.rpm, k.tpm, k.max_parallel, k.budget_tokens,
+                  k.budget_period, k.expires_at, k.created_at ? k.created_at : now_ms()});
+    };
+    co_await write(std::move(work));
+}
+
+net::awaitable<std::vector<key_record>> sql_store::keys() {
+    auto work = [](sql_connection& db) { return all_rows(db.query(select_keys), key_from); };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+net::awaitable<bool> sql_store::revoke_key(std::string id) {
+    auto work = [id = std::move(id)](sql_connection& db) {
+        return db.query(revoke_key_sql, {id, now_ms()}).affected() > 0;
+    };
+    auto result = co_await write(std::move(work));
+    co_return result;
+}
+
+net::awaitable<void> sql_store::add_usage(std::vector<usage_row> rows) {
+    auto work = [rows = std::move(rows)](sql_connection& db) {
+        db.transaction([&] {
+            for (const auto& r : rows)
+                db.query(add_usage_sql, {r.day, r.key_id, r.model, r.upstream, r.requests,
+                                         r.input_tokens, r.output_tokens});
+        });
+    };
+    co_await write(std::move(work));
+}
+
+net::awaitable<std::vector<usage_row>> sql_store::usage(usage_query query) {
+    auto work = [query = std::move(query)](sql_connection& db) {
+        return all_rows(db.query(select_usage, {query.key_id, query.model, query.from_day,
+                                                query.to_day, query.by_day}),
+                        usage_from);
+    };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+}  // namespace gateway::store

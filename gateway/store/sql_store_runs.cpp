@@ -1,0 +1,255 @@
+// sql_store's runs: rows, conversations, events, tool calls, approvals, backups, and commit().
+#include "gateway/store/sql_store.hpp"
+
+#include "gateway/store/record_rows.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace gateway::store {
+
+namespace {
+
+// Queries as sql_store.cpp says: literals, written once for both databases.
+constexpr const char* insert_chat_sql =
+    "INSERT INTO chats (" CHAT_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+constexpr const char* insert_message =
+    "INSERT INTO messages (chat_id, run_id, role, content, created_at) "
+    "VALUES ($1, $2, $3, $4, $5)";
+constexpr const char* select_run_input =
+    "SELECT content FROM messages WHERE run_id = $1 AND role = 'user' ORDER BY id LIMIT 1";
+constexpr const char* select_run = "SELECT " RUN_COLUMNS " FROM runs WHERE id = $1";
+constexpr const char* select_run_status = "SELECT status FROM runs WHERE id = $1";
+constexpr const char* select_runs_of_chat =
+    "SELECT " RUN_COLUMNS " FROM runs WHERE chat_id = $1 ORDER BY created_at, id";
+constexpr const char* select_unfinished_runs =
+    "SELECT " RUN_COLUMNS
+    " FROM runs WHERE status IN ('running', 'awaiting_approval') ORDER BY created_at, id";
+// An upsert, not a replace (a replace deletes the row first, and the cascade would take the
+// run's events and tool calls with it), fenced by the lease: a row another replica has claimed
+// is not written (nothing is returned, and the commit fails with lease_lost).
+constexpr const char* upsert_run =
+    "INSERT INTO runs (" RUN_COLUMNS
+    ", owner, lease_expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
+    "ON CONFLICT (id) DO UPDATE SET status = excluded.status, step = excluded.step, "
+    "max_steps = excluded.max_steps, output = excluded.output, error = excluded.error, "
+    "state = excluded.state, updated_at = excluded.updated_at, "
+    "lease_expires = excluded.lease_expires WHERE runs.owner = excluded.owner RETURNING 1";
+
+constexpr const char* select_run_messages =
+    "SELECT run_id, seq, role, content FROM run_messages WHERE run_id = $1 ORDER BY seq";
+constexpr const char* insert_run_message =
+    "INSERT INTO run_messages (run_id, seq, role, content) VALUES ($1, $2, $3, $4)";
+
+constexpr const char* select_events_after =
+    "SELECT run_id, seq, type, data, created_at FROM events WHERE run_id = $1 AND seq > $2 "
+    "ORDER BY seq LIMIT $3";
+constexpr const char* select_last_event =
+    "SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = $1";
+constexpr const char* insert_event =
+    "INSERT INTO events (run_id, seq, type, data, created_at) VALUES ($1, $2, $3, $4, $5)";
+
+constexpr const char* select_call = "SELECT " CALL_COLUMNS " FROM tool_calls WHERE id = $1";
+constexpr const char* select_calls_of_run =
+    "SELECT " CALL_COLUMNS " FROM tool_calls WHERE run_id = $1 ORDER BY created_at, {ord}";
+// An upsert: a replace would cascade to the call's approval.
+constexpr const char* upsert_call =
+    "INSERT INTO tool_calls (" CALL_COLUMNS
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO UPDATE SET "
+    "parameters = excluded.parameters, status = excluded.status, result = excluded.result, "
+    "preview = excluded.preview";
+
+constexpr const char* select_approval =
+    "SELECT call_id, run_id, decision, parameters, feedback, scope, decided_at FROM approvals "
+    "WHERE call_id = $1";
+constexpr const char* upsert_approval =
+    "INSERT INTO approvals (call_id, run_id, decision, parameters, feedback, scope, decided_at) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (call_id) DO UPDATE SET "
+    "decision = excluded.decision, parameters = excluded.parameters, "
+    "feedback = excluded.feedback, scope = excluded.scope, decided_at = excluded.decided_at";
+
+constexpr const char* select_last_backup =
+    "SELECT call_id, run_id, path, existed, content, after_sha256, undone_at, created_at "
+    "FROM write_backups WHERE run_id = $1 AND undone_at = 0 "
+    "ORDER BY created_at DESC, {ord} DESC LIMIT 1";
+constexpr const char* upsert_backup =
+    "INSERT INTO write_backups (call_id, run_id, path, existed, content, after_sha256, "
+    "undone_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (call_id) "
+    "DO UPDATE SET undone_at = excluded.undone_at";
+
+// Writes everything in `batch` inside the caller's transaction.
+void apply(sql_connection& db, const write_batch& batch, const std::string& owner,
+           std::int64_t lease_expires) {
+    auto now = now_ms();
+    for (const auto& c : batch.chats)
+        db.query(insert_chat_sql, {c.id, c.created_at ? c.created_at : now, c.system_prompt,
+                                   c.model, c.workspace, c.role, c.edits, c.title});
+    for (const auto& r : batch.runs) {
+        try {
+            auto written = db.query(upsert_run,
+                                    {r.id, r.chat_id, r.status, std::int64_t{r.step},
+                                     std::int64_t{r.max_steps}, r.output, r.error, r.state,
+                                     r.created_at ? r.created_at : now, now, owner, lease_expires});
+            if (written.empty())
+                throw lease_lost("run " + r.id + " is driven by another replica now");
+        } catch (const unique_violation&) {
+            // The id is the upsert's own conflict: the one other unique index on runs is one
+            // unfinished run per chat.
+            throw live_run_exists("chat " + r.chat_id + " already has an unfinished run");
+        }
+    }
+    for (const auto& m : batch.run_messages)
+        db.query(insert_run_message, {m.run_id, m.seq, m.role, m.content});
+    for (const auto& c : batch.tool_calls)
+        db.query(upsert_call, {c.id, c.run_id, std::int64_t{c.step}, c.tool, c.parameters, c.status,
+                               c.result, c.created_at ? c.created_at : now, c.preview});
+    for (const auto& a : batch.approvals)
+        db.query(upsert_approval, {a.call_id, a.run_id, a.decision, a.parameters, a.feedback,
+                                   a.scope, a.decided_at ? a.decided_at : now});
+    for (const auto& m : batch.messages)
+        db.query(insert_message,
+                 {m.chat_id, m.run_id, m.role, m.content, m.created_at ? m.created_at : now});
+    for (const auto& b : batch.backups)
+        db.query(upsert_backup, {b.call_id, b.run_id, b.path, std::int64_t{b.existed}, b.content,
+                                 b.after_sha256, b.undone_at, b.created_at ? b.created_at : now});
+    // The newest sequence number per run, announced (where the database announces) on commit.
+    std::map<std::string, std::int64_t> newest;
+    for (const auto& e : batch.events) {
+        db.query(insert_event,
+                 {e.run_id, e.seq, e.type, e.data, e.created_at ? e.created_at : now});
+        auto& seq = newest[e.run_id];
+        seq = std::max(seq, e.seq);
+    }
+    if (const char* announce = db.dialect().announce_events)
+        for (const auto& [run_id, seq] : newest)
+            db.query(announce, {run_id + ' ' + std::to_string(seq) + ' ' + owner});
+}
+
+}  // namespace
+
+net::awaitable<std::optional<run_record>> sql_store::run(std::string id) {
+    auto work = [id = std::move(id)](sql_connection& db) {
+        return one_row(db.query(select_run, {id}), run_from);
+    };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+net::awaitable<std::optional<std::string>> sql_store::run_status(std::string id) {
+    auto work = [id = std::move(id)](sql_connection& db) {
+        return one_row(db.query(select_run_status, {id}), first_text);
+    };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+net::awaitable<std::vector<run_record>> sql_store::runs_of_chat(std::string chat_id) {
+    auto work = [chat_id = std::move(chat_id)](sql_connection& db) {
+        return all_rows(db.query(select_runs_of_chat, {chat_id}), run_from);
+    };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+net::awaitable<std::vector<run_record>> sql_store::unfinished_runs() {
+    auto work = [](sql_connection& db) {
+        return all_rows(db.query(select_unfinished_runs), run_from);
+    };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+net::awaitable<std::vector<run_message_record>> sql_store::run_messages(std::string run_id) {
+    auto work = [run_id = std::move(run_id)](sql_connection& db) {
+        return all_rows(db.query(select_run_messages, {run_id}), [](const sql_row& r) {
+            return run_message_record{r.text(0), r.integer(1), r.text(2), r.text(3)};
+        });
+    };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+net::awaitable<std::optional<std::string>> sql_store::run_input(std::string run_id) {
+    auto work = [run_id = std::move(run_id)](sql_connection& db) {
+        return one_row(db.query(select_run_input, {run_id}), first_text);
+    };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+net::awaitable<std::vector<event_record>> sql_store::events_after(std::string run_id,
+                                                                  std::int64_t after_seq,
+                                                                  std::size_t max_events,
+                                                                  std::size_t max_bytes) {
+    auto work = [run_id = std::move(run_id), after_seq, max_events, max_bytes](sql_connection& db) {
+        auto rows = db.query(select_events_after,
+                             {run_id, after_seq, static_cast<std::int64_t>(max_events)});
+        std::vector<event_record> out;
+        std::size_t bytes = 0;
+        for (std::size_t i = 0; i < rows.size() && (out.empty() || bytes < max_bytes); ++i) {
+            auto r = rows[i];
+            out.push_back({r.text(0), r.integer(1), r.text(2), r.text(3), r.integer(4)});
+            bytes += out.back().data.size();
+        }
+        return out;
+    };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+net::awaitable<std::int64_t> sql_store::last_event(std::string run_id) {
+    auto work = [run_id = std::move(run_id)](sql_connection& db) {
+        return db.query(select_last_event, {run_id}).integer(0, 0);
+    };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+net::awaitable<std::optional<tool_call_record>> sql_store::tool_call(std::string id) {
+    auto work = [id = std::move(id)](sql_connection& db) {
+        return one_row(db.query(select_call, {id}), tool_call_from);
+    };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+net::awaitable<std::vector<tool_call_record>> sql_store::tool_calls(std::string run_id) {
+    auto work = [run_id = std::move(run_id)](sql_connection& db) {
+        return all_rows(db.query(select_calls_of_run, {run_id}), tool_call_from);
+    };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+net::awaitable<std::optional<approval_record>> sql_store::approval(std::string call_id) {
+    auto work = [call_id = std::move(call_id)](sql_connection& db) {
+        return one_row(db.query(select_approval, {call_id}), [](const sql_row& r) {
+            return approval_record{r.text(0), r.text(1), r.text(2),   r.text(3),
+                                   r.text(4), r.text(5), r.integer(6)};
+        });
+    };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+net::awaitable<std::optional<backup_record>> sql_store::last_backup(std::string run_id) {
+    auto work = [run_id = std::move(run_id)](sql_connection& db) {
+        return one_row(db.query(select_last_backup, {run_id}), [](const sql_row& r) {
+            return backup_record{r.text(0), r.text(1), r.text(2),    r.integer(3) != 0,
+                                 r.text(4), r.text(5), r.integer(6), r.integer(7)};
+        });
+    };
+    auto result = co_await read(std::move(work));
+    co_return result;
+}
+
+net::awaitable<void> sql_store::commit(write_batch batch) {
+    if (batch.empty()) co_return;
+    auto work = [batch = std::move(batch), owner = owner_,
+                 lease = lease_end()](sql_connection& db) {
+        db.transaction([&] { apply(db, batch, owner, lease); });
+    };
+    co_await write(std::move(work));
+}
+
+}  // namespace gateway::store
