@@ -5,7 +5,7 @@
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
-#include "gateway/passthrough/usage_observer.hpp"
+#include "gateway/providers/usage_observer.hpp"
 #include "gateway/providers/adapter.hpp"
 #include "gateway/providers/openai.hpp"
 #include "gateway/sse/event_parser.hpp"
@@ -180,7 +180,7 @@ net::awaitable<upstream::failure> read_stream(upstream::connection& conn,
 }  // namespace
 
 model_client::model_client(const config::gateway_config& config,
-                           const passthrough::model_router& router,
+                           const upstream::model_router& router,
                            const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
                            net::any_io_executor executor, admin::usage_ledger* ledger)
     : config_(config), router_(router), executor_(std::move(executor)), ledger_(ledger) {
@@ -365,7 +365,7 @@ net::awaitable<model_reply> model_client::complete(std::string model, std::strin
     if (result.ok) {
         providers::usage used = result.streamed.used;
         if (!stream.adapter) {
-            passthrough::usage_observer observer(false);
+            providers::usage_observer observer(false);
             observer.feed(result.body);
             used = observer.finish();
         }
@@ -394,7 +394,7 @@ net::awaitable<model_turn> model_client::converse(providers::request request,
     auto& pool = pools_[router_.route(request.model)];
     const auto& up = pool.upstream();
     const auto& adapter = providers::adapter_for(up.provider);
-    request.model = passthrough::upstream_model(up, request.model);
+    request.model = upstream::upstream_model(up, request.model);
     request.stream = static_cast<bool>(on_text);
     streaming stream;
     if (on_text) stream = {&adapter, std::move(on_text)};

@@ -2,7 +2,7 @@
 
 #include "gateway/agent/model_port.hpp"
 #include "gateway/config/config.hpp"
-#include "gateway/passthrough/model_router.hpp"
+#include "gateway/upstream/model_router.hpp"
 #include "gateway/providers/adapter.hpp"
 #include "gateway/upstream/pool.hpp"
 
@@ -28,7 +28,7 @@ namespace net = boost::asio;
 // it sent one (at most 60 s). One client per executor: its pools are not thread-safe.
 class model_client final : public model_port {
 public:
-    model_client(const config::gateway_config& config, const passthrough::model_router& router,
+    model_client(const config::gateway_config& config, const upstream::model_router& router,
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
                  net::any_io_executor executor, admin::usage_ledger* ledger = nullptr);
 
@@ -78,7 +78,7 @@ private:
                  const providers::usage& used, std::chrono::steady_clock::time_point started);
 
     const config::gateway_config& config_;
-    const passthrough::model_router& router_;
+    const upstream::model_router& router_;
     net::any_io_executor executor_;
     admin::usage_ledger* ledger_;
     std::vector<upstream::pool> pools_;

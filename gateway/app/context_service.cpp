@@ -74,7 +74,7 @@ config::parsed<context_files> load_context_files(const config::gateway_config& c
 }
 
 config::parsed<std::unique_ptr<context_service>> context_service::start(
-    const config::gateway_config& config, const passthrough::model_router& router,
+    const config::gateway_config& config, const upstream::model_router& router,
     const std::vector<std::shared_ptr<boost::asio::ssl::context>>& tls_contexts) {
     using result = config::parsed<std::unique_ptr<context_service>>;
     const auto& context = config.context;

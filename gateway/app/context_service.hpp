@@ -33,7 +33,7 @@ class edit_sessions;
 namespace gateway::mcp {
 class hub;
 }
-namespace gateway::passthrough {
+namespace gateway::upstream {
 class model_router;
 }
 namespace gateway::store {
@@ -74,7 +74,7 @@ public:
     // Loads the prompts and workflows, takes the data directory, opens the store and starts the
     // engine, which resumes the unfinished runs. The error names what failed.
     static config::parsed<std::unique_ptr<context_service>> start(
-        const config::gateway_config& config, const passthrough::model_router& router,
+        const config::gateway_config& config, const upstream::model_router& router,
         const std::vector<std::shared_ptr<boost::asio::ssl::context>>& tls_contexts);
     ~context_service();
 

@@ -19,7 +19,7 @@
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/handler.hpp"
-#include "gateway/passthrough/model_router.hpp"
+#include "gateway/upstream/model_router.hpp"
 #include "gateway/store/state_store.hpp"
 #include "gateway/upstream/tls.hpp"
 
@@ -92,7 +92,7 @@ std::string server::start() {
         if (!context) return context.error;
         tls_contexts.push_back(*context.value);
     }
-    model_router_ = std::make_unique<passthrough::model_router>(config_.upstreams);
+    model_router_ = std::make_unique<upstream::model_router>(config_.upstreams);
     auto started = context_service::start(config_, *model_router_, tls_contexts);
     if (!started) return started.error;
     context_ = std::move(*started.value);

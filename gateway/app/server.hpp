@@ -24,8 +24,10 @@ class limiter;
 }  // namespace gateway::admin
 namespace gateway::passthrough {
 class handler;
+}
+namespace gateway::upstream {
 class model_router;
-}  // namespace gateway::passthrough
+}
 
 namespace gateway::app {
 
@@ -66,7 +68,7 @@ public:
 private:
     config::gateway_config config_;
     console::site console_{console::embedded_assets()};
-    std::unique_ptr<passthrough::model_router> model_router_;
+    std::unique_ptr<upstream::model_router> model_router_;
     std::unique_ptr<context_service> context_;
     // Declared before the handlers: the handlers' pooled sockets belong to the workers'
     // io_contexts and must be destroyed first.

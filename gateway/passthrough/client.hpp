@@ -27,8 +27,8 @@ struct exchange_state {
     providers::usage used;
     std::string_view usage_source = "none";  // body | stream | estimate | none
     bool answered = false;                   // the upstream answered with a status (2xx or not)
-    // For the settlement rule (settled_usage): content bytes relayed to the client, and whether
-    // the whole answer was relayed.
+    // For the settlement rule (providers::settled_usage): content bytes relayed to the client, and
+    // whether the whole answer was relayed.
     std::uint64_t delivered_bytes = 0;
     bool complete = false;
 };

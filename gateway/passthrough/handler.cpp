@@ -13,8 +13,8 @@
 #include "gateway/passthrough/relay.hpp"
 #include "gateway/passthrough/request_models.hpp"
 #include "gateway/passthrough/translator.hpp"
-#include "gateway/passthrough/usage_observer.hpp"
 #include "gateway/providers/adapter.hpp"
+#include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
 #include "gateway/store/state_store.hpp"
 #include "gateway/upstream/exchange.hpp"
@@ -199,13 +199,13 @@ net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
     if (reusable && !upgrade && !state.client_gone) pool.give_back(std::move(conn));
 }
 
-// The usage to charge for a 2xx answer to a request that names a model (settled_usage: the
-// upstream's count, or an estimate never below what the client received), on the context for
+// The usage to charge for a 2xx answer to a request that names a model (providers::settled_usage:
+// the upstream's count, or an estimate never below what the client received), on the context for
 // the access log, the key's limits and the ledger. A listing or a file uses no model.
 void finish_usage(http::request_context& ctx, exchange_state& state) {
     if (state.answered && ctx.status / 100 == 2 && !ctx.model.empty()) {
-        auto settled =
-            settled_usage(state.used, state.delivered_bytes, ctx.req.body().size(), state.complete);
+        auto settled = providers::settled_usage(state.used, state.delivered_bytes,
+                                                ctx.req.body().size(), state.complete);
         state.used = settled.used;
         if (settled.estimated) state.usage_source = "estimate";
     }
@@ -235,7 +235,7 @@ std::string too_long_model_name() {
 }
 
 destination choose(const http::request_context& ctx, const config::gateway_config& config,
-                   const model_router& router) {
+                   const upstream::model_router& router) {
     std::string_view target = ctx.req.target();
     std::string_view path = target.substr(0, target.find('?'));
     destination d;
@@ -256,7 +256,7 @@ destination choose(const http::request_context& ctx, const config::gateway_confi
         if (!d.upstream) d.refusal = "No upstream of provider gemini is configured for `/v1beta/`.";
         return d;
     }
-    if (!ctx.req.body().empty()) model = read_model(ctx.req.body());
+    if (!ctx.req.body().empty()) model = upstream::read_model(ctx.req.body());
     if (model && model->size() > providers::max_model_name_bytes) {
         d.refusal = too_long_model_name();
         return d;
@@ -286,7 +286,7 @@ destination choose(const http::request_context& ctx, const config::gateway_confi
 
 }  // namespace
 
-handler::handler(const config::gateway_config& config, const model_router& router,
+handler::handler(const config::gateway_config& config, const upstream::model_router& router,
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
                  admin::gatekeeper* gate, admin::usage_ledger* ledger)
     : config_(config), router_(router), gate_(gate), ledger_(ledger) {
@@ -480,7 +480,7 @@ net::awaitable<void> forward_bytes(http::request_context& ctx, upstream::pool& p
     std::string_view target = ctx.req.target();
     if (up.inject_stream_usage && ctx.req.method() == bhttp::verb::post &&
         target.substr(0, target.find('?')) == "/v1/chat/completions")
-        inject_include_usage(ctx.req.body());
+        providers::inject_include_usage(ctx.req.body());
     auto head = upstream_request_head(ctx, up, where.target, false, !ctx.key_id.empty());
     co_await exchange(ctx, pool, head, state, false);
 }

@@ -4,7 +4,7 @@
 #include "gateway/http/context.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/client.hpp"
-#include "gateway/passthrough/model_router.hpp"
+#include "gateway/upstream/model_router.hpp"
 #include "gateway/upstream/pool.hpp"
 
 #include <map>
@@ -30,13 +30,13 @@ namespace beast = boost::beast;
 // dropped and the rest kept both ways, the response is relayed as each upstream read completes,
 // a client that goes away cancels the upstream exchange (noticed within client_watch's delay), an
 // upstream that dies mid-SSE ends the stream with `event: error`. Token usage is read from a copy
-// of the answer (see usage_observer) for metrics, limits and the usage ledger; with virtual keys
-// configured the gatekeeper admits each request first. One handler per worker: it owns that
-// worker's pools and is used from that worker's thread only.
+// of the answer (see providers::usage_observer) for metrics, limits and the usage ledger; with
+// virtual keys configured the gatekeeper admits each request first. One handler per worker: it owns
+// that worker's pools and is used from that worker's thread only.
 class handler {
 public:
     // `gate` (virtual keys and limits) and `ledger` (token usage) may be null.
-    handler(const config::gateway_config& config, const model_router& router,
+    handler(const config::gateway_config& config, const upstream::model_router& router,
             const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
             admin::gatekeeper* gate = nullptr, admin::usage_ledger* ledger = nullptr);
 
@@ -60,7 +60,7 @@ private:
                  const exchange_state& state, std::chrono::steady_clock::time_point started);
 
     const config::gateway_config& config_;
-    const model_router& router_;
+    const upstream::model_router& router_;
     std::vector<upstream::pool> pools_;
     watch_list watches_;            // client watches not yet reading
     bool mixed_providers_ = false;  // some upstream is not OpenAI-compatible

@@ -6,7 +6,7 @@
 #include "gateway/io/write_all.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/passthrough/headers.hpp"
-#include "gateway/passthrough/usage_observer.hpp"
+#include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
 #include "gateway/upstream/exchange.hpp"
 
@@ -134,7 +134,7 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
                                 upstream::response_parser& parser,
                                 const config::upstream_config& up, exchange_state& state,
                                 body_writer& writer, sse::boundary_tracker& tracker, bool sse,
-                                usage_observer* observer) {
+                                providers::usage_observer* observer) {
     co_await net::this_coro::throw_if_cancelled(false);
     auto& res = parser.get();
     io::relay_buffer buffer;
@@ -236,7 +236,7 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     body_writer writer(ctx, chunked, std::move(head));
     sse::boundary_tracker tracker;
     // Only successful answers report usage; the observer reads a copy of what is relayed.
-    std::optional<usage_observer> observer;
+    std::optional<providers::usage_observer> observer;
     if (res.result_int() / 100 == 2 && body_follows) observer.emplace(sse);
     auto* watching = observer ? &*observer : nullptr;
     state.streamed = sse;

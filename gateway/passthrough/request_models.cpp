@@ -1,6 +1,6 @@
 #include "gateway/passthrough/request_models.hpp"
 
-#include "gateway/passthrough/model_router.hpp"
+#include "gateway/upstream/model_router.hpp"
 
 #include <boost/beast/core/string.hpp>
 #include <boost/json/parse.hpp>
@@ -131,7 +131,7 @@ admin::requested_models models_of(const http::request& req, bool tunnel,
     if (routed_model) {
         asked.names.emplace_back(*routed_model);
         asked.established = true;
-    } else if (auto model = read_model(body)) {
+    } else if (auto model = upstream::read_model(body)) {
         asked.names.push_back(std::move(*model));
         asked.established = true;
     }

@@ -6,10 +6,10 @@
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/passthrough/headers.hpp"
-#include "gateway/passthrough/model_router.hpp"
 #include "gateway/providers/openai.hpp"
 #include "gateway/sse/event_parser.hpp"
 #include "gateway/upstream/exchange.hpp"
+#include "gateway/upstream/model_router.hpp"
 
 #include <boost/asio/this_coro.hpp>
 #include <boost/beast/core/string.hpp>
@@ -280,7 +280,7 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
         co_return;
     }
     std::string client_model = r.model;
-    r.model = upstream_model(up, r.model);
+    r.model = upstream::upstream_model(up, r.model);
     std::string why;
     auto body = adapter.encode(r, why);
     if (body.empty()) {

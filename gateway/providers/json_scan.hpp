@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string_view>
 
-namespace gateway::passthrough {
+namespace gateway::providers {
 
 // Helpers for scanning JSON text for a few members without parsing all of it (the request's
 // model, an answer's usage). Bodies are mostly string content, which these skip with memchr.
@@ -29,4 +29,4 @@ inline std::size_t json_string_end(std::string_view t, std::size_t i) {
     return std::string_view::npos;
 }
 
-}  // namespace gateway::passthrough
+}  // namespace gateway::providers

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gateway::passthrough {
+namespace gateway::providers {
 
 // Reads the token usage a model answer reports from a copy of the bytes relayed to the client;
 // the relayed bytes themselves are never touched. A JSON body is kept (up to `max_body` bytes)
@@ -70,4 +70,4 @@ bool inject_include_usage(std::string& body);
 // test that keeps most stream events from being parsed.
 bool mentions_usage(std::string_view text);
 
-}  // namespace gateway::passthrough
+}  // namespace gateway::providers

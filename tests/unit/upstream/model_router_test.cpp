@@ -1,8 +1,8 @@
-#include "gateway/passthrough/model_router.hpp"
+#include "gateway/upstream/model_router.hpp"
 
 #include <boost/test/unit_test.hpp>
 
-using namespace gateway::passthrough;
+using namespace gateway::upstream;
 
 BOOST_AUTO_TEST_SUITE(model_routing)
 

@@ -1,15 +1,17 @@
-#include "gateway/passthrough/model_router.hpp"
+#include "gateway/upstream/model_router.hpp"
 
 #include "gateway/config/glob.hpp"
-#include "gateway/passthrough/json_scan.hpp"
+#include "gateway/providers/json_scan.hpp"
 
 #include <boost/json/parse.hpp>
 
 #include <algorithm>
 
-namespace gateway::passthrough {
+namespace gateway::upstream {
 
 namespace json = boost::json;
+using providers::json_skip_space;
+using providers::json_string_end;
 
 namespace {
 
@@ -112,4 +114,4 @@ std::size_t model_router::route(std::optional<std::string_view> model) const {
     return 0;
 }
 
-}  // namespace gateway::passthrough
+}  // namespace gateway::upstream

@@ -1,8 +1,8 @@
-#include "gateway/passthrough/usage_observer.hpp"
+#include "gateway/providers/usage_observer.hpp"
 
 #include <boost/test/unit_test.hpp>
 
-using namespace gateway::passthrough;
+using namespace gateway::providers;
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gateway::passthrough {
+namespace gateway::upstream {
 
 // The top-level string "model" of a JSON object, found by a scan that skips string content and
 // nested values without parsing them (request bodies run to hundreds of KB, and SDKs put
@@ -40,4 +40,4 @@ private:
     std::vector<config::provider_kind> providers_;
 };
 
-}  // namespace gateway::passthrough
+}  // namespace gateway::upstream

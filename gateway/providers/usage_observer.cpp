@@ -1,6 +1,6 @@
-#include "gateway/passthrough/usage_observer.hpp"
+#include "gateway/providers/usage_observer.hpp"
 
-#include "gateway/passthrough/json_scan.hpp"
+#include "gateway/providers/json_scan.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
@@ -10,7 +10,7 @@
 #include <array>
 #include <optional>
 
-namespace gateway::passthrough {
+namespace gateway::providers {
 
 namespace json = boost::json;
 
@@ -392,4 +392,4 @@ void usage_observer::read_document(std::string_view text) {
             merge(*members, used_, found[k].gemini);
 }
 
-}  // namespace gateway::passthrough
+}  // namespace gateway::providers
