@@ -2,6 +2,7 @@
 
 #include "gateway/admin/limiter.hpp"
 #include "gateway/admin/usage_ledger.hpp"
+#include "gateway/clock.hpp"
 #include "gateway/http/request_values.hpp"
 #include "gateway/store/state_store.hpp"
 
@@ -170,7 +171,7 @@ net::awaitable<std::map<std::string, key_usage>> usage_by_key(store::key_store& 
         u.input += r.input_tokens;
         u.output += r.output_tokens;
     }
-    auto now = store::now_ms();
+    auto now = now_ms();
     store::usage_query month;
     month.from_day = utc_day(period_start("month", now));
     month.by_day = true;
@@ -196,7 +197,7 @@ net::awaitable<http::reply> api::create_key(http::request_context& ctx) {
     key.id = new_key_id();
     auto secret = new_secret();
     key.digest = config::key_digest(secret);
-    key.created_at = store::now_ms();
+    key.created_at = now_ms();
     auto record = to_record(key);
     co_await store_.save_key(std::move(record));
     keys_.put(key);

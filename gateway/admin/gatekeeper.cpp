@@ -1,8 +1,9 @@
 #include "gateway/admin/gatekeeper.hpp"
 
+#include "gateway/clock.hpp"
 #include "gateway/http/credentials.hpp"
+#include "gateway/ids.hpp"
 #include "gateway/observability/metrics.hpp"
-#include "gateway/store/state_store.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -85,7 +86,7 @@ net::awaitable<std::variant<pass, http::reply>> gatekeeper::admit(
     c.budget_tokens = key->budget_tokens;
     c.budget_period = key->budget_period;
     c.estimate = key->tpm || key->budget_tokens ? estimate_tokens(req.body()) : 0;
-    c.now_ms = store::now_ms();
+    c.now_ms = now_ms();
     auto decided = co_await limits_.admit(c);
     if (decided.allowed) {
         p.limited = !decided.backend_failed;

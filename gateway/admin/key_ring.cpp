@@ -1,6 +1,7 @@
 #include "gateway/admin/key_ring.hpp"
 
 #include "gateway/config/glob.hpp"
+#include "gateway/ids.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -104,16 +105,6 @@ std::string new_secret() {
     }
     if (bits > 0) out += alphabet[(buffer << (6 - bits)) & 63];
     return out;
-}
-
-std::string random_id(std::string_view prefix, std::size_t bytes) {
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string id(prefix);
-    for (unsigned char b : random_bytes(bytes)) {
-        id += hex[b >> 4];
-        id += hex[b & 15];
-    }
-    return id;
 }
 
 std::string new_key_id() {

@@ -43,8 +43,6 @@ store::key_record to_record(const virtual_key& key);
 std::string new_secret();
 // A new key id: "key_" and 16 hex digits.
 std::string new_key_id();
-// `prefix` and the hex digits of `bytes` random bytes from OpenSSL: an id nobody can guess.
-std::string random_id(std::string_view prefix, std::size_t bytes);
 
 // Every live virtual key, declared and made through the admin API, found by the digest of its
 // secret. Updates replace a key's entry whole, so a reader holds a consistent snapshot of it;

@@ -1,6 +1,7 @@
 #include "gateway/agent/agent_loop.hpp"
 
 #include "gateway/agent/tool_call_parser.hpp"
+#include "gateway/ids.hpp"
 #include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/tool.hpp"
 
@@ -276,7 +277,7 @@ net::awaitable<void> agent_loop::run(live_run& run) {
             co_return;
         }
         pending_call p;
-        p.call_id = make_id("call");
+        p.call_id = new_id("call");
         p.tool = call.tool;
         p.parameters = call.parameters;
         p.terminate = call.terminate;
@@ -305,7 +306,7 @@ net::awaitable<bool> agent_loop::open_native_turn(live_run& run, const std::stri
     std::vector<pending_call> opened;
     for (auto& c : calls) {
         pending_call p;
-        p.call_id = make_id("call");
+        p.call_id = new_id("call");
         if (c.id.empty()) c.id = p.call_id;  // a server that gives none: results need one
         p.tool = c.name;
         p.parameters = c.arguments;

@@ -1,5 +1,6 @@
 #include "gateway/agent/approval_gate.hpp"
 
+#include "gateway/clock.hpp"
 #include "gateway/mcp/remote_tool.hpp"
 #include "gateway/observability/failpoint.hpp"
 #include "gateway/tools/error_codes.hpp"
@@ -129,7 +130,7 @@ net::awaitable<std::optional<tools::tool_result>> approval_gate::ask_and_wait(li
         // A write that would fail anyway is reported at once: no human needed to learn that.
         if (!preview.ok) co_return preview;
         p.asked = true;
-        p.requested_at = store::now_ms();
+        p.requested_at = now_ms();
         run.decided.reset();
         run.record.status = status_name(run_status::awaiting_approval);
         auto diff = diff_of(preview);
@@ -165,7 +166,7 @@ net::awaitable<std::optional<tools::tool_result>> approval_gate::ask_and_wait(li
             run.end(run_status::cancelled, "", "");
             co_return std::nullopt;
         }
-        auto left = deadline - store::now_ms();
+        auto left = deadline - now_ms();
         if (left <= 0) {
             if (run.call) run.call->status = "expired";
             run.end(run_status::failed, "",
@@ -251,7 +252,7 @@ void approval_gate::record_result(live_run& run, run_journal::batch& b,
     if (p.executing && !result.ok) {
         // A marked write that failed changed nothing: its backup must not be undone.
         b.backup({p.call_id, run.record.id, p.executing->path, p.executing->existed, "",
-                  p.executing->after_sha256, store::now_ms(), 0});
+                  p.executing->after_sha256, now_ms(), 0});
     }
     p.executing.reset();
     b.event("tool.result", {{"call_id", p.call_id},
@@ -280,7 +281,7 @@ net::awaitable<std::optional<refusal>> approval_gate::decide(live_run& run, std:
     auto b = journal_.begin(run);
     b.approval({call_id, run.record.id, d.approve ? "approve" : "reject",
                 d.parameters ? json::serialize(*d.parameters) : "", d.feedback,
-                d.whole_run ? "run" : "once", store::now_ms()});
+                d.whole_run ? "run" : "once", now_ms()});
     co_await journal_.record(run, std::move(b));
     run.wake.cancel();
     co_return std::nullopt;

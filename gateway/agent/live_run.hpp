@@ -108,8 +108,8 @@ struct live_run {
     // Makes `p` the pending call: its stored record starts as "pending" at this step.
     void open_call(pending_call p) {
         call = store::tool_call_record{
-            p.call_id, record.id, record.step,    p.tool, boost::json::serialize(p.parameters),
-            "pending", "",        store::now_ms()};
+            p.call_id, record.id, record.step, p.tool, boost::json::serialize(p.parameters),
+            "pending", "",        now_ms()};
         state.pending = std::move(p);
     }
     bool awaiting(const std::string& call_id) const {
@@ -117,9 +117,6 @@ struct live_run {
                record.status == status_name(run_status::awaiting_approval);
     }
 };
-
-// A fresh random identifier with a readable prefix: "chat_…", "run_…", "call_…".
-std::string make_id(std::string_view prefix);
 
 // "300 s": a limit as the human reads it.
 inline std::string duration_text(config::duration d) {

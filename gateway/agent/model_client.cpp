@@ -1,13 +1,14 @@
 #include "gateway/agent/model_client.hpp"
 
 #include "gateway/admin/usage_ledger.hpp"
+#include "gateway/clock.hpp"
 #include "gateway/error.hpp"
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
-#include "gateway/providers/usage_observer.hpp"
 #include "gateway/providers/adapter.hpp"
 #include "gateway/providers/openai.hpp"
+#include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/event_parser.hpp"
 #include "gateway/store/state_store.hpp"
 #include "gateway/upstream/exchange.hpp"
@@ -451,8 +452,7 @@ void model_client::account(const config::upstream_config& up, const std::string&
         m.token_usage.with({up.name, provider, model, "output"})
             .observe(static_cast<double>(used.output));
     }
-    if (ledger_)
-        ledger_->record("context", model, up.name, used.input, used.output, store::now_ms());
+    if (ledger_) ledger_->record("context", model, up.name, used.input, used.output, now_ms());
 }
 
 }  // namespace gateway::agent

@@ -1,6 +1,7 @@
 #include "gateway/agent/run_journal.hpp"
 
 #include "gateway/agent/status_phrase.hpp"
+#include "gateway/clock.hpp"
 
 #include "gateway/agent/excerpt.hpp"
 #include "gateway/observability/log.hpp"
@@ -97,7 +98,7 @@ void run_journal::batch::event(std::string_view type, json::object data) {
     count(type, event);
     auto seq = ++run_.last_event;
     writes_.events.push_back(
-        {run_.record.id, seq, std::string(type), json::serialize(event), store::now_ms()});
+        {run_.record.id, seq, std::string(type), json::serialize(event), now_ms()});
 }
 
 void run_journal::batch::call() {
@@ -120,7 +121,7 @@ void run_journal::batch::approval(store::approval_record approval) {
 
 void run_journal::batch::chat_message(std::string_view role, std::string content) {
     writes_.messages.push_back(
-        {0, run_.chat.id, run_.record.id, std::string(role), std::move(content), store::now_ms()});
+        {0, run_.chat.id, run_.record.id, std::string(role), std::move(content), now_ms()});
 }
 
 void run_journal::batch::backup(store::backup_record backup) {
@@ -176,7 +177,7 @@ store::write_batch run_journal::take(live_run& run, batch b, bool with_state) {
     if (with_state) {
         run.bank_time();
         run.record.state = serialize_state(run.state);
-        run.record.updated_at = store::now_ms();
+        run.record.updated_at = now_ms();
         writes.runs.push_back(run.record);
         // Taken now, like event numbers: a later batch never writes a message twice.
         for (; run.stored_messages < run.conversation.size(); ++run.stored_messages) {

@@ -1,5 +1,7 @@
 #include "gateway/agent/run_registry.hpp"
 
+#include "gateway/clock.hpp"
+#include "gateway/ids.hpp"
 #include "gateway/io/offload.hpp"
 #include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
@@ -21,18 +23,6 @@
 namespace gateway::agent {
 
 namespace json = boost::json;
-
-std::string make_id(std::string_view prefix) {
-    thread_local std::mt19937_64 generator{std::random_device{}()};
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string id(prefix);
-    id += '_';
-    for (int half = 0; half < 2; ++half) {
-        auto bits = generator();
-        for (int i = 0; i < 12; ++i) id += hex[(bits >> (i * 4)) & 0xf];
-    }
-    return id;
-}
 
 namespace {
 
@@ -158,8 +148,8 @@ net::awaitable<started_run> run_registry::admit(store::chat_record chat, tools::
                                                      " already has a run in progress (" +
                                                      it->second + "); wait for it, or cancel it."};
     auto run = std::make_shared<live_run>(io_.get_executor());
-    auto now = store::now_ms();
-    run->record = {make_id("run"),
+    auto now = now_ms();
+    run->record = {new_id("run"),
                    chat.id,
                    std::string(status_name(run_status::running)),
                    0,
@@ -389,7 +379,7 @@ net::awaitable<std::variant<json::object, refusal>> run_registry::undo(std::stri
             co_return refusal{errc::conflict, "The chat's workspace cannot be used: " + *unusable};
         auto restored = co_await runner_.restore(view, *backup);
         if (!restored.ok) co_return refusal{errc::conflict, restored.text};
-        backup->undone_at = store::now_ms();
+        backup->undone_at = now_ms();
         json::object undone{
             {"call_id", backup->call_id},
             {"path", backup->path.empty() ? json::value(nullptr) : json::value(backup->path)}};

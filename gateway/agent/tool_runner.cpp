@@ -1,5 +1,6 @@
 #include "gateway/agent/tool_runner.hpp"
 
+#include "gateway/ids.hpp"
 #include "gateway/io/offload.hpp"
 #include "gateway/io/thread_name.hpp"
 #include "gateway/mcp/hub.hpp"
@@ -259,7 +260,7 @@ net::awaitable<tools::tool_result> tool_runner::record(
             expected = session.revision;
         } else {
             // The first edit: the target as it is now becomes the session's base.
-            session.id = make_id("sess");
+            session.id = new_id("sess");
             session.chat_id = run.chat.id;
             session.kind = target.kind;
             session.path = target.path;
@@ -278,7 +279,7 @@ net::awaitable<tools::tool_result> tool_runner::record(
         session.ai_version = target.after.value_or("");
         if (target.kind == "document" && document) session.name = document->name;
         store::session_edit_record edit;
-        edit.id = make_id("edit");
+        edit.id = new_id("edit");
         edit.session_id = session.id;
         edit.order = ++session.edit_count;
         edit.tool = tool;

@@ -6,6 +6,7 @@
 #include "gateway/admin/limiter.hpp"
 #include "gateway/admin/redis_limiter.hpp"
 #include "gateway/admin/usage_ledger.hpp"
+#include "gateway/clock.hpp"
 #include "gateway/console/console.hpp"
 #include "gateway/context/api.hpp"
 #include "gateway/context/mcp_endpoint.hpp"
@@ -19,8 +20,8 @@
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/handler.hpp"
-#include "gateway/upstream/model_router.hpp"
 #include "gateway/store/state_store.hpp"
+#include "gateway/upstream/model_router.hpp"
 #include "gateway/upstream/tls.hpp"
 
 #include <boost/asio/post.hpp>
@@ -122,7 +123,7 @@ std::string server::start() {
     } else {
         auto memory = std::make_unique<admin::memory_limiter>();
         // Budgets survive a restart: each key starts its period with what the store recorded.
-        auto now = store::now_ms();
+        auto now = now_ms();
         for (const auto& key : keys_->all()) {
             if (!key->budget_tokens) continue;
             store::usage_query q;

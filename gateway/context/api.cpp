@@ -1,8 +1,10 @@
 #include "gateway/context/api.hpp"
 
 #include "gateway/agent/excerpt.hpp"
+#include "gateway/clock.hpp"
 #include "gateway/context/views.hpp"
 #include "gateway/error.hpp"
+#include "gateway/ids.hpp"
 #include "gateway/providers/conversation.hpp"
 
 #include <openssl/crypto.h>
@@ -237,8 +239,8 @@ net::awaitable<reply> api::create_chat(http::request_context& ctx) {
         chat.workspace = opened.path;
     }
     if (!error.empty()) co_return bad_request(error);
-    chat.id = agent::make_id("chat");
-    chat.created_at = store::now_ms();
+    chat.id = new_id("chat");
+    chat.created_at = now_ms();
     co_await store_.insert_chat(chat);
     co_return reply::json(201, chat_json(chat));
 }

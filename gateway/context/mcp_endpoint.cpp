@@ -2,8 +2,10 @@
 
 #include "gateway/admin/key_ring.hpp"
 #include "gateway/agent/run_state.hpp"
+#include "gateway/clock.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/response.hpp"
+#include "gateway/ids.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/tools/tool.hpp"
 
@@ -186,7 +188,7 @@ std::shared_ptr<mcp_endpoint::session> mcp_endpoint::open_session(std::string ve
     s->version = std::move(version);
     s->can_ask = can_ask;
     s->used = now;
-    id = admin::random_id("mcp_", 16);
+    id = random_id("mcp_", 16);
     sessions_[id] = s;
     return s;
 }
@@ -356,8 +358,8 @@ net::awaitable<reply> mcp_endpoint::call_tool(http::request_context& ctx,
             rpc_result(id, tool_text("Invalid arguments for `" + name + "` at " + problem, true)));
 
     store::chat_record chat;
-    chat.id = agent::make_id("chat");
-    chat.created_at = store::now_ms();
+    chat.id = new_id("chat");
+    chat.created_at = now_ms();
     chat.model = config_.mcp.model;
     chat.system_prompt = system_prompt_;
     chat.role = "editor";

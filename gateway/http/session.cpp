@@ -4,6 +4,7 @@
 #include "gateway/http/listener.hpp"
 #include "gateway/http/request_head.hpp"
 #include "gateway/http/response.hpp"
+#include "gateway/ids.hpp"
 #include "gateway/io/write_all.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
@@ -26,18 +27,6 @@ namespace {
 namespace bhttp = beast::http;
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 constexpr std::size_t read_chunk = 16 * 1024;
-
-// 128 random bits as 32 hex digits; a per-thread generator, so no lock.
-std::string make_request_id() {
-    thread_local std::mt19937_64 generator{std::random_device{}()};
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string id(32, '0');
-    for (int half = 0; half < 2; ++half) {
-        auto bits = generator();
-        for (int i = 0; i < 16; ++i) id[half * 16 + i] = hex[(bits >> (i * 4)) & 0xf];
-    }
-    return id;
-}
 
 // The labels of a request's duration: bounded sets (unlike paths), numbered so that each thread
 // finds its series in an array instead of the family's map.
@@ -268,7 +257,7 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
         }
         entry->busy = true;
         auto started = std::chrono::steady_clock::now();
-        std::string request_id = make_request_id();
+        std::string request_id = random_id("", 16);  // 128 bits as 32 hex digits
         std::optional<refusal> refused;
         std::size_t header_fields = 0;
         bool ok = co_await read_request(stream, deadline, buffer, server, owner.routes(), parser,

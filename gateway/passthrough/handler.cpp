@@ -2,6 +2,7 @@
 
 #include "gateway/admin/gatekeeper.hpp"
 #include "gateway/admin/usage_ledger.hpp"
+#include "gateway/clock.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/credentials.hpp"
 #include "gateway/http/response.hpp"
@@ -16,7 +17,6 @@
 #include "gateway/providers/adapter.hpp"
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
-#include "gateway/store/state_store.hpp"
 #include "gateway/upstream/exchange.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -371,7 +371,7 @@ net::awaitable<void> handler::operator()(http::request_context& ctx) {
 // limits once the destination is known, and settled with what the answer used. Apart from
 // operator(), whose frame every proxied request allocates, so that it stays small.
 net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool upgrade) {
-    auto identified = gate_->identify(ctx.req, store::now_ms());
+    auto identified = gate_->identify(ctx.req, now_ms());
     if (auto* refused = std::get_if<http::reply>(&identified)) {
         co_await http::write_reply(ctx, std::move(*refused));
         co_return;
@@ -467,7 +467,7 @@ void handler::account(const http::request_context& ctx, const config::upstream_c
     }
     if (ledger_ && ctx.status / 100 == 2)
         ledger_->record(ctx.key_id, ctx.model, up.name, state.used.input, state.used.output,
-                        store::now_ms());
+                        now_ms());
 }
 
 namespace {

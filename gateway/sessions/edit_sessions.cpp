@@ -1,5 +1,6 @@
 #include "gateway/sessions/edit_sessions.hpp"
 
+#include "gateway/clock.hpp"
 #include "gateway/io/offload.hpp"
 #include "gateway/sessions/review.hpp"
 #include "gateway/tools/error_codes.hpp"
@@ -204,7 +205,7 @@ net::awaitable<edit_sessions::outcome> edit_sessions::accept(std::string session
     bool done = !partial || (s.base_snapshot == s.ai_version && s.ai_exists);
     if (done) {
         s.status = "accepted";
-        s.resolved_at = store::now_ms();
+        s.resolved_at = now_ms();
     }
     bool saved = co_await store_.save_edit_session(s, before.revision, std::nullopt);
     if (!saved)
@@ -237,7 +238,7 @@ net::awaitable<edit_sessions::outcome> edit_sessions::reject(std::string session
     auto s = std::get<store::edit_session_record>(std::move(opened));
     auto revision = s.revision;
     s.status = "rejected";
-    s.resolved_at = store::now_ms();
+    s.resolved_at = now_ms();
     bool saved = co_await store_.save_edit_session(s, revision, std::nullopt);
     if (!saved)
         co_return refusal{errc::conflict, "Edit session " + s.id +

@@ -1,4 +1,5 @@
 #include "gateway/store/pg_store.hpp"
+#include "gateway/ids.hpp"
 #include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
 
@@ -49,12 +50,7 @@ constexpr const char* withdraw_request_sql =
 std::string make_replica_id() {
     char host[64] = {};
     gethostname(host, sizeof host - 1);
-    std::mt19937_64 generator{std::random_device{}()};
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string id = std::string(host) + '-' + std::to_string(getpid()) + '-';
-    auto bits = generator();
-    for (int i = 0; i < 8; ++i) id += hex[(bits >> (i * 4)) & 0xf];
-    return id;
+    return random_id(std::string(host) + '-' + std::to_string(getpid()) + '-', 4);
 }
 
 std::int64_t to_int(std::string_view text) {

@@ -5,8 +5,6 @@
 
 #include <sqlite3.h>
 
-#include <chrono>
-
 namespace gateway::store {
 
 namespace {
@@ -27,12 +25,6 @@ void octet_length(sqlite3_context* context, int, sqlite3_value** values) {
 }
 
 }  // namespace
-
-std::int64_t now_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 config::parsed<std::unique_ptr<sqlite_database>> sqlite_database::open(const std::string& path,
                                                                        access how) {

@@ -4,6 +4,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "gateway/clock.hpp"
 #include "gateway/config/config.hpp"
 
 #include <cstddef>
@@ -246,8 +247,5 @@ struct live_run_exists : store_error {
 struct lease_lost : store_error {
     using store_error::store_error;
 };
-
-// Unix milliseconds now: the times records carry.
-std::int64_t now_ms();
 
 }  // namespace gateway::store

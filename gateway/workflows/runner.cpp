@@ -1,5 +1,6 @@
 #include "gateway/workflows/runner.hpp"
 
+#include "gateway/ids.hpp"
 #include "gateway/tools/error_codes.hpp"
 #include "gateway/workflows/template.hpp"
 
@@ -186,7 +187,7 @@ net::awaitable<bool> runner::begin_step(live_run& run, const workflow& definitio
         if (auto problem = tools_.validate(step.tool, *rendered.value); !problem.empty())
             co_return fail("invalid parameters for `" + step.tool + "` at " + problem);
         agent::pending_call p;
-        p.call_id = agent::make_id("call");
+        p.call_id = new_id("call");
         p.tool = step.tool;
         p.parameters = rendered.value->as_object();
         p.workflow_step = step.id;

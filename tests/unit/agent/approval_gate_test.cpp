@@ -2,6 +2,7 @@
 
 #include "engine_fixture.hpp"
 
+#include "gateway/ids.hpp"
 #include "gateway/tools/digest.hpp"
 
 using namespace engine_test;
@@ -11,7 +12,7 @@ namespace {
 // Puts a pending call on the run, as the loop would.
 void pend(engine_fixture& f, agent::live_run& run, std::string tool, json::object parameters) {
     agent::pending_call p;
-    p.call_id = agent::make_id("call");
+    p.call_id = gateway::new_id("call");
     p.tool = std::move(tool);
     p.parameters = std::move(parameters);
     run.call = store::tool_call_record{

@@ -11,6 +11,7 @@
 #include "gateway/agent/run_journal.hpp"
 #include "gateway/agent/system_prompts.hpp"
 #include "gateway/agent/tool_runner.hpp"
+#include "gateway/ids.hpp"
 #include "gateway/store/sqlite_store.hpp"
 #include "gateway/tools/registry.hpp"
 #include "gateway/tools/workspace_roots.hpp"
@@ -210,7 +211,7 @@ struct engine_fixture {
     std::shared_ptr<agent::live_run> new_run(std::string message = "do it") {
         auto run = std::make_shared<agent::live_run>(io.get_executor());
         run->chat = *wait(store->chat("chat_1"));
-        run->record = {agent::make_id("run"), "chat_1", "running", 0, 10, "", "", "", 1, 1};
+        run->record = {gateway::new_id("run"), "chat_1", "running", 0, 10, "", "", "", 1, 1};
         run->system_prompt = "You are a test.";
         run->state.turn_start = 0;
         run->conversation.push_back({"user", std::move(message)});

@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(runs_awaiting_approval_are_resumed_at_start) {
     p.tool = "append_file";
     p.parameters = {{"path", "log.txt"}, {"content", "resumed\n"}};
     p.asked = true;
-    p.requested_at = gateway::store::now_ms();
+    p.requested_at = gateway::now_ms();
     state.pending = p;
     state.turn_start = 0;
     gateway::store::write_batch b;

@@ -26,6 +26,7 @@
 namespace fs = std::filesystem;
 namespace net = boost::asio;
 using namespace gateway::store;
+using gateway::now_ms;
 
 namespace {
 

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+// The gateway's identifiers, made in one place.
+namespace gateway {
+
+// `prefix` followed by `bytes` random bytes as lowercase hex, from OpenSSL's generator (ids that
+// name things in URLs or sessions must not be guessable from the ones seen before). Throws
+// std::runtime_error when the system's generator fails.
+std::string random_id(std::string_view prefix, std::size_t bytes);
+
+// A record's id: its kind, an underscore and 96 random bits ("run_1f…", "chat_…", "call_…").
+inline std::string new_id(std::string_view kind) {
+    std::string prefix(kind);
+    prefix += '_';
+    return random_id(prefix, 12);
+}
+
+}  // namespace gateway
