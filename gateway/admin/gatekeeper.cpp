@@ -38,8 +38,8 @@ std::uint64_t estimate_tokens(std::string_view body) {
 
 gatekeeper::gatekeeper(const key_ring& keys, limiter& limits) : keys_(keys), limits_(limits) {}
 
-std::variant<std::shared_ptr<const virtual_key>, http::reply> gatekeeper::identify(
-    const http::request& req, std::int64_t now_ms) const {
+std::variant<passthrough::caller, http::reply> gatekeeper::identify(const http::request& req,
+                                                                    std::int64_t now_ms) const {
     auto secret = http::presented_key_of(req.base()).value;
     if (secret.empty())
         return http::reply::error(
@@ -49,12 +49,12 @@ std::variant<std::shared_ptr<const virtual_key>, http::reply> gatekeeper::identi
     if (!key) return http::reply::error(errc::unauthorized, "The API key is not valid.");
     if (key->expired(now_ms))
         return http::reply::error(errc::unauthorized, "The API key has expired.");
-    return key;
+    return passthrough::caller{key->id, key->name, key};
 }
 
-net::awaitable<std::variant<pass, http::reply>> gatekeeper::admit(
-    std::shared_ptr<const virtual_key> key, const http::request& req,
-    const requested_models& asked) {
+net::awaitable<std::variant<passthrough::ticket, http::reply>> gatekeeper::admit(
+    passthrough::caller who, const http::request& req, const passthrough::requested_models& asked) {
+    auto key = std::static_pointer_cast<const virtual_key>(who.key);
     if (asked.tunnel && (!key->models.empty() || key->tpm || key->budget_tokens))
         co_return http::reply::error(
             errc::model_not_allowed,
@@ -74,10 +74,10 @@ net::awaitable<std::variant<pass, http::reply>> gatekeeper::admit(
                     errc::model_not_allowed,
                     "The API key `" + key->name + "` may not use model `" + model + "`.");
     }
-    pass p;
-    p.key = key;
-    if (!key->rpm && !key->tpm && !key->max_parallel && !key->budget_tokens) co_return p;
-    auto& c = p.counted;
+    auto p = std::make_shared<pass>();
+    passthrough::ticket admitted{std::move(who), p};
+    if (!key->rpm && !key->tpm && !key->max_parallel && !key->budget_tokens) co_return admitted;
+    auto& c = p->counted;
     c.key_id = key->id;
     c.slot_id = random_id("slot_", 12);
     c.rpm = key->rpm;
@@ -89,8 +89,8 @@ net::awaitable<std::variant<pass, http::reply>> gatekeeper::admit(
     c.now_ms = now_ms();
     auto decided = co_await limits_.admit(c);
     if (decided.allowed) {
-        p.limited = !decided.backend_failed;
-        co_return p;
+        p->limited = !decided.backend_failed;
+        co_return admitted;
     }
     observability::metrics().limit_refusals.with({decided.refused}).inc();
     std::string message;
@@ -115,10 +115,12 @@ net::awaitable<std::variant<pass, http::reply>> gatekeeper::admit(
     co_return refusal;
 }
 
-net::awaitable<void> gatekeeper::leave(pass p, std::optional<std::uint64_t> used_tokens) {
-    if (!p.limited) co_return;
-    auto actual = used_tokens.value_or(p.counted.estimate);
-    co_await limits_.settle(p.counted, actual);
+net::awaitable<void> gatekeeper::settle(passthrough::ticket admitted,
+                                        std::optional<std::uint64_t> used_tokens) {
+    auto p = std::static_pointer_cast<pass>(admitted.claim);
+    if (!p || !p->limited) co_return;
+    auto actual = used_tokens.value_or(p->counted.estimate);
+    co_await limits_.settle(p->counted, actual);
 }
 
 }  // namespace gateway::admin

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/store/records.hpp"
+#include "gateway/upstream/usage_sink.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
@@ -30,7 +31,7 @@ namespace net = boost::asio;
 // the first `max_models_per_key_day` distinct names get rows of their own and later ones are
 // counted under `other_model`, so inventing names cannot grow the table without bound.
 // Thread-safe.
-class usage_ledger {
+class usage_ledger final : public upstream::usage_sink {
 public:
     static constexpr std::size_t max_models_per_key_day = 100;
     static constexpr std::string_view other_model = "(other)";
@@ -41,7 +42,8 @@ public:
     usage_ledger& operator=(const usage_ledger&) = delete;
 
     void record(std::string_view key_id, std::string_view model, std::string_view upstream,
-                std::int64_t input_tokens, std::int64_t output_tokens, std::int64_t now_ms);
+                std::int64_t input_tokens, std::int64_t output_tokens,
+                std::int64_t now_ms) override;
 
     // Writes the pending totals now (a report reads the store right after); on failure they are
     // kept for the next write.

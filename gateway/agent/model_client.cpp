@@ -1,6 +1,5 @@
 #include "gateway/agent/model_client.hpp"
 
-#include "gateway/admin/usage_ledger.hpp"
 #include "gateway/clock.hpp"
 #include "gateway/error.hpp"
 #include "gateway/io/relay_buffer.hpp"
@@ -183,7 +182,7 @@ net::awaitable<upstream::failure> read_stream(upstream::connection& conn,
 model_client::model_client(const config::gateway_config& config,
                            const upstream::model_router& router,
                            const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
-                           net::any_io_executor executor, admin::usage_ledger* ledger)
+                           net::any_io_executor executor, upstream::usage_sink* ledger)
     : config_(config), router_(router), executor_(std::move(executor)), ledger_(ledger) {
     pools_.reserve(config.upstreams.size());
     for (std::size_t i = 0; i < config.upstreams.size(); ++i)

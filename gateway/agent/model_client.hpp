@@ -2,9 +2,10 @@
 
 #include "gateway/agent/model_port.hpp"
 #include "gateway/config/config.hpp"
-#include "gateway/upstream/model_router.hpp"
 #include "gateway/providers/adapter.hpp"
+#include "gateway/upstream/model_router.hpp"
 #include "gateway/upstream/pool.hpp"
+#include "gateway/upstream/usage_sink.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
@@ -12,10 +13,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-namespace gateway::admin {
-class usage_ledger;
-}
 
 namespace gateway::agent {
 
@@ -30,7 +27,7 @@ class model_client final : public model_port {
 public:
     model_client(const config::gateway_config& config, const upstream::model_router& router,
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
-                 net::any_io_executor executor, admin::usage_ledger* ledger = nullptr);
+                 net::any_io_executor executor, upstream::usage_sink* ledger = nullptr);
 
     // `body` is the complete JSON request; `model` picks the upstream. `request_id` goes out as
     // x-request-id.
@@ -80,7 +77,7 @@ private:
     const config::gateway_config& config_;
     const upstream::model_router& router_;
     net::any_io_executor executor_;
-    admin::usage_ledger* ledger_;
+    upstream::usage_sink* ledger_;
     std::vector<upstream::pool> pools_;
 };
 

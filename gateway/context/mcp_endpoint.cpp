@@ -1,6 +1,5 @@
 #include "gateway/context/mcp_endpoint.hpp"
 
-#include "gateway/admin/key_ring.hpp"
 #include "gateway/agent/run_state.hpp"
 #include "gateway/clock.hpp"
 #include "gateway/error.hpp"

@@ -1,7 +1,5 @@
 #include "gateway/passthrough/handler.hpp"
 
-#include "gateway/admin/gatekeeper.hpp"
-#include "gateway/admin/usage_ledger.hpp"
 #include "gateway/clock.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/credentials.hpp"
@@ -288,7 +286,7 @@ destination choose(const http::request_context& ctx, const config::gateway_confi
 
 handler::handler(const config::gateway_config& config, const upstream::model_router& router,
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
-                 admin::gatekeeper* gate, admin::usage_ledger* ledger)
+                 admission* gate, upstream::usage_sink* ledger)
     : config_(config), router_(router), gate_(gate), ledger_(ledger) {
     series_.resize(config.upstreams.size());
     pools_.reserve(config.upstreams.size());
@@ -376,8 +374,8 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
         co_await http::write_reply(ctx, std::move(*refused));
         co_return;
     }
-    auto key = std::get<0>(std::move(identified));
-    ctx.key_id = key->id;
+    auto who = std::get<0>(std::move(identified));
+    ctx.key_id = who.key_id;
     auto where = route(ctx);
     if (!where.refusal.empty()) {
         co_await http::write_error(ctx, errc::bad_request, where.refusal);
@@ -387,20 +385,20 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
     auto asked = models_of(
         ctx.req, upgrade,
         where.model.empty() ? std::nullopt : std::optional<std::string_view>(where.model));
-    auto admitted = co_await gate_->admit(key, ctx.req, asked);
+    auto admitted = co_await gate_->admit(std::move(who), ctx.req, asked);
     if (auto* refused = std::get_if<http::reply>(&admitted)) {
         co_await http::write_reply(ctx, std::move(*refused));
         co_return;
     }
-    auto pass = std::get<0>(std::move(admitted));
+    auto ticket = std::get<0>(std::move(admitted));
     if (where.listing)
         co_await list_models(ctx);
     else
         co_await forward(ctx, where, upgrade);
-    co_await settle(ctx, std::move(pass));
+    co_await settle(ctx, std::move(ticket));
 }
 
-net::awaitable<void> handler::settle(const http::request_context& ctx, admin::pass pass) {
+net::awaitable<void> handler::settle(const http::request_context& ctx, ticket admitted) {
     std::optional<std::uint64_t> used;
     if (ctx.input_tokens >= 0 || ctx.output_tokens >= 0)
         used = static_cast<std::uint64_t>(std::max<std::int64_t>(ctx.input_tokens, 0) +
@@ -409,14 +407,14 @@ net::awaitable<void> handler::settle(const http::request_context& ctx, admin::pa
         used = 0;  // refused or failed before the model ran: nothing was used
     auto& m = observability::metrics();
     if (m.key_labels) {
-        const auto& name = pass.key->name;
+        const auto& name = admitted.who.key_name;
         m.key_requests.with({name}).inc();
         m.key_tokens.with({name, "input"})
             .inc(static_cast<double>(std::max<std::int64_t>(ctx.input_tokens, 0)));
         m.key_tokens.with({name, "output"})
             .inc(static_cast<double>(std::max<std::int64_t>(ctx.output_tokens, 0)));
     }
-    co_await gate_->leave(std::move(pass), used);
+    co_await gate_->settle(std::move(admitted), used);
 }
 
 handler::model_series& handler::series_of(std::size_t upstream, const std::string& model) {

@@ -3,19 +3,15 @@
 #include "gateway/config/config.hpp"
 #include "gateway/http/context.hpp"
 #include "gateway/observability/metrics.hpp"
+#include "gateway/passthrough/admission.hpp"
 #include "gateway/passthrough/client.hpp"
 #include "gateway/upstream/model_router.hpp"
 #include "gateway/upstream/pool.hpp"
+#include "gateway/upstream/usage_sink.hpp"
 
 #include <map>
 #include <string>
 #include <vector>
-
-namespace gateway::admin {
-class gatekeeper;
-class usage_ledger;
-struct pass;
-}  // namespace gateway::admin
 
 namespace gateway::passthrough {
 
@@ -38,7 +34,7 @@ public:
     // `gate` (virtual keys and limits) and `ledger` (token usage) may be null.
     handler(const config::gateway_config& config, const upstream::model_router& router,
             const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
-            admin::gatekeeper* gate = nullptr, admin::usage_ledger* ledger = nullptr);
+            admission* gate = nullptr, upstream::usage_sink* ledger = nullptr);
 
     net::awaitable<void> operator()(http::request_context& ctx);
 
@@ -54,7 +50,7 @@ private:
     net::awaitable<void> forward(http::request_context& ctx, const destination& where,
                                  bool upgrade);
     // The key's claim settled with the usage the answer reported.
-    net::awaitable<void> settle(const http::request_context& ctx, admin::pass pass);
+    net::awaitable<void> settle(const http::request_context& ctx, ticket admitted);
     // Metrics and the usage ledger for a finished model request.
     void account(const http::request_context& ctx, const config::upstream_config& up,
                  const exchange_state& state, std::chrono::steady_clock::time_point started);
@@ -64,8 +60,8 @@ private:
     std::vector<upstream::pool> pools_;
     watch_list watches_;            // client watches not yet reading
     bool mixed_providers_ = false;  // some upstream is not OpenAI-compatible
-    admin::gatekeeper* gate_;
-    admin::usage_ledger* ledger_;
+    admission* gate_;
+    upstream::usage_sink* ledger_;
     // The metric series of each (upstream, requested model), found once per worker.
     struct model_series {
         observability::histogram* duration;

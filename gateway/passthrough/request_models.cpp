@@ -86,9 +86,9 @@ std::optional<std::string> multipart_field(std::string_view body, std::string_vi
     return std::nullopt;
 }
 
-admin::requested_models models_of(const http::request& req, bool tunnel,
-                                  std::optional<std::string_view> routed_model) {
-    admin::requested_models asked;
+requested_models models_of(const http::request& req, bool tunnel,
+                           std::optional<std::string_view> routed_model) {
+    requested_models asked;
     asked.tunnel = tunnel;
     std::string_view target = req.target();
     std::string_view path = target.substr(0, target.find('?'));

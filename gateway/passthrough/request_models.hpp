@@ -1,7 +1,7 @@
 #pragma once
 
-#include "gateway/admin/gatekeeper.hpp"
 #include "gateway/http/context.hpp"
+#include "gateway/passthrough/admission.hpp"
 
 #include <optional>
 #include <string_view>
@@ -9,7 +9,7 @@
 namespace gateway::passthrough {
 
 // The models a /v1 or /v1beta request asks for, for a key's model list (see
-// admin::requested_models). Read from:
+// requested_models). Read from:
 // - Gemini's path (`/v1beta/models/{m}:…`, `/v1beta/tunedModels/{m}:…` as `tunedModels/{m}`);
 // - Anthropic's batches (`POST /v1/messages/batches`: every `requests[].params.model`);
 // - a multipart/form-data body's `model` field (audio transcriptions, image edits);
@@ -21,8 +21,8 @@ namespace gateway::passthrough {
 // not `established`, and a key with a model list refuses it. `routed_model`: the JSON body's
 // model as routing already read it, so that a large body is not scanned twice (read again when
 // absent). Pure.
-admin::requested_models models_of(const http::request& req, bool tunnel,
-                                  std::optional<std::string_view> routed_model = std::nullopt);
+requested_models models_of(const http::request& req, bool tunnel,
+                           std::optional<std::string_view> routed_model = std::nullopt);
 
 // The value of the form field `name` of a multipart/form-data body with `boundary`; nullopt when
 // there is no such field.

@@ -15,7 +15,7 @@ http::request make(bhttp::verb verb, std::string target, std::string body = {},
     return r;
 }
 
-std::vector<std::string> names(const admin::requested_models& m) {
+std::vector<std::string> names(const passthrough::requested_models& m) {
     return m.names;
 }
 

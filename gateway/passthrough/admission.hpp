@@ -1,0 +1,66 @@
+#pragma once
+
+#include "gateway/http/context.hpp"
+#include "gateway/http/reply.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace gateway::passthrough {
+
+namespace net = boost::asio;
+
+// What a request asks of the models, as far as the gateway can tell before forwarding it
+// (models_of reads it from the path, a JSON or multipart body, or a batch).
+struct requested_models {
+    std::vector<std::string> names;  // every model the request names
+    bool established = false;        // `names` is all of them
+    bool model_less = false;         // the request uses no model by nature (a listing, a file)
+    bool tunnel = false;             // a WebSocket tunnel: its frames are not read
+};
+
+// Who a request came as, once identified: the key's id and name (for the access log, the
+// ledger and metrics), and what the admission keeps of it for admit() (opaque here).
+struct caller {
+    std::string key_id;
+    std::string key_name;
+    std::shared_ptr<const void> key;
+};
+
+// A request let in: handed back to settle() when it ends (`claim` is the admission's own).
+struct ticket {
+    caller who;
+    std::shared_ptr<void> claim;
+};
+
+// Who may use /v1 and how much: the passthrough asks, admin/ answers (its gatekeeper, over the
+// virtual keys and their limits). identify() reads the request head, admit() decides with the
+// destination known, settle() gives back what the answer did not use. Thread-safe.
+class admission {
+public:
+    virtual ~admission() = default;
+
+    // false while no virtual key was ever configured: every request goes on as before.
+    virtual bool active() const = 0;
+
+    // The caller the request head presents; the reply refusing it (401) otherwise.
+    virtual std::variant<caller, http::reply> identify(const http::request& req,
+                                                       std::int64_t now_ms) const = 0;
+
+    // Lets the caller's request for `asked` in (counted against its limits), or the reply
+    // refusing it (403 for a model it may not use, 429 past a limit).
+    virtual net::awaitable<std::variant<ticket, http::reply>> admit(
+        caller who, const http::request& req, const requested_models& asked) = 0;
+
+    // The request ended: `used_tokens` as the answer reported them (nullopt: unknown).
+    virtual net::awaitable<void> settle(ticket admitted,
+                                        std::optional<std::uint64_t> used_tokens) = 0;
+};
+
+}  // namespace gateway::passthrough
