@@ -8,7 +8,6 @@
 #include "gateway/observability/metrics.hpp"
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
@@ -29,6 +28,16 @@ namespace {
 // How the context budget (tokens) is turned into bytes: see agent_loop.
 constexpr std::size_t bytes_per_token = 4;
 
+// What a task of the engine's groups threw (each handles its own failures; this is the last
+// word when one did not).
+void log_task_failure(const std::string& task, std::exception_ptr e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& failure) {
+        observability::log_error(task + ": " + failure.what());
+    }
+}
+
 }  // namespace
 
 run_registry::run_registry(net::io_context& engine, const config::context_config& limits,
@@ -46,7 +55,11 @@ run_registry::run_registry(net::io_context& engine, const config::context_config
       replicas_(store.replicas()),
       io_(engine),
       work_(engine.get_executor()),
-      lease_timer_(engine) {}
+      lease_timer_(engine),
+      tasks_(engine.get_executor(), log_task_failure),
+      drives_(engine.get_executor(), log_task_failure) {
+    if (replicas_) link_.emplace(engine, *replicas_, journal);
+}
 
 run_registry::~run_registry() {
     stop();
@@ -66,12 +79,19 @@ void run_registry::start(resumer workflows) {
         io::name_this_thread("engine");
         io_.run();
     });
+    if (link_)
+        // Before resume(): the claimed runs' waiting commands are served as they are adopted.
+        link_->start([this](std::string run_id,
+                            run_command command) { return apply(run_id, std::move(command)); },
+                     [this](const std::string& run_id) { return runs_.count(run_id) > 0; },
+                     [this] {
+                         std::vector<std::string> ids;
+                         for (auto& [id, run] : runs_) ids.push_back(id);
+                         return ids;
+                     });
     auto resumed = net::co_spawn(io_, resume(), net::use_future);
     resumed.get();
-    if (replicas_) {
-        hear_replicas();
-        net::co_spawn(io_, keep_leases(), net::detached);
-    }
+    if (replicas_) net::post(io_, [this] { tasks_.spawn("run leases", keep_leases()); });
 }
 
 void run_registry::stop() {
@@ -79,7 +99,8 @@ void run_registry::stop() {
     stopping_ = true;
     net::post(io_, [this] {
         lease_timer_.cancel();
-        for (auto& [id, timer] : asking_) timer->cancel();
+        if (link_) link_->stop();
+        tasks_.cancel();
         model_.shutdown();
         for (auto& [id, run] : runs_) {
             run->stopping = true;
@@ -188,7 +209,7 @@ net::awaitable<started_run> run_registry::admit(store::chat_record chat, tools::
         co_return *taken;
     }
     run->stored = true;
-    net::co_spawn(io_, this->drive(run, std::move(drive)), net::detached);
+    drives_.spawn("run " + run->record.id, this->drive(run, std::move(drive)));
     co_return id;
 }
 
@@ -262,44 +283,6 @@ net::awaitable<std::optional<refusal>> run_registry::cancel(std::string run_id) 
 
 namespace {
 
-// Requests between replicas: what they carry and how their answers read.
-json::object decision_json(const std::string& call_id, const decision& d) {
-    json::object body{{"call_id", call_id},
-                      {"approve", d.approve},
-                      {"feedback", d.feedback},
-                      {"whole_run", d.whole_run}};
-    if (d.parameters) body["parameters"] = *d.parameters;
-    return body;
-}
-
-decision decision_of(const json::object& body) {
-    decision d;
-    if (auto* v = body.if_contains("approve"); v && v->is_bool()) d.approve = v->as_bool();
-    if (auto* v = body.if_contains("feedback"); v && v->is_string())
-        d.feedback = std::string(v->as_string());
-    if (auto* v = body.if_contains("whole_run"); v && v->is_bool()) d.whole_run = v->as_bool();
-    if (auto* v = body.if_contains("parameters"); v && v->is_object())
-        d.parameters = v->as_object();
-    return d;
-}
-
-std::string string_of(const json::object& o, std::string_view key) {
-    auto* v = o.if_contains(key);
-    return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
-json::object answer_of(const std::optional<refusal>& refused) {
-    if (!refused) return {};
-    return {{"refusal", {{"code", error_code_name(refused->code)}, {"message", refused->message}}}};
-}
-
-std::optional<refusal> refusal_of(const json::object& answer) {
-    auto* r = answer.if_contains("refusal");
-    if (!r || !r->is_object()) return std::nullopt;
-    auto code = errc_from_code_name(string_of(r->as_object(), "code"));
-    return refusal{code.value_or(errc::internal), string_of(r->as_object(), "message")};
-}
-
 // Whether a stored run is driven by some replica (not ended).
 bool unfinished(const std::optional<store::run_record>& run) {
     return run && !is_final_status(run->status);
@@ -319,10 +302,10 @@ net::awaitable<std::optional<refusal>> run_registry::decide_here(std::string run
     } else if (replicas_ && forward) {
         auto stored = co_await store_.run(run_id);
         if (unfinished(stored)) {
-            std::string kind = "decide";
-            auto body = decision_json(call_id, d);
-            auto answer = co_await ask_owner(run_id, std::move(kind), std::move(body));
-            co_return refusal_of(answer);
+            // Named before the co_await: GCC 12 mishandles a temporary in a coroutine's arguments.
+            run_command command = decide_command{call_id, std::move(d)};
+            auto answer = co_await link_->ask_owner(run_id, std::move(command));
+            co_return answer;
         }
     }
     // Not live, or not awaiting this call: the store says why.
@@ -347,9 +330,9 @@ net::awaitable<std::optional<refusal>> run_registry::cancel_here(std::string run
     auto stored = co_await store_.run(run_id);
     if (!stored) co_return refusal{errc::not_found, "No run " + run_id + "."};
     if (replicas_ && forward && unfinished(stored)) {
-        std::string kind = "cancel";
-        auto answer = co_await ask_owner(run_id, std::move(kind), json::object());
-        co_return refusal_of(answer);
+        run_command command = cancel_command{};
+        auto answer = co_await link_->ask_owner(run_id, std::move(command));
+        co_return answer;
     }
     co_return refusal{errc::run_ended,
                       "Run " + run_id + " has already ended (" + stored->status + ")."};
@@ -413,9 +396,8 @@ net::awaitable<void> run_registry::announce_here(std::string run_id, std::string
     if (!stored) co_return;
     if (replicas_ && forward && unfinished(stored)) {
         // Its events are numbered by the replica driving it.
-        std::string kind = "announce";
-        json::object body{{"type", type}, {"data", std::move(data)}};
-        co_await ask_owner(run_id, std::move(kind), std::move(body));
+        run_command command = announce_command{std::move(type), std::move(data)};
+        co_await link_->ask_owner(run_id, std::move(command));
         co_return;
     }
     // A view of the ended run, as undo() makes.
@@ -427,106 +409,19 @@ net::awaitable<void> run_registry::announce_here(std::string run_id, std::string
     co_await journal_.record(view, std::move(b));
 }
 
-net::awaitable<json::object> run_registry::apply(const std::string& run_id, const std::string& kind,
-                                                 const json::object& body, bool forward) {
-    if (kind == "decide") {
-        auto call_id = string_of(body, "call_id");
-        auto d = decision_of(body);
-        auto refused = co_await decide_here(run_id, std::move(call_id), std::move(d), forward);
-        co_return answer_of(refused);
+net::awaitable<command_answer> run_registry::apply(std::string run_id, run_command command) {
+    if (auto* d = std::get_if<decide_command>(&command)) {
+        auto refused = co_await decide_here(std::move(run_id), std::move(d->call_id),
+                                            std::move(d->choice), false);
+        co_return refused;
     }
-    if (kind == "cancel") {
-        auto refused = co_await cancel_here(run_id, forward);
-        co_return answer_of(refused);
+    if (std::holds_alternative<cancel_command>(command)) {
+        auto refused = co_await cancel_here(std::move(run_id), false);
+        co_return refused;
     }
-    if (kind == "announce") {
-        auto type = string_of(body, "type");
-        auto* found = body.if_contains("data");
-        auto data = found && found->is_object() ? found->as_object() : json::object();
-        co_await announce_here(run_id, std::move(type), std::move(data), forward);
-        co_return json::object();
-    }
-    co_return answer_of(refusal{errc::bad_request, "Unknown request `" + kind + "`."});
-}
-
-net::awaitable<json::object> run_registry::ask_owner(std::string run_id, std::string kind,
-                                                     json::object body) {
-    store::run_request request{0, run_id, kind, json::serialize(body)};
-    auto id = co_await replicas_->post_request(std::move(request));
-    // The owner answers within moments; a dead owner's run is claimed within the lease timeout
-    // and its new owner answers then.
-    auto deadline =
-        std::chrono::steady_clock::now() + replicas_->lease_timeout() + std::chrono::seconds(5);
-    auto timer = std::make_shared<net::steady_timer>(io_);
-    asking_[id] = timer;
-    std::optional<std::string> answer;
-    while (!stopping_) {
-        answer = co_await replicas_->take_answer(id);
-        if (answer || std::chrono::steady_clock::now() >= deadline) break;
-        // Woken by the answer's notification; a look every second in case it was missed.
-        timer->expires_at(
-            std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1)));
-        [[maybe_unused]] auto [ec] = co_await timer->async_wait(net::as_tuple(net::use_awaitable));
-    }
-    asking_.erase(id);
-    if (!answer) {
-        auto withdrawn = co_await replicas_->withdraw_request(id);
-        if (!withdrawn) answer = co_await replicas_->take_answer(id);
-    }
-    if (!answer)
-        co_return answer_of(refusal{
-            errc::replica_unreachable,
-            "The gateway replica driving run " + run_id + " did not answer in time; try again."});
-    json::error_code ec;
-    auto parsed = json::parse(*answer, ec);
-    co_return ec || !parsed.is_object() ? json::object{} : parsed.as_object();
-}
-
-net::awaitable<void> run_registry::serve_requests(std::string run_id) {
-    if (!runs_.count(run_id)) co_return;  // driven elsewhere, or not yet adopted here
-    if (auto busy = serving_.find(run_id); busy != serving_.end()) {
-        busy->second = true;  // asked again: the loop below looks once more
-        co_return;
-    }
-    serving_[run_id] = true;
-    while (serving_[run_id]) {
-        serving_[run_id] = false;
-        try {
-            auto pending = co_await replicas_->pending_requests(run_id);
-            for (auto& request : pending) {
-                json::error_code ec;
-                auto body = json::parse(request.body, ec);
-                auto object = body.is_object() ? body.as_object() : json::object();
-                auto answer = co_await apply(run_id, request.kind, object, false);
-                auto text = json::serialize(answer);
-                co_await replicas_->answer_request(request.id, std::move(text));
-            }
-        } catch (const std::exception& e) {
-            observability::log_warn("run " + run_id + ": cannot answer its requests: " + e.what());
-        }
-    }
-    serving_.erase(run_id);
-}
-
-void run_registry::hear_replicas() {
-    store::replica_signals signals;
-    signals.events = [this](const std::string& run_id, std::int64_t) { journal_.nudge(run_id); };
-    signals.requests = [this](const std::string& run_id) {
-        net::co_spawn(io_, serve_requests(run_id), net::detached);
-    };
-    signals.answered = [this](std::int64_t id) {
-        net::post(io_, [this, id] {
-            if (auto it = asking_.find(id); it != asking_.end()) it->second->cancel();
-        });
-    };
-    signals.reconnected = [this] {
-        journal_.nudge("");
-        net::post(io_, [this] {
-            for (auto& [id, run] : runs_) net::co_spawn(io_, serve_requests(id), net::detached);
-            for (auto& [id, timer] : asking_) timer->cancel();
-        });
-    };
-    replicas_->listen(std::move(signals));
+    auto& a = std::get<announce_command>(command);
+    co_await announce_here(std::move(run_id), std::move(a.type), std::move(a.data), false);
+    co_return std::nullopt;
 }
 
 net::awaitable<void> run_registry::keep_leases() {
@@ -555,7 +450,7 @@ net::awaitable<void> run_registry::keep_leases() {
                 auto id = record.id;
                 observability::log_info("run " + id + ": taken over from a replica that stopped");
                 co_await adopt(std::move(record));
-                co_await serve_requests(id);
+                co_await link_->serve(id);
             }
         } catch (const std::exception& e) {
             observability::log_warn(std::string("run leases: ") + e.what());
@@ -582,7 +477,7 @@ net::awaitable<void> run_registry::resume() {
         auto id = record.id;
         co_await adopt(std::move(record));
         // Decisions posted while no replica drove it wait in the store.
-        if (replicas_) co_await serve_requests(id);
+        if (replicas_) co_await link_->serve(id);
     }
 }
 
@@ -621,7 +516,7 @@ net::awaitable<void> run_registry::adopt(store::run_record record) {
     ++live_;
     observability::metrics().runs_active.with().add(1);
     observability::log_info("run " + id + ": resumed (" + run->record.status + ")");
-    net::co_spawn(io_, this->drive(run, std::move(drive)), net::detached);
+    drives_.spawn("run " + run->record.id, this->drive(run, std::move(drive)));
 }
 
 }  // namespace gateway::agent

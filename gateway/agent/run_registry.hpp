@@ -3,10 +3,13 @@
 #include "gateway/agent/agent_loop.hpp"
 #include "gateway/agent/approval_gate.hpp"
 #include "gateway/agent/live_run.hpp"
+#include "gateway/agent/replica_link.hpp"
+#include "gateway/agent/run_command.hpp"
 #include "gateway/agent/run_journal.hpp"
 #include "gateway/agent/system_prompts.hpp"
 #include "gateway/agent/tool_runner.hpp"
 #include "gateway/error.hpp"
+#include "gateway/io/task_group.hpp"
 #include "gateway/store/state_store.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -102,23 +105,15 @@ public:
     std::size_t live_runs() const;
 
 private:
-    // A request for a run, applied where the run is driven; its answer as JSON.
-    net::awaitable<boost::json::object> apply(const std::string& run_id, const std::string& kind,
-                                              const boost::json::object& body, bool forward);
+    // A command for a run, applied where the run is driven (from the replica link).
+    net::awaitable<command_answer> apply(std::string run_id, run_command command);
     net::awaitable<std::optional<refusal>> decide_here(std::string run_id, std::string call_id,
                                                        decision d, bool forward);
     net::awaitable<std::optional<refusal>> cancel_here(std::string run_id, bool forward);
     net::awaitable<void> announce_here(std::string run_id, std::string type,
                                        boost::json::object data, bool forward);
-    // Engine thread: hands the request to the replica driving the run and waits for its answer;
-    // replica_unreachable when none answered in time.
-    net::awaitable<boost::json::object> ask_owner(std::string run_id, std::string kind,
-                                                  boost::json::object body);
-    // Engine thread: answers the requests waiting for one of this replica's runs.
-    net::awaitable<void> serve_requests(std::string run_id);
     // Engine thread: renews leases, stops runs whose lease was lost, claims orphaned runs.
     net::awaitable<void> keep_leases();
-    void hear_replicas();
     net::awaitable<started_run> admit(store::chat_record chat, tools::role role, preparer prepare,
                                       driver drive);
     net::awaitable<void> drive(std::shared_ptr<live_run> run, driver drive);
@@ -143,10 +138,12 @@ private:
     std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
     net::steady_timer lease_timer_;
     std::atomic<bool> stopping_ = false;
-    // Engine thread only: runs whose requests are being served (and asked again meanwhile), and
-    // the timers of requests waiting for another replica's answer.
-    std::map<std::string, bool> serving_;
-    std::map<std::int64_t, std::shared_ptr<net::steady_timer>> asking_;
+    std::optional<replica_link> link_;  // with replicas
+    // Engine thread only: what the engine started. The service tasks (leases, commands for
+    // other replicas) are cancelled at stop; the runs stop on their own terms (stored where they
+    // stand) and the group waits for them.
+    io::task_group tasks_;
+    io::task_group drives_;
     std::thread thread_;
     // Engine thread only.
     std::map<std::string, std::shared_ptr<live_run>> runs_;  // by run id

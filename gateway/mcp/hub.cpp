@@ -14,7 +14,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -97,7 +96,7 @@ hub::~hub() {
 
 void hub::start(bool wait) {
     if (links_.empty() || thread_.joinable()) return;
-    for (auto& l : links_) net::co_spawn(io_, supervise(*l), net::detached);
+    for (auto& l : links_) tasks_.spawn("MCP server " + l->config.name, supervise(*l));
     thread_ = std::thread([this] {
         io::name_this_thread("mcp");
         io_.run();
@@ -189,7 +188,9 @@ net::awaitable<void> hub::connect(link& l) {
         went_down(l, std::move(why));
         l.wake.cancel();
     };
-    c->on_tools_changed = [this, &l] { net::co_spawn(io_, relist(l), net::detached); };
+    c->on_tools_changed = [this, &l] {
+        tasks_.spawn("MCP server " + l.config.name + ": tools", relist(l));
+    };
     std::string error;
     if (l.config.transport == config::mcp_transport::http && l.config.endpoint.tls && !l.tls)
         error = "no TLS context";

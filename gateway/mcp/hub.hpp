@@ -1,6 +1,8 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
+#include "gateway/io/task_group.hpp"
+#include "gateway/observability/log.hpp"
 #include "gateway/tools/registry.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -75,6 +77,15 @@ private:
     boost::json::object status_of(const link& l) const;
 
     net::io_context io_{1};
+    // The servers' supervisors and tool relistings: stopped by closing their sessions (stop()),
+    // owned here until they end.
+    io::task_group tasks_{io_.get_executor(), [](const std::string& task, std::exception_ptr e) {
+                              try {
+                                  std::rethrow_exception(e);
+                              } catch (const std::exception& failure) {
+                                  observability::log_warn(task + ": " + failure.what());
+                              }
+                          }};
     std::vector<std::unique_ptr<link>> links_;
     std::thread thread_;
     bool stopped_ = false;
