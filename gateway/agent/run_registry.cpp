@@ -94,6 +94,15 @@ void run_registry::start(resumer workflows) {
     if (replicas_) net::post(io_, [this] { tasks_.spawn("run leases", keep_leases()); });
 }
 
+void run_registry::quiesce() {
+    if (!thread_.joinable()) return;
+    stopping_ = true;
+    net::post(io_, [this] {
+        lease_timer_.cancel();
+        if (link_) link_->stop();
+    });
+}
+
 void run_registry::stop() {
     if (!thread_.joinable()) return;
     stopping_ = true;
@@ -164,6 +173,11 @@ net::awaitable<started_run> run_registry::start_run(store::chat_record chat, too
 // launches it.
 net::awaitable<started_run> run_registry::admit(store::chat_record chat, tools::role role,
                                                 preparer prepare, driver drive) {
+    // A run started now would begin after the others were told to stop, and keep the engine
+    // from ending.
+    if (stopping_)
+        co_return refusal{errc::shutting_down,
+                          "The gateway is stopping; start the run again in a moment."};
     if (auto it = chats_.find(chat.id); it != chats_.end())
         co_return refusal{errc::run_in_progress, "Chat " + chat.id +
                                                      " already has a run in progress (" +
@@ -444,6 +458,7 @@ net::awaitable<void> run_registry::keep_leases() {
                 run->wake.cancel();
                 run->wall.cancel();
             }
+            // A replica that is stopping takes nothing new (see adopt()).
             if (stopping_) break;
             auto claimed = co_await replicas_->claim_runs();
             for (auto& record : claimed) {
@@ -509,6 +524,9 @@ net::awaitable<void> run_registry::adopt(store::run_record record) {
         if (run->state.workflow) drive = workflows_(*run);
     }
     run->system_prompt = system_prompt(run->chat, run->role);
+    // Stopping meanwhile: the run stays as stored (its lease is given up at stop) for the next
+    // start or another replica.
+    if (stopping_) co_return;
     run->stored = true;
     auto id = run->record.id;
     chats_[run->chat.id] = id;

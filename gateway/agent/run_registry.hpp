@@ -66,6 +66,10 @@ public:
     // Starts the engine's thread and resumes the unfinished runs in the store; `workflows` picks
     // the driver of a resumed workflow run. Blocks until every run is resumed.
     void start(resumer workflows);
+    // Takes no more work, from any thread (the server calls it when it starts draining): no new
+    // run, no claim of another replica's run, and no more waiting for another replica's answer
+    // (those end as replica_unreachable). The live runs go on until stop().
+    void quiesce();
     // Stops every run where it stands (its stored state stays resumable) and joins the thread.
     // Call it before the model port and the tool runner go away.
     void stop();

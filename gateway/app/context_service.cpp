@@ -157,6 +157,10 @@ context_service::~context_service() {
     stop();
 }
 
+void context_service::quiesce() {
+    if (runs_) runs_->quiesce();
+}
+
 void context_service::stop() {
     // Runs first (they may be waiting on a tool or the store), then the tools and the MCP
     // servers; the store's own threads finish their queue when it is destroyed, after

@@ -90,6 +90,8 @@ public:
 
     // Stops the engine: every run where it stands (resumable), then the tools, then writes the
     // pending usage. Idempotent.
+    // The gateway starts draining: the engine takes no more work (run_registry::quiesce).
+    void quiesce();
     void stop();
 
 private:

@@ -305,6 +305,9 @@ std::vector<std::size_t> server::connections_per_worker() const {
 
 void server::stop() {
     for (auto& w : workers_) net::post(w->io(), [worker = w.get()] { worker->drain(); });
+    // In-flight requests that wait on the engine (a decision forwarded to another replica) end
+    // now instead of holding the drain.
+    if (context_) context_->quiesce();
 }
 
 void server::wait() {

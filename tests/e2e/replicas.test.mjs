@@ -7,9 +7,12 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PROMPTS, api, dir, runEvents, startGateway, startScriptedFake, writeConfig } from './support.mjs';
+import { fileURLToPath } from 'node:url';
+import { PROMPTS, api, dir, runEvents, startGateway, startScriptedFake, until, writeConfig } from './support.mjs';
 
 const urlFile = process.env.CONTEXTGATE_TEST_PG_URL_FILE;
+const EVERYTHING = fileURLToPath(
+  new URL('./node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
 const call = (tool, parameters) => JSON.stringify({ tool, parameters, terminate: false });
 
 // A fresh schema of the test cluster, as a DSN whose connections use it.
@@ -22,17 +25,22 @@ function freshSchema(name) {
 }
 
 // Two replicas on one store and one workspace, and the scripted model.
-async function twoReplicas(name, script) {
+async function twoReplicas(name, script, { drainTime, bServers } = {}) {
   const workspace = join(dir, `${name}-ws`);
   mkdirSync(workspace, { recursive: true });
   writeFileSync(join(workspace, 'log.txt'), 'start\n');
   const fakePort = await startScriptedFake(script);
   const dsn = freshSchema(name);
-  const replica = (which) => writeConfig(`${name}-${which}.yaml`, fakePort, `context:
+  const replica = (which) => {
+    const config = writeConfig(`${name}-${which}.yaml`, fakePort, `context:
   store: {type: postgres, dsn: "${dsn}", lease_timeout: 3s}
   prompts_dir: ${PROMPTS}
   workspaces: ["${workspace}"]
-`);
+${which === 'b' && bServers ? `mcp_servers:\n${bServers}` : ''}`);
+    if (drainTime)
+      writeFileSync(config, readFileSync(config, 'utf8').replace('drain_time: 5s', `drain_time: ${drainTime}`));
+    return config;
+  };
   const a = await startGateway(replica('a'));
   const b = await startGateway(replica('b'));
   return { a, b, workspace };
@@ -88,4 +96,54 @@ test('B takes over the run of a killed A and completes it after the approval', {
   assert.match(b.output(), new RegExp(`run ${runId}: taken over`));
   const run = await api(b.base, 'GET', `/context/runs/${runId}`);
   assert.equal(run.json.status, 'completed');
+});
+
+test('SIGTERM ends within drain_time with a run, an MCP server and a replica request in flight', { skip: !urlFile }, async () => {
+  // A's run waits for approval; B drives a run whose model call hangs, holds an MCP server, and
+  // waits for frozen A to answer a decision it forwarded. B must still stop within drain_time.
+  const { a, b, workspace } = await twoReplicas('drain', [
+    call('append_file', { path: 'log.txt', content: 'entry\n' }),
+    { content: 'Too late.', delay_ms: 60000 },
+  ], {
+    drainTime: '2s',
+    bServers: `  - name: everything\n    transport: stdio\n    command: ${process.execPath}\n    args: ["${EVERYTHING}", "stdio"]\n`,
+  });
+  const first = await api(a.base, 'POST', '/context/chats', { model: 'm', workspace });
+  const onA = await api(a.base, 'POST', `/context/chats/${first.json.id}/messages`, { content: 'log it' });
+  const asked = (await runEvents(a.base, onA.json.run_id, { stop: (e) => e.type === 'approval.required' })).at(-1);
+  assert.equal(asked.type, 'approval.required');
+  const second = await api(b.base, 'POST', '/context/chats', { model: 'm', workspace });
+  const onB = await api(b.base, 'POST', `/context/chats/${second.json.id}/messages`, { content: 'think' });
+  const requested = await runEvents(b.base, onB.json.run_id, { stop: (e) => e.type === 'model.requested' });
+  assert.equal(requested.at(-1).type, 'model.requested');
+  let mcp;
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
+    mcp = (await api(b.base, 'GET', '/context/mcp/servers')).json.servers[0];
+    if (mcp.state === 'ready') break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(mcp.state, 'ready', JSON.stringify(mcp));
+
+  a.child.kill('SIGSTOP');  // A can no longer answer: B's forwarded decision waits for it
+  try {
+    const decision = api(b.base, 'POST', `/context/runs/${onA.json.run_id}/approvals/${asked.call_id}`, { decision: 'approve' })
+      .catch((e) => ({ error: e }));
+    // The forwarded decision is in the store, waiting for A's answer.
+    const pending = () => spawnSync('psql', [readFileSync(urlFile, 'utf8').trim(), '-tAc',
+      `SELECT count(*) FROM e2e_drain_${process.pid}.run_requests`], { encoding: 'utf8' }).stdout.trim();
+    await until(() => pending() === '1', 5000);
+    assert.equal(pending(), '1');
+    const t0 = Date.now();
+    b.child.kill('SIGTERM');
+    const { code } = await b.exited;
+    const took = Date.now() - t0;
+    assert.equal(code, 0, b.output());
+    assert.ok(took < 2000 + 1500, `exit took ${took} ms`);
+    assert.doesNotMatch(b.output(), /exiting without waiting/);
+    const answered = await decision;
+    assert.ok(answered.error || answered.status === 503 || answered.status === 502 || answered.status === 409,
+      JSON.stringify(answered.json ?? String(answered.error)));
+  } finally {
+    a.child.kill('SIGCONT');
+  }
 });
