@@ -19,4 +19,15 @@ inline std::string new_id(std::string_view kind) {
     return random_id(prefix, 12);
 }
 
+// Whether `id` may name a workflow or a prompt (a file's stem, a URL segment): 1 to 64 ASCII
+// letters, digits, `-` and `_`.
+inline bool valid_id(std::string_view id) {
+    if (id.empty() || id.size() > 64) return false;
+    for (char c : id)
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_'))
+            return false;
+    return true;
+}
+
 }  // namespace gateway

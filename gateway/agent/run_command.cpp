@@ -1,5 +1,7 @@
 #include "gateway/agent/run_command.hpp"
 
+#include "gateway/json_fields.hpp"
+
 #include <boost/json/string.hpp>
 
 namespace gateway::agent {
@@ -14,16 +16,6 @@ struct overloaded : Visitors... {
 };
 template <class... Visitors>
 overloaded(Visitors...) -> overloaded<Visitors...>;
-
-std::string text_of(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
-bool flag_of(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v && v->is_bool() && v->get_bool();
-}
 
 }  // namespace
 
@@ -56,13 +48,13 @@ void tag_invoke(json::value_from_tag, json::value& out, const run_command& comma
 json::result<run_command> tag_invoke(json::try_value_to_tag<run_command>, const json::value& in) {
     const auto* o = in.if_object();
     if (!o) return make_error_code(json::error::not_object);
-    auto kind = text_of(*o, "kind");
+    auto kind = string_of(*o, "kind");
     if (kind == "decide") {
         decide_command c;
-        c.call_id = text_of(*o, "call_id");
+        c.call_id = string_of(*o, "call_id");
         if (c.call_id.empty()) return make_error_code(json::error::not_string);
         c.choice.approve = flag_of(*o, "approve");
-        c.choice.feedback = text_of(*o, "feedback");
+        c.choice.feedback = string_of(*o, "feedback");
         c.choice.whole_run = flag_of(*o, "whole_run");
         if (const auto* p = o->if_contains("parameters"); p && p->is_object())
             c.choice.parameters = p->get_object();
@@ -71,7 +63,7 @@ json::result<run_command> tag_invoke(json::try_value_to_tag<run_command>, const 
     if (kind == "cancel") return run_command(cancel_command{});
     if (kind == "announce") {
         announce_command c;
-        c.type = text_of(*o, "type");
+        c.type = string_of(*o, "type");
         if (c.type.empty()) return make_error_code(json::error::not_string);
         if (const auto* d = o->if_contains("data"); d && d->is_object()) c.data = d->get_object();
         return run_command(std::move(c));
@@ -88,8 +80,8 @@ command_answer answer_of(const json::value& in) {
     const auto* o = in.if_object();
     const auto* r = o ? o->if_contains("refusal") : nullptr;
     if (!r || !r->is_object()) return std::nullopt;
-    auto code = errc_from_code_name(text_of(r->get_object(), "code"));
-    return refusal{code.value_or(errc::internal), text_of(r->get_object(), "message")};
+    auto code = errc_from_code_name(string_of(r->get_object(), "code"));
+    return refusal{code.value_or(errc::internal), string_of(r->get_object(), "message")};
 }
 
 }  // namespace gateway::agent

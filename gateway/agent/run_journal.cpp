@@ -2,6 +2,7 @@
 
 #include "gateway/agent/status_phrase.hpp"
 #include "gateway/clock.hpp"
+#include "gateway/json_fields.hpp"
 
 #include "gateway/agent/excerpt.hpp"
 #include "gateway/observability/log.hpp"
@@ -24,11 +25,6 @@ namespace gateway::agent {
 namespace json = boost::json;
 
 namespace {
-
-std::string_view string_of(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
-}
 
 // The agent's metrics, read off the events every run already records: one place sees every
 // step, re-ask, tool call, approval and ending, whichever part of the engine made it.

@@ -3,6 +3,7 @@
 #include "gateway/ids.hpp"
 #include "gateway/io/offload.hpp"
 #include "gateway/io/thread_name.hpp"
+#include "gateway/json_fields.hpp"
 #include "gateway/mcp/hub.hpp"
 #include "gateway/observability/failpoint.hpp"
 #include "gateway/observability/log.hpp"
@@ -28,11 +29,6 @@ namespace gateway::agent {
 namespace json = boost::json;
 
 namespace {
-
-std::string string_of(const json::object& o, std::string_view key) {
-    auto* v = o.if_contains(key);
-    return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
 
 tools::tool_result changed_document(std::int64_t now) {
     return tools::tool_result::failure(

@@ -5,6 +5,7 @@
 #include "gateway/error.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/ids.hpp"
+#include "gateway/json_fields.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/tools/tool.hpp"
 
@@ -76,11 +77,6 @@ json::object tool_text(std::string_view text, bool error) {
 
 std::string sse_message(const json::object& message) {
     return "event: message\ndata: " + json::serialize(message) + "\n\n";
-}
-
-std::string string_of(const json::object& o, std::string_view key) {
-    auto* v = o.if_contains(key);
-    return v && v->is_string() ? std::string(v->as_string()) : std::string();
 }
 
 const json::object* object_of(const json::object& o, std::string_view key) {

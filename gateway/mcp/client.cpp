@@ -1,5 +1,6 @@
 #include "gateway/mcp/client.hpp"
 
+#include "gateway/json_fields.hpp"
 #include "gateway/observability/log.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -16,11 +17,6 @@ namespace {
 
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 constexpr int max_pages = 100;
-
-std::string string_of(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "gateway/mcp/results.hpp"
 
+#include "gateway/json_fields.hpp"
 #include "gateway/tools/error_codes.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -9,11 +10,6 @@ namespace gateway::mcp {
 namespace json = boost::json;
 
 namespace {
-
-std::string string_of(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
 
 // Bytes a base64 text decodes to (close enough to tell the model how large it is).
 std::size_t decoded_size(std::string_view base64) {

@@ -1,5 +1,6 @@
 // Prompt files -> prompts. Includes yaml-cpp for the front matter only.
 #include "gateway/prompts/prompt_library.hpp"
+#include "gateway/ids.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -10,16 +11,6 @@
 #include <sstream>
 
 namespace gateway::prompts {
-
-namespace {
-
-bool valid_id(std::string_view id) {
-    return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
-    });
-}
-
-}  // namespace
 
 config::parsed<prompt> parse_prompt(std::string_view text, const std::string& source) {
     using result = config::parsed<prompt>;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gateway/json_fields.hpp"
 #include "gateway/providers/conversation.hpp"
 #include "gateway/sse/event_parser.hpp"
 
@@ -79,9 +80,9 @@ std::string_view error_type_for(unsigned status);
 // {"error": {"message", …}} (Gemini's streamed errors come as an array of one). The type is
 // OpenAI's for the status, or the body's own `error.type` when `keep_type`.
 provider_error read_error(unsigned status, std::string_view body, bool keep_type);
-// A member's string (""), or integer (0), when it is one.
-std::string string_of(const json::value* v);
+// A member's integer, or 0 when it is not one (its string: gateway::string_of).
 std::int64_t int_of(const json::value* v);
+using gateway::string_of;
 }  // namespace detail
 
 }  // namespace gateway::providers

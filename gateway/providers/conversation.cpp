@@ -1,5 +1,6 @@
 #include "gateway/providers/conversation.hpp"
 
+#include "gateway/json_fields.hpp"
 #include "gateway/providers/adapter.hpp"
 #include "gateway/providers/anthropic.hpp"
 #include "gateway/providers/gemini.hpp"
@@ -193,11 +194,6 @@ provider_error read_error(unsigned status, std::string_view body, bool keep_type
         }
     if (e.message.empty()) e.message = std::string(body.substr(0, 500));
     return e;
-}
-
-std::string string_of(const json::value* v) {
-    if (v && v->is_string()) return std::string(v->as_string());
-    return {};
 }
 
 std::int64_t int_of(const json::value* v) {

@@ -1,5 +1,6 @@
 // Workflow files -> workflows. Includes yaml-cpp for the definitions only.
 #include "gateway/workflows/workflow.hpp"
+#include "gateway/ids.hpp"
 
 #include "gateway/tools/registry.hpp"
 #include "gateway/workflows/template.hpp"
@@ -18,12 +19,6 @@ namespace gateway::workflows {
 namespace json = boost::json;
 
 namespace {
-
-bool valid_id(std::string_view id) {
-    return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
-    });
-}
 
 int line_of(const YAML::Node& n) {
     return n.Mark().line + 1;
