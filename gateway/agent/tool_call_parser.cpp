@@ -359,4 +359,10 @@ parsed_reply parse_reply(std::string_view whole, std::string_view finish_reason,
     return out;
 }
 
+std::string call_text(std::string_view tool, const boost::json::object& parameters,
+                      bool terminate) {
+    return boost::json::serialize(
+        boost::json::object{{"tool", tool}, {"parameters", parameters}, {"terminate", terminate}});
+}
+
 }  // namespace gateway::agent

@@ -27,6 +27,10 @@ enum class failure {
 // "NO_JSON", "INVALID_JSON", … as used in events and errors.
 std::string_view failure_name(failure f);
 
+// A call in the protocol's normalised form, as it goes into the history (the model learns the
+// clean form): {"tool": …, "parameters": {…}, "terminate": …}.
+std::string call_text(std::string_view tool, const boost::json::object& parameters, bool terminate);
+
 struct tool_call {
     std::string tool;
     boost::json::object parameters;

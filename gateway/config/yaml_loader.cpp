@@ -1,5 +1,7 @@
-// YAML -> gateway_config. The only place besides content loaders that includes yaml-cpp.
+// YAML -> gateway_config: each section of the file read into its struct (yaml_reader.hpp reads
+// the values). With yaml_reader.cpp, the only place besides content loaders that includes yaml-cpp.
 #include "gateway/config/config.hpp"
+#include "gateway/config/yaml_reader.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -14,133 +16,9 @@ namespace gateway::config {
 
 namespace {
 
-// Thrown inside this file only, caught by load_string: it carries the finished message.
-struct load_error {
-    std::string message;
-};
-
-class loader {
+class loader : public yaml_reader {
 public:
-    // Relative paths in the file resolve against `base` (its folder; "" for the working
-    // directory).
-    loader(std::string source, std::string base)
-        : source_(std::move(source)), base_(std::move(base)) {}
-
-    // A path setting: relative ones are taken from the configuration file's folder, so the
-    // gateway finds the same files whatever folder it is started from.
-    std::string path(const YAML::Node& node, std::string_view key) const {
-        auto text = scalar(node, key);
-        if (text.empty() || text.front() == '/' || base_.empty()) return text;
-        return (std::filesystem::path(base_) / text).lexically_normal().string();
-    }
-
-    [[noreturn]] void fail(const YAML::Node& at, const std::string& what) const {
-        std::string where = source_;
-        if (at.IsDefined() && at.Mark().line >= 0)
-            where += ":" + std::to_string(at.Mark().line + 1);
-        throw load_error{where + ": " + what};
-    }
-
-    // Every key of `map` must be one of `allowed`; `section` names the map in the message.
-    void check_keys(const YAML::Node& map, std::string_view section,
-                    std::initializer_list<std::string_view> allowed) const {
-        if (!map.IsMap()) fail(map, "`" + std::string(section) + "` must be a mapping");
-        for (const auto& entry : map) {
-            auto key = entry.first.as<std::string>();
-            bool known = false;
-            for (auto a : allowed) known = known || a == key;
-            if (!known) {
-                std::string list;
-                for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-                fail(entry.first, "unknown key `" + key + "` in `" + std::string(section) +
-                                      "` (expected one of: " + list + ")");
-            }
-        }
-    }
-
-    // A scalar with `${NAME}` and `${NAME:-default}` replaced from the environment.
-    std::string scalar(const YAML::Node& node, std::string_view key) const {
-        if (!node.IsScalar()) fail(node, "`" + std::string(key) + "` must be a single value");
-        return interpolate(node, node.Scalar());
-    }
-
-    std::string interpolate(const YAML::Node& node, const std::string& text) const {
-        std::string out;
-        std::size_t pos = 0;
-        while (pos < text.size()) {
-            auto open = text.find("${", pos);
-            if (open == std::string::npos) break;
-            auto close = text.find('}', open);
-            if (close == std::string::npos) fail(node, "unterminated `${` in `" + text + "`");
-            out.append(text, pos, open - pos);
-            std::string name = text.substr(open + 2, close - open - 2);
-            std::string fallback;
-            if (auto dash = name.find(":-"); dash != std::string::npos) {
-                fallback = name.substr(dash + 2);
-                name.resize(dash);
-            }
-            if (name.empty()) fail(node, "empty variable name in `" + text + "`");
-            const char* value = std::getenv(name.c_str());
-            out += (value && *value) ? std::string(value) : fallback;
-            pos = close + 1;
-        }
-        out.append(text, pos);
-        return out;
-    }
-
-    duration get_duration(const YAML::Node& node, std::string_view key) const {
-        auto text = scalar(node, key);
-        auto value = parse_duration(text);
-        if (!value)
-            fail(node, "`" + std::string(key) + "`: `" + text +
-                           "` is not a duration (use e.g. 250ms, 10s, 5m)");
-        return *value;
-    }
-
-    // A duration where zero would mean "never": it must be positive.
-    duration positive_duration(const YAML::Node& node, std::string_view key) const {
-        auto value = get_duration(node, key);
-        if (value.count() == 0) fail(node, "`" + std::string(key) + "` must be positive");
-        return value;
-    }
-
-    std::size_t get_size(const YAML::Node& node, std::string_view key) const {
-        auto text = scalar(node, key);
-        auto value = parse_size(text);
-        if (!value)
-            fail(node, "`" + std::string(key) + "`: `" + text +
-                           "` is not a size (use e.g. 65536, 64KiB, 32MiB)");
-        return *value;
-    }
-
-    std::size_t get_count(const YAML::Node& node, std::string_view key, std::size_t min,
-                          std::size_t max) const {
-        auto text = scalar(node, key);
-        auto value = parse_size(text);
-        if (!value || *value < min || *value > max ||
-            text.find_first_not_of("0123456789") != text.npos)
-            fail(node, "`" + std::string(key) + "`: `" + text + "` must be a whole number from " +
-                           std::to_string(min) + " to " + std::to_string(max));
-        return *value;
-    }
-
-    // A scalar that must be `first` or `second` (`label` names it in the message): true for
-    // `second`.
-    bool either(const YAML::Node& node, std::string_view label, std::string_view first,
-                std::string_view second) const {
-        auto text = scalar(node, label);
-        if (text != first && text != second)
-            fail(node, "`" + std::string(label) + "`: `" + text + "` must be " +
-                           std::string(first) + " or " + std::string(second));
-        return text == second;
-    }
-
-    bool get_bool(const YAML::Node& node, std::string_view key) const {
-        auto text = scalar(node, key);
-        if (text == "true") return true;
-        if (text == "false") return false;
-        fail(node, "`" + std::string(key) + "`: `" + text + "` must be true or false");
-    }
+    using yaml_reader::yaml_reader;
 
     server_config server(const YAML::Node& node) const {
         check_keys(
@@ -378,18 +256,6 @@ public:
         return l;
     }
 
-    std::vector<std::string> string_list(const YAML::Node& node, std::string_view key) const {
-        if (!node.IsSequence()) fail(node, "`" + std::string(key) + "` must be a list");
-        std::vector<std::string> out;
-        for (const auto& item : node) out.push_back(scalar(item, key));
-        return out;
-    }
-
-    unsigned get_unsigned(const YAML::Node& node, std::string_view key, unsigned min,
-                          unsigned max) const {
-        return static_cast<unsigned>(get_count(node, key, min, max));
-    }
-
     store_config store(const YAML::Node& node) const {
         check_keys(node, "context.store", {"type", "dsn", "lease_timeout"});
         store_config s;
@@ -476,17 +342,6 @@ public:
         return approval_policy::ask;
     }
 
-    // name: value pairs, values interpolated (`${TOKEN}`).
-    std::vector<std::pair<std::string, std::string>> string_map(const YAML::Node& node,
-                                                                std::string_view key) const {
-        if (!node.IsMap()) fail(node, "`" + std::string(key) + "` must map names to values");
-        std::vector<std::pair<std::string, std::string>> out;
-        for (const auto& entry : node)
-            out.emplace_back(entry.first.as<std::string>(),
-                             scalar(entry.second, entry.first.as<std::string>()));
-        return out;
-    }
-
     mcp_server_config mcp_server(const YAML::Node& node, std::size_t index) const {
         std::string section = "mcp_servers[" + std::to_string(index) + "]";
         check_keys(node, section,
@@ -569,7 +424,7 @@ public:
                    {"server", "upstreams", "logging", "context", "metrics", "admin", "limits",
                     "mcp_servers", "mcp"});
         gateway_config c;
-        c.source = source_;
+        c.source = source();
         if (auto n = node["server"]) c.server = server(n);
         auto ups = node["upstreams"];
         if (!ups) fail(node, "`upstreams` is required: at least one upstream to forward to");
@@ -598,10 +453,6 @@ public:
         if (auto n = node["mcp"]) c.mcp = mcp_serve(n);
         return c;
     }
-
-private:
-    std::string source_;
-    std::string base_;
 };
 
 }  // namespace

@@ -77,14 +77,6 @@ json::value content_value(const message& m) {
     return parts;
 }
 
-json::object call_json(const tool_call& c) {
-    json::object out{{"id", c.id},
-                     {"type", "function"},
-                     {"function", {{"name", c.name}, {"arguments", json::serialize(c.arguments)}}}};
-    if (!c.provider_meta.empty()) out["extra_content"] = extra_content(c.provider_meta);
-    return out;
-}
-
 finish finish_from(std::string_view reason) {
     if (reason == "length") return finish::length;
     if (reason == "tool_calls" || reason == "function_call") return finish::tool_calls;
@@ -101,12 +93,6 @@ usage usage_from(const json::value* u) {
     out.output =
         static_cast<std::int64_t>(number_of(o.if_contains("completion_tokens")).value_or(0));
     return out;
-}
-
-json::object usage_json(const usage& u) {
-    return {{"prompt_tokens", u.input},
-            {"completion_tokens", u.output},
-            {"total_tokens", u.input + u.output}};
 }
 
 // OpenAI's own streamed chunks: text deltas and tool-call fragments keyed by `index`, with the
@@ -362,6 +348,20 @@ json::object provider_meta_from(const json::value* extra) {
     return meta;
 }
 
+json::object call_json(const tool_call& c) {
+    json::object out{{"id", c.id},
+                     {"type", "function"},
+                     {"function", {{"name", c.name}, {"arguments", json::serialize(c.arguments)}}}};
+    if (!c.provider_meta.empty()) out["extra_content"] = extra_content(c.provider_meta);
+    return out;
+}
+
+json::object usage_json(const usage& u) {
+    return {{"prompt_tokens", u.input},
+            {"completion_tokens", u.output},
+            {"total_tokens", u.input + u.output}};
+}
+
 bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
     boost::system::error_code ec;
     json::parse_options options;
@@ -525,116 +525,6 @@ bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
         out.include_usage = so->as_object().if_contains("include_usage") &&
                             *so->as_object().if_contains("include_usage") == json::value(true);
     return true;
-}
-
-std::string chat_completion(const reply& r, std::string_view id, std::string_view model,
-                            std::int64_t created) {
-    json::object message{{"role", "assistant"}};
-    auto text = r.content.text();
-    auto calls = r.content.calls();
-    if (text.empty() && !calls.empty())
-        message["content"] = nullptr;
-    else
-        message["content"] = text;
-    if (!calls.empty()) {
-        json::array list;
-        for (const auto* c : calls) list.push_back(call_json(*c));
-        message["tool_calls"] = std::move(list);
-    }
-    json::object body{
-        {"id", id},
-        {"object", "chat.completion"},
-        {"created", created},
-        {"model", model},
-        {"choices", json::array{json::object{{"index", 0},
-                                             {"message", std::move(message)},
-                                             {"logprobs", nullptr},
-                                             {"finish_reason", openai_finish_reason(r.why)}}}}};
-    if (r.used.known) body["usage"] = usage_json(r.used);
-    return json::serialize(body);
-}
-
-chunk_writer::chunk_writer(std::string id, std::string model, std::int64_t created,
-                           bool include_usage)
-    : id_(std::move(id)),
-      model_(std::move(model)),
-      created_(created),
-      include_usage_(include_usage) {}
-
-std::string chunk_writer::chunk(const json::object& delta, const json::value& finish_reason) {
-    json::object body{{"id", id_},
-                      {"object", "chat.completion.chunk"},
-                      {"created", created_},
-                      {"model", model_},
-                      {"choices", json::array{json::object{{"index", 0},
-                                                           {"delta", delta},
-                                                           {"logprobs", nullptr},
-                                                           {"finish_reason", finish_reason}}}}};
-    if (include_usage_) body["usage"] = nullptr;
-    return "data: " + json::serialize(body) + "\n\n";
-}
-
-void chunk_writer::frames(const stream_delta& d, std::string& out) {
-    json::object delta;
-    if (!role_sent_) {
-        delta["role"] = "assistant";
-        role_sent_ = true;
-    }
-    switch (d.what) {
-        case stream_delta::kind::started:
-            delta["content"] = "";
-            out += chunk(delta, nullptr);
-            return;
-        case stream_delta::kind::text:
-            delta["content"] = d.text;
-            out += chunk(delta, nullptr);
-            return;
-        case stream_delta::kind::call_started: {
-            if (has_arguments_.size() <= d.index) has_arguments_.resize(d.index + 1, false);
-            json::object call{{"index", d.index},
-                              {"id", d.id},
-                              {"type", "function"},
-                              {"function", {{"name", d.name}, {"arguments", ""}}}};
-            if (!d.provider_meta.empty()) call["extra_content"] = extra_content(d.provider_meta);
-            delta["tool_calls"] = json::array{std::move(call)};
-            out += chunk(delta, nullptr);
-            return;
-        }
-        case stream_delta::kind::call_arguments:
-            if (has_arguments_.size() <= d.index) has_arguments_.resize(d.index + 1, false);
-            has_arguments_[d.index] = true;
-            delta["tool_calls"] = json::array{
-                json::object{{"index", d.index}, {"function", {{"arguments", d.text}}}}};
-            out += chunk(delta, nullptr);
-            return;
-        case stream_delta::kind::finished: {
-            for (std::size_t i = 0; i < has_arguments_.size(); ++i)
-                if (!has_arguments_[i]) {
-                    json::object empty{
-                        {"tool_calls", json::array{json::object{
-                                           {"index", i}, {"function", {{"arguments", "{}"}}}}}}};
-                    out += chunk(empty, nullptr);
-                }
-            out += chunk(delta, json::string(openai_finish_reason(d.why)));
-            if (include_usage_) {
-                json::object body{{"id", id_},
-                                  {"object", "chat.completion.chunk"},
-                                  {"created", created_},
-                                  {"model", model_},
-                                  {"choices", json::array{}},
-                                  {"usage", usage_json(d.used)}};
-                out += "data: " + json::serialize(body) + "\n\n";
-            }
-            out += "data: [DONE]\n\n";
-            return;
-        }
-    }
-}
-
-std::string error_body(const provider_error& e) {
-    return json::serialize(json::object{
-        {"error",
-         {{"message", e.message}, {"type", e.type}, {"param", nullptr}, {"code", nullptr}}}});
 }
 
 }  // namespace gateway::providers::openai

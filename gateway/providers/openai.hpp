@@ -58,5 +58,9 @@ std::string error_body(const provider_error& e);
 // {"google": {"thought_signature": …}}), and back.
 json::object extra_content(const json::object& provider_meta);
 json::object provider_meta_from(const json::value* extra_content);
+// A tool call as OpenAI writes it in a message's `tool_calls` (arguments as a JSON string).
+json::object call_json(const tool_call& c);
+// Usage as OpenAI reports it: prompt, completion and total tokens.
+json::object usage_json(const usage& u);
 
 }  // namespace gateway::providers::openai
