@@ -3,6 +3,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 
 using namespace gateway::config;
 using namespace std::chrono_literals;
@@ -62,6 +65,40 @@ BOOST_AUTO_TEST_CASE(shipped_default_config_is_valid) {
     auto loaded = load_file(CONTEXTGATE_TEST_DATA "/../../config/gateway.yaml");
     BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
     BOOST_TEST(loaded.value->upstreams.at(0).name == "openai");
+}
+
+// Every setting check-config prints is documented in the shipped, commented config/gateway.yaml
+// (as `name:`, set or commented out): a new field without its line there fails here. The lists
+// the shipped file leaves empty get one entry each, so their fields are printed too.
+BOOST_AUTO_TEST_CASE(every_setting_is_documented_in_the_shipped_config) {
+    const std::string path = CONTEXTGATE_TEST_DATA "/../../config/gateway.yaml";
+    auto loaded = load_file(path);
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
+    auto& c = *loaded.value;
+    c.upstreams.at(0).model_map.emplace_back("gpt-alias", "gpt-real");
+    virtual_key_config key;
+    key.name = "ci";
+    key.key = std::string(20, 'k');
+    c.admin.keys.push_back(key);
+    mcp_server_config server;
+    server.name = "files";
+    server.command = "mcp-files";
+    c.mcp_servers.push_back(server);
+    std::ifstream in(path);
+    std::string documented((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream printed(to_yaml(c));
+    std::size_t checked = 0;
+    for (std::string line; std::getline(printed, line);) {
+        auto start = line.find_first_not_of(" -");
+        auto colon = line.find(':', start);
+        if (start == std::string::npos || colon == std::string::npos || line[start] == '"')
+            continue;  // a list item's value, or a map entry named by the user
+        auto name = line.substr(start, colon - start);
+        ++checked;
+        BOOST_TEST(documented.find(name + ":") != std::string::npos,
+                   "`" << name << "` is not documented in config/gateway.yaml");
+    }
+    BOOST_TEST(checked > 80u);  // the whole configuration was printed
 }
 
 BOOST_AUTO_TEST_CASE(environment_interpolation_with_defaults) {
