@@ -1,5 +1,7 @@
 #include "gateway/config/config.hpp"
 
+#include "gateway/config/schema.hpp"
+
 #include <openssl/sha.h>
 
 #include <boost/url/parse.hpp>
@@ -38,24 +40,12 @@ std::optional<std::uint64_t> parse_unsigned(std::string_view text) {
     return value;
 }
 
+}  // namespace
+
 std::string format_duration(duration d) {
     auto ms = d.count();
     if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
     return std::to_string(ms) + "ms";
-}
-
-const char* level_name(log_level level) {
-    switch (level) {
-        case log_level::debug:
-            return "debug";
-        case log_level::info:
-            return "info";
-        case log_level::warn:
-            return "warn";
-        case log_level::error:
-            return "error";
-    }
-    return "info";
 }
 
 std::string quoted(std::string_view text) {
@@ -66,8 +56,6 @@ std::string quoted(std::string_view text) {
     }
     return out + "\"";
 }
-
-}  // namespace
 
 std::optional<std::int64_t> parse_time(std::string_view text) {
     auto number = [&](std::size_t at, std::size_t digits, int& out) {
@@ -231,172 +219,25 @@ const char* approval_name(approval_policy policy) {
 
 std::string to_yaml(const gateway_config& config) {
     std::ostringstream out;
-    const auto& s = config.server;
-    out << "server:\n"
-        << "  listen: " << s.listen.host << ':' << s.listen.port << '\n'
-        << "  workers: " << s.workers << '\n'
-        << "  header_limit: " << s.header_limit << '\n'
-        << "  body_limit: " << s.body_limit << '\n'
-        << "  header_timeout: " << format_duration(s.header_timeout) << '\n'
-        << "  body_timeout: " << format_duration(s.body_timeout) << '\n'
-        << "  keep_alive_timeout: " << format_duration(s.keep_alive_timeout) << '\n'
-        << "  write_timeout: " << format_duration(s.write_timeout) << '\n'
-        << "  drain_time: " << format_duration(s.drain_time) << '\n'
-        << "  max_requests_per_connection: " << s.max_requests_per_connection << '\n'
-        << "  sse_heartbeat: " << format_duration(s.sse_heartbeat) << '\n'
-        << "  websocket_tunnel: " << (s.websocket_tunnel ? "true" : "false") << '\n'
-        << "  console: " << (s.console ? "true" : "false") << '\n'
-        << "  allowed_hosts: [";
-    for (std::size_t i = 0; i < s.allowed_hosts.size(); ++i)
-        out << (i ? ", " : "") << quoted(s.allowed_hosts[i]);
-    out << "]\n";
+    out << "server:\n";
+    schema::print(out, config.server, server_fields(), "  ");
     out << "upstreams:\n";
-    for (const auto& u : config.upstreams) {
-        out << "  - name: " << quoted(u.name) << '\n'
-            << "    base_url: " << quoted(u.base_url) << '\n'
-            << "    api_key: " << (u.api_key.empty() ? "\"\"" : "\"***\"") << '\n'
-            << "    auth: " << (u.auth == auth_mode::forward ? "forward" : "replace") << '\n'
-            << "    provider: "
-            << (u.provider == provider_kind::openai      ? "openai"
-                : u.provider == provider_kind::anthropic ? "anthropic"
-                                                         : "gemini")
-            << '\n'
-            << "    tool_calling: "
-            << (u.tool_calling == tool_calling_mode::native ? "native" : "json") << '\n'
-            << "    models: [";
-        for (std::size_t i = 0; i < u.models.size(); ++i)
-            out << (i ? ", " : "") << quoted(u.models[i]);
-        out << "]\n";
-        if (!u.model_map.empty()) {
-            out << "    model_map:\n";
-            for (const auto& [from, to] : u.model_map)
-                out << "      " << quoted(from) << ": " << quoted(to) << '\n';
-        }
-        out << "    connect_timeout: " << format_duration(u.connect_timeout) << '\n'
-            << "    first_byte_timeout: " << format_duration(u.first_byte_timeout) << '\n'
-            << "    idle_timeout: " << format_duration(u.idle_timeout) << '\n'
-            << "    max_idle_connections: " << u.max_idle_connections << '\n'
-            << "    pool_idle_timeout: " << format_duration(u.pool_idle_timeout) << '\n'
-            << "    ca_file: " << quoted(u.ca_file) << '\n'
-            << "    tls_insecure: " << (u.tls_insecure ? "true" : "false") << '\n'
-            << "    json_schema: " << (u.json_schema ? "true" : "false") << '\n'
-            << "    context_budget: " << u.context_budget << '\n'
-            << "    stream_usage: " << (u.inject_stream_usage ? "inject" : "pass") << '\n';
-    }
-    out << "logging:\n"
-        << "  level: " << level_name(config.logging.level) << '\n'
-        << "  access_log: " << (config.logging.access_log ? "true" : "false") << '\n'
-        << "  format: " << (config.logging.format == log_format::json ? "json" : "text") << '\n';
-    const auto& m = config.metrics;
-    out << "metrics:\n"
-        << "  enabled: " << (m.enabled ? "true" : "false") << '\n'
-        << "  listen: "
-        << (m.listen ? quoted(m.listen->host + ":" + std::to_string(m.listen->port)) : "\"\"")
-        << '\n'
-        << "  key_labels: " << (m.key_labels ? "true" : "false") << '\n';
-    const auto& a = config.admin;
-    out << "admin:\n"
-        << "  api_key: " << quoted(a.api_key.empty() ? "" : hashed_key(a.api_key)) << '\n'
-        << "  keys:" << (a.keys.empty() ? " []" : "") << '\n';
-    for (const auto& k : a.keys) {
-        out << "    - name: " << quoted(k.name) << '\n'
-            << "      key: " << quoted(hashed_key(k.key)) << '\n'
-            << "      models: [";
-        for (std::size_t i = 0; i < k.models.size(); ++i)
-            out << (i ? ", " : "") << quoted(k.models[i]);
-        out << "]\n"
-            << "      rpm: " << k.rpm << '\n'
-            << "      tpm: " << k.tpm << '\n'
-            << "      max_parallel: " << k.max_parallel << '\n'
-            << "      budget: {tokens: " << k.budget_tokens << ", period: " << k.budget_period
-            << "}\n";
-        if (k.expires_at) out << "      expires_at: " << format_time(k.expires_at) << '\n';
-    }
-    out << "limits:\n"
-        << "  backend: " << (config.limits.backend == limits_backend::redis ? "redis" : "memory")
-        << '\n'
-        << "  redis_url: " << quoted(mask_url_password(config.limits.redis_url)) << '\n'
-        << "  redis_timeout: " << format_duration(config.limits.redis_timeout) << '\n';
-    const auto& c = config.context;
-    auto list = [&](const std::vector<std::string>& items, bool secret) {
-        out << '[';
-        for (std::size_t i = 0; i < items.size(); ++i)
-            out << (i ? ", " : "") << quoted(secret ? hashed_key(items[i]) : items[i]);
-        out << "]\n";
-    };
-    out << "context:\n"
-        << "  data_dir: " << quoted(c.data_dir) << '\n'
-        << "  store: {type: " << (c.store.type == store_type::postgres ? "postgres" : "sqlite")
-        << ", dsn: " << quoted(mask_url_password(c.store.dsn))
-        << ", lease_timeout: " << format_duration(c.store.lease_timeout) << "}\n"
-        << "  workspaces: ";
-    list(c.workspaces, false);
-    out << "  api_keys: ";
-    list(c.api_keys, true);
-    out << "  prompts_dir: " << quoted(c.prompts_dir) << '\n'
-        << "  workflows_dir: " << quoted(c.workflows_dir) << '\n'
-        << "  default_prompt: " << quoted(c.default_prompt) << '\n'
-        << "  max_steps: " << c.max_steps << '\n'
-        << "  max_wall_time: " << format_duration(c.max_wall_time) << '\n'
-        << "  max_retries: " << c.max_retries << '\n'
-        << "  identical_call_warn: " << c.identical_call_warn << '\n'
-        << "  identical_call_stop: " << c.identical_call_stop << '\n'
-        << "  max_tool_errors: " << c.max_tool_errors << '\n'
-        << "  approval_timeout: " << format_duration(c.approval_timeout) << '\n'
-        << "  model_retries: " << c.model_retries << '\n'
-        << "  max_message_bytes: " << c.max_message_bytes << '\n'
-        << "  max_watchers_per_run: " << c.max_watchers_per_run << '\n'
-        << "  event_excerpt_bytes: " << c.event_excerpt_bytes << '\n'
-        << "  approvals: {";
-    for (std::size_t i = 0; i < c.approvals.size(); ++i)
-        out << (i ? ", " : "") << quoted(c.approvals[i].first) << ": "
-            << approval_name(c.approvals[i].second);
-    out << "}\n";
+    for (const auto& u : config.upstreams) schema::print(out, u, upstream_fields(), "    ", "  - ");
+    out << "logging:\n";
+    schema::print(out, config.logging, logging_fields(), "  ");
+    out << "metrics:\n";
+    schema::print(out, config.metrics, metrics_fields(), "  ");
+    out << "admin:\n";
+    schema::print(out, config.admin, admin_fields(), "  ");
+    out << "limits:\n";
+    schema::print(out, config.limits, limits_fields(), "  ");
+    out << "context:\n";
+    schema::print(out, config.context, context_fields(), "  ");
     out << "mcp_servers:" << (config.mcp_servers.empty() ? " []" : "") << '\n';
-    for (const auto& m : config.mcp_servers) {
-        // Header and environment values often carry tokens: their names only.
-        auto masked = [&](const char* key, const auto& pairs) {
-            out << "    " << key << ": {";
-            for (std::size_t i = 0; i < pairs.size(); ++i)
-                out << (i ? ", " : "") << quoted(pairs[i].first) << ": \"***\"";
-            out << "}\n";
-        };
-        out << "  - name: " << quoted(m.name) << '\n';
-        if (m.transport == mcp_transport::stdio) {
-            out << "    transport: stdio\n"
-                << "    command: " << quoted(m.command) << '\n'
-                << "    args: [";
-            for (std::size_t i = 0; i < m.args.size(); ++i)
-                out << (i ? ", " : "") << quoted(m.args[i]);
-            out << "]\n";
-            masked("env", m.env);
-        } else {
-            out << "    transport: http\n"
-                << "    url: " << quoted(mask_url_password(m.url)) << '\n';
-            masked("headers", m.headers);
-        }
-        out << "    tools: {allow: [";
-        for (std::size_t i = 0; i < m.allow.size(); ++i)
-            out << (i ? ", " : "") << quoted(m.allow[i]);
-        out << "], deny: [";
-        for (std::size_t i = 0; i < m.deny.size(); ++i) out << (i ? ", " : "") << quoted(m.deny[i]);
-        out << "]}\n"
-            << "    approval: " << approval_name(m.approval) << '\n'
-            << "    connect_timeout: " << format_duration(m.connect_timeout) << '\n'
-            << "    call_timeout: " << format_duration(m.call_timeout) << '\n'
-            << "    max_output_bytes: " << m.max_output_bytes << '\n';
-    }
-    const auto& serve = config.mcp;
-    out << "mcp:\n"
-        << "  serve: " << (serve.serve ? "true" : "false") << '\n'
-        << "  model: " << quoted(serve.model) << '\n'
-        << "  workspace: " << quoted(serve.workspace) << '\n'
-        << "  system_prompt: " << quoted(serve.system_prompt) << '\n'
-        << "  edits: " << serve.edits << '\n'
-        << "  allowed_hosts: [";
-    for (std::size_t i = 0; i < serve.allowed_hosts.size(); ++i)
-        out << (i ? ", " : "") << quoted(serve.allowed_hosts[i]);
-    out << "]\n";
+    for (const auto& m : config.mcp_servers)
+        schema::print(out, m, mcp_server_fields(), "    ", "  - ");
+    out << "mcp:\n";
+    schema::print(out, config.mcp, mcp_serve_fields(), "  ");
     return out.str();
 }
 

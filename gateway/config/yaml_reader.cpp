@@ -18,7 +18,7 @@ void yaml_reader::fail(const YAML::Node& at, const std::string& what) const {
 }
 
 void yaml_reader::check_keys(const YAML::Node& map, std::string_view section,
-                             std::initializer_list<std::string_view> allowed) const {
+                             const std::vector<std::string_view>& allowed) const {
     if (!map.IsMap()) fail(map, "`" + std::string(section) + "` must be a mapping");
     for (const auto& entry : map) {
         auto key = entry.first.as<std::string>();
@@ -96,13 +96,15 @@ std::size_t yaml_reader::get_count(const YAML::Node& node, std::string_view key,
     return *value;
 }
 
-bool yaml_reader::either(const YAML::Node& node, std::string_view label, std::string_view first,
-                         std::string_view second) const {
+std::size_t yaml_reader::one_of(const YAML::Node& node, std::string_view label,
+                                const std::vector<std::string_view>& options) const {
     auto text = scalar(node, label);
-    if (text != first && text != second)
-        fail(node, "`" + std::string(label) + "`: `" + text + "` must be " + std::string(first) +
-                       " or " + std::string(second));
-    return text == second;
+    for (std::size_t i = 0; i < options.size(); ++i)
+        if (text == options[i]) return i;
+    std::string list;
+    for (std::size_t i = 0; i < options.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == options.size() ? " or " : ", ") + std::string(options[i]);
+    fail(node, "`" + std::string(label) + "`: `" + text + "` must be " + list);
 }
 
 bool yaml_reader::get_bool(const YAML::Node& node, std::string_view key) const {

@@ -37,7 +37,7 @@ public:
 
     // Every key of `map` must be one of `allowed`; `section` names the map in the message.
     void check_keys(const YAML::Node& map, std::string_view section,
-                    std::initializer_list<std::string_view> allowed) const;
+                    const std::vector<std::string_view>& allowed) const;
 
     // A scalar with `${NAME}` and `${NAME:-default}` replaced from the environment.
     std::string scalar(const YAML::Node& node, std::string_view key) const;
@@ -54,10 +54,10 @@ public:
     std::size_t get_count(const YAML::Node& node, std::string_view key, std::size_t min,
                           std::size_t max) const;
 
-    // A scalar that must be `first` or `second` (`label` names it in the message): true for
-    // `second`.
-    bool either(const YAML::Node& node, std::string_view label, std::string_view first,
-                std::string_view second) const;
+    // The index in `options` of the scalar's spelling (`label` names the setting in the error:
+    // "`label`: `x` must be a, b or c").
+    std::size_t one_of(const YAML::Node& node, std::string_view label,
+                       const std::vector<std::string_view>& options) const;
 
     bool get_bool(const YAML::Node& node, std::string_view key) const;
 

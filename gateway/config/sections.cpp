@@ -1,0 +1,493 @@
+// Every configuration section's fields, declared once (schema.hpp says what drives what). The
+// order is the order of the valid keys in an unknown-key error and of check-config's lines; a
+// field that depends on another (tool_calling's default on provider) comes after it.
+#include "gateway/config/schema.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace gateway::config {
+
+namespace {
+
+using namespace schema;
+
+std::string listen_text(const listen_address& a) {
+    return a.host + ":" + std::to_string(a.port);
+}
+
+// A secret as `api_keys` take it: 16+ characters, or "sha256:" and 64 lowercase hex digits.
+void check_secret(const yaml_reader& r, const YAML::Node& n, const std::string& key,
+                  std::string_view what) {
+    bool hashed = key.starts_with("sha256:");
+    if (hashed &&
+        (key.size() != 7 + 64 || key.find_first_not_of("0123456789abcdef", 7) != key.npos))
+        r.fail(n, "`" + std::string(what) +
+                      "`: a hashed key is `sha256:` and 64 lowercase hex digits");
+    if (!hashed && key.size() < 16)
+        r.fail(n, "`" + std::string(what) + "`: keys must be at least 16 characters");
+}
+
+std::string flow_map(const std::vector<std::pair<std::string, std::string>>& pairs,
+                     bool mask_values) {
+    std::string out = "{";
+    for (const auto& [name, value] : pairs) {
+        if (out.size() > 1) out += ", ";
+        out += quoted(name) + ": " + (mask_values ? std::string("\"***\"") : quoted(value));
+    }
+    return out + "}";
+}
+
+// Header and environment values often carry tokens: printed by name only; left out when empty.
+template <class S>
+field<S> masked_map_field(std::string_view name,
+                          std::vector<std::pair<std::string, std::string>> S::*m,
+                          std::string_view about) {
+    return {name, about,
+            [name, m](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+                s.*m = r.string_map(n, name);
+            },
+            [m](const S& s) { return (s.*m).empty() ? std::string() : flow_map(s.*m, true); },
+            true};
+}
+
+const std::vector<std::pair<std::string_view, approval_policy>> approval_spellings{
+    {"always", approval_policy::always},
+    {"never", approval_policy::never},
+    {"ask", approval_policy::ask}};
+
+approval_policy read_approval(const yaml_reader& r, const YAML::Node& n, std::string_view label) {
+    std::vector<std::string_view> options;
+    for (const auto& [text, value] : approval_spellings) options.push_back(text);
+    return approval_spellings[r.one_of(n, label, options)].second;
+}
+
+}  // namespace
+
+std::string schema::flow_list(const std::vector<std::string>& items) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + quoted(items[i]);
+    return out + "]";
+}
+
+const fields<server_config>& server_fields() {
+    using S = server_config;
+    static const fields<S> all{
+        {"listen", "host:port the gateway listens on",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             auto text = r.scalar(n, "listen");
+             auto address = parse_listen(text);
+             if (!address) r.fail(n, "`listen`: `" + text + "` is not host:port");
+             s.listen = *address;
+         },
+         [](const S& s) { return listen_text(s.listen); }},
+        count_field("workers", &S::workers, 0, 256, "worker threads; 0: one per core"),
+        size_field("header_limit", &S::header_limit, "request line and headers", 1024, "1KiB"),
+        size_field("body_limit", &S::body_limit, "request body"),
+        duration_field("header_timeout", &S::header_timeout, "a whole header within", true),
+        duration_field("body_timeout", &S::body_timeout, "a whole body within", true),
+        duration_field("keep_alive_timeout", &S::keep_alive_timeout, "idle between requests", true),
+        duration_field("write_timeout", &S::write_timeout, "each write must progress within", true),
+        duration_field("drain_time", &S::drain_time, "on SIGTERM, for in-flight requests"),
+        count_field("max_requests_per_connection", &S::max_requests_per_connection, 1, 100'000'000,
+                    "then the connection is closed"),
+        duration_field("sse_heartbeat", &S::sse_heartbeat, "keep-alive comments; 0: off"),
+        bool_field("websocket_tunnel", &S::websocket_tunnel, "tunnel Upgrade: websocket"),
+        bool_field("console", &S::console, "serve the web console at /console/"),
+        list_field("allowed_hosts", &S::allowed_hosts, "Host/Origin names served besides IPs"),
+    };
+    return all;
+}
+
+const fields<upstream_config>& upstream_fields() {
+    using S = upstream_config;
+    static const fields<S> all{
+        text_field("name", &S::name, "the upstream's name (logs, metrics, errors)"),
+        {"base_url", "where requests go, with the API's base path",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.base_url = r.scalar(n, "base_url");
+             auto endpoint = parse_base_url(s.base_url);
+             if (!endpoint) r.fail(n, "`base_url`: `" + s.base_url + "` " + endpoint.error);
+             s.endpoint = *endpoint.value;
+         },
+         [](const S& s) { return quoted(s.base_url); }},
+        text_field("api_key", &S::api_key, "the provider key (auth: replace)",
+                   [](const std::string& key) { return key.empty() ? "" : "***"; }),
+        choice_field<S, auth_mode>(
+            "auth", &S::auth, {{"forward", auth_mode::forward}, {"replace", auth_mode::replace}},
+            "forward the client's key, or replace it with api_key"),
+        {"models", "model name globs routed here; the first matching upstream wins",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             if (!n.IsSequence() || n.size() == 0)
+                 r.fail(n, "`models` must be a non-empty list of model name globs");
+             s.models.clear();
+             for (const auto& m : n) s.models.push_back(r.scalar(m, "models"));
+         },
+         [](const S& s) { return flow_list(s.models); }},
+        duration_field("connect_timeout", &S::connect_timeout, "TCP and TLS connect", true),
+        duration_field("first_byte_timeout", &S::first_byte_timeout, "request sent to header",
+                       true),
+        duration_field("idle_timeout", &S::idle_timeout, "between two reads of a body", true),
+        count_field("max_idle_connections", &S::max_idle_connections, 0, 100'000,
+                    "pooled per worker"),
+        duration_field("pool_idle_timeout", &S::pool_idle_timeout, "pooled connections closed"),
+        {"ca_file", "CA bundle for this upstream; empty: the system store",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.ca_file = r.path(n, "ca_file");
+             if (!s.ca_file.empty() && !std::ifstream(s.ca_file))
+                 r.fail(n, "`ca_file`: cannot read `" + s.ca_file + "`");
+         },
+         [](const S& s) { return quoted(s.ca_file); }},
+        bool_field("tls_insecure", &S::tls_insecure, "skip certificate checks (development)"),
+        bool_field("json_schema", &S::json_schema, "the agent may send response_format"),
+        count_field("context_budget", &S::context_budget, 0, 100'000'000,
+                    "agent requests stay within this many tokens; 0: no limit"),
+        {"provider", "openai | anthropic | gemini: the dialect it speaks",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             static const std::vector<std::string_view> options{"openai", "anthropic", "gemini"};
+             s.provider = static_cast<provider_kind>(r.one_of(n, "provider", options));
+             // tool_calling (read after) defaults by provider.
+             s.tool_calling = s.provider == provider_kind::openai ? tool_calling_mode::json
+                                                                  : tool_calling_mode::native;
+         },
+         [](const S& s) {
+             return std::string(s.provider == provider_kind::openai      ? "openai"
+                                : s.provider == provider_kind::anthropic ? "anthropic"
+                                                                         : "gemini");
+         }},
+        {"model_map", "client model name -> the upstream's",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             if (!n.IsMap()) r.fail(n, "`model_map` must map client model names to upstream names");
+             for (const auto& entry : n)
+                 s.model_map.emplace_back(r.scalar(entry.first, "model_map"),
+                                          r.scalar(entry.second, "model_map"));
+         },
+         [](const S& s) { return flow_map(s.model_map, false); }},
+        choice_field<S, tool_calling_mode>(
+            "tool_calling", &S::tool_calling,
+            {{"native", tool_calling_mode::native}, {"json", tool_calling_mode::json}},
+            "the agent's tool protocol"),
+        choice_field<S, bool>("stream_usage", &S::inject_stream_usage,
+                              {{"pass", false}, {"inject", true}},
+                              "inject: ask streamed completions for their usage"),
+    };
+    return all;
+}
+
+const fields<logging_config>& logging_fields() {
+    using S = logging_config;
+    static const fields<S> all{
+        choice_field<S, log_level>("level", &S::level,
+                                   {{"debug", log_level::debug},
+                                    {"info", log_level::info},
+                                    {"warn", log_level::warn},
+                                    {"error", log_level::error}},
+                                   "the least severe line written"),
+        bool_field("access_log", &S::access_log, "one line per request"),
+        choice_field<S, log_format>("format", &S::format,
+                                    {{"text", log_format::text}, {"json", log_format::json}},
+                                    "text | json lines"),
+    };
+    return all;
+}
+
+const fields<metrics_config>& metrics_fields() {
+    using S = metrics_config;
+    static const fields<S> all{
+        bool_field("enabled", &S::enabled, "serve /metrics"),
+        {"listen", "serve /metrics only on this host:port; empty: on server.listen",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             auto text = r.scalar(n, "listen");
+             if (text.empty()) return;
+             auto address = parse_listen(text);
+             if (!address) r.fail(n, "`metrics.listen`: `" + text + "` is not host:port");
+             s.listen = *address;
+         },
+         [](const S& s) { return quoted(s.listen ? listen_text(*s.listen) : ""); }},
+        bool_field("key_labels", &S::key_labels, "per-virtual-key series"),
+    };
+    return all;
+}
+
+const fields<virtual_key_config>& virtual_key_fields() {
+    using S = virtual_key_config;
+    static const fields<S> all{
+        {"name", "1-64 letters, digits, _ - .",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
+             s.name = r.scalar(n, "name");
+             if (s.name.empty() || s.name.size() > 64 ||
+                 s.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789_-.") != std::string::npos)
+                 r.fail(n, std::string(section) +
+                               ": `name` must be 1-64 letters, digits, `_`, `-`, `.`");
+             s.id = "cfg-" + s.name;
+         },
+         [](const S& s) { return quoted(s.name); }},
+        {"key", "the key, or sha256:<hex> of it",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
+             s.key = r.scalar(n, "key");
+             check_secret(r, n, s.key, std::string(section) + ".key");
+         },
+         [](const S& s) { return quoted(hashed_key(s.key)); }, true},
+        list_field("models", &S::models, "globs; empty: every model"),
+        count_field("rpm", &S::rpm, 0, 1'000'000'000'000, "requests per minute; 0: no limit"),
+        count_field("tpm", &S::tpm, 0, 1'000'000'000'000, "tokens per minute; 0: no limit"),
+        count_field("max_parallel", &S::max_parallel, 0, 1'000'000'000'000,
+                    "requests in flight at once; 0: no limit"),
+        {"budget", "{tokens, period: day | month}",
+         [](const yaml_reader& r, const YAML::Node& b, std::string_view section, S& s) {
+             r.check_keys(b, std::string(section) + ".budget", {"tokens", "period"});
+             if (auto n = b["tokens"])
+                 s.budget_tokens = r.get_count(n, "tokens", 0, 1'000'000'000'000'000);
+             if (auto n = b["period"])
+                 s.budget_period = r.one_of(n, "budget.period", {"day", "month"}) ? "month" : "day";
+         },
+         [](const S& s) {
+             return "{tokens: " + std::to_string(s.budget_tokens) + ", period: " + s.budget_period +
+                    "}";
+         }},
+        {"expires_at", "2027-01-31 or 2027-01-31T12:00:00Z; absent: never",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             auto text = r.scalar(n, "expires_at");
+             auto at = parse_time(text);
+             if (!at)
+                 r.fail(n, "`expires_at`: `" + text +
+                               "` is not a time (2027-01-31 or 2027-01-31T12:00:00Z)");
+             s.expires_at = *at;
+         },
+         [](const S& s) { return s.expires_at ? format_time(s.expires_at) : std::string(); }},
+    };
+    return all;
+}
+
+const fields<admin_config>& admin_fields() {
+    using S = admin_config;
+    static const fields<S> all{
+        {"api_key", "Bearer key for /admin; empty: no /admin",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.api_key = r.scalar(n, "api_key");
+             if (!s.api_key.empty()) check_secret(r, n, s.api_key, "admin.api_key");
+         },
+         [](const S& s) { return quoted(s.api_key.empty() ? "" : hashed_key(s.api_key)); }, true},
+        {"keys", "declared virtual keys",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             if (!n.IsSequence()) r.fail(n, "`admin.keys` must be a list");
+             std::set<std::string> names;
+             for (std::size_t i = 0; i < n.size(); ++i) {
+                 std::string section = "admin.keys[" + std::to_string(i) + "]";
+                 if (!n[i]["name"]) r.fail(n[i], section + ": `name` is required");
+                 if (!n[i]["key"]) r.fail(n[i], section + ": `key` is required");
+                 virtual_key_config k;
+                 schema::read(r, n[i], section, virtual_key_fields(), k);
+                 if (!names.insert(k.name).second)
+                     r.fail(n[i]["name"], "duplicate key name `" + k.name + "`");
+                 s.keys.push_back(std::move(k));
+             }
+         },
+         [](const S& s) {
+             if (s.keys.empty()) return std::string("[]");
+             std::ostringstream out;
+             for (const auto& k : s.keys)
+                 schema::print(out, k, virtual_key_fields(), "      ", "    - ");
+             auto text = "\n" + out.str();
+             text.pop_back();  // print() ends each line; the caller ends this one
+             return text;
+         }},
+    };
+    return all;
+}
+
+const fields<limits_config>& limits_fields() {
+    using S = limits_config;
+    static const fields<S> all{
+        choice_field<S, limits_backend>(
+            "backend", &S::backend,
+            {{"memory", limits_backend::memory}, {"redis", limits_backend::redis}},
+            "memory (one process) | redis (shared)", "limits.backend"),
+        text_field("redis_url", &S::redis_url, "redis://[:password@]host[:port][/db]",
+                   mask_url_password),
+        duration_field("redis_timeout", &S::redis_timeout, "one Redis round trip"),
+    };
+    return all;
+}
+
+const fields<store_config>& store_fields() {
+    using S = store_config;
+    static const fields<S> all{
+        choice_field<S, store_type>(
+            "type", &S::type, {{"sqlite", store_type::sqlite}, {"postgres", store_type::postgres}},
+            "sqlite (one gateway) | postgres (replicas)", "context.store.type"),
+        text_field("dsn", &S::dsn, "postgres://user:password@host:port/database",
+                   mask_url_password),
+        {"lease_timeout", "a dead replica's runs are taken over within this",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.lease_timeout = r.get_duration(n, "lease_timeout");
+             if (s.lease_timeout < duration(1'000))
+                 r.fail(n, "`context.store.lease_timeout` must be at least 1s");
+         },
+         [](const S& s) { return format_duration(s.lease_timeout); }},
+    };
+    return all;
+}
+
+const fields<context_config>& context_fields() {
+    using S = context_config;
+    static const fields<S> all{
+        path_field("data_dir", &S::data_dir, "the SQLite file and the lock live here"),
+        {"workspaces", "absolute paths a chat's workspace must be in",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.workspaces = r.string_list(n, "workspaces");
+             for (std::size_t i = 0; i < s.workspaces.size(); ++i)
+                 if (s.workspaces[i].empty() || s.workspaces[i].front() != '/')
+                     r.fail(n[i],
+                            "`workspaces`: `" + s.workspaces[i] + "` must be an absolute path");
+         },
+         [](const S& s) { return flow_list(s.workspaces); }},
+        {"api_keys", "Bearer keys for /context; empty: open",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.api_keys = r.string_list(n, "api_keys");
+             for (std::size_t i = 0; i < s.api_keys.size(); ++i)
+                 check_secret(r, n[i], s.api_keys[i], "api_keys");
+         },
+         [](const S& s) {
+             std::vector<std::string> hashed;
+             for (const auto& k : s.api_keys) hashed.push_back(hashed_key(k));
+             return flow_list(hashed);
+         },
+         true},
+        path_field("prompts_dir", &S::prompts_dir, "prompts/*.md; empty: the shipped ones"),
+        path_field("workflows_dir", &S::workflows_dir, "workflows/*.yaml; empty: the shipped ones"),
+        text_field("default_prompt", &S::default_prompt, "a new chat's prompt"),
+        count_field("max_steps", &S::max_steps, 1, 1000, "tool steps per run"),
+        duration_field("max_wall_time", &S::max_wall_time, "per run, not waiting for approval",
+                       true),
+        count_field("max_retries", &S::max_retries, 0, 20, "re-asks after malformed output"),
+        count_field("identical_call_warn", &S::identical_call_warn, 2, 100,
+                    "identical calls in a row: warn"),
+        count_field("identical_call_stop", &S::identical_call_stop, 2, 100, "... and stop"),
+        count_field("max_tool_errors", &S::max_tool_errors, 1, 100, "failing calls in a row"),
+        duration_field("approval_timeout", &S::approval_timeout, "a pending approval fails", true),
+        count_field("model_retries", &S::model_retries, 0, 10, "retries of a model call"),
+        {"approvals", "per tool: ask | always | never",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             if (!n.IsMap()) r.fail(n, "`approvals` must map tool names to always, never or ask");
+             for (const auto& entry : n) {
+                 auto tool = entry.first.as<std::string>();
+                 s.approvals.emplace_back(tool,
+                                          read_approval(r, entry.second, "approvals." + tool));
+             }
+         },
+         [](const S& s) {
+             std::string out = "{";
+             for (const auto& [tool, policy] : s.approvals)
+                 out += (out.size() > 1 ? ", " : "") + quoted(tool) + ": " + approval_name(policy);
+             return out + "}";
+         }},
+        size_field("max_message_bytes", &S::max_message_bytes, "a user message; larger: 413"),
+        count_field("max_watchers_per_run", &S::max_watchers_per_run, 1, 10'000,
+                    "event streams per run"),
+        size_field("event_excerpt_bytes", &S::event_excerpt_bytes, "longer event strings cut", 256),
+        {"store", "{type, dsn, lease_timeout}",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             schema::read(r, n, "context.store", store_fields(), s.store);
+             if (s.store.type == store_type::postgres &&
+                 !(s.store.dsn.starts_with("postgres://") ||
+                   s.store.dsn.starts_with("postgresql://")))
+                 r.fail(n["dsn"].IsDefined() ? n["dsn"] : n,
+                        "`context.store.type: postgres` needs `dsn: "
+                        "postgres://user:password@host:port/database` (is the variable it names "
+                        "set?)");
+         },
+         [](const S& s) { return flow(s.store, store_fields()); }},
+    };
+    return all;
+}
+
+const fields<mcp_server_config>& mcp_server_fields() {
+    using S = mcp_server_config;
+    // What applies to one transport only is left out of the other's lines.
+    static const fields<S> all{
+        {"name", "1-24 letters, digits, _ -: part of its tools' names",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
+             s.name = r.scalar(n, "name");
+             if (s.name.empty() || s.name.size() > 24 ||
+                 s.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789_-") != std::string::npos ||
+                 s.name.find("__") != std::string::npos)
+                 r.fail(n, std::string(section) +
+                               ": `name` must be 1-24 letters, digits, `_` or `-` (no `__`): "
+                               "it becomes part of tool names");
+         },
+         [](const S& s) { return quoted(s.name); }},
+        choice_field<S, mcp_transport>(
+            "transport", &S::transport,
+            {{"stdio", mcp_transport::stdio}, {"http", mcp_transport::http}},
+            "stdio (the gateway starts it) | http"),
+        {"command", "stdio: the program",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.command = r.scalar(n, "command");
+         },
+         [](const S& s) { return s.command.empty() ? std::string() : quoted(s.command); }},
+        {"args", "stdio: its arguments",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.args = r.string_list(n, "args");
+         },
+         [](const S& s) {
+             return s.transport == mcp_transport::stdio ? flow_list(s.args) : std::string();
+         }},
+        masked_map_field("env", &S::env, "stdio: added to its environment"),
+        {"url", "http: the server's endpoint",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.url = r.scalar(n, "url");
+         },
+         [](const S& s) {
+             return s.url.empty() ? std::string() : quoted(mask_url_password(s.url));
+         },
+         true},
+        masked_map_field("headers", &S::headers, "http: sent with every request"),
+        {"tools", "{allow: [globs], deny: [globs]}",
+         [](const yaml_reader& r, const YAML::Node& t, std::string_view section, S& s) {
+             r.check_keys(t, std::string(section) + ".tools", {"allow", "deny"});
+             if (auto n = t["allow"]) s.allow = r.string_list(n, "allow");
+             if (auto n = t["deny"]) s.deny = r.string_list(n, "deny");
+         },
+         [](const S& s) {
+             return "{allow: " + flow_list(s.allow) + ", deny: " + flow_list(s.deny) + "}";
+         }},
+        {"approval", "ask | always | never",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.approval = read_approval(r, n, "approval");
+         },
+         [](const S& s) { return std::string(approval_name(s.approval)); }},
+        duration_field("connect_timeout", &S::connect_timeout, "starting and initializing it",
+                       true),
+        duration_field("call_timeout", &S::call_timeout, "one tools/call", true),
+        size_field("max_output_bytes", &S::max_output_bytes, "what a result may give the model",
+                   256),
+    };
+    return all;
+}
+
+const fields<mcp_serve_config>& mcp_serve_fields() {
+    using S = mcp_serve_config;
+    static const fields<S> all{
+        bool_field("serve", &S::serve, "the workflows as an MCP server at /mcp"),
+        text_field("model", &S::model, "the chats' model; required with serve: true"),
+        {"workspace", "their workspace; empty: the first of context.workspaces",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.workspace = r.path(n, "workspace");
+             if (!s.workspace.empty() && s.workspace.front() != '/')
+                 r.fail(n, "`mcp.workspace` must be an absolute path");
+         },
+         [](const S& s) { return quoted(s.workspace); }},
+        text_field("system_prompt", &S::system_prompt, "empty: context.default_prompt"),
+        choice_field<S, std::string>("edits", &S::edits,
+                                     {{"approve", "approve"}, {"review", "review"}},
+                                     "approve (elicitation) | review", "mcp.edits"),
+        list_field("allowed_hosts", &S::allowed_hosts, "Host/Origin names besides server's"),
+    };
+    return all;
+}
+
+}  // namespace gateway::config
