@@ -344,9 +344,10 @@ retry_hook agent_loop::retry_events(live_run& run) {
     };
 }
 
-bool agent_loop::answered(live_run& run, bool ok, bool cancelled, const std::string& error) {
+bool agent_loop::answered(live_run& run, const model_failure* failed) {
     run.wall.cancel();
-    if (cancelled) {
+    if (!failed) return true;
+    if (failed->cancelled) {
         if (run.stopping) return false;
         if (run.wall_hit)
             run.end(run_status::failed, "",
@@ -356,11 +357,8 @@ bool agent_loop::answered(live_run& run, bool ok, bool cancelled, const std::str
             run.end(run_status::cancelled, "", "");
         return false;
     }
-    if (!ok) {
-        run.end(run_status::failed, "", "The model call failed: " + error);
-        return false;
-    }
-    return true;
+    run.end(run_status::failed, "", "The model call failed: " + failed->message);
+    return false;
 }
 
 text_hook agent_loop::text_events(live_run& run, bool& told) {
@@ -406,8 +404,8 @@ net::awaitable<std::optional<model_reply>> agent_loop::ask(live_run& run, std::s
     arm_wall(run);
     auto reply = co_await model_.complete(run.chat.model, std::move(body), run.record.id,
                                           run.canceller, retry_events(run), std::move(on_text));
-    if (!answered(run, reply.ok, reply.cancelled, reply.error)) co_return std::nullopt;
-    co_return reply;
+    if (!answered(run, std::get_if<model_failure>(&reply))) co_return std::nullopt;
+    co_return std::get<model_reply>(std::move(reply));
 }
 
 net::awaitable<std::optional<providers::reply>> agent_loop::ask_native(live_run& run,
@@ -416,8 +414,8 @@ net::awaitable<std::optional<providers::reply>> agent_loop::ask_native(live_run&
     arm_wall(run);
     auto turn = co_await model_.converse(std::move(r), run.record.id, run.canceller,
                                          retry_events(run), std::move(on_text));
-    if (!answered(run, turn.ok, turn.cancelled, turn.error)) co_return std::nullopt;
-    co_return std::move(turn.reply);
+    if (!answered(run, std::get_if<model_failure>(&turn))) co_return std::nullopt;
+    co_return std::get<providers::reply>(std::move(turn));
 }
 
 }  // namespace gateway::agent

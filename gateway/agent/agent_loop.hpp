@@ -71,7 +71,7 @@ private:
     // (message.reset); `told` follows whether text is out.
     text_hook text_events(live_run& run, bool& told);
     // Ends the run when a model call gave no reply; true when it did.
-    bool answered(live_run& run, bool ok, bool cancelled, const std::string& error);
+    bool answered(live_run& run, const model_failure* failed);
     net::awaitable<bool> open_native_turn(live_run& run, const std::string& text,
                                           std::vector<providers::tool_call> calls);
     net::awaitable<bool> open_native_call(live_run& run, pending_call p);

@@ -78,7 +78,27 @@ std::optional<config::duration> retry_after(std::string_view retry_after_ms,
     return std::nullopt;
 }
 
-model_reply read_completion(std::string_view body) {
+// The error code for an upstream's error answer.
+errc code_of_status(unsigned status) {
+    switch (status) {
+        case 400:
+            return errc::bad_request;
+        case 401:
+            return errc::unauthorized;
+        case 403:
+            return errc::forbidden;
+        case 404:
+            return errc::not_found;
+        case 413:
+            return errc::body_too_large;
+        case 429:
+            return errc::rate_limited;
+        default:
+            return errc::upstream_bad_response;
+    }
+}
+
+model_result<model_reply> read_completion(std::string_view body) {
     model_reply reply;
     json::error_code ec;
     auto value = json::parse(body, ec);
@@ -92,12 +112,10 @@ model_reply read_completion(std::string_view body) {
     if (choice)
         if (auto* m = choice->if_contains("message"); m && m->is_object())
             message = &m->as_object();
-    if (!message) {
-        reply.error =
-            "the upstream's reply is not a chat completion: " + std::string(body.substr(0, 200));
-        return reply;
-    }
-    reply.ok = true;
+    if (!message)
+        return model_failure{
+            errc::upstream_bad_response, false,
+            "the upstream's reply is not a chat completion: " + std::string(body.substr(0, 200))};
     if (auto* reason = choice->if_contains("finish_reason"); reason && reason->is_string())
         reply.finish_reason = reason->as_string();
     if (auto* content = message->if_contains("content"); content && content->is_string())
@@ -250,14 +268,13 @@ net::awaitable<model_client::attempt_result> model_client::attempt(upstream::poo
     co_return result;
 }
 
-net::awaitable<model_client::sent> model_client::send(
+net::awaitable<model_result<model_client::answer>> model_client::send(
     upstream::pool& pool, const std::string& head, const std::string& body,
     const std::string& request_id, call_canceller& cancel, retry_hook on_retry,
     const std::function<std::string(unsigned, std::string_view)>& explain,
     const streaming& stream) {
     const auto& up = pool.upstream();
     int retries = static_cast<int>(config_.context.model_retries);
-    sent out;
     for (int attempt_no = 0;; ++attempt_no) {
         if (cancel.cancelled()) break;
         auto result = co_await attempt(pool, head, body, cancel, stream);
@@ -266,22 +283,20 @@ net::awaitable<model_client::sent> model_client::send(
             co_await stream.on_text(std::string(), true);
         if (cancel.cancelled()) break;
         std::string why;
+        auto code = errc::upstream_unreachable;
         if (result.transport) {
             why = "upstream `" + up.name + "`: " + result.transport.detail;
+            if (result.transport.ec.category() == gateway_category())
+                code = static_cast<errc>(result.transport.ec.value());
         } else if (result.status >= 200 && result.status < 300) {
-            out.ok = true;
-            out.body = std::move(result.body);
-            out.streamed = std::move(result.streamed);
-            co_return out;
+            co_return answer{std::move(result.body), std::move(result.streamed)};
         } else {
             why = "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
                   explain(result.status, result.body);
+            code = code_of_status(result.status);
         }
         bool again = (result.transport || retriable(result.status)) && attempt_no < retries;
-        if (!again) {
-            out.error = why;
-            co_return out;
-        }
+        if (!again) co_return model_failure{code, false, std::move(why)};
         auto wait = retry_after(result.retry_after_ms, result.retry_after)
                         .value_or(config::duration(500ms * (1 << attempt_no)));
         wait = std::min(wait, max_backoff);
@@ -297,9 +312,7 @@ net::awaitable<model_client::sent> model_client::send(
         [[maybe_unused]] auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
         cancel.on_cancel(nullptr);
     }
-    out.cancelled = true;
-    out.error = "cancelled";
-    co_return out;
+    co_return model_failure{errc::run_ended, true, "cancelled"};
 }
 
 namespace {
@@ -308,7 +321,6 @@ namespace {
 // JSON protocol so the parser judges it like any other.
 model_reply reply_of(const providers::reply& r) {
     model_reply reply;
-    reply.ok = true;
     reply.content = r.content.text();
     reply.finish_reason = providers::openai_finish_reason(r.why);
     auto calls = r.content.calls();
@@ -320,30 +332,25 @@ model_reply reply_of(const providers::reply& r) {
 
 }  // namespace
 
-net::awaitable<model_reply> model_client::complete(std::string model, std::string body,
-                                                   std::string request_id, call_canceller& cancel,
-                                                   retry_hook on_retry, text_hook on_text) {
+net::awaitable<model_result<model_reply>> model_client::complete(
+    std::string model, std::string body, std::string request_id, call_canceller& cancel,
+    retry_hook on_retry, text_hook on_text) {
     auto& pool = pools_[router_.route(model)];
     if (pool.upstream().provider != config::provider_kind::openai) {
         // The JSON protocol on Anthropic or Gemini: the same conversation, said in the
         // provider's dialect by its adapter (it used to be posted to /chat/completions there).
         providers::request request;
         providers::openai::parse_failure refused;
-        if (!providers::openai::parse_chat_request(body, request, refused)) {
-            model_reply reply;
-            reply.error = "the request cannot be said to upstream `" + pool.upstream().name +
-                          "`: " + (refused.param.empty() ? "" : "`" + refused.param + "` ") +
-                          refused.message;
-            co_return reply;
-        }
+        if (!providers::openai::parse_chat_request(body, request, refused))
+            co_return model_failure{
+                errc::bad_request, false,
+                "the request cannot be said to upstream `" + pool.upstream().name + "`: " +
+                    (refused.param.empty() ? "" : "`" + refused.param + "` ") + refused.message};
         request.model = model;
         auto turn = co_await converse(std::move(request), std::move(request_id), cancel,
                                       std::move(on_retry), std::move(on_text));
-        if (turn.ok) co_return reply_of(turn.reply);
-        model_reply reply;
-        reply.cancelled = turn.cancelled;
-        reply.error = std::move(turn.error);
-        co_return reply;
+        if (auto* failed = std::get_if<model_failure>(&turn)) co_return std::move(*failed);
+        co_return reply_of(std::get<providers::reply>(turn));
     }
     streaming stream;
     if (on_text) {
@@ -362,35 +369,27 @@ net::awaitable<model_reply> model_client::complete(std::string model, std::strin
     auto started = std::chrono::steady_clock::now();
     auto result =
         co_await send(pool, head, body, request_id, cancel, std::move(on_retry), explain, stream);
-    if (result.ok) {
-        providers::usage used = result.streamed.used;
-        if (!stream.adapter) {
-            providers::usage_observer observer(false);
-            observer.feed(result.body);
-            used = observer.finish();
-        }
-        account(up, model, used, started);
+    if (auto* failed = std::get_if<model_failure>(&result)) co_return std::move(*failed);
+    auto& answered = std::get<answer>(result);
+    providers::usage used = answered.streamed.used;
+    if (!stream.adapter) {
+        providers::usage_observer observer(false);
+        observer.feed(answered.body);
+        used = observer.finish();
     }
-    if (result.ok && !stream.adapter) {
-        auto reply = read_completion(result.body);
-        replace_nul(reply.content);
-        co_return reply;
-    }
-    if (result.ok) {
-        // The streamed reply as read_completion would give it: native calls restated.
-        auto reply = reply_of(result.streamed);
-        replace_nul(reply.content);
-        co_return reply;
-    }
-    model_reply reply;
-    reply.cancelled = result.cancelled;
-    reply.error = std::move(result.error);
+    account(up, model, used, started);
+    // A streamed reply as read_completion would give it: native calls restated.
+    auto reply = stream.adapter ? model_result<model_reply>(reply_of(answered.streamed))
+                                : read_completion(answered.body);
+    if (auto* text = std::get_if<model_reply>(&reply)) replace_nul(text->content);
     co_return reply;
 }
 
-net::awaitable<model_turn> model_client::converse(providers::request request,
-                                                  std::string request_id, call_canceller& cancel,
-                                                  retry_hook on_retry, text_hook on_text) {
+net::awaitable<model_result<providers::reply>> model_client::converse(providers::request request,
+                                                                      std::string request_id,
+                                                                      call_canceller& cancel,
+                                                                      retry_hook on_retry,
+                                                                      text_hook on_text) {
     auto& pool = pools_[router_.route(request.model)];
     const auto& up = pool.upstream();
     const auto& adapter = providers::adapter_for(up.provider);
@@ -398,9 +397,9 @@ net::awaitable<model_turn> model_client::converse(providers::request request,
     request.stream = static_cast<bool>(on_text);
     streaming stream;
     if (on_text) stream = {&adapter, std::move(on_text)};
-    model_turn turn;
-    auto body = adapter.encode(request, turn.error);
-    if (body.empty()) co_return turn;
+    std::string refused;
+    auto body = adapter.encode(request, refused);
+    if (body.empty()) co_return model_failure{errc::bad_request, false, std::move(refused)};
     auto head = upstream::json_post_head(up, adapter.target(request), request.stream,
                                          adapter.auth_fields(up.api_key), request_id, body.size());
     std::function<std::string(unsigned, std::string_view)> explain =
@@ -410,31 +409,19 @@ net::awaitable<model_turn> model_client::converse(providers::request request,
     auto started = std::chrono::steady_clock::now();
     auto result =
         co_await send(pool, head, body, request_id, cancel, std::move(on_retry), explain, stream);
-    if (!result.ok) {
-        turn.cancelled = result.cancelled;
-        turn.error = std::move(result.error);
-        co_return turn;
-    }
-    auto clean = [](providers::reply& r) {
-        for (auto& p : r.content.parts)
-            if (p.what == providers::part::kind::text) replace_nul(p.text);
-    };
+    if (auto* failed = std::get_if<model_failure>(&result)) co_return std::move(*failed);
+    auto& answered = std::get<answer>(result);
+    providers::reply reply;
     if (stream.adapter) {
-        turn.reply = std::move(result.streamed);
-        clean(turn.reply);
-        turn.ok = true;
-        account(up, request.model, turn.reply.used, started);
-        co_return turn;
+        reply = std::move(answered.streamed);
+    } else if (std::string bad; !adapter.decode(answered.body, reply, bad)) {
+        co_return model_failure{errc::upstream_bad_response, false,
+                                "upstream `" + up.name + "`: " + bad};
     }
-    std::string bad;
-    if (!adapter.decode(result.body, turn.reply, bad)) {
-        turn.error = "upstream `" + up.name + "`: " + bad;
-        co_return turn;
-    }
-    clean(turn.reply);
-    turn.ok = true;
-    account(up, request.model, turn.reply.used, started);
-    co_return turn;
+    for (auto& p : reply.content.parts)
+        if (p.what == providers::part::kind::text) replace_nul(p.text);
+    account(up, request.model, reply.used, started);
+    co_return reply;
 }
 
 void model_client::account(const config::upstream_config& up, const std::string& model,

@@ -31,15 +31,18 @@ public:
 
     // `body` is the complete JSON request; `model` picks the upstream. `request_id` goes out as
     // x-request-id.
-    net::awaitable<model_reply> complete(std::string model, std::string body,
-                                         std::string request_id, call_canceller& cancel,
-                                         retry_hook on_retry, text_hook on_text = {}) override;
+    net::awaitable<model_result<model_reply>> complete(std::string model, std::string body,
+                                                       std::string request_id,
+                                                       call_canceller& cancel, retry_hook on_retry,
+                                                       text_hook on_text = {}) override;
 
     // The request in the dialect of the upstream `request.model` is routed to (Anthropic,
     // Gemini or OpenAI tool_calls), not streamed; the reply decoded by its adapter.
-    net::awaitable<model_turn> converse(providers::request request, std::string request_id,
-                                        call_canceller& cancel, retry_hook on_retry,
-                                        text_hook on_text = {}) override;
+    net::awaitable<model_result<providers::reply>> converse(providers::request request,
+                                                            std::string request_id,
+                                                            call_canceller& cancel,
+                                                            retry_hook on_retry,
+                                                            text_hook on_text = {}) override;
 
     const config::upstream_config& upstream_for(std::string_view model) const override;
 
@@ -48,12 +51,10 @@ public:
 
 private:
     struct attempt_result;
-    struct sent {
-        bool ok = false;
-        bool cancelled = false;
-        std::string body;           // ok, not streamed: the 2xx answer's body
-        providers::reply streamed;  // ok, streamed: the reply assembled from its events
-        std::string error;          // !ok
+    // A 2xx answer: its body (not streamed), or the reply assembled from its events.
+    struct answer {
+        std::string body;
+        providers::reply streamed;
     };
     // How a streamed answer is read: its dialect's decoder, and who is told its text.
     struct streaming {
@@ -61,11 +62,11 @@ private:
         text_hook on_text;
     };
     // One request with the retry policy above; `explain` turns an error answer into its text.
-    net::awaitable<sent> send(upstream::pool& pool, const std::string& head,
-                              const std::string& body, const std::string& request_id,
-                              call_canceller& cancel, retry_hook on_retry,
-                              const std::function<std::string(unsigned, std::string_view)>& explain,
-                              const streaming& stream);
+    net::awaitable<model_result<answer>> send(
+        upstream::pool& pool, const std::string& head, const std::string& body,
+        const std::string& request_id, call_canceller& cancel, retry_hook on_retry,
+        const std::function<std::string(unsigned, std::string_view)>& explain,
+        const streaming& stream);
     net::awaitable<attempt_result> attempt(upstream::pool& pool, const std::string& head,
                                            const std::string& body, call_canceller& cancel,
                                            const streaming& stream);
@@ -83,8 +84,9 @@ private:
 
 // The text of a chat.completion response body: choices[0].message.content and finish_reason.
 // A reply made of native `tool_calls` instead (some models insist) is turned into our protocol's
-// JSON call, so the loop sees one shape. `error` is set when the body is not such a response.
-model_reply read_completion(std::string_view body);
+// JSON call, so the loop sees one shape. A failure (upstream_bad_response) when the body is not
+// such a response.
+model_result<model_reply> read_completion(std::string_view body);
 
 // Seconds or milliseconds to wait from retry-after-ms / retry-after (delta seconds); nullopt
 // when neither is present or readable.

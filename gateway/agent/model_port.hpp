@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
+#include "gateway/error.hpp"
 #include "gateway/providers/conversation.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -8,26 +9,30 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <variant>
 
 namespace gateway::agent {
 
-// What one chat completion gave: the reply's text and finish_reason, or why there is none.
+// One chat completion's reply: its text and finish_reason.
 struct model_reply {
-    bool ok = false;
-    bool cancelled = false;
     std::string content;
     std::string finish_reason;
-    std::string error;  // when !ok: for the run's error and the human
 };
 
-// What one native tool-calling turn gave: the provider's reply in the conversation model, or
-// why there is none.
-struct model_turn {
-    bool ok = false;
+// Why a model call gave no reply: the gateway's error code for it (the transport's
+// upstream_*, the upstream's answer by its status: rate_limited, bad_request, …), whether the run
+// cancelled it, and the message for the run's error and the human (the provider's own, when it
+// gave one).
+struct model_failure {
+    errc code = errc::upstream_bad_response;
     bool cancelled = false;
-    providers::reply reply;
-    std::string error;
+    std::string message;
 };
+
+// A model call's outcome: the reply (model_reply for a completion, the provider's reply in the
+// conversation model for a native turn), or why there is none.
+template <class Reply>
+using model_result = std::variant<Reply, model_failure>;
 
 // A call the model port is about to repeat after a 429, a 5xx or a failed connection.
 struct model_retry {
@@ -75,18 +80,15 @@ public:
     // With `on_text`, the request is streamed (`body` gets "stream": true) and its text told as
     // it arrives; the reply is the same. `body` is Chat Completions; on an Anthropic or Gemini
     // upstream it is read into the conversation and sent through that provider's adapter.
-    virtual boost::asio::awaitable<model_reply> complete(std::string model, std::string body,
-                                                         std::string request_id,
-                                                         call_canceller& cancel,
-                                                         retry_hook on_retry,
-                                                         text_hook on_text = {}) = 0;
+    virtual boost::asio::awaitable<model_result<model_reply>> complete(
+        std::string model, std::string body, std::string request_id, call_canceller& cancel,
+        retry_hook on_retry, text_hook on_text = {}) = 0;
     // One turn with native tool calling, in the dialect of the upstream `model` is routed to
     // (its model_map applied), retried and cancellable like complete(). `request.model` is the
     // chat's model name.
-    virtual boost::asio::awaitable<model_turn> converse(providers::request request,
-                                                        std::string request_id,
-                                                        call_canceller& cancel, retry_hook on_retry,
-                                                        text_hook on_text = {}) = 0;
+    virtual boost::asio::awaitable<model_result<providers::reply>> converse(
+        providers::request request, std::string request_id, call_canceller& cancel,
+        retry_hook on_retry, text_hook on_text = {}) = 0;
     virtual const config::upstream_config& upstream_for(std::string_view model) const = 0;
     // The engine is stopping: release what is kept between calls (pooled connections).
     virtual void shutdown() = 0;

@@ -60,16 +60,13 @@ public:
     std::vector<std::string> bodies;
     config::upstream_config upstream;
 
-    net::awaitable<agent::model_reply> complete(std::string, std::string body, std::string,
-                                                agent::call_canceller& cancel,
-                                                agent::retry_hook on_retry,
-                                                agent::text_hook = {}) override {
+    net::awaitable<agent::model_result<agent::model_reply>> complete(
+        std::string, std::string body, std::string, agent::call_canceller& cancel,
+        agent::retry_hook on_retry, agent::text_hook = {}) override {
         bodies.push_back(std::move(body));
-        agent::model_reply reply;
-        if (replies.empty()) {
-            reply.error = "script exhausted";
-            co_return reply;
-        }
+        if (replies.empty())
+            co_return agent::model_failure{gateway::errc::upstream_bad_response, false,
+                                           "script exhausted"};
         auto next = replies.front();
         replies.pop_front();
         last_ = next;
@@ -86,42 +83,30 @@ public:
                     co_await wait.async_wait(net::as_tuple(net::use_awaitable));
             }
             cancel.on_cancel(nullptr);
-            reply.cancelled = true;
-            reply.error = "cancelled";
-            co_return reply;
+            co_return agent::model_failure{gateway::errc::run_ended, true, "cancelled"};
         }
-        if (!next.error.empty()) {
-            reply.error = next.error;
-            co_return reply;
-        }
-        reply.ok = true;
-        reply.content = next.content;
-        reply.finish_reason = next.finish_reason;
-        co_return reply;
+        if (!next.error.empty())
+            co_return agent::model_failure{gateway::errc::upstream_bad_response, false, next.error};
+        co_return agent::model_reply{next.content, next.finish_reason};
     }
     // Native turns take the same script; every request is kept.
     std::vector<gateway::providers::request> requests;
-    net::awaitable<agent::model_turn> converse(gateway::providers::request request, std::string,
-                                               agent::call_canceller& cancel,
-                                               agent::retry_hook on_retry,
-                                               agent::text_hook = {}) override {
+    net::awaitable<agent::model_result<gateway::providers::reply>> converse(
+        gateway::providers::request request, std::string, agent::call_canceller& cancel,
+        agent::retry_hook on_retry, agent::text_hook = {}) override {
         requests.push_back(std::move(request));
-        auto reply = co_await complete({}, {}, {}, cancel, std::move(on_retry));
+        auto answered = co_await complete({}, {}, {}, cancel, std::move(on_retry));
         bodies.pop_back();
-        agent::model_turn turn;
-        turn.ok = reply.ok;
-        turn.cancelled = reply.cancelled;
-        turn.error = reply.error;
-        if (reply.ok) {
-            auto& next = last_;
-            if (!next.content.empty())
-                turn.reply.content.parts.push_back(gateway::providers::part::of_text(next.content));
-            for (const auto& c : next.calls)
-                turn.reply.content.parts.push_back(gateway::providers::part::of_call(c));
-            turn.reply.why = next.calls.empty() ? gateway::providers::finish::stop
-                                                : gateway::providers::finish::tool_calls;
-        }
-        co_return turn;
+        if (auto* failed = std::get_if<agent::model_failure>(&answered)) co_return *failed;
+        gateway::providers::reply reply;
+        const auto& next = last_;
+        if (!next.content.empty())
+            reply.content.parts.push_back(gateway::providers::part::of_text(next.content));
+        for (const auto& c : next.calls)
+            reply.content.parts.push_back(gateway::providers::part::of_call(c));
+        reply.why = next.calls.empty() ? gateway::providers::finish::stop
+                                       : gateway::providers::finish::tool_calls;
+        co_return reply;
     }
     const config::upstream_config& upstream_for(std::string_view) const override {
         return upstream;
