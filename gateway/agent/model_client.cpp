@@ -197,18 +197,22 @@ net::awaitable<upstream::failure> read_stream(upstream::connection& conn,
 
 }  // namespace
 
-model_client::model_client(const config::gateway_config& config,
-                           const upstream::model_router& router,
+model_client::model_client(const std::vector<config::upstream_config>& upstreams,
+                           unsigned model_retries, const upstream::model_router& router,
                            const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
                            net::any_io_executor executor, upstream::usage_sink* ledger)
-    : config_(config), router_(router), executor_(std::move(executor)), ledger_(ledger) {
-    pools_.reserve(config.upstreams.size());
-    for (std::size_t i = 0; i < config.upstreams.size(); ++i)
-        pools_.emplace_back(config.upstreams[i], tls_contexts[i]);
+    : upstreams_(upstreams),
+      model_retries_(model_retries),
+      router_(router),
+      executor_(std::move(executor)),
+      ledger_(ledger) {
+    pools_.reserve(upstreams.size());
+    for (std::size_t i = 0; i < upstreams.size(); ++i)
+        pools_.emplace_back(upstreams[i], tls_contexts[i]);
 }
 
 const config::upstream_config& model_client::upstream_for(std::string_view model) const {
-    return config_.upstreams[router_.route(model)];
+    return upstreams_[router_.route(model)];
 }
 
 void model_client::shutdown() {
@@ -274,7 +278,7 @@ net::awaitable<model_result<model_client::answer>> model_client::send(
     const std::function<std::string(unsigned, std::string_view)>& explain,
     const streaming& stream) {
     const auto& up = pool.upstream();
-    int retries = static_cast<int>(config_.context.model_retries);
+    int retries = static_cast<int>(model_retries_);
     for (int attempt_no = 0;; ++attempt_no) {
         if (cancel.cancelled()) break;
         auto result = co_await attempt(pool, head, body, cancel, stream);

@@ -25,7 +25,9 @@ namespace net = boost::asio;
 // it sent one (at most 60 s). One client per executor: its pools are not thread-safe.
 class model_client final : public model_port {
 public:
-    model_client(const config::gateway_config& config, const upstream::model_router& router,
+    // `upstreams` and `router` as the /v1 face has them; `model_retries`: context.model_retries.
+    model_client(const std::vector<config::upstream_config>& upstreams, unsigned model_retries,
+                 const upstream::model_router& router,
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
                  net::any_io_executor executor, upstream::usage_sink* ledger = nullptr);
 
@@ -75,7 +77,8 @@ private:
     void account(const config::upstream_config& up, const std::string& model,
                  const providers::usage& used, std::chrono::steady_clock::time_point started);
 
-    const config::gateway_config& config_;
+    const std::vector<config::upstream_config>& upstreams_;
+    unsigned model_retries_;
     const upstream::model_router& router_;
     net::any_io_executor executor_;
     upstream::usage_sink* ledger_;

@@ -113,8 +113,9 @@ config::parsed<std::unique_ptr<context_service>> context_service::start(
     for (const auto& problem : s->roots_->unusable())
         observability::log_warn("context.workspaces: " + problem + "; chats cannot use it");
     s->prompts_ = std::make_unique<agent::system_prompts>(std::move(files.value->prompts), tools);
-    s->model_ = std::make_unique<agent::model_client>(config, router, tls_contexts,
-                                                      s->engine_.get_executor(), s->ledger_.get());
+    s->model_ = std::make_unique<agent::model_client>(
+        config.upstreams, config.context.model_retries, router, tls_contexts,
+        s->engine_.get_executor(), s->ledger_.get());
     s->journal_ = std::make_unique<agent::run_journal>(*s->store_, context.event_excerpt_bytes);
     s->runner_ = std::make_unique<agent::tool_runner>(tools, *s->roots_, *s->store_, *s->journal_,
                                                       2, s->mcp_.get());
@@ -137,13 +138,13 @@ config::parsed<std::unique_ptr<context_service>> context_service::start(
         [runs](std::string run_id, std::string type, boost::json::object data) {
             return runs->announce(std::move(run_id), std::move(type), std::move(data));
         });
-    s->api_ = std::make_unique<context::api>(config, *s->store_, *s->runs_, *s->journal_,
+    s->api_ = std::make_unique<context::api>(config.context, *s->store_, *s->runs_, *s->journal_,
                                              *s->prompts_, tools, *s->roots_, *s->workflows_,
                                              *s->workflow_runs_, *s->sessions_);
     if (config.mcp.serve) {
         s->mcp_endpoint_ = std::make_unique<context::mcp_endpoint>(
-            config, *s->store_, *s->runs_, *s->journal_, *s->prompts_, *s->roots_, *s->workflows_,
-            *s->workflow_runs_);
+            config.context, config.mcp, *s->store_, *s->runs_, *s->journal_, *s->prompts_,
+            *s->roots_, *s->workflows_, *s->workflow_runs_);
         // What every tools/call's chat will use is checked now, not at the first call.
         if (auto error = s->mcp_endpoint_->check(); !error.empty())
             return result::fail(config.source + ": " + error);

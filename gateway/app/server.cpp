@@ -160,7 +160,8 @@ std::string server::start() {
     unsigned count = config_.server.workers ? config_.server.workers
                                             : std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 0; i < count; ++i) {
-        auto handler = std::make_unique<passthrough::handler>(config_, *model_router_, tls_contexts,
+        auto handler = std::make_unique<passthrough::handler>(config_.server, config_.upstreams,
+                                                              *model_router_, tls_contexts,
                                                               gate_.get(), &context_->ledger());
         auto* forward = handler.get();
         handlers_.push_back(std::move(handler));

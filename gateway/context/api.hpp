@@ -30,7 +30,7 @@ namespace net = boost::asio;
 // when `context.api_keys` is set: see guard().
 class api {
 public:
-    api(const config::gateway_config& config, store::state_store& store, agent::run_registry& runs,
+    api(const config::context_config& config, store::state_store& store, agent::run_registry& runs,
         agent::run_journal& journal, const agent::system_prompts& prompts,
         const tools::registry& tools, const tools::workspace_roots& roots,
         const workflows::registry& workflows, workflows::runner& workflow_runs,
@@ -88,7 +88,7 @@ private:
     http::reply started(http::request_context& ctx, const agent::started_run& run,
                         boost::json::object reply);
 
-    const config::gateway_config& config_;
+    const config::context_config& config_;
     store::state_store& store_;
     agent::run_registry& runs_;
     const agent::system_prompts& prompts_;

@@ -49,8 +49,7 @@ reply session_reply(sessions::edit_sessions::outcome outcome) {
 net::awaitable<reply> api::run_view(const store::run_record& run) {
     auto calls = co_await store_.tool_calls(run.id);
     auto input = co_await store_.run_input(run.id);
-    co_return reply::json(200,
-                          run_json(run, calls, input, config_.context.event_excerpt_bytes, true));
+    co_return reply::json(200, run_json(run, calls, input, config_.event_excerpt_bytes, true));
 }
 
 net::awaitable<reply> api::get_run(http::request_context& ctx) {
@@ -261,11 +260,11 @@ net::awaitable<reply> api::start_workflow(http::request_context& ctx) {
             "workflow uses.";
     if (error.empty() && parameters.has_value() == !input.empty())
         error = "Give either `parameters` or `input` (free text), not both and not neither.";
-    if (error.empty() && input.size() > config_.context.max_message_bytes)
+    if (error.empty() && input.size() > config_.max_message_bytes)
         co_return reply::error(errc::message_too_large,
                                "`input` is " + std::to_string(input.size()) +
                                    " bytes, over context.max_message_bytes (" +
-                                   std::to_string(config_.context.max_message_bytes) + ").");
+                                   std::to_string(config_.max_message_bytes) + ").");
     if (error.empty() && parameters) {
         parameters = workflows::with_defaults(*found, std::move(*parameters));
         if (auto problem = found->schema->validate(*parameters); !problem.empty())

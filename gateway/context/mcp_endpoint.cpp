@@ -57,7 +57,8 @@ std::string lower(std::string_view text) {
 
 }  // namespace
 
-mcp_endpoint::mcp_endpoint(const config::gateway_config& config, store::state_store& store,
+mcp_endpoint::mcp_endpoint(const config::context_config& context,
+                           const config::mcp_serve_config& config, store::state_store& store,
                            agent::run_registry& runs, agent::run_journal& journal,
                            const agent::system_prompts& prompts,
                            const tools::workspace_roots& roots,
@@ -69,11 +70,11 @@ mcp_endpoint::mcp_endpoint(const config::gateway_config& config, store::state_st
       roots_(roots),
       workflows_(workflows),
       workflow_runs_(workflow_runs),
-      streams_(config.context, store, journal),
-      workspace_(config.mcp.workspace.empty() && !roots.paths().empty() ? roots.paths().front()
-                                                                        : config.mcp.workspace),
-      system_prompt_(config.mcp.system_prompt.empty() ? config.context.default_prompt
-                                                      : config.mcp.system_prompt) {}
+      streams_(context, store, journal),
+      workspace_(config.workspace.empty() && !roots.paths().empty() ? roots.paths().front()
+                                                                    : config.workspace),
+      system_prompt_(config.system_prompt.empty() ? context.default_prompt : config.system_prompt) {
+}
 
 http::handler mcp_endpoint::route(method m) {
     return [this, m](http::request_context& ctx) -> net::awaitable<void> {

@@ -41,8 +41,8 @@ namespace gateway::context {
 // it is driven. Thread-safe: the handlers run on every worker.
 class mcp_endpoint {
 public:
-    mcp_endpoint(const config::gateway_config& config, store::state_store& store,
-                 agent::run_registry& runs, agent::run_journal& journal,
+    mcp_endpoint(const config::context_config& context, const config::mcp_serve_config& config,
+                 store::state_store& store, agent::run_registry& runs, agent::run_journal& journal,
                  const agent::system_prompts& prompts, const tools::workspace_roots& roots,
                  const workflows::registry& workflows, workflows::runner& workflow_runs);
 
@@ -78,7 +78,7 @@ private:
     net::awaitable<void> answered(std::shared_ptr<session> s, const boost::json::object& message);
     std::shared_ptr<session> open_session(std::string version, bool can_ask, std::string& id);
 
-    const config::gateway_config& config_;
+    const config::mcp_serve_config& config_;
     store::state_store& store_;
     agent::run_registry& runs_;
     const agent::system_prompts& prompts_;

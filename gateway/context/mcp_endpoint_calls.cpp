@@ -80,10 +80,10 @@ net::awaitable<reply> mcp_endpoint::call_tool(http::request_context& ctx,
     store::chat_record chat;
     chat.id = new_id("chat");
     chat.created_at = now_ms();
-    chat.model = config_.mcp.model;
+    chat.model = config_.model;
     chat.system_prompt = system_prompt_;
     chat.role = "editor";
-    chat.edits = config_.mcp.edits;
+    chat.edits = config_.edits;
     chat.title = "MCP: " + found->name;
     if (!workspace_.empty()) {
         // Opened again for every chat, as every run does: a folder replaced by a link is refused.

@@ -232,7 +232,8 @@ std::string too_long_model_name() {
            " bytes; no model has such a name.";
 }
 
-destination choose(const http::request_context& ctx, const config::gateway_config& config,
+destination choose(const http::request_context& ctx,
+                   const std::vector<config::upstream_config>& upstreams,
                    const upstream::model_router& router) {
     std::string_view target = ctx.req.target();
     std::string_view path = target.substr(0, target.find('?'));
@@ -269,7 +270,7 @@ destination choose(const http::request_context& ctx, const config::gateway_confi
     }
     d.upstream = router.route(model);
     d.target = target.substr(3);  // after "/v1": the router only sends /v1/... here
-    const auto& up = config.upstreams[*d.upstream];
+    const auto& up = upstreams[*d.upstream];
     if (up.provider != config::provider_kind::openai) {
         if (path == "/v1/chat/completions" && ctx.req.method() == bhttp::verb::post)
             d.translate = true;
@@ -284,15 +285,17 @@ destination choose(const http::request_context& ctx, const config::gateway_confi
 
 }  // namespace
 
-handler::handler(const config::gateway_config& config, const upstream::model_router& router,
+handler::handler(const config::server_config& server,
+                 const std::vector<config::upstream_config>& upstreams,
+                 const upstream::model_router& router,
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
                  admission* gate, upstream::usage_sink* ledger)
-    : config_(config), router_(router), gate_(gate), ledger_(ledger) {
-    series_.resize(config.upstreams.size());
-    pools_.reserve(config.upstreams.size());
-    for (std::size_t i = 0; i < config.upstreams.size(); ++i)
-        pools_.emplace_back(config.upstreams[i], tls_contexts[i]);
-    for (const auto& up : config.upstreams)
+    : server_(server), upstreams_(upstreams), router_(router), gate_(gate), ledger_(ledger) {
+    series_.resize(upstreams.size());
+    pools_.reserve(upstreams.size());
+    for (std::size_t i = 0; i < upstreams.size(); ++i)
+        pools_.emplace_back(upstreams[i], tls_contexts[i]);
+    for (const auto& up : upstreams)
         if (up.provider != config::provider_kind::openai) mixed_providers_ = true;
 }
 
@@ -325,7 +328,7 @@ net::awaitable<void> handler::list_models(http::request_context& ctx) {
         if (parser->get().keep_alive()) pool.give_back(std::move(started.conn));
         listed.push_back(std::move(body));
     }
-    auto models = merged_models_json(listed, config_);
+    auto models = merged_models_json(listed, upstreams_);
     ctx.status = 200;
     auto ec = co_await http::write_response(ctx, 200, "application/json", models);
     if (ec) ctx.keep_alive = false;
@@ -343,12 +346,12 @@ destination handler::route(const http::request_context& ctx) const {
         listing.listing = true;
         return listing;
     }
-    return choose(ctx, config_, router_);
+    return choose(ctx, upstreams_, router_);
 }
 
 net::awaitable<void> handler::operator()(http::request_context& ctx) {
     bool upgrade = is_websocket_upgrade(ctx.req);
-    if (upgrade && !config_.server.websocket_tunnel) {
+    if (upgrade && !server_.websocket_tunnel) {
         co_await http::write_error(ctx, errc::websocket_refused);
         co_return;
     }
@@ -420,7 +423,7 @@ net::awaitable<void> handler::settle(const http::request_context& ctx, ticket ad
 handler::model_series& handler::series_of(std::size_t upstream, const std::string& model) {
     auto& known = series_[upstream];
     if (auto it = known.find(model); it != known.end()) return it->second;
-    const auto& up = config_.upstreams[upstream];
+    const auto& up = upstreams_[upstream];
     auto provider = providers::provider_name(up.provider);
     auto& m = observability::metrics();
     model_series s{&m.operation_duration.with({up.name, provider, model}),
@@ -443,7 +446,7 @@ handler::model_series& handler::series_of(std::size_t upstream, const std::strin
 void handler::account(const http::request_context& ctx, const config::upstream_config& up,
                       const exchange_state& state, std::chrono::steady_clock::time_point started) {
     if (!state.answered) return;
-    auto index = static_cast<std::size_t>(&up - config_.upstreams.data());
+    auto index = static_cast<std::size_t>(&up - upstreams_.data());
     if (observability::metrics().on) {
         auto& s = series_of(index, ctx.model);
         auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };

@@ -32,7 +32,9 @@ namespace beast = boost::beast;
 class handler {
 public:
     // `gate` (virtual keys and limits) and `ledger` (token usage) may be null.
-    handler(const config::gateway_config& config, const upstream::model_router& router,
+    handler(const config::server_config& server,
+            const std::vector<config::upstream_config>& upstreams,
+            const upstream::model_router& router,
             const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
             admission* gate = nullptr, upstream::usage_sink* ledger = nullptr);
 
@@ -55,7 +57,8 @@ private:
     void account(const http::request_context& ctx, const config::upstream_config& up,
                  const exchange_state& state, std::chrono::steady_clock::time_point started);
 
-    const config::gateway_config& config_;
+    const config::server_config& server_;
+    const std::vector<config::upstream_config>& upstreams_;
     const upstream::model_router& router_;
     std::vector<upstream::pool> pools_;
     watch_list watches_;            // client watches not yet reading

@@ -362,7 +362,7 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
 }
 
 std::string merged_models_json(const std::vector<std::string>& listed,
-                               const config::gateway_config& config) {
+                               const std::vector<config::upstream_config>& upstreams) {
     json::array data;
     std::set<std::string> seen;
     for (const auto& body : listed) {
@@ -379,7 +379,7 @@ std::string merged_models_json(const std::vector<std::string>& listed,
         if (!seen.insert(id).second) return;
         data.push_back({{"id", id}, {"object", "model"}, {"created", 0}, {"owned_by", owner}});
     };
-    for (const auto& up : config.upstreams) {
+    for (const auto& up : upstreams) {
         for (const auto& [from, to] : up.model_map) add(from, up.name);
         if (up.provider == config::provider_kind::openai) continue;  // it listed its own
         for (const auto& m : up.models)

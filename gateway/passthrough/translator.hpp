@@ -26,6 +26,6 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
 // upstreams listed (their `/models` bodies, in `listed`), then every model name the configuration
 // gives the others (the `models` entries without wildcards and the model_map names), each once.
 std::string merged_models_json(const std::vector<std::string>& listed,
-                               const config::gateway_config& config);
+                               const std::vector<config::upstream_config>& upstreams);
 
 }  // namespace gateway::passthrough
