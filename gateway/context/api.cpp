@@ -101,7 +101,7 @@ std::string edits_member(const json::object& body, std::string& error) {
 }
 }  // namespace
 
-api::api(const config::gateway_config& config, store::state_store& store, agent::run_registry& runs,
+api::api(const config::context_config& config, store::state_store& store, agent::run_registry& runs,
          agent::run_journal& journal, const agent::system_prompts& prompts,
          const tools::registry& tools, const tools::workspace_roots& roots,
          const workflows::registry& workflows, workflows::runner& workflow_runs,
@@ -115,8 +115,8 @@ api::api(const config::gateway_config& config, store::state_store& store, agent:
       workflows_(workflows),
       workflow_runs_(workflow_runs),
       sessions_(sessions),
-      streams_(config.context, store, journal) {
-    for (const auto& key : config.context.api_keys) key_hashes_.push_back(config::hashed_key(key));
+      streams_(config, store, journal) {
+    for (const auto& key : config.api_keys) key_hashes_.push_back(config::hashed_key(key));
 }
 
 bool api::authorized(const bhttp::request_header<>& head) const {
@@ -198,7 +198,7 @@ net::awaitable<reply> api::create_chat(http::request_context& ctx) {
     if (error.empty() && chat.model.size() > providers::max_model_name_bytes)
         error = "`model` is longer than " + std::to_string(providers::max_model_name_bytes) +
                 " bytes; no model has such a name.";
-    if (chat.system_prompt.empty()) chat.system_prompt = config_.context.default_prompt;
+    if (chat.system_prompt.empty()) chat.system_prompt = config_.default_prompt;
     if (error.empty() && !prompts_.find(chat.system_prompt)) {
         std::string ids;
         for (const auto& p : prompts_.all()) ids += (ids.empty() ? "" : ", ") + p.id;
@@ -258,9 +258,14 @@ net::awaitable<reply> api::get_chat(http::request_context& ctx) {
     for (const auto& r : all_runs) {
         bool named = std::find(run_ids.begin(), run_ids.end(), r.id) != run_ids.end();
         if (!named && r.created_at < window) continue;
+        // Made in the same millisecond as this page's first message: a chat run (one with an
+        // input message) has its messages on the older page, and is shown there.
+        if (!named && r.created_at == window) {
+            auto input = co_await store_.run_input(r.id);
+            if (input) continue;
+        }
         auto calls = co_await store_.tool_calls(r.id);
-        runs.push_back(
-            run_json(r, calls, std::nullopt, config_.context.event_excerpt_bytes, false));
+        runs.push_back(run_json(r, calls, std::nullopt, config_.event_excerpt_bytes, false));
     }
     body["messages"] = std::move(messages);
     body["has_more"] = page.older;
@@ -347,12 +352,11 @@ net::awaitable<reply> api::post_message(http::request_context& ctx) {
     if (body) content = http::string_member(*body, "content", error);
     if (error.empty() && content.empty()) error = "`content` is required: the user's message.";
     if (!error.empty()) co_return bad_request(error);
-    if (content.size() > config_.context.max_message_bytes)
+    if (content.size() > config_.max_message_bytes)
         co_return reply::error(
             errc::message_too_large,
             "The message is " + std::to_string(content.size()) +
-                " bytes, over the gateway's limit of " +
-                std::to_string(config_.context.max_message_bytes) +
+                " bytes, over the gateway's limit of " + std::to_string(config_.max_message_bytes) +
                 " (context.max_message_bytes); put large texts in the workspace or the document.");
     auto chat_id = chat->id;
     auto title = chat->title.empty() ? title_from(content) : std::string();
