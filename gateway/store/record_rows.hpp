@@ -111,4 +111,23 @@ inline usage_row usage_from(const sql_row& r) {
     return u;
 }
 
+// Columns as the queries of documents, approvals, write backups, a run's conversation and its
+// events select them.
+inline document_record document_from(const sql_row& r) {
+    return {r.text(0), r.text(1), r.text(2), r.integer(3), r.integer(4)};
+}
+
+inline approval_record approval_from(const sql_row& r) {
+    return {r.text(0), r.text(1), r.text(2), r.text(3), r.text(4), r.text(5), r.integer(6)};
+}
+
+inline backup_record backup_from(const sql_row& r) {
+    return {r.text(0), r.text(1), r.text(2),    r.integer(3) != 0,
+            r.text(4), r.text(5), r.integer(6), r.integer(7)};
+}
+
+inline run_message_record run_message_from(const sql_row& r) {
+    return {r.text(0), r.integer(1), r.text(2), r.text(3)};
+}
+
 }  // namespace gateway::store

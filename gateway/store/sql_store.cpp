@@ -67,25 +67,15 @@ net::awaitable<void> sql_store::insert_chat(chat_record chat) {
 }
 
 net::awaitable<std::optional<chat_record>> sql_store::chat(std::string id) {
-    auto work = [id = std::move(id)](sql_connection& db) {
-        return one_row(db.query(select_chat, {id}), chat_from);
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_one(select_chat, chat_from, std::move(id));
 }
 
 net::awaitable<std::vector<chat_record>> sql_store::chats() {
-    auto work = [](sql_connection& db) { return all_rows(db.query(select_chats), chat_from); };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_all(select_chats, chat_from);
 }
 
 net::awaitable<bool> sql_store::delete_chat(std::string id) {
-    auto work = [id = std::move(id)](sql_connection& db) {
-        return db.query(delete_chat_sql, {id}).affected() > 0;
-    };
-    auto result = co_await write(std::move(work));
-    co_return result;
+    return write_changes(delete_chat_sql, std::move(id));
 }
 
 net::awaitable<message_page> sql_store::messages(std::string chat_id, std::int64_t before_id,
@@ -123,21 +113,11 @@ net::awaitable<recent_history> sql_store::recent_messages(std::string chat_id,
 }
 
 net::awaitable<bool> sql_store::update_chat(std::string chat_id, chat_changes changes) {
-    auto work = [chat_id = std::move(chat_id), changes = std::move(changes)](sql_connection& db) {
-        return db.query(update_chat_sql, {chat_id, changes.edits, changes.title}).affected() > 0;
-    };
-    auto result = co_await write(std::move(work));
-    co_return result;
+    return write_changes(update_chat_sql, std::move(chat_id), changes.edits, changes.title);
 }
 
 net::awaitable<std::optional<document_record>> sql_store::document(std::string chat_id) {
-    auto work = [chat_id = std::move(chat_id)](sql_connection& db) {
-        return one_row(db.query(select_document, {chat_id}), [](const sql_row& r) {
-            return document_record{r.text(0), r.text(1), r.text(2), r.integer(3), r.integer(4)};
-        });
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_one(select_document, document_from, std::move(chat_id));
 }
 
 net::awaitable<document_write> sql_store::put_document(std::string chat_id, std::string name,

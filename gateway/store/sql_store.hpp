@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
+#include "gateway/store/record_rows.hpp"
 #include "gateway/store/sql_driver.hpp"
 #include "gateway/store/state_store.hpp"
 #include "gateway/store/store_thread.hpp"
@@ -8,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 namespace gateway::store {
 
@@ -90,6 +92,36 @@ protected:
     auto write(Work work) {
         return writer_.run(std::move(work));
     }
+    // One query on the reader's connection with `args` bound to $1, $2…: its rows through
+    // `reader` (a record reader of record_rows.hpp), or the first one.
+    template <class Reader, class... Args>
+    net::awaitable<std::vector<std::invoke_result_t<Reader, const sql_row&>>> read_all(
+        const char* sql, Reader reader, Args... args) {
+        auto work = [sql, reader, ... args = std::move(args)](sql_connection& db) {
+            return all_rows(db.query(sql, {sql_param(args)...}), reader);
+        };
+        auto rows = co_await read(std::move(work));
+        co_return rows;
+    }
+    template <class Reader, class... Args>
+    net::awaitable<std::optional<std::invoke_result_t<Reader, const sql_row&>>> read_one(
+        const char* sql, Reader reader, Args... args) {
+        auto work = [sql, reader, ... args = std::move(args)](sql_connection& db) {
+            return one_row(db.query(sql, {sql_param(args)...}), reader);
+        };
+        auto row = co_await read(std::move(work));
+        co_return row;
+    }
+    // One statement on the writer's connection; whether it changed a row.
+    template <class... Args>
+    net::awaitable<bool> write_changes(const char* sql, Args... args) {
+        auto work = [sql, ... args = std::move(args)](sql_connection& db) {
+            return db.query(sql, {sql_param(args)...}).affected() > 0;
+        };
+        auto changed = co_await write(std::move(work));
+        co_return changed;
+    }
+
     // A lease taken or renewed now runs until this (Unix ms).
     std::int64_t lease_end() const;
 

@@ -47,17 +47,11 @@ net::awaitable<void> sql_store::save_key(key_record key) {
 }
 
 net::awaitable<std::vector<key_record>> sql_store::keys() {
-    auto work = [](sql_connection& db) { return all_rows(db.query(select_keys), key_from); };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_all(select_keys, key_from);
 }
 
 net::awaitable<bool> sql_store::revoke_key(std::string id) {
-    auto work = [id = std::move(id)](sql_connection& db) {
-        return db.query(revoke_key_sql, {id, now_ms()}).affected() > 0;
-    };
-    auto result = co_await write(std::move(work));
-    co_return result;
+    return write_changes(revoke_key_sql, std::move(id), now_ms());
 }
 
 net::awaitable<void> sql_store::add_usage(std::vector<usage_row> rows) {
@@ -72,13 +66,8 @@ net::awaitable<void> sql_store::add_usage(std::vector<usage_row> rows) {
 }
 
 net::awaitable<std::vector<usage_row>> sql_store::usage(usage_query query) {
-    auto work = [query = std::move(query)](sql_connection& db) {
-        return all_rows(db.query(select_usage, {query.key_id, query.model, query.from_day,
-                                                query.to_day, query.by_day}),
-                        usage_from);
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_all(select_usage, usage_from, std::move(query.key_id), std::move(query.model),
+                    std::move(query.from_day), std::move(query.to_day), query.by_day);
 }
 
 }  // namespace gateway::store

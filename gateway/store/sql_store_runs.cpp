@@ -128,53 +128,27 @@ void apply(sql_connection& db, const write_batch& batch, const std::string& owne
 }  // namespace
 
 net::awaitable<std::optional<run_record>> sql_store::run(std::string id) {
-    auto work = [id = std::move(id)](sql_connection& db) {
-        return one_row(db.query(select_run, {id}), run_from);
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_one(select_run, run_from, std::move(id));
 }
 
 net::awaitable<std::optional<std::string>> sql_store::run_status(std::string id) {
-    auto work = [id = std::move(id)](sql_connection& db) {
-        return one_row(db.query(select_run_status, {id}), first_text);
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_one(select_run_status, first_text, std::move(id));
 }
 
 net::awaitable<std::vector<run_record>> sql_store::runs_of_chat(std::string chat_id) {
-    auto work = [chat_id = std::move(chat_id)](sql_connection& db) {
-        return all_rows(db.query(select_runs_of_chat, {chat_id}), run_from);
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_all(select_runs_of_chat, run_from, std::move(chat_id));
 }
 
 net::awaitable<std::vector<run_record>> sql_store::unfinished_runs() {
-    auto work = [](sql_connection& db) {
-        return all_rows(db.query(select_unfinished_runs), run_from);
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_all(select_unfinished_runs, run_from);
 }
 
 net::awaitable<std::vector<run_message_record>> sql_store::run_messages(std::string run_id) {
-    auto work = [run_id = std::move(run_id)](sql_connection& db) {
-        return all_rows(db.query(select_run_messages, {run_id}), [](const sql_row& r) {
-            return run_message_record{r.text(0), r.integer(1), r.text(2), r.text(3)};
-        });
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_all(select_run_messages, run_message_from, std::move(run_id));
 }
 
 net::awaitable<std::optional<std::string>> sql_store::run_input(std::string run_id) {
-    auto work = [run_id = std::move(run_id)](sql_connection& db) {
-        return one_row(db.query(select_run_input, {run_id}), first_text);
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_one(select_run_input, first_text, std::move(run_id));
 }
 
 net::awaitable<std::vector<event_record>> sql_store::events_after(std::string run_id,
@@ -206,41 +180,19 @@ net::awaitable<std::int64_t> sql_store::last_event(std::string run_id) {
 }
 
 net::awaitable<std::optional<tool_call_record>> sql_store::tool_call(std::string id) {
-    auto work = [id = std::move(id)](sql_connection& db) {
-        return one_row(db.query(select_call, {id}), tool_call_from);
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_one(select_call, tool_call_from, std::move(id));
 }
 
 net::awaitable<std::vector<tool_call_record>> sql_store::tool_calls(std::string run_id) {
-    auto work = [run_id = std::move(run_id)](sql_connection& db) {
-        return all_rows(db.query(select_calls_of_run, {run_id}), tool_call_from);
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_all(select_calls_of_run, tool_call_from, std::move(run_id));
 }
 
 net::awaitable<std::optional<approval_record>> sql_store::approval(std::string call_id) {
-    auto work = [call_id = std::move(call_id)](sql_connection& db) {
-        return one_row(db.query(select_approval, {call_id}), [](const sql_row& r) {
-            return approval_record{r.text(0), r.text(1), r.text(2),   r.text(3),
-                                   r.text(4), r.text(5), r.integer(6)};
-        });
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_one(select_approval, approval_from, std::move(call_id));
 }
 
 net::awaitable<std::optional<backup_record>> sql_store::last_backup(std::string run_id) {
-    auto work = [run_id = std::move(run_id)](sql_connection& db) {
-        return one_row(db.query(select_last_backup, {run_id}), [](const sql_row& r) {
-            return backup_record{r.text(0), r.text(1), r.text(2),    r.integer(3) != 0,
-                                 r.text(4), r.text(5), r.integer(6), r.integer(7)};
-        });
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_one(select_last_backup, backup_from, std::move(run_id));
 }
 
 net::awaitable<void> sql_store::commit(write_batch batch) {

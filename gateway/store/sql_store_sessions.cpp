@@ -36,37 +36,21 @@ constexpr const char* insert_session_edit =
 
 net::awaitable<std::vector<edit_session_record>> sql_store::edit_sessions(std::string chat_id,
                                                                           bool open_only) {
-    auto work = [chat_id = std::move(chat_id), open_only](sql_connection& db) {
-        auto sql = open_only ? select_open_sessions_of_chat : select_sessions_of_chat;
-        return all_rows(db.query(sql, {chat_id}), edit_session_from);
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_all(open_only ? select_open_sessions_of_chat : select_sessions_of_chat,
+                    edit_session_from, std::move(chat_id));
 }
 
 net::awaitable<std::optional<edit_session_record>> sql_store::edit_session(std::string id) {
-    auto work = [id = std::move(id)](sql_connection& db) {
-        return one_row(db.query(select_session, {id}), edit_session_from);
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_one(select_session, edit_session_from, std::move(id));
 }
 
 net::awaitable<std::vector<session_edit_record>> sql_store::session_edits(std::string session_id) {
-    auto work = [session_id = std::move(session_id)](sql_connection& db) {
-        return all_rows(db.query(select_session_edits, {session_id}), session_edit_from);
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_all(select_session_edits, session_edit_from, std::move(session_id));
 }
 
 net::awaitable<std::optional<session_edit_record>> sql_store::session_edit_of_call(
     std::string call_id) {
-    auto work = [call_id = std::move(call_id)](sql_connection& db) {
-        return one_row(db.query(select_edit_of_call, {call_id}), session_edit_from);
-    };
-    auto result = co_await read(std::move(work));
-    co_return result;
+    return read_one(select_edit_of_call, session_edit_from, std::move(call_id));
 }
 
 net::awaitable<bool> sql_store::save_edit_session(edit_session_record session,
