@@ -14,6 +14,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <iostream>
+#include <optional>
 
 namespace gateway::app {
 
@@ -54,14 +55,15 @@ struct answer {
     int status = 1;
 };
 
-net::awaitable<answer> talk(net::any_io_executor executor, request r,
+net::awaitable<answer> talk(gateway::io::task_group& tasks, request r,
                             std::shared_ptr<net::ssl::context> tls) {
+    auto executor = tasks.executor();
     std::unique_ptr<mcp::transport> t;
     if (r.server.transport == config::mcp_transport::stdio)
-        t = std::make_unique<mcp::stdio_transport>(executor, "cli", r.server.command, r.server.args,
+        t = std::make_unique<mcp::stdio_transport>(tasks, "cli", r.server.command, r.server.args,
                                                    r.server.env);
     else
-        t = std::make_unique<mcp::http_transport>(executor, r.server, tls);
+        t = std::make_unique<mcp::http_transport>(tasks, r.server, tls);
     auto session = std::make_shared<mcp::client>(executor, "cli", std::move(t));
     answer out;
     auto error = co_await session->connect(r.server.connect_timeout);
@@ -207,8 +209,11 @@ int run_mcp_command(const std::vector<std::string>& args) {
         }
     }
     observability::set_level(config::log_level::error);
+    // The transport's tasks outlive the io_context that may still hold their coroutines.
+    std::optional<gateway::io::task_group> tasks;
     net::io_context io;
-    auto done = net::co_spawn(io, talk(io.get_executor(), std::move(r), tls), net::use_future);
+    tasks.emplace(io.get_executor(), nullptr);
+    auto done = net::co_spawn(io, talk(*tasks, std::move(r), tls), net::use_future);
     io.run();
     auto result = done.get();
     if (!result.out.empty()) std::cout << result.out << "\n";

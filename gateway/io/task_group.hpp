@@ -62,6 +62,7 @@ public:
     }
 
     std::size_t size() const { return tasks_.size(); }
+    const net::any_io_executor& executor() const { return executor_; }
 
 private:
     struct task {

@@ -8,7 +8,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
@@ -327,10 +326,9 @@ net::awaitable<void> terminate(state_ptr s, std::string session_id) {
 
 }  // namespace
 
-http_transport::http_transport(net::any_io_executor executor,
-                               const config::mcp_server_config& server,
+http_transport::http_transport(io::task_group& tasks, const config::mcp_server_config& server,
                                std::shared_ptr<net::ssl::context> tls)
-    : state_(std::make_shared<state>(executor, server, std::move(tls))) {}
+    : state_(std::make_shared<state>(tasks.executor(), server, std::move(tls))), tasks_(tasks) {}
 
 http_transport::~http_transport() {
     close();
@@ -343,12 +341,14 @@ net::awaitable<std::string> http_transport::open(transport_events events) {
 
 void http_transport::send(json::object message) {
     if (state_->closed) return;
-    net::co_spawn(state_->executor, post(state_, std::move(message)), net::detached);
+    tasks_.spawn("MCP server " + state_->upstream.name + ": a request",
+                 post(state_, std::move(message)));
 }
 
 void http_transport::initialized(std::string protocol_version) {
     state_->protocol_version = std::move(protocol_version);
-    if (!state_->closed) net::co_spawn(state_->executor, listen(state_), net::detached);
+    if (!state_->closed)
+        tasks_.spawn("MCP server " + state_->upstream.name + ": listening", listen(state_));
 }
 
 void http_transport::close() {
@@ -360,7 +360,8 @@ void http_transport::close() {
     for (auto* c : open) c->close();
     s.pool.close_all();
     if (!s.session_id.empty())
-        net::co_spawn(s.executor, terminate(state_, s.session_id), net::detached);
+        tasks_.spawn("MCP server " + s.upstream.name + ": ending its session",
+                     terminate(state_, s.session_id));
 }
 
 }  // namespace gateway::mcp

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
+#include "gateway/io/task_group.hpp"
 #include "gateway/mcp/transport.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -23,7 +24,8 @@ namespace gateway::mcp {
 class http_transport : public transport {
 public:
     // `tls` for an https URL (see upstream::make_client_context), else null.
-    http_transport(net::any_io_executor executor, const config::mcp_server_config& server,
+    // Its requests and its listening stream run in `tasks` (the hub's), on its executor.
+    http_transport(io::task_group& tasks, const config::mcp_server_config& server,
                    std::shared_ptr<net::ssl::context> tls);
     ~http_transport() override;
 
@@ -36,6 +38,7 @@ public:
 
 private:
     std::shared_ptr<state> state_;
+    io::task_group& tasks_;
 };
 
 // The upstream settings an MCP server's HTTP connections use (its endpoint, TLS, timeouts),

@@ -77,6 +77,15 @@ struct hub::link {
 };
 
 hub::hub(std::vector<config::mcp_server_config> servers) {
+    // Made here, not in the member list: it is declared before io_ (see hub.hpp).
+    tasks_ = std::make_unique<io::task_group>(
+        io_.get_executor(), [](const std::string& task, std::exception_ptr e) {
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& failure) {
+                observability::log_warn(task + ": " + failure.what());
+            }
+        });
     for (auto& s : servers) {
         auto l = std::make_unique<link>(io_.get_executor(), std::move(s));
         if (l->config.transport == config::mcp_transport::http && l->config.endpoint.tls) {
@@ -96,7 +105,7 @@ hub::~hub() {
 
 void hub::start(bool wait) {
     if (links_.empty() || thread_.joinable()) return;
-    for (auto& l : links_) tasks_.spawn("MCP server " + l->config.name, supervise(*l));
+    for (auto& l : links_) tasks_->spawn("MCP server " + l->config.name, supervise(*l));
     thread_ = std::thread([this] {
         io::name_this_thread("mcp");
         io_.run();
@@ -175,12 +184,12 @@ net::awaitable<void> hub::connect(link& l) {
     std::unique_ptr<transport> t;
     stdio_transport* child = nullptr;
     if (l.config.transport == config::mcp_transport::stdio) {
-        auto made = std::make_unique<stdio_transport>(
-            io_.get_executor(), l.config.name, l.config.command, l.config.args, l.config.env);
+        auto made = std::make_unique<stdio_transport>(*tasks_, l.config.name, l.config.command,
+                                                      l.config.args, l.config.env);
         child = made.get();
         t = std::move(made);
     } else
-        t = std::make_unique<http_transport>(io_.get_executor(), l.config, l.tls);
+        t = std::make_unique<http_transport>(*tasks_, l.config, l.tls);
     auto c = std::make_shared<client>(io_.get_executor(), l.config.name, std::move(t));
     auto* self = c.get();
     c->on_closed = [this, &l, self](std::string why) {
@@ -189,7 +198,7 @@ net::awaitable<void> hub::connect(link& l) {
         l.wake.cancel();
     };
     c->on_tools_changed = [this, &l] {
-        tasks_.spawn("MCP server " + l.config.name + ": tools", relist(l));
+        tasks_->spawn("MCP server " + l.config.name + ": tools", relist(l));
     };
     std::string error;
     if (l.config.transport == config::mcp_transport::http && l.config.endpoint.tls && !l.tls)

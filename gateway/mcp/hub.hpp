@@ -76,16 +76,11 @@ private:
     void went_down(link& l, std::string why);
     boost::json::object status_of(const link& l) const;
 
+    // What the hub starts (the servers' supervisors, tool relistings, the transports' readers,
+    // writers and requests), owned here until they end; stopped by closing the sessions
+    // (stop()). Declared before io_ so that it outlives the coroutines io_ may still hold.
+    std::unique_ptr<io::task_group> tasks_;
     net::io_context io_{1};
-    // The servers' supervisors and tool relistings: stopped by closing their sessions (stop()),
-    // owned here until they end.
-    io::task_group tasks_{io_.get_executor(), [](const std::string& task, std::exception_ptr e) {
-                              try {
-                                  std::rethrow_exception(e);
-                              } catch (const std::exception& failure) {
-                                  observability::log_warn(task + ": " + failure.what());
-                              }
-                          }};
     std::vector<std::unique_ptr<link>> links_;
     std::thread thread_;
     bool stopped_ = false;

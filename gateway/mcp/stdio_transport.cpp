@@ -4,7 +4,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -200,11 +199,11 @@ net::awaitable<void> write_queue(std::shared_ptr<stdio_transport::state> s) {
 
 }  // namespace
 
-stdio_transport::stdio_transport(net::any_io_executor executor, std::string label,
-                                 std::string command, std::vector<std::string> args,
+stdio_transport::stdio_transport(io::task_group& tasks, std::string label, std::string command,
+                                 std::vector<std::string> args,
                                  std::vector<std::pair<std::string, std::string>> env,
                                  std::size_t max_line_bytes)
-    : state_(std::make_shared<state>(executor)) {
+    : state_(std::make_shared<state>(tasks.executor())), tasks_(tasks) {
     state_->label = std::move(label);
     state_->command = std::move(command);
     state_->args = std::move(args);
@@ -268,9 +267,8 @@ net::awaitable<std::string> stdio_transport::open(transport_events events) {
     s.out.assign(out_pipe[0]);
     s.err.assign(err_pipe[0]);
     s.events = std::move(events);
-    auto executor = s.out.get_executor();
-    net::co_spawn(executor, read_messages(state_), net::detached);
-    net::co_spawn(executor, read_stderr(state_), net::detached);
+    tasks_.spawn("MCP server " + s.label + ": reading", read_messages(state_));
+    tasks_.spawn("MCP server " + s.label + ": its stderr", read_stderr(state_));
     co_return std::string();
 }
 
@@ -282,7 +280,7 @@ void stdio_transport::send(json::object message) {
     s.queue.push_back(std::move(line));
     if (s.writing) return;
     s.writing = true;
-    net::co_spawn(s.in.get_executor(), write_queue(state_), net::detached);
+    tasks_.spawn("MCP server " + s.label + ": writing", write_queue(state_));
 }
 
 int stdio_transport::pid() const {
@@ -300,7 +298,7 @@ void stdio_transport::close() {
     s.err.close(ignored);
     if (s.pid <= 0 || s.reaped) return;
     ::kill(-s.pid, SIGTERM);
-    net::co_spawn(s.timer.get_executor(), reap_later(state_), net::detached);
+    tasks_.spawn("MCP server " + s.label + ": reaping", reap_later(state_));
 }
 
 }  // namespace gateway::mcp

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gateway/io/task_group.hpp"
 #include "gateway/mcp/transport.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -18,7 +19,8 @@ namespace gateway::mcp {
 // `max_line_bytes` ends the connection (the server is misbehaving).
 class stdio_transport : public transport {
 public:
-    stdio_transport(net::any_io_executor executor, std::string label, std::string command,
+    // Its reader, writer and reaper run in `tasks` (the hub's), on the tasks' executor.
+    stdio_transport(io::task_group& tasks, std::string label, std::string command,
                     std::vector<std::string> args,
                     std::vector<std::pair<std::string, std::string>> env,
                     std::size_t max_line_bytes = 16 * 1024 * 1024);
@@ -35,6 +37,7 @@ public:
 
 private:
     std::shared_ptr<state> state_;
+    io::task_group& tasks_;
 };
 
 }  // namespace gateway::mcp
