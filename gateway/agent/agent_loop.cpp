@@ -98,13 +98,8 @@ net::awaitable<void> agent_loop::run(live_run& run) {
             if (!answered) co_return;
             reply = std::move(*answered);
         }
-        if (told && !native_calls.empty()) {
-            // The text that came with a native call is not the answer.
-            auto withdrawn = journal_.begin(run);
-            withdrawn.event("message.reset", {});
-            co_await journal_.record(run, std::move(withdrawn));
-            told = false;
-        }
+        // The text that came with a native call is not the answer.
+        if (!native_calls.empty()) co_await withdraw_text(run, told);
         if (!native_calls.empty() && !s.final_request) {
             auto go_on = co_await open_native_turn(run, reply.content, std::move(native_calls));
             if (!go_on) co_return;
@@ -119,12 +114,8 @@ net::awaitable<void> agent_loop::run(live_run& run) {
         else
             parsed = parse_reply(reply.content, reply.finish_reason, tools_, run.role);
 
-        if (told && parsed.what != parsed_reply::kind::final_answer) {
-            // Streamed text that turned out to be a call (or a malformed reply) is withdrawn.
-            auto withdrawn = journal_.begin(run);
-            withdrawn.event("message.reset", {});
-            co_await journal_.record(run, std::move(withdrawn));
-        }
+        // Streamed text that turned out to be a call (or a malformed reply) is withdrawn.
+        if (parsed.what != parsed_reply::kind::final_answer) co_await withdraw_text(run, told);
         if (s.final_request) {
             if (parsed.what == parsed_reply::kind::final_answer) {
                 run.conversation.push_back({"assistant", parsed.answer});
@@ -169,15 +160,7 @@ net::awaitable<void> agent_loop::run(live_run& run) {
         s.failed.clear();
         s.retries = 0;
         const auto& call = parsed.call;
-        auto signature = call.tool + json::serialize(call.parameters);
-        s.identical = s.last_call == signature ? s.identical + 1 : 1;
-        s.last_call = signature;
-        if (s.identical >= static_cast<int>(limits_.identical_call_stop)) {
-            run.end(run_status::failed, "",
-                    "The model made the same call to `" + call.tool + "` " +
-                        std::to_string(s.identical) + " times in a row.");
-            co_return;
-        }
+        if (repeated_too_often(run, call.tool, call.parameters)) co_return;
         pending_call p;
         p.call_id = new_id("call");
         p.tool = call.tool;
@@ -231,16 +214,7 @@ net::awaitable<bool> agent_loop::open_native_turn(live_run& run, const std::stri
 // schema are answered at once with the error, as a result the model reads (every native call
 // must have one). False when the run ended here.
 net::awaitable<bool> agent_loop::open_native_call(live_run& run, pending_call p) {
-    auto& s = run.state;
-    auto signature = p.tool + json::serialize(p.parameters);
-    s.identical = s.last_call == signature ? s.identical + 1 : 1;
-    s.last_call = signature;
-    if (s.identical >= static_cast<int>(limits_.identical_call_stop)) {
-        run.end(run_status::failed, "",
-                "The model made the same call to `" + p.tool + "` " + std::to_string(s.identical) +
-                    " times in a row.");
-        co_return false;
-    }
+    if (repeated_too_often(run, p.tool, p.parameters)) co_return false;
     bool known = false;
     for (const auto* t : tools_.for_role(run.role)) known = known || t->spec().name == p.tool;
     std::optional<tools::tool_result> refused;
@@ -342,6 +316,28 @@ retry_hook agent_loop::retry_events(live_run& run) {
                  {"attempt", retry.attempt}});
         co_await journal_.record(run, std::move(b));
     };
+}
+
+// Counts identical calls in a row (both protocols): ends the run at identical_call_stop.
+bool agent_loop::repeated_too_often(live_run& run, const std::string& tool,
+                                    const json::object& parameters) {
+    auto& s = run.state;
+    auto signature = tool + json::serialize(parameters);
+    s.identical = s.last_call == signature ? s.identical + 1 : 1;
+    s.last_call = signature;
+    if (s.identical < static_cast<int>(limits_.identical_call_stop)) return false;
+    run.end(run_status::failed, "",
+            "The model made the same call to `" + tool + "` " + std::to_string(s.identical) +
+                " times in a row.");
+    return true;
+}
+
+net::awaitable<void> agent_loop::withdraw_text(live_run& run, bool& told) {
+    if (!told) co_return;
+    auto withdrawn = journal_.begin(run);
+    withdrawn.event("message.reset", {});
+    co_await journal_.record(run, std::move(withdrawn));
+    told = false;
 }
 
 bool agent_loop::answered(live_run& run, const model_failure* failed) {

@@ -70,6 +70,12 @@ private:
     // Tells the watchers a streamed reply's text (message.delta) and its withdrawal
     // (message.reset); `told` follows whether text is out.
     text_hook text_events(live_run& run, bool& told);
+    // Ends the run when the model made the same call identical_call_stop times in a row; true
+    // then.
+    bool repeated_too_often(live_run& run, const std::string& tool,
+                            const boost::json::object& parameters);
+    // Withdraws streamed text that was told (message.reset), when some was.
+    net::awaitable<void> withdraw_text(live_run& run, bool& told);
     // Ends the run when a model call gave no reply; true when it did.
     bool answered(live_run& run, const model_failure* failed);
     net::awaitable<bool> open_native_turn(live_run& run, const std::string& text,
