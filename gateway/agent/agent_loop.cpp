@@ -2,6 +2,7 @@
 
 #include "gateway/agent/tool_call_parser.hpp"
 #include "gateway/ids.hpp"
+#include "gateway/run_events.hpp"
 #include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/tool.hpp"
 
@@ -78,8 +79,8 @@ net::awaitable<void> agent_loop::run(live_run& run) {
             model_.upstream_for(run.chat.model).tool_calling == config::tool_calling_mode::native;
         auto request = native ? build_native_request(run) : build_request(run);
         auto b = journal_.begin(run);
-        if (request.trimmed) b.event("context.trimmed", std::move(*request.trimmed));
-        b.event("model.requested", {{"attempt", s.retries + 1}});
+        if (request.trimmed) b.event(event::context_trimmed, std::move(*request.trimmed));
+        b.event(event::model_requested, {{"attempt", s.retries + 1}});
         // Stored while the model is asked: a restart before it lands asks again.
         co_await journal_.send(run, std::move(b), false);
         // The reply streams to the watchers as message.delta events; told stays true while
@@ -150,7 +151,7 @@ net::awaitable<void> agent_loop::run(live_run& run) {
             s.failed.push_back({"assistant", said});
             s.failed.push_back({"user", parsed.message});
             auto retry = journal_.begin(run);
-            retry.event("model.retry",
+            retry.event(event::model_retry,
                         {{"reason", reason}, {"message", parsed.message}, {"attempt", s.retries}});
             co_await journal_.checkpoint(run, std::move(retry));
             continue;
@@ -171,7 +172,7 @@ net::awaitable<void> agent_loop::run(live_run& run) {
         run.open_call(std::move(p));
         auto announced = journal_.begin(run);
         // A native model that wrote our JSON protocol in its text: taken, and counted.
-        if (native) announced.event("model.salvaged", {{"tool", call.tool}});
+        if (native) announced.event(event::model_salvaged, {{"tool", call.tool}});
         announced.call_opened();
         // Stored while the call is settled: whatever a write must have stored before it runs
         // (its plan, the approval asked) is a commit of its own, which waits for this one.
@@ -308,7 +309,7 @@ void agent_loop::arm_wall(live_run& run) {
 retry_hook agent_loop::retry_events(live_run& run) {
     return [this, &run](model_retry retry) -> net::awaitable<void> {
         auto b = journal_.begin(run);
-        b.event("model.retry",
+        b.event(event::model_retry,
                 {{"reason", "UPSTREAM_ERROR"},
                  {"message", retry.why + "; retrying in " + std::to_string(retry.wait.count()) +
                                  " ms (" + std::to_string(retry.attempt) + " of " +
@@ -335,7 +336,7 @@ bool agent_loop::repeated_too_often(live_run& run, const std::string& tool,
 net::awaitable<void> agent_loop::withdraw_text(live_run& run, bool& told) {
     if (!told) co_return;
     auto withdrawn = journal_.begin(run);
-    withdrawn.event("message.reset", {});
+    withdrawn.event(event::message_reset, {});
     co_await journal_.record(run, std::move(withdrawn));
     told = false;
 }
@@ -371,7 +372,7 @@ text_hook agent_loop::text_events(live_run& run, bool& told) {
         if (reset) {
             *g = gate{};
             if (!told) co_return;
-            b.event("message.reset", {});
+            b.event(event::message_reset, {});
             told = false;
         } else {
             if (g->shut) co_return;
@@ -387,7 +388,7 @@ text_hook agent_loop::text_events(live_run& run, bool& told) {
                 g->open = true;
                 text = std::move(g->held);
             }
-            b.event("message.delta", {{"text", std::move(text)}});
+            b.event(event::message_delta, {{"text", std::move(text)}});
             told = true;
         }
         // The reply is read on while its text is stored (and reaches the watchers in order).

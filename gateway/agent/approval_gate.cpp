@@ -3,6 +3,7 @@
 #include "gateway/clock.hpp"
 #include "gateway/mcp/remote_tool.hpp"
 #include "gateway/observability/failpoint.hpp"
+#include "gateway/run_events.hpp"
 #include "gateway/tools/error_codes.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -146,7 +147,7 @@ net::awaitable<std::optional<tools::tool_result>> approval_gate::ask_and_wait(li
         if (!p.reason.empty()) asked["reason"] = p.reason;
         auto b = journal_.begin(run);
         b.call();
-        b.event("approval.required", std::move(asked));
+        b.event(event::approval_required, std::move(asked));
         co_await journal_.checkpoint(run, std::move(b));
     } else if (!run.decided) {
         // Resumed: the decision may have been stored before the gateway stopped.
@@ -196,7 +197,7 @@ net::awaitable<std::optional<tools::tool_result>> approval_gate::ask_and_wait(li
     }
     auto b = journal_.begin(run);
     b.call();
-    b.event("approval.resolved", std::move(resolved));
+    b.event(event::approval_resolved, std::move(resolved));
     co_await journal_.checkpoint(run, std::move(b));
     if (decided.approve) {
         auto result = co_await execute(run);
@@ -255,12 +256,12 @@ void approval_gate::record_result(live_run& run, run_journal::batch& b,
                   p.executing->after_sha256, now_ms(), 0});
     }
     p.executing.reset();
-    b.event("tool.result", {{"call_id", p.call_id},
-                            {"tool", p.tool},
-                            {"ok", result.ok},
-                            {"error_code", result.error_code},
-                            {"text", result.text},
-                            {"data", result.data}});
+    b.event(event::tool_result, {{"call_id", p.call_id},
+                                 {"tool", p.tool},
+                                 {"ok", result.ok},
+                                 {"error_code", result.error_code},
+                                 {"text", result.text},
+                                 {"data", result.data}});
 }
 
 net::awaitable<std::optional<refusal>> approval_gate::decide(live_run& run, std::string call_id,

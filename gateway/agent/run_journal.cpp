@@ -3,6 +3,7 @@
 #include "gateway/agent/status_phrase.hpp"
 #include "gateway/clock.hpp"
 #include "gateway/json_fields.hpp"
+#include "gateway/run_events.hpp"
 
 #include "gateway/agent/excerpt.hpp"
 #include "gateway/observability/log.hpp"
@@ -30,22 +31,22 @@ namespace {
 // step, re-ask, tool call, approval and ending, whichever part of the engine made it.
 void count(std::string_view type, const json::object& event) {
     auto& m = observability::metrics();
-    if (type == "step.completed") {
+    if (type == event::step_completed) {
         m.agent_steps.with().inc();
-    } else if (type == "model.retry") {
+    } else if (type == event::model_retry) {
         if (auto reason = string_of(event, "reason"); !reason.empty())
             m.agent_reasks.with({reason}).inc();
-    } else if (type == "tool.result") {
+    } else if (type == event::tool_result) {
         const auto* ok = event.if_contains("ok");
         bool good = ok && ok->is_bool() && ok->get_bool();
         m.tool_calls.with({string_of(event, "tool"), good ? "ok" : "error"}).inc();
-    } else if (type == "approval.required" || type == "approval.resolved") {
+    } else if (type == event::approval_required || type == event::approval_resolved) {
         // Waits are timed in this process; one that spans a restart is not observed.
         static std::mutex mutex;
         static std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> asked;
         std::lock_guard lock(mutex);
         auto call = string_of(event, "call_id");
-        if (type == "approval.required") {
+        if (type == event::approval_required) {
             asked[std::string(call)] = std::chrono::steady_clock::now();
             return;
         }
@@ -57,7 +58,7 @@ void count(std::string_view type, const json::object& event) {
         }
         if (string_of(event, "decision") == "reject")
             m.tool_calls.with({string_of(event, "tool"), "rejected"}).inc();
-    } else if (type == "run.completed" || type == "run.failed" || type == "run.cancelled") {
+    } else if (event::ends_run(type)) {
         m.runs_finished.with({type.substr(4)}).inc();
     }
 }
@@ -83,7 +84,7 @@ void run_journal::batch::event(std::string_view type, json::object data) {
         if (auto* call = event.if_contains("call_id"); call && call->is_string())
             event["full"] =
                 "/context/runs/" + run_.record.id + "/calls/" + std::string(call->as_string());
-        else if (type == "document.updated")
+        else if (type == event::document_updated)
             event["full"] = "/context/chats/" + run_.chat.id + "/document";
         else
             event["full"] = "/context/runs/" + run_.record.id;
@@ -104,11 +105,11 @@ void run_journal::batch::call() {
 void run_journal::batch::call_opened() {
     call();
     const auto& p = *run_.state.pending;
-    event("tool.call", {{"call_id", p.call_id},
-                        {"tool", p.tool},
-                        {"parameters", p.parameters},
-                        {"terminate", p.terminate},
-                        {"status", status_phrase(p.tool, p.parameters)}});
+    event(event::tool_call, {{"call_id", p.call_id},
+                             {"tool", p.tool},
+                             {"parameters", p.parameters},
+                             {"terminate", p.terminate},
+                             {"status", status_phrase(p.tool, p.parameters)}});
 }
 
 void run_journal::batch::approval(store::approval_record approval) {
@@ -275,14 +276,14 @@ net::awaitable<void> run_journal::finish(live_run& run, const std::function<void
     switch (ending.status) {
         case run_status::completed:
             b.chat_message("assistant", ending.output);
-            b.event("message", {{"role", "assistant"}, {"content", ending.output}});
-            b.event("run.completed", {{"output", ending.output}});
+            b.event(event::message, {{"role", "assistant"}, {"content", ending.output}});
+            b.event(event::run_completed, {{"output", ending.output}});
             break;
         case run_status::failed:
-            b.event("run.failed", {{"error", ending.error}});
+            b.event(event::run_failed, {{"error", ending.error}});
             break;
         default:
-            b.event("run.cancelled", {});
+            b.event(event::run_cancelled, {});
     }
     co_await commit(run, std::move(b), true, released);
     observability::log_info("run " + run.record.id + ": " +

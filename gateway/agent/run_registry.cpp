@@ -6,6 +6,7 @@
 #include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
+#include "gateway/run_events.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -205,7 +206,7 @@ net::awaitable<started_run> run_registry::admit(store::chat_record chat, tools::
     json::object started{{"chat_id", run->chat.id}};
     auto b = journal_.begin(*run);
     prepare(*run, started, b);
-    b.event("run.started", std::move(started));
+    b.event(event::run_started, std::move(started));
     std::optional<refusal> taken;
     try {
         co_await journal_.checkpoint(*run, std::move(b));
@@ -383,7 +384,7 @@ net::awaitable<std::variant<json::object, refusal>> run_registry::undo(std::stri
         if (auto* diff = restored.data.if_contains("diff")) undone["diff"] = *diff;
         auto b = journal_.begin(view);
         b.backup(*backup);
-        b.event("write.undone", undone);
+        b.event(event::write_undone, undone);
         co_await journal_.record(view, std::move(b));
         co_return undone;
     };

@@ -1,5 +1,7 @@
 #include "gateway/agent/run_state.hpp"
 
+#include "gateway/run_events.hpp"
+
 #include <boost/json/error.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -107,7 +109,7 @@ bool is_final_status(std::string_view name) {
 }
 
 bool is_final_event(std::string_view type) {
-    return type == "run.completed" || type == "run.failed" || type == "run.cancelled";
+    return event::ends_run(type);
 }
 
 std::string_view phase_name(workflow_phase p) {

@@ -7,6 +7,7 @@
 #include "gateway/mcp/hub.hpp"
 #include "gateway/observability/failpoint.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/run_events.hpp"
 #include "gateway/tools/diff.hpp"
 #include "gateway/tools/digest.hpp"
 #include "gateway/tools/error_codes.hpp"
@@ -206,7 +207,7 @@ net::awaitable<tools::tool_result> tool_runner::run(live_run& run, const std::st
         {"name", document->name}, {"version", written.version}, {"content", document->content}};
     if (auto* diff = result.data.if_contains("diff")) data["diff"] = *diff;
     auto b = journal_.begin(run);
-    b.event("document.updated", std::move(data));
+    b.event(event::document_updated, std::move(data));
     co_await journal_.record(run, std::move(b));
     co_return result;
 }
@@ -315,7 +316,7 @@ net::awaitable<tools::tool_result> tool_runner::record(
         else
             updated["document"] = session.name;
         auto b = journal_.begin(run);
-        b.event("session.updated", std::move(updated));
+        b.event(event::session_updated, std::move(updated));
         co_await journal_.record(run, std::move(b));
     }
     co_return result;

@@ -1,6 +1,7 @@
 // The MCP endpoint's tools/call: a workflow run, followed over SSE with progress and approval
 // elicitations, and its outcome as the call's result. (Sessions and requests: mcp_endpoint.cpp.)
 #include "gateway/context/mcp_endpoint.hpp"
+#include "gateway/run_events.hpp"
 
 #include "gateway/context/mcp_session.hpp"
 
@@ -194,16 +195,16 @@ net::awaitable<std::optional<json::object>> mcp_endpoint::relay(http::request_co
             auto parsed = json::parse(e.data, ec);
             json::object data;
             if (!ec && parsed.is_object()) data = std::move(parsed.as_object());
-            if (e.type == "step.started" || e.type == "step.completed" ||
-                e.type == "step.skipped") {
+            if (e.type == event::step_started || e.type == event::step_completed ||
+                e.type == event::step_skipped) {
                 auto step_id = string_of(data, "step_id");
                 auto at = position(step_id);
-                auto progress = e.type == "step.started" ? at - 1 : at;
+                auto progress = e.type == event::step_started ? at - 1 : at;
                 if (body && c.token && progress > c.progress) {
                     c.progress = progress;
-                    auto verb = e.type == "step.started"   ? "started"
-                                : e.type == "step.skipped" ? "skipped"
-                                                           : "done";
+                    auto verb = e.type == event::step_started   ? "started"
+                                : e.type == event::step_skipped ? "skipped"
+                                                                : "done";
                     json::object note{{"jsonrpc", "2.0"},
                                       {"method", "notifications/progress"},
                                       {"params",
@@ -214,7 +215,7 @@ net::awaitable<std::optional<json::object>> mcp_endpoint::relay(http::request_co
                     auto sent = co_await body->write(sse_message(note));
                     if (!sent) co_return std::nullopt;
                 }
-            } else if (e.type == "approval.required") {
+            } else if (e.type == event::approval_required) {
                 auto call_id = string_of(data, "call_id");
                 if (body && s.can_ask) {
                     json::object schema{{"type", "object"}, {"properties", json::object{}}};

@@ -2,6 +2,7 @@
 
 #include "gateway/clock.hpp"
 #include "gateway/io/offload.hpp"
+#include "gateway/run_events.hpp"
 #include "gateway/sessions/review.hpp"
 #include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/tool.hpp"
@@ -324,7 +325,8 @@ net::awaitable<void> edit_sessions::announce_resolution(const store::edit_sessio
     extra["session_id"] = s.id;
     extra["kind"] = s.kind;
     extra["status"] = s.status;
-    co_await announce_(edits.back().run_id, "session.resolved", with_target(std::move(extra), s));
+    co_await announce_(edits.back().run_id, std::string(event::session_resolved),
+                       with_target(std::move(extra), s));
 }
 
 }  // namespace gateway::sessions

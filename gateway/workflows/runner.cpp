@@ -1,6 +1,7 @@
 #include "gateway/workflows/runner.hpp"
 
 #include "gateway/ids.hpp"
+#include "gateway/run_events.hpp"
 #include "gateway/tools/error_codes.hpp"
 #include "gateway/workflows/template.hpp"
 
@@ -117,7 +118,7 @@ net::awaitable<void> runner::drive(live_run& run, std::shared_ptr<const workflow
         std::string output;
         if (wf.phase == workflow_phase::prompt) {
             auto requested = journal_.begin(run);
-            requested.event("model.requested", {{"attempt", 1}, {"step_id", step.id}});
+            requested.event(event::model_requested, {{"attempt", 1}, {"step_id", step.id}});
             co_await journal_.record(run, std::move(requested));
             std::string messages = "[";
             if (const auto* base = prompts_.find(run.chat.system_prompt))
@@ -145,7 +146,7 @@ net::awaitable<void> runner::drive(live_run& run, std::shared_ptr<const workflow
         ++wf.next;
         wf.text.clear();
         auto done = journal_.begin(run);
-        done.event("step.completed", {{"step_id", step.id}, {"output", output}});
+        done.event(event::step_completed, {{"step_id", step.id}, {"output", output}});
         co_await journal_.checkpoint(run, std::move(done));
     }
     // The output of a workflow is its last step's that ran.
@@ -173,7 +174,7 @@ net::awaitable<bool> runner::begin_step(live_run& run, const workflow& definitio
             wf.outputs[step.id] = agent::step_output{"", {}, true};
             ++wf.next;
             auto skipped = journal_.begin(run);
-            skipped.event("step.skipped", {{"step_id", step.id}});
+            skipped.event(event::step_skipped, {{"step_id", step.id}});
             co_await journal_.checkpoint(run, std::move(skipped));
             co_return true;
         }
@@ -194,7 +195,7 @@ net::awaitable<bool> runner::begin_step(live_run& run, const workflow& definitio
         run.open_call(std::move(p));
         wf.phase = workflow_phase::tool;
         auto b = journal_.begin(run);
-        b.event("step.started", std::move(started));
+        b.event(event::step_started, std::move(started));
         b.call_opened();
         co_await journal_.checkpoint(run, std::move(b));
         co_return true;
@@ -222,7 +223,7 @@ net::awaitable<bool> runner::begin_step(live_run& run, const workflow& definitio
         run.conversation.push_back({"user", *text.value});
     }
     auto b = journal_.begin(run);
-    b.event("step.started", std::move(started));
+    b.event(event::step_started, std::move(started));
     co_await journal_.checkpoint(run, std::move(b));
     co_return true;
 }
@@ -238,7 +239,7 @@ net::awaitable<bool> runner::deliver_step(live_run& run, const tools::tool_resul
         wf.outputs[p.workflow_step] = agent::step_output{result.text, result.data, false};
         wf.phase = workflow_phase::next;
         ++wf.next;
-        b.event("step.completed", {{"step_id", p.workflow_step}, {"output", result.text}});
+        b.event(event::step_completed, {{"step_id", p.workflow_step}, {"output", result.text}});
     }
     run.state.pending.reset();
     run.call.reset();
@@ -281,7 +282,7 @@ net::awaitable<bool> runner::extract_parameters(live_run& run, const workflow& d
             {"type", "json_schema"},
             {"json_schema", {{"name", "parameters"}, {"schema", definition.parameters}}}};
     auto requested = journal_.begin(run);
-    requested.event("model.requested", {{"attempt", 1}, {"purpose", "parameters"}});
+    requested.event(event::model_requested, {{"attempt", 1}, {"purpose", "parameters"}});
     co_await journal_.record(run, std::move(requested));
     auto reply = co_await loop_.ask(run, json::serialize(body));
     if (!reply) co_return false;
@@ -309,7 +310,7 @@ net::awaitable<bool> runner::extract_parameters(live_run& run, const workflow& d
     wf.parameters = parameters;
     wf.phase = workflow_phase::next;
     auto b = journal_.begin(run);
-    b.event("workflow.parameters", {{"parameters", parameters}});
+    b.event(event::workflow_parameters, {{"parameters", parameters}});
     co_await journal_.checkpoint(run, std::move(b));
     co_return true;
 }
