@@ -2,6 +2,7 @@
 
 #include <openssl/rand.h>
 
+#include <random>
 #include <stdexcept>
 
 namespace gateway {
@@ -20,6 +21,17 @@ std::string random_id(std::string_view prefix, std::size_t bytes) {
             id += hex[random[i] & 15];
         }
         bytes -= n;
+    }
+    return id;
+}
+
+std::string correlation_id() {
+    static constexpr char hex[] = "0123456789abcdef";
+    thread_local std::mt19937_64 generator{std::random_device{}()};
+    std::string id(32, '0');
+    for (int half = 0; half < 2; ++half) {
+        auto bits = generator();
+        for (int i = 0; i < 16; ++i) id[half * 16 + i] = hex[(bits >> (i * 4)) & 0xf];
     }
     return id;
 }

@@ -12,6 +12,11 @@ namespace gateway {
 // std::runtime_error when the system's generator fails.
 std::string random_id(std::string_view prefix, std::size_t bytes);
 
+// A request's correlation id (x-request-id, log lines): 32 hex digits from a per-thread
+// generator. Unique, not secret — and on every request's path, so 20 ns instead of the 600 ns
+// OpenSSL's generator takes (random_id is for what must not be guessed).
+std::string correlation_id();
+
 // A record's id: its kind, an underscore and 96 random bits ("run_1f…", "chat_…", "call_…").
 inline std::string new_id(std::string_view kind) {
     std::string prefix(kind);

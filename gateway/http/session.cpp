@@ -257,7 +257,7 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
         }
         entry->busy = true;
         auto started = std::chrono::steady_clock::now();
-        std::string request_id = random_id("", 16);  // 128 bits as 32 hex digits
+        std::string request_id = correlation_id();
         std::optional<refusal> refused;
         std::size_t header_fields = 0;
         bool ok = co_await read_request(stream, deadline, buffer, server, owner.routes(), parser,
