@@ -1,6 +1,7 @@
 #include "gateway/context/mcp_endpoint.hpp"
 
 #include "gateway/context/mcp_session.hpp"
+#include "gateway/http/request_values.hpp"
 
 #include "gateway/agent/run_state.hpp"
 #include "gateway/clock.hpp"
@@ -127,6 +128,10 @@ net::awaitable<reply> mcp_endpoint::post(http::request_context& ctx) {
     json::error_code ec;
     auto parsed = json::parse(req.body(), ec);
     if (ec) co_return rpc(400, rpc_error(nullptr, parse_error, "Parse error: " + ec.message()));
+    if (http::holds_nul(parsed))
+        co_return rpc(400, rpc_error(nullptr, invalid_params,
+                                     "A string holds a NUL character (\\u0000), which the gateway "
+                                     "does not store; remove it."));
     if (parsed.is_array())
         co_return rpc(400, rpc_error(nullptr, invalid_request,
                                      "Batches are not supported: send one message per request."));

@@ -8,10 +8,6 @@ namespace gateway::http {
 
 namespace json = boost::json;
 
-namespace {
-
-// Whether any string of `v`, key or value, holds a NUL: the stores refuse such text
-// (store::check_stored_text), so the API says so before anything is written.
 bool holds_nul(const json::value& v) {
     if (v.is_string()) return v.get_string().find('\0') != json::string::npos;
     if (v.is_array())
@@ -22,8 +18,6 @@ bool holds_nul(const json::value& v) {
             if (key.find('\0') != std::string_view::npos || holds_nul(e)) return true;
     return false;
 }
-
-}  // namespace
 
 std::optional<json::object> body_object(std::string_view body, std::string& error) {
     if (body.empty()) return json::object();

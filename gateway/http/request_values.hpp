@@ -10,6 +10,10 @@
 // query parameters. Pure functions.
 namespace gateway::http {
 
+// Whether any string of `v`, key or value, holds a NUL character: the stores refuse such text
+// (store::check_stored_text), so an API says so before anything is written.
+bool holds_nul(const boost::json::value& v);
+
 // The request body as a JSON object (an empty body is {}), or nullopt and `error` (not JSON,
 // not an object, or a string holding a NUL character, which no store keeps).
 std::optional<boost::json::object> body_object(std::string_view body, std::string& error);

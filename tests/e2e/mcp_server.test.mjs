@@ -196,6 +196,10 @@ test('keys, Host and Origin, and malformed messages are refused with clear error
     [await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'ping' }, { ...session, 'content-type': 'text/plain' }), 415, -32600],
     [await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'resources/list' }, session), 200, -32601],
   ];
+  // A NUL in a tool's arguments: refused before a chat or run is made (no store keeps one).
+  const nul = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'explain_file', arguments: { path: 'a\u0000b' } } }, session);
+  cases.push([nul, 400, -32602]);
+  assert.match(JSON.parse(nul.text).error.message, /NUL character/);
   for (const [res, status, code] of cases) {
     assert.equal(res.status, status, res.text);
     assert.equal(JSON.parse(res.text).error.code, code, res.text);
