@@ -20,11 +20,7 @@ replica_link::replica_link(net::io_context& engine, store::replica_coordination&
       replicas_(replicas),
       journal_(journal),
       tasks_(engine.get_executor(), [](const std::string& task, std::exception_ptr e) {
-          try {
-              std::rethrow_exception(e);
-          } catch (const std::exception& failure) {
-              observability::log_warn(task + ": " + failure.what());
-          }
+          observability::log_stray(e, task);
       }) {}
 
 void replica_link::start(applier apply, drives is_driven, driven all_driven) {

@@ -32,11 +32,7 @@ constexpr std::size_t bytes_per_token = 4;
 // What a task of the engine's groups threw (each handles its own failures; this is the last
 // word when one did not).
 void log_task_failure(const std::string& task, std::exception_ptr e) {
-    try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& failure) {
-        observability::log_error(task + ": " + failure.what());
-    }
+    observability::log_stray(e, task);
 }
 
 }  // namespace
@@ -106,10 +102,8 @@ void run_registry::quiesce() {
 
 void run_registry::stop() {
     if (!thread_.joinable()) return;
-    stopping_ = true;
+    quiesce();
     net::post(io_, [this] {
-        lease_timer_.cancel();
-        if (link_) link_->stop();
         tasks_.cancel();
         model_.shutdown();
         for (auto& [id, run] : runs_) {

@@ -19,15 +19,6 @@ namespace {
 
 using tcp = net::ip::tcp;
 
-void log_stray(std::exception_ptr e, std::string_view what) {
-    if (!e) return;
-    try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-        observability::log_error(std::string(what) + " ended by exception: " + ex.what());
-    }
-}
-
 // A connection handed to another worker as a bare descriptor: closed if that worker's
 // io_context ends without running the hand-over.
 struct handed_over {
@@ -70,7 +61,8 @@ boost::system::error_code worker::share_listener(const worker& first) {
 }
 
 void worker::start() {
-    net::co_spawn(io_, run_listener(), [](std::exception_ptr e) { log_stray(e, "listener"); });
+    net::co_spawn(io_, run_listener(),
+                  [](std::exception_ptr e) { observability::log_stray(e, "listener"); });
 }
 
 net::awaitable<void> worker::run_listener() {
@@ -90,7 +82,7 @@ net::awaitable<void> worker::run_listener() {
         auto& serving = least_loaded();
         if (&serving == this)
             net::co_spawn(io_, run_session(std::move(socket), *this),
-                          [](std::exception_ptr e) { log_stray(e, "session"); });
+                          [](std::exception_ptr e) { observability::log_stray(e, "session"); });
         else
             hand_over(serving, socket);
     }
@@ -134,7 +126,7 @@ void worker::adopt(int descriptor, tcp protocol) {
         return;
     }
     net::co_spawn(io_, run_session(std::move(socket), *this),
-                  [](std::exception_ptr e) { log_stray(e, "session"); });
+                  [](std::exception_ptr e) { observability::log_stray(e, "session"); });
 }
 
 void worker::drain() {

@@ -79,13 +79,8 @@ struct hub::link {
 hub::hub(std::vector<config::mcp_server_config> servers) {
     // Made here, not in the member list: it is declared before io_ (see hub.hpp).
     tasks_ = std::make_unique<io::task_group>(
-        io_.get_executor(), [](const std::string& task, std::exception_ptr e) {
-            try {
-                std::rethrow_exception(e);
-            } catch (const std::exception& failure) {
-                observability::log_warn(task + ": " + failure.what());
-            }
-        });
+        io_.get_executor(),
+        [](const std::string& task, std::exception_ptr e) { observability::log_stray(e, task); });
     for (auto& s : servers) {
         auto l = std::make_unique<link>(io_.get_executor(), std::move(s));
         if (l->config.transport == config::mcp_transport::http && l->config.endpoint.tls) {

@@ -272,4 +272,15 @@ void log_access(const access_entry& e) {
     emit(line);
 }
 
+void log_stray(std::exception_ptr e, std::string_view what) {
+    if (!e) return;
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+        log_error(std::string(what) + " ended by exception: " + ex.what());
+    } catch (...) {
+        log_error(std::string(what) + " ended by an exception that is not std::exception");
+    }
+}
+
 }  // namespace gateway::observability

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,10 @@ inline void log_warn(std::string_view m) {
 inline void log_error(std::string_view m) {
     log(config::log_level::error, m);
 }
+
+// What a coroutine or thread threw that nobody could catch (it should have handled it): logged
+// as an error naming `what`. Nothing when `e` is null.
+void log_stray(std::exception_ptr e, std::string_view what);
 
 // One finished request, for the access line.
 struct access_entry {

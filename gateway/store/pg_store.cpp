@@ -90,12 +90,7 @@ pg_store::~pg_store() {
 
 net::awaitable<std::vector<run_record>> pg_store::claim_runs() {
     auto work = [replica = owner_, lease = lease_end()](sql_connection& db) {
-        auto rows = db.query(claim_runs_sql, {replica, lease, now_ms()});
-        std::vector<run_record> runs;
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            auto row = rows[i];
-            runs.push_back(run_from(row));
-        }
+        auto runs = all_rows(db.query(claim_runs_sql, {replica, lease, now_ms()}), run_from);
         std::sort(runs.begin(), runs.end(), [](const run_record& a, const run_record& b) {
             return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
         });
