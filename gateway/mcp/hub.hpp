@@ -2,7 +2,6 @@
 
 #include "gateway/config/config.hpp"
 #include "gateway/io/task_group.hpp"
-#include "gateway/observability/log.hpp"
 #include "gateway/tools/registry.hpp"
 
 #include <boost/asio/awaitable.hpp>
