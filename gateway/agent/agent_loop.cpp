@@ -1,5 +1,6 @@
 #include "gateway/agent/agent_loop.hpp"
 
+#include "gateway/agent/json_protocol.hpp"
 #include "gateway/agent/tool_call_parser.hpp"
 #include "gateway/ids.hpp"
 #include "gateway/run_events.hpp"
@@ -13,21 +14,6 @@
 namespace gateway::agent {
 
 namespace json = boost::json;
-
-namespace {
-
-// With a json_schema upstream the model's final answer arrives as {"answer": "…"}.
-std::optional<std::string> schema_answer(std::string_view content) {
-    json::error_code ec;
-    auto value = json::parse(content, ec);
-    if (ec || !value.is_object()) return std::nullopt;
-    const auto& o = value.as_object();
-    auto* answer = o.if_contains("answer");
-    if (!answer || !answer->is_string() || o.contains("tool")) return std::nullopt;
-    return std::string(answer->as_string());
-}
-
-}  // namespace
 
 std::string result_message(std::string_view tool, const tools::tool_result& result) {
     if (result.ok) return "Result of `" + std::string(tool) + "`:\n" + result.text;
@@ -66,10 +52,10 @@ net::awaitable<void> agent_loop::run(live_run& run) {
             if (turns >= limit) {
                 s.final_request = true;
                 run.conversation.push_back(
-                    {"user", "You have reached the limit of " + std::to_string(limit) +
-                                 " tool steps. Do not call any more tools. Reply now with your "
-                                 "final answer in plain text: what you did, and what is left to "
-                                 "do."});
+                    user_text("You have reached the limit of " + std::to_string(limit) +
+                              " tool steps. Do not call any more tools. Reply now with your "
+                              "final answer in plain text: what you did, and what is left to "
+                              "do."));
             } else {
                 ++run.record.step;
                 s.turns = turns + 1;
@@ -77,7 +63,7 @@ net::awaitable<void> agent_loop::run(live_run& run) {
         }
         bool native =
             model_.upstream_for(run.chat.model).tool_calling == config::tool_calling_mode::native;
-        auto request = native ? build_native_request(run) : build_request(run);
+        auto request = build_request(run);
         auto b = journal_.begin(run);
         if (request.trimmed) b.event(event::context_trimmed, std::move(*request.trimmed));
         b.event(event::model_requested, {{"attempt", s.retries + 1}});
@@ -85,41 +71,36 @@ net::awaitable<void> agent_loop::run(live_run& run) {
         co_await journal_.send(run, std::move(b), false);
         // The reply streams to the watchers as message.delta events; told stays true while
         // text is out that a call would have to withdraw (message.reset).
-        model_reply reply;
-        std::vector<providers::tool_call> native_calls;
         bool told = false;
-        if (native) {
-            auto turn = co_await ask_native(run, std::move(request.native), text_events(run, told));
-            if (!turn) co_return;
-            reply.content = turn->content.text();
-            reply.finish_reason = providers::openai_finish_reason(turn->why);
+        auto turn = co_await ask(run, std::move(request.model), text_events(run, told));
+        if (!turn) co_return;
+        std::vector<providers::tool_call> native_calls;
+        if (native)
             for (const auto* c : turn->content.calls()) native_calls.push_back(*c);
-        } else {
-            auto answered = co_await ask(run, std::move(request.body), text_events(run, told));
-            if (!answered) co_return;
-            reply = std::move(*answered);
-        }
         // The text that came with a native call is not the answer.
         if (!native_calls.empty()) co_await withdraw_text(run, told);
         if (!native_calls.empty() && !s.final_request) {
-            auto go_on = co_await open_native_turn(run, reply.content, std::move(native_calls));
+            auto go_on =
+                co_await open_native_turn(run, turn->content.text(), std::move(native_calls));
             if (!go_on) co_return;
             continue;
         }
+        // The protocol's reply (a native reply's text: its calls were taken above).
+        auto content = native ? turn->content.text() : protocol_text(*turn);
+        auto finish_reason = providers::openai_finish_reason(turn->why);
         parsed_reply parsed;
         std::optional<std::string> constrained;
-        if (model_.upstream_for(run.chat.model).json_schema)
-            constrained = schema_answer(reply.content);
+        if (model_.upstream_for(run.chat.model).json_schema) constrained = schema_answer(content);
         if (constrained)
             parsed.answer = *constrained;
         else
-            parsed = parse_reply(reply.content, reply.finish_reason, tools_, run.role);
+            parsed = parse_reply(content, finish_reason, tools_, run.role);
 
         // Streamed text that turned out to be a call (or a malformed reply) is withdrawn.
         if (parsed.what != parsed_reply::kind::final_answer) co_await withdraw_text(run, told);
         if (s.final_request) {
             if (parsed.what == parsed_reply::kind::final_answer) {
-                run.conversation.push_back({"assistant", parsed.answer});
+                run.conversation.push_back(assistant_text(parsed.answer));
                 run.end(run_status::completed, parsed.answer, "");
             } else {
                 run.end(run_status::failed, "",
@@ -131,7 +112,7 @@ net::awaitable<void> agent_loop::run(live_run& run) {
         if (parsed.what == parsed_reply::kind::final_answer) {
             s.failed.clear();
             s.retries = 0;
-            run.conversation.push_back({"assistant", parsed.answer});
+            run.conversation.push_back(assistant_text(parsed.answer));
             run.end(run_status::completed, parsed.answer, "");
             co_return;
         }
@@ -145,11 +126,10 @@ net::awaitable<void> agent_loop::run(live_run& run) {
                 co_return;
             }
             // A truncated reply is not sent back whole: the model should not continue it.
-            auto said = parsed.reason == failure::truncated
-                            ? reply.content.substr(0, 200) + " […cut off]"
-                            : reply.content;
-            s.failed.push_back({"assistant", said});
-            s.failed.push_back({"user", parsed.message});
+            auto said = parsed.reason == failure::truncated ? content.substr(0, 200) + " […cut off]"
+                                                            : content;
+            s.failed.push_back(assistant_text(std::move(said)));
+            s.failed.push_back(user_text(parsed.message));
             auto retry = journal_.begin(run);
             retry.event(event::model_retry,
                         {{"reason", reason}, {"message", parsed.message}, {"attempt", s.retries}});
@@ -167,8 +147,9 @@ net::awaitable<void> agent_loop::run(live_run& run) {
         p.tool = call.tool;
         p.parameters = call.parameters;
         p.terminate = call.terminate;
-        run.conversation.push_back(
-            {"assistant", call_text(call.tool, call.parameters, call.terminate)});
+        run.conversation.push_back({providers::role::assistant,
+                                    {providers::part::of_call(protocol_call(
+                                        p.call_id, call.tool, call.parameters, call.terminate))}});
         run.open_call(std::move(p));
         auto announced = journal_.begin(run);
         // A native model that wrote our JSON protocol in its text: taken, and counted.
@@ -188,7 +169,8 @@ net::awaitable<bool> agent_loop::open_native_turn(live_run& run, const std::stri
     auto& s = run.state;
     s.failed.clear();
     s.retries = 0;
-    json::array listed;
+    message turn{providers::role::assistant, {}};
+    if (!text.empty()) turn.parts.push_back(providers::part::of_text(text));
     std::vector<pending_call> opened;
     for (auto& c : calls) {
         pending_call p;
@@ -198,13 +180,9 @@ net::awaitable<bool> agent_loop::open_native_turn(live_run& run, const std::stri
         p.parameters = c.arguments;
         p.native_id = c.id;
         opened.push_back(std::move(p));
-        listed.push_back({{"id", c.id},
-                          {"name", c.name},
-                          {"arguments", c.arguments},
-                          {"provider_meta", c.provider_meta}});
+        turn.parts.push_back(providers::part::of_call(std::move(c)));
     }
-    run.conversation.push_back(
-        {"assistant_calls", json::serialize(json::object{{"text", text}, {"calls", listed}})});
+    run.conversation.push_back(std::move(turn));
     s.queue.assign(std::make_move_iterator(opened.begin() + 1),
                    std::make_move_iterator(opened.end()));
     auto go_on = co_await open_native_call(run, std::move(opened.front()));
@@ -252,23 +230,17 @@ net::awaitable<bool> agent_loop::deliver(live_run& run, const tools::tool_result
     auto p = *s.pending;
     bool denied = result.error_code == tools::code::denied_by_user;
     s.tool_errors = result.ok || denied ? 0 : s.tool_errors + 1;
-    // A native result is the tool's own text (the call it answers names the tool); the JSON
-    // protocol's says which tool it was. Either way a repeated call carries the warning.
-    std::string text = denied                              ? result.text
-                       : !p.native_id.empty() && result.ok ? result.text
-                                                           : result_message(p.tool, result);
+    // The result is the tool's own text (the JSON protocol says which tool it was when it
+    // renders it), a failure says what failed. Either way a repeated call carries the warning.
+    std::string text = denied || result.ok ? result.text : result_message(p.tool, result);
     if (s.identical >= static_cast<int>(limits_.identical_call_warn))
         text += "\n\nNote: this is call number " + std::to_string(s.identical) + " to `" + p.tool +
                 "` with the same parameters in a row; the result will not change. Change your "
                 "approach or give your final answer.";
-    if (p.native_id.empty())
-        run.conversation.push_back({"user", text});
-    else
-        run.conversation.push_back(
-            {"tool", json::serialize(json::object{{"call_id", p.native_id},
-                                                  {"name", p.tool},
-                                                  {"content", text},
-                                                  {"is_error", !result.ok}})});
+    auto answers = p.native_id.empty() ? p.call_id : p.native_id;
+    run.conversation.push_back(
+        {providers::role::tool,
+         {providers::part::of_result({answers, p.tool, std::move(text), !result.ok})}});
     auto b = journal_.begin(run);
     gate_.record_result(run, b, result);
     s.pending.reset();
@@ -396,18 +368,8 @@ text_hook agent_loop::text_events(live_run& run, bool& told) {
     };
 }
 
-net::awaitable<std::optional<model_reply>> agent_loop::ask(live_run& run, std::string body,
-                                                           text_hook on_text) {
-    arm_wall(run);
-    auto reply = co_await model_.complete(run.chat.model, std::move(body), run.record.id,
-                                          run.canceller, retry_events(run), std::move(on_text));
-    if (!answered(run, std::get_if<model_failure>(&reply))) co_return std::nullopt;
-    co_return std::get<model_reply>(std::move(reply));
-}
-
-net::awaitable<std::optional<providers::reply>> agent_loop::ask_native(live_run& run,
-                                                                       providers::request r,
-                                                                       text_hook on_text) {
+net::awaitable<std::optional<providers::reply>> agent_loop::ask(live_run& run, providers::request r,
+                                                                text_hook on_text) {
     arm_wall(run);
     auto turn = co_await model_.converse(std::move(r), run.record.id, run.canceller,
                                          retry_events(run), std::move(on_text));

@@ -41,28 +41,21 @@ public:
     // model.retry. nullopt when the call did not give a reply: the run's ending is set (the
     // wall time ran out, it was cancelled, the upstream failed) unless the engine is stopping.
     // With `on_text` the reply is streamed and its text told as it arrives.
-    net::awaitable<std::optional<model_reply>> ask(live_run& run, std::string body,
-                                                   text_hook on_text = {});
+    net::awaitable<std::optional<providers::reply>> ask(live_run& run, providers::request r,
+                                                        text_hook on_text = {});
 
-    // The request a chat model is sent next: the system prompt and the conversation (serialized
-    // once and extended), the failed attempts being re-asked, and response_format for a
-    // json_schema upstream. A chat run's older turns are left out first when the request would
-    // exceed the upstream's context budget; `trimmed` is then the context.trimmed event to
-    // announce.
+    // The request a chat model is sent next: the system prompt, the conversation and the failed
+    // attempts being re-asked. In the JSON protocol every message is said as the protocol says
+    // it, with response_format on a json_schema upstream; with native tool calling the messages
+    // go as they are (ids, provider_meta) with the registry's tools for the run's role, and no
+    // tools allowed once the step cap asks for the final answer. A chat run's older turns are
+    // left out first when the request would exceed the upstream's context budget; `trimmed` is
+    // then the context.trimmed event to announce.
     struct request {
-        std::string body;           // the JSON protocol's chat completion
-        providers::request native;  // or the conversation for native tool calling
+        providers::request model;
         std::optional<boost::json::object> trimmed;
     };
     request build_request(live_run& run);
-    // The same for native tool calling: the registry's tools for the run's role with their
-    // schemas, the conversation's native turns as they were (ids, provider_meta), and no tools
-    // allowed once the step cap asks for the final answer.
-    request build_native_request(live_run& run);
-
-    // One native turn under the same rules as ask().
-    net::awaitable<std::optional<providers::reply>> ask_native(live_run& run, providers::request r,
-                                                               text_hook on_text = {});
 
 private:
     void arm_wall(live_run& run);

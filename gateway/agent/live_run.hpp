@@ -55,16 +55,11 @@ struct live_run {
     tools::role role = tools::role::editor;
     store::run_record record;
     run_state state;
-    std::vector<chat_message> conversation;
+    agent::conversation conversation;
     std::size_t stored_messages = 0;  // how much of `conversation` went to the store
     std::int64_t last_event = 0;      // the sequence number of its last event (taken, maybe not
                                       // yet committed: see run_journal::batch::event)
     std::string system_prompt;
-
-    // The next model request, kept serialized and extended as the conversation grows.
-    std::string serialized;
-    std::size_t serialized_from = 0;      // the first conversation message in `serialized`
-    std::size_t serialized_messages = 0;  // conversation messages in `serialized`
 
     // Writes held back to go out with the run's next commit (run_journal::defer), and whether
     // any are: that commit then carries the run's state too.

@@ -6,47 +6,24 @@
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/providers/adapter.hpp"
-#include "gateway/providers/openai.hpp"
-#include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/event_parser.hpp"
-#include "gateway/store/state_store.hpp"
 #include "gateway/upstream/exchange.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/string.hpp>
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 
-#include <array>
 #include <charconv>
 
 namespace gateway::agent {
 
-namespace json = boost::json;
 using namespace std::chrono_literals;
 
 namespace {
 
 constexpr std::size_t max_response_bytes = 32 * 1024 * 1024;
 constexpr config::duration max_backoff = 60s;
-
-// The upstream's own error message from OpenAI's envelope, or the start of the body.
-std::string error_detail(std::string_view body) {
-    json::error_code ec;
-    auto value = json::parse(body, ec);
-    if (!ec && value.is_object()) {
-        if (auto* error = value.as_object().if_contains("error")) {
-            if (error->is_object())
-                if (auto* message = error->as_object().if_contains("message");
-                    message && message->is_string())
-                    return std::string(message->as_string());
-            if (error->is_string()) return std::string(error->as_string());
-        }
-    }
-    return std::string(body.substr(0, 200));
-}
 
 // A model's text may hold NUL characters (garbage output); no store keeps them
 // (store::check_stored_text), so each becomes U+FFFD before the run records the reply.
@@ -98,53 +75,15 @@ errc code_of_status(unsigned status) {
     }
 }
 
-model_result<model_reply> read_completion(std::string_view body) {
-    model_reply reply;
-    json::error_code ec;
-    auto value = json::parse(body, ec);
-    const json::object* choice = nullptr;
-    if (!ec && value.is_object())
-        if (auto* choices = value.as_object().if_contains("choices");
-            choices && choices->is_array() && !choices->as_array().empty() &&
-            choices->as_array()[0].is_object())
-            choice = &choices->as_array()[0].as_object();
-    const json::object* message = nullptr;
-    if (choice)
-        if (auto* m = choice->if_contains("message"); m && m->is_object())
-            message = &m->as_object();
-    if (!message)
-        return model_failure{
-            errc::upstream_bad_response, false,
-            "the upstream's reply is not a chat completion: " + std::string(body.substr(0, 200))};
-    if (auto* reason = choice->if_contains("finish_reason"); reason && reason->is_string())
-        reply.finish_reason = reason->as_string();
-    if (auto* content = message->if_contains("content"); content && content->is_string())
-        reply.content = content->as_string();
-    auto* calls = message->if_contains("tool_calls");
-    if (reply.content.empty() && calls && calls->is_array() && !calls->as_array().empty()) {
-        // A native tool call: restate it in our protocol so the parser judges it like any other.
-        const auto& first = calls->as_array()[0];
-        const json::value* function =
-            first.is_object() ? first.as_object().if_contains("function") : nullptr;
-        if (function && function->is_object()) {
-            json::object call;
-            if (auto* name = function->as_object().if_contains("name")) call["tool"] = *name;
-            if (auto* arguments = function->as_object().if_contains("arguments"))
-                call["parameters"] = *arguments;
-            reply.content = json::serialize(call);
-        }
-    }
-    return reply;
-}
-
 struct model_client::attempt_result {
     upstream::failure transport;
     unsigned status = 0;
     std::string retry_after_ms;
     std::string retry_after;
-    std::string body;
-    providers::reply streamed;
-    bool told = false;  // some text of this attempt was told to the hook
+    std::string body;        // an error answer's body
+    providers::reply reply;  // a 2xx answer's reply, streamed or whole
+    std::string unreadable;  // why a 2xx answer is not a reply
+    bool told = false;       // some text of this attempt was told to the hook
 };
 
 namespace {
@@ -179,7 +118,7 @@ net::awaitable<upstream::failure> read_stream(upstream::connection& conn,
             if (d.what == providers::stream_delta::kind::text) text += d.text;
             builder.add(d);
         }
-        if (!text.empty()) {
+        if (!text.empty() && on_text) {
             told = true;
             co_await on_text(std::move(text), false);
         }
@@ -248,19 +187,17 @@ net::awaitable<model_client::attempt_result> model_client::attempt(upstream::poo
     bool event_stream = boost::beast::iequals(
         std::string_view(res[boost::beast::http::field::content_type]).substr(0, 17),
         "text/event-stream");
-    if (stream.adapter && success && event_stream) {
+    if (success && event_stream) {
         result.transport =
             co_await read_stream(*started.conn, *parser, *stream.adapter, stream.on_text,
-                                 up.idle_timeout, result.streamed, result.told);
+                                 up.idle_timeout, result.reply, result.told);
     } else {
         result.transport = co_await upstream::read_body(*started.conn, *parser, result.body,
                                                         max_response_bytes, up.idle_timeout);
-        if (stream.adapter && success && !result.transport) {
-            std::string error;
-            if (!stream.adapter->decode(result.body, result.streamed, error)) {
-                result.transport = {make_error_code(errc::upstream_bad_response),
-                                    "the upstream's whole reply to a streamed request: " + error};
-            } else if (auto text = result.streamed.content.text(); !text.empty()) {
+        if (success && !result.transport) {
+            if (!stream.adapter->decode(result.body, result.reply, result.unreadable)) {
+                if (stream.on_text) result.unreadable.insert(0, "its whole reply to a stream: ");
+            } else if (auto text = result.reply.content.text(); !text.empty() && stream.on_text) {
                 result.told = true;
                 co_await stream.on_text(std::move(text), false);
             }
@@ -272,10 +209,9 @@ net::awaitable<model_client::attempt_result> model_client::attempt(upstream::poo
     co_return result;
 }
 
-net::awaitable<model_result<model_client::answer>> model_client::send(
+net::awaitable<model_result<providers::reply>> model_client::send(
     upstream::pool& pool, const std::string& head, const std::string& body,
     const std::string& request_id, call_canceller& cancel, retry_hook on_retry,
-    const std::function<std::string(unsigned, std::string_view)>& explain,
     const streaming& stream) {
     const auto& up = pool.upstream();
     int retries = static_cast<int>(model_retries_);
@@ -293,10 +229,14 @@ net::awaitable<model_result<model_client::answer>> model_client::send(
             if (result.transport.ec.category() == gateway_category())
                 code = static_cast<errc>(result.transport.ec.value());
         } else if (result.status >= 200 && result.status < 300) {
-            co_return answer{std::move(result.body), std::move(result.streamed)};
+            // A 2xx that is no reply is not retried: the server would answer it again.
+            if (!result.unreadable.empty())
+                co_return model_failure{errc::upstream_bad_response, false,
+                                        "upstream `" + up.name + "`: " + result.unreadable};
+            co_return std::move(result.reply);
         } else {
             why = "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
-                  explain(result.status, result.body);
+                  stream.adapter->decode_error(result.status, result.body).message;
             code = code_of_status(result.status);
         }
         bool again = (result.transport || retriable(result.status)) && attempt_no < retries;
@@ -319,76 +259,6 @@ net::awaitable<model_result<model_client::answer>> model_client::send(
     co_return model_failure{errc::run_ended, true, "cancelled"};
 }
 
-namespace {
-
-// A turn as complete() answers it: the reply's text, or its first native call restated in the
-// JSON protocol so the parser judges it like any other.
-model_reply reply_of(const providers::reply& r) {
-    model_reply reply;
-    reply.content = r.content.text();
-    reply.finish_reason = providers::openai_finish_reason(r.why);
-    auto calls = r.content.calls();
-    if (reply.content.empty() && !calls.empty())
-        reply.content = json::serialize(
-            json::object{{"tool", calls[0]->name}, {"parameters", calls[0]->arguments}});
-    return reply;
-}
-
-}  // namespace
-
-net::awaitable<model_result<model_reply>> model_client::complete(
-    std::string model, std::string body, std::string request_id, call_canceller& cancel,
-    retry_hook on_retry, text_hook on_text) {
-    auto& pool = pools_[router_.route(model)];
-    if (pool.upstream().provider != config::provider_kind::openai) {
-        // The JSON protocol on Anthropic or Gemini: the same conversation, said in the
-        // provider's dialect by its adapter (it used to be posted to /chat/completions there).
-        providers::request request;
-        providers::openai::parse_failure refused;
-        if (!providers::openai::parse_chat_request(body, request, refused))
-            co_return model_failure{
-                errc::bad_request, false,
-                "the request cannot be said to upstream `" + pool.upstream().name + "`: " +
-                    (refused.param.empty() ? "" : "`" + refused.param + "` ") + refused.message};
-        request.model = model;
-        auto turn = co_await converse(std::move(request), std::move(request_id), cancel,
-                                      std::move(on_retry), std::move(on_text));
-        if (auto* failed = std::get_if<model_failure>(&turn)) co_return std::move(*failed);
-        co_return reply_of(std::get<providers::reply>(turn));
-    }
-    streaming stream;
-    if (on_text) {
-        // The body is ours: one JSON object; ask for a stream, with its usage at the end.
-        body.insert(body.size() - 1,
-                    ",\"stream\":true,\"stream_options\":{\"include_usage\":true}");
-        stream = {&providers::adapter_for(providers::provider::openai), std::move(on_text)};
-    }
-    const auto& up = pool.upstream();
-    auto head = upstream::json_post_head(
-        up, "/chat/completions", stream.adapter != nullptr,
-        providers::adapter_for(providers::provider::openai).auth_fields(up.api_key), request_id,
-        body.size());
-    std::function<std::string(unsigned, std::string_view)> explain =
-        [](unsigned, std::string_view text) { return error_detail(text); };
-    auto started = std::chrono::steady_clock::now();
-    auto result =
-        co_await send(pool, head, body, request_id, cancel, std::move(on_retry), explain, stream);
-    if (auto* failed = std::get_if<model_failure>(&result)) co_return std::move(*failed);
-    auto& answered = std::get<answer>(result);
-    providers::usage used = answered.streamed.used;
-    if (!stream.adapter) {
-        providers::usage_observer observer(false);
-        observer.feed(answered.body);
-        used = observer.finish();
-    }
-    account(up, model, used, started);
-    // A streamed reply as read_completion would give it: native calls restated.
-    auto reply = stream.adapter ? model_result<model_reply>(reply_of(answered.streamed))
-                                : read_completion(answered.body);
-    if (auto* text = std::get_if<model_reply>(&reply)) replace_nul(text->content);
-    co_return reply;
-}
-
 net::awaitable<model_result<providers::reply>> model_client::converse(providers::request request,
                                                                       std::string request_id,
                                                                       call_canceller& cancel,
@@ -399,29 +269,17 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
     const auto& adapter = providers::adapter_for(up.provider);
     request.model = upstream::upstream_model(up, request.model);
     request.stream = static_cast<bool>(on_text);
-    streaming stream;
-    if (on_text) stream = {&adapter, std::move(on_text)};
+    request.include_usage = request.stream;
+    streaming stream{&adapter, std::move(on_text)};
     std::string refused;
     auto body = adapter.encode(request, refused);
     if (body.empty()) co_return model_failure{errc::bad_request, false, std::move(refused)};
     auto head = upstream::json_post_head(up, adapter.target(request), request.stream,
                                          adapter.auth_fields(up.api_key), request_id, body.size());
-    std::function<std::string(unsigned, std::string_view)> explain =
-        [&adapter](unsigned status, std::string_view text) {
-            return adapter.decode_error(status, text).message;
-        };
     auto started = std::chrono::steady_clock::now();
-    auto result =
-        co_await send(pool, head, body, request_id, cancel, std::move(on_retry), explain, stream);
+    auto result = co_await send(pool, head, body, request_id, cancel, std::move(on_retry), stream);
     if (auto* failed = std::get_if<model_failure>(&result)) co_return std::move(*failed);
-    auto& answered = std::get<answer>(result);
-    providers::reply reply;
-    if (stream.adapter) {
-        reply = std::move(answered.streamed);
-    } else if (std::string bad; !adapter.decode(answered.body, reply, bad)) {
-        co_return model_failure{errc::upstream_bad_response, false,
-                                "upstream `" + up.name + "`: " + bad};
-    }
+    auto& reply = std::get<providers::reply>(result);
     for (auto& p : reply.content.parts)
         if (p.what == providers::part::kind::text) replace_nul(p.text);
     account(up, request.model, reply.used, started);

@@ -18,7 +18,7 @@ namespace gateway::agent {
 
 namespace net = boost::asio;
 
-// The model port over HTTP: non-streaming chat completions through the same upstream
+// The model port over HTTP: model turns through the same upstream
 // connections, routing rules and authentication as the passthrough (upstream::start_exchange).
 // 429, 408 and 5xx answers and failed connections are retried `model_retries` times with
 // exponential backoff from 0.5 s, or after the upstream's `retry-after-ms` / `retry-after` when
@@ -31,15 +31,10 @@ public:
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
                  net::any_io_executor executor, upstream::usage_sink* ledger = nullptr);
 
-    // `body` is the complete JSON request; `model` picks the upstream. `request_id` goes out as
-    // x-request-id.
-    net::awaitable<model_result<model_reply>> complete(std::string model, std::string body,
-                                                       std::string request_id,
-                                                       call_canceller& cancel, retry_hook on_retry,
-                                                       text_hook on_text = {}) override;
-
-    // The request in the dialect of the upstream `request.model` is routed to (Anthropic,
-    // Gemini or OpenAI tool_calls), not streamed; the reply decoded by its adapter.
+    // The request in the dialect of the upstream `request.model` is routed to (OpenAI Chat
+    // Completions, Anthropic Messages or Gemini), the reply decoded by its adapter: read by its
+    // Content-Type, so that a whole JSON answer to a streamed request is taken as it is.
+    // `request_id` goes out as x-request-id.
     net::awaitable<model_result<providers::reply>> converse(providers::request request,
                                                             std::string request_id,
                                                             call_canceller& cancel,
@@ -53,22 +48,19 @@ public:
 
 private:
     struct attempt_result;
-    // A 2xx answer: its body (not streamed), or the reply assembled from its events.
-    struct answer {
-        std::string body;
-        providers::reply streamed;
-    };
-    // How a streamed answer is read: its dialect's decoder, and who is told its text.
+    // How an answer is read: its dialect's decoder, and who is told its text (nobody: the
+    // request was not streamed).
     struct streaming {
         const providers::adapter* adapter = nullptr;
         text_hook on_text;
     };
-    // One request with the retry policy above; `explain` turns an error answer into its text.
-    net::awaitable<model_result<answer>> send(
-        upstream::pool& pool, const std::string& head, const std::string& body,
-        const std::string& request_id, call_canceller& cancel, retry_hook on_retry,
-        const std::function<std::string(unsigned, std::string_view)>& explain,
-        const streaming& stream);
+    // One request with the retry policy above; an error answer is explained by the adapter.
+    net::awaitable<model_result<providers::reply>> send(upstream::pool& pool,
+                                                        const std::string& head,
+                                                        const std::string& body,
+                                                        const std::string& request_id,
+                                                        call_canceller& cancel, retry_hook on_retry,
+                                                        const streaming& stream);
     net::awaitable<attempt_result> attempt(upstream::pool& pool, const std::string& head,
                                            const std::string& body, call_canceller& cancel,
                                            const streaming& stream);
@@ -84,12 +76,6 @@ private:
     upstream::usage_sink* ledger_;
     std::vector<upstream::pool> pools_;
 };
-
-// The text of a chat.completion response body: choices[0].message.content and finish_reason.
-// A reply made of native `tool_calls` instead (some models insist) is turned into our protocol's
-// JSON call, so the loop sees one shape. A failure (upstream_bad_response) when the body is not
-// such a response.
-model_result<model_reply> read_completion(std::string_view body);
 
 // Seconds or milliseconds to wait from retry-after-ms / retry-after (delta seconds); nullopt
 // when neither is present or readable.

@@ -13,12 +13,6 @@
 
 namespace gateway::agent {
 
-// One chat completion's reply: its text and finish_reason.
-struct model_reply {
-    std::string content;
-    std::string finish_reason;
-};
-
 // Why a model call gave no reply: the gateway's error code for it (the transport's
 // upstream_*, the upstream's answer by its status: rate_limited, bad_request, …), whether the run
 // cancelled it, and the message for the run's error and the human (the provider's own, when it
@@ -29,8 +23,7 @@ struct model_failure {
     std::string message;
 };
 
-// A model call's outcome: the reply (model_reply for a completion, the provider's reply in the
-// conversation model for a native turn), or why there is none.
+// A model call's outcome: the reply, or why there is none.
 template <class Reply>
 using model_result = std::variant<Reply, model_failure>;
 
@@ -70,22 +63,16 @@ private:
     std::function<void()> stop_;
 };
 
-// What the agent loop needs from a model: one chat completion for a request body (retried on
-// 429, 5xx and failed connections, `on_retry` awaited before each wait), cancellable through
-// `cancel`, and the upstream a model name is routed to (its json_schema flag, context budget).
+// What the agent loop needs from a model: one turn of a conversation (retried on 429, 5xx and
+// failed connections, `on_retry` awaited before each wait), cancellable through `cancel`, and
+// the upstream a model name is routed to (its tool protocol, json_schema flag, context budget).
 // The model_client implements it over HTTP; tests script it in memory.
 class model_port {
 public:
     virtual ~model_port() = default;
-    // With `on_text`, the request is streamed (`body` gets "stream": true) and its text told as
-    // it arrives; the reply is the same. `body` is Chat Completions; on an Anthropic or Gemini
-    // upstream it is read into the conversation and sent through that provider's adapter.
-    virtual boost::asio::awaitable<model_result<model_reply>> complete(
-        std::string model, std::string body, std::string request_id, call_canceller& cancel,
-        retry_hook on_retry, text_hook on_text = {}) = 0;
-    // One turn with native tool calling, in the dialect of the upstream `model` is routed to
-    // (its model_map applied), retried and cancellable like complete(). `request.model` is the
-    // chat's model name.
+    // One turn, said in the dialect of the upstream `request.model` (the chat's model name) is
+    // routed to by that provider's adapter, its model_map applied. With `on_text` the request is
+    // streamed and its text told as it arrives; the reply is the same.
     virtual boost::asio::awaitable<model_result<providers::reply>> converse(
         providers::request request, std::string request_id, call_canceller& cancel,
         retry_hook on_retry, text_hook on_text = {}) = 0;

@@ -177,11 +177,10 @@ store::write_batch run_journal::take(live_run& run, batch b, bool with_state) {
         run.record.updated_at = now_ms();
         writes.runs.push_back(run.record);
         // Taken now, like event numbers: a later batch never writes a message twice.
-        for (; run.stored_messages < run.conversation.size(); ++run.stored_messages) {
-            const auto& m = run.conversation[run.stored_messages];
+        for (; run.stored_messages < run.conversation.size(); ++run.stored_messages)
             writes.run_messages.push_back(
-                {run.record.id, static_cast<std::int64_t>(run.stored_messages), m.role, m.content});
-        }
+                message_row(run.record.id, static_cast<std::int64_t>(run.stored_messages),
+                            run.conversation[run.stored_messages]));
     }
     return std::move(writes);
 }

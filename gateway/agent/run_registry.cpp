@@ -139,15 +139,16 @@ net::awaitable<started_run> run_registry::start_chat_run(store::chat_record chat
                                                                run_journal::batch& b) {
         auto left_out = history.left_out;
         for (const auto& m : history.messages) {
-            if (run.conversation.empty() && m.role == "assistant") {
+            auto who = providers::parse_role(m.role).value_or(providers::role::user);
+            if (run.conversation.empty() && who != providers::role::user) {
                 ++left_out;  // the kept history starts with a user turn
                 continue;
             }
-            run.conversation.push_back({m.role, m.content});
+            run.conversation.push_back(message::of_text(who, m.content));
         }
         run.state.turn_start = run.conversation.size();
         run.state.left_out = left_out;
-        run.conversation.push_back({"user", content});
+        run.conversation.push_back(user_text(content));
         b.chat_message("user", content);
         started["content"] = content;
     };
@@ -500,9 +501,17 @@ net::awaitable<void> run_registry::adopt(store::run_record record) {
     run->chat = *chat;
     run->role = tools::parse_role(chat->role).value_or(tools::role::editor);
     run->last_event = co_await store_.last_event(record.id);
-    auto messages = co_await store_.run_messages(record.id);
-    for (auto& m : messages) run->conversation.push_back({m.role, std::move(m.content)});
-    run->stored_messages = run->conversation.size();
+    auto rows = co_await store_.run_messages(record.id);
+    std::optional<std::int64_t> unreadable;
+    for (const auto& row : rows) {
+        auto m = message_of_row(row);
+        if (!m) {
+            unreadable = row.seq;
+            break;
+        }
+        run->conversation.push_back(std::move(*m));
+    }
+    run->stored_messages = rows.size();
     auto state = parse_state(record.state);
     run->record = std::move(record);
     driver drive = [this](live_run& r) { return loop_.run(r); };
@@ -510,6 +519,10 @@ net::awaitable<void> run_registry::adopt(store::run_record record) {
         run->end(run_status::failed, "",
                  "The run's stored state cannot be read (" + state.error().message() +
                      "); it cannot go on.");
+    } else if (unreadable) {
+        run->end(run_status::failed, "",
+                 "Message " + std::to_string(*unreadable) +
+                     " of the run's stored conversation cannot be read; it cannot go on.");
     } else {
         run->state = std::move(*state);
         if (run->state.pending) {

@@ -63,6 +63,26 @@ public:
         return *this;
     }
 
+    // Conversation messages, in either stored form (read_message).
+    fields& messages(std::string_view key, conversation& out) {
+        if (!ok_) return *this;
+        const auto* v = object_->if_contains(key);
+        if (!v || v->is_null()) return *this;
+        if (!v->is_array()) {
+            ok_ = false;
+            return *this;
+        }
+        for (const auto& m : v->get_array()) {
+            auto read = read_message(m);
+            if (!read) {
+                ok_ = false;
+                return *this;
+            }
+            out.push_back(std::move(*read));
+        }
+        return *this;
+    }
+
     fields& phase(std::string_view key, workflow_phase& out) {
         std::string name(phase_name(out));
         get(key, name);
@@ -114,18 +134,6 @@ bool is_final_event(std::string_view type) {
 
 std::string_view phase_name(workflow_phase p) {
     return phase_names[static_cast<std::size_t>(p)];
-}
-
-void tag_invoke(const json::value_from_tag&, json::value& v, const chat_message& m) {
-    v = json::object{{"role", m.role}, {"content", m.content}};
-}
-
-result<chat_message> tag_invoke(const json::try_value_to_tag<chat_message>&, const json::value& v) {
-    chat_message m;
-    fields f(v);
-    f.get("role", m.role).get("content", m.content);
-    if (!f.ok() || m.role.empty()) return mismatch();
-    return m;
 }
 
 void tag_invoke(const json::value_from_tag&, json::value& v, const write_intent& w) {
@@ -248,7 +256,7 @@ result<run_state> tag_invoke(const json::try_value_to_tag<run_state>&, const jso
     s.version = 1;  // a state without a version is the first release's
     fields f(v);
     f.get("version", s.version)
-        .get("failed", s.failed)
+        .messages("failed", s.failed)
         .get("retries", s.retries)
         .get("last_call", s.last_call)
         .get("identical", s.identical)

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "gateway/agent/conversation.hpp"
+
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <boost/json/value_from.hpp>
@@ -30,15 +32,6 @@ bool is_final(run_status s);
 bool is_final_status(std::string_view name);
 // run.completed, run.failed and run.cancelled: the last event of a run.
 bool is_final_event(std::string_view type);
-
-// One message of a run's conversation, as the model reads it.
-// With native tool calling two more roles carry JSON: "assistant_calls" ({"text", "calls":
-// [{"id", "name", "arguments", "provider_meta"}]}: a turn that called tools) and "tool"
-// ({"call_id", "name", "content", "is_error"}: one call's result).
-struct chat_message {
-    std::string role;  // user | assistant | assistant_calls | tool
-    std::string content;
-};
 
 // What a write was about to do, saved before it ran, so that a run resumed after a crash can
 // tell from the target whether the write happened (see tool_runner::judge_interrupted).
@@ -87,18 +80,19 @@ struct workflow_progress {
 };
 
 struct run_state {
-    static constexpr int current_version = 3;
+    // 4: `failed` holds typed messages (3 and before: {"role", "content"}, still read).
+    static constexpr int current_version = 4;
     int version = current_version;
 
     // The agent segment (a chat run is one; each agent step of a workflow starts one).
-    std::vector<chat_message> failed;  // malformed replies and their feedback since a good one
-    int retries = 0;                   // malformed replies in a row
-    std::string last_call;             // the previous call's signature
-    int identical = 0;                 // how often it came in a row
-    int tool_errors = 0;               // failing tool calls in a row
-    bool final_request = false;        // the step cap was reached; the final answer asked for
-    std::size_t segment_start = 0;     // where the segment starts in the conversation
-    std::optional<int> turns;          // a workflow segment's own turns and their limit
+    conversation failed;            // malformed replies and their feedback since a good one
+    int retries = 0;                // malformed replies in a row
+    std::string last_call;          // the previous call's signature
+    int identical = 0;              // how often it came in a row
+    int tool_errors = 0;            // failing tool calls in a row
+    bool final_request = false;     // the step cap was reached; the final answer asked for
+    std::size_t segment_start = 0;  // where the segment starts in the conversation
+    std::optional<int> turns;       // a workflow segment's own turns and their limit
     std::optional<int> turn_limit;
 
     // A chat run's history (the chat's earlier turns before this run's message).
@@ -114,9 +108,6 @@ struct run_state {
     std::optional<workflow_progress> workflow;
 };
 
-void tag_invoke(const json::value_from_tag&, json::value& v, const chat_message& m);
-boost::system::result<chat_message> tag_invoke(const json::try_value_to_tag<chat_message>&,
-                                               const json::value& v);
 void tag_invoke(const json::value_from_tag&, json::value& v, const write_intent& w);
 boost::system::result<write_intent> tag_invoke(const json::try_value_to_tag<write_intent>&,
                                                const json::value& v);

@@ -273,6 +273,7 @@ public:
             for (const auto& s : r.stop) stop.push_back(json::string(s));
             body["stop_sequences"] = std::move(stop);
         }
+        // r.format has no field here: only a prompt that asks for the JSON can (the agent's does).
         if (r.stream) body["stream"] = true;
         return json::serialize(body);
     }

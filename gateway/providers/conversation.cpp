@@ -6,6 +6,7 @@
 #include "gateway/providers/gemini.hpp"
 #include "gateway/providers/openai.hpp"
 
+#include <boost/json/error.hpp>
 #include <boost/json/parse.hpp>
 
 namespace gateway::providers {
@@ -36,6 +37,137 @@ std::string_view openai_finish_reason(finish f) {
             return "stop";
     }
     return "stop";
+}
+
+std::string_view role_name(role r) {
+    switch (r) {
+        case role::user:
+            return "user";
+        case role::assistant:
+            return "assistant";
+        case role::tool:
+            return "tool";
+    }
+    return "user";
+}
+
+std::optional<role> parse_role(std::string_view name) {
+    for (auto r : {role::user, role::assistant, role::tool})
+        if (role_name(r) == name) return r;
+    return std::nullopt;
+}
+
+namespace {
+
+constexpr std::string_view part_types[] = {"text", "image", "tool_call", "tool_result", "opaque"};
+
+json::object part_json(const part& p) {
+    json::object o{{"type", part_types[static_cast<std::size_t>(p.what)]}};
+    switch (p.what) {
+        case part::kind::text:
+            o["text"] = p.text;
+            if (!p.provider_meta.empty()) o["meta"] = p.provider_meta;
+            break;
+        case part::kind::image:
+            o["url"] = p.text;
+            break;
+        case part::kind::tool_call:
+            o["id"] = p.call.id;
+            o["name"] = p.call.name;
+            o["arguments"] = p.call.arguments;
+            if (!p.call.provider_meta.empty()) o["meta"] = p.call.provider_meta;
+            break;
+        case part::kind::tool_result:
+            o["call_id"] = p.result.call_id;
+            o["name"] = p.result.name;
+            o["content"] = p.result.content;
+            o["is_error"] = p.result.is_error;
+            break;
+        case part::kind::opaque:
+            o["meta"] = p.provider_meta;
+            break;
+    }
+    return o;
+}
+
+// A member that must be a string (missing: ""), an object (missing: {}) or a boolean.
+bool read(const json::object& o, std::string_view key, std::string& out) {
+    const auto* v = o.if_contains(key);
+    if (!v) return true;
+    if (!v->is_string()) return false;
+    out = v->get_string();
+    return true;
+}
+bool read(const json::object& o, std::string_view key, json::object& out) {
+    const auto* v = o.if_contains(key);
+    if (!v) return true;
+    if (!v->is_object()) return false;
+    out = v->get_object();
+    return true;
+}
+bool read(const json::object& o, std::string_view key, bool& out) {
+    const auto* v = o.if_contains(key);
+    if (!v) return true;
+    if (!v->is_bool()) return false;
+    out = v->get_bool();
+    return true;
+}
+
+std::optional<part> part_of(const json::value& v) {
+    const auto* o = v.if_object();
+    if (!o) return std::nullopt;
+    auto type = string_of(*o, "type");
+    part p;
+    bool ok = true;
+    if (type == "text") {
+        p.what = part::kind::text;
+        ok = read(*o, "text", p.text) && read(*o, "meta", p.provider_meta);
+    } else if (type == "image") {
+        p.what = part::kind::image;
+        ok = read(*o, "url", p.text);
+    } else if (type == "tool_call") {
+        p.what = part::kind::tool_call;
+        ok = read(*o, "id", p.call.id) && read(*o, "name", p.call.name) &&
+             read(*o, "arguments", p.call.arguments) && read(*o, "meta", p.call.provider_meta) &&
+             !p.call.name.empty();
+    } else if (type == "tool_result") {
+        p.what = part::kind::tool_result;
+        ok = read(*o, "call_id", p.result.call_id) && read(*o, "name", p.result.name) &&
+             read(*o, "content", p.result.content) && read(*o, "is_error", p.result.is_error);
+    } else if (type == "opaque") {
+        p.what = part::kind::opaque;
+        ok = read(*o, "meta", p.provider_meta);
+    } else {
+        ok = false;
+    }
+    if (!ok) return std::nullopt;
+    return p;
+}
+
+}  // namespace
+
+void tag_invoke(const json::value_from_tag&, json::value& v, const message& m) {
+    json::array parts;
+    parts.reserve(m.parts.size());
+    for (const auto& p : m.parts) parts.push_back(part_json(p));
+    v = json::object{{"role", role_name(m.who)}, {"parts", std::move(parts)}};
+}
+
+boost::system::result<message> tag_invoke(const json::try_value_to_tag<message>&,
+                                          const json::value& v) {
+    auto mismatch = make_error_code(json::error::not_object);
+    const auto* o = v.if_object();
+    const auto* parts = o ? o->if_contains("parts") : nullptr;
+    auto who = parse_role(o ? string_of(*o, "role") : "");
+    if (!who || !parts || !parts->is_array()) return mismatch;
+    message m{*who, {}};
+    m.parts.reserve(parts->get_array().size());
+    for (const auto& pv : parts->get_array()) {
+        auto p = part_of(pv);
+        if (!p) return mismatch;
+        m.parts.push_back(std::move(*p));
+    }
+    return m;
 }
 
 std::string message::text() const {

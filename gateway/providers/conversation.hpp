@@ -8,6 +8,9 @@
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <boost/json/value_from.hpp>
+#include <boost/json/value_to.hpp>
+#include <boost/system/result.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -30,7 +33,8 @@ std::string_view provider_name(provider p);
 
 // A call the model asked for. `arguments` is always an object (OpenAI's string is parsed, an
 // empty streamed Anthropic input is {}). `provider_meta` is carried opaque and echoed back to
-// the provider that made it: Gemini's {"thought_signature": "…"}.
+// the provider that made it: Gemini's {"thought_signature": "…"}; the agent's JSON protocol keeps
+// its {"terminate": true} there (no adapter sends a member it does not know).
 struct tool_call {
     std::string id;
     std::string name;
@@ -70,10 +74,16 @@ struct part {
 // Tool results travel in `tool` messages (one per result, as OpenAI has them); adapters group
 // them as their provider wants (Anthropic: all results of a turn in one user message).
 enum class role { user, assistant, tool };
+std::string_view role_name(role r);
+std::optional<role> parse_role(std::string_view name);
 
 struct message {
     role who = role::user;
     std::vector<part> parts;
+
+    static message of_text(role who, std::string text) {
+        return {who, {part::of_text(std::move(text))}};
+    }
 
     // The text parts joined, in order.
     std::string text() const;
@@ -88,6 +98,14 @@ struct tool_spec {
 
 enum class tool_choice { automatic, none, required, named };
 
+// A reply constrained to a JSON Schema (OpenAI's response_format json_schema, Gemini's
+// responseJsonSchema; Anthropic has no such field and is sent the request without it).
+struct json_format {
+    std::string name;
+    json::object schema;
+    bool strict = false;
+};
+
 struct request {
     std::string model;  // as the upstream names it (after model_map)
     std::string system;
@@ -100,6 +118,7 @@ struct request {
     std::optional<double> temperature;
     std::optional<double> top_p;
     std::vector<std::string> stop;
+    std::optional<json_format> format;
     bool stream = false;
     bool include_usage = false;  // OpenAI stream_options.include_usage
 };
@@ -147,6 +166,15 @@ struct provider_error {
     std::string type = "upstream_error";  // OpenAI's error `type`
     std::string message;
 };
+
+// A message in its stored form, and back (the agent keeps runs' conversations so):
+// {"role": "assistant", "parts": [{"type": "text", "text"}, {"type": "tool_call", "id", "name",
+// "arguments", "meta"}, {"type": "tool_result", "call_id", "name", "content", "is_error"},
+// {"type": "image", "url"}, {"type": "opaque", "meta"}]}. Reading never throws: a value that is
+// not such a message is an error.
+void tag_invoke(const json::value_from_tag&, json::value& v, const message& m);
+boost::system::result<message> tag_invoke(const json::try_value_to_tag<message>&,
+                                          const json::value& v);
 
 // Assembles stream deltas into the whole reply (the same result as the provider's JSON answer).
 class reply_builder {

@@ -433,6 +433,10 @@ public:
             for (const auto& s : r.stop) stop.push_back(json::string(s));
             generation["stopSequences"] = std::move(stop);
         }
+        if (r.format) {
+            generation["responseMimeType"] = "application/json";
+            generation["responseJsonSchema"] = r.format->schema;
+        }
         if (!generation.empty()) body["generationConfig"] = std::move(generation);
         return json::serialize(body);
     }

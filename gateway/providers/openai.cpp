@@ -258,6 +258,12 @@ public:
             for (const auto& s : r.stop) stop.push_back(json::string(s));
             body["stop"] = std::move(stop);
         }
+        if (r.format)
+            body["response_format"] = {{"type", "json_schema"},
+                                       {"json_schema",
+                                        {{"name", r.format->name},
+                                         {"strict", r.format->strict},
+                                         {"schema", r.format->schema}}}};
         if (r.stream) {
             body["stream"] = true;
             if (r.include_usage) body["stream_options"] = {{"include_usage", true}};

@@ -127,7 +127,7 @@ inline backup_record backup_from(const sql_row& r) {
 }
 
 inline run_message_record run_message_from(const sql_row& r) {
-    return {r.text(0), r.integer(1), r.text(2), r.text(3)};
+    return {r.text(0), r.integer(1), r.text(2), r.text(3), r.integer(4)};
 }
 
 }  // namespace gateway::store

@@ -49,12 +49,15 @@ struct run_record {
     std::int64_t updated_at = 0;
 };
 
-// One message of a run's conversation (what the model is sent), appended once.
+// One message of a run's conversation (what the model is sent), appended once. `format` says how
+// the engine wrote `content`: 1, a role and its text (rows written before the conversation was
+// typed); 2, the whole message as JSON (agent/conversation.hpp reads both).
 struct run_message_record {
     std::string run_id;
     std::int64_t seq = 0;  // 0, 1, 2… per run
     std::string role;
     std::string content;
+    std::int64_t format = 2;
 };
 
 struct event_record {

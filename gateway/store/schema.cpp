@@ -356,13 +356,21 @@ constexpr migration migrations[] = {
         WHERE status IN ('running', 'awaiting_approval');
     )sql",
      nullptr},
-    // 8: a run's lease columns on SQLite too, so the store writes a run with one statement on
+    // 9: a run's lease columns on SQLite too, so the store writes a run with one statement on
     // both (SQLite's owner is always "": one process drives every run).
     {R"sql(
     ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
     ALTER TABLE runs ADD COLUMN lease_expires INTEGER NOT NULL DEFAULT 0;
     )sql",
      nullptr},
+    // 10: a run's conversation is typed: new messages are stored whole as JSON (format 2); the
+    // rows before keep format 1 (a role and its text) and are read as they are.
+    {R"sql(
+    ALTER TABLE run_messages ADD COLUMN format INTEGER NOT NULL DEFAULT 1;
+    )sql",
+     R"sql(
+    ALTER TABLE run_messages ADD COLUMN format INTEGER NOT NULL DEFAULT 1;
+    )sql"},
 };
 
 }  // namespace

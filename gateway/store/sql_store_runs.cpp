@@ -37,9 +37,9 @@ constexpr const char* upsert_run =
     "lease_expires = excluded.lease_expires WHERE runs.owner = excluded.owner RETURNING 1";
 
 constexpr const char* select_run_messages =
-    "SELECT run_id, seq, role, content FROM run_messages WHERE run_id = $1 ORDER BY seq";
+    "SELECT run_id, seq, role, content, format FROM run_messages WHERE run_id = $1 ORDER BY seq";
 constexpr const char* insert_run_message =
-    "INSERT INTO run_messages (run_id, seq, role, content) VALUES ($1, $2, $3, $4)";
+    "INSERT INTO run_messages (run_id, seq, role, content, format) VALUES ($1, $2, $3, $4, $5)";
 
 constexpr const char* select_events_after =
     "SELECT run_id, seq, type, data, created_at FROM events WHERE run_id = $1 AND seq > $2 "
@@ -99,7 +99,7 @@ void apply(sql_connection& db, const write_batch& batch, const std::string& owne
         }
     }
     for (const auto& m : batch.run_messages)
-        db.query(insert_run_message, {m.run_id, m.seq, m.role, m.content});
+        db.query(insert_run_message, {m.run_id, m.seq, m.role, m.content, m.format});
     for (const auto& c : batch.tool_calls)
         db.query(upsert_call, {c.id, c.run_id, std::int64_t{c.step}, c.tool, c.parameters, c.status,
                                c.result, c.created_at ? c.created_at : now, c.preview});

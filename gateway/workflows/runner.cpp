@@ -23,10 +23,6 @@ step_outputs outputs_of(const agent::workflow_progress& wf) {
     return out;
 }
 
-std::string chat_json(std::string_view role, std::string_view content) {
-    return json::serialize(json::object{{"role", role}, {"content", content}});
-}
-
 }  // namespace
 
 runner::runner(const config::context_config& limits, const registry& workflows,
@@ -120,15 +116,13 @@ net::awaitable<void> runner::drive(live_run& run, std::shared_ptr<const workflow
             auto requested = journal_.begin(run);
             requested.event(event::model_requested, {{"attempt", 1}, {"step_id", step.id}});
             co_await journal_.record(run, std::move(requested));
-            std::string messages = "[";
-            if (const auto* base = prompts_.find(run.chat.system_prompt))
-                messages += chat_json("system", base->body) + ",";
-            messages += chat_json("user", wf.text) + "]";
-            auto body = "{\"model\":" + json::serialize(json::value(run.chat.model)) +
-                        ",\"messages\":" + messages + "}";
-            auto reply = co_await loop_.ask(run, std::move(body));
+            providers::request asked;
+            asked.model = run.chat.model;
+            if (const auto* base = prompts_.find(run.chat.system_prompt)) asked.system = base->body;
+            asked.messages.push_back(agent::user_text(wf.text));
+            auto reply = co_await loop_.ask(run, std::move(asked));
             if (!reply) co_return;
-            output = reply->content;
+            output = reply->content.text();
         } else {  // an agent step: a segment of its own
             run.role = tools::parse_role(wf.role).value_or(tools::role::editor);
             run.system_prompt = runs_.system_prompt(run.chat, run.role);
@@ -220,7 +214,7 @@ net::awaitable<bool> runner::begin_step(live_run& run, const workflow& definitio
         s.final_request = false;
         run.role = role;
         run.system_prompt = runs_.system_prompt(run.chat, role);
-        run.conversation.push_back({"user", *text.value});
+        run.conversation.push_back(agent::user_text(*text.value));
     }
     auto b = journal_.begin(run);
     b.event(event::step_started, std::move(started));
@@ -265,28 +259,23 @@ net::awaitable<bool> runner::extract_parameters(live_run& run, const workflow& d
                 fields += ": " + std::string(d->as_string());
             fields += "\n";
         }
-    json::array messages{
-        json::object{
-            {"role", "system"},
-            {"content", "You turn a user's request into the parameters of the workflow \"" +
-                            definition.name + "\" (" + definition.description +
-                            "). Reply with one JSON object and nothing else. Its JSON "
-                            "Schema:\n" +
-                            json::serialize(definition.parameters) + "\nFields:\n" + fields +
-                            "Leave out what the request does not say; never invent a "
-                            "value."}},
-        json::object{{"role", "user"}, {"content", wf.input}}};
-    json::object body{{"model", run.chat.model}, {"messages", std::move(messages)}};
+    providers::request asked;
+    asked.model = run.chat.model;
+    asked.system = "You turn a user's request into the parameters of the workflow \"" +
+                   definition.name + "\" (" + definition.description +
+                   "). Reply with one JSON object and nothing else. Its JSON Schema:\n" +
+                   json::serialize(definition.parameters) + "\nFields:\n" + fields +
+                   "Leave out what the request does not say; never invent a value.";
+    asked.messages.push_back(agent::user_text(wf.input));
     if (model_.upstream_for(run.chat.model).json_schema)
-        body["response_format"] = json::object{
-            {"type", "json_schema"},
-            {"json_schema", {{"name", "parameters"}, {"schema", definition.parameters}}}};
+        asked.format = providers::json_format{"parameters", definition.parameters, false};
     auto requested = journal_.begin(run);
     requested.event(event::model_requested, {{"attempt", 1}, {"purpose", "parameters"}});
     co_await journal_.record(run, std::move(requested));
-    auto reply = co_await loop_.ask(run, json::serialize(body));
+    auto reply = co_await loop_.ask(run, std::move(asked));
     if (!reply) co_return false;
-    auto text = std::string_view(reply->content);
+    auto said = reply->content.text();
+    auto text = std::string_view(said);
     auto open = text.find('{');
     auto close = text.rfind('}');
     json::error_code ec;

@@ -14,7 +14,7 @@ BOOST_AUTO_TEST_CASE(a_final_answer_ends_the_segment) {
     BOOST_TEST_REQUIRE(run->ended.has_value());
     BOOST_TEST((run->ended->status == agent::run_status::completed));
     BOOST_TEST(run->ended->output == "Paris.");
-    BOOST_TEST(run->conversation.back().content == "Paris.");
+    BOOST_TEST(run->conversation.back().text() == "Paris.");
     std::vector<std::string> expected{"run.started", "model.requested"};
     BOOST_TEST(f.types(run->record.id) == expected, boost::test_tools::per_element());
     // The request: the system prompt, then the conversation.
@@ -120,16 +120,14 @@ BOOST_AUTO_TEST_CASE(upstream_retries_are_announced_and_a_cancel_cuts_the_model_
 BOOST_AUTO_TEST_CASE(requests_keep_within_the_context_budget_leaving_out_old_turns) {
     engine_fixture f;
     auto run = f.new_run("old question 1");
-    run->conversation = {{"user", std::string(400, 'a')},
-                         {"assistant", "answer 1"},
-                         {"user", std::string(400, 'b')},
-                         {"assistant", "answer 2"},
-                         {"user", "the current question"}};
+    run->conversation = {agent::user_text(std::string(400, 'a')), agent::assistant_text("answer 1"),
+                         agent::user_text(std::string(400, 'b')), agent::assistant_text("answer 2"),
+                         agent::user_text("the current question")};
     run->state.turn_start = 4;
     run->system_prompt = "system";
     f.model.upstream.context_budget = 150;  // 600 bytes: the system prompt, turn 2 and now
     auto request = f.loop->build_request(*run);
-    auto messages = json::parse(request.body).at("messages").as_array();
+    auto messages = json::parse(f.body_of(request.model)).at("messages").as_array();
     BOOST_TEST(messages.size() == 4u);
     BOOST_TEST(messages[1].at("content").as_string() == std::string(400, 'b'));
     BOOST_TEST(messages.back().at("content").as_string() == "the current question");
@@ -138,10 +136,58 @@ BOOST_AUTO_TEST_CASE(requests_keep_within_the_context_budget_leaving_out_old_tur
     // Nothing more left out: nothing more announced.
     BOOST_TEST(!f.loop->build_request(*run).trimmed.has_value());
     // The current turn is never cut, even alone over the budget.
-    run->conversation.push_back({"assistant", std::string(2000, 'c')});
-    auto over = json::parse(f.loop->build_request(*run).body).at("messages").as_array();
+    run->conversation.push_back(agent::assistant_text(std::string(2000, 'c')));
+    auto over = json::parse(f.body_of(f.loop->build_request(*run).model)).at("messages").as_array();
     BOOST_TEST(over.size() == 3u);
     BOOST_TEST(over[1].at("content").as_string() == "the current question");
+}
+
+// The conversation is typed: calls and results are parts, whichever protocol made them, and each
+// request says them in the upstream's protocol, so a chat whose upstream changed mode goes on.
+BOOST_AUTO_TEST_CASE(one_conversation_is_said_in_either_tool_protocol) {
+    namespace pv = gateway::providers;
+    engine_fixture f;
+    auto run = f.new_run("read it");
+    run->conversation.push_back(
+        {pv::role::assistant,
+         {pv::part::of_call(agent::protocol_call("call_1", "read_file", {{"path", "a"}}, false))}});
+    run->conversation.push_back(
+        {pv::role::tool, {pv::part::of_result({"call_1", "read_file", "# A", false})}});
+    agent::message turn{pv::role::assistant, {pv::part::of_text("Two more.")}};
+    turn.parts.push_back(pv::part::of_call({"toolu_b", "read_file", {{"path", "b"}}, {}}));
+    turn.parts.push_back(pv::part::of_call({"toolu_c", "list_files", {}, {}}));
+    run->conversation.push_back(turn);
+    run->conversation.push_back(
+        {pv::role::tool,
+         {pv::part::of_result({"toolu_b", "read_file", "`read_file` failed", true})}});
+    run->conversation.push_back(
+        {pv::role::tool, {pv::part::of_result({"toolu_c", "list_files", "a\nb", false})}});
+
+    f.model.upstream.tool_calling = config::tool_calling_mode::json;
+    auto said = json::parse(f.body_of(f.loop->build_request(*run).model)).as_object();
+    BOOST_TEST(!said.contains("tools"));
+    auto m = said.at("messages").as_array();
+    BOOST_TEST_REQUIRE(m.size() == 7u);
+    BOOST_TEST(json::parse(m[2].at("content").as_string()).at("tool").as_string() == "read_file");
+    BOOST_TEST(m[3].at("role").as_string() == "user");
+    BOOST_TEST(m[3].at("content").as_string() == "Result of `read_file`:\n# A");
+    BOOST_TEST(json::parse(m[4].at("content").as_string()).at("parameters").at("path") == "b");
+    BOOST_TEST(m[5].at("content").as_string() == "`read_file` failed");
+    BOOST_TEST(m[6].at("content").as_string() == "Result of `list_files`:\na\nb");
+
+    f.model.upstream.tool_calling = config::tool_calling_mode::native;
+    auto native = json::parse(f.body_of(f.loop->build_request(*run).model)).as_object();
+    BOOST_TEST(native.at("tools").as_array().size() > 0u);
+    auto n = native.at("messages").as_array();
+    BOOST_TEST_REQUIRE(n.size() == 7u);
+    // The JSON protocol's call goes as a native call under its own id, and its result names it.
+    BOOST_TEST(n[2].at("tool_calls").at(0).at("id").as_string() == "call_1");
+    BOOST_TEST(n[3].at("role").as_string() == "tool");
+    BOOST_TEST(n[3].at("tool_call_id").as_string() == "call_1");
+    BOOST_TEST(n[3].at("content").as_string() == "# A");
+    BOOST_TEST(n[4].at("content").as_string() == "Two more.");
+    BOOST_TEST(n[4].at("tool_calls").as_array().size() == 2u);
+    BOOST_TEST(n[6].at("tool_call_id").as_string() == "toolu_c");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

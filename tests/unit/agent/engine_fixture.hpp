@@ -12,6 +12,7 @@
 #include "gateway/agent/system_prompts.hpp"
 #include "gateway/agent/tool_runner.hpp"
 #include "gateway/ids.hpp"
+#include "gateway/providers/adapter.hpp"
 #include "gateway/store/sqlite_store.hpp"
 #include "gateway/tools/registry.hpp"
 #include "gateway/tools/workspace_roots.hpp"
@@ -45,31 +46,35 @@ namespace config = gateway::config;
 // One scripted reply of the model.
 struct scripted {
     std::string content;
-    std::string finish_reason = "stop";
-    std::string error;   // set: the call fails with this
-    bool hang = false;   // the call waits until it is cancelled
+    std::string finish_reason = "stop";  // or "length"
+    std::string error;                   // set: the call fails with this
+    bool hang = false;                   // the call waits until it is cancelled
     bool retry = false;  // the port reports a retry (awaiting the hook) before answering
-    // Native turns (converse): the calls of the reply, after `content` as its text.
+    // Native turns: the calls of the reply, after `content` as its text.
     std::vector<gateway::providers::tool_call> calls;
 };
 
-// A model port that answers from a script and keeps every request body.
+// A model port that answers from a script and keeps every request, and its body as an OpenAI
+// upstream would be sent it.
 class scripted_model final : public agent::model_port {
 public:
     std::deque<scripted> replies;
+    std::vector<gateway::providers::request> requests;
     std::vector<std::string> bodies;
     config::upstream_config upstream;
 
-    net::awaitable<agent::model_result<agent::model_reply>> complete(
-        std::string, std::string body, std::string, agent::call_canceller& cancel,
+    net::awaitable<agent::model_result<gateway::providers::reply>> converse(
+        gateway::providers::request request, std::string, agent::call_canceller& cancel,
         agent::retry_hook on_retry, agent::text_hook = {}) override {
-        bodies.push_back(std::move(body));
+        namespace pv = gateway::providers;
+        std::string refused;
+        bodies.push_back(pv::adapter_for(pv::provider::openai).encode(request, refused));
+        requests.push_back(std::move(request));
         if (replies.empty())
             co_return agent::model_failure{gateway::errc::upstream_bad_response, false,
                                            "script exhausted"};
         auto next = replies.front();
         replies.pop_front();
-        last_ = next;
         if (next.retry && on_retry) {
             agent::model_retry retry{1, 3, "upstream answered 429", std::chrono::milliseconds(5)};
             co_await on_retry(retry);
@@ -87,25 +92,12 @@ public:
         }
         if (!next.error.empty())
             co_return agent::model_failure{gateway::errc::upstream_bad_response, false, next.error};
-        co_return agent::model_reply{next.content, next.finish_reason};
-    }
-    // Native turns take the same script; every request is kept.
-    std::vector<gateway::providers::request> requests;
-    net::awaitable<agent::model_result<gateway::providers::reply>> converse(
-        gateway::providers::request request, std::string, agent::call_canceller& cancel,
-        agent::retry_hook on_retry, agent::text_hook = {}) override {
-        requests.push_back(std::move(request));
-        auto answered = co_await complete({}, {}, {}, cancel, std::move(on_retry));
-        bodies.pop_back();
-        if (auto* failed = std::get_if<agent::model_failure>(&answered)) co_return *failed;
-        gateway::providers::reply reply;
-        const auto& next = last_;
-        if (!next.content.empty())
-            reply.content.parts.push_back(gateway::providers::part::of_text(next.content));
-        for (const auto& c : next.calls)
-            reply.content.parts.push_back(gateway::providers::part::of_call(c));
-        reply.why = next.calls.empty() ? gateway::providers::finish::stop
-                                       : gateway::providers::finish::tool_calls;
+        pv::reply reply;
+        if (!next.content.empty()) reply.content.parts.push_back(pv::part::of_text(next.content));
+        for (const auto& c : next.calls) reply.content.parts.push_back(pv::part::of_call(c));
+        reply.why = !next.calls.empty()              ? pv::finish::tool_calls
+                    : next.finish_reason == "length" ? pv::finish::length
+                                                     : pv::finish::stop;
         co_return reply;
     }
     const config::upstream_config& upstream_for(std::string_view) const override {
@@ -113,12 +105,10 @@ public:
     }
     void shutdown() override {}
 
+    // The messages of request `n` as Chat Completions has them (the system prompt first).
     json::array messages(std::size_t n) const {
         return json::parse(bodies.at(n)).at("messages").as_array();
     }
-
-private:
-    scripted last_;
 };
 
 inline std::string text_of(const fs::path& p) {
@@ -199,12 +189,19 @@ struct engine_fixture {
         run->record = {gateway::new_id("run"), "chat_1", "running", 0, 10, "", "", "", 1, 1};
         run->system_prompt = "You are a test.";
         run->state.turn_start = 0;
-        run->conversation.push_back({"user", std::move(message)});
+        run->conversation.push_back(agent::user_text(std::move(message)));
         BOOST_TEST_REQUIRE(!runner->open_workspace(*run));
         auto b = journal->begin(*run);
         b.event("run.started", {});
         wait(journal->checkpoint(*run, std::move(b)));
         return run;
+    }
+
+    // `r` as an OpenAI upstream would be sent it.
+    static std::string body_of(const gateway::providers::request& r) {
+        namespace pv = gateway::providers;
+        std::string refused;
+        return pv::adapter_for(pv::provider::openai).encode(r, refused);
     }
 
     // The run's stored events: their types, and the data of each.

@@ -45,13 +45,13 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_stores_the_state_and_each_message_once) {
     engine_fixture f;
     auto run = f.new_run("first");
     run->state.retries = 2;
-    run->conversation.push_back({"assistant", "second"});
+    run->conversation.push_back(agent::assistant_text("second"));
     f.wait(f.journal->checkpoint(*run, f.journal->begin(*run)));
-    run->conversation.push_back({"user", "third"});
+    run->conversation.push_back(agent::user_text("third"));
     f.wait(f.journal->checkpoint(*run, f.journal->begin(*run)));
     auto messages = f.wait(f.store->run_messages(run->record.id));
     BOOST_TEST_REQUIRE(messages.size() == 3u);
-    BOOST_TEST(messages[2].content == "third");
+    BOOST_TEST(agent::message_of_row(messages[2]).value().text() == "third");
     auto stored = f.wait(f.store->run(run->record.id));
     auto state = agent::parse_state(stored->state);
     BOOST_TEST_REQUIRE(state.has_value());

@@ -152,7 +152,8 @@ BOOST_AUTO_TEST_CASE(runs_awaiting_approval_are_resumed_at_start) {
     gateway::store::write_batch b;
     b.runs.push_back({"run_stored", "chat_1", "awaiting_approval", 1, 10, "", "",
                       agent::serialize_state(state), 1, 1});
-    b.run_messages.push_back({"run_stored", 0, "user", "append something"});
+    // The conversation as an older build stored it (format 1): read on.
+    b.run_messages.push_back({"run_stored", 0, "user", "append something", 1});
     b.tool_calls.push_back({"call_stored", "run_stored", 1, "append_file",
                             json::serialize(p.parameters), "awaiting_approval", "", 1, ""});
     b.events.push_back({"run_stored", 1, "run.started", "{}", 1});

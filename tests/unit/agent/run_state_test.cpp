@@ -22,7 +22,7 @@ BOOST_AUTO_TEST_CASE(statuses_have_names_and_finality) {
 
 BOOST_AUTO_TEST_CASE(a_state_survives_its_stored_form) {
     run_state s;
-    s.failed = {{"assistant", "garbage"}, {"user", "Reply with one JSON object."}};
+    s.failed = {assistant_text("garbage"), user_text("Reply with one JSON object.")};
     s.retries = 1;
     s.last_call = "read_file{}";
     s.identical = 2;
@@ -58,7 +58,7 @@ BOOST_AUTO_TEST_CASE(a_state_survives_its_stored_form) {
     BOOST_TEST_REQUIRE(back.has_value());
     BOOST_TEST(serialize_state(*back) == text);
     BOOST_TEST(back->version == run_state::current_version);
-    BOOST_TEST(back->failed[1].content == "Reply with one JSON object.");
+    BOOST_TEST(back->failed[1].text() == "Reply with one JSON object.");
     BOOST_TEST(back->turns.value_or(0) == 3);
     BOOST_TEST_REQUIRE(back->pending.has_value());
     BOOST_TEST(back->pending->executing->after_sha256 == "bb");
@@ -87,11 +87,29 @@ BOOST_AUTO_TEST_CASE(the_first_releases_state_reads_with_defaults) {
     BOOST_TEST(parse_state("{}").has_value());
 }
 
+BOOST_AUTO_TEST_CASE(a_version_3_state_reads_its_failed_attempts_as_typed_messages) {
+    auto v3 = R"({"version":3,"failed":[{"role":"assistant","content":"{\"tool\": oops"},
+        {"role":"user","content":"Reply with one JSON object."}],"retries":1})";
+    auto s = parse_state(v3);
+    BOOST_TEST_REQUIRE(s.has_value());
+    BOOST_TEST_REQUIRE(s->failed.size() == 2u);
+    BOOST_TEST((s->failed[0].who == gateway::providers::role::assistant));
+    BOOST_TEST(s->failed[0].text() == "{\"tool\": oops");
+    BOOST_TEST(s->failed[1].text() == "Reply with one JSON object.");
+    // Stored again, it is this version's form.
+    auto again = boost::json::parse(serialize_state(*s));
+    BOOST_TEST(again.at("version").as_int64() == run_state::current_version);
+    BOOST_TEST(again.at("failed").at(1).at("parts").at(0).at("text").as_string() ==
+               "Reply with one JSON object.");
+}
+
 BOOST_AUTO_TEST_CASE(unreadable_states_are_errors_not_zeros) {
     for (auto bad :
          {R"({"retries":"three"})", R"({"pending":{"tool":"x"}})",
           R"({"workflow":{"id":"w","phase":"dancing"}})", R"({"segment_start":-1})",
-          R"({"failed":[{"content":"no role"}]})", R"([1,2])", R"({"version":99})", "{not json"}) {
+          R"({"failed":[{"content":"no role"}]})", R"({"failed":[{"role":"user","parts":[1]}]})",
+          R"({"failed":[{"role":"robot","content":"x"}]})", R"({"failed":{}})", R"([1,2])",
+          R"({"version":99})", "{not json"}) {
         BOOST_TEST(!parse_state(bad).has_value(), bad);
     }
 }

@@ -200,6 +200,27 @@ BOOST_AUTO_TEST_CASE(tools_choice_and_generation_settings) {
     BOOST_TEST(!error.empty());
 }
 
+BOOST_AUTO_TEST_CASE(a_json_format_asks_for_json_under_its_schema_on_every_dialect) {
+    request r;
+    r.model = "g";
+    r.messages.push_back(message::of_text(role::user, "x"));
+    json::object schema{{"type", "object"}, {"properties", {{"answer", {{"type", "string"}}}}}};
+    r.format = json_format{"agent_reply", schema, false};
+    auto w = wire(r);
+    BOOST_TEST(w.at("generationConfig").at("responseMimeType").as_string() == "application/json");
+    BOOST_TEST(w.at("generationConfig").at("responseJsonSchema") == schema);
+    std::string error;
+    auto o = json::parse(openai::adapter().encode(r, error));
+    BOOST_TEST(o.at("response_format").at("type").as_string() == "json_schema");
+    BOOST_TEST(o.at("response_format").at("json_schema").at("name").as_string() == "agent_reply");
+    BOOST_TEST(o.at("response_format").at("json_schema").at("schema") == schema);
+    // Anthropic has no such field: the request goes without it.
+    auto a = json::parse(adapter_for(provider::anthropic).encode(r, error)).as_object();
+    BOOST_TEST(error.empty());
+    BOOST_TEST(!a.contains("response_format"));
+    BOOST_TEST(!a.contains("output_format"));
+}
+
 BOOST_AUTO_TEST_CASE(the_stream_assembles_at_every_split_and_matches_the_whole_answer) {
     std::string transcript =
         "data: "

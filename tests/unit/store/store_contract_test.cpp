@@ -225,7 +225,7 @@ BOOST_AUTO_TEST_CASE(deleting_a_chat_deletes_everything_it_owns) {
     t.chat("c2");
     write_batch b;
     b.runs.push_back({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
-    b.run_messages.push_back({"r1", 0, "user", "hi"});
+    b.run_messages.push_back({"r1", 0, "user", "hi", 1});
     b.tool_calls.push_back({"call-1", "r1", 1, "edit_file", "{}", "awaiting_approval", "", 0, ""});
     b.approvals.push_back({"call-1", "r1", "approve", "", "", "once", 0});
     b.backups.push_back({"call-1", "r1", "a.txt", true, "old", "abc", 0, 0});
@@ -273,13 +273,16 @@ BOOST_AUTO_TEST_CASE(run_messages_are_appended_once_in_order) {
     t.chat("c1");
     t.run("r1", "c1");
     write_batch b;
-    b.run_messages.push_back({"r1", 0, "user", "fix it"});
-    b.run_messages.push_back({"r1", 1, "assistant", R"({"tool":"read_file"})"});
+    b.run_messages.push_back({"r1", 0, "user", "fix it", 1});
+    b.run_messages.push_back(
+        {"r1", 1, "assistant", R"({"role":"assistant","parts":[{"type":"text","text":"ok"}]})", 2});
     t.commit(std::move(b));
     auto messages = t.wait(t.s->run_messages("r1"));
     BOOST_TEST_REQUIRE(messages.size() == 2u);
     BOOST_TEST(messages[0].content == "fix it");
+    BOOST_TEST(messages[0].format == 1);  // how the engine wrote each is kept with it
     BOOST_TEST(messages[1].role == "assistant");
+    BOOST_TEST(messages[1].format == 2);
     write_batch twice;
     twice.run_messages.push_back({"r1", 1, "user", "again"});
     BOOST_CHECK_THROW(t.commit(std::move(twice)), store_error);
@@ -457,9 +460,34 @@ BOOST_AUTO_TEST_CASE(a_version_1_sqlite_database_is_migrated,
     BOOST_TEST(migrated->title == "Rename the module");  // named after their first message
     t.run("r1", "c1");
     write_batch b;
-    b.run_messages.push_back({"r1", 0, "user", "hello"});
+    b.run_messages.push_back({"r1", 0, "user", "hello", 1});
     t.commit(std::move(b));
     BOOST_TEST(t.wait(t.s->run_messages("r1")).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(conversation_rows_from_before_the_typed_conversation_keep_format_1,
+                     *boost::unit_test::precondition(sqlite_only())) {
+    temp_store t;
+    t.chat("c1");
+    t.run("r1", "c1");
+    t.s.reset();
+    {
+        sqlite3* raw = nullptr;
+        BOOST_TEST_REQUIRE(sqlite3_open(t.path.c_str(), &raw) == SQLITE_OK);
+        BOOST_TEST(sqlite3_exec(raw,
+                                "ALTER TABLE run_messages DROP COLUMN format; "
+                                "INSERT INTO run_messages (run_id, seq, role, content) "
+                                "VALUES ('r1', 0, 'assistant_calls', '{\"calls\":[]}'); "
+                                "PRAGMA user_version=9;",
+                                nullptr, nullptr, nullptr) == SQLITE_OK);
+        sqlite3_close(raw);
+    }
+    t.reopen();
+    BOOST_TEST(t.s->schema_version() == latest_schema_version());
+    auto messages = t.wait(t.s->run_messages("r1"));
+    BOOST_TEST_REQUIRE(messages.size() == 1u);
+    BOOST_TEST(messages[0].format == 1);
+    BOOST_TEST(messages[0].role == "assistant_calls");
 }
 
 BOOST_AUTO_TEST_CASE(virtual_keys_are_saved_updated_and_revoked) {
@@ -578,7 +606,9 @@ BOOST_AUTO_TEST_CASE(a_postgres_database_from_before_the_lists_merged_is_migrate
     t.chat("c1");
     t.run("r1", "c1");
     t.s.reset();
-    t.raw()->execute("UPDATE contextgate_schema SET version = 1");
+    // As such a database is: without what later steps added.
+    t.raw()->execute(
+        "ALTER TABLE run_messages DROP COLUMN format; UPDATE contextgate_schema SET version = 1");
     t.reopen();
     BOOST_TEST(t.s->schema_version() == latest_schema_version());
     BOOST_TEST(t.wait(t.s->chat("c1")).has_value());
