@@ -91,7 +91,7 @@ net::awaitable<std::optional<tools::tool_result>> approval_gate::settle(live_run
         // The chat's edit mode may have changed since the run started (PATCH /context/chats).
         auto chat = co_await journal_.store().chat(run.chat.id);
         if (chat) run.chat.edits = chat->edits;
-        if (run.chat.edits == "review" &&
+        if (run.chat.edits == edit_mode::review &&
             policy_for(p.tool, p.parameters) != config::approval_policy::never) {
             // Review mode: the write is recorded as a suggestion, nothing to approve now.
             auto result = co_await runner_.run(run, p.tool, p.parameters, tools::mode::execute);

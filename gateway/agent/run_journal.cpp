@@ -116,9 +116,10 @@ void run_journal::batch::approval(store::approval_record approval) {
     writes_.approvals.push_back(std::move(approval));
 }
 
-void run_journal::batch::chat_message(std::string_view role, std::string content) {
-    writes_.messages.push_back(
-        {0, run_.chat.id, run_.record.id, std::string(role), std::move(content), now_ms()});
+void run_journal::batch::chat_message(providers::role who, std::string content) {
+    writes_.messages.push_back({0, run_.chat.id, run_.record.id,
+                                std::string(providers::role_name(who)), std::move(content),
+                                now_ms()});
 }
 
 void run_journal::batch::backup(store::backup_record backup) {
@@ -274,7 +275,7 @@ net::awaitable<void> run_journal::finish(live_run& run, const std::function<void
     run.call.reset();
     switch (ending.status) {
         case run_status::completed:
-            b.chat_message("assistant", ending.output);
+            b.chat_message(providers::role::assistant, ending.output);
             b.event(event::message, {{"role", "assistant"}, {"content", ending.output}});
             b.event(event::run_completed, {{"output", ending.output}});
             break;

@@ -56,7 +56,7 @@ public:
         void call_opened();
         void approval(store::approval_record approval);
         // A message of the chat (the user's, or the final answer).
-        void chat_message(std::string_view role, std::string content);
+        void chat_message(providers::role who, std::string content);
         void backup(store::backup_record backup);
         bool has_events() const { return !writes_.events.empty(); }
 

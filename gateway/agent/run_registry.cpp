@@ -149,7 +149,7 @@ net::awaitable<started_run> run_registry::start_chat_run(store::chat_record chat
         run.state.turn_start = run.conversation.size();
         run.state.left_out = left_out;
         run.conversation.push_back(user_text(content));
-        b.chat_message("user", content);
+        b.chat_message(providers::role::user, content);
         started["content"] = content;
     };
     driver chat_driver = [this](live_run& run) { return loop_.run(run); };

@@ -132,7 +132,7 @@ net::awaitable<tools::tool_result> tool_runner::run(live_run& run, const std::st
         co_return result;
     }
     bool document_tool = t && t->uses_document(parameters);
-    bool review = run.chat.edits == "review";
+    bool review = run.chat.edits == edit_mode::review;
     bool writing = how == tools::mode::execute && writes(tool, parameters);
     // A write (to the workspace, the document or an edit session) is made only once the call's
     // announcement and everything before it are stored (run_journal::send): a restart finds

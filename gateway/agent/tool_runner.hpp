@@ -31,7 +31,7 @@ namespace gateway::agent {
 // and keeps the chat's document in step: an agent edit is stored only on the version it read,
 // so an edit made meanwhile in the frontend is never overwritten (DOCUMENT_CHANGED instead).
 //
-// In the chat's review mode (chat.edits == "review") the tools see the AI versions of the chat's
+// In the chat's review mode (edit_mode::review) the tools see the AI versions of the chat's
 // open edit sessions, and a write is recorded in its target's session instead of written.
 //
 // For writes it also keeps what is needed to survive a crash in the middle: the target's digests

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "gateway/edit_mode.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -193,10 +195,10 @@ struct mcp_server_config {
 // each call run in a chat of its own with these settings.
 struct mcp_serve_config {
     bool serve = false;
-    std::string model;              // the chats' model; required when serving
-    std::string workspace;          // their workspace; "": the first of context.workspaces
-    std::string system_prompt;      // "": context.default_prompt
-    std::string edits = "approve";  // approve | review (edits recorded for review, not asked)
+    std::string model;          // the chats' model; required when serving
+    std::string workspace;      // their workspace; "": the first of context.workspaces
+    std::string system_prompt;  // "": context.default_prompt
+    edit_mode edits = edit_mode::approve;
     // Names the Host and Origin headers may carry besides the loopback ones and the listen
     // address (DNS rebinding); "*" lets any through.
     std::vector<std::string> allowed_hosts;

@@ -482,9 +482,9 @@ const fields<mcp_serve_config>& mcp_serve_fields() {
          },
          [](const S& s) { return quoted(s.workspace); }},
         text_field("system_prompt", &S::system_prompt, "empty: context.default_prompt"),
-        choice_field<S, std::string>("edits", &S::edits,
-                                     {{"approve", "approve"}, {"review", "review"}},
-                                     "approve (elicitation) | review", "mcp.edits"),
+        choice_field<S, edit_mode>("edits", &S::edits,
+                                   {{"approve", edit_mode::approve}, {"review", edit_mode::review}},
+                                   "approve (elicitation) | review", "mcp.edits"),
         list_field("allowed_hosts", &S::allowed_hosts, "Host/Origin names besides server's"),
     };
     return all;

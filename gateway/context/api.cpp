@@ -90,14 +90,16 @@ std::string title_from(std::string_view message) {
     return title;
 }
 
-// `edits` in a body: approve | review; "" when absent.
-std::string edits_member(const json::object& body, std::string& error) {
+// `edits` in a body: approve | review; nullopt when absent (or wrong: `error` says so).
+std::optional<edit_mode> edits_member(const json::object& body, std::string& error) {
     auto edits = http::string_member(body, "edits", error);
-    if (error.empty() && !edits.empty() && edits != "approve" && edits != "review")
+    if (!error.empty() || edits.empty()) return std::nullopt;
+    auto mode = parse_edit_mode(edits);
+    if (!mode)
         error =
             "`edits` must be `approve` (each write waits for approval) or `review` (writes "
             "are recorded in edit sessions for review).";
-    return edits;
+    return mode;
 }
 }  // namespace
 
@@ -189,10 +191,9 @@ net::awaitable<reply> api::create_chat(http::request_context& ctx) {
         chat.model = http::string_member(*body, "model", error);
         chat.workspace = http::string_member(*body, "workspace", error);
         chat.role = http::string_member(*body, "role", error);
-        chat.edits = edits_member(*body, error);
+        chat.edits = edits_member(*body, error).value_or(edit_mode::approve);
         chat.title = title_member(*body, error);
     }
-    if (chat.edits.empty()) chat.edits = "approve";
     if (error.empty() && chat.model.empty())
         error = "`model` is required: the model the agent loop asks.";
     if (error.empty() && chat.model.size() > providers::max_model_name_bytes)
@@ -318,11 +319,12 @@ net::awaitable<reply> api::patch_chat(http::request_context& ctx) {
             if (key != "edits" && key != "title" && error.empty())
                 error =
                     "`" + std::string(key) + "` cannot be changed; only `edits` and `title` can.";
-        if (error.empty() && body->contains("edits")) changes.edits = edits_member(*body, error);
+        if (error.empty() && body->contains("edits")) {
+            changes.edits = edits_member(*body, error);
+            if (error.empty() && !changes.edits) error = "`edits` must be `approve` or `review`.";
+        }
         if (error.empty() && body->contains("title")) changes.title = title_member(*body, error);
     }
-    if (error.empty() && changes.edits && changes.edits->empty())
-        error = "`edits` must be `approve` or `review`.";
     if (error.empty() && !changes.edits && !changes.title)
         error = "Nothing to change: send `edits` (`approve` or `review`) and/or `title`.";
     if (!error.empty()) co_return bad_request(error);

@@ -31,7 +31,7 @@ json::object chat_json(const store::chat_record& c) {
             {"model", c.model},
             {"workspace", text_or_null(c.workspace)},
             {"role", c.role},
-            {"edits", c.edits},
+            {"edits", edit_mode_name(c.edits)},
             {"title", c.title}};
 }
 

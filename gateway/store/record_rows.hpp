@@ -32,8 +32,15 @@ inline std::string first_text(const sql_row& r) {
 
 #define CHAT_COLUMNS "id, created_at, system_prompt, model, workspace, role, edits, title"
 inline chat_record chat_from(const sql_row& r) {
-    return {r.text(0), r.integer(1), r.text(2), r.text(3),
-            r.text(4), r.text(5),    r.text(6), r.text(7)};
+    // An edit mode this build does not know (a newer one's) reads as the safe one: approve.
+    return {r.text(0),
+            r.integer(1),
+            r.text(2),
+            r.text(3),
+            r.text(4),
+            r.text(5),
+            parse_edit_mode(r.text(6)).value_or(edit_mode::approve),
+            r.text(7)};
 }
 
 #define MESSAGE_COLUMNS "id, chat_id, run_id, role, content, created_at"

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "gateway/edit_mode.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -17,13 +19,13 @@ struct chat_record {
     std::string model;
     std::string workspace;
     std::string role;
-    std::string edits = "approve";  // approve | review: how the agent's writes land
-    std::string title;              // the human's name for it, or the first message's start
+    edit_mode edits = edit_mode::approve;  // stored by its name
+    std::string title;                     // the human's name for it, or the first message's start
 };
 
 // What PATCH may change on a chat; unset members stay as they are.
 struct chat_changes {
-    std::optional<std::string> edits;
+    std::optional<edit_mode> edits;
     std::optional<std::string> title;
 };
 

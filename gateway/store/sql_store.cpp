@@ -113,7 +113,9 @@ net::awaitable<recent_history> sql_store::recent_messages(std::string chat_id,
 }
 
 net::awaitable<bool> sql_store::update_chat(std::string chat_id, chat_changes changes) {
-    return write_changes(update_chat_sql, std::move(chat_id), changes.edits, changes.title);
+    std::optional<std::string> edits;
+    if (changes.edits) edits = std::string(edit_mode_name(*changes.edits));
+    return write_changes(update_chat_sql, std::move(chat_id), std::move(edits), changes.title);
 }
 
 net::awaitable<std::optional<document_record>> sql_store::document(std::string chat_id) {

@@ -82,8 +82,9 @@ void apply(sql_connection& db, const write_batch& batch, const std::string& owne
            std::int64_t lease_expires) {
     auto now = now_ms();
     for (const auto& c : batch.chats)
-        db.query(insert_chat_sql, {c.id, c.created_at ? c.created_at : now, c.system_prompt,
-                                   c.model, c.workspace, c.role, c.edits, c.title});
+        db.query(insert_chat_sql,
+                 {c.id, c.created_at ? c.created_at : now, c.system_prompt, c.model, c.workspace,
+                  c.role, std::string(edit_mode_name(c.edits)), c.title});
     for (const auto& r : batch.runs) {
         try {
             auto written = db.query(upsert_run,

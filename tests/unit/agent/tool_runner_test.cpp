@@ -129,7 +129,7 @@ BOOST_AUTO_TEST_CASE(an_edit_to_a_session_resolved_meanwhile_is_session_not_foun
     interleaving_store racing(*f.store);
     agent::tool_runner runner(f.tools, *f.roots, racing, *f.journal);
     auto run = f.new_run();
-    run->chat.edits = "review";
+    run->chat.edits = gateway::edit_mode::review;
     BOOST_TEST_REQUIRE(!runner.open_workspace(*run));
     json::object append{{"path", "log.txt"}, {"content", "one\n"}};
     auto first = f.wait(runner.run(*run, "append_file", append, gateway::tools::mode::execute));

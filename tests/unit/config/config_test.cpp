@@ -542,11 +542,11 @@ BOOST_AUTO_TEST_CASE(the_mcp_section_loads_and_shows_again) {
     BOOST_TEST(m.model == "gpt-4o");
     BOOST_TEST(m.workspace == "/srv/code");
     BOOST_TEST(m.system_prompt == "writing");
-    BOOST_TEST(m.edits == "review");
+    BOOST_TEST((m.edits == gateway::edit_mode::review));
     BOOST_TEST(m.allowed_hosts[0] == "Gateway.Example.com");
     auto again = load_string(to_yaml(*loaded.value), "again.yaml");
     BOOST_TEST_REQUIRE(again.error == "");
-    BOOST_TEST(again.value->mcp.edits == "review");
+    BOOST_TEST((again.value->mcp.edits == gateway::edit_mode::review));
     BOOST_TEST(again.value->mcp.allowed_hosts == m.allowed_hosts);
     // Off by default.
     BOOST_TEST(!load_string(minimal, "test.yaml").value->mcp.serve);

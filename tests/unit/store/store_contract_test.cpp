@@ -388,9 +388,9 @@ BOOST_AUTO_TEST_CASE(a_large_read_does_not_wait_for_the_writer) {
 BOOST_AUTO_TEST_CASE(edit_sessions_are_written_only_on_the_revision_they_read) {
     temp_store t;
     t.chat("c1");
-    BOOST_TEST(t.wait(t.s->update_chat("c1", {.edits = "review"})));
-    BOOST_TEST(t.wait(t.s->chat("c1"))->edits == "review");
-    BOOST_TEST(!t.wait(t.s->update_chat("nope", {.edits = "review"})));
+    BOOST_TEST(t.wait(t.s->update_chat("c1", {.edits = gateway::edit_mode::review})));
+    BOOST_TEST((t.wait(t.s->chat("c1"))->edits == gateway::edit_mode::review));
+    BOOST_TEST(!t.wait(t.s->update_chat("nope", {.edits = gateway::edit_mode::review})));
 
     edit_session_record s{"s1", "c1",    "file", "a.txt", "a.txt", "open", true, "one\n",
                           true, "two\n", 0,      1,       0,       0,      0};
@@ -456,7 +456,8 @@ BOOST_AUTO_TEST_CASE(a_version_1_sqlite_database_is_migrated,
     BOOST_TEST(t.s->schema_version() == latest_schema_version());
     auto migrated = t.wait(t.s->chat("c1"));
     BOOST_TEST_REQUIRE(migrated.has_value());
-    BOOST_TEST(migrated->edits == "approve");  // chats from before review mode keep approvals
+    BOOST_TEST((migrated->edits ==
+                gateway::edit_mode::approve));  // chats from before review mode keep approvals
     BOOST_TEST(migrated->title == "Rename the module");  // named after their first message
     t.run("r1", "c1");
     write_batch b;
