@@ -223,6 +223,10 @@ std::string to_yaml(const gateway_config& config) {
     schema::print(out, config.server, server_fields(), "  ");
     out << "upstreams:\n";
     for (const auto& u : config.upstreams) schema::print(out, u, upstream_fields(), "    ", "  - ");
+    out << "routes:" << (config.routes.empty() ? " []" : "") << '\n';
+    for (const auto& r : config.routes) schema::print(out, r, route_fields(), "    ", "  - ");
+    out << "health:\n";
+    schema::print(out, config.health, health_fields(), "  ");
     out << "logging:\n";
     schema::print(out, config.logging, logging_fields(), "  ");
     out << "metrics:\n";

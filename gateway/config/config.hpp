@@ -204,10 +204,42 @@ struct mcp_serve_config {
     std::vector<std::string> allowed_hosts;
 };
 
+enum class route_strategy { priority, weighted, least_busy, latency };
+
+// One upstream a route may send its requests to.
+struct route_target {
+    std::string upstream;   // an upstream's name
+    std::string model;      // the name that upstream hears; "": the client's
+    unsigned weight = 1;    // for `weighted`
+    std::size_t index = 0;  // the upstream's position in `upstreams` (set by the loader)
+};
+
+// A model name (or glob) and where its requests may go (docs/routing.md). Routes are consulted
+// in order before the upstreams' own `models` globs, which stay the default route.
+struct route_config {
+    std::string model;
+    route_strategy strategy = route_strategy::priority;
+    std::vector<route_target> targets;
+    unsigned max_attempts = 3;       // retries and fallbacks together
+    duration first_byte_timeout{0};  // per attempt; 0: each upstream's own
+    duration deadline{0};            // the whole request, across attempts; 0: none
+    // Targets for a request its target refused as too long for its context window (a 400 that
+    // says so); empty: such a 400 goes to the client like any other.
+    std::vector<route_target> on_context_window;
+};
+
+// How failed targets are kept out (docs/routing.md).
+struct health_config {
+    duration cooldown{5'000};        // after a failure; doubled while it keeps failing
+    duration max_cooldown{300'000};  // the most it grows to
+};
+
 struct gateway_config {
     std::string source;  // the file it came from, for messages
     server_config server;
     std::vector<upstream_config> upstreams;
+    std::vector<route_config> routes;
+    health_config health;
     logging_config logging;
     context_config context;
     metrics_config metrics;

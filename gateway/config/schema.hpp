@@ -206,5 +206,8 @@ const schema::fields<store_config>& store_fields();
 const schema::fields<context_config>& context_fields();
 const schema::fields<mcp_server_config>& mcp_server_fields();
 const schema::fields<mcp_serve_config>& mcp_serve_fields();
+const schema::fields<route_target>& route_target_fields();
+const schema::fields<route_config>& route_fields();
+const schema::fields<health_config>& health_fields();
 
 }  // namespace gateway::config

@@ -124,7 +124,8 @@ const fields<upstream_config>& upstream_fields() {
              s.models.clear();
              for (const auto& m : n) s.models.push_back(r.scalar(m, "models"));
          },
-         [](const S& s) { return flow_list(s.models); }},
+         // None: only routes reach it (it was a route's target without `models`).
+         [](const S& s) { return s.models.empty() ? std::string() : flow_list(s.models); }},
         duration_field("connect_timeout", &S::connect_timeout, "TCP and TLS connect", true),
         duration_field("first_byte_timeout", &S::first_byte_timeout, "request sent to header",
                        true),
@@ -486,6 +487,80 @@ const fields<mcp_serve_config>& mcp_serve_fields() {
                                    {{"approve", edit_mode::approve}, {"review", edit_mode::review}},
                                    "approve (elicitation) | review", "mcp.edits"),
         list_field("allowed_hosts", &S::allowed_hosts, "Host/Origin names besides server's"),
+    };
+    return all;
+}
+
+const fields<route_target>& route_target_fields() {
+    using S = route_target;
+    static const fields<S> all{
+        text_field("upstream", &S::upstream, "an upstream's name"),
+        text_field("model", &S::model, "the name that upstream hears; empty: the client's"),
+        count_field("weight", &S::weight, 1, 1'000'000, "its share with strategy: weighted"),
+    };
+    return all;
+}
+
+namespace {
+
+// A list of route targets, each read through route_target_fields(); `upstream` is required.
+template <class S>
+field<S> targets_field(std::string_view name, std::vector<route_target> S::*m,
+                       std::string_view about, bool required) {
+    return {name, about,
+            [name, m, required](const yaml_reader& r, const YAML::Node& n, std::string_view section,
+                                S& s) {
+                auto label = std::string(section) + "." + std::string(name);
+                if (!n.IsSequence() || (required && n.size() == 0))
+                    r.fail(n, "`" + label + "` must be a " + (required ? "non-empty " : "") +
+                                  "list of {upstream, model, weight}");
+                for (std::size_t i = 0; i < n.size(); ++i) {
+                    auto at = label + "[" + std::to_string(i) + "]";
+                    if (n[i].IsMap() && !n[i]["upstream"])
+                        r.fail(n[i], at + ": `upstream` is required");
+                    route_target t;
+                    read(r, n[i], at, route_target_fields(), t);
+                    (s.*m).push_back(std::move(t));
+                }
+            },
+            [m](const S& s) {
+                std::string out = "[";
+                for (const auto& t : s.*m)
+                    out += (out.size() > 1 ? ", " : "") + flow(t, route_target_fields());
+                return out + "]";
+            }};
+}
+
+}  // namespace
+
+const fields<route_config>& route_fields() {
+    using S = route_config;
+    static const fields<S> all{
+        text_field("model", &S::model, "the client's model name, or a glob"),
+        choice_field<S, route_strategy>("strategy", &S::strategy,
+                                        {{"priority", route_strategy::priority},
+                                         {"weighted", route_strategy::weighted},
+                                         {"least_busy", route_strategy::least_busy},
+                                         {"latency", route_strategy::latency}},
+                                        "priority | weighted | least_busy | latency"),
+        targets_field("targets", &S::targets, "where its requests may go", true),
+        count_field("max_attempts", &S::max_attempts, 1, 20,
+                    "retries and fallbacks together, never more"),
+        duration_field("first_byte_timeout", &S::first_byte_timeout,
+                       "per attempt: request sent -> response head (0: the upstream's)"),
+        duration_field("deadline", &S::deadline, "the whole request, across attempts (0: none)"),
+        targets_field("on_context_window", &S::on_context_window,
+                      "targets for a request refused as too long for the context window", false),
+    };
+    return all;
+}
+
+const fields<health_config>& health_fields() {
+    using S = health_config;
+    static const fields<S> all{
+        duration_field("cooldown", &S::cooldown, "a target that failed is skipped this long", true),
+        duration_field("max_cooldown", &S::max_cooldown,
+                       "the cooldown doubles while a target keeps failing, up to this", true),
     };
     return all;
 }

@@ -86,6 +86,40 @@ public:
         return m;
     }
 
+    // The routes, their targets named by upstream; an upstream that is only a route's target
+    // (its `models` not given) takes no model names of its own.
+    std::vector<route_config> routes(const YAML::Node& node,
+                                     std::vector<upstream_config>& upstreams,
+                                     const std::vector<bool>& models_given) const {
+        if (!node.IsSequence()) fail(node, "`routes` must be a list");
+        std::vector<route_config> out;
+        for (std::size_t i = 0; i < node.size(); ++i) {
+            std::string name = "routes[" + std::to_string(i) + "]";
+            const auto& n = node[i];
+            if (n.IsMap() && !n["model"]) fail(n, name + ": `model` is required");
+            if (n.IsMap() && !n["targets"]) fail(n, name + ": `targets` is required");
+            auto r = section(n, name, route_fields());
+            if (r.model.empty()) fail(n["model"], name + ": `model` must not be empty");
+            auto resolve = [&](std::vector<route_target>& targets, const char* key) {
+                for (std::size_t t = 0; t < targets.size(); ++t) {
+                    auto& target = targets[t];
+                    std::size_t u = 0;
+                    while (u < upstreams.size() && upstreams[u].name != target.upstream) ++u;
+                    if (u == upstreams.size())
+                        fail(n[key][t]["upstream"], name + "." + key + "[" + std::to_string(t) +
+                                                        "]: there is no upstream named `" +
+                                                        target.upstream + "`");
+                    target.index = u;
+                    if (!models_given[u]) upstreams[u].models.clear();
+                }
+            };
+            resolve(r.targets, "targets");
+            resolve(r.on_context_window, "on_context_window");
+            out.push_back(std::move(r));
+        }
+        return out;
+    }
+
     mcp_serve_config mcp_serve(const YAML::Node& node) const {
         auto m = section(node, "mcp", mcp_serve_fields());
         if (m.serve && m.model.empty())
@@ -96,8 +130,8 @@ public:
     gateway_config root(const YAML::Node& node) const {
         if (!node.IsDefined() || node.IsNull()) fail(node, "the file is empty");
         check_keys(node, "top level",
-                   {"server", "upstreams", "logging", "context", "metrics", "admin", "limits",
-                    "mcp_servers", "mcp"});
+                   {"server", "upstreams", "routes", "health", "logging", "context", "metrics",
+                    "admin", "limits", "mcp_servers", "mcp"});
         gateway_config c;
         c.source = source();
         if (auto n = node["server"]) c.server = section(n, "server", server_fields());
@@ -105,10 +139,18 @@ public:
         if (!ups) fail(node, "`upstreams` is required: at least one upstream to forward to");
         if (!ups.IsSequence() || ups.size() == 0) fail(ups, "`upstreams` must be a non-empty list");
         std::set<std::string> names;
+        std::vector<bool> models_given;
         for (std::size_t i = 0; i < ups.size(); ++i) {
             c.upstreams.push_back(upstream(ups[i], i));
+            models_given.push_back(ups[i].IsMap() && ups[i]["models"].IsDefined());
             if (!names.insert(c.upstreams.back().name).second)
                 fail(ups[i]["name"], "duplicate upstream name `" + c.upstreams.back().name + "`");
+        }
+        if (auto n = node["routes"]) c.routes = routes(n, c.upstreams, models_given);
+        if (auto n = node["health"]) {
+            c.health = section(n, "health", health_fields());
+            if (c.health.max_cooldown < c.health.cooldown)
+                fail(n, "`health.max_cooldown` must not be shorter than `health.cooldown`");
         }
         if (auto n = node["logging"]) c.logging = section(n, "logging", logging_fields());
         if (auto n = node["context"]) c.context = context(n);

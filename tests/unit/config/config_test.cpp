@@ -84,6 +84,10 @@ BOOST_AUTO_TEST_CASE(every_setting_is_documented_in_the_shipped_config) {
     server.name = "files";
     server.command = "mcp-files";
     c.mcp_servers.push_back(server);
+    route_config route;
+    route.model = "smart";
+    route.targets.push_back({"openai", "gpt-5", 1, 0});
+    c.routes.push_back(route);
     std::ifstream in(path);
     std::string documented((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::istringstream printed(to_yaml(c));
@@ -493,6 +497,86 @@ BOOST_AUTO_TEST_CASE(stdio_and_http_servers_load_with_their_settings) {
     BOOST_TEST(shown.find("\"LOG\": \"***\"") != std::string::npos);
     auto again = load_string(shown, "again.yaml");
     BOOST_TEST(again.error == "");
+}
+
+BOOST_AUTO_TEST_CASE(routes_name_their_targets_and_print_back) {
+    const std::string yaml = R"(upstreams:
+  - name: openai-a
+    base_url: http://127.0.0.1:9/v1
+  - name: openai-b
+    base_url: http://127.0.0.1:10/v1
+    models: ["gpt-4o*"]
+  - name: claude
+    provider: anthropic
+    base_url: http://127.0.0.1:11
+routes:
+  - model: "smart"
+    strategy: weighted
+    targets:
+      - {upstream: openai-a, model: gpt-5}
+      - {upstream: openai-b, weight: 3}
+    max_attempts: 2
+    first_byte_timeout: 20s
+    deadline: 2m
+    on_context_window: [{upstream: claude, model: claude-sonnet-4-5}]
+  - model: "claude-*"
+    targets: [{upstream: claude}]
+health:
+  cooldown: 2s
+  max_cooldown: 1m
+)";
+    auto loaded = load_string(yaml, "test.yaml");
+    BOOST_TEST_REQUIRE(loaded.error == "");
+    const auto& c = *loaded.value;
+    BOOST_TEST_REQUIRE(c.routes.size() == 2u);
+    const auto& smart = c.routes[0];
+    BOOST_TEST((smart.strategy == route_strategy::weighted));
+    BOOST_TEST_REQUIRE(smart.targets.size() == 2u);
+    BOOST_TEST(smart.targets[0].model == "gpt-5");
+    BOOST_TEST(smart.targets[1].index == 1u);
+    BOOST_TEST(smart.targets[1].weight == 3u);
+    BOOST_TEST(smart.targets[1].model == "");  // the client's name
+    BOOST_TEST(smart.max_attempts == 2u);
+    BOOST_TEST(smart.first_byte_timeout.count() == 20'000);
+    BOOST_TEST(smart.deadline.count() == 120'000);
+    BOOST_TEST(smart.on_context_window.at(0).index == 2u);
+    BOOST_TEST((c.routes[1].strategy == route_strategy::priority));  // the default
+    BOOST_TEST(c.routes[1].max_attempts == 3u);
+    BOOST_TEST(c.health.cooldown.count() == 2'000);
+    // Used only as route targets, upstreams without `models` take no model names of their own;
+    // one that gives them keeps them.
+    BOOST_TEST(c.upstreams[0].models.empty());
+    BOOST_TEST(c.upstreams[2].models.empty());
+    BOOST_TEST(c.upstreams[1].models == std::vector<std::string>{"gpt-4o*"});
+    auto again = load_string(to_yaml(c), "again.yaml");
+    BOOST_TEST_REQUIRE(again.error == "");
+    BOOST_TEST(to_yaml(*again.value) == to_yaml(c));
+    BOOST_TEST(again.value->routes[0].targets[1].weight == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(route_mistakes_name_the_line) {
+    auto route = [](const std::string& lines) { return minimal + "routes:\n" + lines; };
+    BOOST_TEST(error_of(route("  - model: smart\n    targets: [{upstream: nowhere}]\n")) ==
+               "test.yaml:11: routes[0].targets[0]: there is no upstream named `nowhere`");
+    BOOST_TEST(error_of(route("  - model: smart\n")) ==
+               "test.yaml:10: routes[0]: `targets` is required");
+    BOOST_TEST(error_of(route("  - model: smart\n    targets: []\n")) ==
+               "test.yaml:11: `routes[0].targets` must be a non-empty list of {upstream, model, "
+               "weight}");
+    BOOST_TEST(error_of(route("  - targets: [{upstream: openai}]\n")) ==
+               "test.yaml:10: routes[0]: `model` is required");
+    BOOST_TEST(error_of(route("  - model: smart\n    targets: [{model: x}]\n")) ==
+               "test.yaml:11: routes[0].targets[0]: `upstream` is required");
+    BOOST_TEST(error_of(route("  - model: smart\n    strategy: random\n    targets: "
+                              "[{upstream: openai}]\n"))
+                   .find("`strategy`: `random` must be") != std::string::npos);
+    BOOST_TEST(error_of(route("  - model: smart\n    targets: [{upstream: openai, wieght: 2}]\n"))
+                   .find("unknown key `wieght` in `routes[0].targets[0]`") != std::string::npos);
+    BOOST_TEST(error_of(route("  - model: smart\n    max_attempts: 0\n    targets: "
+                              "[{upstream: openai}]\n"))
+                   .find("max_attempts") != std::string::npos);
+    BOOST_TEST(error_of(minimal + "health:\n  cooldown: 10s\n  max_cooldown: 1s\n") ==
+               "test.yaml:10: `health.max_cooldown` must not be shorter than `health.cooldown`");
 }
 
 BOOST_AUTO_TEST_CASE(mistakes_name_the_line) {
