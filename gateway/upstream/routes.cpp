@@ -1,0 +1,258 @@
+#include "gateway/upstream/routes.hpp"
+
+#include "gateway/config/glob.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace gateway::upstream {
+
+namespace {
+
+bool contains_folded(std::string_view text, std::string_view lower_word) {
+    auto it = std::search(
+        text.begin(), text.end(), lower_word.begin(), lower_word.end(),
+        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+    return it != text.end();
+}
+
+// How the providers say a request is too long for the model (OpenAI's code and message,
+// Anthropic's "prompt is too long", Gemini's "input token count … exceeds").
+bool says_context_window(std::string_view body) {
+    for (std::string_view phrase : {"context_length_exceeded", "maximum context length",
+                                    "context window", "prompt is too long", "input token count"})
+        if (contains_folded(body, phrase)) return true;
+    return false;
+}
+
+thread_local std::minstd_rand random_bits{std::random_device{}()};
+
+}  // namespace
+
+verdict judge_status(unsigned status, std::string_view body) {
+    if (status >= 200 && status < 300) return verdict::success;
+    if (status == 401 || status == 403) return verdict::unusable;
+    if (status == 408 || status == 429 || status >= 500) return verdict::failed;
+    if (status == 400 && says_context_window(body)) return verdict::context_window;
+    return verdict::client_error;
+}
+
+health_board::target_state& health_board::entry(std::size_t upstream, const std::string& model) {
+    auto [it, added] = targets_.try_emplace({upstream, model});
+    if (added) {
+        it->second.upstream = upstream;
+        it->second.model = model;
+    }
+    return it->second;
+}
+
+bool health_board::admit(std::size_t upstream, const std::string& model, clock::time_point now) {
+    std::lock_guard lock(mutex_);
+    auto& t = entry(upstream, model);
+    switch (t.now) {
+        case state::healthy:
+            return true;
+        case state::unusable:
+        case state::probing:
+            return false;
+        case state::cooled:
+            if (now < t.until) return false;
+            t.now = state::probing;  // this caller is the one probe
+            return true;
+    }
+    return false;
+}
+
+bool health_board::available(std::size_t upstream, const std::string& model,
+                             clock::time_point now) const {
+    std::lock_guard lock(mutex_);
+    auto it = targets_.find({upstream, model});
+    if (it == targets_.end()) return true;
+    const auto& t = it->second;
+    return t.now == state::healthy || (t.now == state::cooled && now >= t.until);
+}
+
+void health_board::started(std::size_t upstream, const std::string& model) {
+    std::lock_guard lock(mutex_);
+    ++entry(upstream, model).in_flight;
+}
+
+void health_board::succeeded(std::size_t upstream, const std::string& model,
+                             clock::duration first_byte) {
+    std::lock_guard lock(mutex_);
+    auto& t = entry(upstream, model);
+    t.in_flight = std::max(0, t.in_flight - 1);
+    if (t.now == state::unusable) return;
+    t.now = state::healthy;
+    t.failures = 0;
+    double ms = std::chrono::duration<double, std::milli>(first_byte).count();
+    // A decaying average: recent answers weigh most.
+    t.first_byte_ms = t.first_byte_ms ? *t.first_byte_ms * 0.8 + ms * 0.2 : ms;
+}
+
+void health_board::failed(std::size_t upstream, const std::string& model, clock::time_point now,
+                          std::optional<clock::duration> retry_after) {
+    std::lock_guard lock(mutex_);
+    auto& t = entry(upstream, model);
+    t.in_flight = std::max(0, t.in_flight - 1);
+    if (t.now == state::unusable) return;
+    ++t.failures;
+    auto cooldown = std::chrono::duration_cast<clock::duration>(settings_.cooldown);
+    auto cap = std::chrono::duration_cast<clock::duration>(settings_.max_cooldown);
+    for (int i = 1; i < t.failures && cooldown < cap; ++i) cooldown *= 2;
+    cooldown = std::min(cooldown, cap);
+    if (retry_after) cooldown = std::max(cooldown, *retry_after);
+    t.now = state::cooled;
+    t.until = now + cooldown;
+}
+
+void health_board::refused_key(std::size_t upstream, const std::string& model) {
+    std::lock_guard lock(mutex_);
+    auto& t = entry(upstream, model);
+    t.in_flight = std::max(0, t.in_flight - 1);
+    t.now = state::unusable;
+}
+
+void health_board::abandoned(std::size_t upstream, const std::string& model) {
+    std::lock_guard lock(mutex_);
+    auto& t = entry(upstream, model);
+    t.in_flight = std::max(0, t.in_flight - 1);
+    if (t.now == state::probing) t.now = state::cooled;  // the probe did not tell: probe again
+}
+
+std::optional<health_board::target_state> health_board::of(std::size_t upstream,
+                                                           const std::string& model) const {
+    std::lock_guard lock(mutex_);
+    auto it = targets_.find({upstream, model});
+    if (it == targets_.end()) return std::nullopt;
+    return it->second;
+}
+
+std::vector<health_board::target_state> health_board::snapshot() const {
+    std::lock_guard lock(mutex_);
+    std::vector<target_state> out;
+    for (const auto& [key, t] : targets_) out.push_back(t);
+    return out;
+}
+
+route_table::route_table(const std::vector<config::upstream_config>& upstreams,
+                         const std::vector<config::route_config>& routes,
+                         const model_router& router)
+    : upstreams_(upstreams), routes_(routes), router_(router) {}
+
+const config::route_config& route_table::route(std::optional<std::string_view> model,
+                                               config::route_config& scratch) const {
+    if (model)
+        for (const auto& r : routes_)
+            if (config::glob_match(r.model, *model)) return r;
+    auto index = router_.route(model);
+    scratch = config::route_config{};
+    scratch.model = std::string(model.value_or(""));
+    scratch.max_attempts = 1;  // the default route: one upstream, once, as without routes
+    scratch.targets.push_back({upstreams_[index].name, "", 1, index});
+    return scratch;
+}
+
+attempt_plan::attempt_plan(const config::route_config& route, health_board& health,
+                           clock::time_point started)
+    : route_(route), health_(health), targets_(&route.targets), started_(started) {}
+
+std::optional<clock::duration> attempt_plan::left(clock::time_point now) const {
+    if (route_.deadline.count() == 0) return std::nullopt;
+    auto end = started_ + std::chrono::duration_cast<clock::duration>(route_.deadline);
+    return end > now ? end - now : clock::duration::zero();
+}
+
+void attempt_plan::to_context_window_targets() {
+    targets_ = &route_.on_context_window;
+    tried_.clear();
+}
+
+const config::route_target* attempt_plan::pick(
+    const std::vector<const config::route_target*>& from) {
+    if (from.empty()) return nullptr;
+    switch (route_.strategy) {
+        case config::route_strategy::priority:
+            return from.front();
+        case config::route_strategy::weighted: {
+            std::uint64_t total = 0;
+            for (const auto* t : from) total += t->weight;
+            auto at = std::uniform_int_distribution<std::uint64_t>(0, total - 1)(random_bits);
+            for (const auto* t : from) {
+                if (at < t->weight) return t;
+                at -= t->weight;
+            }
+            return from.back();
+        }
+        case config::route_strategy::least_busy: {
+            const config::route_target* best = nullptr;
+            int fewest = 0;
+            for (const auto* t : from) {
+                auto s = health_.of(t->index, target_model(*t, route_.model));
+                int busy = s ? s->in_flight : 0;
+                if (!best || busy < fewest) {
+                    best = t;
+                    fewest = busy;
+                }
+            }
+            return best;
+        }
+        case config::route_strategy::latency: {
+            // The better of two at random: a target not measured yet counts as fastest, so
+            // each gets measured.
+            std::uniform_int_distribution<std::size_t> any(0, from.size() - 1);
+            const auto* a = from[any(random_bits)];
+            const auto* b = from[any(random_bits)];
+            auto ms = [&](const config::route_target* t) {
+                auto s = health_.of(t->index, target_model(*t, route_.model));
+                return s && s->first_byte_ms ? *s->first_byte_ms : 0.0;
+            };
+            return ms(b) < ms(a) ? b : a;
+        }
+    }
+    return from.front();
+}
+
+const config::route_target* attempt_plan::next(clock::time_point now) {
+    if (attempts_ >= static_cast<int>(route_.max_attempts)) return nullptr;
+    if (auto rest = left(now); rest && rest->count() == 0) return nullptr;
+    std::vector<const config::route_target*> fresh, again, cooled;
+    for (const auto& t : *targets_) {
+        auto model = target_model(t, route_.model);
+        auto s = health_.of(t.index, model);
+        if (s && s->now == health_board::state::unusable) continue;
+        bool tried = std::find(tried_.begin(), tried_.end(), &t) != tried_.end();
+        if (!health_.available(t.index, model, now))
+            cooled.push_back(&t);
+        else
+            (tried ? again : fresh).push_back(&t);
+    }
+    // Untried and available first, then available again; a cooled target only when nothing else
+    // is left, the one whose cooldown ends first (it is not claimed as a probe: it is tried
+    // because nothing else can be).
+    const config::route_target* chosen = nullptr;
+    for (auto* list : {&fresh, &again}) {
+        while (!list->empty() && !chosen) {
+            auto* t = pick(*list);
+            if (health_.admit(t->index, target_model(*t, route_.model), now))
+                chosen = t;
+            else
+                list->erase(std::find(list->begin(), list->end(), t));  // a probe was taken
+        }
+        if (chosen) break;
+    }
+    if (!chosen && !cooled.empty()) {
+        chosen = *std::min_element(cooled.begin(), cooled.end(), [&](auto* a, auto* b) {
+            auto sa = health_.of(a->index, target_model(*a, route_.model));
+            auto sb = health_.of(b->index, target_model(*b, route_.model));
+            return (sa ? sa->until : clock::time_point{}) < (sb ? sb->until : clock::time_point{});
+        });
+    }
+    if (!chosen) return nullptr;
+    ++attempts_;
+    tried_.push_back(chosen);
+    health_.started(chosen->index, target_model(*chosen, route_.model));
+    return chosen;
+}
+
+}  // namespace gateway::upstream

@@ -1,0 +1,135 @@
+#pragma once
+
+#include "gateway/config/config.hpp"
+#include "gateway/upstream/model_router.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// Routes (docs/routing.md): which targets a model's requests may go to, in which order they are
+// tried, and how the targets that failed are kept out. The attempt loops of the /v1 face and of
+// the agent's model client ask these for the next target and tell them how each attempt ended.
+namespace gateway::upstream {
+
+using clock = std::chrono::steady_clock;
+
+// How an attempt ended, as the attempt loop judges it.
+enum class verdict {
+    success,         // 2xx: the answer is the client's
+    client_error,    // another 4xx: the client's answer, returned as it is, never retried
+    context_window,  // a 400 that says the request is too long for the model's context window
+    failed,          // connect error, reset, timeout, 408, 429, 5xx, 529: try another target
+    unusable,        // 401 or 403 from the target: its key is refused; not the client's fault
+};
+
+// The verdict for an answer with `status` (its body for a 400, which may name the context window).
+verdict judge_status(unsigned status, std::string_view body = {});
+
+// The health of every target (an upstream and the model it hears), shared by all workers:
+// a target that failed is cooled for `cooldown`, doubled while it keeps failing up to
+// `max_cooldown` (and at least as long as a retry-after it was given); when the cooldown ends,
+// one request may probe it (half open) and one success restores it. A target whose key was
+// refused stays out until the process restarts with another configuration. Thread-safe.
+class health_board {
+public:
+    explicit health_board(config::health_config settings) : settings_(settings) {}
+
+    enum class state { healthy, cooled, probing, unusable };
+    struct target_state {
+        std::size_t upstream = 0;
+        std::string model;
+        state now = state::healthy;
+        int failures = 0;                     // in a row
+        clock::time_point until{};            // the end of the cooldown
+        std::optional<double> first_byte_ms;  // decaying average of time to first byte
+        int in_flight = 0;
+    };
+
+    // Whether the target may be tried now. A cooled target whose cooldown ended becomes
+    // `probing`, and this caller is its one probe.
+    bool admit(std::size_t upstream, const std::string& model, clock::time_point now);
+    // Whether admit() would let it through (no probe is claimed).
+    bool available(std::size_t upstream, const std::string& model, clock::time_point now) const;
+    void started(std::size_t upstream, const std::string& model);
+    // The attempt's end: `first_byte` for a success (the latency strategy's average).
+    void succeeded(std::size_t upstream, const std::string& model, clock::duration first_byte);
+    void failed(std::size_t upstream, const std::string& model, clock::time_point now,
+                std::optional<clock::duration> retry_after = std::nullopt);
+    void refused_key(std::size_t upstream, const std::string& model);
+    // An attempt that ended without a verdict (the client went away): only in_flight changes.
+    void abandoned(std::size_t upstream, const std::string& model);
+
+    std::optional<target_state> of(std::size_t upstream, const std::string& model) const;
+    std::vector<target_state> snapshot() const;
+
+private:
+    target_state& entry(std::size_t upstream, const std::string& model);
+
+    config::health_config settings_;
+    mutable std::mutex mutex_;
+    std::map<std::pair<std::size_t, std::string>, target_state> targets_;
+};
+
+// The routes of a configuration: a model name goes to the first route whose glob matches it, or
+// to the default route (the upstream its `models` globs pick, alone, tried once). Immutable.
+class route_table {
+public:
+    route_table(const std::vector<config::upstream_config>& upstreams,
+                const std::vector<config::route_config>& routes, const model_router& router);
+
+    // The route for `model`; the default route's target is filled in per call (`scratch`).
+    const config::route_config& route(std::optional<std::string_view> model,
+                                      config::route_config& scratch) const;
+
+private:
+    const std::vector<config::upstream_config>& upstreams_;
+    const std::vector<config::route_config>& routes_;
+    const model_router& router_;
+};
+
+// One request's way through its route: which target each attempt goes to, within max_attempts
+// and the deadline. Not thread-safe; one per request.
+class attempt_plan {
+public:
+    attempt_plan(const config::route_config& route, health_board& health,
+                 clock::time_point started = clock::now());
+
+    // The next target, or nullopt when the attempts or the deadline are used up, or no target is
+    // left (all refused their keys). A target not yet tried this request and available comes
+    // first (by the strategy); a cooled one only when nothing else is left.
+    const config::route_target* next(clock::time_point now = clock::now());
+
+    // The targets for a request refused for its context window (the route's on_context_window);
+    // the attempts still count.
+    void to_context_window_targets();
+
+    int attempts() const { return attempts_; }
+    // The time left before the deadline (nullopt: none).
+    std::optional<clock::duration> left(clock::time_point now = clock::now()) const;
+    const config::route_config& route() const { return route_; }
+
+private:
+    const config::route_target* pick(const std::vector<const config::route_target*>& from);
+
+    const config::route_config& route_;
+    health_board& health_;
+    const std::vector<config::route_target>* targets_;
+    clock::time_point started_;
+    int attempts_ = 0;
+    std::vector<const config::route_target*> tried_;
+};
+
+// The model a target hears for a client's `model`: the target's own name when it gives one.
+inline std::string target_model(const config::route_target& t, std::string_view model) {
+    return t.model.empty() ? std::string(model) : t.model;
+}
+
+}  // namespace gateway::upstream

@@ -1,0 +1,229 @@
+#include "gateway/upstream/routes.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <map>
+
+using namespace gateway::upstream;
+namespace config = gateway::config;
+using namespace std::chrono_literals;
+
+namespace {
+
+config::route_config route_of(config::route_strategy strategy, std::vector<unsigned> weights,
+                              unsigned max_attempts = 3) {
+    config::route_config r;
+    r.model = "smart";
+    r.strategy = strategy;
+    r.max_attempts = max_attempts;
+    for (std::size_t i = 0; i < weights.size(); ++i)
+        r.targets.push_back({"up" + std::to_string(i), "m" + std::to_string(i), weights[i], i});
+    return r;
+}
+
+config::health_config cooling(config::duration cooldown, config::duration cap = 60s) {
+    return {cooldown, cap};
+}
+
+// Ends an attempt at target `t` as `how`.
+void end(health_board& h, const config::route_target* t, verdict how, clock::time_point now,
+         clock::duration first_byte = 10ms) {
+    if (how == verdict::success)
+        h.succeeded(t->index, t->model, first_byte);
+    else if (how == verdict::unusable)
+        h.refused_key(t->index, t->model);
+    else
+        h.failed(t->index, t->model, now);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(upstream_routes)
+
+BOOST_AUTO_TEST_CASE(statuses_are_judged_as_the_routing_contract_says) {
+    BOOST_TEST((judge_status(200) == verdict::success));
+    for (unsigned s : {408u, 429u, 500u, 502u, 503u, 504u, 529u})
+        BOOST_TEST((judge_status(s) == verdict::failed), s);
+    for (unsigned s : {400u, 404u, 413u, 422u})
+        BOOST_TEST((judge_status(s) == verdict::client_error), s);
+    BOOST_TEST((judge_status(401) == verdict::unusable));
+    BOOST_TEST((judge_status(403) == verdict::unusable));
+    BOOST_TEST((judge_status(400, R"({"error":{"code":"context_length_exceeded"}})") ==
+                verdict::context_window));
+    BOOST_TEST((judge_status(400, R"({"error":{"message":"prompt is too long: 210000 tokens"}})") ==
+                verdict::context_window));
+    BOOST_TEST((judge_status(400, R"({"error":{"message":"Invalid value for temperature"}})") ==
+                verdict::client_error));
+}
+
+BOOST_AUTO_TEST_CASE(priority_falls_back_in_order_within_max_attempts) {
+    health_board h(cooling(5s));
+    auto r = route_of(config::route_strategy::priority, {1, 1}, 3);
+    auto now = clock::now();
+    attempt_plan plan(r, h, now);
+    auto* first = plan.next(now);
+    BOOST_TEST_REQUIRE(first == &r.targets[0]);
+    end(h, first, verdict::failed, now);
+    auto* second = plan.next(now);
+    BOOST_TEST_REQUIRE(second == &r.targets[1]);
+    end(h, second, verdict::failed, now);
+    // Both cooled: the third attempt goes to the one whose cooldown ends first, then no more.
+    BOOST_TEST(plan.next(now) == &r.targets[0]);
+    BOOST_TEST(plan.next(now) == nullptr);
+    BOOST_TEST(plan.attempts() == 3);
+}
+
+BOOST_AUTO_TEST_CASE(a_cooled_target_is_skipped_then_probed_once_and_restored) {
+    health_board h(cooling(5s, 60s));
+    auto r = route_of(config::route_strategy::priority, {1, 1});
+    auto now = clock::now();
+    {
+        attempt_plan plan(r, h, now);
+        end(h, plan.next(now), verdict::failed, now);
+        end(h, plan.next(now), verdict::success, now);
+    }
+    // The next request skips the cooled first target.
+    attempt_plan skipping(r, h, now + 1s);
+    BOOST_TEST(skipping.next(now + 1s) == &r.targets[1]);
+    // Its cooldown over, one request probes it; another at the same time does not.
+    auto later = now + 5s;
+    attempt_plan probe(r, h, later);
+    BOOST_TEST(probe.next(later) == &r.targets[0]);
+    BOOST_TEST((h.of(0, "m0")->now == health_board::state::probing));
+    attempt_plan meanwhile(r, h, later);
+    BOOST_TEST(meanwhile.next(later) == &r.targets[1]);
+    end(h, &r.targets[0], verdict::success, later);
+    BOOST_TEST((h.of(0, "m0")->now == health_board::state::healthy));
+    attempt_plan restored(r, h, later);
+    BOOST_TEST(restored.next(later) == &r.targets[0]);
+}
+
+BOOST_AUTO_TEST_CASE(the_cooldown_doubles_while_failing_up_to_its_cap_and_honours_retry_after) {
+    health_board h(cooling(1s, 3s));
+    auto now = clock::now();
+    h.started(0, "m");
+    h.failed(0, "m", now);
+    BOOST_TEST((h.of(0, "m")->until - now == clock::duration(1s)));
+    h.failed(0, "m", now);
+    BOOST_TEST((h.of(0, "m")->until - now == clock::duration(2s)));
+    h.failed(0, "m", now);
+    BOOST_TEST((h.of(0, "m")->until - now == clock::duration(3s)));  // the cap
+    h.failed(0, "m", now, clock::duration(30s));                     // retry-after: 30
+    BOOST_TEST((h.of(0, "m")->until - now == clock::duration(30s)));
+    BOOST_TEST(!h.available(0, "m", now + 29s));
+    BOOST_TEST(h.available(0, "m", now + 30s));
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_key_keeps_its_target_out_for_good) {
+    health_board h(cooling(1s));
+    auto r = route_of(config::route_strategy::priority, {1, 1});
+    auto now = clock::now();
+    attempt_plan plan(r, h, now);
+    end(h, plan.next(now), verdict::unusable, now);
+    BOOST_TEST(plan.next(now) == &r.targets[1]);
+    attempt_plan hours_later(r, h, now + 10h);
+    BOOST_TEST(hours_later.next(now + 10h) == &r.targets[1]);
+    end(h, &r.targets[1], verdict::unusable, now);
+    attempt_plan none_left(r, h, now);
+    BOOST_TEST(none_left.next(now) == nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(weighted_shares_follow_the_weights) {
+    health_board h(cooling(1s));
+    auto r = route_of(config::route_strategy::weighted, {1, 3});
+    std::map<std::size_t, int> picked;
+    for (int i = 0; i < 4000; ++i) {
+        attempt_plan plan(r, h);
+        auto* t = plan.next();
+        ++picked[t->index];
+        end(h, t, verdict::success, clock::now());
+    }
+    // Expected 1000 and 3000; a binomial's spread is about 27.
+    BOOST_TEST(picked[0] > 850);
+    BOOST_TEST(picked[0] < 1150);
+    BOOST_TEST(picked[1] == 4000 - picked[0]);
+}
+
+BOOST_AUTO_TEST_CASE(least_busy_avoids_the_target_with_requests_in_flight) {
+    health_board h(cooling(1s));
+    auto r = route_of(config::route_strategy::least_busy, {1, 1, 1});
+    h.started(0, "m0");  // stalled: two requests hang there
+    h.started(0, "m0");
+    h.started(1, "m1");
+    for (int i = 0; i < 10; ++i) {
+        attempt_plan plan(r, h);
+        auto* t = plan.next();
+        BOOST_TEST(t == &r.targets[2]);
+        end(h, t, verdict::success, clock::now());
+    }
+}
+
+BOOST_AUTO_TEST_CASE(latency_prefers_the_faster_target) {
+    health_board h(cooling(1s));
+    auto r = route_of(config::route_strategy::latency, {1, 1});
+    h.started(0, "m0");
+    h.succeeded(0, "m0", 400ms);
+    h.started(1, "m1");
+    h.succeeded(1, "m1", 20ms);
+    int fast = 0;
+    for (int i = 0; i < 1000; ++i) {
+        attempt_plan plan(r, h);
+        auto* t = plan.next();
+        if (t == &r.targets[1]) ++fast;
+        h.abandoned(t->index, t->model);
+    }
+    // The slower one wins only when both draws are it: about a quarter.
+    BOOST_TEST(fast > 650);
+    BOOST_TEST(fast < 850);
+}
+
+BOOST_AUTO_TEST_CASE(the_deadline_ends_the_attempts) {
+    health_board h(cooling(1s));
+    auto r = route_of(config::route_strategy::priority, {1, 1}, 5);
+    r.deadline = 2s;
+    auto now = clock::now();
+    attempt_plan plan(r, h, now);
+    BOOST_TEST((plan.left(now + 500ms).value() == clock::duration(1500ms)));
+    end(h, plan.next(now), verdict::failed, now);
+    BOOST_TEST(plan.next(now + 2s) == nullptr);
+    config::route_config open = r;
+    open.deadline = config::duration(0);
+    BOOST_TEST(!attempt_plan(open, h, now).left(now).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_context_window_refusal_moves_to_its_targets) {
+    health_board h(cooling(1s));
+    auto r = route_of(config::route_strategy::priority, {1});
+    r.on_context_window.push_back({"big", "m-long", 1, 7});
+    attempt_plan plan(r, h);
+    BOOST_TEST(plan.next() == &r.targets[0]);
+    h.abandoned(0, "m0");
+    plan.to_context_window_targets();
+    auto* big = plan.next();
+    BOOST_TEST_REQUIRE(big != nullptr);
+    BOOST_TEST(big->index == 7u);
+    BOOST_TEST(target_model(*big, "smart") == "m-long");
+}
+
+BOOST_AUTO_TEST_CASE(a_model_takes_the_first_matching_route_or_its_upstreams_glob) {
+    std::vector<config::upstream_config> ups(2);
+    ups[0].name = "a";
+    ups[1].name = "b";
+    ups[0].models = {"gpt-*"};
+    ups[1].models = {"claude-*"};
+    model_router router(ups);
+    std::vector<config::route_config> routes{route_of(config::route_strategy::priority, {1, 1})};
+    routes[0].model = "smart*";
+    route_table table(ups, routes, router);
+    config::route_config scratch;
+    BOOST_TEST(&table.route("smart-v2", scratch) == &routes[0]);
+    const auto& fallback = table.route("claude-x", scratch);
+    BOOST_TEST(&fallback == &scratch);
+    BOOST_TEST_REQUIRE(fallback.targets.size() == 1u);
+    BOOST_TEST(fallback.targets[0].index == 1u);
+    BOOST_TEST(fallback.max_attempts == 1u);  // without a route: one upstream, once
+    BOOST_TEST(target_model(fallback.targets[0], "claude-x") == "claude-x");
+    BOOST_TEST(table.route(std::nullopt, scratch).targets[0].index == 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
