@@ -32,10 +32,6 @@ void replace_nul(std::string& text) {
         text.replace(at, 1, "\xEF\xBF\xBD");
 }
 
-bool retriable(unsigned status) {
-    return status == 429 || status == 408 || status >= 500;
-}
-
 }  // namespace
 
 std::optional<config::duration> retry_after(std::string_view retry_after_ms,
@@ -80,10 +76,11 @@ struct model_client::attempt_result {
     unsigned status = 0;
     std::string retry_after_ms;
     std::string retry_after;
-    std::string body;        // an error answer's body
-    providers::reply reply;  // a 2xx answer's reply, streamed or whole
-    std::string unreadable;  // why a 2xx answer is not a reply
-    bool told = false;       // some text of this attempt was told to the hook
+    std::string body;                        // an error answer's body
+    providers::reply reply;                  // a 2xx answer's reply, streamed or whole
+    upstream::clock::duration first_byte{};  // request sent -> response head
+    std::string unreadable;                  // why a 2xx answer is not a reply
+    bool told = false;                       // some text of this attempt was told to the hook
 };
 
 namespace {
@@ -137,12 +134,12 @@ net::awaitable<upstream::failure> read_stream(upstream::connection& conn,
 }  // namespace
 
 model_client::model_client(const std::vector<config::upstream_config>& upstreams,
-                           unsigned model_retries, const upstream::model_router& router,
+                           unsigned model_retries, upstream::routing& routing,
                            const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
                            net::any_io_executor executor, upstream::usage_sink* ledger)
     : upstreams_(upstreams),
       model_retries_(model_retries),
-      router_(router),
+      routing_(routing),
       executor_(std::move(executor)),
       ledger_(ledger) {
     pools_.reserve(upstreams.size());
@@ -151,7 +148,8 @@ model_client::model_client(const std::vector<config::upstream_config>& upstreams
 }
 
 const config::upstream_config& model_client::upstream_for(std::string_view model) const {
-    return upstreams_[router_.route(model)];
+    config::route_config scratch;
+    return upstreams_[routing_.table().route(model, scratch).targets.front().index];
 }
 
 void model_client::shutdown() {
@@ -171,8 +169,10 @@ net::awaitable<model_client::attempt_result> model_client::attempt(upstream::poo
             cancel.on_cancel(c ? std::function<void()>([c] { c->close(); }) : nullptr);
         },
         [&cancel] { return cancel.cancelled(); }};
+    auto sent = upstream::clock::now();
     auto started =
         co_await upstream::start_exchange(pool, executor_, head, body, parser, false, false, hooks);
+    result.first_byte = upstream::clock::now() - sent;
     if (!started.conn) {
         result.transport = started.failed;
         co_return result;
@@ -209,81 +209,142 @@ net::awaitable<model_client::attempt_result> model_client::attempt(upstream::poo
     co_return result;
 }
 
-net::awaitable<model_result<providers::reply>> model_client::send(
-    upstream::pool& pool, const std::string& head, const std::string& body,
-    const std::string& request_id, call_canceller& cancel, retry_hook on_retry,
-    const streaming& stream) {
-    const auto& up = pool.upstream();
-    int retries = static_cast<int>(model_retries_);
-    for (int attempt_no = 0;; ++attempt_no) {
-        if (cancel.cancelled()) break;
-        auto result = co_await attempt(pool, head, body, cancel, stream);
-        // Text told by a failed attempt is withdrawn: the next attempt tells it again.
-        if (result.told && (result.transport || cancel.cancelled()))
-            co_await stream.on_text(std::string(), true);
-        if (cancel.cancelled()) break;
-        std::string why;
-        auto code = errc::upstream_unreachable;
-        if (result.transport) {
-            why = "upstream `" + up.name + "`: " + result.transport.detail;
-            if (result.transport.ec.category() == gateway_category())
-                code = static_cast<errc>(result.transport.ec.value());
-        } else if (result.status >= 200 && result.status < 300) {
-            // A 2xx that is no reply is not retried: the server would answer it again.
-            if (!result.unreadable.empty())
-                co_return model_failure{errc::upstream_bad_response, false,
-                                        "upstream `" + up.name + "`: " + result.unreadable};
-            co_return std::move(result.reply);
-        } else {
-            why = "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
-                  stream.adapter->decode_error(result.status, result.body).message;
-            code = code_of_status(result.status);
-        }
-        bool again = (result.transport || retriable(result.status)) && attempt_no < retries;
-        if (!again) co_return model_failure{code, false, std::move(why)};
-        auto wait = retry_after(result.retry_after_ms, result.retry_after)
-                        .value_or(config::duration(500ms * (1 << attempt_no)));
-        wait = std::min(wait, max_backoff);
-        observability::log_warn("run " + request_id + ": " + why + "; retrying in " +
-                                std::to_string(wait.count()) + " ms");
-        if (on_retry) {
-            model_retry retry{attempt_no + 1, retries, why, wait};
-            co_await on_retry(std::move(retry));
-        }
-        if (cancel.cancelled()) break;
-        net::steady_timer timer(executor_, wait);
-        cancel.on_cancel([&timer] { timer.cancel(); });
-        [[maybe_unused]] auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
-        cancel.on_cancel(nullptr);
-    }
-    co_return model_failure{errc::run_ended, true, "cancelled"};
-}
-
 net::awaitable<model_result<providers::reply>> model_client::converse(providers::request request,
                                                                       std::string request_id,
                                                                       call_canceller& cancel,
                                                                       retry_hook on_retry,
                                                                       text_hook on_text) {
-    auto& pool = pools_[router_.route(request.model)];
-    const auto& up = pool.upstream();
-    const auto& adapter = providers::adapter_for(up.provider);
-    request.model = upstream::upstream_model(up, request.model);
+    config::route_config scratch;
+    const auto& route = routing_.table().route(request.model, scratch);
+    // Without a route of its own a model's upstream is tried once and retried model_retries
+    // times, as before routes; a route says its own max_attempts.
+    if (&route == &scratch) scratch.max_attempts = 1 + model_retries_;
+    auto& health = routing_.health();
+    upstream::attempt_plan plan(route, health);
+    auto client_model = request.model;
     request.stream = static_cast<bool>(on_text);
     request.include_usage = request.stream;
-    streaming stream{&adapter, std::move(on_text)};
-    std::string refused;
-    auto body = adapter.encode(request, refused);
-    if (body.empty()) co_return model_failure{errc::bad_request, false, std::move(refused)};
-    auto head = upstream::json_post_head(up, adapter.target(request), request.stream,
-                                         adapter.auth_fields(up.api_key), request_id, body.size());
-    auto started = std::chrono::steady_clock::now();
-    auto result = co_await send(pool, head, body, request_id, cancel, std::move(on_retry), stream);
-    if (auto* failed = std::get_if<model_failure>(&result)) co_return std::move(*failed);
-    auto& reply = std::get<providers::reply>(result);
-    for (auto& p : reply.content.parts)
-        if (p.what == providers::part::kind::text) replace_nul(p.text);
-    account(up, request.model, reply.used, started);
-    co_return reply;
+    model_failure last{errc::upstream_unreachable, false,
+                       "no target of model `" + client_model + "` can be used"};
+    const config::route_target* previous = nullptr;
+    std::optional<config::duration> asked_wait;  // the last failure's retry-after
+    bool context_window_tried = false;
+    for (int failures = 0;;) {
+        if (cancel.cancelled()) break;
+        const auto* target = plan.next();
+        if (!target) co_return last;
+        auto& pool = pools_[target->index];
+        const auto& up = pool.upstream();
+        auto heard =
+            target->model.empty() ? upstream::upstream_model(up, client_model) : target->model;
+        auto health_key = upstream::target_model(*target, client_model);
+        if (target == previous) {
+            // The same target again (nothing else is left): after a backoff, or its retry-after.
+            auto wait = std::min(asked_wait.value_or(config::duration(500ms * (1 << failures))),
+                                 max_backoff);
+            if (auto rest = plan.left())
+                wait = std::min(wait, std::chrono::duration_cast<config::duration>(*rest));
+            observability::log_warn("run " + request_id + ": " + last.message + "; retrying in " +
+                                    std::to_string(wait.count()) + " ms");
+            if (on_retry) {
+                model_retry retry{plan.attempts() - 1, static_cast<int>(route.max_attempts) - 1,
+                                  last.message, wait};
+                co_await on_retry(std::move(retry));
+            }
+            if (!cancel.cancelled()) {
+                net::steady_timer timer(executor_, wait);
+                cancel.on_cancel([&timer] { timer.cancel(); });
+                [[maybe_unused]] auto [ec] =
+                    co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+                cancel.on_cancel(nullptr);
+            }
+            if (cancel.cancelled()) {
+                health.abandoned(target->index, health_key);
+                break;
+            }
+        } else if (previous && on_retry) {
+            // Another target: at once, told like a retry.
+            model_retry retry{plan.attempts() - 1, static_cast<int>(route.max_attempts) - 1,
+                              last.message + "; trying upstream `" + up.name + "`",
+                              config::duration(0)};
+            co_await on_retry(std::move(retry));
+        }
+        previous = target;
+        asked_wait.reset();
+        const auto& adapter = providers::adapter_for(up.provider);
+        request.model = heard;
+        std::string refused;
+        auto body = adapter.encode(request, refused);
+        if (body.empty()) {
+            health.abandoned(target->index, health_key);
+            last = {errc::bad_request, false, "upstream `" + up.name + "`: " + refused};
+            continue;  // another target may take what this dialect cannot say
+        }
+        auto head =
+            upstream::json_post_head(up, adapter.target(request), request.stream,
+                                     adapter.auth_fields(up.api_key), request_id, body.size());
+        streaming stream{&adapter, on_text};
+        auto started = std::chrono::steady_clock::now();
+        auto result = co_await attempt(pool, head, body, cancel, stream);
+        // Text told by a failed attempt is withdrawn: the next attempt tells it again.
+        if (result.told && (result.transport || cancel.cancelled()))
+            co_await on_text(std::string(), true);
+        if (cancel.cancelled()) {
+            health.abandoned(target->index, health_key);
+            break;
+        }
+        if (result.transport) {
+            auto code = errc::upstream_unreachable;
+            if (result.transport.ec.category() == gateway_category())
+                code = static_cast<errc>(result.transport.ec.value());
+            last = {code, false, "upstream `" + up.name + "`: " + result.transport.detail};
+            health.failed(target->index, health_key, upstream::clock::now());
+            ++failures;
+            continue;
+        }
+        auto judged = upstream::judge_status(result.status, result.body);
+        if (judged == upstream::verdict::success) {
+            if (!result.unreadable.empty()) {
+                // A 2xx that is no reply is not retried: the server would answer it again.
+                health.failed(target->index, health_key, upstream::clock::now());
+                co_return model_failure{errc::upstream_bad_response, false,
+                                        "upstream `" + up.name + "`: " + result.unreadable};
+            }
+            health.succeeded(target->index, health_key, result.first_byte);
+            auto& reply = result.reply;
+            for (auto& p : reply.content.parts)
+                if (p.what == providers::part::kind::text) replace_nul(p.text);
+            account(up, heard, reply.used, started);
+            co_return std::move(reply);
+        }
+        last = {code_of_status(result.status), false,
+                "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
+                    adapter.decode_error(result.status, result.body).message};
+        if (judged == upstream::verdict::failed) {
+            auto after = retry_after(result.retry_after_ms, result.retry_after);
+            health.failed(target->index, health_key, upstream::clock::now(),
+                          after ? std::optional<upstream::clock::duration>(*after) : std::nullopt);
+            asked_wait = after;
+            ++failures;
+            continue;
+        }
+        if (judged == upstream::verdict::unusable) {
+            observability::log_warn("upstream `" + up.name + "` refused its key for model `" +
+                                    heard + "` (" + std::to_string(result.status) +
+                                    "); it is left out until the configuration changes");
+            health.refused_key(target->index, health_key);
+            continue;
+        }
+        health.abandoned(target->index, health_key);
+        if (judged == upstream::verdict::context_window && !context_window_tried &&
+            !route.on_context_window.empty()) {
+            context_window_tried = true;
+            plan.to_context_window_targets();
+            continue;
+        }
+        co_return last;  // the request's own fault: no other target would take it
+    }
+    co_return model_failure{errc::run_ended, true, "cancelled"};
 }
 
 void model_client::account(const config::upstream_config& up, const std::string& model,

@@ -3,8 +3,8 @@
 #include "gateway/agent/model_port.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/providers/adapter.hpp"
-#include "gateway/upstream/model_router.hpp"
 #include "gateway/upstream/pool.hpp"
+#include "gateway/upstream/routes.hpp"
 #include "gateway/upstream/usage_sink.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -18,16 +18,19 @@ namespace gateway::agent {
 
 namespace net = boost::asio;
 
-// The model port over HTTP: model turns through the same upstream
-// connections, routing rules and authentication as the passthrough (upstream::start_exchange).
-// 429, 408 and 5xx answers and failed connections are retried `model_retries` times with
-// exponential backoff from 0.5 s, or after the upstream's `retry-after-ms` / `retry-after` when
-// it sent one (at most 60 s). One client per executor: its pools are not thread-safe.
+// The model port over HTTP: model turns through the same upstream connections, routes and
+// authentication as the passthrough (upstream::start_exchange). A model's route (docs/routing.md)
+// gives the targets: a failed attempt (a failed connection, 408, 429, 5xx) goes to the next
+// target at once, or, when only the same one is left, after an exponential backoff from 0.5 s or
+// the upstream's `retry-after-ms` / `retry-after` (at most 60 s); a model without a route is
+// tried once and retried `model_retries` times on its upstream. A 401 or 403 leaves the target
+// out; another 4xx is the request's own failure. Every attempt is said in its target's dialect.
+// One client per executor: its pools are not thread-safe.
 class model_client final : public model_port {
 public:
-    // `upstreams` and `router` as the /v1 face has them; `model_retries`: context.model_retries.
+    // `upstreams` and `routing` as the /v1 face has them; `model_retries`: context.model_retries.
     model_client(const std::vector<config::upstream_config>& upstreams, unsigned model_retries,
-                 const upstream::model_router& router,
+                 upstream::routing& routing,
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
                  net::any_io_executor executor, upstream::usage_sink* ledger = nullptr);
 
@@ -54,13 +57,6 @@ private:
         const providers::adapter* adapter = nullptr;
         text_hook on_text;
     };
-    // One request with the retry policy above; an error answer is explained by the adapter.
-    net::awaitable<model_result<providers::reply>> send(upstream::pool& pool,
-                                                        const std::string& head,
-                                                        const std::string& body,
-                                                        const std::string& request_id,
-                                                        call_canceller& cancel, retry_hook on_retry,
-                                                        const streaming& stream);
     net::awaitable<attempt_result> attempt(upstream::pool& pool, const std::string& head,
                                            const std::string& body, call_canceller& cancel,
                                            const streaming& stream);
@@ -71,7 +67,7 @@ private:
 
     const std::vector<config::upstream_config>& upstreams_;
     unsigned model_retries_;
-    const upstream::model_router& router_;
+    upstream::routing& routing_;
     net::any_io_executor executor_;
     upstream::usage_sink* ledger_;
     std::vector<upstream::pool> pools_;

@@ -74,7 +74,7 @@ config::parsed<context_files> load_context_files(const config::gateway_config& c
 }
 
 config::parsed<std::unique_ptr<context_service>> context_service::start(
-    const config::gateway_config& config, const upstream::model_router& router,
+    const config::gateway_config& config, upstream::routing& routing,
     const std::vector<std::shared_ptr<boost::asio::ssl::context>>& tls_contexts) {
     using result = config::parsed<std::unique_ptr<context_service>>;
     const auto& context = config.context;
@@ -114,7 +114,7 @@ config::parsed<std::unique_ptr<context_service>> context_service::start(
         observability::log_warn("context.workspaces: " + problem + "; chats cannot use it");
     s->prompts_ = std::make_unique<agent::system_prompts>(std::move(files.value->prompts), tools);
     s->model_ = std::make_unique<agent::model_client>(
-        config.upstreams, config.context.model_retries, router, tls_contexts,
+        config.upstreams, config.context.model_retries, routing, tls_contexts,
         s->engine_.get_executor(), s->ledger_.get());
     s->journal_ = std::make_unique<agent::run_journal>(*s->store_, context.event_excerpt_bytes);
     s->runner_ = std::make_unique<agent::tool_runner>(tools, *s->roots_, *s->store_, *s->journal_,

@@ -34,7 +34,7 @@ namespace gateway::mcp {
 class hub;
 }
 namespace gateway::upstream {
-class model_router;
+class routing;
 }
 namespace gateway::store {
 class data_dir_lock;
@@ -74,7 +74,7 @@ public:
     // Loads the prompts and workflows, takes the data directory, opens the store and starts the
     // engine, which resumes the unfinished runs. The error names what failed.
     static config::parsed<std::unique_ptr<context_service>> start(
-        const config::gateway_config& config, const upstream::model_router& router,
+        const config::gateway_config& config, upstream::routing& routing,
         const std::vector<std::shared_ptr<boost::asio::ssl::context>>& tls_contexts);
     ~context_service();
 

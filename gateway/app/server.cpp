@@ -21,7 +21,7 @@
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/handler.hpp"
 #include "gateway/store/state_store.hpp"
-#include "gateway/upstream/model_router.hpp"
+#include "gateway/upstream/routes.hpp"
 #include "gateway/upstream/tls.hpp"
 
 #include <boost/asio/post.hpp>
@@ -93,8 +93,9 @@ std::string server::start() {
         if (!context) return context.error;
         tls_contexts.push_back(*context.value);
     }
-    model_router_ = std::make_unique<upstream::model_router>(config_.upstreams);
-    auto started = context_service::start(config_, *model_router_, tls_contexts);
+    routing_ =
+        std::make_unique<upstream::routing>(config_.upstreams, config_.routes, config_.health);
+    auto started = context_service::start(config_, *routing_, tls_contexts);
     if (!started) return started.error;
     context_ = std::move(*started.value);
     auto& api = context_->api();
@@ -161,7 +162,7 @@ std::string server::start() {
                                             : std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 0; i < count; ++i) {
         auto handler = std::make_unique<passthrough::handler>(config_.server, config_.upstreams,
-                                                              *model_router_, tls_contexts,
+                                                              routing_->router(), tls_contexts,
                                                               gate_.get(), &context_->ledger());
         auto* forward = handler.get();
         handlers_.push_back(std::move(handler));

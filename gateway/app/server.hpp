@@ -26,7 +26,7 @@ namespace gateway::passthrough {
 class handler;
 }
 namespace gateway::upstream {
-class model_router;
+class routing;
 }
 
 namespace gateway::app {
@@ -68,7 +68,7 @@ public:
 private:
     config::gateway_config config_;
     console::site console_{console::embedded_assets()};
-    std::unique_ptr<upstream::model_router> model_router_;
+    std::unique_ptr<upstream::routing> routing_;
     std::unique_ptr<context_service> context_;
     // Declared before the handlers: the handlers' pooled sockets belong to the workers'
     // io_contexts and must be destroyed first.

@@ -127,6 +127,26 @@ private:
     std::vector<const config::route_target*> tried_;
 };
 
+// Where a model's requests go, for every path that calls a model: the upstreams' globs, the
+// routes, and the health of every target. One per process; shared by the workers.
+class routing {
+public:
+    routing(const std::vector<config::upstream_config>& upstreams,
+            const std::vector<config::route_config>& routes, config::health_config health)
+        : router_(upstreams), table_(upstreams, routes, router_), health_(health) {}
+    routing(const routing&) = delete;
+    routing& operator=(const routing&) = delete;
+
+    const model_router& router() const { return router_; }
+    const route_table& table() const { return table_; }
+    health_board& health() { return health_; }
+
+private:
+    model_router router_;
+    route_table table_;
+    health_board health_;
+};
+
 // The model a target hears for a client's `model`: the target's own name when it gives one.
 inline std::string target_model(const config::route_target& t, std::string_view model) {
     return t.model.empty() ? std::string(model) : t.model;
