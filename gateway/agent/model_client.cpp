@@ -156,11 +156,9 @@ void model_client::shutdown() {
     for (auto& p : pools_) p.close_all();
 }
 
-net::awaitable<model_client::attempt_result> model_client::attempt(upstream::pool& pool,
-                                                                   const std::string& head,
-                                                                   const std::string& body,
-                                                                   call_canceller& cancel,
-                                                                   const streaming& stream) {
+net::awaitable<model_client::attempt_result> model_client::attempt(
+    upstream::pool& pool, const std::string& head, const std::string& body, call_canceller& cancel,
+    const streaming& stream, config::duration first_byte) {
     const auto& up = pool.upstream();
     attempt_result result;
     std::optional<upstream::response_parser> parser;
@@ -168,7 +166,7 @@ net::awaitable<model_client::attempt_result> model_client::attempt(upstream::poo
         [&cancel](upstream::connection* c) {
             cancel.on_cancel(c ? std::function<void()>([c] { c->close(); }) : nullptr);
         },
-        [&cancel] { return cancel.cancelled(); }};
+        [&cancel] { return cancel.cancelled(); }, first_byte};
     auto sent = upstream::clock::now();
     auto started =
         co_await upstream::start_exchange(pool, executor_, head, body, parser, false, false, hooks);
@@ -285,7 +283,7 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
                                      adapter.auth_fields(up.api_key), request_id, body.size());
         streaming stream{&adapter, on_text};
         auto started = std::chrono::steady_clock::now();
-        auto result = co_await attempt(pool, head, body, cancel, stream);
+        auto result = co_await attempt(pool, head, body, cancel, stream, route.first_byte_timeout);
         // Text told by a failed attempt is withdrawn: the next attempt tells it again.
         if (result.told && (result.transport || cancel.cancelled()))
             co_await on_text(std::string(), true);

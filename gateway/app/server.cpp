@@ -161,9 +161,9 @@ std::string server::start() {
     unsigned count = config_.server.workers ? config_.server.workers
                                             : std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 0; i < count; ++i) {
-        auto handler = std::make_unique<passthrough::handler>(config_.server, config_.upstreams,
-                                                              routing_->router(), tls_contexts,
-                                                              gate_.get(), &context_->ledger());
+        auto handler =
+            std::make_unique<passthrough::handler>(config_.server, config_.upstreams, *routing_,
+                                                   tls_contexts, gate_.get(), &context_->ledger());
         auto* forward = handler.get();
         handlers_.push_back(std::move(handler));
         // The route table, aligned so it reads like the API reference.

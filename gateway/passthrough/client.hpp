@@ -31,7 +31,14 @@ struct exchange_state {
     // whether the whole answer was relayed.
     std::uint64_t delivered_bytes = 0;
     bool complete = false;
+    // Fields for the client's head besides the upstream's (a route's x-contextgate-upstream and
+    // x-contextgate-attempts).
+    std::vector<std::pair<std::string, std::string>> fields;
 };
+
+// The usage to charge for a finished answer (providers::settled_usage for a 2xx to a request
+// that names a model), on the context for the access log, the key's limits and the ledger.
+void finish_usage(http::request_context& ctx, exchange_state& state);
 
 class watch_list;
 

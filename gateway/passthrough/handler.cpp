@@ -43,74 +43,6 @@ bool is_websocket_upgrade(const http::request& req) {
     return beast::iequals(req[bhttp::field::upgrade], "websocket");
 }
 
-// The request head as the upstream sees it: same method, `target` below base_path (the client's
-// path after its /v1 or /v1beta, with the query), and end-to-end headers; Host, x-request-id,
-// Content-Length and (per `auth`) the key field of the upstream's provider set by the gateway.
-// Written as bytes: building a Beast message would allocate a node per header only to
-// serialize it again. The body is sent after it untouched.
-std::string upstream_request_head(const http::request_context& ctx,
-                                  const config::upstream_config& up, std::string_view target,
-                                  bool upgrade, bool virtual_key = false) {
-    const auto& req = ctx.req;
-    auto [key_name, key_prefix] = providers::adapter_for(up.provider).key_field();
-    bool replace = upstream_key_replaces_client(up, virtual_key);
-    // Gemini's REST convention puts the key in the query: a replaced key goes from there too.
-    std::string without_key;
-    if (replace && target.find('?') != std::string_view::npos && http::has_query_key(target)) {
-        without_key = http::without_query_key(target);
-        target = without_key;
-    }
-    std::string head;
-    head.reserve(512);  // under 1 KiB: glibc serves it from its per-thread cache
-    head += req.method_string();
-    head += ' ';
-    head += up.endpoint.base_path;
-    head += target;
-    head += " HTTP/1.1\r\nHost: ";
-    head += upstream::host_header(up.endpoint);
-    head += "\r\n";
-    bool client_auth = false;
-    for_each_end_to_end(req, [&](bhttp::field f, std::string_view name, std::string_view value) {
-        // Expect was answered by the gateway, which forwards the whole body at once.
-        if (f == bhttp::field::expect || beast::iequals(name, "x-request-id")) return;
-        if (virtual_key && (f == bhttp::field::authorization || beast::iequals(name, "x-api-key") ||
-                            beast::iequals(name, "x-goog-api-key")))
-            return;
-        if (beast::iequals(name, key_name)) {
-            if (replace) return;
-            client_auth = true;
-        }
-        head += name;
-        head += ": ";
-        head += value;
-        head += "\r\n";
-    });
-    head += "x-request-id: ";
-    head += ctx.request_id;
-    head += "\r\n";
-    if ((replace && !up.api_key.empty()) || (!client_auth && !up.api_key.empty())) {
-        head += key_name;
-        head += ": ";
-        head += key_prefix;
-        head += up.api_key;
-        head += "\r\n";
-    }
-    if (upgrade) {
-        head += "Connection: Upgrade\r\nUpgrade: ";
-        head += req[bhttp::field::upgrade];
-        head += "\r\n";
-    }
-    auto verb = req.method();
-    if (!req.body().empty() || verb == bhttp::verb::post || verb == bhttp::verb::put ||
-        verb == bhttp::verb::patch) {
-        head += "Content-Length: ";
-        head += std::to_string(req.body().size());
-        head += "\r\n";
-    }
-    head += "\r\n";
-    return head;
-}
-
 // Pumps raw bytes one way until either side closes; for tunnelled (101) connections.
 net::awaitable<void> pump_client_to_upstream(http::request_context& ctx, upstream::connection& conn,
                                              config::duration idle) {
@@ -197,33 +129,7 @@ net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
     if (reusable && !upgrade && !state.client_gone) pool.give_back(std::move(conn));
 }
 
-// The usage to charge for a 2xx answer to a request that names a model (providers::settled_usage:
-// the upstream's count, or an estimate never below what the client received), on the context for
-// the access log, the key's limits and the ledger. A listing or a file uses no model.
-void finish_usage(http::request_context& ctx, exchange_state& state) {
-    if (state.answered && ctx.status / 100 == 2 && !ctx.model.empty()) {
-        auto settled = providers::settled_usage(state.used, state.delivered_bytes,
-                                                ctx.req.body().size(), state.complete);
-        state.used = settled.used;
-        if (settled.estimated) state.usage_source = "estimate";
-    }
-    if (!state.used.known) return;
-    ctx.input_tokens = state.used.input;
-    ctx.output_tokens = state.used.output;
-}
-
 }  // namespace
-
-// Where a request goes: the upstream, the target below its base path, and whether the gateway
-// translates it (Chat Completions to an Anthropic or Gemini upstream).
-struct destination {
-    std::optional<std::size_t> upstream;
-    std::string model;  // as the client named it ("" when none)
-    std::string_view target;
-    bool translate = false;
-    bool listing = false;  // GET /v1/models across upstreams of several providers
-    std::string refusal;   // set: answer 400 with it
-};
 
 namespace {
 
@@ -234,7 +140,8 @@ std::string too_long_model_name() {
 
 destination choose(const http::request_context& ctx,
                    const std::vector<config::upstream_config>& upstreams,
-                   const upstream::model_router& router) {
+                   const upstream::routing& routing) {
+    const auto& router = routing.router();
     std::string_view target = ctx.req.target();
     std::string_view path = target.substr(0, target.find('?'));
     destination d;
@@ -268,8 +175,17 @@ destination choose(const http::request_context& ctx,
             return d;
         }
     }
-    d.upstream = router.route(model);
     d.target = target.substr(3);  // after "/v1": the router only sends /v1/... here
+    if (model && ctx.req.method() == bhttp::verb::post) {
+        config::route_config scratch;
+        const auto& r = routing.table().route(*model, scratch);
+        if (&r != &scratch) {
+            d.route = &r;
+            d.upstream = r.targets.front().index;
+            return d;
+        }
+    }
+    d.upstream = router.route(model);
     const auto& up = upstreams[*d.upstream];
     if (up.provider != config::provider_kind::openai) {
         if (path == "/v1/chat/completions" && ctx.req.method() == bhttp::verb::post)
@@ -285,12 +201,31 @@ destination choose(const http::request_context& ctx,
 
 }  // namespace
 
+// The usage to charge for a 2xx answer to a request that names a model (providers::settled_usage:
+// the upstream's count, or an estimate never below what the client received), on the context for
+// the access log, the key's limits and the ledger. A listing or a file uses no model.
+void finish_usage(http::request_context& ctx, exchange_state& state) {
+    if (state.answered && ctx.status / 100 == 2 && !ctx.model.empty()) {
+        auto settled = providers::settled_usage(state.used, state.delivered_bytes,
+                                                ctx.req.body().size(), state.complete);
+        state.used = settled.used;
+        if (settled.estimated) state.usage_source = "estimate";
+    }
+    if (!state.used.known) return;
+    ctx.input_tokens = state.used.input;
+    ctx.output_tokens = state.used.output;
+}
+
 handler::handler(const config::server_config& server,
-                 const std::vector<config::upstream_config>& upstreams,
-                 const upstream::model_router& router,
+                 const std::vector<config::upstream_config>& upstreams, upstream::routing& routing,
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
                  admission* gate, upstream::usage_sink* ledger)
-    : server_(server), upstreams_(upstreams), router_(router), gate_(gate), ledger_(ledger) {
+    : server_(server),
+      upstreams_(upstreams),
+      router_(routing.router()),
+      routing_(routing),
+      gate_(gate),
+      ledger_(ledger) {
     series_.resize(upstreams.size());
     pools_.reserve(upstreams.size());
     for (std::size_t i = 0; i < upstreams.size(); ++i)
@@ -346,7 +281,7 @@ destination handler::route(const http::request_context& ctx) const {
         listing.listing = true;
         return listing;
     }
-    return choose(ctx, upstreams_, router_);
+    return choose(ctx, upstreams_, routing_);
 }
 
 net::awaitable<void> handler::operator()(http::request_context& ctx) {
@@ -490,6 +425,10 @@ net::awaitable<void> forward_bytes(http::request_context& ctx, upstream::pool& p
 
 net::awaitable<void> handler::forward(http::request_context& ctx, const destination& where,
                                       bool upgrade) {
+    if (where.route && !upgrade) {
+        co_await forward_routed(ctx, where);
+        co_return;
+    }
     auto& pool = pools_[*where.upstream];
     const auto& up = pool.upstream();
     ctx.upstream = up.name;

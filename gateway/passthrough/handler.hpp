@@ -5,8 +5,8 @@
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/admission.hpp"
 #include "gateway/passthrough/client.hpp"
-#include "gateway/upstream/model_router.hpp"
 #include "gateway/upstream/pool.hpp"
+#include "gateway/upstream/routes.hpp"
 #include "gateway/upstream/usage_sink.hpp"
 
 #include <map>
@@ -16,7 +16,20 @@
 namespace gateway::passthrough {
 
 struct exchange_state;
-struct destination;
+
+// Where a request goes: the upstream, the target below its base path, and whether the gateway
+// translates it (Chat Completions to an Anthropic or Gemini upstream).
+struct destination {
+    std::optional<std::size_t> upstream;
+    std::string model;  // as the client named it ("" when none)
+    std::string_view target;
+    bool translate = false;
+    bool listing = false;  // GET /v1/models across upstreams of several providers
+    std::string refusal;   // set: answer 400 with it
+    // A route of the configuration matched the model (a /v1 request with a JSON body): the
+    // attempt loop (routed.cpp) takes the request; `upstream` is then its first target.
+    const config::route_config* route = nullptr;
+};
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -33,8 +46,7 @@ class handler {
 public:
     // `gate` (virtual keys and limits) and `ledger` (token usage) may be null.
     handler(const config::server_config& server,
-            const std::vector<config::upstream_config>& upstreams,
-            const upstream::model_router& router,
+            const std::vector<config::upstream_config>& upstreams, upstream::routing& routing,
             const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
             admission* gate = nullptr, upstream::usage_sink* ledger = nullptr);
 
@@ -51,6 +63,9 @@ private:
     // The exchange with the upstream `where` names (chosen and admitted by operator()).
     net::awaitable<void> forward(http::request_context& ctx, const destination& where,
                                  bool upgrade);
+    // A request whose model has a route: attempts at its targets until one answers, nothing
+    // sent to the client before the gateway commits to an answer (routed.cpp).
+    net::awaitable<void> forward_routed(http::request_context& ctx, const destination& where);
     // The key's claim settled with the usage the answer reported.
     net::awaitable<void> settle(const http::request_context& ctx, ticket admitted);
     // Metrics and the usage ledger for a finished model request.
@@ -60,6 +75,7 @@ private:
     const config::server_config& server_;
     const std::vector<config::upstream_config>& upstreams_;
     const upstream::model_router& router_;
+    upstream::routing& routing_;
     std::vector<upstream::pool> pools_;
     watch_list watches_;            // client watches not yet reading
     bool mixed_providers_ = false;  // some upstream is not OpenAI-compatible

@@ -1,5 +1,10 @@
 #include "gateway/passthrough/headers.hpp"
 
+#include "gateway/http/context.hpp"
+#include "gateway/http/credentials.hpp"
+#include "gateway/providers/adapter.hpp"
+#include "gateway/upstream/connection.hpp"
+
 #include <boost/beast/core/string.hpp>
 
 #include <vector>
@@ -53,6 +58,78 @@ void for_each_end_to_end(const http::fields& from, field_visitor visit) {
         if (listed) continue;
         visit(f.name(), name, f.value());
     }
+}
+
+// The request head as the upstream sees it: same method, `target` below base_path (the client's
+// path after its /v1 or /v1beta, with the query), and end-to-end headers; Host, x-request-id,
+// Content-Length and (per `auth`) the key field of the upstream's provider set by the gateway.
+// Written as bytes: building a Beast message would allocate a node per header only to
+// serialize it again. The body is sent after it untouched.
+std::string upstream_request_head(const gateway::http::request_context& ctx,
+                                  const config::upstream_config& up, std::string_view target,
+                                  bool upgrade, bool virtual_key) {
+    const auto& req = ctx.req;
+    auto [key_name, key_prefix] = providers::adapter_for(up.provider).key_field();
+    bool replace = upstream_key_replaces_client(up, virtual_key);
+    // Gemini's REST convention puts the key in the query: a replaced key goes from there too.
+    std::string without_key;
+    if (replace && target.find('?') != std::string_view::npos &&
+        gateway::http::has_query_key(target)) {
+        without_key = gateway::http::without_query_key(target);
+        target = without_key;
+    }
+    std::string head;
+    head.reserve(512);  // under 1 KiB: glibc serves it from its per-thread cache
+    head += req.method_string();
+    head += ' ';
+    head += up.endpoint.base_path;
+    head += target;
+    head += " HTTP/1.1\r\nHost: ";
+    head += upstream::host_header(up.endpoint);
+    head += "\r\n";
+    bool client_auth = false;
+    for_each_end_to_end(req, [&](boost::beast::http::field f, std::string_view name,
+                                 std::string_view value) {
+        // Expect was answered by the gateway, which forwards the whole body at once.
+        if (f == boost::beast::http::field::expect || boost::beast::iequals(name, "x-request-id"))
+            return;
+        if (virtual_key && (f == boost::beast::http::field::authorization ||
+                            boost::beast::iequals(name, "x-api-key") ||
+                            boost::beast::iequals(name, "x-goog-api-key")))
+            return;
+        if (boost::beast::iequals(name, key_name)) {
+            if (replace) return;
+            client_auth = true;
+        }
+        head += name;
+        head += ": ";
+        head += value;
+        head += "\r\n";
+    });
+    head += "x-request-id: ";
+    head += ctx.request_id;
+    head += "\r\n";
+    if ((replace && !up.api_key.empty()) || (!client_auth && !up.api_key.empty())) {
+        head += key_name;
+        head += ": ";
+        head += key_prefix;
+        head += up.api_key;
+        head += "\r\n";
+    }
+    if (upgrade) {
+        head += "Connection: Upgrade\r\nUpgrade: ";
+        head += req[boost::beast::http::field::upgrade];
+        head += "\r\n";
+    }
+    auto verb = req.method();
+    if (!req.body().empty() || verb == boost::beast::http::verb::post ||
+        verb == boost::beast::http::verb::put || verb == boost::beast::http::verb::patch) {
+        head += "Content-Length: ";
+        head += std::to_string(req.body().size());
+        head += "\r\n";
+    }
+    head += "\r\n";
+    return head;
 }
 
 }  // namespace gateway::passthrough

@@ -1,9 +1,11 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
+#include "gateway/http/context.hpp"
 
 #include <boost/beast/http/fields.hpp>
 
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -48,5 +50,14 @@ private:
 // sender's spelling of the name. Skips hop-by-hop fields, fields named in `from`'s Connection
 // header, and `Host` and `Content-Length`, which every forwarded message sets for itself.
 void for_each_end_to_end(const boost::beast::http::fields& from, field_visitor visit);
+
+// The request head as the upstream sees it: same method, `target` below base_path (the client's
+// path after its /v1 or /v1beta, with the query), and end-to-end headers; Host, x-request-id,
+// Content-Length (of the client's body: a body sent instead must be as long) and (per `auth`) the
+// key field of the upstream's provider set by the gateway. Written as bytes: building a Beast
+// message would allocate a node per header only to serialize it again.
+std::string upstream_request_head(const http::request_context& ctx,
+                                  const config::upstream_config& up, std::string_view target,
+                                  bool upgrade, bool virtual_key = false);
 
 }  // namespace gateway::passthrough

@@ -134,9 +134,18 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
                                 upstream::response_parser& parser,
                                 const config::upstream_config& up, exchange_state& state,
                                 body_writer& writer, sse::boundary_tracker& tracker, bool sse,
-                                providers::usage_observer* observer) {
+                                providers::usage_observer* observer, std::string_view prefetched) {
     co_await net::this_coro::throw_if_cancelled(false);
     auto& res = parser.get();
+    if (!prefetched.empty()) {
+        if (sse) tracker.feed(prefetched);
+        if (observer) observer->feed(prefetched);
+        ctx.bytes_sent += prefetched.size();
+        if (auto ec = co_await writer.data(net::buffer(prefetched)); ec) {
+            ctx.keep_alive = false;
+            co_return false;
+        }
+    }
     io::relay_buffer buffer;
     while (!parser.is_done()) {
         auto [n, failed] =
@@ -184,23 +193,29 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
 }  // namespace
 
 std::string response_head(const bhttp::response_header<>& res, const http::request_context& ctx,
-                          std::string_view hop_line, std::string_view connection) {
+                          std::string_view hop_line, std::string_view connection,
+                          const std::vector<std::pair<std::string, std::string>>& extra) {
     http::response_head head(res.result_int(), res.reason());
     for_each_end_to_end(res, [&](bhttp::field, std::string_view name, std::string_view value) {
         head.field(name, value);
     });
+    for (const auto& [name, value] : extra) head.field(name, value);
     return head.finish(ctx.request_id, hop_line, connection);
 }
 
 net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connection& conn,
                                     upstream::response_parser& parser,
-                                    const config::upstream_config& up, exchange_state& state) {
+                                    const config::upstream_config& up, exchange_state& state,
+                                    std::string_view prefetched) {
     auto& res = parser.get();
     ctx.status = res.result_int();
     state.answered = true;
     bool head_request = ctx.req.method() == bhttp::verb::head;
-    bool body_follows = !parser.is_done();
+    bool body_follows = !parser.is_done() || !prefetched.empty();
+    // Beast's content_length() is what remains to be read: with the bytes read already.
     auto length = parser.content_length();
+    if (!prefetched.empty() && parser.is_done()) length = prefetched.size();
+    if (length && !prefetched.empty() && !parser.is_done()) *length += prefetched.size();
     bool sse = beast::iequals(res[bhttp::field::content_type].substr(0, 17), "text/event-stream");
 
     // Framing towards the client: the upstream's Content-Length when it gave one, otherwise
@@ -221,10 +236,10 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
         framing = "Content-Length: 0";
     }
     if (ctx.draining) ctx.keep_alive = false;
-    auto head = response_head(res, ctx, framing, ctx.keep_alive ? "" : "close");
+    auto head = response_head(res, ctx, framing, ctx.keep_alive ? "" : "close", state.fields);
     ctx.started();
     // Body bytes that came with the header go out with it, in one write.
-    bool hold_head = body_follows && conn.buffer().size() > 0;
+    bool hold_head = body_follows && (conn.buffer().size() > 0 || !prefetched.empty());
     if (!hold_head) {
         if (auto ec = co_await write_client(ctx, net::buffer(head)); ec) {
             ctx.keep_alive = false;
@@ -242,13 +257,13 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     state.streamed = sse;
     bool reusable = false;
     if (sse && chunked && ctx.server.sse_heartbeat.count() > 0) {
-        auto winner =
-            co_await (relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching) ||
-                      send_heartbeats(writer, tracker, ctx.server.sse_heartbeat));
+        auto winner = co_await (
+            relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching, prefetched) ||
+            send_heartbeats(writer, tracker, ctx.server.sse_heartbeat));
         reusable = winner.index() == 0 && std::get<0>(winner);
     } else {
-        reusable =
-            co_await relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching);
+        reusable = co_await relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching,
+                                       prefetched);
     }
     if (observer) {
         state.used = observer->finish();

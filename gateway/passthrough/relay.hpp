@@ -18,15 +18,19 @@ namespace gateway::passthrough {
 // x-request-id wins (SDKs surface it); otherwise the client gets ours.
 std::string response_head(const boost::beast::http::response_header<>& res,
                           const http::request_context& ctx, std::string_view hop_line,
-                          std::string_view connection);
+                          std::string_view connection,
+                          const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 // Relays the upstream's response (its header already read into `parser`) to the client, event
 // by event as it arrives: the head with the body bytes that came with it, then one client write
 // per upstream read, SSE heartbeats while the upstream is silent, the usage the answer reports
 // into `state`, and an honest end when the upstream fails mid-response. Returns true when the
-// upstream connection ended cleanly and may be pooled.
+// upstream connection ended cleanly and may be pooled. `prefetched`: body bytes the attempt loop
+// read (and held back) before it committed to this answer; they go out first. `state.fields`
+// are added to the head (the route's x-contextgate-* fields).
 net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connection& conn,
                                     upstream::response_parser& parser,
-                                    const config::upstream_config& up, exchange_state& state);
+                                    const config::upstream_config& up, exchange_state& state,
+                                    std::string_view prefetched = {});
 
 }  // namespace gateway::passthrough

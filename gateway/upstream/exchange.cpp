@@ -71,9 +71,10 @@ net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor
         parser->body_limit(boost::none);
         if (head_request) parser->skip(true);
         bool got_bytes = false;
-        out.failed = co_await conn->write(head, body, up.first_byte_timeout);
-        if (!out.failed)
-            out.failed = co_await conn->read_header(*parser, up.first_byte_timeout, got_bytes);
+        auto first_byte =
+            hooks.first_byte_timeout.count() ? hooks.first_byte_timeout : up.first_byte_timeout;
+        out.failed = co_await conn->write(head, body, first_byte);
+        if (!out.failed) out.failed = co_await conn->read_header(*parser, first_byte, got_bytes);
         if (out.failed.ec == errc::upstream_first_byte_timeout)
             observability::metrics().upstream_timeouts.with({up.name, "first_byte"}).inc();
         if (abandoned()) {

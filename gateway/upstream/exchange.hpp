@@ -27,6 +27,8 @@ struct exchange_hooks {
     std::function<void(connection*)> in_use;
     // Asked after each step: true abandons the exchange (the owner cancelled it).
     std::function<bool()> abandoned;
+    // Request sent -> response head within this (a route's); 0: the upstream's own.
+    config::duration first_byte_timeout{0};
 };
 
 // The head of a JSON POST the gateway makes itself (the model client's requests, a translated

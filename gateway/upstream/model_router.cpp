@@ -4,6 +4,7 @@
 #include "gateway/providers/json_scan.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <algorithm>
 
@@ -39,12 +40,27 @@ bool names_model(std::string_view literal) {
 
 }  // namespace
 
-std::optional<std::string> read_model(std::string_view t) {
-    // A UTF-8 byte order mark before the object: upstreams' JSON parsers skip it, so does this.
-    if (t.starts_with("\xEF\xBB\xBF")) t.remove_prefix(3);
-    std::size_t i = json_skip_space(t, 0);
-    if (i >= t.size() || t[i] != '{') return std::nullopt;
+namespace {
+
+// The last top-level "model" member's string value and where its literal is in `t` (offsets in
+// the original text); an empty span when there is none.
+struct model_member {
     std::optional<std::string> model;
+    std::size_t begin = 0;
+    std::size_t end = 0;
+};
+
+model_member scan_model(std::string_view text) {
+    std::string_view t = text;
+    std::size_t offset = 0;
+    // A UTF-8 byte order mark before the object: upstreams' JSON parsers skip it, so does this.
+    if (t.starts_with("\xEF\xBB\xBF")) {
+        t.remove_prefix(3);
+        offset = 3;
+    }
+    model_member found;
+    std::size_t i = json_skip_space(t, 0);
+    if (i >= t.size() || t[i] != '{') return found;
     int depth = 0;
     while (i < t.size()) {
         char c = t[i];
@@ -59,11 +75,13 @@ std::optional<std::string> read_model(std::string_view t) {
             }
             // A later "model" member replaces an earlier one, as in the upstream's parser.
             auto value = json_skip_space(t, after + 1);
-            model.reset();
+            found = {};
             if (value < t.size() && t[value] == '"') {
                 auto value_end = json_string_end(t, value);
                 if (value_end == std::string_view::npos) break;
-                model = string_value(t.substr(value, value_end - value));
+                found.model = string_value(t.substr(value, value_end - value));
+                found.begin = offset + value;
+                found.end = offset + value_end;
                 i = value_end;
             } else {
                 i = value;  // not a string: no model, unless another member follows
@@ -77,7 +95,20 @@ std::optional<std::string> read_model(std::string_view t) {
         }
         ++i;
     }
-    return model;
+    return found;
+}
+
+}  // namespace
+
+std::optional<std::string> read_model(std::string_view t) {
+    return scan_model(t).model;
+}
+
+bool replace_model(std::string& body, std::string_view model) {
+    auto found = scan_model(body);
+    if (!found.model) return false;
+    body.replace(found.begin, found.end - found.begin, json::serialize(json::value(model)));
+    return true;
 }
 
 std::string upstream_model(const config::upstream_config& up, std::string_view model) {

@@ -19,6 +19,10 @@ namespace gateway::upstream {
 // model says and is refused there.
 std::optional<std::string> read_model(std::string_view json_body);
 
+// Replaces that member's value (the last top-level "model" string) with `model`, leaving every
+// other byte of the body as it was; false when the body has no such member.
+bool replace_model(std::string& json_body, std::string_view model);
+
 // The upstream's name for a client's model name (`model_map`), or the name itself.
 std::string upstream_model(const config::upstream_config& up, std::string_view model);
 

@@ -110,3 +110,146 @@ BOOST_AUTO_TEST_CASE(attempts_stop_at_max_attempts) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// The /v1 face: the attempt loop and its commit point.
+namespace {
+
+struct routed_gateway {
+    std::vector<std::unique_ptr<fake_upstream>> fakes;
+    std::optional<running_gateway> gateway;
+
+    // Upstreams up0… on the fakes, then `dead` (a refused connection); the route "smart" over
+    // `targets` (names), each hearing `heard` when set.
+    routed_gateway(std::size_t count, std::vector<std::string> targets, std::string heard = {}) {
+        std::vector<std::string> urls;
+        for (std::size_t i = 0; i < count; ++i) {
+            fakes.push_back(std::make_unique<fake_upstream>());
+            urls.push_back(fakes.back()->base_url());
+        }
+        auto c = make_config(urls);
+        c.upstreams.push_back(upstream_at(c, "dead", "http://127.0.0.1:1/v1"));
+        config::route_config r;
+        r.model = "smart";
+        r.max_attempts = 3;
+        for (const auto& name : targets) {
+            std::size_t index = 0;
+            while (c.upstreams.at(index).name != name) ++index;
+            r.targets.push_back({name, heard, 1, index});
+        }
+        c.routes.push_back(r);
+        gateway.emplace(c);
+    }
+
+    response chat(bool stream = false) {
+        std::string body = R"({"model":"smart","messages":[{"role":"user","content":"hi"}])";
+        if (stream)
+            body += R"(,"stream":true})";
+        else
+            body += "}";
+        client c(gateway->port());
+        return c.request(make_request("POST", "/v1/chat/completions", body,
+                                      "Content-Type: application/json\r\n"));
+    }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(routes_for_v1)
+
+BOOST_AUTO_TEST_CASE(a_json_request_falls_back_past_a_refused_connection_and_a_503) {
+    routed_gateway g(2, {"dead", "up0", "up1"}, "gpt-heard");
+    g.fakes[0]->script({{"overloaded", "stop", 503, "", 0}});
+    g.fakes[1]->script({{"Hello from up1."}});
+    auto r = g.chat();
+    BOOST_TEST(r.status == 200u);
+    BOOST_TEST(r.header("x-contextgate-upstream") == "up1");
+    BOOST_TEST(r.header("x-contextgate-attempts") == "3");
+    BOOST_TEST(json::parse(r.body).at("choices").at(0).at("message").at("content").as_string() ==
+               "Hello from up1.");
+    // Each target heard the request with only its model name changed.
+    BOOST_TEST(g.fakes[1]->scripted_requests().at(0) ==
+               R"({"model":"gpt-heard","messages":[{"role":"user","content":"hi"}]})");
+    BOOST_TEST(g.fakes[0]->scripted_requests().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_400_is_the_clients_answer_and_nothing_else_is_tried) {
+    routed_gateway g(2, {"up0", "up1"});
+    g.fakes[0]->script({{"Invalid value for temperature", "stop", 400, "", 0}});
+    g.fakes[1]->script({{"never"}});
+    auto r = g.chat();
+    BOOST_TEST(r.status == 400u);
+    BOOST_TEST(r.body.find("Invalid value for temperature") != std::string::npos);
+    BOOST_TEST(g.fakes[1]->scripted_requests().empty());
+}
+
+BOOST_AUTO_TEST_CASE(when_every_attempt_fails_the_client_gets_the_last_failure_once) {
+    routed_gateway g(2, {"up0", "up1"});
+    g.fakes[0]->script(
+        {{"first down", "stop", 502, "", 0}, {"first down again", "stop", 502, "", 0}});
+    g.fakes[1]->script({{"second down", "stop", 503, "", 0}, {"never"}});
+    auto r = g.chat();
+    // Three attempts (max_attempts): up0, up1, then up0 again, the target cooled first, since
+    // nothing else is left; never a fourth.
+    BOOST_TEST(r.status == 502u);
+    BOOST_TEST(r.body.find("first down again") != std::string::npos);
+    BOOST_TEST(r.header("x-contextgate-attempts") == "3");
+    BOOST_TEST(g.fakes[0]->scripted_requests().size() == 2u);
+    BOOST_TEST(g.fakes[1]->scripted_requests().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_429_cools_its_target_for_its_retry_after) {
+    routed_gateway g(2, {"up0", "up1"});
+    g.fakes[0]->script({{"slow down", "stop", 429, "30", 0}, {"never"}});
+    g.fakes[1]->script({{"one"}, {"two"}});
+    BOOST_TEST(g.chat().header("x-contextgate-upstream") == "up1");
+    auto again = g.chat();
+    BOOST_TEST(again.header("x-contextgate-upstream") == "up1");
+    BOOST_TEST(again.header("x-contextgate-attempts") == "1");  // up0 is skipped: cooled
+    BOOST_TEST(g.fakes[0]->scripted_requests().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_that_begins_with_an_error_falls_back_and_the_client_sees_one_stream) {
+    routed_gateway g(2, {"up0", "up1"});
+    scripted_reply broken{"", "stop", 200, "", 0};
+    broken.stream_error = "The server had an error while processing your request.";
+    g.fakes[0]->script({broken});
+    g.fakes[1]->script({{"Streamed by up1."}});
+    auto r = g.chat(true);
+    BOOST_TEST(r.status == 200u);
+    BOOST_TEST(r.complete);
+    BOOST_TEST(r.header("x-contextgate-upstream") == "up1");
+    BOOST_TEST(r.body.find("error") == std::string::npos, r.body);
+    BOOST_TEST(r.body.find("Streamed") != std::string::npos);
+    // One lifecycle: one role chunk, one [DONE].
+    BOOST_TEST(r.body.find("\"role\"") == r.body.rfind("\"role\""));
+    BOOST_TEST(r.body.find("[DONE]") == r.body.rfind("[DONE]"));
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_cut_after_content_is_never_replayed) {
+    routed_gateway g(2, {"up0", "up1"});
+    scripted_reply cut{"A long answer that is cut.", "stop", 200, "", 0};
+    cut.cut_after = 2;  // the role and the first half of the text
+    g.fakes[0]->script({cut});
+    g.fakes[1]->script({{"never"}});
+    auto r = g.chat(true);
+    BOOST_TEST(r.status == 200u);
+    BOOST_TEST(r.header("x-contextgate-upstream") == "up0");
+    BOOST_TEST(r.body.find("A long an") != std::string::npos);
+    // The protocol's terminal error, no [DONE], and no second upstream.
+    BOOST_TEST(r.body.find("event: error") != std::string::npos, r.body);
+    BOOST_TEST(r.body.find("[DONE]") == std::string::npos);
+    BOOST_TEST(g.fakes[1]->scripted_requests().empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_model_without_a_route_goes_where_it_went_before) {
+    routed_gateway g(1, {"up0"});
+    client c(g.gateway->port());
+    auto r =
+        c.request(make_request("POST", "/v1/chat/completions",
+                               R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]})",
+                               "Content-Type: application/json\r\n"));
+    BOOST_TEST(r.status == 200u);  // scripted mode is off: the canned answer
+    BOOST_TEST(r.header("x-contextgate-upstream").empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

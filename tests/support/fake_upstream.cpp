@@ -97,6 +97,11 @@ std::vector<std::string> scripted_events(const scripted_reply& reply, const std:
     };
     std::vector<std::string> events;
     events.push_back(frame({{"role", "assistant"}, {"content", ""}}, nullptr));
+    if (!reply.stream_error.empty()) {
+        json::object error{{"error", {{"message", reply.stream_error}, {"type", "server_error"}}}};
+        events.push_back("data: " + json::serialize(error) + "\n\n");
+        return events;
+    }
     auto half = reply.content.size() / 2;
     for (auto piece : {reply.content.substr(0, half), reply.content.substr(half)})
         if (!piece.empty()) events.push_back(frame({{"content", piece}}, nullptr));
@@ -580,9 +585,13 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
                     if (closed) co_return;
                 }
                 if (stream_requested && scripted->status == 200 && !scripted->whole) {
-                    bool go_on =
-                        co_await write_events(stream, lowest, r, scripted_events(*scripted, model),
-                                              "text/event-stream; charset=utf-8");
+                    auto cut = r;
+                    if (scripted->cut_after >= 0)
+                        cut.headers.emplace_back("x-fake-reset-after",
+                                                 std::to_string(scripted->cut_after));
+                    bool go_on = co_await write_events(stream, lowest, cut,
+                                                       scripted_events(*scripted, model),
+                                                       "text/event-stream; charset=utf-8");
                     if (!go_on) co_return;
                     continue;
                 }

@@ -66,6 +66,11 @@ struct scripted_reply {
     // Answer one whole application/json body even to a streamed request, as some
     // OpenAI-compatible servers and proxies that ignore `stream: true` do.
     bool whole = false;
+    // Streamed OpenAI answers: set, the stream's first event after the role is OpenAI's error
+    // event with this message, and the stream ends there; >= 0, the connection is reset after
+    // that many events (a stream cut mid-answer).
+    std::string stream_error;
+    long cut_after = -1;
 };
 
 struct received_request {

@@ -49,6 +49,20 @@ BOOST_AUTO_TEST_CASE(model_is_the_one_the_upstream_reads) {
     BOOST_TEST(!read_model(R"({"messages":[]} {"model":"x"})"));
 }
 
+BOOST_AUTO_TEST_CASE(only_the_model_the_upstream_reads_is_replaced) {
+    std::string body =
+        "\xEF\xBB\xBF{\"messages\":[{\"model\":\"inner\"}],\"model\":\"a\", \"model\" : "
+        "\"smart\",\"x\":1}";
+    BOOST_TEST(replace_model(body, "gpt-5\"x"));
+    BOOST_TEST(body ==
+               "\xEF\xBB\xBF{\"messages\":[{\"model\":\"inner\"}],\"model\":\"a\", \"model\" : "
+               "\"gpt-5\\\"x\",\"x\":1}");
+    BOOST_TEST(read_model(body).value_or("") == "gpt-5\"x");
+    std::string none = R"({"model": 3})";
+    BOOST_TEST(!replace_model(none, "m"));
+    BOOST_TEST(none == R"({"model": 3})");
+}
+
 BOOST_AUTO_TEST_CASE(first_matching_upstream_wins_and_the_first_is_the_default) {
     std::vector<gateway::config::upstream_config> ups(3);
     ups[0].models = {"gpt-*", "o?-*"};

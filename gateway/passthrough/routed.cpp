@@ -1,0 +1,280 @@
+// The /v1 attempt loop (docs/routing.md): a request whose model has a route goes to its targets
+// in turn until one answers. Nothing reaches the client before the gateway commits to an answer:
+// a JSON answer once its body is read whole, a stream at its first content event (its head and
+// what came before are held back); after that no other upstream is called.
+#include "gateway/passthrough/handler.hpp"
+
+#include "gateway/error.hpp"
+#include "gateway/http/response.hpp"
+#include "gateway/io/relay_buffer.hpp"
+#include "gateway/observability/log.hpp"
+#include "gateway/passthrough/headers.hpp"
+#include "gateway/passthrough/relay.hpp"
+#include "gateway/passthrough/translator.hpp"
+#include "gateway/providers/stream_probe.hpp"
+#include "gateway/providers/usage_observer.hpp"
+#include "gateway/upstream/exchange.hpp"
+
+#include <boost/beast/core/string.hpp>
+
+namespace gateway::passthrough {
+
+namespace {
+
+namespace bhttp = boost::beast::http;
+
+// A whole JSON answer (or an error answer) the loop reads before it commits to it.
+constexpr std::size_t answer_limit = 64 * 1024 * 1024;
+// What a stream may send before its first content event; past it the stream is committed to.
+constexpr std::size_t preamble_limit = 1024 * 1024;
+
+// Reads a stream into `held` until its first content event; what the first event that is not a
+// preamble said (content, error, done), or `done` when the body ended (or broke) before one.
+net::awaitable<providers::stream_event> hold_until_content(upstream::connection& conn,
+                                                           upstream::response_parser& parser,
+                                                           config::duration idle,
+                                                           std::string& held) {
+    sse::event_parser events(preamble_limit);
+    std::vector<sse::event> got;
+    io::relay_buffer buffer;
+    while (!parser.is_done()) {
+        auto [n, failed] = co_await upstream::read_piece(conn, parser, buffer.buffer(), idle);
+        held.append(buffer.data(), n);
+        got.clear();
+        events.feed({buffer.data(), n}, got);
+        for (const auto& e : got)
+            if (auto kind = providers::probe_event(e); kind != providers::stream_event::preamble)
+                co_return kind;
+        if (failed) co_return providers::stream_event::done;
+        if (held.size() > preamble_limit || events.failed())
+            co_return providers::stream_event::content;
+    }
+    co_return providers::stream_event::done;
+}
+
+std::optional<upstream::clock::duration> retry_after_of(const bhttp::response_header<>& res) {
+    std::string_view ms = res["retry-after-ms"];
+    std::string_view s = res["retry-after"];
+    auto number = [](std::string_view text) -> std::optional<double> {
+        try {
+            std::size_t used = 0;
+            double v = std::stod(std::string(text), &used);
+            if (used == 0 || v < 0) return std::nullopt;
+            return v;
+        } catch (...) {
+            return std::nullopt;
+        }
+    };
+    if (auto v = number(ms))
+        return std::chrono::duration_cast<upstream::clock::duration>(
+            std::chrono::duration<double, std::milli>(*v));
+    if (auto v = number(s))
+        return std::chrono::duration_cast<upstream::clock::duration>(
+            std::chrono::duration<double>(*v));
+    return std::nullopt;
+}
+
+// The last failure, as the client gets it when no attempt held: the upstream's own error answer
+// when there was one, else the gateway's error for the failed connection.
+struct last_failure {
+    unsigned status = 0;  // 0: no upstream answer
+    std::string content_type;
+    std::string body;
+    upstream::failure transport;
+
+    // The two kinds of failure, each clearing what the other kept.
+    void answer(unsigned s, std::string_view type, std::string text) {
+        status = s;
+        content_type = type;
+        body = std::move(text);
+        transport = {};
+    }
+    void failed(upstream::failure why) {
+        status = 0;
+        content_type.clear();
+        body.clear();
+        transport = std::move(why);
+    }
+};
+
+upstream::failure failure_of(errc code, std::string detail) {
+    return {make_error_code(code), std::move(detail)};
+}
+
+std::vector<std::pair<std::string, std::string>> route_fields(const std::string& upstream,
+                                                              int attempts) {
+    return {{"x-contextgate-upstream", upstream},
+            {"x-contextgate-attempts", std::to_string(attempts)}};
+}
+
+}  // namespace
+
+net::awaitable<void> handler::forward_routed(http::request_context& ctx, const destination& where) {
+    const auto& route = *where.route;
+    auto& health = routing_.health();
+    upstream::attempt_plan plan(route, health);
+    ctx.model = where.model;
+    std::string_view target = ctx.req.target();
+    bool chat = target.substr(0, target.find('?')) == "/v1/chat/completions";
+    bool head_request = ctx.req.method() == bhttp::verb::head;
+    exchange_state state;
+    last_failure last;
+    last.failed(failure_of(errc::upstream_unreachable,
+                           "no target of the route for `" + where.model + "` can be used"));
+    std::string original;  // the client's body, kept while a target hears another model name
+    const config::upstream_config* answered = nullptr;
+    bool moved = false;
+    auto started = std::chrono::steady_clock::now();
+    {
+        client_watch watch(ctx, state, watches_);
+        for (;;) {
+            const auto* t = plan.next();
+            if (!t) break;
+            auto& pool = pools_[t->index];
+            const auto& up = pool.upstream();
+            auto key = upstream::target_model(*t, where.model);
+            // Only the model name may change, and only when the target names another.
+            if (!t->model.empty() && t->model != where.model) {
+                if (original.empty()) original = ctx.req.body();
+                ctx.req.body() = original;
+                upstream::replace_model(ctx.req.body(), t->model);
+            } else if (!original.empty()) {
+                ctx.req.body() = original;
+            }
+            ctx.upstream = up.name;
+            state.fields = route_fields(up.name, plan.attempts());
+            if (up.provider != config::provider_kind::openai) {
+                if (!chat) {  // this dialect is reached through /v1/chat/completions only
+                    health.abandoned(t->index, key);
+                    continue;
+                }
+                // Translated: committed to at once (its fallback is not held back yet).
+                co_await translate_chat(ctx, pool, state);
+                auto judged = upstream::judge_status(ctx.status);
+                if (judged == upstream::verdict::success)
+                    health.succeeded(t->index, key, std::chrono::steady_clock::now() - started);
+                else if (judged == upstream::verdict::failed)
+                    health.failed(t->index, key, upstream::clock::now());
+                else
+                    health.abandoned(t->index, key);
+                answered = &up;
+                break;
+            }
+            if (up.inject_stream_usage && chat) providers::inject_include_usage(ctx.req.body());
+            auto head = upstream_request_head(ctx, up, where.target, false, !ctx.key_id.empty());
+            std::optional<upstream::response_parser> parser;
+            upstream::exchange_hooks hooks{
+                [&state](upstream::connection* c) { state.upstream = c; },
+                [&state] { return state.client_gone; }, route.first_byte_timeout};
+            auto sent = upstream::clock::now();
+            auto exchange = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head,
+                                                              ctx.req.body(), parser, head_request,
+                                                              false, hooks);
+            if (state.client_gone) {
+                health.abandoned(t->index, key);
+                break;
+            }
+            if (!exchange.conn) {
+                observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
+                                        "`: " + exchange.failed.detail);
+                health.failed(t->index, key, upstream::clock::now());
+                last.failed(exchange.failed);
+                continue;
+            }
+            auto first_byte = upstream::clock::now() - sent;
+            auto& conn = exchange.conn;
+            auto& res = parser->get();
+            unsigned status = res.result_int();
+            std::string held;
+            upstream::failure broken;
+            if (!parser->is_done() &&
+                !boost::beast::iequals(res[bhttp::field::content_type].substr(0, 17),
+                                       "text/event-stream"))
+                broken = co_await upstream::read_body(*conn, *parser, held, answer_limit,
+                                                      up.idle_timeout);
+            auto judged = upstream::judge_status(status, held);
+            if (broken) judged = upstream::verdict::failed;
+            bool context_window = judged == upstream::verdict::context_window && !moved &&
+                                  !route.on_context_window.empty();
+            if (judged == upstream::verdict::failed || judged == upstream::verdict::unusable ||
+                context_window) {
+                observability::log_warn(
+                    "request " + ctx.request_id + ": upstream `" + up.name + "` " +
+                    (broken ? "failed: " + broken.detail : "answered " + std::to_string(status)) +
+                    "; trying the route's next target");
+                if (judged == upstream::verdict::unusable)
+                    health.refused_key(t->index, key);
+                else if (context_window)
+                    health.abandoned(t->index, key);
+                else
+                    health.failed(t->index, key, upstream::clock::now(), retry_after_of(res));
+                if (broken)
+                    last.failed(broken);
+                else
+                    last.answer(status, res[bhttp::field::content_type], std::move(held));
+                if (!broken && parser->is_done() && res.keep_alive())
+                    pool.give_back(std::move(conn));
+                if (context_window) {
+                    moved = true;
+                    plan.to_context_window_targets();
+                }
+                continue;
+            }
+            if (judged == upstream::verdict::success && !parser->is_done()) {
+                // A stream: held back until its first content event.
+                auto kind = co_await hold_until_content(*conn, *parser, up.idle_timeout, held);
+                if (state.client_gone) {
+                    health.abandoned(t->index, key);
+                    break;
+                }
+                if (kind != providers::stream_event::content) {
+                    auto why = kind == providers::stream_event::error
+                                   ? "its stream began with an error"
+                                   : "its stream ended before any content";
+                    observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
+                                            "`: " + why + "; trying the route's next target");
+                    health.failed(t->index, key, upstream::clock::now());
+                    last.failed(failure_of(errc::upstream_bad_response,
+                                           "upstream `" + up.name + "`: " + why));
+                    conn->close();
+                    continue;
+                }
+            }
+            // Committed: this answer is the client's.
+            if (judged == upstream::verdict::success)
+                health.succeeded(t->index, key, first_byte);
+            else
+                health.abandoned(t->index, key);
+            state.first_body = std::chrono::steady_clock::now();
+            bool reusable = co_await relay_response(ctx, *conn, *parser, up, state, held);
+            if (reusable && !state.client_gone) pool.give_back(std::move(conn));
+            answered = &up;
+            break;
+        }
+        if (watch.reading()) co_await watch.stop();
+    }
+    if (!original.empty()) ctx.req.body() = std::move(original);
+    if (state.client_gone) {
+        ctx.keep_alive = false;
+        if (ctx.status == 0) ctx.status = 499;
+        observability::log_info("request " + ctx.request_id +
+                                ": client went away; upstream request cancelled");
+    } else if (!answered) {
+        // No attempt held: the client gets the last failure, as one answer.
+        if (last.status) {
+            ctx.status = last.status;
+            ctx.started();
+            // Named first: GCC 12 destroys a conditional's temporary twice in a co_await.
+            std::string type = last.content_type.empty() ? "application/json" : last.content_type;
+            auto ec =
+                co_await http::write_response(ctx, last.status, type, last.body, state.fields);
+            if (ec) ctx.keep_alive = false;
+        } else {
+            co_await http::write_error(ctx, last.transport.ec, last.transport.detail);
+        }
+    }
+    finish_usage(ctx, state);
+    if (answered) account(ctx, *answered, state, started);
+}
+
+}  // namespace gateway::passthrough
