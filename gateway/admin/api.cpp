@@ -130,8 +130,48 @@ json::object key_json(const virtual_key& k, const key_usage& used) {
 }  // namespace
 
 api::api(const std::string& admin_key, key_ring& keys, store::key_store& store,
-         usage_ledger& ledger)
-    : admin_digest_(config::hashed_key(admin_key)), keys_(keys), store_(store), ledger_(ledger) {}
+         usage_ledger& ledger, upstream::routing& routing)
+    : admin_digest_(config::hashed_key(admin_key)),
+      keys_(keys),
+      store_(store),
+      ledger_(ledger),
+      routing_(routing) {}
+
+net::awaitable<http::reply> api::health(http::request_context&) {
+    using state = upstream::health_board::state;
+    auto now = upstream::clock::now();
+    const auto& table = routing_.table();
+    json::array routes;
+    for (const auto& r : table.routes()) {
+        json::array targets;
+        for (const auto* list : {&r.targets, &r.on_context_window})
+            for (const auto& t : *list) {
+                auto model = upstream::target_model(t, r.model);
+                auto s = routing_.health().of(t.index, model);
+                auto now_state = s ? s->now : state::healthy;
+                if (now_state == state::cooled && s->until <= now) now_state = state::healthy;
+                static constexpr std::string_view names[] = {"healthy", "cooled", "probing",
+                                                             "unusable"};
+                json::object o{
+                    {"upstream", t.upstream},
+                    {"model", t.model.empty() ? json::value(nullptr) : json::value(t.model)},
+                    {"state", names[static_cast<int>(now_state)]},
+                    {"failures_in_a_row", s ? s->failures : 0},
+                    {"in_flight", s ? s->in_flight : 0}};
+                if (list == &r.on_context_window) o["on_context_window"] = true;
+                if (now_state == state::cooled)
+                    o["cooled_for_ms"] =
+                        std::chrono::duration_cast<std::chrono::milliseconds>(s->until - now)
+                            .count();
+                if (s && s->first_byte_ms) o["first_byte_ms"] = *s->first_byte_ms;
+                targets.push_back(std::move(o));
+            }
+        routes.push_back(json::object{{"model", r.model},
+                                      {"strategy", config::route_strategy_name(r.strategy)},
+                                      {"targets", std::move(targets)}});
+    }
+    co_return http::reply::json(200, json::object{{"routes", std::move(routes)}});
+}
 
 bool api::authorized(const bhttp::request_header<>& head) const {
     std::string_view header = head[bhttp::field::authorization];

@@ -3,6 +3,7 @@
 #include "gateway/admin/key_ring.hpp"
 #include "gateway/http/reply.hpp"
 #include "gateway/http/router.hpp"
+#include "gateway/upstream/routes.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
@@ -27,12 +28,13 @@ class usage_ledger;
 //   PATCH  /admin/keys/{id}   any of the fields above (declared keys cannot change: 409)
 //   DELETE /admin/keys/{id}   revokes at once; its usage stays in the reports
 //   GET    /admin/usage?key=&model=&from=&to=&group_by=day
+//   GET    /admin/health      every route's targets with their health (docs/routing.md)
 //
 // Thread-safe: one instance serves every worker.
 class api {
 public:
-    api(const std::string& admin_key, key_ring& keys, store::key_store& store,
-        usage_ledger& ledger);
+    api(const std::string& admin_key, key_ring& keys, store::key_store& store, usage_ledger& ledger,
+        upstream::routing& routing);
 
     using method = net::awaitable<http::reply> (api::*)(http::request_context&);
     http::handler route(method m);
@@ -44,6 +46,7 @@ public:
     net::awaitable<http::reply> update_key(http::request_context& ctx);
     net::awaitable<http::reply> delete_key(http::request_context& ctx);
     net::awaitable<http::reply> usage(http::request_context& ctx);
+    net::awaitable<http::reply> health(http::request_context& ctx);
 
 private:
     bool authorized(const boost::beast::http::request_header<>& head) const;
@@ -52,6 +55,7 @@ private:
     key_ring& keys_;
     store::key_store& store_;
     usage_ledger& ledger_;
+    upstream::routing& routing_;
 };
 
 }  // namespace gateway::admin

@@ -140,7 +140,7 @@ std::string server::start() {
     gate_ = std::make_unique<admin::gatekeeper>(*keys_, *limiter_);
     if (!config_.admin.api_key.empty())
         admin_ = std::make_unique<admin::api>(config_.admin.api_key, *keys_, context_->store(),
-                                              context_->ledger());
+                                              context_->ledger(), *routing_);
 
     const auto& listen = config_.server.listen;
     auto allowed_hosts = config_.server.allowed_hosts;
@@ -239,6 +239,7 @@ std::string server::start() {
                 {"PATCH",  "/admin/keys/{id}", false, admin_->route(&k::update_key)},
                 {"DELETE", "/admin/keys/{id}", false, admin_->route(&k::delete_key)},
                 {"GET",    "/admin/usage",     false, admin_->route(&k::usage)},
+                {"GET",    "/admin/health",    false, admin_->route(&k::health)},
             };
             // clang-format on
             for (auto& r : admin_routes) routes.push_back(std::move(r));

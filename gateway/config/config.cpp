@@ -217,6 +217,20 @@ const char* approval_name(approval_policy policy) {
                                                : "never";
 }
 
+const char* route_strategy_name(route_strategy s) {
+    switch (s) {
+        case route_strategy::priority:
+            return "priority";
+        case route_strategy::weighted:
+            return "weighted";
+        case route_strategy::least_busy:
+            return "least_busy";
+        case route_strategy::latency:
+            return "latency";
+    }
+    return "priority";
+}
+
 std::string to_yaml(const gateway_config& config) {
     std::ostringstream out;
     out << "server:\n";

@@ -279,6 +279,9 @@ std::string mask_url_password(const std::string& url);
 // "ask", "always" or "never", as the configuration writes it.
 const char* approval_name(approval_policy policy);
 
+// "priority", "weighted", "least_busy" or "latency".
+const char* route_strategy_name(route_strategy s);
+
 // The effective configuration as YAML, with every secret masked.
 std::string to_yaml(const gateway_config& config);
 

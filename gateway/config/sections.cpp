@@ -537,12 +537,13 @@ const fields<route_config>& route_fields() {
     using S = route_config;
     static const fields<S> all{
         text_field("model", &S::model, "the client's model name, or a glob"),
-        choice_field<S, route_strategy>("strategy", &S::strategy,
-                                        {{"priority", route_strategy::priority},
-                                         {"weighted", route_strategy::weighted},
-                                         {"least_busy", route_strategy::least_busy},
-                                         {"latency", route_strategy::latency}},
-                                        "priority | weighted | least_busy | latency"),
+        choice_field<S, route_strategy>(
+            "strategy", &S::strategy,
+            {{route_strategy_name(route_strategy::priority), route_strategy::priority},
+             {route_strategy_name(route_strategy::weighted), route_strategy::weighted},
+             {route_strategy_name(route_strategy::least_busy), route_strategy::least_busy},
+             {route_strategy_name(route_strategy::latency), route_strategy::latency}},
+            "priority | weighted | least_busy | latency"),
         targets_field("targets", &S::targets, "where its requests may go", true),
         count_field("max_attempts", &S::max_attempts, 1, 20,
                     "retries and fallbacks together, never more"),

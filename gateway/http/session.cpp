@@ -102,6 +102,7 @@ void finished(const request_context& ctx, std::chrono::steady_clock::time_point 
         entry.first_byte_us =
             std::chrono::duration_cast<std::chrono::microseconds>(ctx.first_byte - started).count();
     entry.upstream = ctx.upstream;
+    entry.attempts = ctx.attempts;
     entry.model = ctx.model;
     entry.key_id = ctx.key_id;
     entry.input_tokens = ctx.input_tokens;

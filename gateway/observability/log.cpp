@@ -236,6 +236,7 @@ void log_access(const access_entry& e) {
         line += ",\"duration_us\":" + std::to_string(e.duration_us);
         if (e.first_byte_us >= 0) json_field(line, "ttfb_us", e.first_byte_us);
         if (!e.upstream.empty()) json_field(line, "upstream", e.upstream);
+        if (e.attempts > 0) json_field(line, "attempts", static_cast<std::int64_t>(e.attempts));
         if (!e.model.empty()) json_field(line, "model", e.model);
         if (!e.key_id.empty()) json_field(line, "key_id", e.key_id);
         if (e.input_tokens >= 0) json_field(line, "input_tokens", e.input_tokens);
@@ -261,6 +262,7 @@ void log_access(const access_entry& e) {
             append_text_value(line, value);
         };
         field(" upstream=", e.upstream);
+        if (e.attempts > 0) line += " attempts=" + std::to_string(e.attempts);
         field(" model=", e.model);
         field(" key=", e.key_id);
         if (e.input_tokens >= 0 || e.output_tokens >= 0)

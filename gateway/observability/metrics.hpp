@@ -117,6 +117,11 @@ struct gateway_metrics {
     family<gauge> upstream_idle;
     family<counter> upstream_connect_failures;  // upstream, reason: refused|timeout|tls|dns
     family<counter> upstream_timeouts;          // upstream, phase: connect|first_byte|idle
+    // Routes (docs/routing.md).
+    family<counter> route_attempts;      // upstream, outcome: success|failed|unusable|not_judged
+    family<counter> route_fallbacks;     // route, upstream: an attempt after the first, and where
+    family<counter> route_cooldowns;     // upstream: a target cooled after a failure
+    family<counter> midstream_failures;  // upstream: an answer that failed after it was relayed
 
     // Model traffic: upstream, provider, requested model (gen_ai_request_model).
     family<histogram> token_usage;  // + gen_ai_token_type: input|output

@@ -5,6 +5,7 @@
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/io/write_all.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
@@ -166,6 +167,8 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
         if (failed) {
             observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                     "` failed mid-response: " + failed.detail);
+            if (!writer.head_pending())
+                observability::metrics().midstream_failures.with({up.name}).inc();
             if (writer.head_pending()) {
                 // Nothing reached the client yet: it gets a proper error response instead.
                 ctx.response_started = false;

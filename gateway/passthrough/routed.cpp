@@ -142,6 +142,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 ctx.req.body() = original;
             }
             ctx.upstream = up.name;
+            ctx.attempts = plan.attempts();
             state.fields = route_fields(up.name, plan.attempts());
             if (up.provider != config::provider_kind::openai) {
                 if (!chat) {  // this dialect is reached through /v1/chat/completions only

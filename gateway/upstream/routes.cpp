@@ -1,6 +1,7 @@
 #include "gateway/upstream/routes.hpp"
 
 #include "gateway/config/glob.hpp"
+#include "gateway/observability/metrics.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -82,6 +83,7 @@ void health_board::succeeded(std::size_t upstream, const std::string& model,
     std::lock_guard lock(mutex_);
     auto& t = entry(upstream, model);
     t.in_flight = std::max(0, t.in_flight - 1);
+    observability::metrics().route_attempts.with({name_of(upstream), "success"}).inc();
     if (t.now == state::unusable) return;
     t.now = state::healthy;
     t.failures = 0;
@@ -95,7 +97,9 @@ void health_board::failed(std::size_t upstream, const std::string& model, clock:
     std::lock_guard lock(mutex_);
     auto& t = entry(upstream, model);
     t.in_flight = std::max(0, t.in_flight - 1);
+    observability::metrics().route_attempts.with({name_of(upstream), "failed"}).inc();
     if (t.now == state::unusable) return;
+    observability::metrics().route_cooldowns.with({name_of(upstream)}).inc();
     ++t.failures;
     auto cooldown = std::chrono::duration_cast<clock::duration>(settings_.cooldown);
     auto cap = std::chrono::duration_cast<clock::duration>(settings_.max_cooldown);
@@ -110,6 +114,7 @@ void health_board::refused_key(std::size_t upstream, const std::string& model) {
     std::lock_guard lock(mutex_);
     auto& t = entry(upstream, model);
     t.in_flight = std::max(0, t.in_flight - 1);
+    observability::metrics().route_attempts.with({name_of(upstream), "unusable"}).inc();
     t.now = state::unusable;
 }
 
@@ -117,6 +122,7 @@ void health_board::abandoned(std::size_t upstream, const std::string& model) {
     std::lock_guard lock(mutex_);
     auto& t = entry(upstream, model);
     t.in_flight = std::max(0, t.in_flight - 1);
+    observability::metrics().route_attempts.with({name_of(upstream), "not_judged"}).inc();
     if (t.now == state::probing) t.now = state::cooled;  // the probe did not tell: probe again
 }
 
@@ -249,6 +255,10 @@ const config::route_target* attempt_plan::next(clock::time_point now) {
         });
     }
     if (!chosen) return nullptr;
+    if (attempts_ > 0)
+        observability::metrics()
+            .route_fallbacks.with({route_.model, health_.name_of(chosen->index)})
+            .inc();
     ++attempts_;
     tried_.push_back(chosen);
     health_.started(chosen->index, target_model(*chosen, route_.model));

@@ -40,7 +40,12 @@ verdict judge_status(unsigned status, std::string_view body = {});
 // refused stays out until the process restarts with another configuration. Thread-safe.
 class health_board {
 public:
-    explicit health_board(config::health_config settings) : settings_(settings) {}
+    // `names`: the upstreams' names by index, for the metrics.
+    explicit health_board(config::health_config settings, std::vector<std::string> names = {})
+        : settings_(settings), names_(std::move(names)) {}
+    std::string name_of(std::size_t upstream) const {
+        return upstream < names_.size() ? names_[upstream] : std::to_string(upstream);
+    }
 
     enum class state { healthy, cooled, probing, unusable };
     struct target_state {
@@ -74,6 +79,7 @@ private:
     target_state& entry(std::size_t upstream, const std::string& model);
 
     config::health_config settings_;
+    std::vector<std::string> names_;
     mutable std::mutex mutex_;
     std::map<std::pair<std::size_t, std::string>, target_state> targets_;
 };
@@ -88,6 +94,8 @@ public:
     // The route for `model`; the default route's target is filled in per call (`scratch`).
     const config::route_config& route(std::optional<std::string_view> model,
                                       config::route_config& scratch) const;
+    const std::vector<config::route_config>& routes() const { return routes_; }
+    const std::vector<config::upstream_config>& upstreams() const { return upstreams_; }
 
 private:
     const std::vector<config::upstream_config>& upstreams_;
@@ -133,7 +141,9 @@ class routing {
 public:
     routing(const std::vector<config::upstream_config>& upstreams,
             const std::vector<config::route_config>& routes, config::health_config health)
-        : router_(upstreams), table_(upstreams, routes, router_), health_(health) {}
+        : router_(upstreams),
+          table_(upstreams, routes, router_),
+          health_(health, names(upstreams)) {}
     routing(const routing&) = delete;
     routing& operator=(const routing&) = delete;
 
@@ -142,6 +152,12 @@ public:
     health_board& health() { return health_; }
 
 private:
+    static std::vector<std::string> names(const std::vector<config::upstream_config>& ups) {
+        std::vector<std::string> out;
+        for (const auto& u : ups) out.push_back(u.name);
+        return out;
+    }
+
     model_router router_;
     route_table table_;
     health_board health_;

@@ -137,7 +137,16 @@ struct routed_gateway {
             r.targets.push_back({name, heard, 1, index});
         }
         c.routes.push_back(r);
+        c.admin.api_key = admin_key;
         gateway.emplace(c);
+    }
+
+    static constexpr const char* admin_key = "admin-key-0123456789";
+
+    response get(std::string_view path) {
+        client c(gateway->port());
+        return c.request(make_request("GET", path, "",
+                                      std::string("Authorization: Bearer ") + admin_key + "\r\n"));
     }
 
     response chat(bool stream = false) {
@@ -170,6 +179,30 @@ BOOST_AUTO_TEST_CASE(a_json_request_falls_back_past_a_refused_connection_and_a_5
     BOOST_TEST(g.fakes[1]->scripted_requests().at(0) ==
                R"({"model":"gpt-heard","messages":[{"role":"user","content":"hi"}]})");
     BOOST_TEST(g.fakes[0]->scripted_requests().size() == 1u);
+    // What operators see: each target's state, and the attempts and fallbacks counted.
+    auto health = json::parse(g.get("/admin/health").body);
+    const auto& targets = health.at("routes").at(0).at("targets").as_array();
+    BOOST_TEST_REQUIRE(targets.size() == 3u);
+    BOOST_TEST(targets[0].at("upstream").as_string() == "dead");
+    BOOST_TEST(targets[0].at("state").as_string() == "cooled");
+    BOOST_TEST(targets[0].at("cooled_for_ms").as_int64() > 0);
+    BOOST_TEST(targets[1].at("state").as_string() == "cooled");
+    BOOST_TEST(targets[2].at("state").as_string() == "healthy");
+    BOOST_TEST(targets[2].at("model").as_string() == "gpt-heard");
+    BOOST_TEST(g.get("/admin/health").status == 200u);
+    client anonymous(g.gateway->port());
+    BOOST_TEST(anonymous.request(make_request("GET", "/admin/health", "", "")).status == 401u);
+    auto metrics = g.get("/metrics").body;
+    // (The series are the process's: other tests add to them, so they are looked for, not
+    // counted.)
+    BOOST_TEST(
+        metrics.find(R"(contextgate_route_fallbacks_total{route="smart",upstream="up1"} )") !=
+        std::string::npos);
+    BOOST_TEST(
+        metrics.find(R"(contextgate_route_attempts_total{upstream="up0",outcome="failed"} )") !=
+        std::string::npos);
+    BOOST_TEST(metrics.find(R"(contextgate_route_cooldowns_total{upstream="dead"} )") !=
+               std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(a_400_is_the_clients_answer_and_nothing_else_is_tried) {
