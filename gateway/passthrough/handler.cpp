@@ -176,15 +176,12 @@ destination choose(const http::request_context& ctx,
         }
     }
     d.target = target.substr(3);  // after "/v1": the router only sends /v1/... here
-    if (model && ctx.req.method() == bhttp::verb::post) {
-        config::route_config scratch;
-        const auto& r = routing.table().route(*model, scratch);
-        if (&r != &scratch) {
-            d.route = &r;
-            d.upstream = r.targets.front().index;
+    if (model && ctx.req.method() == bhttp::verb::post)
+        if (const auto* r = routing.table().find(*model)) {
+            d.route = r;
+            d.upstream = r->targets.front().index;
             return d;
         }
-    }
     d.upstream = router.route(model);
     const auto& up = upstreams[*d.upstream];
     if (up.provider != config::provider_kind::openai) {

@@ -38,6 +38,50 @@ verdict judge_status(unsigned status, std::string_view body) {
     return verdict::client_error;
 }
 
+health_board::health_board(config::health_config settings, std::vector<std::string> names)
+    : settings_(settings), names_(std::move(names)) {
+    auto& m = observability::metrics();
+    for (const auto& name : names_)
+        series_.push_back(
+            {&m.route_attempts.with({name, "success"}), &m.route_attempts.with({name, "failed"}),
+             &m.route_attempts.with({name, "unusable"}),
+             &m.route_attempts.with({name, "not_judged"}), &m.route_cooldowns.with({name})});
+}
+
+void health_board::count(std::size_t upstream, outcome o) const {
+    if (upstream < series_.size()) {
+        series_[upstream][o]->inc();
+        return;
+    }
+    static constexpr const char* names[] = {"success", "failed", "unusable", "not_judged"};
+    auto& m = observability::metrics();
+    if (o == cooldown)
+        m.route_cooldowns.with({name_of(upstream)}).inc();
+    else
+        m.route_attempts.with({name_of(upstream), names[o]}).inc();
+}
+
+health_board::view health_board::look(std::size_t upstream, const std::string& model) const {
+    std::lock_guard lock(mutex_);
+    auto it = targets_.find({upstream, model});
+    if (it == targets_.end()) return {};
+    const auto& t = it->second;
+    return {t.now, t.until, t.in_flight, t.first_byte_ms.value_or(-1)};
+}
+
+bool health_board::take(std::size_t upstream, const std::string& model, clock::time_point now,
+                        bool force) {
+    std::lock_guard lock(mutex_);
+    auto& t = entry(upstream, model);
+    bool ok = force || t.now == state::healthy;
+    if (!ok && t.now == state::cooled && now >= t.until) {
+        t.now = state::probing;  // this caller is the one probe
+        ok = true;
+    }
+    if (ok) ++t.in_flight;
+    return ok;
+}
+
 health_board::target_state& health_board::entry(std::size_t upstream, const std::string& model) {
     auto [it, added] = targets_.try_emplace({upstream, model});
     if (added) {
@@ -66,10 +110,7 @@ bool health_board::admit(std::size_t upstream, const std::string& model, clock::
 
 bool health_board::available(std::size_t upstream, const std::string& model,
                              clock::time_point now) const {
-    std::lock_guard lock(mutex_);
-    auto it = targets_.find({upstream, model});
-    if (it == targets_.end()) return true;
-    const auto& t = it->second;
+    auto t = look(upstream, model);
     return t.now == state::healthy || (t.now == state::cooled && now >= t.until);
 }
 
@@ -83,7 +124,7 @@ void health_board::succeeded(std::size_t upstream, const std::string& model,
     std::lock_guard lock(mutex_);
     auto& t = entry(upstream, model);
     t.in_flight = std::max(0, t.in_flight - 1);
-    observability::metrics().route_attempts.with({name_of(upstream), "success"}).inc();
+    count(upstream, success);
     if (t.now == state::unusable) return;
     t.now = state::healthy;
     t.failures = 0;
@@ -97,9 +138,9 @@ void health_board::failed(std::size_t upstream, const std::string& model, clock:
     std::lock_guard lock(mutex_);
     auto& t = entry(upstream, model);
     t.in_flight = std::max(0, t.in_flight - 1);
-    observability::metrics().route_attempts.with({name_of(upstream), "failed"}).inc();
+    count(upstream, failure);
     if (t.now == state::unusable) return;
-    observability::metrics().route_cooldowns.with({name_of(upstream)}).inc();
+    count(upstream, cooldown);
     ++t.failures;
     auto cooldown = std::chrono::duration_cast<clock::duration>(settings_.cooldown);
     auto cap = std::chrono::duration_cast<clock::duration>(settings_.max_cooldown);
@@ -114,7 +155,7 @@ void health_board::refused_key(std::size_t upstream, const std::string& model) {
     std::lock_guard lock(mutex_);
     auto& t = entry(upstream, model);
     t.in_flight = std::max(0, t.in_flight - 1);
-    observability::metrics().route_attempts.with({name_of(upstream), "unusable"}).inc();
+    count(upstream, refused);
     t.now = state::unusable;
 }
 
@@ -122,7 +163,7 @@ void health_board::abandoned(std::size_t upstream, const std::string& model) {
     std::lock_guard lock(mutex_);
     auto& t = entry(upstream, model);
     t.in_flight = std::max(0, t.in_flight - 1);
-    observability::metrics().route_attempts.with({name_of(upstream), "not_judged"}).inc();
+    count(upstream, not_judged);
     if (t.now == state::probing) t.now = state::cooled;  // the probe did not tell: probe again
 }
 
@@ -146,11 +187,16 @@ route_table::route_table(const std::vector<config::upstream_config>& upstreams,
                          const model_router& router)
     : upstreams_(upstreams), routes_(routes), router_(router) {}
 
+const config::route_config* route_table::find(std::string_view model) const {
+    for (const auto& r : routes_)
+        if (config::glob_match(r.model, model)) return &r;
+    return nullptr;
+}
+
 const config::route_config& route_table::route(std::optional<std::string_view> model,
                                                config::route_config& scratch) const {
     if (model)
-        for (const auto& r : routes_)
-            if (config::glob_match(r.model, *model)) return r;
+        if (const auto* r = find(*model)) return *r;
     auto index = router_.route(model);
     scratch = config::route_config{};
     scratch.model = std::string(model.value_or(""));
@@ -161,7 +207,16 @@ const config::route_config& route_table::route(std::optional<std::string_view> m
 
 attempt_plan::attempt_plan(const config::route_config& route, health_board& health,
                            clock::time_point started)
-    : route_(route), health_(health), targets_(&route.targets), started_(started) {}
+    : route_(route), health_(health), started_(started) {
+    set_targets(route.targets);
+}
+
+void attempt_plan::set_targets(const std::vector<config::route_target>& targets) {
+    targets_ = &targets;
+    tried_.clear();
+    keys_.clear();
+    for (const auto& t : targets) keys_.push_back(target_model(t, route_.model));
+}
 
 std::optional<clock::duration> attempt_plan::left(clock::time_point now) const {
     if (route_.deadline.count() == 0) return std::nullopt;
@@ -170,8 +225,7 @@ std::optional<clock::duration> attempt_plan::left(clock::time_point now) const {
 }
 
 void attempt_plan::to_context_window_targets() {
-    targets_ = &route_.on_context_window;
-    tried_.clear();
+    set_targets(route_.on_context_window);
 }
 
 const config::route_target* attempt_plan::pick(
@@ -194,8 +248,7 @@ const config::route_target* attempt_plan::pick(
             const config::route_target* best = nullptr;
             int fewest = 0;
             for (const auto* t : from) {
-                auto s = health_.of(t->index, target_model(*t, route_.model));
-                int busy = s ? s->in_flight : 0;
+                int busy = health_.look(t->index, key_of(t)).in_flight;
                 if (!best || busy < fewest) {
                     best = t;
                     fewest = busy;
@@ -210,8 +263,7 @@ const config::route_target* attempt_plan::pick(
             const auto* a = from[any(random_bits)];
             const auto* b = from[any(random_bits)];
             auto ms = [&](const config::route_target* t) {
-                auto s = health_.of(t->index, target_model(*t, route_.model));
-                return s && s->first_byte_ms ? *s->first_byte_ms : 0.0;
+                return std::max(0.0, health_.look(t->index, key_of(t)).first_byte_ms);
             };
             return ms(b) < ms(a) ? b : a;
         }
@@ -222,13 +274,14 @@ const config::route_target* attempt_plan::pick(
 const config::route_target* attempt_plan::next(clock::time_point now) {
     if (attempts_ >= static_cast<int>(route_.max_attempts)) return nullptr;
     if (auto rest = left(now); rest && rest->count() == 0) return nullptr;
+    using state = health_board::state;
     std::vector<const config::route_target*> fresh, again, cooled;
     for (const auto& t : *targets_) {
-        auto model = target_model(t, route_.model);
-        auto s = health_.of(t.index, model);
-        if (s && s->now == health_board::state::unusable) continue;
+        auto v = health_.look(t.index, key_of(&t));
+        if (v.now == state::unusable) continue;
         bool tried = std::find(tried_.begin(), tried_.end(), &t) != tried_.end();
-        if (!health_.available(t.index, model, now))
+        bool available = v.now == state::healthy || (v.now == state::cooled && now >= v.until);
+        if (!available)
             cooled.push_back(&t);
         else
             (tried ? again : fresh).push_back(&t);
@@ -240,7 +293,7 @@ const config::route_target* attempt_plan::next(clock::time_point now) {
     for (auto* list : {&fresh, &again}) {
         while (!list->empty() && !chosen) {
             auto* t = pick(*list);
-            if (health_.admit(t->index, target_model(*t, route_.model), now))
+            if (health_.take(t->index, key_of(t), now, false))
                 chosen = t;
             else
                 list->erase(std::find(list->begin(), list->end(), t));  // a probe was taken
@@ -249,10 +302,10 @@ const config::route_target* attempt_plan::next(clock::time_point now) {
     }
     if (!chosen && !cooled.empty()) {
         chosen = *std::min_element(cooled.begin(), cooled.end(), [&](auto* a, auto* b) {
-            auto sa = health_.of(a->index, target_model(*a, route_.model));
-            auto sb = health_.of(b->index, target_model(*b, route_.model));
-            return (sa ? sa->until : clock::time_point{}) < (sb ? sb->until : clock::time_point{});
+            return health_.look(a->index, key_of(a)).until <
+                   health_.look(b->index, key_of(b)).until;
         });
+        health_.take(chosen->index, key_of(chosen), now, true);
     }
     if (!chosen) return nullptr;
     if (attempts_ > 0)
@@ -261,7 +314,6 @@ const config::route_target* attempt_plan::next(clock::time_point now) {
             .inc();
     ++attempts_;
     tried_.push_back(chosen);
-    health_.started(chosen->index, target_model(*chosen, route_.model));
     return chosen;
 }
 

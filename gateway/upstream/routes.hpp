@@ -1,8 +1,10 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
+#include "gateway/observability/metrics.hpp"
 #include "gateway/upstream/model_router.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -41,8 +43,7 @@ verdict judge_status(unsigned status, std::string_view body = {});
 class health_board {
 public:
     // `names`: the upstreams' names by index, for the metrics.
-    explicit health_board(config::health_config settings, std::vector<std::string> names = {})
-        : settings_(settings), names_(std::move(names)) {}
+    explicit health_board(config::health_config settings, std::vector<std::string> names = {});
     std::string name_of(std::size_t upstream) const {
         return upstream < names_.size() ? names_[upstream] : std::to_string(upstream);
     }
@@ -63,6 +64,17 @@ public:
     bool admit(std::size_t upstream, const std::string& model, clock::time_point now);
     // Whether admit() would let it through (no probe is claimed).
     bool available(std::size_t upstream, const std::string& model, clock::time_point now) const;
+    // What the attempt plan reads of a target, without copying it.
+    struct view {
+        state now = state::healthy;
+        clock::time_point until{};
+        int in_flight = 0;
+        double first_byte_ms = -1;  // < 0: not measured
+    };
+    view look(std::size_t upstream, const std::string& model) const;
+    // admit() and started() under one lock; `force` takes it whatever its state (nothing else
+    // is left).
+    bool take(std::size_t upstream, const std::string& model, clock::time_point now, bool force);
     void started(std::size_t upstream, const std::string& model);
     // The attempt's end: `first_byte` for a success (the latency strategy's average).
     void succeeded(std::size_t upstream, const std::string& model, clock::duration first_byte);
@@ -78,8 +90,13 @@ public:
 private:
     target_state& entry(std::size_t upstream, const std::string& model);
 
+    enum outcome { success, failure, refused, not_judged, cooldown, outcomes };
+    void count(std::size_t upstream, outcome o) const;
+
     config::health_config settings_;
     std::vector<std::string> names_;
+    // The metric series of each upstream and outcome, looked up once.
+    std::vector<std::array<observability::counter*, outcomes>> series_;
     mutable std::mutex mutex_;
     std::map<std::pair<std::size_t, std::string>, target_state> targets_;
 };
@@ -94,6 +111,8 @@ public:
     // The route for `model`; the default route's target is filled in per call (`scratch`).
     const config::route_config& route(std::optional<std::string_view> model,
                                       config::route_config& scratch) const;
+    // The configured route for `model`, or null (the default route applies).
+    const config::route_config* find(std::string_view model) const;
     const std::vector<config::route_config>& routes() const { return routes_; }
     const std::vector<config::upstream_config>& upstreams() const { return upstreams_; }
 
@@ -126,6 +145,10 @@ public:
 
 private:
     const config::route_target* pick(const std::vector<const config::route_target*>& from);
+    const std::string& key_of(const config::route_target* t) const {
+        return keys_[static_cast<std::size_t>(t - targets_->data())];
+    }
+    void set_targets(const std::vector<config::route_target>& targets);
 
     const config::route_config& route_;
     health_board& health_;
@@ -133,6 +156,7 @@ private:
     clock::time_point started_;
     int attempts_ = 0;
     std::vector<const config::route_target*> tried_;
+    std::vector<std::string> keys_;  // each target's health key: the model it hears
 };
 
 // Where a model's requests go, for every path that calls a model: the upstreams' globs, the
