@@ -34,23 +34,6 @@ void replace_nul(std::string& text) {
 
 }  // namespace
 
-std::optional<config::duration> retry_after(std::string_view retry_after_ms,
-                                            std::string_view retry_after) {
-    auto number = [](std::string_view text) -> std::optional<double> {
-        while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-        double value = 0;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (ec != std::errc{} || value < 0) return std::nullopt;
-        return value;
-    };
-    if (auto ms = number(retry_after_ms))
-        return std::chrono::duration_cast<config::duration>(
-            std::chrono::duration<double, std::milli>(*ms));
-    if (auto s = number(retry_after))
-        return std::chrono::duration_cast<config::duration>(std::chrono::duration<double>(*s));
-    return std::nullopt;
-}
-
 // The error code for an upstream's error answer.
 errc code_of_status(unsigned status) {
     switch (status) {
@@ -319,9 +302,8 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
                 "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
                     adapter.decode_error(result.status, result.body).message};
         if (judged == upstream::verdict::failed) {
-            auto after = retry_after(result.retry_after_ms, result.retry_after);
-            health.failed(target->index, health_key, upstream::clock::now(),
-                          after ? std::optional<upstream::clock::duration>(*after) : std::nullopt);
+            auto after = upstream::retry_after(result.retry_after_ms, result.retry_after);
+            health.failed(target->index, health_key, upstream::clock::now(), after);
             asked_wait = after;
             ++failures;
             continue;

@@ -73,9 +73,4 @@ private:
     std::vector<upstream::pool> pools_;
 };
 
-// Seconds or milliseconds to wait from retry-after-ms / retry-after (delta seconds); nullopt
-// when neither is present or readable.
-std::optional<config::duration> retry_after(std::string_view retry_after_ms,
-                                            std::string_view retry_after);
-
 }  // namespace gateway::agent

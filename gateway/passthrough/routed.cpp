@@ -52,28 +52,6 @@ net::awaitable<providers::stream_event> hold_until_content(upstream::connection&
     co_return providers::stream_event::done;
 }
 
-std::optional<upstream::clock::duration> retry_after_of(const bhttp::response_header<>& res) {
-    std::string_view ms = res["retry-after-ms"];
-    std::string_view s = res["retry-after"];
-    auto number = [](std::string_view text) -> std::optional<double> {
-        try {
-            std::size_t used = 0;
-            double v = std::stod(std::string(text), &used);
-            if (used == 0 || v < 0) return std::nullopt;
-            return v;
-        } catch (...) {
-            return std::nullopt;
-        }
-    };
-    if (auto v = number(ms))
-        return std::chrono::duration_cast<upstream::clock::duration>(
-            std::chrono::duration<double, std::milli>(*v));
-    if (auto v = number(s))
-        return std::chrono::duration_cast<upstream::clock::duration>(
-            std::chrono::duration<double>(*v));
-    return std::nullopt;
-}
-
 // The last failure, as the client gets it when no attempt held: the upstream's own error answer
 // when there was one, else the gateway's error for the failed connection.
 struct last_failure {
@@ -208,7 +186,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 else if (context_window)
                     health.abandoned(t->index, key);
                 else
-                    health.failed(t->index, key, upstream::clock::now(), retry_after_of(res));
+                    health.failed(t->index, key, upstream::clock::now(),
+                                  upstream::retry_after(res["retry-after-ms"], res["retry-after"]));
                 if (broken)
                     last.failed(broken);
                 else

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 namespace gateway::upstream {
 
@@ -29,6 +30,23 @@ bool says_context_window(std::string_view body) {
 thread_local std::minstd_rand random_bits{std::random_device{}()};
 
 }  // namespace
+
+std::optional<config::duration> retry_after(std::string_view retry_after_ms,
+                                            std::string_view retry_after) {
+    auto number = [](std::string_view text) -> std::optional<double> {
+        while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+        double value = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc{} || value < 0) return std::nullopt;
+        return value;
+    };
+    if (auto ms = number(retry_after_ms))
+        return std::chrono::duration_cast<config::duration>(
+            std::chrono::duration<double, std::milli>(*ms));
+    if (auto s = number(retry_after))
+        return std::chrono::duration_cast<config::duration>(std::chrono::duration<double>(*s));
+    return std::nullopt;
+}
 
 verdict judge_status(unsigned status, std::string_view body) {
     if (status >= 200 && status < 300) return verdict::success;
@@ -134,7 +152,7 @@ void health_board::succeeded(std::size_t upstream, const std::string& model,
 }
 
 void health_board::failed(std::size_t upstream, const std::string& model, clock::time_point now,
-                          std::optional<clock::duration> retry_after) {
+                          std::optional<config::duration> retry_after) {
     std::lock_guard lock(mutex_);
     auto& t = entry(upstream, model);
     t.in_flight = std::max(0, t.in_flight - 1);
@@ -146,7 +164,8 @@ void health_board::failed(std::size_t upstream, const std::string& model, clock:
     auto cap = std::chrono::duration_cast<clock::duration>(settings_.max_cooldown);
     for (int i = 1; i < t.failures && cooldown < cap; ++i) cooldown *= 2;
     cooldown = std::min(cooldown, cap);
-    if (retry_after) cooldown = std::max(cooldown, *retry_after);
+    if (retry_after)
+        cooldown = std::max(cooldown, std::chrono::duration_cast<clock::duration>(*retry_after));
     t.now = state::cooled;
     t.until = now + cooldown;
 }

@@ -79,7 +79,7 @@ public:
     // The attempt's end: `first_byte` for a success (the latency strategy's average).
     void succeeded(std::size_t upstream, const std::string& model, clock::duration first_byte);
     void failed(std::size_t upstream, const std::string& model, clock::time_point now,
-                std::optional<clock::duration> retry_after = std::nullopt);
+                std::optional<config::duration> retry_after = std::nullopt);
     void refused_key(std::size_t upstream, const std::string& model);
     // An attempt that ended without a verdict (the client went away): only in_flight changes.
     void abandoned(std::size_t upstream, const std::string& model);
@@ -186,6 +186,11 @@ private:
     route_table table_;
     health_board health_;
 };
+
+// Seconds or milliseconds to wait from retry-after-ms / retry-after (delta seconds); nullopt
+// when neither is present or readable.
+std::optional<config::duration> retry_after(std::string_view retry_after_ms,
+                                            std::string_view retry_after);
 
 // The model a target hears for a client's `model`: the target's own name when it gives one.
 inline std::string target_model(const config::route_target& t, std::string_view model) {

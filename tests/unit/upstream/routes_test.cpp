@@ -108,7 +108,7 @@ BOOST_AUTO_TEST_CASE(the_cooldown_doubles_while_failing_up_to_its_cap_and_honour
     BOOST_TEST((h.of(0, "m")->until - now == clock::duration(2s)));
     h.failed(0, "m", now);
     BOOST_TEST((h.of(0, "m")->until - now == clock::duration(3s)));  // the cap
-    h.failed(0, "m", now, clock::duration(30s));                     // retry-after: 30
+    h.failed(0, "m", now, config::duration(30s));                    // retry-after: 30
     BOOST_TEST((h.of(0, "m")->until - now == clock::duration(30s)));
     BOOST_TEST(!h.available(0, "m", now + 29s));
     BOOST_TEST(h.available(0, "m", now + 30s));
