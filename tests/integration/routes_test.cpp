@@ -93,6 +93,22 @@ BOOST_AUTO_TEST_CASE(a_refused_key_leaves_its_target_out_and_a_400_is_never_retr
     BOOST_TEST(backup.scripted_requests().size() == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(a_cancel_during_a_backoff_makes_no_further_upstream_call) {
+    using namespace std::chrono_literals;
+    context_fixture f([&](config::gateway_config& c) { route(c, {"up0"}, 3); });
+    // The one target answers 429 with retry-after: 30 s; the run waits to try it again.
+    f.fake.script({{"slow down", "stop", 429, "30", 0}, {"never asked"}});
+    auto run = f.start(f.create_chat(), "hello");
+    BOOST_TEST_REQUIRE(f.fake.wait_requests(1, 5s));
+    auto asked = std::chrono::steady_clock::now();
+    auto [r, j] = f.send("POST", "/context/runs/" + run + "/cancel");
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST((std::chrono::steady_clock::now() - asked < 3s));
+    BOOST_TEST(f.events(run).back().type == "run.cancelled");
+    BOOST_TEST(!f.fake.wait_requests(2, 1s));  // the retry never went out
+    BOOST_TEST(f.fake.scripted_requests().size() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(attempts_stop_at_max_attempts) {
     fake_upstream second;
     second.script({{"down", "stop", 502, "", 0}, {"never asked"}});
