@@ -127,13 +127,31 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                     health.abandoned(t->index, key);
                     continue;
                 }
-                // Translated: committed to at once (its fallback is not held back yet).
-                co_await translate_chat(ctx, pool, state);
-                auto judged = upstream::judge_status(ctx.status);
-                if (judged == upstream::verdict::success)
+                // Translated: a failure before anything was written comes back, and the next
+                // target is tried; a stream that fails after its head is the client's.
+                auto held = co_await translate_chat(ctx, pool, state, true);
+                if (state.client_gone) {
+                    health.abandoned(t->index, key);
+                    break;
+                }
+                if (held) {
+                    observability::log_warn(
+                        "request " + ctx.request_id + ": upstream `" + up.name + "` " +
+                        (held->upstream_status ? "answered " + std::to_string(held->upstream_status)
+                                               : "failed: " + held->transport.detail) +
+                        "; trying the route's next target");
+                    if (held->upstream_status == 401 || held->upstream_status == 403)
+                        health.refused_key(t->index, key);
+                    else
+                        health.failed(t->index, key, upstream::clock::now(), held->retry_after);
+                    if (held->upstream_status)
+                        last.answer(held->status, "application/json", std::move(held->body));
+                    else
+                        last.failed(held->transport);
+                    continue;
+                }
+                if (ctx.status / 100 == 2)
                     health.succeeded(t->index, key, std::chrono::steady_clock::now() - started);
-                else if (judged == upstream::verdict::failed)
-                    health.failed(t->index, key, upstream::clock::now());
                 else
                     health.abandoned(t->index, key);
                 answered = &up;

@@ -10,6 +10,7 @@
 #include "gateway/sse/event_parser.hpp"
 #include "gateway/upstream/exchange.hpp"
 #include "gateway/upstream/model_router.hpp"
+#include "gateway/upstream/routes.hpp"
 
 #include <boost/asio/this_coro.hpp>
 #include <boost/beast/core/string.hpp>
@@ -86,9 +87,11 @@ net::awaitable<void> refuse(http::request_context& ctx, std::string param, std::
     co_await write_json(ctx, 400, std::move(body));
 }
 
-// The upstream's fields a client of OpenAI's API acts on: retry-after and the rate limits.
-std::vector<std::pair<std::string, std::string>> kept_fields(const upstream::response_parser& p) {
-    std::vector<std::pair<std::string, std::string>> out;
+// The upstream's fields a client of OpenAI's API acts on: retry-after and the rate limits; and
+// the route's fields (`state.fields`).
+std::vector<std::pair<std::string, std::string>> kept_fields(const upstream::response_parser& p,
+                                                             const exchange_state& state) {
+    auto out = state.fields;
     for (const auto& f : p.get()) {
         auto name = f.name_string();
         if (boost::beast::iequals(name, "retry-after") ||
@@ -133,7 +136,7 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
     http::response_head head(200);
     head.field("Content-Type", "text/event-stream; charset=utf-8");
     head.field("Cache-Control", "no-cache");
-    for (const auto& [name, value] : kept_fields(parser)) head.field(name, value);
+    for (const auto& [name, value] : kept_fields(parser, state)) head.field(name, value);
     if (ctx.draining) ctx.keep_alive = false;
     auto bytes =
         head.finish(ctx.request_id, "Transfer-Encoding: chunked", ctx.keep_alive ? "" : "close");
@@ -266,8 +269,10 @@ net::awaitable<void> write_reply_as_stream(
 
 }  // namespace
 
-net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& pool,
-                                    exchange_state& state) {
+net::awaitable<std::optional<translate_failure>> translate_chat(http::request_context& ctx,
+                                                                upstream::pool& pool,
+                                                                exchange_state& state,
+                                                                bool hold_failures) {
     co_await net::this_coro::throw_if_cancelled(false);
     const auto& up = pool.upstream();
     const auto& adapter = providers::adapter_for(up.provider);
@@ -277,7 +282,7 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
         auto message =
             refused.param.empty() ? refused.message : "`" + refused.param + "` " + refused.message;
         co_await refuse(ctx, refused.param, std::move(message));
-        co_return;
+        co_return std::nullopt;
     }
     std::string client_model = r.model;
     r.model = upstream::upstream_model(up, r.model);
@@ -285,7 +290,7 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
     auto body = adapter.encode(r, why);
     if (body.empty()) {
         co_await refuse(ctx, "messages", why);
-        co_return;
+        co_return std::nullopt;
     }
     auto head = request_head(ctx, up, adapter, r, body.size());
 
@@ -294,12 +299,17 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
                                    [&state] { return state.client_gone; }};
     auto started = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head, body,
                                                      parser, false, false, hooks);
-    if (state.client_gone) co_return;
+    if (state.client_gone) co_return std::nullopt;
+    if (!started.conn && hold_failures) {
+        translate_failure held;
+        held.transport = started.failed;
+        co_return held;
+    }
     if (!started.conn) {
         observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                 "`: " + started.failed.detail);
         co_await http::write_error(ctx, started.failed.ec, started.failed.detail);
-        co_return;
+        co_return std::nullopt;
     }
     auto& conn = *started.conn;
     state.upstream = &conn;
@@ -316,22 +326,42 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
         std::string reply_body;
         auto failed =
             co_await upstream::read_body(conn, *parser, reply_body, reply_limit, up.idle_timeout);
-        if (state.client_gone) co_return;
+        if (state.client_gone) co_return std::nullopt;
+        if (failed && hold_failures) {
+            translate_failure held;
+            held.transport = failed;
+            state.answered = false;
+            co_return held;
+        }
         if (failed) {
             co_await http::write_error(ctx, failed.ec, failed.detail);
-            co_return;
+            co_return std::nullopt;
         }
         bool reusable = parser->get().keep_alive();
         if (status >= 400) {
             auto said = adapter.decode_error(status, reply_body);
             auto envelope = providers::openai::error_body(said);
-            co_await write_json(ctx, said.status, std::move(envelope), kept_fields(*parser));
+            auto judged = upstream::judge_status(status, reply_body);
+            if (hold_failures &&
+                (judged == upstream::verdict::failed || judged == upstream::verdict::unusable)) {
+                translate_failure held;
+                held.upstream_status = status;
+                held.status = said.status;
+                held.body = std::move(envelope);
+                held.retry_after = upstream::retry_after(parser->get()["retry-after-ms"],
+                                                         parser->get()["retry-after"]);
+                state.upstream = nullptr;
+                state.answered = false;
+                if (reusable) pool.give_back(std::move(started.conn));
+                co_return held;
+            }
+            co_await write_json(ctx, said.status, std::move(envelope), kept_fields(*parser, state));
         } else {
             providers::reply reply;
             std::string error;
             if (!adapter.decode(reply_body, reply, error)) {
                 co_await http::write_error(ctx, errc::upstream_bad_response, error);
-                co_return;
+                co_return std::nullopt;
             }
             if (reply.used.known) {
                 state.used = reply.used;
@@ -343,22 +373,23 @@ net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& 
             state.complete = true;
             if (r.stream) {
                 co_await write_reply_as_stream(ctx, reply, client_model, r.include_usage,
-                                               kept_fields(*parser));
+                                               kept_fields(*parser, state));
             } else {
                 auto completion = providers::openai::chat_completion(
                     reply, "chatcmpl-" + ctx.request_id, client_model, now_seconds());
-                co_await write_json(ctx, 200, std::move(completion), kept_fields(*parser));
+                co_await write_json(ctx, 200, std::move(completion), kept_fields(*parser, state));
             }
         }
         state.upstream = nullptr;
         if (reusable) pool.give_back(std::move(started.conn));
-        co_return;
+        co_return std::nullopt;
     }
 
     bool reusable = co_await relay_stream(ctx, conn, *parser, up, adapter, client_model,
                                           r.include_usage, state);
     state.upstream = nullptr;
     if (reusable && !state.client_gone) pool.give_back(std::move(started.conn));
+    co_return std::nullopt;
 }
 
 std::string merged_models_json(const std::vector<std::string>& listed,

@@ -3,10 +3,12 @@
 #include "gateway/config/config.hpp"
 #include "gateway/http/context.hpp"
 #include "gateway/passthrough/client.hpp"
+#include "gateway/upstream/connection.hpp"
 #include "gateway/upstream/pool.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,8 +21,21 @@ namespace gateway::passthrough {
 // Provider errors come back in OpenAI's envelope with the provider's status and message (and its
 // retry-after). Stateless: what the provider needs on the next turn travels in the reply.
 // Cancelled by closing `state.upstream` (the client watcher does).
-net::awaitable<void> translate_chat(http::request_context& ctx, upstream::pool& pool,
-                                    exchange_state& state);
+//
+// With `hold_failures` (a route's attempt), a failure the attempt loop would try another target
+// for — a connection that failed, or an answer of 408, 429, 5xx, 401 or 403 — is not written: it
+// is returned, and nothing has reached the client. Anything else is answered as without it.
+struct translate_failure {
+    unsigned upstream_status = 0;  // the provider's status; 0: the connection failed
+    unsigned status = 0;           // and the client's, in OpenAI's terms
+    std::string body;              // OpenAI's error envelope
+    std::optional<config::duration> retry_after;
+    upstream::failure transport;
+};
+net::awaitable<std::optional<translate_failure>> translate_chat(http::request_context& ctx,
+                                                                upstream::pool& pool,
+                                                                exchange_state& state,
+                                                                bool hold_failures = false);
 
 // GET /v1/models when some upstream is not OpenAI-compatible: the models the OpenAI-compatible
 // upstreams listed (their `/models` bodies, in `listed`), then every model name the configuration

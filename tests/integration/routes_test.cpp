@@ -5,6 +5,8 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <functional>
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -135,8 +137,9 @@ struct routed_gateway {
     std::optional<running_gateway> gateway;
 
     // Upstreams up0… on the fakes, then `dead` (a refused connection); the route "smart" over
-    // `targets` (names), each hearing `heard` when set.
-    routed_gateway(std::size_t count, std::vector<std::string> targets, std::string heard = {}) {
+    // `targets` (names), each hearing `heard` when set; `adjust` changes the configuration last.
+    routed_gateway(std::size_t count, std::vector<std::string> targets, std::string heard = {},
+                   const std::function<void(config::gateway_config&)>& adjust = {}) {
         std::vector<std::string> urls;
         for (std::size_t i = 0; i < count; ++i) {
             fakes.push_back(std::make_unique<fake_upstream>());
@@ -154,6 +157,7 @@ struct routed_gateway {
         }
         c.routes.push_back(r);
         c.admin.api_key = admin_key;
+        if (adjust) adjust(c);
         gateway.emplace(c);
     }
 
@@ -288,6 +292,43 @@ BOOST_AUTO_TEST_CASE(a_stream_cut_after_content_is_never_replayed) {
     BOOST_TEST(r.body.find("event: error") != std::string::npos, r.body);
     BOOST_TEST(r.body.find("[DONE]") == std::string::npos);
     BOOST_TEST(g.fakes[1]->scripted_requests().empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_translated_target_that_answers_529_falls_back_before_writing) {
+    // up0 is Anthropic (translated): overloaded, then the OpenAI-compatible up1 answers.
+    routed_gateway g(2, {"up0", "up1"}, "claude-sonnet-4-5", [](config::gateway_config& c) {
+        auto& claude = c.upstreams[0];
+        claude.provider = config::provider_kind::anthropic;
+        claude.base_url = claude.base_url.substr(0, claude.base_url.size() - 3);  // no /v1
+        claude.endpoint = *config::parse_base_url(claude.base_url).value;
+        claude.api_key = "sk-ant-gateway";
+        claude.auth = config::auth_mode::replace;
+    });
+    g.fakes[0]->script({{"Overloaded", "stop", 529, "", 0}, {"never"}});
+    g.fakes[1]->script({{"From the OpenAI-compatible target."}});
+    auto r = g.chat();
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST(r.header("x-contextgate-upstream") == "up1");
+    BOOST_TEST(r.header("x-contextgate-attempts") == "2");
+    BOOST_TEST(r.body.find("Overloaded") == std::string::npos);
+    BOOST_TEST(g.fakes[0]->scripted_requests().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_translated_answer_carries_the_routes_fields) {
+    routed_gateway g(1, {"up0"}, "claude-sonnet-4-5", [](config::gateway_config& c) {
+        auto& claude = c.upstreams[0];
+        claude.provider = config::provider_kind::anthropic;
+        claude.base_url = claude.base_url.substr(0, claude.base_url.size() - 3);
+        claude.endpoint = *config::parse_base_url(claude.base_url).value;
+        claude.api_key = "sk-ant-gateway";
+        claude.auth = config::auth_mode::replace;
+    });
+    g.fakes[0]->script({{"Claude answers."}});
+    auto r = g.chat();
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST(r.header("x-contextgate-upstream") == "up0");
+    BOOST_TEST(json::parse(r.body).at("choices").at(0).at("message").at("content").as_string() ==
+               "Claude answers.");
 }
 
 BOOST_AUTO_TEST_CASE(a_model_without_a_route_goes_where_it_went_before) {
