@@ -183,6 +183,16 @@ struct routed_gateway {
 
 }  // namespace
 
+// The first upstream as Anthropic (the fake speaks it at its root), under our key.
+static void anthropic_first(config::gateway_config& c) {
+    auto& claude = c.upstreams[0];
+    claude.provider = config::provider_kind::anthropic;
+    claude.base_url = claude.base_url.substr(0, claude.base_url.size() - 3);  // no /v1
+    claude.endpoint = *config::parse_base_url(claude.base_url).value;
+    claude.api_key = "sk-ant-gateway";
+    claude.auth = config::auth_mode::replace;
+}
+
 BOOST_AUTO_TEST_SUITE(routes_for_v1)
 
 BOOST_AUTO_TEST_CASE(a_json_request_falls_back_past_a_refused_connection_and_a_503) {
@@ -296,14 +306,7 @@ BOOST_AUTO_TEST_CASE(a_stream_cut_after_content_is_never_replayed) {
 
 BOOST_AUTO_TEST_CASE(a_translated_target_that_answers_529_falls_back_before_writing) {
     // up0 is Anthropic (translated): overloaded, then the OpenAI-compatible up1 answers.
-    routed_gateway g(2, {"up0", "up1"}, "claude-sonnet-4-5", [](config::gateway_config& c) {
-        auto& claude = c.upstreams[0];
-        claude.provider = config::provider_kind::anthropic;
-        claude.base_url = claude.base_url.substr(0, claude.base_url.size() - 3);  // no /v1
-        claude.endpoint = *config::parse_base_url(claude.base_url).value;
-        claude.api_key = "sk-ant-gateway";
-        claude.auth = config::auth_mode::replace;
-    });
+    routed_gateway g(2, {"up0", "up1"}, "claude-sonnet-4-5", anthropic_first);
     g.fakes[0]->script({{"Overloaded", "stop", 529, "", 0}, {"never"}});
     g.fakes[1]->script({{"From the OpenAI-compatible target."}});
     auto r = g.chat();
@@ -315,14 +318,7 @@ BOOST_AUTO_TEST_CASE(a_translated_target_that_answers_529_falls_back_before_writ
 }
 
 BOOST_AUTO_TEST_CASE(a_translated_answer_carries_the_routes_fields) {
-    routed_gateway g(1, {"up0"}, "claude-sonnet-4-5", [](config::gateway_config& c) {
-        auto& claude = c.upstreams[0];
-        claude.provider = config::provider_kind::anthropic;
-        claude.base_url = claude.base_url.substr(0, claude.base_url.size() - 3);
-        claude.endpoint = *config::parse_base_url(claude.base_url).value;
-        claude.api_key = "sk-ant-gateway";
-        claude.auth = config::auth_mode::replace;
-    });
+    routed_gateway g(1, {"up0"}, "claude-sonnet-4-5", anthropic_first);
     g.fakes[0]->script({{"Claude answers."}});
     auto r = g.chat();
     BOOST_TEST(r.status == 200u, r.body);
