@@ -149,7 +149,9 @@ net::awaitable<http::reply> api::health(http::request_context&) {
                 auto model = upstream::target_model(t, r.model);
                 auto s = routing_.health().of(t.index, model);
                 auto now_state = s ? s->now : state::healthy;
-                if (now_state == state::cooled && s->until <= now) now_state = state::healthy;
+                if (now_state == state::cooled &&
+                    upstream::health_board::available(now_state, s->until, now))
+                    now_state = state::healthy;  // its cooldown is over
                 static constexpr std::string_view names[] = {"healthy", "cooled", "probing",
                                                              "unusable"};
                 json::object o{

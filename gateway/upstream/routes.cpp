@@ -92,7 +92,7 @@ bool health_board::take(std::size_t upstream, const std::string& model, clock::t
     std::lock_guard lock(mutex_);
     auto& t = entry(upstream, model);
     bool ok = force || t.now == state::healthy;
-    if (!ok && t.now == state::cooled && now >= t.until) {
+    if (!ok && available(t.now, t.until, now)) {
         t.now = state::probing;  // this caller is the one probe
         ok = true;
     }
@@ -109,32 +109,10 @@ health_board::target_state& health_board::entry(std::size_t upstream, const std:
     return it->second;
 }
 
-bool health_board::admit(std::size_t upstream, const std::string& model, clock::time_point now) {
-    std::lock_guard lock(mutex_);
-    auto& t = entry(upstream, model);
-    switch (t.now) {
-        case state::healthy:
-            return true;
-        case state::unusable:
-        case state::probing:
-            return false;
-        case state::cooled:
-            if (now < t.until) return false;
-            t.now = state::probing;  // this caller is the one probe
-            return true;
-    }
-    return false;
-}
-
 bool health_board::available(std::size_t upstream, const std::string& model,
                              clock::time_point now) const {
     auto t = look(upstream, model);
-    return t.now == state::healthy || (t.now == state::cooled && now >= t.until);
-}
-
-void health_board::started(std::size_t upstream, const std::string& model) {
-    std::lock_guard lock(mutex_);
-    ++entry(upstream, model).in_flight;
+    return available(t.now, t.until, now);
 }
 
 void health_board::succeeded(std::size_t upstream, const std::string& model,
@@ -299,8 +277,7 @@ const config::route_target* attempt_plan::next(clock::time_point now) {
         auto v = health_.look(t.index, key_of(&t));
         if (v.now == state::unusable) continue;
         bool tried = std::find(tried_.begin(), tried_.end(), &t) != tried_.end();
-        bool available = v.now == state::healthy || (v.now == state::cooled && now >= v.until);
-        if (!available)
+        if (!health_board::available(v.now, v.until, now))
             cooled.push_back(&t);
         else
             (tried ? again : fresh).push_back(&t);

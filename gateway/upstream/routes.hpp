@@ -49,6 +49,11 @@ public:
     }
 
     enum class state { healthy, cooled, probing, unusable };
+    // Whether a target in state `s`, cooled until `until`, may be tried at `now`: healthy, or
+    // cooled no longer (its probe not yet taken).
+    static bool available(state s, clock::time_point until, clock::time_point now) {
+        return s == state::healthy || (s == state::cooled && now >= until);
+    }
     struct target_state {
         std::size_t upstream = 0;
         std::string model;
@@ -59,10 +64,7 @@ public:
         int in_flight = 0;
     };
 
-    // Whether the target may be tried now. A cooled target whose cooldown ended becomes
-    // `probing`, and this caller is its one probe.
-    bool admit(std::size_t upstream, const std::string& model, clock::time_point now);
-    // Whether admit() would let it through (no probe is claimed).
+    // Whether take() would let it through (no probe is claimed).
     bool available(std::size_t upstream, const std::string& model, clock::time_point now) const;
     // What the attempt plan reads of a target, without copying it.
     struct view {
@@ -72,10 +74,10 @@ public:
         double first_byte_ms = -1;  // < 0: not measured
     };
     view look(std::size_t upstream, const std::string& model) const;
-    // admit() and started() under one lock; `force` takes it whatever its state (nothing else
-    // is left).
+    // Takes the target for an attempt (one more request in flight) when it may be tried now: a
+    // cooled target whose cooldown ended becomes `probing`, and this caller is its one probe.
+    // `force` takes it whatever its state (nothing else is left).
     bool take(std::size_t upstream, const std::string& model, clock::time_point now, bool force);
-    void started(std::size_t upstream, const std::string& model);
     // The attempt's end: `first_byte` for a success (the latency strategy's average).
     void succeeded(std::size_t upstream, const std::string& model, clock::duration first_byte);
     void failed(std::size_t upstream, const std::string& model, clock::time_point now,

@@ -101,7 +101,7 @@ BOOST_AUTO_TEST_CASE(a_cooled_target_is_skipped_then_probed_once_and_restored) {
 BOOST_AUTO_TEST_CASE(the_cooldown_doubles_while_failing_up_to_its_cap_and_honours_retry_after) {
     health_board h(cooling(1s, 3s));
     auto now = clock::now();
-    h.started(0, "m");
+    h.take(0, "m", now, true);
     h.failed(0, "m", now);
     BOOST_TEST((h.of(0, "m")->until - now == clock::duration(1s)));
     h.failed(0, "m", now);
@@ -147,9 +147,10 @@ BOOST_AUTO_TEST_CASE(weighted_shares_follow_the_weights) {
 BOOST_AUTO_TEST_CASE(least_busy_avoids_the_target_with_requests_in_flight) {
     health_board h(cooling(1s));
     auto r = route_of(config::route_strategy::least_busy, {1, 1, 1});
-    h.started(0, "m0");  // stalled: two requests hang there
-    h.started(0, "m0");
-    h.started(1, "m1");
+    auto now = clock::now();
+    h.take(0, "m0", now, true);  // stalled: two requests hang there
+    h.take(0, "m0", now, true);
+    h.take(1, "m1", now, true);
     for (int i = 0; i < 10; ++i) {
         attempt_plan plan(r, h);
         auto* t = plan.next();
@@ -161,9 +162,10 @@ BOOST_AUTO_TEST_CASE(least_busy_avoids_the_target_with_requests_in_flight) {
 BOOST_AUTO_TEST_CASE(latency_prefers_the_faster_target) {
     health_board h(cooling(1s));
     auto r = route_of(config::route_strategy::latency, {1, 1});
-    h.started(0, "m0");
+    auto now = clock::now();
+    h.take(0, "m0", now, true);
     h.succeeded(0, "m0", 400ms);
-    h.started(1, "m1");
+    h.take(1, "m1", now, true);
     h.succeeded(1, "m1", 20ms);
     int fast = 0;
     for (int i = 0; i < 1000; ++i) {
