@@ -14,7 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/string.hpp>
 
-#include <charconv>
+#include <algorithm>
 
 namespace gateway::agent {
 
@@ -199,7 +199,8 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
     const auto& route = routing_.table().route(request.model, scratch);
     // Without a route of its own a model's upstream is tried once and retried model_retries
     // times, as before routes; a route says its own max_attempts.
-    if (&route == &scratch) scratch.max_attempts = 1 + model_retries_;
+    bool own_route = &route != &scratch;
+    if (!own_route) scratch.max_attempts = 1 + model_retries_;
     auto& health = routing_.health();
     upstream::attempt_plan plan(route, health);
     auto client_model = request.model;
@@ -208,12 +209,17 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
     model_failure last{errc::upstream_unreachable, false,
                        "no target of model `" + client_model + "` can be used"};
     const config::route_target* previous = nullptr;
-    std::optional<config::duration> asked_wait;  // the last failure's retry-after
+    std::vector<const config::route_target*> unsayable;  // their dialect cannot say the request
+    std::optional<config::duration> asked_wait;          // the last failure's retry-after
     bool context_window_tried = false;
     for (int failures = 0;;) {
         if (cancel.cancelled()) break;
         const auto* target = plan.next();
         if (!target) co_return last;
+        if (std::find(unsayable.begin(), unsayable.end(), target) != unsayable.end()) {
+            health.abandoned(target->index, upstream::target_model(*target, client_model));
+            co_return last;  // what is left cannot say it either
+        }
         auto& pool = pools_[target->index];
         const auto& up = pool.upstream();
         auto heard =
@@ -258,6 +264,7 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
         auto body = adapter.encode(request, refused);
         if (body.empty()) {
             health.abandoned(target->index, health_key);
+            unsayable.push_back(target);
             last = {errc::bad_request, false, "upstream `" + up.name + "`: " + refused};
             continue;  // another target may take what this dialect cannot say
         }
@@ -309,6 +316,12 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
             continue;
         }
         if (judged == upstream::verdict::unusable) {
+            // Without a route of its own the model's one upstream stays in use: its key may be
+            // fixed meanwhile, and the call fails as it did before routes.
+            if (!own_route) {
+                health.abandoned(target->index, health_key);
+                co_return last;
+            }
             observability::log_warn("upstream `" + up.name + "` refused its key for model `" +
                                     heard + "` (" + std::to_string(result.status) +
                                     "); it is left out until the configuration changes");

@@ -111,6 +111,36 @@ BOOST_AUTO_TEST_CASE(a_cancel_during_a_backoff_makes_no_further_upstream_call) {
     BOOST_TEST(f.fake.scripted_requests().size() == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(without_a_route_a_refused_key_fails_the_call_but_not_the_upstream) {
+    context_fixture f;  // no routes: the model's upstream by its globs
+    f.fake.script({{"invalid key", "stop", 401, "", 0}, {"Fine now."}});
+    auto chat = f.create_chat();
+    auto first = f.events(f.start(chat, "hello"));
+    BOOST_TEST_REQUIRE(first.back().type == "run.failed");
+    BOOST_TEST(std::string(first.back().data.at("error").as_string()).find("invalid key") !=
+               std::string::npos);
+    // The key was fixed meanwhile: the next call goes to the upstream again.
+    auto second = f.events(f.start(chat, "again"));
+    BOOST_TEST_REQUIRE(second.back().type == "run.completed");
+    BOOST_TEST(f.fake.scripted_requests().size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_request_its_dialect_cannot_say_fails_at_once_without_retries) {
+    using namespace std::chrono_literals;
+    context_fixture f([](config::gateway_config& c) {
+        c.upstreams[0].provider = config::provider_kind::gemini;
+        c.upstreams[0].tool_calling = config::tool_calling_mode::native;
+    });
+    auto chat = f.create_chat({{"model", "not a gemini name"}});
+    auto asked = std::chrono::steady_clock::now();
+    auto events = f.events(f.start(chat, "hello"));
+    BOOST_TEST_REQUIRE(events.back().type == "run.failed");
+    BOOST_TEST(std::string(events.back().data.at("error").as_string()).find("not a Gemini model") !=
+               std::string::npos);
+    BOOST_TEST(count(events, "model.retry") == 0u);  // no backoff, no second try
+    BOOST_TEST((std::chrono::steady_clock::now() - asked < 2s));
+}
+
 BOOST_AUTO_TEST_CASE(attempts_stop_at_max_attempts) {
     fake_upstream second;
     second.script({{"down", "stop", 502, "", 0}, {"never asked"}});
