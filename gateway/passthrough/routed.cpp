@@ -111,14 +111,17 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             auto& pool = pools_[t->index];
             const auto& up = pool.upstream();
             auto key = upstream::target_model(*t, where.model);
-            // Only the model name may change, and only when the target names another.
-            if (!t->model.empty() && t->model != where.model) {
-                if (original.empty()) original = ctx.req.body();
+            // Each target hears the client's body: only the model name may change (when the
+            // target names another) and the usage request be added (stream_usage: inject).
+            bool renamed = !t->model.empty() && t->model != where.model;
+            bool inject =
+                up.inject_stream_usage && chat && up.provider == config::provider_kind::openai;
+            if (!original.empty())
                 ctx.req.body() = original;
-                upstream::replace_model(ctx.req.body(), t->model);
-            } else if (!original.empty()) {
-                ctx.req.body() = original;
-            }
+            else if (renamed || inject)
+                original = ctx.req.body();
+            if (renamed) upstream::replace_model(ctx.req.body(), t->model);
+            if (inject) providers::inject_include_usage(ctx.req.body());
             ctx.upstream = up.name;
             ctx.attempts = plan.attempts();
             state.fields = route_fields(up.name, plan.attempts());
@@ -129,6 +132,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 }
                 // Translated: a failure before anything was written comes back, and the next
                 // target is tried; a stream that fails after its head is the client's.
+                auto asked = std::chrono::steady_clock::now();
                 auto held = co_await translate_chat(ctx, pool, state, true);
                 if (state.client_gone) {
                     health.abandoned(t->index, key);
@@ -140,7 +144,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                         (held->upstream_status ? "answered " + std::to_string(held->upstream_status)
                                                : "failed: " + held->transport.detail) +
                         "; trying the route's next target");
-                    if (held->upstream_status == 401 || held->upstream_status == 403)
+                    if (held->upstream_status && upstream::judge_status(held->upstream_status) ==
+                                                     upstream::verdict::unusable)
                         health.refused_key(t->index, key);
                     else
                         health.failed(t->index, key, upstream::clock::now(), held->retry_after);
@@ -151,13 +156,12 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                     continue;
                 }
                 if (ctx.status / 100 == 2)
-                    health.succeeded(t->index, key, std::chrono::steady_clock::now() - started);
+                    health.succeeded(t->index, key, std::chrono::steady_clock::now() - asked);
                 else
                     health.abandoned(t->index, key);
                 answered = &up;
                 break;
             }
-            if (up.inject_stream_usage && chat) providers::inject_include_usage(ctx.req.body());
             auto head = upstream_request_head(ctx, up, where.target, false, !ctx.key_id.empty());
             std::optional<upstream::response_parser> parser;
             upstream::exchange_hooks hooks{
