@@ -23,7 +23,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr std::size_t max_response_bytes = 32 * 1024 * 1024;
-constexpr config::duration max_backoff = 60s;
 
 // A model's text may hold NUL characters (garbage output); no store keeps them
 // (store::check_stored_text), so each becomes U+FFFD before the run records the reply.
@@ -201,8 +200,7 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
     // times, as before routes; a route says its own max_attempts.
     bool own_route = &route != &scratch;
     if (!own_route) scratch.max_attempts = 1 + model_retries_;
-    auto& health = routing_.health();
-    upstream::attempt_plan plan(route, health);
+    upstream::attempt_plan plan(route, routing_.health());
     auto client_model = request.model;
     request.stream = static_cast<bool>(on_text);
     request.include_usage = request.stream;
@@ -210,27 +208,21 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
                        "no target of model `" + client_model + "` can be used"};
     const config::route_target* previous = nullptr;
     std::vector<const config::route_target*> unsayable;  // their dialect cannot say the request
-    std::optional<config::duration> asked_wait;          // the last failure's retry-after
     bool context_window_tried = false;
-    for (int failures = 0;;) {
+    for (;;) {
         if (cancel.cancelled()) break;
         const auto* target = plan.next();
         if (!target) co_return last;
         if (std::find(unsayable.begin(), unsayable.end(), target) != unsayable.end()) {
-            health.abandoned(target->index, upstream::target_model(*target, client_model));
+            plan.abandoned();
             co_return last;  // what is left cannot say it either
         }
         auto& pool = pools_[target->index];
         const auto& up = pool.upstream();
         auto heard =
             target->model.empty() ? upstream::upstream_model(up, client_model) : target->model;
-        auto health_key = upstream::target_model(*target, client_model);
-        if (target == previous) {
+        if (auto wait = plan.backoff(); target == previous) {
             // The same target again (nothing else is left): after a backoff, or its retry-after.
-            auto wait = std::min(asked_wait.value_or(config::duration(500ms * (1 << failures))),
-                                 max_backoff);
-            if (auto rest = plan.left())
-                wait = std::min(wait, std::chrono::duration_cast<config::duration>(*rest));
             observability::log_warn("run " + request_id + ": " + last.message + "; retrying in " +
                                     std::to_string(wait.count()) + " ms");
             if (on_retry) {
@@ -246,7 +238,7 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
                 cancel.on_cancel(nullptr);
             }
             if (cancel.cancelled()) {
-                health.abandoned(target->index, health_key);
+                plan.abandoned();
                 break;
             }
         } else if (previous && on_retry) {
@@ -257,13 +249,12 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
             co_await on_retry(std::move(retry));
         }
         previous = target;
-        asked_wait.reset();
         const auto& adapter = providers::adapter_for(up.provider);
         request.model = heard;
         std::string refused;
         auto body = adapter.encode(request, refused);
         if (body.empty()) {
-            health.abandoned(target->index, health_key);
+            plan.abandoned();
             unsayable.push_back(target);
             last = {errc::bad_request, false, "upstream `" + up.name + "`: " + refused};
             continue;  // another target may take what this dialect cannot say
@@ -278,7 +269,7 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
         if (result.told && (result.transport || cancel.cancelled()))
             co_await on_text(std::string(), true);
         if (cancel.cancelled()) {
-            health.abandoned(target->index, health_key);
+            plan.abandoned();
             break;
         }
         if (result.transport) {
@@ -286,19 +277,18 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
             if (result.transport.ec.category() == gateway_category())
                 code = static_cast<errc>(result.transport.ec.value());
             last = {code, false, "upstream `" + up.name + "`: " + result.transport.detail};
-            health.failed(target->index, health_key, upstream::clock::now());
-            ++failures;
+            plan.failed();
             continue;
         }
         auto judged = upstream::judge_status(result.status, result.body);
         if (judged == upstream::verdict::success) {
             if (!result.unreadable.empty()) {
                 // A 2xx that is no reply is not retried: the server would answer it again.
-                health.failed(target->index, health_key, upstream::clock::now());
+                plan.failed();
                 co_return model_failure{errc::upstream_bad_response, false,
                                         "upstream `" + up.name + "`: " + result.unreadable};
             }
-            health.succeeded(target->index, health_key, result.first_byte);
+            plan.succeeded(result.first_byte);
             auto& reply = result.reply;
             for (auto& p : reply.content.parts)
                 if (p.what == providers::part::kind::text) replace_nul(p.text);
@@ -309,26 +299,23 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
                 "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
                     adapter.decode_error(result.status, result.body).message};
         if (judged == upstream::verdict::failed) {
-            auto after = upstream::retry_after(result.retry_after_ms, result.retry_after);
-            health.failed(target->index, health_key, upstream::clock::now(), after);
-            asked_wait = after;
-            ++failures;
+            plan.failed(upstream::retry_after(result.retry_after_ms, result.retry_after));
             continue;
         }
         if (judged == upstream::verdict::unusable) {
             // Without a route of its own the model's one upstream stays in use: its key may be
             // fixed meanwhile, and the call fails as it did before routes.
             if (!own_route) {
-                health.abandoned(target->index, health_key);
+                plan.abandoned();
                 co_return last;
             }
             observability::log_warn("upstream `" + up.name + "` refused its key for model `" +
                                     heard + "` (" + std::to_string(result.status) +
                                     "); it is left out until the configuration changes");
-            health.refused_key(target->index, health_key);
+            plan.refused_key();
             continue;
         }
-        health.abandoned(target->index, health_key);
+        plan.abandoned();
         if (judged == upstream::verdict::context_window && !context_window_tried &&
             !route.on_context_window.empty()) {
             context_window_tried = true;

@@ -53,6 +53,7 @@ struct client_watch::reader : std::enable_shared_from_this<reader> {
         if (ec == net::error::operation_aborted && socket.is_open()) return;
         state->client_gone = true;
         if (state->upstream) state->upstream->close();
+        if (state->backoff) state->backoff->cancel();
     }
 };
 

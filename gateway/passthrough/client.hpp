@@ -19,6 +19,7 @@ namespace net = boost::asio;
 // Shared between the exchange and the client watcher of one request.
 struct exchange_state {
     upstream::connection* upstream = nullptr;  // the connection in use, to close on disconnect
+    net::steady_timer* backoff = nullptr;      // a wait before a retry, to cancel on disconnect
     bool client_gone = false;
     // What the answer showed, for metrics, limits and usage: its first body bytes (time to first
     // token of a stream), whether it streamed, the usage it reported and where that came from.

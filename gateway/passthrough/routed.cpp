@@ -15,6 +15,9 @@
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/upstream/exchange.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/string.hpp>
 
 namespace gateway::passthrough {
@@ -89,8 +92,7 @@ std::vector<std::pair<std::string, std::string>> route_fields(const std::string&
 
 net::awaitable<void> handler::forward_routed(http::request_context& ctx, const destination& where) {
     const auto& route = *where.route;
-    auto& health = routing_.health();
-    upstream::attempt_plan plan(route, health);
+    upstream::attempt_plan plan(route, routing_.health());
     ctx.model = where.model;
     std::string_view target = ctx.req.target();
     bool chat = target.substr(0, target.find('?')) == "/v1/chat/completions";
@@ -108,9 +110,21 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
         for (;;) {
             const auto* t = plan.next();
             if (!t) break;
+            if (auto wait = plan.backoff(); wait.count() > 0) {
+                // The target that just failed, again (nothing else is left): after its backoff
+                // or retry-after; a client that hangs up meanwhile ends the wait and the request.
+                net::steady_timer timer(ctx.stream.get_executor(), wait);
+                state.backoff = &timer;
+                [[maybe_unused]] auto [ec] =
+                    co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+                state.backoff = nullptr;
+                if (state.client_gone) {
+                    plan.abandoned();
+                    break;
+                }
+            }
             auto& pool = pools_[t->index];
             const auto& up = pool.upstream();
-            auto key = upstream::target_model(*t, where.model);
             // Each target hears the client's body: only the model name may change (when the
             // target names another) and the usage request be added (stream_usage: inject).
             bool renamed = !t->model.empty() && t->model != where.model;
@@ -127,7 +141,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             state.fields = route_fields(up.name, plan.attempts());
             if (up.provider != config::provider_kind::openai) {
                 if (!chat) {  // this dialect is reached through /v1/chat/completions only
-                    health.abandoned(t->index, key);
+                    plan.abandoned();
                     continue;
                 }
                 // Translated: a failure before anything was written comes back, and the next
@@ -135,7 +149,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 auto asked = std::chrono::steady_clock::now();
                 auto held = co_await translate_chat(ctx, pool, state, true);
                 if (state.client_gone) {
-                    health.abandoned(t->index, key);
+                    plan.abandoned();
                     break;
                 }
                 if (held) {
@@ -146,9 +160,9 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                         "; trying the route's next target");
                     if (held->upstream_status && upstream::judge_status(held->upstream_status) ==
                                                      upstream::verdict::unusable)
-                        health.refused_key(t->index, key);
+                        plan.refused_key();
                     else
-                        health.failed(t->index, key, upstream::clock::now(), held->retry_after);
+                        plan.failed(held->retry_after);
                     if (held->upstream_status)
                         last.answer(held->status, "application/json", std::move(held->body));
                     else
@@ -156,9 +170,9 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                     continue;
                 }
                 if (ctx.status / 100 == 2)
-                    health.succeeded(t->index, key, std::chrono::steady_clock::now() - asked);
+                    plan.succeeded(std::chrono::steady_clock::now() - asked);
                 else
-                    health.abandoned(t->index, key);
+                    plan.abandoned();
                 answered = &up;
                 break;
             }
@@ -172,13 +186,13 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                                                               ctx.req.body(), parser, head_request,
                                                               false, hooks);
             if (state.client_gone) {
-                health.abandoned(t->index, key);
+                plan.abandoned();
                 break;
             }
             if (!exchange.conn) {
                 observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                         "`: " + exchange.failed.detail);
-                health.failed(t->index, key, upstream::clock::now());
+                plan.failed();
                 last.failed(exchange.failed);
                 continue;
             }
@@ -204,12 +218,11 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                     (broken ? "failed: " + broken.detail : "answered " + std::to_string(status)) +
                     "; trying the route's next target");
                 if (judged == upstream::verdict::unusable)
-                    health.refused_key(t->index, key);
+                    plan.refused_key();
                 else if (context_window)
-                    health.abandoned(t->index, key);
+                    plan.abandoned();
                 else
-                    health.failed(t->index, key, upstream::clock::now(),
-                                  upstream::retry_after(res["retry-after-ms"], res["retry-after"]));
+                    plan.failed(upstream::retry_after(res["retry-after-ms"], res["retry-after"]));
                 if (broken)
                     last.failed(broken);
                 else
@@ -226,7 +239,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 // A stream: held back until its first content event.
                 auto kind = co_await hold_until_content(*conn, *parser, up.idle_timeout, held);
                 if (state.client_gone) {
-                    health.abandoned(t->index, key);
+                    plan.abandoned();
                     break;
                 }
                 if (kind != providers::stream_event::content) {
@@ -235,7 +248,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                                    : "its stream ended before any content";
                     observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                             "`: " + why + "; trying the route's next target");
-                    health.failed(t->index, key, upstream::clock::now());
+                    plan.failed();
                     last.failed(failure_of(errc::upstream_bad_response,
                                            "upstream `" + up.name + "`: " + why));
                     conn->close();
@@ -244,9 +257,9 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             }
             // Committed: this answer is the client's.
             if (judged == upstream::verdict::success)
-                health.succeeded(t->index, key, first_byte);
+                plan.succeeded(first_byte);
             else
-                health.abandoned(t->index, key);
+                plan.abandoned();
             state.first_body = std::chrono::steady_clock::now();
             bool reusable = co_await relay_response(ctx, *conn, *parser, up, state, held);
             if (reusable && !state.client_gone) pool.give_back(std::move(conn));

@@ -210,6 +210,8 @@ attempt_plan::attempt_plan(const config::route_config& route, health_board& heal
 
 void attempt_plan::set_targets(const std::vector<config::route_target>& targets) {
     targets_ = &targets;
+    current_ = nullptr;  // its outcome was told before the switch
+    again_ = false;
     tried_.clear();
     keys_.clear();
     for (const auto& t : targets) keys_.push_back(target_model(t, route_.model));
@@ -219,6 +221,39 @@ std::optional<clock::duration> attempt_plan::left(clock::time_point now) const {
     if (route_.deadline.count() == 0) return std::nullopt;
     auto end = started_ + std::chrono::duration_cast<clock::duration>(route_.deadline);
     return end > now ? end - now : clock::duration::zero();
+}
+
+void attempt_plan::succeeded(clock::duration first_byte) {
+    if (!current_) return;
+    health_.succeeded(current_->index, key_of(current_), first_byte);
+}
+
+void attempt_plan::failed(std::optional<config::duration> retry_after, clock::time_point now) {
+    if (!current_) return;
+    health_.failed(current_->index, key_of(current_), now, retry_after);
+    ++failures_;
+    asked_ = retry_after;
+}
+
+void attempt_plan::refused_key() {
+    if (!current_) return;
+    health_.refused_key(current_->index, key_of(current_));
+}
+
+void attempt_plan::abandoned() {
+    if (!current_) return;
+    health_.abandoned(current_->index, key_of(current_));
+}
+
+config::duration attempt_plan::backoff(clock::time_point now) const {
+    using namespace std::chrono_literals;
+    constexpr config::duration most = 60s;
+    if (!again_) return config::duration(0);
+    auto doubled = config::duration(500ms) * (1 << std::min(failures_ - 1, 7));
+    auto wait = std::min(asked_.value_or(doubled), most);
+    if (auto rest = left(now))
+        wait = std::min(wait, std::chrono::duration_cast<config::duration>(*rest));
+    return wait;
 }
 
 void attempt_plan::to_context_window_targets() {
@@ -304,6 +339,8 @@ const config::route_target* attempt_plan::next(clock::time_point now) {
         health_.take(chosen->index, key_of(chosen), now, true);
     }
     if (!chosen) return nullptr;
+    again_ = chosen == current_;
+    current_ = chosen;
     if (attempts_ > 0)
         observability::metrics()
             .route_fallbacks.with({route_.model, health_.name_of(chosen->index)})

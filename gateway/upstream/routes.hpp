@@ -136,6 +136,20 @@ public:
     // first (by the strategy); a cooled one only when nothing else is left.
     const config::route_target* next(clock::time_point now = clock::now());
 
+    // How the attempt on the target next() returned ended, told to the health board: a success
+    // (its time to first byte), a failure (cooled; at least `retry_after` when given), a refused
+    // key (left out), or no verdict (the client went away, or the request was not for it).
+    void succeeded(clock::duration first_byte);
+    void failed(std::optional<config::duration> retry_after = std::nullopt,
+                clock::time_point now = clock::now());
+    void refused_key();
+    void abandoned();
+
+    // The wait before the attempt on the target next() returned: none for another target; when
+    // it is the one that just failed, again (nothing else is left), a backoff of 500 ms doubled
+    // per failure of this request, or the retry-after it gave, at most 60 s, within the deadline.
+    config::duration backoff(clock::time_point now = clock::now()) const;
+
     // The targets for a request refused for its context window (the route's on_context_window);
     // the attempts still count.
     void to_context_window_targets();
@@ -157,6 +171,10 @@ private:
     const std::vector<config::route_target>* targets_;
     clock::time_point started_;
     int attempts_ = 0;
+    int failures_ = 0;  // attempts of this request that failed
+    const config::route_target* current_ = nullptr;
+    bool again_ = false;                     // current_ is the target that just failed
+    std::optional<config::duration> asked_;  // the last failure's retry-after
     std::vector<const config::route_target*> tried_;
     std::vector<std::string> keys_;  // each target's health key: the model it hears
 };

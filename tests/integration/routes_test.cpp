@@ -5,7 +5,9 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <array>
 #include <functional>
+#include <thread>
 
 using namespace gateway::testing;
 namespace json = boost::json;
@@ -355,6 +357,104 @@ BOOST_AUTO_TEST_CASE(a_translated_answer_carries_the_routes_fields) {
     BOOST_TEST(r.header("x-contextgate-upstream") == "up0");
     BOOST_TEST(json::parse(r.body).at("choices").at(0).at("message").at("content").as_string() ==
                "Claude answers.");
+}
+
+BOOST_AUTO_TEST_CASE(a_reset_before_the_head_and_a_stalled_head_fall_back) {
+    using namespace std::chrono_literals;
+    routed_gateway g(3, {"up0", "up1", "up2"}, {}, [](config::gateway_config& c) {
+        c.routes.back().first_byte_timeout = std::chrono::milliseconds(300);
+    });
+    scripted_reply reset{"never", "stop", 200, "", 0};
+    reset.reset_before_head = true;
+    g.fakes[0]->script({reset});
+    g.fakes[1]->script({{"too late", "stop", 200, "", 30'000}});  // no head within 300 ms
+    g.fakes[2]->script({{"From up2."}});
+    auto asked = std::chrono::steady_clock::now();
+    auto r = g.chat(true);
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST(r.header("x-contextgate-upstream") == "up2");
+    BOOST_TEST(r.header("x-contextgate-attempts") == "3");
+    BOOST_TEST(r.body.find("From") != std::string::npos);
+    BOOST_TEST(r.body.find("too late") == std::string::npos);
+    BOOST_TEST((std::chrono::steady_clock::now() - asked < 10s));
+    for (auto& fake : g.fakes) BOOST_TEST(fake->scripted_requests().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_same_target_is_retried_after_a_backoff) {
+    using namespace std::chrono_literals;
+    routed_gateway g(1, {"up0"});
+    g.fakes[0]->script({{"overloaded", "stop", 503, "", 0}, {"Second time lucky."}});
+    auto asked = std::chrono::steady_clock::now();
+    auto r = g.chat();
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST(r.header("x-contextgate-attempts") == "2");
+    BOOST_TEST(r.body.find("Second time lucky.") != std::string::npos);
+    // Nothing else was left, so the target that failed was asked again, after 500 ms.
+    BOOST_TEST((std::chrono::steady_clock::now() - asked >= 450ms));
+}
+
+BOOST_AUTO_TEST_CASE(a_client_that_hangs_up_during_a_backoff_ends_the_attempts) {
+    using namespace std::chrono_literals;
+    routed_gateway g(1, {"up0"});
+    // The one target asks for a second's pause; the client leaves during it.
+    g.fakes[0]->script({{"slow down", "stop", 429, "1", 0}, {"never asked"}});
+    {
+        client c(g.gateway->port());
+        c.send(make_request("POST", "/v1/chat/completions",
+                            R"({"model":"smart","messages":[{"role":"user","content":"hi"}]})",
+                            "Content-Type: application/json\r\n"));
+        BOOST_TEST_REQUIRE(g.fakes[0]->wait_requests(1, 5s));
+        c.close();
+    }
+    // The request ends (the target has nothing in flight), and the retry never goes out.
+    auto in_flight = [&] {
+        auto health = json::parse(g.get("/admin/health").body);
+        return health.at("routes").at(0).at("targets").at(0).at("in_flight").as_int64();
+    };
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (in_flight() != 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(10ms);
+    BOOST_TEST(in_flight() == 0);
+    BOOST_TEST(!g.fakes[0]->wait_requests(2, 2s));
+    BOOST_TEST(g.fakes[0]->scripted_requests().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(only_the_winning_attempt_is_charged) {
+    using namespace std::chrono_literals;
+    const std::string secret = "sk-routed-0123456789";
+    routed_gateway g(2, {"up0", "up1"}, {}, [&](config::gateway_config& c) {
+        config::virtual_key_config k;
+        k.id = "cfg-routed";
+        k.name = "routed";
+        k.key = secret;
+        k.budget_tokens = 1'000'000;
+        c.admin.keys = {k};
+    });
+    g.fakes[0]->script({{"overloaded", "stop", 503, "", 0}});
+    g.fakes[1]->script({{"Charged once."}});
+    client c(g.gateway->port());
+    auto r = c.request(
+        make_request("POST", "/v1/chat/completions",
+                     R"({"model":"smart","messages":[{"role":"user","content":"hi"}]})",
+                     "Content-Type: application/json\r\nAuthorization: Bearer " + secret + "\r\n"));
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(r.header("x-contextgate-attempts") == "2");
+    // The ledger records the request once, with the usage the answering target reported (1 in,
+    // 1 out), nothing for the failed attempt.
+    std::array<std::int64_t, 3> totals{};
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (totals[0] < 1 && std::chrono::steady_clock::now() < deadline) {
+        totals = {};
+        auto usage = json::parse(g.get("/admin/usage?key=cfg-routed").body);
+        for (const auto& row : usage.at("data").as_array()) {
+            totals[0] += row.at("requests").as_int64();
+            totals[1] += row.at("input_tokens").as_int64();
+            totals[2] += row.at("output_tokens").as_int64();
+        }
+    }
+    BOOST_TEST(totals[0] == 1);
+    BOOST_TEST(totals[1] == 1);
+    BOOST_TEST(totals[2] == 1);
 }
 
 BOOST_AUTO_TEST_CASE(a_model_without_a_route_goes_where_it_went_before) {

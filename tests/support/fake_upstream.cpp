@@ -580,6 +580,10 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
                 steered || boost::beast::iequals(std::string_view(name).substr(0, 7), "x-fake-");
         if (chat && !steered)
             if (auto scripted = next_scripted(r.body)) {
+                if (scripted->reset_before_head) {
+                    reset(lowest);
+                    co_return;
+                }
                 if (scripted->delay_ms > 0) {
                     bool closed = co_await wait_for_close(stream, scripted->delay_ms);
                     if (closed) co_return;

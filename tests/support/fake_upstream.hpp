@@ -71,6 +71,8 @@ struct scripted_reply {
     // that many events (a stream cut mid-answer).
     std::string stream_error;
     long cut_after = -1;
+    // The connection is reset once the request is read, before any response head.
+    bool reset_before_head = false;
 };
 
 struct received_request {

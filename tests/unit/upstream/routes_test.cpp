@@ -193,6 +193,35 @@ BOOST_AUTO_TEST_CASE(the_deadline_ends_the_attempts) {
     BOOST_TEST(!attempt_plan(open, h, now).left(now).has_value());
 }
 
+BOOST_AUTO_TEST_CASE(only_the_same_target_again_waits_doubling_or_its_retry_after) {
+    health_board h(cooling(1s));
+    auto r = route_of(config::route_strategy::priority, {1, 1}, 6);
+    r.deadline = 10s;
+    auto now = clock::now();
+    attempt_plan plan(r, h, now);
+    BOOST_TEST(plan.next(now)->upstream == "up0");
+    BOOST_TEST(plan.backoff(now).count() == 0);  // the first attempt
+    plan.failed(std::nullopt, now);
+    BOOST_TEST(plan.next(now)->upstream == "up1");
+    BOOST_TEST(plan.backoff(now).count() == 0);  // another target: at once
+    plan.failed(std::nullopt, now);
+    // Both cooled: up0 again (its cooldown ends first), not the one that just failed.
+    BOOST_TEST(plan.next(now)->upstream == "up0");
+    BOOST_TEST(plan.backoff(now).count() == 0);
+    plan.failed(std::nullopt, now);
+    // up1 is cooled until now + 2 s, up0 until now + 4 s: up1, then up1 again.
+    BOOST_TEST(plan.next(now)->upstream == "up1");
+    plan.failed(std::nullopt, now);  // the fourth failure; up1 cooled until now + 4 s
+    h.refused_key(0, "m0");          // up0 out: only up1 is left
+    BOOST_TEST(plan.next(now)->upstream == "up1");
+    BOOST_TEST((plan.backoff(now) == config::duration(4s)));  // 500 ms doubled thrice
+    plan.failed(config::duration(1500ms), now);
+    BOOST_TEST(plan.next(now)->upstream == "up1");
+    BOOST_TEST((plan.backoff(now) == config::duration(1500ms)));  // the retry-after it gave
+    // Never past the deadline.
+    BOOST_TEST((plan.backoff(now + 9s) == config::duration(1s)));
+}
+
 BOOST_AUTO_TEST_CASE(a_context_window_refusal_moves_to_its_targets) {
     health_board h(cooling(1s));
     auto r = route_of(config::route_strategy::priority, {1});
