@@ -3,25 +3,25 @@
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
 
+#include "gateway/io/redis.hpp"
+
 #include <hiredis/hiredis.h>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/connect.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 
 #include <array>
 #include <charconv>
 
 namespace gateway::admin {
 
+using io::reply_ptr;
+
 namespace {
 
-using tcp = net::ip::tcp;
 using namespace net::experimental::awaitable_operators;
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 constexpr std::int64_t parallel_max_age_ms = 600'000;
@@ -79,131 +79,7 @@ redis.call('ZREM', KEYS[3], ARGV[2])
 return 1
 )lua";
 
-struct reader_deleter {
-    void operator()(redisReader* r) const { redisReaderFree(r); }
-};
-struct reply_deleter {
-    void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
-
 }  // namespace
-
-// One connection to Redis: commands written in RESP by hiredis' formatter, answers parsed by its
-// reader. One command at a time. Not thread-safe: used by the thread that made it.
-class redis_connection {
-public:
-    explicit redis_connection(net::any_io_executor executor)
-        : socket_(std::move(executor)), reader_(redisReaderCreate()) {}
-
-    bool open() const { return socket_.is_open() && !broken_; }
-
-    net::awaitable<std::string> connect(const redis_address& address) {
-        tcp::resolver resolver(socket_.get_executor());
-        auto [ec, results] = co_await resolver.async_resolve(address.host, address.port, use_ec);
-        if (ec) co_return "cannot resolve " + address.host + ": " + ec.message();
-        auto [connect_ec, at] = co_await net::async_connect(socket_, results, use_ec);
-        if (connect_ec)
-            co_return "cannot connect to " + address.host + ":" + address.port + ": " +
-                connect_ec.message();
-        socket_.set_option(tcp::no_delay(true));
-        if (!address.password.empty()) {
-            std::vector<std::string> auth{"AUTH"};
-            if (!address.user.empty()) auth.push_back(address.user);
-            auth.push_back(address.password);
-            auto r = co_await command(auth);
-            if (!r || r->type == REDIS_REPLY_ERROR) co_return "AUTH was refused";
-        }
-        if (address.db != 0) {
-            std::vector<std::string> select{"SELECT", std::to_string(address.db)};
-            auto r = co_await command(select);
-            if (!r || r->type == REDIS_REPLY_ERROR) co_return "SELECT was refused";
-        }
-        co_return std::string();
-    }
-
-    // Sends one command and reads its answer; null when the connection failed.
-    net::awaitable<reply_ptr> command(const std::vector<std::string>& args) {
-        std::vector<const char*> argv;
-        std::vector<std::size_t> lengths;
-        for (const auto& a : args) {
-            argv.push_back(a.data());
-            lengths.push_back(a.size());
-        }
-        char* formatted = nullptr;
-        auto n = redisFormatCommandArgv(&formatted, static_cast<int>(args.size()), argv.data(),
-                                        lengths.data());
-        if (n < 0) co_return nullptr;
-        std::string request(formatted, static_cast<std::size_t>(n));
-        redisFreeCommand(formatted);
-        auto [write_ec, written] = co_await net::async_write(socket_, net::buffer(request), use_ec);
-        if (write_ec) {
-            broken_ = true;
-            co_return nullptr;
-        }
-        std::array<char, 4096> buffer;
-        for (;;) {
-            void* reply = nullptr;
-            if (redisReaderGetReply(reader_.get(), &reply) != REDIS_OK) {
-                broken_ = true;
-                co_return nullptr;
-            }
-            if (reply) co_return reply_ptr(static_cast<redisReply*>(reply));
-            auto [read_ec, got] = co_await socket_.async_read_some(net::buffer(buffer), use_ec);
-            if (read_ec) {
-                broken_ = true;
-                co_return nullptr;
-            }
-            redisReaderFeed(reader_.get(), buffer.data(), got);
-        }
-    }
-
-    void close() {
-        broken_ = true;
-        boost::system::error_code ignored;
-        socket_.close(ignored);
-    }
-
-private:
-    tcp::socket socket_;
-    std::unique_ptr<redisReader, reader_deleter> reader_;
-    bool broken_ = false;
-};
-
-config::parsed<redis_address> parse_redis_url(std::string_view url) {
-    using result = config::parsed<redis_address>;
-    if (!url.starts_with("redis://")) return result::fail("must start with redis://");
-    auto rest = url.substr(8);
-    redis_address a;
-    if (auto at = rest.rfind('@'); at != std::string_view::npos) {
-        auto credentials = rest.substr(0, at);
-        rest = rest.substr(at + 1);
-        auto colon = credentials.find(':');
-        if (colon == std::string_view::npos) {
-            a.password = std::string(credentials);
-        } else {
-            a.user = std::string(credentials.substr(0, colon));
-            a.password = std::string(credentials.substr(colon + 1));
-        }
-    }
-    if (auto slash = rest.find('/'); slash != std::string_view::npos) {
-        auto db = rest.substr(slash + 1);
-        rest = rest.substr(0, slash);
-        if (!db.empty()) {
-            auto [end, ec] = std::from_chars(db.data(), db.data() + db.size(), a.db);
-            if (ec != std::errc() || end != db.data() + db.size() || a.db < 0)
-                return result::fail("the database after `/` must be a number");
-        }
-    }
-    if (auto colon = rest.rfind(':'); colon != std::string_view::npos && rest.front() != '[') {
-        a.port = std::string(rest.substr(colon + 1));
-        rest = rest.substr(0, colon);
-    }
-    if (!rest.empty()) a.host = std::string(rest);
-    if (a.port.empty() || a.port.find_first_not_of("0123456789") != std::string::npos)
-        return result::fail("the port must be a number");
-    return {a, {}};
-}
 
 redis_limiter::redis_limiter(const config::limits_config& config) : timeout_(config.redis_timeout) {
     auto parsed = parse_redis_url(config.redis_url);

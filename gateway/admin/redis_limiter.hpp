@@ -2,6 +2,7 @@
 
 #include "gateway/admin/limiter.hpp"
 #include "gateway/config/config.hpp"
+#include "gateway/io/redis.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -14,17 +15,9 @@
 
 namespace gateway::admin {
 
-class redis_connection;
-
-// Where a Redis server is: redis://[[user]:password@]host[:port][/db].
-struct redis_address {
-    std::string host = "127.0.0.1";
-    std::string port = "6379";
-    std::string user;
-    std::string password;
-    int db = 0;
-};
-config::parsed<redis_address> parse_redis_url(std::string_view url);
+using io::parse_redis_url;
+using io::redis_address;
+using io::redis_connection;
 
 // Limits shared by every replica through one Redis server: each admit() is one EVAL of a Lua
 // script that reads the key's counters, decides and counts atomically, so two gateways can never

@@ -14,6 +14,7 @@
 #include "gateway/error.hpp"
 #include "gateway/http/listener.hpp"
 #include "gateway/http/response.hpp"
+#include "gateway/ids.hpp"
 #include "gateway/io/offload.hpp"
 #include "gateway/io/thread_name.hpp"
 #include "gateway/mcp/hub.hpp"
@@ -21,6 +22,7 @@
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/handler.hpp"
 #include "gateway/store/state_store.hpp"
+#include "gateway/upstream/health_share.hpp"
 #include "gateway/upstream/routes.hpp"
 #include "gateway/upstream/tls.hpp"
 
@@ -118,9 +120,12 @@ std::string server::start() {
         return std::string("cannot read the virtual keys: ") + e.what();
     }
     if (config_.limits.backend == config::limits_backend::redis) {
-        if (auto address = admin::parse_redis_url(config_.limits.redis_url); !address)
-            return config_.source + ": limits.redis_url: " + address.error;
+        auto address = admin::parse_redis_url(config_.limits.redis_url);
+        if (!address) return config_.source + ": limits.redis_url: " + address.error;
         limiter_ = std::make_unique<admin::redis_limiter>(config_.limits);
+        // Replicas that share limits share the health of their routes' targets too.
+        health_share_ = std::make_unique<upstream::health_share>(
+            *address.value, routing_->health(), config_.upstreams, random_id("replica-", 6));
     } else {
         auto memory = std::make_unique<admin::memory_limiter>();
         // Budgets survive a restart: each key starts its period with what the store recorded.
@@ -318,6 +323,7 @@ void server::wait() {
         if (t.joinable()) t.join();
     // Runs stop where they stand, resumable from the store at the next start.
     if (context_) context_->stop();
+    if (health_share_) health_share_->stop();
 }
 
 int serve(const config::gateway_config& config) {

@@ -26,8 +26,9 @@ namespace gateway::passthrough {
 class handler;
 }
 namespace gateway::upstream {
+class health_share;
 class routing;
-}
+}  // namespace gateway::upstream
 
 namespace gateway::app {
 
@@ -69,6 +70,7 @@ private:
     config::gateway_config config_;
     console::site console_{console::embedded_assets()};
     std::unique_ptr<upstream::routing> routing_;
+    std::unique_ptr<upstream::health_share> health_share_;  // limits.backend: redis
     std::unique_ptr<context_service> context_;
     // Declared before the handlers: the handlers' pooled sockets belong to the workers'
     // io_contexts and must be destroyed first.

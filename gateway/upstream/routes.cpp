@@ -117,43 +117,81 @@ bool health_board::available(std::size_t upstream, const std::string& model,
 
 void health_board::succeeded(std::size_t upstream, const std::string& model,
                              clock::duration first_byte) {
-    std::lock_guard lock(mutex_);
-    auto& t = entry(upstream, model);
-    t.in_flight = std::max(0, t.in_flight - 1);
-    count(upstream, success);
-    if (t.now == state::unusable) return;
-    t.now = state::healthy;
-    t.failures = 0;
-    double ms = std::chrono::duration<double, std::milli>(first_byte).count();
-    // A decaying average: recent answers weigh most.
-    t.first_byte_ms = t.first_byte_ms ? *t.first_byte_ms * 0.8 + ms * 0.2 : ms;
+    std::optional<change> restored;
+    {
+        std::lock_guard lock(mutex_);
+        auto& t = entry(upstream, model);
+        t.in_flight = std::max(0, t.in_flight - 1);
+        count(upstream, success);
+        if (t.now == state::unusable) return;
+        if (t.now != state::healthy) restored = change{upstream, model, state::healthy, {}, 0};
+        t.now = state::healthy;
+        t.failures = 0;
+        double ms = std::chrono::duration<double, std::milli>(first_byte).count();
+        // A decaying average: recent answers weigh most.
+        t.first_byte_ms = t.first_byte_ms ? *t.first_byte_ms * 0.8 + ms * 0.2 : ms;
+    }
+    told(std::move(restored));
 }
 
 void health_board::failed(std::size_t upstream, const std::string& model, clock::time_point now,
                           std::optional<config::duration> retry_after) {
-    std::lock_guard lock(mutex_);
-    auto& t = entry(upstream, model);
-    t.in_flight = std::max(0, t.in_flight - 1);
-    count(upstream, failure);
-    if (t.now == state::unusable) return;
-    count(upstream, cooldown);
-    ++t.failures;
-    auto cooldown = std::chrono::duration_cast<clock::duration>(settings_.cooldown);
-    auto cap = std::chrono::duration_cast<clock::duration>(settings_.max_cooldown);
-    for (int i = 1; i < t.failures && cooldown < cap; ++i) cooldown *= 2;
-    cooldown = std::min(cooldown, cap);
-    if (retry_after)
-        cooldown = std::max(cooldown, std::chrono::duration_cast<clock::duration>(*retry_after));
-    t.now = state::cooled;
-    t.until = now + cooldown;
+    std::optional<change> cooled;
+    {
+        std::lock_guard lock(mutex_);
+        auto& t = entry(upstream, model);
+        t.in_flight = std::max(0, t.in_flight - 1);
+        count(upstream, failure);
+        if (t.now == state::unusable) return;
+        count(upstream, cooldown);
+        ++t.failures;
+        auto cooldown = std::chrono::duration_cast<clock::duration>(settings_.cooldown);
+        auto cap = std::chrono::duration_cast<clock::duration>(settings_.max_cooldown);
+        for (int i = 1; i < t.failures && cooldown < cap; ++i) cooldown *= 2;
+        cooldown = std::min(cooldown, cap);
+        if (retry_after)
+            cooldown =
+                std::max(cooldown, std::chrono::duration_cast<clock::duration>(*retry_after));
+        t.now = state::cooled;
+        t.until = now + cooldown;
+        cooled = change{upstream, model, state::cooled, t.until, t.failures};
+    }
+    told(std::move(cooled));
 }
 
 void health_board::refused_key(std::size_t upstream, const std::string& model) {
+    bool first = false;
+    {
+        std::lock_guard lock(mutex_);
+        auto& t = entry(upstream, model);
+        t.in_flight = std::max(0, t.in_flight - 1);
+        count(upstream, refused);
+        first = t.now != state::unusable;
+        t.now = state::unusable;
+    }
+    if (first) told(change{upstream, model, state::unusable, {}, 0});
+}
+
+void health_board::apply(const change& c) {
     std::lock_guard lock(mutex_);
-    auto& t = entry(upstream, model);
-    t.in_flight = std::max(0, t.in_flight - 1);
-    count(upstream, refused);
-    t.now = state::unusable;
+    auto& t = entry(c.upstream, c.model);
+    if (t.now == state::unusable) return;
+    switch (c.now) {
+        case state::cooled:
+            t.until = t.now == state::cooled ? std::max(t.until, c.until) : c.until;
+            t.now = state::cooled;
+            t.failures = std::max(t.failures, c.failures);
+            break;
+        case state::healthy:
+            t.now = state::healthy;
+            t.failures = 0;
+            break;
+        case state::unusable:
+            t.now = state::unusable;
+            break;
+        case state::probing:
+            break;  // never told
+    }
 }
 
 void health_board::abandoned(std::size_t upstream, const std::string& model) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -89,8 +90,28 @@ public:
     std::optional<target_state> of(std::size_t upstream, const std::string& model) const;
     std::vector<target_state> snapshot() const;
 
+    // A change of a target's state this board decided (cooled, restored, its key refused), for
+    // the replicas that share health (health_share); a remote one is applied with apply().
+    struct change {
+        std::size_t upstream = 0;
+        std::string model;
+        state now = state::healthy;
+        clock::time_point until{};  // cooled: the end of the cooldown
+        int failures = 0;
+    };
+    // Called after each change, outside the board's lock, from the thread that made it. Set
+    // before the board is used.
+    void on_change(std::function<void(const change&)> tell) { tell_ = std::move(tell); }
+    // Another replica's change: a cooldown is taken when it ends later than this board's, a
+    // restore ends a cooldown, a refused key leaves the target out. A target this board saw
+    // refuse its key stays out. Not told back.
+    void apply(const change& c);
+
 private:
     target_state& entry(std::size_t upstream, const std::string& model);
+    void told(std::optional<change> c) const {
+        if (c && tell_) tell_(*c);
+    }
 
     enum outcome { success, failure, refused, not_judged, cooldown, outcomes };
     void count(std::size_t upstream, outcome o) const;
@@ -101,6 +122,7 @@ private:
     std::vector<std::array<observability::counter*, outcomes>> series_;
     mutable std::mutex mutex_;
     std::map<std::pair<std::size_t, std::string>, target_state> targets_;
+    std::function<void(const change&)> tell_;
 };
 
 // The routes of a configuration: a model name goes to the first route whose glob matches it, or

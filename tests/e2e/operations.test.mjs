@@ -412,7 +412,8 @@ function freePort() {
   });
 }
 
-test('two gateways share one limit through Redis; Redis down lets requests through', async () => {
+// A redis-server of its own on a free loopback port, without persistence.
+async function startRedis() {
   const port = await freePort();
   const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
     '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -420,6 +421,11 @@ test('two gateways share one limit through Redis; Redis down lets requests throu
   redis.stdout.on('data', (d) => { said += d; });
   await until(() => said.includes('Ready to accept connections'), 10_000);
   assert.match(said, /Ready to accept connections/);
+  return { redis, port };
+}
+
+test('two gateways share one limit through Redis; Redis down lets requests through', async () => {
+  const { redis, port } = await startRedis();
   const SECRET = 'sk-shared-0123456789abcdef';
   const PARALLEL = 'sk-parallel-0123456789abcdef';
   const TWO = 'sk-two-at-a-time-0123456789abcdef';
@@ -470,4 +476,79 @@ limits:
   assert.match(a.output(), /limits: Redis at 127\.0\.0\.1:\d+: .*let through/);
   for (const gw of [a, b]) gw.child.kill('SIGTERM');
   await Promise.all([a.exited, b.exited]);
+});
+
+// Routes' health is shared by replicas that share limits: a target that failed on one gateway is
+// skipped by the others, including one started afterwards (docs/routing.md).
+test('gateways sharing Redis share the health of their routes\' targets', async () => {
+  const { redis, port } = await startRedis();
+  const config = (name) => {
+    const path = join(dir, name);
+    writeFileSync(path, `server:
+  listen: 127.0.0.1:0
+  workers: 2
+upstreams:
+  - name: fake
+    base_url: http://127.0.0.1:${FAKE_PORT}/v1
+    models: ["gpt-*"]
+  - name: dead
+    base_url: http://127.0.0.1:1/v1
+routes:
+  - model: smart
+    targets: [{upstream: dead, model: gpt-4o-mini}, {upstream: fake, model: gpt-4o-mini}]
+health:
+  cooldown: 60s
+admin:
+  api_key: ${ADMIN_KEY}
+limits:
+  backend: redis
+  redis_url: redis://127.0.0.1:${port}
+context:
+  data_dir: ${join(dir, name + '.data')}
+  prompts_dir: ${PROMPTS}
+`);
+    return path;
+  };
+  const SMART = JSON.stringify({ model: 'smart', messages: [{ role: 'user', content: 'hi' }] });
+  const deadState = async (gw) => {
+    const { json } = await admin(gw.base, 'GET', '/admin/health');
+    return json.routes[0].targets.find((t) => t.upstream === 'dead').state;
+  };
+  // Polls an asynchronous condition every 20 ms for at most `ms`.
+  const eventually = async (condition, ms) => {
+    const deadline = Date.now() + ms;
+    while (!(await condition()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  };
+  const a = await startGateway(config('health-a.yaml'));
+  const b = await startGateway(config('health-b.yaml'));
+  let c;
+  try {
+    assert.equal(await deadState(b), 'healthy');
+    // A meets the dead target first and falls back; B learns of it without trying it.
+    const first = await chat(a.base, undefined, {}, SMART);
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.get('x-contextgate-attempts'), '2');
+    await eventually(async () => (await deadState(b)) === 'cooled', 5000);
+    assert.equal(await deadState(b), 'cooled');
+    const onB = await chat(b.base, undefined, {}, SMART);
+    assert.equal(onB.status, 200);
+    assert.equal(onB.headers.get('x-contextgate-upstream'), 'fake');
+    assert.equal(onB.headers.get('x-contextgate-attempts'), '1');
+    // A replica started during the cooldown reads it from Redis.
+    c = await startGateway(config('health-c.yaml'));
+    await eventually(async () => (await deadState(c)) === 'cooled', 5000);
+    assert.equal(await deadState(c), 'cooled');
+    const onC = await chat(c.base, undefined, {}, SMART);
+    assert.equal(onC.headers.get('x-contextgate-attempts'), '1');
+  } finally {
+    redis.kill('SIGKILL');
+  }
+  await new Promise((r) => redis.on('exit', r));
+  // Without Redis each replica keeps its own health, and says so once.
+  const alone = await chat(b.base, undefined, {}, SMART);
+  assert.equal(alone.status, 200);
+  await until(() => /routes: Redis at 127\.0\.0\.1:\d+: .*keeps its own upstream health/.test(b.output()), 5000);
+  for (const gw of [a, b, c]) gw.child.kill('SIGTERM');
+  const ends = await Promise.all([a.exited, b.exited, c.exited]);
+  for (const end of ends) assert.equal(end.code, 0);
 });
