@@ -165,6 +165,11 @@ std::string server::start() {
 
     unsigned count = config_.server.workers ? config_.server.workers
                                             : std::max(1u, std::thread::hardware_concurrency());
+    // The scrape: the gauges read from state (the route targets skipped now) are set first.
+    auto scrape = [health = &routing_->health()](http::request_context& ctx) {
+        health->show_out();
+        return metrics_page(ctx);
+    };
     for (unsigned i = 0; i < count; ++i) {
         auto handler =
             std::make_unique<passthrough::handler>(config_.server, config_.upstreams, *routing_,
@@ -220,7 +225,7 @@ std::string server::start() {
             routes.push_back({"HEAD", "/console/", true, serve});
         }
         if (config_.metrics.enabled && !config_.metrics.listen)
-            routes.push_back({"GET", "/metrics", false, metrics_page});
+            routes.push_back({"GET", "/metrics", false, scrape});
         // Checked on the head of every request, before its body is read and before its route
         // is looked up: Host and Origin on every path (DNS rebinding, cross-site pages), then
         // the keys under each prefix, then JSON bodies for the gateway's own APIs (/mcp
@@ -284,7 +289,7 @@ std::string server::start() {
         boost::system::error_code address_ec;
         auto metrics_address = net::ip::make_address(where.host, address_ec);
         if (address_ec) return "metrics.listen: `" + where.host + "` is not an IP address";
-        std::vector<http::route> routes{{"GET", "/metrics", false, metrics_page}};
+        std::vector<http::route> routes{{"GET", "/metrics", false, scrape}};
         auto w =
             std::make_unique<http::worker>(config_.server, false, http::router(std::move(routes)));
         tcp::endpoint bound;

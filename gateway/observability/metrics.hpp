@@ -119,8 +119,9 @@ struct gateway_metrics {
     family<counter> upstream_timeouts;          // upstream, phase: connect|first_byte|idle
     // Routes (docs/routing.md).
     family<counter> route_attempts;      // upstream, outcome: success|failed|unusable|not_judged
-    family<counter> route_fallbacks;     // route, upstream: an attempt after the first, and where
+    family<counter> route_fallbacks;     // route, upstream, reason: an attempt after the first
     family<counter> route_cooldowns;     // upstream: a target cooled after a failure
+    family<gauge> route_targets_out;     // upstream, state: cooled|unusable, at the scrape
     family<counter> midstream_failures;  // upstream: an answer that failed after it was relayed
 
     // Model traffic: upstream, provider, requested model (gen_ai_request_model).

@@ -210,6 +210,25 @@ std::optional<health_board::target_state> health_board::of(std::size_t upstream,
     return it->second;
 }
 
+void health_board::show_out(clock::time_point now) const {
+    std::vector<std::array<int, 2>> out(names_.size());  // cooled, unusable
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& [key, t] : targets_) {
+            if (t.upstream >= out.size()) continue;
+            if (t.now == state::unusable) ++out[t.upstream][1];
+            if (t.now != state::healthy && t.now != state::unusable &&
+                !available(t.now, t.until, now))
+                ++out[t.upstream][0];
+        }
+    }
+    auto& m = observability::metrics();
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        m.route_targets_out.with({names_[i], "cooled"}).set(out[i][0]);
+        m.route_targets_out.with({names_[i], "unusable"}).set(out[i][1]);
+    }
+}
+
 std::vector<health_board::target_state> health_board::snapshot() const {
     std::lock_guard lock(mutex_);
     std::vector<target_state> out;
@@ -264,6 +283,7 @@ std::optional<clock::duration> attempt_plan::left(clock::time_point now) const {
 void attempt_plan::succeeded(clock::duration first_byte) {
     if (!current_) return;
     health_.succeeded(current_->index, key_of(current_), first_byte);
+    why_ = "success";
 }
 
 void attempt_plan::failed(std::optional<config::duration> retry_after, clock::time_point now) {
@@ -271,16 +291,19 @@ void attempt_plan::failed(std::optional<config::duration> retry_after, clock::ti
     health_.failed(current_->index, key_of(current_), now, retry_after);
     ++failures_;
     asked_ = retry_after;
+    why_ = "failed";
 }
 
 void attempt_plan::refused_key() {
     if (!current_) return;
     health_.refused_key(current_->index, key_of(current_));
+    why_ = "unusable";
 }
 
 void attempt_plan::abandoned() {
     if (!current_) return;
     health_.abandoned(current_->index, key_of(current_));
+    why_ = "unsupported";  // the request was not for it (or the client left: no next attempt)
 }
 
 config::duration attempt_plan::backoff(clock::time_point now) const {
@@ -296,6 +319,7 @@ config::duration attempt_plan::backoff(clock::time_point now) const {
 
 void attempt_plan::to_context_window_targets() {
     set_targets(route_.on_context_window);
+    why_ = "context_window";
 }
 
 const config::route_target* attempt_plan::pick(
@@ -381,7 +405,7 @@ const config::route_target* attempt_plan::next(clock::time_point now) {
     current_ = chosen;
     if (attempts_ > 0)
         observability::metrics()
-            .route_fallbacks.with({route_.model, health_.name_of(chosen->index)})
+            .route_fallbacks.with({route_.model, health_.name_of(chosen->index), why_})
             .inc();
     ++attempts_;
     tried_.push_back(chosen);

@@ -89,6 +89,9 @@ public:
 
     std::optional<target_state> of(std::size_t upstream, const std::string& model) const;
     std::vector<target_state> snapshot() const;
+    // Sets the metric of targets skipped now (cooled, or their key refused), per upstream; for
+    // the scrape.
+    void show_out(clock::time_point now = clock::now()) const;
 
     // A change of a target's state this board decided (cooled, restored, its key refused), for
     // the replicas that share health (health_share); a remote one is applied with apply().
@@ -197,6 +200,7 @@ private:
     const config::route_target* current_ = nullptr;
     bool again_ = false;                     // current_ is the target that just failed
     std::optional<config::duration> asked_;  // the last failure's retry-after
+    std::string_view why_ = "failed";        // how the last attempt ended, for the fallbacks
     std::vector<const config::route_target*> tried_;
     std::vector<std::string> keys_;  // each target's health key: the model it hears
 };

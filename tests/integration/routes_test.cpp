@@ -258,8 +258,14 @@ BOOST_AUTO_TEST_CASE(a_json_request_falls_back_past_a_refused_connection_and_a_5
     // (The series are the process's: other tests add to them, so they are looked for, not
     // counted.)
     BOOST_TEST(
-        metrics.find(R"(contextgate_route_fallbacks_total{route="smart",upstream="up1"} )") !=
+        metrics.find(
+            R"(contextgate_route_fallbacks_total{route="smart",upstream="up1",reason="failed"} )") !=
         std::string::npos);
+    // Read at the scrape from this gateway's board: dead and up0 are cooled now.
+    BOOST_TEST(metrics.find(R"(contextgate_route_targets_out{upstream="dead",state="cooled"} 1)") !=
+               std::string::npos);
+    BOOST_TEST(metrics.find(R"(contextgate_route_targets_out{upstream="up1",state="cooled"} 0)") !=
+               std::string::npos);
     BOOST_TEST(
         metrics.find(R"(contextgate_route_attempts_total{upstream="up0",outcome="failed"} )") !=
         std::string::npos);
