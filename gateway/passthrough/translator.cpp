@@ -17,9 +17,11 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <iterator>
 #include <set>
 
 namespace gateway::passthrough {
@@ -126,25 +128,44 @@ void note_usage(const std::vector<providers::stream_delta>& deltas, exchange_sta
     }
 }
 
+bool is_content(const providers::stream_delta& d) {
+    using kind = providers::stream_delta::kind;
+    return d.what == kind::text || d.what == kind::call_started || d.what == kind::call_arguments;
+}
+
+// How a relayed stream ended: whether its connection may be pooled, and, for a stream held back
+// until its first content (`hold`), the failure that came before any (nothing was written then).
+struct relayed {
+    bool reusable = false;
+    std::optional<upstream::failure> before_content;
+};
+
 // Relays the provider's event stream as chat.completion.chunk events, each write as soon as the
-// upstream read that completed it. True when the connection may be pooled.
-net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connection& conn,
-                                  upstream::response_parser& parser,
-                                  const config::upstream_config& up,
-                                  const providers::adapter& adapter, const std::string& model,
-                                  bool include_usage, exchange_state& state) {
-    http::response_head head(200);
-    head.field("Content-Type", "text/event-stream; charset=utf-8");
-    head.field("Cache-Control", "no-cache");
-    for (const auto& [name, value] : kept_fields(parser, state)) head.field(name, value);
-    if (ctx.draining) ctx.keep_alive = false;
-    auto bytes =
-        head.finish(ctx.request_id, "Transfer-Encoding: chunked", ctx.keep_alive ? "" : "close");
-    ctx.status = 200;
-    ctx.started();
-    if (auto ec = co_await write_client(ctx, net::buffer(bytes)); ec) {
-        ctx.keep_alive = false;
-        co_return false;
+// upstream read that completed it. With `hold` (a route's attempt) nothing is written before
+// the first content: an error or an end before it is handed back, and the next target is tried.
+net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::connection& conn,
+                                     upstream::response_parser& parser,
+                                     const config::upstream_config& up,
+                                     const providers::adapter& adapter, const std::string& model,
+                                     bool include_usage, bool hold, exchange_state& state) {
+    auto head_bytes = [&] {
+        http::response_head head(200);
+        head.field("Content-Type", "text/event-stream; charset=utf-8");
+        head.field("Cache-Control", "no-cache");
+        for (const auto& [name, value] : kept_fields(parser, state)) head.field(name, value);
+        if (ctx.draining) ctx.keep_alive = false;
+        ctx.status = 200;
+        ctx.started();
+        return head.finish(ctx.request_id, "Transfer-Encoding: chunked",
+                           ctx.keep_alive ? "" : "close");
+    };
+    bool committed = !hold;
+    if (committed) {
+        auto bytes = head_bytes();
+        if (auto ec = co_await write_client(ctx, net::buffer(bytes)); ec) {
+            ctx.keep_alive = false;
+            co_return relayed{};
+        }
     }
 
     // A provider may send a whole call in one event (Gemini does): as large as a reply may be.
@@ -154,15 +175,31 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
     auto& res = parser.get();
     io::relay_buffer buffer;
     std::vector<providers::stream_delta> deltas;
+    std::vector<providers::stream_delta> held;  // read before the first content
     std::string failure_message;
-    // Writes the frames of `deltas` as one chunk; false when the client is gone.
+    // Writes the frames of `deltas` as one chunk (after the head, at the first content, when
+    // held); false when the client is gone.
     auto relay = [&]() -> net::awaitable<bool> {
         std::string out;
-        for (const auto& d : deltas) writer.frames(d, out);
-        if (out.empty()) co_return true;
-        ctx.bytes_sent += out.size();
-        auto framed = chunk_of(out);
-        auto ec = co_await write_client(ctx, net::buffer(framed));
+        if (!committed) {
+            bool content = std::any_of(deltas.begin(), deltas.end(), is_content);
+            held.insert(held.end(), std::make_move_iterator(deltas.begin()),
+                        std::make_move_iterator(deltas.end()));
+            if (!content) co_return true;
+            committed = true;
+            out = head_bytes();
+            std::string events;
+            for (const auto& d : held) writer.frames(d, events);
+            ctx.bytes_sent += events.size();
+            if (!events.empty()) out += chunk_of(events);
+        } else {
+            std::string events;
+            for (const auto& d : deltas) writer.frames(d, events);
+            if (events.empty()) co_return true;
+            ctx.bytes_sent += events.size();
+            out = chunk_of(events);
+        }
+        auto ec = co_await write_client(ctx, net::buffer(out));
         if (ec) ctx.keep_alive = false;
         co_return !ec;
     };
@@ -175,8 +212,8 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
         reader.feed({buffer.data(), n}, deltas, failure_message);
         note_usage(deltas, state);
         bool written = co_await relay();
-        if (!written) co_return false;
-        if (failed && state.client_gone) co_return false;
+        if (!written) co_return relayed{};
+        if (failed && state.client_gone) co_return relayed{};
         if (failed && failure_message.empty()) failure_message = failed.detail;
     }
     if (failure_message.empty()) {
@@ -184,8 +221,20 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
         if (reader.finish(deltas, failure_message)) {
             note_usage(deltas, state);
             bool written = co_await relay();
-            if (!written) co_return false;
+            if (!written) co_return relayed{};
         }
+    }
+    if (!committed) {
+        // Nothing was written: the route tries its next target.
+        state.used = {};
+        state.usage_source = "none";
+        state.delivered_bytes = 0;
+        co_return relayed{
+            false, upstream::failure{make_error_code(errc::upstream_bad_response),
+                                     failure_message.empty() ? "its stream ended before any content"
+                                                             : "its stream failed before any "
+                                                               "content: " +
+                                                                   failure_message}};
     }
     if (!failure_message.empty()) {
         observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
@@ -201,7 +250,7 @@ net::awaitable<bool> relay_stream(http::request_context& ctx, upstream::connecti
     auto ec = co_await write_client(ctx, net::buffer(last_chunk));
     if (ec) ctx.keep_alive = false;
     state.complete = failure_message.empty() && parser.is_done();
-    co_return failure_message.empty() && parser.is_done() && res.keep_alive();
+    co_return relayed{failure_message.empty() && parser.is_done() && res.keep_alive(), {}};
 }
 
 // The deltas a stream of `reply` would have carried: its text, each call, the end.
@@ -385,10 +434,17 @@ net::awaitable<std::optional<translate_failure>> translate_chat(http::request_co
         co_return std::nullopt;
     }
 
-    bool reusable = co_await relay_stream(ctx, conn, *parser, up, adapter, client_model,
-                                          r.include_usage, state);
+    auto relayed = co_await relay_stream(ctx, conn, *parser, up, adapter, client_model,
+                                         r.include_usage, hold_failures, state);
     state.upstream = nullptr;
-    if (reusable && !state.client_gone) pool.give_back(std::move(started.conn));
+    if (relayed.before_content) {
+        conn.close();
+        state.answered = false;
+        translate_failure held;
+        held.transport = std::move(*relayed.before_content);
+        co_return held;
+    }
+    if (relayed.reusable && !state.client_gone) pool.give_back(std::move(started.conn));
     co_return std::nullopt;
 }
 

@@ -355,6 +355,45 @@ BOOST_AUTO_TEST_CASE(a_translated_target_that_answers_529_falls_back_before_writ
     BOOST_TEST(g.fakes[0]->scripted_requests().size() == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_translated_stream_that_fails_before_content_falls_back_unseen) {
+    // up0 is Anthropic: its stream is overloaded after message_start; nothing of it reaches the
+    // client, which gets one clean stream from up1.
+    routed_gateway g(2, {"up0", "up1"}, "claude-sonnet-4-5", anthropic_first);
+    scripted_reply overloaded{"", "stop", 200, "", 0};
+    overloaded.stream_error = "Overloaded";
+    g.fakes[0]->script({overloaded, {"never"}});
+    g.fakes[1]->script({{"Streamed by up1."}});
+    auto r = g.chat(true);
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST(r.complete);
+    BOOST_TEST(r.header("x-contextgate-upstream") == "up1");
+    BOOST_TEST(r.header("x-contextgate-attempts") == "2");
+    BOOST_TEST(r.body.find("Overloaded") == std::string::npos, r.body);
+    BOOST_TEST(r.body.find("Streamed") != std::string::npos);
+    BOOST_TEST(r.body.find("\"role\"") == r.body.rfind("\"role\""));
+    BOOST_TEST(r.body.find("[DONE]") == r.body.rfind("[DONE]"));
+    BOOST_TEST(g.fakes[0]->scripted_requests().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_translated_stream_is_the_clients_once_content_came) {
+    // up0 (Anthropic) streams text and is cut (the fake's canned answer, steered by the header):
+    // the client keeps what it got and an error event, and up1 is never asked.
+    routed_gateway g(2, {"up0", "up1"}, "claude-sonnet-4-5", anthropic_first);
+    g.fakes[0]->script({{"Claude starts to answer."}});
+    g.fakes[1]->script({{"never"}});
+    client c(g.gateway->port());
+    auto r = c.request(make_request(
+        "POST", "/v1/chat/completions",
+        R"({"model":"smart","stream":true,"messages":[{"role":"user","content":"hi"}]})",
+        "Content-Type: application/json\r\nx-fake-reset-after: 4\r\n"));
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST(r.header("x-contextgate-upstream") == "up0");
+    BOOST_TEST(r.body.find("Hello from the") != std::string::npos, r.body);
+    BOOST_TEST(r.body.find("event: error") != std::string::npos, r.body);
+    BOOST_TEST(r.body.find("[DONE]") == std::string::npos);
+    BOOST_TEST(g.fakes[1]->scripted_requests().empty());
+}
+
 BOOST_AUTO_TEST_CASE(a_translated_answer_carries_the_routes_fields) {
     routed_gateway g(1, {"up0"}, "claude-sonnet-4-5", anthropic_first);
     g.fakes[0]->script({{"Claude answers."}});

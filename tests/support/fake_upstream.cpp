@@ -733,6 +733,17 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
             bool events = stream_requested && !(scripted && scripted->whole);
             a = gemini ? fp::gemini_answer(t, model, events, n)
                        : fp::anthropic_answer(t, model, events, n);
+            if (scripted && !scripted->stream_error.empty() && events && !gemini) {
+                // Anthropic's overload in a stream: its preamble, then an error event.
+                a.events.resize(std::min<std::size_t>(a.events.size(), 2));
+                a.events.push_back(
+                    "event: error\ndata: " +
+                    json::serialize(json::object{
+                        {"type", "error"},
+                        {"error",
+                         {{"type", "overloaded_error"}, {"message", scripted->stream_error}}}}) +
+                    "\n\n");
+            }
         }
     }
     if (!a.events.empty()) {

@@ -67,7 +67,8 @@ struct scripted_reply {
     // OpenAI-compatible servers and proxies that ignore `stream: true` do.
     bool whole = false;
     // Streamed OpenAI answers: set, the stream's first event after the role is OpenAI's error
-    // event with this message, and the stream ends there; >= 0, the connection is reset after
+    // event with this message, and the stream ends there (Anthropic: after message_start and a
+    // ping, its `event: error` of type overloaded_error); >= 0, the connection is reset after
     // that many events (a stream cut mid-answer).
     std::string stream_error;
     long cut_after = -1;
