@@ -4,6 +4,8 @@
 #     the upstream's own model glob (today's direct match), with nginx beside them.
 #  2. The time a fallback adds after a refused connection: mean latency through a route whose
 #     first target refuses against the one-target route, per fallback counted in /metrics.
+#  3. The same after a 503: the first target is a second fake that answers every request 503.
+#     The added time includes that target's own round trip (its 503), measured alone beside it.
 #
 #   RATE=2000 ROUNDS=3 DURATION=5s bench/routes.sh
 set -euo pipefail
@@ -63,4 +65,35 @@ for round in $(seq "$ROUNDS"); do
   awk -v r="$r" -v f="$f" -v k="$round" -v n="$((after - before))" 'BEGIN {
     printf "round %d: one-target route %s ms  with a refused first target %s ms  fallbacks %d  added per fallback %.3f ms\n",
       k, r, f, n, (n > 0 ? (f - r) * 2000 / n : 0) }'
+done
+
+# The 503 gateway: `busy`, a fake whose script answers 503 to every request, listed first.
+replies=$((ROUNDS * 2000 * 2 + 4000))
+printf '[' >"$tmp/busy.json"
+for _ in $(seq "$replies"); do printf '{"status":503,"content":"overloaded"},'; done >>"$tmp/busy.json"
+printf '{"status":503,"content":"overloaded"}]' >>"$tmp/busy.json"
+build/tests/contextgate-fake-upstream --port 0 --threads 1 --script "$tmp/busy.json" >"$tmp/busy.out" 2>&1 &
+pids+=($!)
+busy_port="$(wait_for "$tmp/busy.out" 'listening on ([0-9]+)')"
+name=busy503
+printf '%s\n' "server:" "  listen: 127.0.0.1:0" "  workers: 1" "upstreams:" \
+  "  - name: fake" "    base_url: http://127.0.0.1:$fake_port/v1" "    max_idle_connections: 4096" \
+  "  - name: busy" "    base_url: http://127.0.0.1:$busy_port/v1" "logging:" "  access_log: false" \
+  "context:" "  data_dir: $tmp/$name.data" \
+  "$(route busy503 '[{upstream: busy}, {upstream: fake}]')" >"$tmp/$name.yaml"
+build/contextgate serve --config "$tmp/$name.yaml" 2>"$tmp/$name.err" &
+pids+=($!)
+busy503_port="$(wait_for "$tmp/$name.err" 'listening on http://127.0.0.1:([0-9]+)')"
+echo "# 3. The same with a first target that answers 503 (a fake of its own); its 503 alone is"
+echo "#    timed beside it, straight to it with the same client"
+for round in $(seq "$ROUNDS"); do
+  r="$(mean_ms "$routed_port")"
+  b="$(mean_ms "$busy_port")"
+  before="$(fallbacks "$busy503_port")"
+  f="$(mean_ms "$busy503_port")"
+  after="$(fallbacks "$busy503_port")"
+  awk -v r="$r" -v b="$b" -v f="$f" -v k="$round" -v n="$((after - before))" 'BEGIN {
+    added = (n > 0 ? (f - r) * 2000 / n : 0)
+    printf "round %d: one-target route %s ms  the 503 alone %s ms  with a 503 first %s ms  fallbacks %d  added per fallback %.3f ms  beyond the 503 itself %.3f ms\n",
+      k, r, b, f, n, added, added - b }'
 done

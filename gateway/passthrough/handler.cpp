@@ -82,51 +82,40 @@ net::awaitable<void> pump_upstream_to_client(http::request_context& ctx, upstrea
     ctx.stream.close(ignored);
 }
 
-// Sends the request and reads the response header (upstream::start_exchange); errors are
-// answered to the client. Null when the exchange failed or the client went away.
-net::awaitable<std::unique_ptr<upstream::connection>> send_request(
-    http::request_context& ctx, upstream::pool& pool, const std::string& head,
-    std::optional<upstream::response_parser>& parser, exchange_state& state, bool fresh_only) {
-    upstream::exchange_hooks hooks{[&state](upstream::connection* c) { state.upstream = c; },
-                                   [&state] { return state.client_gone; }};
-    auto started = co_await upstream::start_exchange(
-        pool, ctx.stream.get_executor(), head, ctx.req.body(), parser,
-        ctx.req.method() == bhttp::verb::head, fresh_only, hooks);
-    if (state.client_gone) co_return nullptr;
-    if (!started.conn) {
-        observability::log_warn("request " + ctx.request_id + ": upstream `" +
-                                pool.upstream().name + "`: " + started.failed.detail);
-        co_await http::write_error(ctx, started.failed.ec, started.failed.detail);
-        co_return nullptr;
-    }
-    state.upstream = started.conn.get();
-    co_return std::move(started.conn);
-}
-
-net::awaitable<void> exchange(http::request_context& ctx, upstream::pool& pool,
-                              const std::string& head, exchange_state& state, bool upgrade) {
+// A WebSocket upgrade: the request, then, once the upstream switched protocols, bytes both ways
+// until one side closes. Errors are answered to the client.
+net::awaitable<void> tunnel(http::request_context& ctx, upstream::pool& pool,
+                            const std::string& head, exchange_state& state) {
     // Cancellation (the client went away) shows up as I/O errors, which are handled as values.
     co_await net::this_coro::throw_if_cancelled(false);
     const auto& up = pool.upstream();
     std::optional<upstream::response_parser> parser;
-    auto conn = co_await send_request(ctx, pool, head, parser, state, upgrade);
-    if (!conn) co_return;
-
-    if (upgrade && parser->get().result() == bhttp::status::switching_protocols) {
+    upstream::exchange_hooks hooks{[&state](upstream::connection* c) { state.upstream = c; },
+                                   [&state] { return state.client_gone; }};
+    auto started = co_await upstream::start_exchange(
+        pool, ctx.stream.get_executor(), head, ctx.req.body(), parser,
+        ctx.req.method() == bhttp::verb::head, true, hooks);
+    if (!started.conn) {
+        observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
+                                "`: " + started.failed.detail);
+        co_await http::write_error(ctx, started.failed.ec, started.failed.detail);
+        co_return;
+    }
+    auto& conn = *started.conn;
+    state.upstream = &conn;
+    if (parser->get().result() == bhttp::status::switching_protocols) {
         auto upgrade_line = "Upgrade: " + std::string(parser->get()[bhttp::field::upgrade]);
-        auto head = response_head(parser->get(), ctx, upgrade_line, "Upgrade");
+        auto response = response_head(parser->get(), ctx, upgrade_line, "Upgrade");
         ctx.status = 101;
         ctx.started();
         ctx.keep_alive = false;
-        if (auto ec = co_await write_client(ctx, net::buffer(head)); ec) co_return;
-        // No watcher runs for upgrades: the pumps read both sides and close both when one ends.
-        co_await (pump_client_to_upstream(ctx, *conn, up.idle_timeout) &&
-                  pump_upstream_to_client(ctx, *conn, up.idle_timeout));
+        if (auto ec = co_await write_client(ctx, net::buffer(response)); ec) co_return;
+        co_await (pump_client_to_upstream(ctx, conn, up.idle_timeout) &&
+                  pump_upstream_to_client(ctx, conn, up.idle_timeout));
         co_return;
     }
-    bool reusable = co_await relay_response(ctx, *conn, *parser, up, state);
-    // A pool closed by drain() keeps nothing.
-    if (reusable && !upgrade && !state.client_gone) pool.give_back(std::move(conn));
+    // Refused: the answer is relayed, and the connection (asked for an upgrade) not kept.
+    co_await relay_response(ctx, conn, *parser, up, state);
 }
 
 }  // namespace
@@ -185,9 +174,8 @@ destination choose(const http::request_context& ctx,
     d.upstream = router.route(model);
     const auto& up = upstreams[*d.upstream];
     if (up.provider != config::provider_kind::openai) {
-        if (path == "/v1/chat/completions" && ctx.req.method() == bhttp::verb::post)
-            d.translate = true;
-        else
+        // Translated by the attempt loop; any other path cannot be.
+        if (path != "/v1/chat/completions" || ctx.req.method() != bhttp::verb::post)
             d.refusal = "`" + std::string(path) + "` is not available for model `" +
                         model.value_or("") + "`: its upstream `" + up.name + "` speaks " +
                         (up.provider == config::provider_kind::anthropic ? "anthropic" : "gemini") +
@@ -225,8 +213,13 @@ handler::handler(const config::server_config& server,
       ledger_(ledger) {
     series_.resize(upstreams.size());
     pools_.reserve(upstreams.size());
-    for (std::size_t i = 0; i < upstreams.size(); ++i)
+    for (std::size_t i = 0; i < upstreams.size(); ++i) {
         pools_.emplace_back(upstreams[i], tls_contexts[i]);
+        config::route_config alone;
+        alone.max_attempts = 1;
+        alone.targets.push_back({upstreams[i].name, "", 1, i});
+        default_routes_.push_back(std::move(alone));
+    }
     for (const auto& up : upstreams)
         if (up.provider != config::provider_kind::openai) mixed_providers_ = true;
 }
@@ -403,57 +396,21 @@ void handler::account(const http::request_context& ctx, const config::upstream_c
                         now_ms());
 }
 
-namespace {
-
-// The request as the client sent it (usage requested on a stream when configured), below the
-// upstream's base path.
-net::awaitable<void> forward_bytes(http::request_context& ctx, upstream::pool& pool,
-                                   const destination& where, exchange_state& state) {
-    const auto& up = pool.upstream();
-    std::string_view target = ctx.req.target();
-    if (up.inject_stream_usage && ctx.req.method() == bhttp::verb::post &&
-        target.substr(0, target.find('?')) == "/v1/chat/completions")
-        providers::inject_include_usage(ctx.req.body());
-    auto head = upstream_request_head(ctx, up, where.target, false, !ctx.key_id.empty());
-    co_await exchange(ctx, pool, head, state, false);
-}
-
-}  // namespace
-
 net::awaitable<void> handler::forward(http::request_context& ctx, const destination& where,
                                       bool upgrade) {
-    if (where.route && !upgrade) {
-        co_await forward_routed(ctx, where);
+    if (!upgrade) {
+        co_await forward_routed(ctx, where,
+                                where.route ? *where.route : default_routes_[*where.upstream]);
         co_return;
     }
+    // A tunnel (101): one upstream, once; the pumps read the client themselves, no watcher.
     auto& pool = pools_[*where.upstream];
     const auto& up = pool.upstream();
     ctx.upstream = up.name;
     ctx.model = where.model;
     exchange_state state;
-    if (upgrade) {
-        // The pumps read the client themselves; no watcher.
-        auto head = upstream_request_head(ctx, up, where.target, true, !ctx.key_id.empty());
-        co_await exchange(ctx, pool, head, state, true);
-        co_return;
-    }
-    auto started = std::chrono::steady_clock::now();
-    {
-        client_watch watch(ctx, state, watches_);
-        if (where.translate)
-            co_await translate_chat(ctx, pool, state);
-        else
-            co_await forward_bytes(ctx, pool, where, state);
-        if (watch.reading()) co_await watch.stop();
-    }
-    if (state.client_gone) {
-        ctx.keep_alive = false;
-        if (ctx.status == 0) ctx.status = 499;  // as nginx logs it: client closed the request
-        observability::log_info("request " + ctx.request_id +
-                                ": client went away; upstream request cancelled");
-    }
-    finish_usage(ctx, state);
-    account(ctx, up, state, started);
+    auto head = upstream_request_head(ctx, up, where.target, true, !ctx.key_id.empty());
+    co_await tunnel(ctx, pool, head, state);
 }
 
 }  // namespace gateway::passthrough

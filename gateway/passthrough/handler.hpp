@@ -23,11 +23,10 @@ struct destination {
     std::optional<std::size_t> upstream;
     std::string model;  // as the client named it ("" when none)
     std::string_view target;
-    bool translate = false;
     bool listing = false;  // GET /v1/models across upstreams of several providers
     std::string refusal;   // set: answer 400 with it
-    // A route of the configuration matched the model (a /v1 request with a JSON body): the
-    // attempt loop (routed.cpp) takes the request; `upstream` is then its first target.
+    // A route of the configuration matched the model (a /v1 POST with a JSON body): `upstream`
+    // is then its first target. Without one, the attempt loop takes `upstream`'s default route.
     const config::route_config* route = nullptr;
 };
 
@@ -63,9 +62,10 @@ private:
     // The exchange with the upstream `where` names (chosen and admitted by operator()).
     net::awaitable<void> forward(http::request_context& ctx, const destination& where,
                                  bool upgrade);
-    // A request whose model has a route: attempts at its targets until one answers, nothing
-    // sent to the client before the gateway commits to an answer (routed.cpp).
-    net::awaitable<void> forward_routed(http::request_context& ctx, const destination& where);
+    // Attempts at `route`'s targets until one answers, nothing sent to the client before the
+    // gateway commits to an answer (routed.cpp).
+    net::awaitable<void> forward_routed(http::request_context& ctx, const destination& where,
+                                        const config::route_config& route);
     // The key's claim settled with the usage the answer reported.
     net::awaitable<void> settle(const http::request_context& ctx, ticket admitted);
     // Metrics and the usage ledger for a finished model request.
@@ -77,6 +77,9 @@ private:
     const upstream::model_router& router_;
     upstream::routing& routing_;
     std::vector<upstream::pool> pools_;
+    // Each upstream's default route: itself, tried once (a model its globs pick, without a route
+    // of the configuration). Its health is kept under the model name "".
+    std::vector<config::route_config> default_routes_;
     watch_list watches_;            // client watches not yet reading
     bool mixed_providers_ = false;  // some upstream is not OpenAI-compatible
     admission* gate_;

@@ -1,7 +1,9 @@
-// The /v1 attempt loop (docs/routing.md): a request whose model has a route goes to its targets
-// in turn until one answers. Nothing reaches the client before the gateway commits to an answer:
-// a JSON answer once its body is read whole, a stream at its first content event (its head and
-// what came before are held back); after that no other upstream is called.
+// The /v1 attempt loop (docs/routing.md): every forwarded request goes through it once. A model
+// with a route goes to its targets in turn until one answers; a model without one has the
+// default route, the upstream its globs pick, tried once. Nothing reaches the client before the
+// gateway commits to an answer: a JSON answer once its body is read whole, a stream at its first
+// content event (its head and what came before are held back); after that no other upstream is
+// called. The last attempt a route allows (a default route's only one) commits at the head.
 #include "gateway/passthrough/handler.hpp"
 
 #include "gateway/error.hpp"
@@ -90,17 +92,25 @@ std::vector<std::pair<std::string, std::string>> route_fields(const std::string&
 
 }  // namespace
 
-net::awaitable<void> handler::forward_routed(http::request_context& ctx, const destination& where) {
-    const auto& route = *where.route;
+net::awaitable<void> handler::forward_routed(http::request_context& ctx, const destination& where,
+                                             const config::route_config& route) {
     upstream::attempt_plan plan(route, routing_.health());
+    // A route of the configuration says so in the answer and the access log; the default route
+    // (the upstream the model's globs pick, tried once) leaves both as they were.
+    bool configured = where.route != nullptr;
     ctx.model = where.model;
     std::string_view target = ctx.req.target();
-    bool chat = target.substr(0, target.find('?')) == "/v1/chat/completions";
+    std::string_view path = target.substr(0, target.find('?'));
+    bool post = ctx.req.method() == bhttp::verb::post;
+    bool chat = post && path == "/v1/chat/completions";
     bool head_request = ctx.req.method() == bhttp::verb::head;
+    // The dialect the client speaks: a target of another is translated, or cannot be used.
+    auto spoken = path.starts_with("/v1beta/") ? config::provider_kind::gemini
+                  : path == "/v1/messages" || path.starts_with("/v1/messages/")
+                      ? config::provider_kind::anthropic
+                      : config::provider_kind::openai;
     exchange_state state;
-    last_failure last;
-    last.failed(failure_of(errc::upstream_unreachable,
-                           "no target of the route for `" + where.model + "` can be used"));
+    last_failure last;     // none yet: no target could be tried
     std::string original;  // the client's body, kept while a target hears another model name
     const config::upstream_config* answered = nullptr;
     bool moved = false;
@@ -123,31 +133,36 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                     break;
                 }
             }
+            // The last attempt the plan allows commits at the response head, as a request
+            // without a route always did: nothing is left to fall back to, so nothing is held.
+            bool last_attempt = plan.attempts() >= static_cast<int>(route.max_attempts);
             auto& pool = pools_[t->index];
             const auto& up = pool.upstream();
+            bool translated = up.provider != spoken;
+            if (translated && !(chat && spoken == config::provider_kind::openai)) {
+                plan.abandoned();  // this dialect is reached through /v1/chat/completions only
+                continue;
+            }
             // Each target hears the client's body: only the model name may change (when the
             // target names another) and the usage request be added (stream_usage: inject).
             bool renamed = !t->model.empty() && t->model != where.model;
-            bool inject =
-                up.inject_stream_usage && chat && up.provider == config::provider_kind::openai;
+            bool inject = up.inject_stream_usage && chat && !translated;
             if (!original.empty())
                 ctx.req.body() = original;
-            else if (renamed || inject)
+            else if ((renamed || inject) && !last_attempt)
                 original = ctx.req.body();
             if (renamed) upstream::replace_model(ctx.req.body(), t->model);
             if (inject) providers::inject_include_usage(ctx.req.body());
             ctx.upstream = up.name;
-            ctx.attempts = plan.attempts();
-            state.fields = route_fields(up.name, plan.attempts());
-            if (up.provider != config::provider_kind::openai) {
-                if (!chat) {  // this dialect is reached through /v1/chat/completions only
-                    plan.abandoned();
-                    continue;
-                }
-                // Translated: a failure before anything was written comes back, and the next
-                // target is tried; a stream that fails after its head is the client's.
+            if (configured) {
+                ctx.attempts = plan.attempts();
+                state.fields = route_fields(up.name, plan.attempts());
+            }
+            if (translated) {
+                // A failure before anything was written comes back (unless this is the last
+                // attempt), and the next target is tried; once content came it is the client's.
                 auto asked = std::chrono::steady_clock::now();
-                auto held = co_await translate_chat(ctx, pool, state, true);
+                auto held = co_await translate_chat(ctx, pool, state, !last_attempt);
                 if (state.client_gone) {
                     plan.abandoned();
                     break;
@@ -171,6 +186,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 }
                 if (ctx.status / 100 == 2)
                     plan.succeeded(std::chrono::steady_clock::now() - asked);
+                else if (ctx.status == 408 || ctx.status == 429 || ctx.status >= 500)
+                    plan.failed();
                 else
                     plan.abandoned();
                 answered = &up;
@@ -198,21 +215,23 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             }
             auto first_byte = upstream::clock::now() - sent;
             auto& conn = exchange.conn;
+            state.upstream = conn.get();
             auto& res = parser->get();
             unsigned status = res.result_int();
             std::string held;
             upstream::failure broken;
-            if (!parser->is_done() &&
-                !boost::beast::iequals(res[bhttp::field::content_type].substr(0, 17),
-                                       "text/event-stream"))
+            bool event_stream = boost::beast::iequals(res[bhttp::field::content_type].substr(0, 17),
+                                                      "text/event-stream");
+            if (!last_attempt && !parser->is_done() && !event_stream)
                 broken = co_await upstream::read_body(*conn, *parser, held, answer_limit,
                                                       up.idle_timeout);
             auto judged = upstream::judge_status(status, held);
             if (broken) judged = upstream::verdict::failed;
             bool context_window = judged == upstream::verdict::context_window && !moved &&
-                                  !route.on_context_window.empty();
-            if (judged == upstream::verdict::failed || judged == upstream::verdict::unusable ||
-                context_window) {
+                                  !route.on_context_window.empty() && !last_attempt;
+            bool fails =
+                judged == upstream::verdict::failed || judged == upstream::verdict::unusable;
+            if ((fails && !last_attempt) || context_window) {
                 observability::log_warn(
                     "request " + ctx.request_id + ": upstream `" + up.name + "` " +
                     (broken ? "failed: " + broken.detail : "answered " + std::to_string(status)) +
@@ -235,7 +254,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 }
                 continue;
             }
-            if (judged == upstream::verdict::success && !parser->is_done()) {
+            if (!last_attempt && judged == upstream::verdict::success && !parser->is_done()) {
                 // A stream: held back until its first content event.
                 auto kind = co_await hold_until_content(*conn, *parser, up.idle_timeout, held);
                 if (state.client_gone) {
@@ -258,9 +277,14 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             // Committed: this answer is the client's.
             if (judged == upstream::verdict::success)
                 plan.succeeded(first_byte);
+            else if (judged == upstream::verdict::failed)
+                plan.failed(upstream::retry_after(res["retry-after-ms"], res["retry-after"]));
+            else if (judged == upstream::verdict::unusable && configured)
+                plan.refused_key();  // the last attempt: the client gets the refusal as it is
             else
-                plan.abandoned();
-            state.first_body = std::chrono::steady_clock::now();
+                plan.abandoned();  // (a model without a route keeps its one upstream in use)
+            if (state.first_body == std::chrono::steady_clock::time_point{} && !held.empty())
+                state.first_body = std::chrono::steady_clock::now();
             bool reusable = co_await relay_response(ctx, *conn, *parser, up, state, held);
             if (reusable && !state.client_gone) pool.give_back(std::move(conn));
             answered = &up;
@@ -271,7 +295,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     if (!original.empty()) ctx.req.body() = std::move(original);
     if (state.client_gone) {
         ctx.keep_alive = false;
-        if (ctx.status == 0) ctx.status = 499;
+        if (ctx.status == 0) ctx.status = 499;  // as nginx logs it: client closed the request
         observability::log_info("request " + ctx.request_id +
                                 ": client went away; upstream request cancelled");
     } else if (!answered) {
@@ -284,8 +308,11 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             auto ec =
                 co_await http::write_response(ctx, last.status, type, last.body, state.fields);
             if (ec) ctx.keep_alive = false;
-        } else {
+        } else if (last.transport) {
             co_await http::write_error(ctx, last.transport.ec, last.transport.detail);
+        } else {
+            auto detail = "no target of the route for `" + where.model + "` can be used";
+            co_await http::write_error(ctx, errc::upstream_unreachable, detail);
         }
     }
     finish_usage(ctx, state);

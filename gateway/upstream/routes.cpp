@@ -270,8 +270,6 @@ void attempt_plan::set_targets(const std::vector<config::route_target>& targets)
     current_ = nullptr;  // its outcome was told before the switch
     again_ = false;
     tried_.clear();
-    keys_.clear();
-    for (const auto& t : targets) keys_.push_back(target_model(t, route_.model));
 }
 
 std::optional<clock::duration> attempt_plan::left(clock::time_point now) const {
@@ -322,8 +320,7 @@ void attempt_plan::to_context_window_targets() {
     why_ = "context_window";
 }
 
-const config::route_target* attempt_plan::pick(
-    const std::vector<const config::route_target*>& from) {
+const config::route_target* attempt_plan::pick(const target_list& from) {
     if (from.empty()) return nullptr;
     switch (route_.strategy) {
         case config::route_strategy::priority:
@@ -369,7 +366,7 @@ const config::route_target* attempt_plan::next(clock::time_point now) {
     if (attempts_ >= static_cast<int>(route_.max_attempts)) return nullptr;
     if (auto rest = left(now); rest && rest->count() == 0) return nullptr;
     using state = health_board::state;
-    std::vector<const config::route_target*> fresh, again, cooled;
+    target_list fresh, again, cooled;
     for (const auto& t : *targets_) {
         auto v = health_.look(t.index, key_of(&t));
         if (v.now == state::unusable) continue;

@@ -4,6 +4,8 @@
 #include "gateway/observability/metrics.hpp"
 #include "gateway/upstream/model_router.hpp"
 
+#include <boost/container/small_vector.hpp>
+
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -185,9 +187,12 @@ public:
     const config::route_config& route() const { return route_; }
 
 private:
-    const config::route_target* pick(const std::vector<const config::route_target*>& from);
+    // Target lists of one request: inline, without allocating, for the usual few targets.
+    using target_list = boost::container::small_vector<const config::route_target*, 8>;
+    const config::route_target* pick(const target_list& from);
+    // A target's health key: the model it hears.
     const std::string& key_of(const config::route_target* t) const {
-        return keys_[static_cast<std::size_t>(t - targets_->data())];
+        return t->model.empty() ? route_.model : t->model;
     }
     void set_targets(const std::vector<config::route_target>& targets);
 
@@ -201,8 +206,7 @@ private:
     bool again_ = false;                     // current_ is the target that just failed
     std::optional<config::duration> asked_;  // the last failure's retry-after
     std::string_view why_ = "failed";        // how the last attempt ended, for the fallbacks
-    std::vector<const config::route_target*> tried_;
-    std::vector<std::string> keys_;  // each target's health key: the model it hears
+    target_list tried_;
 };
 
 // Where a model's requests go, for every path that calls a model: the upstreams' globs, the
