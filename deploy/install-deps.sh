@@ -10,7 +10,7 @@ packages=(
   libssl-dev libyaml-cpp-dev libsqlite3-dev libre2-dev libvalijson-dev libgit2-dev
   libhiredis-dev libhyperscan-dev redis-server python3-prometheus-client libpq-dev postgresql
   universal-ctags clang-format
-  nginx-light wrk hey
+  nginx-light wrk hey valgrind
   chromium
 )
 # Node may come from a vendor package that bundles npm; Debian's npm would conflict with it.

@@ -219,7 +219,7 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     auto length = parser.content_length();
     if (!prefetched.empty() && parser.is_done()) length = prefetched.size();
     if (length && !prefetched.empty() && !parser.is_done()) *length += prefetched.size();
-    bool sse = beast::iequals(res[bhttp::field::content_type].substr(0, 17), "text/event-stream");
+    bool sse = is_event_stream(res);
 
     // Framing towards the client: the upstream's Content-Length when it gave one, otherwise
     // chunked (our own chunks, one per upstream read); an HTTP/1.0 client gets a close-delimited

@@ -84,6 +84,16 @@ upstream::failure failure_of(errc code, std::string detail) {
     return {make_error_code(code), std::move(detail)};
 }
 
+// Waits `wait`, or less when the client hangs up meanwhile (the watch cancels the timer). A
+// coroutine of its own: the timer stays out of the attempt loop's frame.
+net::awaitable<void> pause(http::request_context& ctx, exchange_state& state,
+                           config::duration wait) {
+    net::steady_timer timer(ctx.stream.get_executor(), wait);
+    state.backoff = &timer;
+    [[maybe_unused]] auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+    state.backoff = nullptr;
+}
+
 std::vector<std::pair<std::string, std::string>> route_fields(const std::string& upstream,
                                                               int attempts) {
     return {{"x-contextgate-upstream", upstream},
@@ -94,10 +104,12 @@ std::vector<std::pair<std::string, std::string>> route_fields(const std::string&
 
 net::awaitable<void> handler::forward_routed(http::request_context& ctx, const destination& where,
                                              const config::route_config& route) {
-    upstream::attempt_plan plan(route, routing_.health());
-    // A route of the configuration says so in the answer and the access log; the default route
-    // (the upstream the model's globs pick, tried once) leaves both as they were.
+    // A route of the configuration says so in the answer and the access log, and keeps its
+    // targets' health; the default route (the upstream the model's globs pick, tried once) has
+    // nothing to choose and leaves the answer as it was.
     bool configured = where.route != nullptr;
+    auto plan = configured ? upstream::attempt_plan(route, routing_.health())
+                           : upstream::attempt_plan(route);
     ctx.model = where.model;
     std::string_view target = ctx.req.target();
     std::string_view path = target.substr(0, target.find('?'));
@@ -123,11 +135,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             if (auto wait = plan.backoff(); wait.count() > 0) {
                 // The target that just failed, again (nothing else is left): after its backoff
                 // or retry-after; a client that hangs up meanwhile ends the wait and the request.
-                net::steady_timer timer(ctx.stream.get_executor(), wait);
-                state.backoff = &timer;
-                [[maybe_unused]] auto [ec] =
-                    co_await timer.async_wait(net::as_tuple(net::use_awaitable));
-                state.backoff = nullptr;
+                co_await pause(ctx, state, wait);
                 if (state.client_gone) {
                     plan.abandoned();
                     break;
@@ -220,9 +228,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             unsigned status = res.result_int();
             std::string held;
             upstream::failure broken;
-            bool event_stream = boost::beast::iequals(res[bhttp::field::content_type].substr(0, 17),
-                                                      "text/event-stream");
-            if (!last_attempt && !parser->is_done() && !event_stream)
+            // Before the last attempt a JSON answer (or an error) is read whole, to judge it.
+            if (!last_attempt && !parser->is_done() && !is_event_stream(res))
                 broken = co_await upstream::read_body(*conn, *parser, held, answer_limit,
                                                       up.idle_timeout);
             auto judged = upstream::judge_status(status, held);

@@ -87,16 +87,47 @@ health_board::view health_board::look(std::size_t upstream, const std::string& m
     return {t.now, t.until, t.in_flight, t.first_byte_ms.value_or(-1)};
 }
 
+health_board::slot health_board::slot_of(std::size_t upstream, const std::string& model) {
+    std::lock_guard lock(mutex_);
+    return &entry(upstream, model);
+}
+
+health_board::view health_board::look(slot t) const {
+    std::lock_guard lock(mutex_);
+    return {t->now, t->until, t->in_flight, t->first_byte_ms.value_or(-1)};
+}
+
 bool health_board::take(std::size_t upstream, const std::string& model, clock::time_point now,
                         bool force) {
+    return take(slot_of(upstream, model), now, force);
+}
+
+void health_board::succeeded(std::size_t upstream, const std::string& model,
+                             clock::duration first_byte) {
+    succeeded(slot_of(upstream, model), first_byte);
+}
+
+void health_board::failed(std::size_t upstream, const std::string& model, clock::time_point now,
+                          std::optional<config::duration> retry_after) {
+    failed(slot_of(upstream, model), now, retry_after);
+}
+
+void health_board::refused_key(std::size_t upstream, const std::string& model) {
+    refused_key(slot_of(upstream, model));
+}
+
+void health_board::abandoned(std::size_t upstream, const std::string& model) {
+    abandoned(slot_of(upstream, model));
+}
+
+bool health_board::take(slot t, clock::time_point now, bool force) {
     std::lock_guard lock(mutex_);
-    auto& t = entry(upstream, model);
-    bool ok = force || t.now == state::healthy;
-    if (!ok && available(t.now, t.until, now)) {
-        t.now = state::probing;  // this caller is the one probe
+    bool ok = force || t->now == state::healthy;
+    if (!ok && available(t->now, t->until, now)) {
+        t->now = state::probing;  // this caller is the one probe
         ok = true;
     }
-    if (ok) ++t.in_flight;
+    if (ok) ++t->in_flight;
     return ok;
 }
 
@@ -115,12 +146,13 @@ bool health_board::available(std::size_t upstream, const std::string& model,
     return available(t.now, t.until, now);
 }
 
-void health_board::succeeded(std::size_t upstream, const std::string& model,
-                             clock::duration first_byte) {
+void health_board::succeeded(slot at, clock::duration first_byte) {
     std::optional<change> restored;
+    auto upstream = at->upstream;
+    const auto& model = at->model;
     {
         std::lock_guard lock(mutex_);
-        auto& t = entry(upstream, model);
+        auto& t = *at;
         t.in_flight = std::max(0, t.in_flight - 1);
         count(upstream, success);
         if (t.now == state::unusable) return;
@@ -134,12 +166,14 @@ void health_board::succeeded(std::size_t upstream, const std::string& model,
     told(std::move(restored));
 }
 
-void health_board::failed(std::size_t upstream, const std::string& model, clock::time_point now,
+void health_board::failed(slot at, clock::time_point now,
                           std::optional<config::duration> retry_after) {
     std::optional<change> cooled;
+    auto upstream = at->upstream;
+    const auto& model = at->model;
     {
         std::lock_guard lock(mutex_);
-        auto& t = entry(upstream, model);
+        auto& t = *at;
         t.in_flight = std::max(0, t.in_flight - 1);
         count(upstream, failure);
         if (t.now == state::unusable) return;
@@ -159,11 +193,13 @@ void health_board::failed(std::size_t upstream, const std::string& model, clock:
     told(std::move(cooled));
 }
 
-void health_board::refused_key(std::size_t upstream, const std::string& model) {
+void health_board::refused_key(slot at) {
     bool first = false;
+    auto upstream = at->upstream;
+    const auto& model = at->model;
     {
         std::lock_guard lock(mutex_);
-        auto& t = entry(upstream, model);
+        auto& t = *at;
         t.in_flight = std::max(0, t.in_flight - 1);
         count(upstream, refused);
         first = t.now != state::unusable;
@@ -194,9 +230,10 @@ void health_board::apply(const change& c) {
     }
 }
 
-void health_board::abandoned(std::size_t upstream, const std::string& model) {
+void health_board::abandoned(slot at) {
     std::lock_guard lock(mutex_);
-    auto& t = entry(upstream, model);
+    auto& t = *at;
+    auto upstream = t.upstream;
     t.in_flight = std::max(0, t.in_flight - 1);
     count(upstream, not_judged);
     if (t.now == state::probing) t.now = state::cooled;  // the probe did not tell: probe again
@@ -261,7 +298,12 @@ const config::route_config& route_table::route(std::optional<std::string_view> m
 
 attempt_plan::attempt_plan(const config::route_config& route, health_board& health,
                            clock::time_point started)
-    : route_(route), health_(health), started_(started) {
+    : route_(route), health_(&health), started_(started) {
+    set_targets(route.targets);
+}
+
+attempt_plan::attempt_plan(const config::route_config& route, clock::time_point started)
+    : route_(route), health_(nullptr), started_(started) {
     set_targets(route.targets);
 }
 
@@ -270,6 +312,9 @@ void attempt_plan::set_targets(const std::vector<config::route_target>& targets)
     current_ = nullptr;  // its outcome was told before the switch
     again_ = false;
     tried_.clear();
+    slots_.clear();
+    if (health_)
+        for (const auto& t : targets) slots_.push_back(health_->slot_of(t.index, key_of(&t)));
 }
 
 std::optional<clock::duration> attempt_plan::left(clock::time_point now) const {
@@ -280,13 +325,13 @@ std::optional<clock::duration> attempt_plan::left(clock::time_point now) const {
 
 void attempt_plan::succeeded(clock::duration first_byte) {
     if (!current_) return;
-    health_.succeeded(current_->index, key_of(current_), first_byte);
+    if (health_) health_->succeeded(slot(current_), first_byte);
     why_ = "success";
 }
 
 void attempt_plan::failed(std::optional<config::duration> retry_after, clock::time_point now) {
     if (!current_) return;
-    health_.failed(current_->index, key_of(current_), now, retry_after);
+    if (health_) health_->failed(slot(current_), now, retry_after);
     ++failures_;
     asked_ = retry_after;
     why_ = "failed";
@@ -294,13 +339,13 @@ void attempt_plan::failed(std::optional<config::duration> retry_after, clock::ti
 
 void attempt_plan::refused_key() {
     if (!current_) return;
-    health_.refused_key(current_->index, key_of(current_));
+    if (health_) health_->refused_key(slot(current_));
     why_ = "unusable";
 }
 
 void attempt_plan::abandoned() {
     if (!current_) return;
-    health_.abandoned(current_->index, key_of(current_));
+    if (health_) health_->abandoned(slot(current_));
     why_ = "unsupported";  // the request was not for it (or the client left: no next attempt)
 }
 
@@ -339,7 +384,7 @@ const config::route_target* attempt_plan::pick(const target_list& from) {
             const config::route_target* best = nullptr;
             int fewest = 0;
             for (const auto* t : from) {
-                int busy = health_.look(t->index, key_of(t)).in_flight;
+                int busy = health_->look(slot(t)).in_flight;
                 if (!best || busy < fewest) {
                     best = t;
                     fewest = busy;
@@ -354,7 +399,7 @@ const config::route_target* attempt_plan::pick(const target_list& from) {
             const auto* a = from[any(random_bits)];
             const auto* b = from[any(random_bits)];
             auto ms = [&](const config::route_target* t) {
-                return std::max(0.0, health_.look(t->index, key_of(t)).first_byte_ms);
+                return std::max(0.0, health_->look(slot(t)).first_byte_ms);
             };
             return ms(b) < ms(a) ? b : a;
         }
@@ -365,10 +410,18 @@ const config::route_target* attempt_plan::pick(const target_list& from) {
 const config::route_target* attempt_plan::next(clock::time_point now) {
     if (attempts_ >= static_cast<int>(route_.max_attempts)) return nullptr;
     if (auto rest = left(now); rest && rest->count() == 0) return nullptr;
+    if (!health_) {
+        if (targets_->empty()) return nullptr;
+        const auto* only = &targets_->front();
+        again_ = only == current_;
+        current_ = only;
+        ++attempts_;
+        return only;
+    }
     using state = health_board::state;
     target_list fresh, again, cooled;
     for (const auto& t : *targets_) {
-        auto v = health_.look(t.index, key_of(&t));
+        auto v = health_->look(slot(&t));
         if (v.now == state::unusable) continue;
         bool tried = std::find(tried_.begin(), tried_.end(), &t) != tried_.end();
         if (!health_board::available(v.now, v.until, now))
@@ -383,7 +436,7 @@ const config::route_target* attempt_plan::next(clock::time_point now) {
     for (auto* list : {&fresh, &again}) {
         while (!list->empty() && !chosen) {
             auto* t = pick(*list);
-            if (health_.take(t->index, key_of(t), now, false))
+            if (health_->take(slot(t), now, false))
                 chosen = t;
             else
                 list->erase(std::find(list->begin(), list->end(), t));  // a probe was taken
@@ -392,17 +445,16 @@ const config::route_target* attempt_plan::next(clock::time_point now) {
     }
     if (!chosen && !cooled.empty()) {
         chosen = *std::min_element(cooled.begin(), cooled.end(), [&](auto* a, auto* b) {
-            return health_.look(a->index, key_of(a)).until <
-                   health_.look(b->index, key_of(b)).until;
+            return health_->look(slot(a)).until < health_->look(slot(b)).until;
         });
-        health_.take(chosen->index, key_of(chosen), now, true);
+        health_->take(slot(chosen), now, true);
     }
     if (!chosen) return nullptr;
     again_ = chosen == current_;
     current_ = chosen;
     if (attempts_ > 0)
         observability::metrics()
-            .route_fallbacks.with({route_.model, health_.name_of(chosen->index), why_})
+            .route_fallbacks.with({route_.model, health_->name_of(chosen->index), why_})
             .inc();
     ++attempts_;
     tried_.push_back(chosen);

@@ -89,6 +89,18 @@ public:
     // An attempt that ended without a verdict (the client went away): only in_flight changes.
     void abandoned(std::size_t upstream, const std::string& model);
 
+    // A target's place on the board, found once: the same calls without looking it up again
+    // (an attempt plan holds one per target; the board never forgets a target).
+    using slot = target_state*;
+    slot slot_of(std::size_t upstream, const std::string& model);
+    view look(slot t) const;
+    bool take(slot t, clock::time_point now, bool force);
+    void succeeded(slot t, clock::duration first_byte);
+    void failed(slot t, clock::time_point now,
+                std::optional<config::duration> retry_after = std::nullopt);
+    void refused_key(slot t);
+    void abandoned(slot t);
+
     std::optional<target_state> of(std::size_t upstream, const std::string& model) const;
     std::vector<target_state> snapshot() const;
     // Sets the metric of targets skipped now (cooled, or their key refused), per upstream; for
@@ -157,6 +169,10 @@ class attempt_plan {
 public:
     attempt_plan(const config::route_config& route, health_board& health,
                  clock::time_point started = clock::now());
+    // A plan that keeps no health: its route's first target, as often as it allows (a /v1
+    // model without a route: its one upstream, once, with nothing to choose between).
+    explicit attempt_plan(const config::route_config& route,
+                          clock::time_point started = clock::now());
 
     // The next target, or nullopt when the attempts or the deadline are used up, or no target is
     // left (all refused their keys). A target not yet tried this request and available comes
@@ -194,10 +210,13 @@ private:
     const std::string& key_of(const config::route_target* t) const {
         return t->model.empty() ? route_.model : t->model;
     }
+    health_board::slot slot(const config::route_target* t) const {
+        return slots_[static_cast<std::size_t>(t - targets_->data())];
+    }
     void set_targets(const std::vector<config::route_target>& targets);
 
     const config::route_config& route_;
-    health_board& health_;
+    health_board* health_;  // null: none kept
     const std::vector<config::route_target>* targets_;
     clock::time_point started_;
     int attempts_ = 0;
@@ -207,6 +226,7 @@ private:
     std::optional<config::duration> asked_;  // the last failure's retry-after
     std::string_view why_ = "failed";        // how the last attempt ended, for the fallbacks
     target_list tried_;
+    boost::container::small_vector<health_board::slot, 8> slots_;  // each target's, with health
 };
 
 // Where a model's requests go, for every path that calls a model: the upstreams' globs, the

@@ -222,6 +222,17 @@ BOOST_AUTO_TEST_CASE(only_the_same_target_again_waits_doubling_or_its_retry_afte
     BOOST_TEST((plan.backoff(now + 9s) == config::duration(1s)));
 }
 
+BOOST_AUTO_TEST_CASE(a_plan_without_health_takes_its_first_target_as_often_as_allowed) {
+    auto r = route_of(config::route_strategy::priority, {1, 1}, 2);
+    auto now = clock::now();
+    attempt_plan plan(r, now);
+    BOOST_TEST(plan.next(now)->upstream == "up0");
+    plan.failed(std::nullopt, now);
+    BOOST_TEST(plan.next(now)->upstream == "up0");
+    BOOST_TEST((plan.backoff(now) == config::duration(500ms)));
+    BOOST_TEST(plan.next(now) == nullptr);
+}
+
 BOOST_AUTO_TEST_CASE(a_context_window_refusal_moves_to_its_targets) {
     health_board h(cooling(1s));
     auto r = route_of(config::route_strategy::priority, {1});
