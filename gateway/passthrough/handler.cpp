@@ -158,6 +158,14 @@ destination choose(const http::request_context& ctx,
     }
     d.model = model.value_or("");
     if (path == "/v1/messages" || path.starts_with("/v1/messages/")) {
+        // A route's Anthropic targets take it as it came (the others cannot yet: skipped).
+        if (model && ctx.req.method() == bhttp::verb::post)
+            if (const auto* r = routing.table().find(*model)) {
+                d.route = r;
+                d.upstream = r->targets.front().index;
+                d.target = target;
+                return d;
+            }
         if (auto up = router.route(model, config::provider_kind::anthropic)) {
             d.upstream = up;
             d.target = target;  // Anthropic's base URL has no /v1: the client's path is its path

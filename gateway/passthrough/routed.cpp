@@ -148,7 +148,13 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             const auto& up = pool.upstream();
             bool translated = up.provider != spoken;
             if (translated && !(chat && spoken == config::provider_kind::openai)) {
-                plan.abandoned();  // this dialect is reached through /v1/chat/completions only
+                // Only /v1/chat/completions is translated (to Anthropic and Gemini) today.
+                plan.abandoned();
+                last.failed(
+                    failure_of(errc::bad_request, "upstream `" + up.name + "` cannot take `" +
+                                                      std::string(path) +
+                                                      "`: the gateway translates only "
+                                                      "/v1/chat/completions to its provider"));
                 continue;
             }
             // Each target hears the client's body: only the model name may change (when the

@@ -502,6 +502,50 @@ BOOST_AUTO_TEST_CASE(only_the_winning_attempt_is_charged) {
     BOOST_TEST(totals[2] == 1);
 }
 
+BOOST_AUTO_TEST_CASE(messages_fall_back_between_anthropic_targets_byte_for_byte) {
+    // Claude Code's /v1/messages through a route of two Anthropic upstreams: the first is
+    // overloaded, the second answers; it hears the client's bytes with only the model renamed.
+    routed_gateway g(2, {"up0", "up1"}, "claude-sonnet-4-5", [](config::gateway_config& c) {
+        anthropic_first(c);
+        auto& second = c.upstreams[1];
+        second.provider = config::provider_kind::anthropic;
+        second.base_url = second.base_url.substr(0, second.base_url.size() - 3);
+        second.endpoint = *config::parse_base_url(second.base_url).value;
+        second.api_key = "sk-ant-second";
+        second.auth = config::auth_mode::replace;
+    });
+    g.fakes[0]->script({{"Overloaded", "stop", 529, "", 0}, {"never"}});
+    g.fakes[1]->script({{"From the second Claude."}});
+    const std::string body =
+        R"({"model":"smart","max_tokens":64,"messages":[{"role":"user","content":"hi"}]})";
+    client c(g.gateway->port());
+    auto r = c.request(make_request("POST", "/v1/messages", body,
+                                    "Content-Type: application/json\r\n"
+                                    "anthropic-version: 2023-06-01\r\n"));
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST(r.header("x-contextgate-upstream") == "up1");
+    BOOST_TEST(r.header("x-contextgate-attempts") == "2");
+    BOOST_TEST(r.body.find("From the second Claude.") != std::string::npos, r.body);
+    BOOST_TEST(r.body.find("Overloaded") == std::string::npos);
+    BOOST_TEST(
+        g.fakes[1]->scripted_requests().at(0) ==
+        R"({"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"hi"}]})");
+    BOOST_TEST(g.fakes[1]->requests().back().header("x-api-key") == "sk-ant-second");
+}
+
+BOOST_AUTO_TEST_CASE(messages_to_a_route_without_an_anthropic_target_say_why) {
+    routed_gateway g(1, {"up0"});
+    g.fakes[0]->script({{"never"}});
+    client c(g.gateway->port());
+    auto r = c.request(make_request(
+        "POST", "/v1/messages",
+        R"({"model":"smart","max_tokens":64,"messages":[{"role":"user","content":"hi"}]})",
+        "Content-Type: application/json\r\nanthropic-version: 2023-06-01\r\n"));
+    BOOST_TEST(r.status == 400u, r.body);
+    BOOST_TEST(r.body.find("translates only /v1/chat/completions") != std::string::npos, r.body);
+    BOOST_TEST(g.fakes[0]->requests().empty());
+}
+
 BOOST_AUTO_TEST_CASE(a_model_without_a_route_goes_where_it_went_before) {
     routed_gateway g(1, {"up0"});
     client c(g.gateway->port());
