@@ -22,6 +22,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/string.hpp>
 
+#include <algorithm>
+
 namespace gateway::passthrough {
 
 namespace {
@@ -129,9 +131,14 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     auto started = std::chrono::steady_clock::now();
     {
         client_watch watch(ctx, state, watches_);
+        std::vector<const config::route_target*> unsupported;  // cannot take this path
         for (;;) {
             const auto* t = plan.next();
             if (!t) break;
+            if (std::find(unsupported.begin(), unsupported.end(), t) != unsupported.end()) {
+                plan.abandoned();
+                break;  // what is left cannot take it either
+            }
             if (auto wait = plan.backoff(); wait.count() > 0) {
                 // The target that just failed, again (nothing else is left): after its backoff
                 // or retry-after; a client that hangs up meanwhile ends the wait and the request.
@@ -150,6 +157,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             if (translated && !(chat && spoken == config::provider_kind::openai)) {
                 // Only /v1/chat/completions is translated (to Anthropic and Gemini) today.
                 plan.abandoned();
+                unsupported.push_back(t);
                 last.failed(
                     failure_of(errc::bad_request, "upstream `" + up.name + "` cannot take `" +
                                                       std::string(path) +

@@ -352,7 +352,7 @@ void attempt_plan::abandoned() {
 config::duration attempt_plan::backoff(clock::time_point now) const {
     using namespace std::chrono_literals;
     constexpr config::duration most = 60s;
-    if (!again_) return config::duration(0);
+    if (!again_ || failures_ == 0) return config::duration(0);  // nothing failed: no wait
     auto doubled = config::duration(500ms) * (1 << std::min(failures_ - 1, 7));
     auto wait = std::min(asked_.value_or(doubled), most);
     if (auto rest = left(now))

@@ -223,10 +223,13 @@ BOOST_AUTO_TEST_CASE(only_the_same_target_again_waits_doubling_or_its_retry_afte
 }
 
 BOOST_AUTO_TEST_CASE(a_plan_without_health_takes_its_first_target_as_often_as_allowed) {
-    auto r = route_of(config::route_strategy::priority, {1, 1}, 2);
+    auto r = route_of(config::route_strategy::priority, {1, 1}, 3);
     auto now = clock::now();
     attempt_plan plan(r, now);
     BOOST_TEST(plan.next(now)->upstream == "up0");
+    plan.abandoned();
+    BOOST_TEST(plan.next(now)->upstream == "up0");
+    BOOST_TEST(plan.backoff(now).count() == 0);  // nothing failed: no wait
     plan.failed(std::nullopt, now);
     BOOST_TEST(plan.next(now)->upstream == "up0");
     BOOST_TEST((plan.backoff(now) == config::duration(500ms)));
