@@ -146,17 +146,19 @@ bool health_board::available(std::size_t upstream, const std::string& model,
     return available(t.now, t.until, now);
 }
 
+void health_board::ended(target_state& t, outcome o) const {
+    t.in_flight = std::max(0, t.in_flight - 1);
+    count(t.upstream, o);
+}
+
 void health_board::succeeded(slot at, clock::duration first_byte) {
     std::optional<change> restored;
-    auto upstream = at->upstream;
-    const auto& model = at->model;
     {
         std::lock_guard lock(mutex_);
         auto& t = *at;
-        t.in_flight = std::max(0, t.in_flight - 1);
-        count(upstream, success);
+        ended(t, success);
         if (t.now == state::unusable) return;
-        if (t.now != state::healthy) restored = change{upstream, model, state::healthy, {}, 0};
+        if (t.now != state::healthy) restored = change{t.upstream, t.model, state::healthy, {}, 0};
         t.now = state::healthy;
         t.failures = 0;
         double ms = std::chrono::duration<double, std::milli>(first_byte).count();
@@ -169,15 +171,12 @@ void health_board::succeeded(slot at, clock::duration first_byte) {
 void health_board::failed(slot at, clock::time_point now,
                           std::optional<config::duration> retry_after) {
     std::optional<change> cooled;
-    auto upstream = at->upstream;
-    const auto& model = at->model;
     {
         std::lock_guard lock(mutex_);
         auto& t = *at;
-        t.in_flight = std::max(0, t.in_flight - 1);
-        count(upstream, failure);
+        ended(t, failure);
         if (t.now == state::unusable) return;
-        count(upstream, cooldown);
+        count(t.upstream, cooldown);
         ++t.failures;
         auto cooldown = std::chrono::duration_cast<clock::duration>(settings_.cooldown);
         auto cap = std::chrono::duration_cast<clock::duration>(settings_.max_cooldown);
@@ -188,24 +187,20 @@ void health_board::failed(slot at, clock::time_point now,
                 std::max(cooldown, std::chrono::duration_cast<clock::duration>(*retry_after));
         t.now = state::cooled;
         t.until = now + cooldown;
-        cooled = change{upstream, model, state::cooled, t.until, t.failures};
+        cooled = change{t.upstream, t.model, state::cooled, t.until, t.failures};
     }
     told(std::move(cooled));
 }
 
 void health_board::refused_key(slot at) {
     bool first = false;
-    auto upstream = at->upstream;
-    const auto& model = at->model;
     {
         std::lock_guard lock(mutex_);
-        auto& t = *at;
-        t.in_flight = std::max(0, t.in_flight - 1);
-        count(upstream, refused);
-        first = t.now != state::unusable;
-        t.now = state::unusable;
+        ended(*at, refused);
+        first = at->now != state::unusable;
+        at->now = state::unusable;
     }
-    if (first) told(change{upstream, model, state::unusable, {}, 0});
+    if (first) told(change{at->upstream, at->model, state::unusable, {}, 0});
 }
 
 void health_board::apply(const change& c) {
@@ -232,11 +227,8 @@ void health_board::apply(const change& c) {
 
 void health_board::abandoned(slot at) {
     std::lock_guard lock(mutex_);
-    auto& t = *at;
-    auto upstream = t.upstream;
-    t.in_flight = std::max(0, t.in_flight - 1);
-    count(upstream, not_judged);
-    if (t.now == state::probing) t.now = state::cooled;  // the probe did not tell: probe again
+    ended(*at, not_judged);
+    if (at->now == state::probing) at->now = state::cooled;  // the probe did not tell: again
 }
 
 std::optional<health_board::target_state> health_board::of(std::size_t upstream,

@@ -132,6 +132,8 @@ private:
 
     enum outcome { success, failure, refused, not_judged, cooldown, outcomes };
     void count(std::size_t upstream, outcome o) const;
+    // An attempt at `t` ended as `o` (under the lock): one fewer in flight, and counted.
+    void ended(target_state& t, outcome o) const;
 
     config::health_config settings_;
     std::vector<std::string> names_;
