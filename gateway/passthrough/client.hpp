@@ -11,10 +11,28 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace gateway::passthrough {
 
 namespace net = boost::asio;
+
+// The fields a route of the configuration adds to the client's head: x-contextgate-upstream
+// (the target that answered) and x-contextgate-attempts. Views and a number, so that setting
+// them per attempt allocates nothing.
+struct route_fields {
+    std::string_view upstream;  // the target's upstream name (the configuration's string)
+    int attempts = 0;           // 0: no route of the configuration took the request
+    // As a list, for the writers that take one.
+    std::vector<std::pair<std::string, std::string>> list() const {
+        if (attempts == 0) return {};
+        return {{"x-contextgate-upstream", std::string(upstream)},
+                {"x-contextgate-attempts", std::to_string(attempts)}};
+    }
+};
 
 // Shared between the exchange and the client watcher of one request.
 struct exchange_state {
@@ -32,9 +50,7 @@ struct exchange_state {
     // whether the whole answer was relayed.
     std::uint64_t delivered_bytes = 0;
     bool complete = false;
-    // Fields for the client's head besides the upstream's (a route's x-contextgate-upstream and
-    // x-contextgate-attempts).
-    std::vector<std::pair<std::string, std::string>> fields;
+    route_fields fields;  // for the client's head besides the upstream's
 };
 
 // The usage to charge for a finished answer (providers::settled_usage for a 2xx to a request

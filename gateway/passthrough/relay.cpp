@@ -197,12 +197,15 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
 
 std::string response_head(const bhttp::response_header<>& res, const http::request_context& ctx,
                           std::string_view hop_line, std::string_view connection,
-                          const std::vector<std::pair<std::string, std::string>>& extra) {
+                          const route_fields& route) {
     http::response_head head(res.result_int(), res.reason());
     for_each_end_to_end(res, [&](bhttp::field, std::string_view name, std::string_view value) {
         head.field(name, value);
     });
-    for (const auto& [name, value] : extra) head.field(name, value);
+    if (route.attempts > 0) {
+        head.field("x-contextgate-upstream", route.upstream);
+        head.field("x-contextgate-attempts", std::to_string(route.attempts));
+    }
     return head.finish(ctx.request_id, hop_line, connection);
 }
 

@@ -18,8 +18,7 @@ namespace gateway::passthrough {
 // x-request-id wins (SDKs surface it); otherwise the client gets ours.
 std::string response_head(const boost::beast::http::response_header<>& res,
                           const http::request_context& ctx, std::string_view hop_line,
-                          std::string_view connection,
-                          const std::vector<std::pair<std::string, std::string>>& extra = {});
+                          std::string_view connection, const route_fields& route = {});
 
 // Relays the upstream's response (its header already read into `parser`) to the client, event
 // by event as it arrives: the head with the body bytes that came with it, then one client write

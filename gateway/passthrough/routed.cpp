@@ -96,12 +96,6 @@ net::awaitable<void> pause(http::request_context& ctx, exchange_state& state,
     state.backoff = nullptr;
 }
 
-std::vector<std::pair<std::string, std::string>> route_fields(const std::string& upstream,
-                                                              int attempts) {
-    return {{"x-contextgate-upstream", upstream},
-            {"x-contextgate-attempts", std::to_string(attempts)}};
-}
-
 }  // namespace
 
 net::awaitable<void> handler::forward_routed(http::request_context& ctx, const destination& where,
@@ -178,7 +172,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             ctx.upstream = up.name;
             if (configured) {
                 ctx.attempts = plan.attempts();
-                state.fields = route_fields(up.name, plan.attempts());
+                state.fields = {up.name, plan.attempts()};
             }
             if (translated) {
                 // A failure before anything was written comes back (unless this is the last
@@ -326,8 +320,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             ctx.started();
             // Named first: GCC 12 destroys a conditional's temporary twice in a co_await.
             std::string type = last.content_type.empty() ? "application/json" : last.content_type;
-            auto ec =
-                co_await http::write_response(ctx, last.status, type, last.body, state.fields);
+            auto ec = co_await http::write_response(ctx, last.status, type, last.body,
+                                                    state.fields.list());
             if (ec) ctx.keep_alive = false;
         } else if (last.transport) {
             co_await http::write_error(ctx, last.transport.ec, last.transport.detail);

@@ -93,7 +93,7 @@ net::awaitable<void> refuse(http::request_context& ctx, std::string param, std::
 // the route's fields (`state.fields`).
 std::vector<std::pair<std::string, std::string>> kept_fields(const upstream::response_parser& p,
                                                              const exchange_state& state) {
-    auto out = state.fields;
+    auto out = state.fields.list();
     for (const auto& f : p.get()) {
         auto name = f.name_string();
         if (boost::beast::iequals(name, "retry-after") ||
