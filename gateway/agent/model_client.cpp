@@ -264,7 +264,8 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
                                      adapter.auth_fields(up.api_key), request_id, body.size());
         streaming stream{&adapter, on_text};
         auto started = std::chrono::steady_clock::now();
-        auto result = co_await attempt(pool, head, body, cancel, stream, route.first_byte_timeout);
+        auto result = co_await attempt(pool, head, body, cancel, stream,
+                                       plan.first_byte_timeout(up.first_byte_timeout));
         // Text told by a failed attempt is withdrawn: the next attempt tells it again.
         if (result.told && (result.transport || cancel.cancelled()))
             co_await on_text(std::string(), true);

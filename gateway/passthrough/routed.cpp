@@ -178,7 +178,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 // A failure before anything was written comes back (unless this is the last
                 // attempt), and the next target is tried; once content came it is the client's.
                 auto asked = std::chrono::steady_clock::now();
-                auto held = co_await translate_chat(ctx, pool, state, !last_attempt);
+                auto held = co_await translate_chat(ctx, pool, state, !last_attempt,
+                                                    plan.first_byte_timeout(up.first_byte_timeout));
                 if (state.client_gone) {
                     plan.abandoned();
                     break;
@@ -213,7 +214,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             std::optional<upstream::response_parser> parser;
             upstream::exchange_hooks hooks{
                 [&state](upstream::connection* c) { state.upstream = c; },
-                [&state] { return state.client_gone; }, route.first_byte_timeout};
+                [&state] { return state.client_gone; },
+                plan.first_byte_timeout(up.first_byte_timeout)};
             auto sent = upstream::clock::now();
             auto exchange = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head,
                                                               ctx.req.body(), parser, head_request,

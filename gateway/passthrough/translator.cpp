@@ -321,7 +321,8 @@ net::awaitable<void> write_reply_as_stream(
 net::awaitable<std::optional<translate_failure>> translate_chat(http::request_context& ctx,
                                                                 upstream::pool& pool,
                                                                 exchange_state& state,
-                                                                bool hold_failures) {
+                                                                bool hold_failures,
+                                                                config::duration first_byte) {
     co_await net::this_coro::throw_if_cancelled(false);
     const auto& up = pool.upstream();
     const auto& adapter = providers::adapter_for(up.provider);
@@ -345,7 +346,7 @@ net::awaitable<std::optional<translate_failure>> translate_chat(http::request_co
 
     std::optional<upstream::response_parser> parser;
     upstream::exchange_hooks hooks{[&state](upstream::connection* c) { state.upstream = c; },
-                                   [&state] { return state.client_gone; }};
+                                   [&state] { return state.client_gone; }, first_byte};
     auto started = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head, body,
                                                      parser, false, false, hooks);
     if (state.client_gone) co_return std::nullopt;

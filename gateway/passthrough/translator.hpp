@@ -25,6 +25,7 @@ namespace gateway::passthrough {
 // With `hold_failures` (a route's attempt), a failure the attempt loop would try another target
 // for — a connection that failed, or an answer of 408, 429, 5xx, 401 or 403 — is not written: it
 // is returned, and nothing has reached the client. Anything else is answered as without it.
+// `first_byte`: how long to wait for the response head (0: the upstream's own).
 struct translate_failure {
     unsigned upstream_status = 0;  // the provider's status; 0: the connection failed
     unsigned status = 0;           // and the client's, in OpenAI's terms
@@ -35,7 +36,8 @@ struct translate_failure {
 net::awaitable<std::optional<translate_failure>> translate_chat(http::request_context& ctx,
                                                                 upstream::pool& pool,
                                                                 exchange_state& state,
-                                                                bool hold_failures = false);
+                                                                bool hold_failures = false,
+                                                                config::duration first_byte = {});
 
 // GET /v1/models when some upstream is not OpenAI-compatible: the models the OpenAI-compatible
 // upstreams listed (their `/models` bodies, in `listed`), then every model name the configuration

@@ -348,7 +348,19 @@ config::duration attempt_plan::backoff(clock::time_point now) const {
     auto doubled = config::duration(500ms) * (1 << std::min(failures_ - 1, 7));
     auto wait = std::min(asked_.value_or(doubled), most);
     if (auto rest = left(now))
-        wait = std::min(wait, std::chrono::duration_cast<config::duration>(*rest));
+        wait = std::min(wait, std::chrono::ceil<config::duration>(*rest));
+    return wait;
+}
+
+config::duration attempt_plan::first_byte_timeout(config::duration upstream_own,
+                                                  clock::time_point now) const {
+    auto wait = route_.first_byte_timeout.count() > 0 ? route_.first_byte_timeout : upstream_own;
+    if (auto rest = left(now)) {
+        // At least a millisecond: a zero would mean "the upstream's own".
+        auto most =
+            std::max(std::chrono::ceil<config::duration>(*rest), config::duration(1));
+        if (wait.count() == 0 || most < wait) wait = most;
+    }
     return wait;
 }
 

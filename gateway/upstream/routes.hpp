@@ -195,6 +195,11 @@ public:
     // per failure of this request, or the retry-after it gave, at most 60 s, within the deadline.
     config::duration backoff(clock::time_point now = clock::now()) const;
 
+    // How long an attempt may wait for its response head: the route's first_byte_timeout, else
+    // `upstream_own` (the upstream's), never past the deadline.
+    config::duration first_byte_timeout(config::duration upstream_own,
+                                        clock::time_point now = clock::now()) const;
+
     // The targets for a request refused for its context window (the route's on_context_window);
     // the attempts still count.
     void to_context_window_targets();

@@ -425,6 +425,23 @@ BOOST_AUTO_TEST_CASE(a_reset_before_the_head_and_a_stalled_head_fall_back) {
     for (auto& fake : g.fakes) BOOST_TEST(fake->scripted_requests().size() == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(the_deadline_bounds_the_whole_request) {
+    using namespace std::chrono_literals;
+    // No first_byte_timeout of its own: the deadline (600 ms) cuts the wait for up0's head, and
+    // leaves no time for up1.
+    routed_gateway g(2, {"up0", "up1"}, {}, [](config::gateway_config& c) {
+        c.routes.back().deadline = std::chrono::milliseconds(600);
+    });
+    g.fakes[0]->script({{"too late", "stop", 200, "", 30'000}});
+    g.fakes[1]->script({{"never"}});
+    auto asked = std::chrono::steady_clock::now();
+    auto r = g.chat();
+    auto took = std::chrono::steady_clock::now() - asked;
+    BOOST_TEST(r.status == 504u, r.body);
+    BOOST_TEST((took >= 550ms && took < 5s));
+    BOOST_TEST(g.fakes[1]->requests().empty());
+}
+
 BOOST_AUTO_TEST_CASE(the_same_target_is_retried_after_a_backoff) {
     using namespace std::chrono_literals;
     routed_gateway g(1, {"up0"});

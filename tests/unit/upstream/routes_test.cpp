@@ -236,6 +236,24 @@ BOOST_AUTO_TEST_CASE(a_plan_without_health_takes_its_first_target_as_often_as_al
     BOOST_TEST(plan.next(now) == nullptr);
 }
 
+BOOST_AUTO_TEST_CASE(an_attempt_waits_for_its_head_no_longer_than_the_deadline_leaves) {
+    health_board h(cooling(1s));
+    auto r = route_of(config::route_strategy::priority, {1}, 2);
+    auto now = clock::now();
+    attempt_plan open(r, h, now);
+    BOOST_TEST((open.first_byte_timeout(config::duration(30s), now) == config::duration(30s)));
+    r.first_byte_timeout = 20s;
+    BOOST_TEST((attempt_plan(r, h, now).first_byte_timeout(config::duration(30s), now) ==
+                config::duration(20s)));
+    r.deadline = 5s;
+    attempt_plan bounded(r, h, now);
+    BOOST_TEST(
+        (bounded.first_byte_timeout(config::duration(30s), now + 2s) == config::duration(3s)));
+    // Rounded up: the wait never ends before the deadline does.
+    BOOST_TEST((bounded.first_byte_timeout(config::duration(30s), now + 4999999us) ==
+                config::duration(1)));
+}
+
 BOOST_AUTO_TEST_CASE(a_context_window_refusal_moves_to_its_targets) {
     health_board h(cooling(1s));
     auto r = route_of(config::route_strategy::priority, {1});
