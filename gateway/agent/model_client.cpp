@@ -199,7 +199,12 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
     // Without a route of its own a model's upstream is tried once and retried model_retries
     // times, as before routes; a route says its own max_attempts.
     bool own_route = &route != &scratch;
-    if (!own_route) scratch.max_attempts = 1 + model_retries_;
+    if (!own_route) {
+        scratch.max_attempts = 1 + model_retries_;
+        // Its health is kept per upstream, not per model name: chats name any model they like,
+        // and the board would keep one entry for each.
+        scratch.model.clear();
+    }
     upstream::attempt_plan plan(route, routing_.health());
     auto client_model = request.model;
     request.stream = static_cast<bool>(on_text);

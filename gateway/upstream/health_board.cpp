@@ -1,0 +1,219 @@
+// The health board (routes.hpp): each target's state, cooldown and requests in flight.
+#include "gateway/upstream/routes.hpp"
+
+#include "gateway/observability/metrics.hpp"
+
+#include <algorithm>
+
+namespace gateway::upstream {
+
+health_board::health_board(config::health_config settings, std::vector<std::string> names)
+    : settings_(settings), names_(std::move(names)) {
+    auto& m = observability::metrics();
+    for (const auto& name : names_)
+        series_.push_back(
+            {&m.route_attempts.with({name, "success"}), &m.route_attempts.with({name, "failed"}),
+             &m.route_attempts.with({name, "unusable"}),
+             &m.route_attempts.with({name, "not_judged"}), &m.route_cooldowns.with({name})});
+}
+
+void health_board::count(std::size_t upstream, outcome o) const {
+    if (upstream < series_.size()) {
+        series_[upstream][o]->inc();
+        return;
+    }
+    static constexpr const char* names[] = {"success", "failed", "unusable", "not_judged"};
+    auto& m = observability::metrics();
+    if (o == cooldown)
+        m.route_cooldowns.with({name_of(upstream)}).inc();
+    else
+        m.route_attempts.with({name_of(upstream), names[o]}).inc();
+}
+
+health_board::view health_board::look(std::size_t upstream, const std::string& model) const {
+    std::lock_guard lock(mutex_);
+    auto it = targets_.find({upstream, model});
+    if (it == targets_.end()) return {};
+    const auto& t = it->second;
+    return {t.now, t.until, t.in_flight, t.first_byte_ms.value_or(-1)};
+}
+
+health_board::slot health_board::slot_of(std::size_t upstream, const std::string& model) {
+    std::lock_guard lock(mutex_);
+    return &entry(upstream, model);
+}
+
+health_board::view health_board::look(slot t) const {
+    std::lock_guard lock(mutex_);
+    return {t->now, t->until, t->in_flight, t->first_byte_ms.value_or(-1)};
+}
+
+bool health_board::take(std::size_t upstream, const std::string& model, clock::time_point now,
+                        bool force) {
+    return take(slot_of(upstream, model), now, force);
+}
+
+void health_board::succeeded(std::size_t upstream, const std::string& model,
+                             clock::duration first_byte) {
+    succeeded(slot_of(upstream, model), first_byte);
+}
+
+void health_board::failed(std::size_t upstream, const std::string& model, clock::time_point now,
+                          std::optional<config::duration> retry_after) {
+    failed(slot_of(upstream, model), now, retry_after);
+}
+
+void health_board::refused_key(std::size_t upstream, const std::string& model) {
+    refused_key(slot_of(upstream, model));
+}
+
+void health_board::abandoned(std::size_t upstream, const std::string& model) {
+    abandoned(slot_of(upstream, model));
+}
+
+bool health_board::take(slot t, clock::time_point now, bool force) {
+    std::lock_guard lock(mutex_);
+    bool ok = force || t->now == state::healthy;
+    if (!ok && available(t->now, t->until, now)) {
+        t->now = state::probing;  // this caller is the one probe
+        ok = true;
+    }
+    if (ok) ++t->in_flight;
+    return ok;
+}
+
+health_board::target_state& health_board::entry(std::size_t upstream, const std::string& model) {
+    auto [it, added] = targets_.try_emplace({upstream, model});
+    if (added) {
+        it->second.upstream = upstream;
+        it->second.model = model;
+    }
+    return it->second;
+}
+
+bool health_board::available(std::size_t upstream, const std::string& model,
+                             clock::time_point now) const {
+    auto t = look(upstream, model);
+    return available(t.now, t.until, now);
+}
+
+void health_board::ended(target_state& t, outcome o) const {
+    t.in_flight = std::max(0, t.in_flight - 1);
+    count(t.upstream, o);
+}
+
+void health_board::succeeded(slot at, clock::duration first_byte) {
+    std::optional<change> restored;
+    {
+        std::lock_guard lock(mutex_);
+        auto& t = *at;
+        ended(t, success);
+        if (t.now == state::unusable) return;
+        if (t.now != state::healthy) restored = change{t.upstream, t.model, state::healthy, {}, 0};
+        t.now = state::healthy;
+        t.failures = 0;
+        double ms = std::chrono::duration<double, std::milli>(first_byte).count();
+        // A decaying average: recent answers weigh most.
+        t.first_byte_ms = t.first_byte_ms ? *t.first_byte_ms * 0.8 + ms * 0.2 : ms;
+    }
+    told(std::move(restored));
+}
+
+void health_board::failed(slot at, clock::time_point now,
+                          std::optional<config::duration> retry_after) {
+    std::optional<change> cooled;
+    {
+        std::lock_guard lock(mutex_);
+        auto& t = *at;
+        ended(t, failure);
+        if (t.now == state::unusable) return;
+        count(t.upstream, cooldown);
+        ++t.failures;
+        auto cooldown = std::chrono::duration_cast<clock::duration>(settings_.cooldown);
+        auto cap = std::chrono::duration_cast<clock::duration>(settings_.max_cooldown);
+        for (int i = 1; i < t.failures && cooldown < cap; ++i) cooldown *= 2;
+        cooldown = std::min(cooldown, cap);
+        if (retry_after)
+            cooldown =
+                std::max(cooldown, std::chrono::duration_cast<clock::duration>(*retry_after));
+        t.now = state::cooled;
+        t.until = now + cooldown;
+        cooled = change{t.upstream, t.model, state::cooled, t.until, t.failures};
+    }
+    told(std::move(cooled));
+}
+
+void health_board::refused_key(slot at) {
+    bool first = false;
+    {
+        std::lock_guard lock(mutex_);
+        ended(*at, refused);
+        first = at->now != state::unusable;
+        at->now = state::unusable;
+    }
+    if (first) told(change{at->upstream, at->model, state::unusable, {}, 0});
+}
+
+void health_board::apply(const change& c) {
+    std::lock_guard lock(mutex_);
+    auto& t = entry(c.upstream, c.model);
+    if (t.now == state::unusable) return;
+    switch (c.now) {
+        case state::cooled:
+            t.until = t.now == state::cooled ? std::max(t.until, c.until) : c.until;
+            t.now = state::cooled;
+            t.failures = std::max(t.failures, c.failures);
+            break;
+        case state::healthy:
+            t.now = state::healthy;
+            t.failures = 0;
+            break;
+        case state::unusable:
+            t.now = state::unusable;
+            break;
+        case state::probing:
+            break;  // never told
+    }
+}
+
+void health_board::abandoned(slot at) {
+    std::lock_guard lock(mutex_);
+    ended(*at, not_judged);
+    if (at->now == state::probing) at->now = state::cooled;  // the probe did not tell: again
+}
+
+std::optional<health_board::target_state> health_board::of(std::size_t upstream,
+                                                           const std::string& model) const {
+    std::lock_guard lock(mutex_);
+    auto it = targets_.find({upstream, model});
+    if (it == targets_.end()) return std::nullopt;
+    return it->second;
+}
+
+void health_board::show_out(clock::time_point now) const {
+    std::vector<std::array<int, 2>> out(names_.size());  // cooled, unusable
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& [key, t] : targets_) {
+            if (t.upstream >= out.size()) continue;
+            if (t.now == state::unusable) ++out[t.upstream][1];
+            if (t.now != state::healthy && t.now != state::unusable &&
+                !available(t.now, t.until, now))
+                ++out[t.upstream][0];
+        }
+    }
+    auto& m = observability::metrics();
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        m.route_targets_out.with({names_[i], "cooled"}).set(out[i][0]);
+        m.route_targets_out.with({names_[i], "unusable"}).set(out[i][1]);
+    }
+}
+
+std::vector<health_board::target_state> health_board::snapshot() const {
+    std::lock_guard lock(mutex_);
+    std::vector<target_state> out;
+    for (const auto& [key, t] : targets_) out.push_back(t);
+    return out;
+}
+
+}  // namespace gateway::upstream
