@@ -223,6 +223,24 @@ void add_part(std::vector<content_turn>& turns, std::string_view role, json::obj
     turns.back().parts.push_back(std::move(p));
 }
 
+// Gemini 3 refuses a model turn whose first function call carries no thought signature. A turn
+// whose calls came from another model (or from a client that kept neither extra_content nor the
+// call id the gateway wrote) has none: its first call gets the placeholder Gemini documents for
+// conversations from elsewhere, rather than the turn failing.
+constexpr std::string_view placeholder_signature = "skip_thought_signature_validator";
+
+void sign_calls(content_turn& t) {
+    if (t.role != "model") return;
+    json::object* first = nullptr;
+    for (auto& pv : t.parts) {
+        auto& p = pv.as_object();
+        if (!p.contains("functionCall")) continue;
+        if (p.contains("thoughtSignature")) return;
+        if (!first) first = &p;
+    }
+    if (first) (*first)["thoughtSignature"] = placeholder_signature;
+}
+
 // The calls and text of one candidate, numbering calls from `first_call`.
 void read_candidate(const json::object& candidate, std::string_view response_id, std::size_t& calls,
                     std::vector<stream_delta>& out) {
@@ -382,6 +400,7 @@ public:
                 }
             }
         }
+        for (auto& t : turns) sign_calls(t);
         json::array contents;
         for (auto& t : turns) contents.push_back({{"role", t.role}, {"parts", std::move(t.parts)}});
         json::object body{{"contents", std::move(contents)}};

@@ -441,7 +441,11 @@ bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
                     if (!fn || !fn->is_object())
                         return fail(f, cat, "must be a function tool call");
                     tool_call tc;
-                    tc.id = string_of(c->if_contains("id"));
+                    // The id as the client echoes it; the state the gateway carried in it comes
+                    // back when the client dropped extra_content.
+                    auto echoed = string_of(c->if_contains("id"));
+                    json::object carried;
+                    tc.id = id_without_state(echoed, carried);
                     tc.name = string_of(fn->as_object().if_contains("name"));
                     auto args = detail::arguments_object(
                         string_of(fn->as_object().if_contains("arguments")));
@@ -449,26 +453,29 @@ bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
                         return fail(f, cat + ".function.arguments", "must be a JSON object text");
                     tc.arguments = std::move(*args);
                     tc.provider_meta = provider_meta_from(c->if_contains("extra_content"));
-                    call_names[tc.id] = tc.name;
+                    if (tc.provider_meta.empty()) tc.provider_meta = std::move(carried);
+                    call_names[echoed] = tc.name;
                     msg.parts.push_back(part::of_call(std::move(tc)));
                 }
             }
             out.messages.push_back(std::move(msg));
         } else if (who == "tool") {
             tool_result r;
-            r.call_id = string_of(member(*m, "tool_call_id"));
+            auto echoed = string_of(member(*m, "tool_call_id"));
+            json::object carried;
+            r.call_id = id_without_state(echoed, carried);
             std::vector<part> parts;
             if (!read_content(member(*m, "content"), at + ".content", false, parts, f))
                 return false;
             for (const auto& p : parts) r.content += p.text;
             // The name of the call this answers, from the assistant messages before it (the
             // latest call with that id): looked up, so many tool messages cost linear time.
-            if (auto named = call_names.find(r.call_id); named != call_names.end())
+            if (auto named = call_names.find(echoed); named != call_names.end())
                 r.name = named->second;
             if (r.name.empty())
                 return fail(
                     f, at + ".tool_call_id",
-                    "`" + r.call_id + "` answers no tool call of an earlier assistant message");
+                    "`" + echoed + "` answers no tool call of an earlier assistant message");
             out.messages.push_back(message{role::tool, {part::of_result(std::move(r))}});
         } else {
             return fail(f, at + ".role", "`" + who + "` messages cannot be translated");

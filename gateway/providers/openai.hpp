@@ -60,6 +60,19 @@ json::object extra_content(const json::object& provider_meta);
 json::object provider_meta_from(const json::value* extra_content);
 // A tool call as OpenAI writes it in a message's `tool_calls` (arguments as a JSON string).
 json::object call_json(const tool_call& c);
+
+// Provider state that must come back on the next turn, carried inside the call id every client
+// echoes (docs/providers.md): a Gemini thought signature survives a client that rebuilds the
+// assistant message from its own types and drops `extra_content`. Written into the ids of the
+// translated answers the gateway gives clients:
+//   cgs1-<n>-<the signature, base64url, n characters><8 hex digits: check>-<the call's own id>
+// Only letters, digits, `-` and `_`. A signature longer than max_carried_signature is not carried
+// (extra_content still is).
+constexpr std::size_t max_carried_signature = 4096;
+std::string id_with_state(const std::string& id, const json::object& provider_meta);
+// The call's own id from an id a client sent back; the state it carried, when its check holds,
+// into `carried` (an id the gateway did not write comes back as it is).
+std::string id_without_state(std::string_view id, json::object& carried);
 // Usage as OpenAI reports it: prompt, completion and total tokens.
 json::object usage_json(const usage& u);
 

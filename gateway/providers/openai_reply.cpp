@@ -4,6 +4,12 @@
 
 #include <boost/json/serialize.hpp>
 
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
 namespace gateway::providers::openai {
 
 std::string chat_completion(const reply& r, std::string_view id, std::string_view model,
@@ -17,7 +23,11 @@ std::string chat_completion(const reply& r, std::string_view id, std::string_vie
         message["content"] = text;
     if (!calls.empty()) {
         json::array list;
-        for (const auto* c : calls) list.push_back(call_json(*c));
+        for (const auto* c : calls) {
+            auto call = call_json(*c);
+            call["id"] = id_with_state(c->id, c->provider_meta);
+            list.push_back(std::move(call));
+        }
         message["tool_calls"] = std::move(list);
     }
     json::object body{
@@ -71,7 +81,7 @@ void chunk_writer::frames(const stream_delta& d, std::string& out) {
         case stream_delta::kind::call_started: {
             if (has_arguments_.size() <= d.index) has_arguments_.resize(d.index + 1, false);
             json::object call{{"index", d.index},
-                              {"id", d.id},
+                              {"id", id_with_state(d.id, d.provider_meta)},
                               {"type", "function"},
                               {"function", {{"name", d.name}, {"arguments", ""}}}};
             if (!d.provider_meta.empty()) call["extra_content"] = extra_content(d.provider_meta);
@@ -108,6 +118,89 @@ void chunk_writer::frames(const stream_delta& d, std::string& out) {
             return;
         }
     }
+}
+
+namespace {
+
+constexpr std::string_view carrier = "cgs1-";
+constexpr char base64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string to_base64url(std::string_view bytes) {
+    std::string out;
+    out.reserve((bytes.size() * 4 + 2) / 3);
+    std::size_t i = 0;
+    for (; i + 2 < bytes.size(); i += 3) {
+        auto n = (std::uint32_t(std::uint8_t(bytes[i])) << 16) |
+                 (std::uint32_t(std::uint8_t(bytes[i + 1])) << 8) | std::uint8_t(bytes[i + 2]);
+        for (int shift : {18, 12, 6, 0}) out += base64url[(n >> shift) & 63];
+    }
+    if (auto rest = bytes.size() - i; rest > 0) {
+        auto n = std::uint32_t(std::uint8_t(bytes[i])) << 16;
+        if (rest == 2) n |= std::uint32_t(std::uint8_t(bytes[i + 1])) << 8;
+        out += base64url[(n >> 18) & 63];
+        out += base64url[(n >> 12) & 63];
+        if (rest == 2) out += base64url[(n >> 6) & 63];
+    }
+    return out;
+}
+
+std::optional<std::string> from_base64url(std::string_view text) {
+    std::string out;
+    std::uint32_t bits = 0;
+    int count = 0;
+    for (char c : text) {
+        const char* at = std::strchr(base64url, c);
+        if (!at || c == '\0') return std::nullopt;
+        bits = (bits << 6) | static_cast<std::uint32_t>(at - base64url);
+        if ((count += 6) >= 8) {
+            count -= 8;
+            out += static_cast<char>((bits >> count) & 0xFF);
+        }
+    }
+    return out;
+}
+
+// FNV-1a over the carried text and the id, as 8 hex digits.
+std::string check_of(std::string_view carried, std::string_view id) {
+    std::uint32_t h = 2166136261u;
+    for (auto part : {carried, std::string_view("-"), id})
+        for (unsigned char c : part) {
+            h ^= c;
+            h *= 16777619u;
+        }
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", h);
+    return hex;
+}
+
+}  // namespace
+
+std::string id_with_state(const std::string& id, const json::object& provider_meta) {
+    const auto* sig = provider_meta.if_contains("thought_signature");
+    if (!sig || !sig->is_string() || sig->as_string().empty()) return id;
+    auto text = to_base64url(sig->as_string());
+    if (text.size() > max_carried_signature) return id;
+    return std::string(carrier) + std::to_string(text.size()) + "-" + text + check_of(text, id) +
+           "-" + id;
+}
+
+std::string id_without_state(std::string_view id, json::object& carried) {
+    if (!id.starts_with(carrier)) return std::string(id);
+    auto rest = id.substr(carrier.size());
+    std::size_t n = 0;
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), n);
+    auto digits = static_cast<std::size_t>(end - rest.data());
+    if (ec != std::errc() || digits == 0 || n > max_carried_signature ||
+        rest.size() < digits + 1 + n + 8 + 1 || rest[digits] != '-')
+        return std::string(id);
+    auto text = rest.substr(digits + 1, n);
+    auto check = rest.substr(digits + 1 + n, 8);
+    if (rest[digits + 1 + n + 8] != '-') return std::string(id);
+    auto own = rest.substr(digits + 1 + n + 9);
+    auto signature = from_base64url(text);
+    if (!signature || check != check_of(text, own)) return std::string(id);  // not ours, or mangled
+    carried["thought_signature"] = *signature;
+    return std::string(own);
 }
 
 std::string error_body(const provider_error& e) {

@@ -219,12 +219,30 @@ BOOST_AUTO_TEST_CASE(gemini_signatures_and_ids_travel_in_the_reply_and_come_back
     BOOST_TEST(json::serialize(contents[2].as_object()["parts"].as_array()[0]) ==
                R"({"functionResponse":{"name":"get_weather","response":{"content":"42"}}})");
 
-    // Without the signature Gemini refuses, and the client hears Gemini's reason.
+    // A client that rebuilds the assistant message from its own types drops extra_content (Qwen
+    // Code): the signature comes back in the call id it echoes, and Gemini takes the turn.
+    auto signature = calls[0].at("extra_content").at("google").at("thought_signature");
     auto stripped = message;
-    stripped["tool_calls"].as_array()[0].as_object().erase("extra_content");
-    auto refused = turn(stripped);
-    BOOST_TEST(refused.status == 400u);
-    BOOST_TEST(refused.body.find("thought_signature") != std::string::npos, refused.body);
+    for (auto& c : stripped["tool_calls"].as_array()) c.as_object().erase("extra_content");
+    auto echoed = turn(stripped);
+    BOOST_TEST_REQUIRE(echoed.status == 200u, echoed.body);
+    auto resent = json::parse(f.fake.requests().back().body);
+    const auto& model_turn = resent.at("contents").at(1).at("parts").as_array();
+    BOOST_TEST(model_turn[0].at("thoughtSignature") == signature);
+    BOOST_TEST(!model_turn[0].at("functionCall").as_object().contains("id"));  // synthesized
+
+    // Calls from another model (neither extra_content nor our id): Gemini's documented
+    // placeholder on the turn's first call, rather than a refused turn.
+    auto foreign = stripped;
+    auto& foreign_calls = foreign["tool_calls"].as_array();
+    for (std::size_t i = 0; i < foreign_calls.size(); ++i)
+        foreign_calls[i].as_object()["id"] = "call_other_" + std::to_string(i);
+    auto placeholder = turn(foreign);
+    BOOST_TEST_REQUIRE(placeholder.status == 200u, placeholder.body);
+    auto sent = json::parse(f.fake.requests().back().body);
+    const auto& parts = sent.at("contents").at(1).at("parts").as_array();
+    BOOST_TEST(parts[0].at("thoughtSignature").as_string() == "skip_thought_signature_validator");
+    BOOST_TEST(!parts[1].as_object().contains("thoughtSignature"));
 }
 
 BOOST_AUTO_TEST_CASE(gemini_streams_text_as_it_comes) {

@@ -246,7 +246,10 @@ std::optional<answer> gemini_refusal(const received_request& r, const json::valu
                 // Gemini 3: the first call of a turn carries the signature it was given.
                 if (calls == 0) {
                     const auto* sig = p.if_contains("thoughtSignature");
-                    if (!sig || !sig->is_string() || sig->as_string().find("fake-sig-") != 0)
+                    // (The placeholder Gemini documents for history from another model too.)
+                    if (!sig || !sig->is_string() ||
+                        (sig->as_string().find("fake-sig-") != 0 &&
+                         sig->as_string() != "skip_thought_signature_validator"))
                         return refuse_gemini(
                             "Function call is missing a thought_signature in functionCall parts. "
                             "This is required for tools to work correctly, and missing "

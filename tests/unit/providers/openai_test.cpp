@@ -233,9 +233,36 @@ BOOST_AUTO_TEST_CASE(chunks_written_for_the_client_read_back_as_the_same_reply) 
     BOOST_TEST(frames.substr(frames.size() - 14) == "data: [DONE]\n\n");
     auto back = testing::assemble(openai::adapter(), frames, 0);
     BOOST_TEST_REQUIRE(back.ok, back.error);
+    // The client sees the id with the signature carried in it (cgs1-: "S" is "Uw").
     BOOST_TEST(
         testing::describe(back.result) ==
-        R"(finish=tool_calls text=Hi  call{gemini_1,read,{"path":"x"},{"thought_signature":"S"}} usage=7/8)");
+        R"(finish=tool_calls text=Hi  call{cgs1-2-Uw2f4abc9b-gemini_1,read,{"path":"x"},{"thought_signature":"S"}} usage=7/8)");
+}
+
+BOOST_AUTO_TEST_CASE(a_signature_travels_in_the_call_id_and_is_checked_when_it_comes_back) {
+    json::object meta{{"thought_signature", "CiQB+/sig==\u00e9"}};
+    auto id = openai::id_with_state("gemini_7", meta);
+    BOOST_TEST(id.starts_with("cgs1-"));
+    // Only what every client keeps in an id: letters, digits, '-' and '_'.
+    BOOST_TEST(
+        id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") ==
+            std::string::npos,
+        id);
+    json::object carried;
+    BOOST_TEST(openai::id_without_state(id, carried) == "gemini_7");
+    BOOST_TEST(carried.at("thought_signature").as_string() == "CiQB+/sig==\u00e9");
+    // Mangled (one character changed), or not ours: the id comes back as it is, carrying nothing.
+    auto mangled = id;
+    mangled[8] = mangled[8] == 'A' ? 'B' : 'A';
+    json::object none;
+    BOOST_TEST(openai::id_without_state(mangled, none) == mangled);
+    BOOST_TEST(openai::id_without_state("call_abc", none) == "call_abc");
+    BOOST_TEST(openai::id_without_state("cgs1-99999-x", none) == "cgs1-99999-x");
+    BOOST_TEST(none.empty());
+    // Without a signature, or one too long to carry: the id alone.
+    BOOST_TEST(openai::id_with_state("call_1", {}) == "call_1");
+    json::object huge{{"thought_signature", std::string(4000, 'x')}};
+    BOOST_TEST(openai::id_with_state("call_2", huge) == "call_2");
 }
 
 BOOST_AUTO_TEST_CASE(a_whole_reply_is_a_chat_completion_with_tool_calls) {
