@@ -413,8 +413,8 @@ function freePort() {
 }
 
 // A redis-server of its own on a free loopback port, without persistence.
-async function startRedis() {
-  const port = await freePort();
+async function startRedis(port) {
+  port ??= await freePort();
   const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
     '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let said = '';
@@ -493,9 +493,13 @@ upstreams:
     models: ["gpt-*"]
   - name: dead
     base_url: http://127.0.0.1:1/v1
+  - name: dead-too
+    base_url: http://127.0.0.1:2/v1
 routes:
   - model: smart
     targets: [{upstream: dead, model: gpt-4o-mini}, {upstream: fake, model: gpt-4o-mini}]
+  - model: later
+    targets: [{upstream: dead-too, model: gpt-4o-mini}, {upstream: fake, model: gpt-4o-mini}]
 health:
   cooldown: 60s
 admin:
@@ -510,9 +514,9 @@ context:
     return path;
   };
   const SMART = JSON.stringify({ model: 'smart', messages: [{ role: 'user', content: 'hi' }] });
-  const deadState = async (gw) => {
+  const deadState = async (gw, route = 0, upstream = 'dead') => {
     const { json } = await admin(gw.base, 'GET', '/admin/health');
-    return json.routes[0].targets.find((t) => t.upstream === 'dead').state;
+    return json.routes[route].targets.find((t) => t.upstream === upstream).state;
   };
   // Polls an asynchronous condition every 20 ms for at most `ms`.
   const eventually = async (condition, ms) => {
@@ -548,6 +552,20 @@ context:
   const alone = await chat(b.base, undefined, {}, SMART);
   assert.equal(alone.status, 200);
   await until(() => /routes: Redis at 127\.0\.0\.1:\d+: .*keeps its own upstream health/.test(b.output()), 5000);
+  assert.match(b.output(), /keeps its own upstream health/);
+  // Redis back on its port: the replicas share again (B resubscribes within its growing pause,
+  // at most 10 s), and a target that fails on A from now on is skipped by B.
+  const { redis: again } = await startRedis(port);
+  try {
+    await until(() => /upstream health is shared through Redis again/.test(b.output()), 15_000);
+    assert.match(b.output(), /upstream health is shared through Redis again/);
+    const later = JSON.stringify({ model: 'later', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal((await chat(a.base, undefined, {}, later)).headers.get('x-contextgate-attempts'), '2');
+    await eventually(async () => (await deadState(b, 1, 'dead-too')) === 'cooled', 5000);
+    assert.equal(await deadState(b, 1, 'dead-too'), 'cooled');
+  } finally {
+    again.kill('SIGKILL');
+  }
   for (const gw of [a, b, c]) gw.child.kill('SIGTERM');
   const ends = await Promise.all([a.exited, b.exited, c.exited]);
   for (const end of ends) assert.equal(end.code, 0);
