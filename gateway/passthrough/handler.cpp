@@ -145,6 +145,7 @@ destination choose(const http::request_context& ctx,
             d.refusal = too_long_model_name();
             return d;
         }
+        d.dialect = config::provider_kind::gemini;
         d.upstream = router.route(model, config::provider_kind::gemini);
         d.model = model.value_or("");
         d.target = target.substr(7);
@@ -161,12 +162,14 @@ destination choose(const http::request_context& ctx,
         // A route's Anthropic targets take it as it came (the others cannot yet: skipped).
         if (model && ctx.req.method() == bhttp::verb::post)
             if (const auto* r = routing.table().find(*model)) {
+                d.dialect = config::provider_kind::anthropic;
                 d.route = r;
                 d.upstream = r->targets.front().index;
                 d.target = target;
                 return d;
             }
         if (auto up = router.route(model, config::provider_kind::anthropic)) {
+            d.dialect = config::provider_kind::anthropic;
             d.upstream = up;
             d.target = target;  // Anthropic's base URL has no /v1: the client's path is its path
             return d;

@@ -23,6 +23,9 @@ struct destination {
     std::optional<std::size_t> upstream;
     std::string model;  // as the client named it ("" when none)
     std::string_view target;
+    // The dialect the client speaks, by its path: Gemini's /v1beta/…, Anthropic's /v1/messages,
+    // else OpenAI's. A target of another provider is translated, or cannot take the request.
+    config::provider_kind dialect = config::provider_kind::openai;
     bool listing = false;  // GET /v1/models across upstreams of several providers
     std::string refusal;   // set: answer 400 with it
     // A route of the configuration matched the model (a /v1 POST with a JSON body): `upstream`

@@ -112,11 +112,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     bool post = ctx.req.method() == bhttp::verb::post;
     bool chat = post && path == "/v1/chat/completions";
     bool head_request = ctx.req.method() == bhttp::verb::head;
-    // The dialect the client speaks: a target of another is translated, or cannot be used.
-    auto spoken = path.starts_with("/v1beta/") ? config::provider_kind::gemini
-                  : path == "/v1/messages" || path.starts_with("/v1/messages/")
-                      ? config::provider_kind::anthropic
-                      : config::provider_kind::openai;
+    auto spoken = where.dialect;
     exchange_state state;
     last_failure last;     // none yet: no target could be tried
     std::string original;  // the client's body, kept while a target hears another model name
@@ -201,9 +197,11 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                         last.failed(held->transport);
                     continue;
                 }
-                if (ctx.status / 100 == 2)
+                // Written on the last attempt: judged by the status the client got.
+                auto judged = upstream::judge_status(ctx.status);
+                if (judged == upstream::verdict::success)
                     plan.succeeded(std::chrono::steady_clock::now() - asked);
-                else if (ctx.status == 408 || ctx.status == 429 || ctx.status >= 500)
+                else if (judged == upstream::verdict::failed)
                     plan.failed();
                 else
                     plan.abandoned();

@@ -165,6 +165,12 @@ private:
     const model_router& router_;
 };
 
+// The model a target hears for a client's `model`: the target's own name when it gives one.
+// (Also each target's key on the health board.)
+inline const std::string& target_model(const config::route_target& t, const std::string& model) {
+    return t.model.empty() ? model : t.model;
+}
+
 // One request's way through its route: which target each attempt goes to, within max_attempts
 // and the deadline. Not thread-safe; one per request.
 class attempt_plan {
@@ -215,7 +221,7 @@ private:
     const config::route_target* pick(const target_list& from);
     // A target's health key: the model it hears.
     const std::string& key_of(const config::route_target* t) const {
-        return t->model.empty() ? route_.model : t->model;
+        return target_model(*t, route_.model);
     }
     health_board::slot slot(const config::route_target* t) const {
         return slots_[static_cast<std::size_t>(t - targets_->data())];
@@ -268,10 +274,5 @@ private:
 // when neither is present or readable.
 std::optional<config::duration> retry_after(std::string_view retry_after_ms,
                                             std::string_view retry_after);
-
-// The model a target hears for a client's `model`: the target's own name when it gives one.
-inline std::string target_model(const config::route_target& t, std::string_view model) {
-    return t.model.empty() ? std::string(model) : t.model;
-}
 
 }  // namespace gateway::upstream
