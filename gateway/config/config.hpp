@@ -85,6 +85,10 @@ struct upstream_config {
     // `stream_options: {include_usage: true}`, so its tokens are counted (the one change the
     // gateway may make to a forwarded body; off by default).
     bool inject_stream_usage = false;
+    // translate: /v1/responses is answered by translating to the upstream's Chat Completions
+    // (for OpenAI-compatible servers without a Responses endpoint); native (the default) passes
+    // it through. Anthropic and Gemini upstreams are always translated.
+    bool translate_responses = false;
 };
 
 enum class log_level { debug, info, warn, error };

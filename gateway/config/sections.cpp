@@ -172,6 +172,10 @@ const fields<upstream_config>& upstream_fields() {
         choice_field<S, bool>("stream_usage", &S::inject_stream_usage,
                               {{"pass", false}, {"inject", true}},
                               "inject: ask streamed completions for their usage"),
+        choice_field<S, bool>("responses", &S::translate_responses,
+                              {{"native", false}, {"translate", true}},
+                              "translate: answer /v1/responses from the upstream's Chat "
+                              "Completions"),
     };
     return all;
 }

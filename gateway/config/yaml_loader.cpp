@@ -41,6 +41,10 @@ public:
         if (u.inject_stream_usage && u.provider != provider_kind::openai)
             fail(node["stream_usage"],
                  "`stream_usage: inject` applies to OpenAI-compatible upstreams only");
+        if (u.translate_responses && u.provider != provider_kind::openai)
+            fail(node["responses"],
+                 "`responses: translate` applies to OpenAI-compatible upstreams only (the others "
+                 "are always translated)");
         if (u.auth == auth_mode::replace && u.api_key.empty())
             fail(node["auth"], name + ": `auth: replace` needs a non-empty `api_key`");
         return u;

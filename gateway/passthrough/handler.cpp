@@ -159,21 +159,36 @@ destination choose(const http::request_context& ctx,
     }
     d.model = model.value_or("");
     if (path == "/v1/messages" || path.starts_with("/v1/messages/")) {
-        // A route's Anthropic targets take it as it came (the others cannot yet: skipped).
+        // Anthropic's API, for whatever model it names: a route's targets, else the upstream
+        // whose globs take the model, else the first Anthropic upstream (the default for a
+        // Claude client), else the default upstream. A target of another provider is
+        // translated (Anthropic's base URL has no /v1: the client's path is its path).
+        d.dialect = config::provider_kind::anthropic;
+        d.target = target;
         if (model && ctx.req.method() == bhttp::verb::post)
             if (const auto* r = routing.table().find(*model)) {
-                d.dialect = config::provider_kind::anthropic;
                 d.route = r;
                 d.upstream = r->targets.front().index;
-                d.target = target;
                 return d;
             }
-        if (auto up = router.route(model, config::provider_kind::anthropic)) {
-            d.dialect = config::provider_kind::anthropic;
-            d.upstream = up;
-            d.target = target;  // Anthropic's base URL has no /v1: the client's path is its path
-            return d;
+        if (model) d.upstream = router.match(*model);
+        if (!d.upstream) d.upstream = router.route(model, config::provider_kind::anthropic);
+        if (!d.upstream) d.upstream = router.route(model);
+        const auto& up = upstreams[*d.upstream];
+        bool post = ctx.req.method() == bhttp::verb::post;
+        bool translatable = post && (path == "/v1/messages" || path == "/v1/messages/count_tokens");
+        if (up.provider == config::provider_kind::openai && !translatable) {
+            // Anthropic's other paths (batches, …) go as they came: some OpenAI-compatible
+            // servers serve them.
+            d.dialect = config::provider_kind::openai;
+            d.target = target.substr(3);
+        } else if (up.provider == config::provider_kind::gemini && !translatable) {
+            d.refusal = "`" + std::string(path) + "` is not available for model `" +
+                        model.value_or("") + "`: its upstream `" + up.name +
+                        "` speaks gemini, and the gateway translates only POST /v1/messages "
+                        "and /v1/messages/count_tokens to it.";
         }
+        return d;
     }
     d.target = target.substr(3);  // after "/v1": the router only sends /v1/... here
     if (model && ctx.req.method() == bhttp::verb::post)
@@ -186,11 +201,17 @@ destination choose(const http::request_context& ctx,
     const auto& up = upstreams[*d.upstream];
     if (up.provider != config::provider_kind::openai) {
         // Translated by the attempt loop; any other path cannot be.
-        if (path != "/v1/chat/completions" || ctx.req.method() != bhttp::verb::post)
+        bool post = ctx.req.method() == bhttp::verb::post && !is_websocket_upgrade(ctx.req);
+        if (!post || (path != "/v1/chat/completions" && path != "/v1/responses"))
             d.refusal = "`" + std::string(path) + "` is not available for model `" +
                         model.value_or("") + "`: its upstream `" + up.name + "` speaks " +
                         (up.provider == config::provider_kind::anthropic ? "anthropic" : "gemini") +
-                        ", and the gateway translates only /v1/chat/completions to it.";
+                        ", and the gateway translates only /v1/chat/completions and "
+                        "/v1/responses to it.";
+    } else if (up.translate_responses && path == "/v1/responses" && is_websocket_upgrade(ctx.req)) {
+        d.refusal = "Upstream `" + up.name +
+                    "` has `responses: translate`: /v1/responses over WebSocket is tunnelled "
+                    "only to an upstream that serves it; use HTTP.";
     }
     return d;
 }

@@ -82,6 +82,20 @@ struct last_failure {
     }
 };
 
+// The client's API when the gateway answers it for a target of another dialect; null when it
+// cannot (that path is not translated).
+const providers::ingress* translation_for(config::provider_kind spoken, std::string_view path,
+                                          bool post) {
+    if (!post) return nullptr;
+    if (spoken == config::provider_kind::openai && path == "/v1/chat/completions")
+        return &providers::chat_completions();
+    if (spoken == config::provider_kind::openai && path == "/v1/responses")
+        return &providers::responses();
+    if (spoken == config::provider_kind::anthropic && path == "/v1/messages")
+        return &providers::messages();
+    return nullptr;
+}
+
 upstream::failure failure_of(errc code, std::string detail) {
     return {make_error_code(code), std::move(detail)};
 }
@@ -111,8 +125,18 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     std::string_view path = target.substr(0, target.find('?'));
     bool post = ctx.req.method() == bhttp::verb::post;
     bool chat = post && path == "/v1/chat/completions";
+    bool responses = post && path == "/v1/responses";
     bool head_request = ctx.req.method() == bhttp::verb::head;
     auto spoken = where.dialect;
+    // Gateway errors in the client's envelope (Anthropic's for Messages).
+    const auto* envelope =
+        spoken == config::provider_kind::anthropic ? &providers::messages() : nullptr;
+    if (post && path == "/v1/messages/count_tokens" &&
+        pools_[*where.upstream].upstream().provider != config::provider_kind::anthropic) {
+        // Not a model call on a translated route: the gateway's estimate answers it.
+        co_await count_tokens(ctx);
+        co_return;
+    }
     exchange_state state;
     last_failure last;     // none yet: no target could be tried
     std::string original;  // the client's body, kept while a target hears another model name
@@ -143,16 +167,17 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             bool last_attempt = plan.attempts() >= static_cast<int>(route.max_attempts);
             auto& pool = pools_[t->index];
             const auto& up = pool.upstream();
-            bool translated = up.provider != spoken;
-            if (translated && !(chat && spoken == config::provider_kind::openai)) {
-                // Only /v1/chat/completions is translated (to Anthropic and Gemini) today.
+            bool translated = up.provider != spoken || (responses && up.translate_responses);
+            const auto* in = translated ? translation_for(spoken, path, post) : nullptr;
+            if (translated && !in) {
                 plan.abandoned();
                 unsupported.push_back(t);
-                last.failed(
-                    failure_of(errc::bad_request, "upstream `" + up.name + "` cannot take `" +
-                                                      std::string(path) +
-                                                      "`: the gateway translates only "
-                                                      "/v1/chat/completions to its provider"));
+                last.failed(failure_of(errc::bad_request,
+                                       "upstream `" + up.name + "` cannot take `" +
+                                           std::string(path) +
+                                           "`: the gateway translates only POST "
+                                           "/v1/chat/completions, /v1/responses and /v1/messages "
+                                           "to another provider"));
                 continue;
             }
             // Each target hears the client's body: only the model name may change (when the
@@ -174,8 +199,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 // A failure before anything was written comes back (unless this is the last
                 // attempt), and the next target is tried; once content came it is the client's.
                 auto asked = std::chrono::steady_clock::now();
-                auto held = co_await translate_chat(ctx, pool, state, !last_attempt,
-                                                    plan.first_byte_timeout(up.first_byte_timeout));
+                auto held = co_await translate(ctx, pool, state, *in, !last_attempt,
+                                               plan.first_byte_timeout(up.first_byte_timeout));
                 if (state.client_gone) {
                     plan.abandoned();
                     break;
@@ -323,11 +348,16 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             auto ec = co_await http::write_response(ctx, last.status, type, last.body,
                                                     state.fields.list());
             if (ec) ctx.keep_alive = false;
-        } else if (last.transport) {
-            co_await http::write_error(ctx, last.transport.ec, last.transport.detail);
         } else {
-            auto detail = "no target of the route for `" + where.model + "` can be used";
-            co_await http::write_error(ctx, errc::upstream_unreachable, detail);
+            auto failure = last.transport
+                               ? last.transport
+                               : failure_of(errc::upstream_unreachable,
+                                            "no target of the route for `" + where.model +
+                                                "` can be used");
+            if (envelope)
+                co_await write_error_as(ctx, *envelope, failure.ec, failure.detail);
+            else
+                co_await http::write_error(ctx, failure.ec, failure.detail);
         }
     }
     finish_usage(ctx, state);

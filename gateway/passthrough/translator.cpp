@@ -79,14 +79,9 @@ net::awaitable<void> write_json(http::request_context& ctx, unsigned status, std
 }
 
 // A 400 naming the field that cannot be translated.
-net::awaitable<void> refuse(http::request_context& ctx, std::string param, std::string message) {
-    json::value p = param.empty() ? json::value(nullptr) : json::value(param);
-    auto body = json::serialize(json::object{{"error",
-                                              {{"message", message},
-                                               {"type", "invalid_request_error"},
-                                               {"param", p},
-                                               {"code", "unsupported_parameter"}}}});
-    co_await write_json(ctx, 400, std::move(body));
+net::awaitable<void> refuse(http::request_context& ctx, const providers::ingress& in,
+                            providers::parse_failure failure) {
+    co_await write_json(ctx, 400, in.refusal(failure));
 }
 
 // The upstream's fields a client of OpenAI's API acts on: retry-after and the rate limits; and
@@ -146,8 +141,9 @@ struct relayed {
 net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::connection& conn,
                                      upstream::response_parser& parser,
                                      const config::upstream_config& up,
-                                     const providers::adapter& adapter, const std::string& model,
-                                     bool include_usage, bool hold, exchange_state& state) {
+                                     const providers::adapter& adapter,
+                                     providers::event_writer& writer, bool hold,
+                                     exchange_state& state) {
     auto head_bytes = [&] {
         http::response_head head(200);
         head.field("Content-Type", "text/event-stream; charset=utf-8");
@@ -170,8 +166,6 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
 
     // A provider may send a whole call in one event (Gemini does): as large as a reply may be.
     providers::stream_reader reader(adapter, reply_limit);
-    providers::openai::chunk_writer writer("chatcmpl-" + ctx.request_id, model, now_seconds(),
-                                           include_usage);
     auto& res = parser.get();
     io::relay_buffer buffer;
     std::vector<providers::stream_delta> deltas;
@@ -239,9 +233,11 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
     if (!failure_message.empty()) {
         observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                 "` stream failed: " + failure_message);
-        auto event = "event: error\ndata: " +
-                     error_json(make_error_code(errc::upstream_bad_response), failure_message) +
-                     "\n\n";
+        std::string event;
+        providers::provider_error broke;
+        broke.message = failure_message;
+        writer.failed(broke, event);
+        ctx.bytes_sent += event.size();
         auto framed = chunk_of(event);
         auto ec = co_await write_client(ctx, net::buffer(framed));
         if (ec) ctx.keep_alive = false;
@@ -264,7 +260,12 @@ std::vector<providers::stream_delta> deltas_of(const providers::reply& reply) {
     out.push_back(std::move(started));
     std::size_t calls = 0;
     for (const auto& p : reply.content.parts) {
-        if (p.what == providers::part::kind::text && !p.text.empty()) {
+        if (p.what == providers::part::kind::reasoning && !p.text.empty()) {
+            stream_delta reasoning;
+            reasoning.what = stream_delta::kind::reasoning;
+            reasoning.text = p.text;
+            out.push_back(std::move(reasoning));
+        } else if (p.what == providers::part::kind::text && !p.text.empty()) {
             stream_delta text;
             text.what = stream_delta::kind::text;
             text.text = p.text;
@@ -295,8 +296,8 @@ std::vector<providers::stream_delta> deltas_of(const providers::reply& reply) {
 // A whole reply to a client that asked for a stream (the upstream ignored `stream: true`): the
 // same chat.completion.chunk events a stream of it would have given, in one write.
 net::awaitable<void> write_reply_as_stream(
-    http::request_context& ctx, const providers::reply& reply, const std::string& model,
-    bool include_usage, const std::vector<std::pair<std::string, std::string>>& kept) {
+    http::request_context& ctx, const providers::reply& reply, providers::event_writer& writer,
+    const std::vector<std::pair<std::string, std::string>>& kept) {
     http::response_head head(200);
     head.field("Content-Type", "text/event-stream; charset=utf-8");
     head.field("Cache-Control", "no-cache");
@@ -304,8 +305,6 @@ net::awaitable<void> write_reply_as_stream(
     if (ctx.draining) ctx.keep_alive = false;
     auto bytes =
         head.finish(ctx.request_id, "Transfer-Encoding: chunked", ctx.keep_alive ? "" : "close");
-    providers::openai::chunk_writer writer("chatcmpl-" + ctx.request_id, model, now_seconds(),
-                                           include_usage);
     std::string events;
     for (const auto& d : deltas_of(reply)) writer.frames(d, events);
     ctx.bytes_sent += events.size();
@@ -318,28 +317,29 @@ net::awaitable<void> write_reply_as_stream(
 
 }  // namespace
 
-net::awaitable<std::optional<translate_failure>> translate_chat(http::request_context& ctx,
-                                                                upstream::pool& pool,
-                                                                exchange_state& state,
-                                                                bool hold_failures,
-                                                                config::duration first_byte) {
+net::awaitable<std::optional<translate_failure>> translate(http::request_context& ctx,
+                                                           upstream::pool& pool,
+                                                           exchange_state& state,
+                                                           const providers::ingress& in,
+                                                           bool hold_failures,
+                                                           config::duration first_byte) {
     co_await net::this_coro::throw_if_cancelled(false);
     const auto& up = pool.upstream();
     const auto& adapter = providers::adapter_for(up.provider);
     providers::request r;
-    providers::openai::parse_failure refused;
-    if (!providers::openai::parse_chat_request(ctx.req.body(), r, refused)) {
-        auto message =
-            refused.param.empty() ? refused.message : "`" + refused.param + "` " + refused.message;
-        co_await refuse(ctx, refused.param, std::move(message));
+    providers::parse_failure refused;
+    if (!in.parse(ctx.req.body(), r, refused)) {
+        co_await refuse(ctx, in, std::move(refused));
         co_return std::nullopt;
     }
-    std::string client_model = r.model;
+    providers::answer_names names{std::string(in.id_prefix()) + ctx.request_id, r.model,
+                                  now_seconds()};
     r.model = upstream::upstream_model(up, r.model);
     std::string why;
     auto body = adapter.encode(r, why);
     if (body.empty()) {
-        co_await refuse(ctx, "messages", why);
+        providers::parse_failure unsaid{"", std::move(why)};
+        co_await refuse(ctx, in, std::move(unsaid));
         co_return std::nullopt;
     }
     auto head = request_head(ctx, up, adapter, r, body.size());
@@ -358,7 +358,7 @@ net::awaitable<std::optional<translate_failure>> translate_chat(http::request_co
     if (!started.conn) {
         observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                 "`: " + started.failed.detail);
-        co_await http::write_error(ctx, started.failed.ec, started.failed.detail);
+        co_await write_error_as(ctx, in, started.failed.ec, started.failed.detail);
         co_return std::nullopt;
     }
     auto& conn = *started.conn;
@@ -384,13 +384,13 @@ net::awaitable<std::optional<translate_failure>> translate_chat(http::request_co
             co_return held;
         }
         if (failed) {
-            co_await http::write_error(ctx, failed.ec, failed.detail);
+            co_await write_error_as(ctx, in, failed.ec, failed.detail);
             co_return std::nullopt;
         }
         bool reusable = parser->get().keep_alive();
         if (status >= 400) {
             auto said = adapter.decode_error(status, reply_body);
-            auto envelope = providers::openai::error_body(said);
+            auto envelope = in.error_body(said);
             auto judged = upstream::judge_status(status, reply_body);
             if (hold_failures &&
                 (judged == upstream::verdict::failed || judged == upstream::verdict::unusable)) {
@@ -410,7 +410,8 @@ net::awaitable<std::optional<translate_failure>> translate_chat(http::request_co
             providers::reply reply;
             std::string error;
             if (!adapter.decode(reply_body, reply, error)) {
-                co_await http::write_error(ctx, errc::upstream_bad_response, error);
+                co_await write_error_as(ctx, in, make_error_code(errc::upstream_bad_response),
+                                        error);
                 co_return std::nullopt;
             }
             if (reply.used.known) {
@@ -422,12 +423,11 @@ net::awaitable<std::optional<translate_failure>> translate_chat(http::request_co
                 state.delivered_bytes += json::serialize(call->arguments).size();
             state.complete = true;
             if (r.stream) {
-                co_await write_reply_as_stream(ctx, reply, client_model, r.include_usage,
-                                               kept_fields(*parser, state));
+                auto writer = in.writer(names, r);
+                co_await write_reply_as_stream(ctx, reply, *writer, kept_fields(*parser, state));
             } else {
-                auto completion = providers::openai::chat_completion(
-                    reply, "chatcmpl-" + ctx.request_id, client_model, now_seconds());
-                co_await write_json(ctx, 200, std::move(completion), kept_fields(*parser, state));
+                co_await write_json(ctx, 200, in.answer(reply, names, r),
+                                    kept_fields(*parser, state));
             }
         }
         state.upstream = nullptr;
@@ -435,8 +435,9 @@ net::awaitable<std::optional<translate_failure>> translate_chat(http::request_co
         co_return std::nullopt;
     }
 
-    auto relayed = co_await relay_stream(ctx, conn, *parser, up, adapter, client_model,
-                                         r.include_usage, hold_failures, state);
+    auto writer = in.writer(names, r);
+    auto relayed =
+        co_await relay_stream(ctx, conn, *parser, up, adapter, *writer, hold_failures, state);
     state.upstream = nullptr;
     if (relayed.before_content) {
         conn.close();
@@ -447,6 +448,31 @@ net::awaitable<std::optional<translate_failure>> translate_chat(http::request_co
     }
     if (relayed.reusable && !state.client_gone) pool.give_back(std::move(started.conn));
     co_return std::nullopt;
+}
+
+net::awaitable<void> write_error_as(http::request_context& ctx, const providers::ingress& in,
+                                    boost::system::error_code ec, std::string_view detail) {
+    auto [status, ignored] = to_error_response(ec, detail);
+    providers::provider_error said;
+    said.status = status;
+    said.type = providers::detail::error_type_for(status);
+    said.message = detail.empty() ? ec.message() : std::string(detail);
+    co_await write_json(ctx, status, in.error_body(said));
+}
+
+net::awaitable<void> count_tokens(http::request_context& ctx) {
+    providers::request r;
+    providers::parse_failure refused;
+    const auto& in = providers::messages();
+    if (!in.parse(ctx.req.body(), r, refused)) {
+        co_await refuse(ctx, in, std::move(refused));
+        co_return;
+    }
+    auto body = json::serialize(
+        json::object{{"input_tokens", providers::estimate_input_tokens(r)}});
+    // Named first: GCC 12 cannot copy a braced list into a coroutine's frame.
+    std::vector<std::pair<std::string, std::string>> fields{{"x-contextgate-estimate", "true"}};
+    co_await write_json(ctx, 200, std::move(body), std::move(fields));
 }
 
 std::string merged_models_json(const std::vector<std::string>& listed,

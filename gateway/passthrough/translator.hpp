@@ -3,6 +3,7 @@
 #include "gateway/config/config.hpp"
 #include "gateway/http/context.hpp"
 #include "gateway/passthrough/client.hpp"
+#include "gateway/providers/ingress.hpp"
 #include "gateway/upstream/connection.hpp"
 #include "gateway/upstream/pool.hpp"
 
@@ -14,30 +15,40 @@
 
 namespace gateway::passthrough {
 
-// Answers a Chat Completions request routed to an Anthropic or Gemini upstream: the body is read
-// into the conversation model (fields that cannot be translated are a 400 naming them), sent in
-// the provider's dialect, and the reply comes back as a `chat.completion`, or as
-// `chat.completion.chunk` events written as the provider streams them, ending in `data: [DONE]`.
-// Provider errors come back in OpenAI's envelope with the provider's status and message (and its
-// retry-after). Stateless: what the provider needs on the next turn travels in the reply.
-// Cancelled by closing `state.upstream` (the client watcher does).
+// Answers a request in the client's API (`in`: Chat Completions, Messages, Responses) from an
+// upstream of another dialect: the body is read into the conversation model (fields that cannot
+// be translated are a 400 naming them), sent in the provider's dialect, and the reply comes back
+// in the client's API, whole or as the events of its stream written as the provider streams them.
+// Provider errors come back in the client's error envelope with the provider's status and message
+// (and its retry-after). Stateless: what the provider needs on the next turn travels in the
+// reply. Cancelled by closing `state.upstream` (the client watcher does).
 //
 // With `hold_failures` (a route's attempt), a failure the attempt loop would try another target
-// for — a connection that failed, or an answer of 408, 429, 5xx, 401 or 403 — is not written: it
-// is returned, and nothing has reached the client. Anything else is answered as without it.
+// for — a connection that failed, or an answer of 408, 429, 5xx, 401 or 403, or a stream that
+// failed or ended before its first content — is not written: it is returned, and nothing has
+// reached the client. Anything else is answered as without it.
 // `first_byte`: how long to wait for the response head (0: the upstream's own).
 struct translate_failure {
     unsigned upstream_status = 0;  // the provider's status; 0: the connection failed
-    unsigned status = 0;           // and the client's, in OpenAI's terms
-    std::string body;              // OpenAI's error envelope
+    unsigned status = 0;           // and the client's
+    std::string body;              // in the client's error envelope
     std::optional<config::duration> retry_after;
     upstream::failure transport;
 };
-net::awaitable<std::optional<translate_failure>> translate_chat(http::request_context& ctx,
-                                                                upstream::pool& pool,
-                                                                exchange_state& state,
-                                                                bool hold_failures = false,
-                                                                config::duration first_byte = {});
+net::awaitable<std::optional<translate_failure>> translate(http::request_context& ctx,
+                                                           upstream::pool& pool,
+                                                           exchange_state& state,
+                                                           const providers::ingress& in,
+                                                           bool hold_failures = false,
+                                                           config::duration first_byte = {});
+
+// A gateway error (`ec`, with `detail`) in the client's error envelope.
+net::awaitable<void> write_error_as(http::request_context& ctx, const providers::ingress& in,
+                                    boost::system::error_code ec, std::string_view detail);
+
+// Anthropic's count_tokens on a translated route: the gateway's estimate
+// (providers::estimate_input_tokens), or the 400 for a body it cannot read.
+net::awaitable<void> count_tokens(http::request_context& ctx);
 
 // GET /v1/models when some upstream is not OpenAI-compatible: the models the OpenAI-compatible
 // upstreams listed (their `/models` bodies, in `listed`), then every model name the configuration

@@ -215,6 +215,8 @@ public:
                         add_block(turns, "user", std::move(block));
                         break;
                     }
+                    case part::kind::reasoning:  // shown to the client, never sent back
+                        break;
                     case part::kind::opaque:
                         if (string_of(p.provider_meta.if_contains("provider")) == "anthropic")
                             if (const auto* b = p.provider_meta.if_contains("block");

@@ -59,7 +59,8 @@ std::optional<role> parse_role(std::string_view name) {
 
 namespace {
 
-constexpr std::string_view part_types[] = {"text", "image", "tool_call", "tool_result", "opaque"};
+constexpr std::string_view part_types[] = {"text",        "image",  "tool_call",
+                                           "tool_result", "opaque", "reasoning"};
 
 json::object part_json(const part& p) {
     json::object o{{"type", part_types[static_cast<std::size_t>(p.what)]}};
@@ -85,6 +86,9 @@ json::object part_json(const part& p) {
             break;
         case part::kind::opaque:
             o["meta"] = p.provider_meta;
+            break;
+        case part::kind::reasoning:
+            o["text"] = p.text;
             break;
     }
     return o;
@@ -137,6 +141,9 @@ std::optional<part> part_of(const json::value& v) {
     } else if (type == "opaque") {
         p.what = part::kind::opaque;
         ok = read(*o, "meta", p.provider_meta);
+    } else if (type == "reasoning") {
+        p.what = part::kind::reasoning;
+        ok = read(*o, "text", p.text);
     } else {
         ok = false;
     }
@@ -193,6 +200,9 @@ void reply_builder::add(const stream_delta& d) {
         case stream_delta::kind::text:
             text_ += d.text;
             break;
+        case stream_delta::kind::reasoning:
+            reasoning_ += d.text;
+            break;
         case stream_delta::kind::call_started:
             // Decoders number calls in order from 0; a gap would be a decoder's bug.
             if (d.index > calls_.size()) return;
@@ -215,6 +225,7 @@ void reply_builder::add(const stream_delta& d) {
 
 reply reply_builder::take(std::string& error) {
     reply out = std::move(reply_);
+    if (!reasoning_.empty()) out.content.parts.push_back(part::of_reasoning(std::move(reasoning_)));
     if (!text_.empty()) out.content.parts.push_back(part::of_text(std::move(text_)));
     for (auto& c : calls_) {
         auto args = detail::arguments_object(c.arguments);

@@ -56,7 +56,9 @@ struct part {
         image,  // `text` is the URL: https://… or data:<media type>;base64,…
         tool_call,
         tool_result,
-        opaque,  // a provider's own block (Anthropic thinking), echoed to that provider only
+        opaque,     // a provider's own block (Anthropic thinking), echoed to that provider only
+        reasoning,  // the model's reasoning text as a provider showed it (Gemini's thoughts,
+                    // reasoning_content); shown to clients, never sent to a provider again
     };
     kind what = kind::text;
     std::string text;
@@ -69,6 +71,9 @@ struct part {
     static part of_image(std::string url) { return {kind::image, std::move(url), {}, {}, {}}; }
     static part of_call(tool_call c) { return {kind::tool_call, {}, std::move(c), {}, {}}; }
     static part of_result(tool_result r) { return {kind::tool_result, {}, {}, std::move(r), {}}; }
+    static part of_reasoning(std::string text) {
+        return {kind::reasoning, std::move(text), {}, {}, {}};
+    }
 };
 
 // Tool results travel in `tool` messages (one per result, as OpenAI has them); adapters group
@@ -94,6 +99,9 @@ struct tool_spec {
     std::string name;
     std::string description;
     json::object parameters;  // JSON Schema of the arguments object
+    // Declared by the client as taking raw text (a Responses `custom` tool such as Codex's
+    // apply_patch): the target sees a function of one string, `input`.
+    bool freeform = false;
 };
 
 enum class tool_choice { automatic, none, required, named };
@@ -121,6 +129,11 @@ struct request {
     std::optional<json_format> format;
     bool stream = false;
     bool include_usage = false;  // OpenAI stream_options.include_usage
+    // The reasoning the client asked for (Anthropic's `thinking`, Responses' `reasoning`): a
+    // budget in tokens, or an effort (low, medium, high). Only Gemini's encoder maps it
+    // (thinkingConfig, thoughts included); the others leave it out (docs/providers.md).
+    std::optional<std::int64_t> reasoning_budget;
+    std::string reasoning_effort;
 };
 
 enum class finish { stop, length, tool_calls, content_filter, error };
@@ -149,6 +162,7 @@ struct stream_delta {
         call_started,    // call `index` begins: its id, name and provider_meta
         call_arguments,  // `text` continues the arguments JSON of call `index`
         finished,        // `why` and `used`; nothing follows
+        reasoning,       // `text` continues the model's shown reasoning
     };
     kind what = kind::text;
     std::size_t index = 0;
@@ -170,7 +184,7 @@ struct provider_error {
 // A message in its stored form, and back (the agent keeps runs' conversations so):
 // {"role": "assistant", "parts": [{"type": "text", "text"}, {"type": "tool_call", "id", "name",
 // "arguments", "meta"}, {"type": "tool_result", "call_id", "name", "content", "is_error"},
-// {"type": "image", "url"}, {"type": "opaque", "meta"}]}. Reading never throws: a value that is
+// {"type": "image", "url"}, {"type": "opaque", "meta"}, {"type": "reasoning", "text"}]}. Reading never throws: a value that is
 // not such a message is an error.
 void tag_invoke(const json::value_from_tag&, json::value& v, const message& m);
 boost::system::result<message> tag_invoke(const json::try_value_to_tag<message>&,
@@ -187,6 +201,7 @@ public:
 
 private:
     reply reply_;
+    std::string reasoning_;
     std::string text_;
     struct pending_call {
         tool_call call;

@@ -252,8 +252,17 @@ void read_candidate(const json::object& candidate, std::string_view response_id,
         const auto* p = pv.if_object();
         if (!p) continue;
         if (const auto* thought = p->if_contains("thought");
-            thought && *thought == json::value(true))
-            continue;  // a thought summary: not part of the answer
+            thought && *thought == json::value(true)) {
+            // A thought summary (includeThoughts): shown as reasoning, not part of the answer.
+            if (const auto* text = p->if_contains("text");
+                text && text->is_string() && !text->as_string().empty()) {
+                stream_delta d;
+                d.what = stream_delta::kind::reasoning;
+                d.text = std::string(text->as_string());
+                out.push_back(std::move(d));
+            }
+            continue;
+        }
         if (const auto* fc = p->if_contains("functionCall"); fc && fc->is_object()) {
             const auto& call = fc->as_object();
             stream_delta start;
@@ -395,6 +404,7 @@ public:
                         add_part(turns, "user", {{"functionResponse", std::move(fr)}});
                         break;
                     }
+                    case part::kind::reasoning:  // shown to the client, never sent back
                     case part::kind::opaque:
                         break;
                 }
@@ -455,6 +465,13 @@ public:
         if (r.format) {
             generation["responseMimeType"] = "application/json";
             generation["responseJsonSchema"] = r.format->schema;
+        }
+        if (r.reasoning_budget || !r.reasoning_effort.empty()) {
+            // Gemini 2.5's budgets; an effort is given the budget Google documents for it.
+            auto budget = r.reasoning_budget.value_or(r.reasoning_effort == "low"    ? 1024
+                                                      : r.reasoning_effort == "high" ? 24576
+                                                                                     : 8192);
+            generation["thinkingConfig"] = {{"thinkingBudget", budget}, {"includeThoughts", true}};
         }
         if (!generation.empty()) body["generationConfig"] = std::move(generation);
         return json::serialize(body);

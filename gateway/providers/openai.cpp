@@ -139,6 +139,15 @@ public:
             why_ = finish_from(reason);
         const auto* delta = choice->if_contains("delta");
         if (!delta || !delta->is_object()) return true;
+        // Reasoning as OpenAI-compatible servers show it (DeepSeek, vLLM, llama.cpp).
+        for (auto key : {"reasoning_content", "reasoning"})
+            if (auto text = string_of(delta->as_object().if_contains(key)); !text.empty()) {
+                stream_delta d;
+                d.what = stream_delta::kind::reasoning;
+                d.text = std::move(text);
+                out.push_back(std::move(d));
+                break;
+            }
         if (auto text = string_of(delta->as_object().if_contains("content")); !text.empty()) {
             stream_delta d;
             d.what = stream_delta::kind::text;
@@ -291,6 +300,11 @@ public:
             error = "the chat completion has no message";
             return false;
         }
+        for (auto key : {"reasoning_content", "reasoning"})
+            if (auto text = string_of(message->as_object().if_contains(key)); !text.empty()) {
+                out.content.parts.push_back(part::of_reasoning(std::move(text)));
+                break;
+            }
         if (auto text = string_of(message->as_object().if_contains("content")); !text.empty())
             out.content.parts.push_back(part::of_text(std::move(text)));
         if (const auto* calls = message->as_object().if_contains("tool_calls");

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/providers/adapter.hpp"
+#include "gateway/providers/ingress.hpp"
 
 #include <cstdint>
 #include <string>
@@ -11,12 +12,7 @@ namespace gateway::providers::openai {
 // OpenAI Chat Completions, as an upstream dialect: any OpenAI-compatible server.
 const providers::adapter& adapter();
 
-// Why a Chat Completions request cannot be translated: the field (`messages[2].content[0].type`)
-// and what is wrong with it.
-struct parse_failure {
-    std::string param;
-    std::string message;
-};
+using providers::parse_failure;
 
 // A client's Chat Completions request in the conversation model, for an upstream of another
 // dialect. Fields that would change the meaning and have no translation (`n` > 1, `logprobs`,

@@ -2,6 +2,8 @@
 // completion, its streamed chunks, an error body. (Requests and the adapter: openai.cpp.)
 #include "gateway/providers/openai.hpp"
 
+#include "gateway/error.hpp"
+
 #include <boost/json/serialize.hpp>
 
 #include <charconv>
@@ -64,6 +66,7 @@ std::string chunk_writer::chunk(const json::object& delta, const json::value& fi
 }
 
 void chunk_writer::frames(const stream_delta& d, std::string& out) {
+    if (d.what == stream_delta::kind::reasoning) return;  // Chat Completions has no field for it
     json::object delta;
     if (!role_sent_) {
         delta["role"] = "assistant";
@@ -117,6 +120,8 @@ void chunk_writer::frames(const stream_delta& d, std::string& out) {
             out += "data: [DONE]\n\n";
             return;
         }
+        case stream_delta::kind::reasoning:
+            return;
     }
 }
 
@@ -209,4 +214,60 @@ std::string error_body(const provider_error& e) {
          {{"message", e.message}, {"type", e.type}, {"param", nullptr}, {"code", nullptr}}}});
 }
 
+namespace {
+
+class chat_writer final : public event_writer {
+public:
+    chat_writer(const answer_names& names, bool include_usage)
+        : chunks_(names.id, names.model, names.created, include_usage) {}
+    void frames(const stream_delta& d, std::string& out) override { chunks_.frames(d, out); }
+    // No [DONE]: an `error` event, as the gateway ends any OpenAI stream that broke.
+    void failed(const provider_error& e, std::string& out) override {
+        out += "event: error\ndata: " +
+               error_json(make_error_code(errc::upstream_bad_response), e.message) + "\n\n";
+    }
+
+private:
+    chunk_writer chunks_;
+};
+
+class chat_ingress final : public ingress {
+public:
+    bool parse(std::string_view body, request& out, parse_failure& failure) const override {
+        return parse_chat_request(body, out, failure);
+    }
+    std::string answer(const reply& r, const answer_names& names,
+                       const request&) const override {
+        return chat_completion(r, names.id, names.model, names.created);
+    }
+    std::unique_ptr<event_writer> writer(const answer_names& names,
+                                         const request& r) const override {
+        return std::make_unique<chat_writer>(names, r.include_usage);
+    }
+    std::string error_body(const provider_error& e) const override {
+        return openai::error_body(e);
+    }
+    std::string refusal(const parse_failure& f) const override {
+        auto message = f.param.empty() ? f.message : "`" + f.param + "` " + f.message;
+        json::value param = f.param.empty() ? json::value(nullptr) : json::value(f.param);
+        return json::serialize(json::object{{"error",
+                                             {{"message", message},
+                                              {"type", "invalid_request_error"},
+                                              {"param", param},
+                                              {"code", "unsupported_parameter"}}}});
+    }
+    std::string_view id_prefix() const override { return "chatcmpl-"; }
+};
+
+}  // namespace
+
 }  // namespace gateway::providers::openai
+
+namespace gateway::providers {
+
+const ingress& chat_completions() {
+    static const openai::chat_ingress instance;
+    return instance;
+}
+
+}  // namespace gateway::providers

@@ -137,12 +137,16 @@ std::optional<std::size_t> model_router::route(std::optional<std::string_view> m
     return first;
 }
 
-std::size_t model_router::route(std::optional<std::string_view> model) const {
-    if (!model) return 0;
+std::optional<std::size_t> model_router::match(std::string_view model) const {
     for (std::size_t i = 0; i < globs_.size(); ++i)
         for (const auto& g : globs_[i])
-            if (config::glob_match(g, *model)) return i;
-    return 0;
+            if (config::glob_match(g, model)) return i;
+    return std::nullopt;
+}
+
+std::size_t model_router::route(std::optional<std::string_view> model) const {
+    if (!model) return 0;
+    return match(*model).value_or(0);
 }
 
 }  // namespace gateway::upstream

@@ -34,6 +34,9 @@ public:
 
     std::size_t route(std::optional<std::string_view> model) const;
 
+    // The first upstream with a glob that matches `model`; nullopt when none does.
+    std::optional<std::size_t> match(std::string_view model) const;
+
     // The same among the upstreams of one provider (for its native paths); nullopt when no
     // upstream speaks it.
     std::optional<std::size_t> route(std::optional<std::string_view> model,

@@ -550,17 +550,29 @@ BOOST_AUTO_TEST_CASE(messages_fall_back_between_anthropic_targets_byte_for_byte)
     BOOST_TEST(g.fakes[1]->requests().back().header("x-api-key") == "sk-ant-second");
 }
 
-BOOST_AUTO_TEST_CASE(messages_to_a_route_without_an_anthropic_target_say_why) {
-    routed_gateway g(1, {"up0"});
-    g.fakes[0]->script({{"never"}});
+BOOST_AUTO_TEST_CASE(messages_fall_back_from_anthropic_to_a_translated_target) {
+    // Claude Code's route: Claude first, an OpenAI-compatible model behind it. Claude is
+    // overloaded; the second target answers in Messages, translated, with its anthropic-*
+    // fields left behind.
+    routed_gateway g(2, {"up0", "up1"}, "", anthropic_first);
+    g.fakes[0]->script({{"Overloaded", "stop", 529, "", 0}});
+    g.fakes[1]->script({{"From the open model."}});
     client c(g.gateway->port());
     auto r = c.request(make_request(
         "POST", "/v1/messages",
         R"({"model":"smart","max_tokens":64,"messages":[{"role":"user","content":"hi"}]})",
-        "Content-Type: application/json\r\nanthropic-version: 2023-06-01\r\n"));
-    BOOST_TEST(r.status == 400u, r.body);
-    BOOST_TEST(r.body.find("translates only /v1/chat/completions") != std::string::npos, r.body);
-    BOOST_TEST(g.fakes[0]->requests().empty());
+        "Content-Type: application/json\r\nanthropic-version: 2023-06-01\r\n"
+        "anthropic-beta: fine-grained-tool-streaming-2025-05-14\r\n"));
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST(r.header("x-contextgate-upstream") == "up1");
+    auto answer = json::parse(r.body).as_object();
+    BOOST_TEST(answer.at("type") == "message");
+    BOOST_TEST(answer.at("content").as_array().at(0).at("text") == "From the open model.");
+    BOOST_TEST(answer.at("stop_reason") == "end_turn");
+    auto heard = g.fakes[1]->requests().back();
+    BOOST_TEST(heard.target == "/v1/chat/completions");
+    BOOST_TEST(heard.header("anthropic-version").empty());
+    BOOST_TEST(heard.header("anthropic-beta").empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_model_without_a_route_goes_where_it_went_before) {

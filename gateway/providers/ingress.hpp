@@ -1,0 +1,117 @@
+#pragma once
+
+// The client's side of a translation (docs/providers.md, "Directions"): a client that speaks one
+// API (Chat Completions, Messages, Responses) and a target of another provider. The request is
+// read into the conversation model — a field that would change the answer and cannot be said on
+// another provider is refused by name, one that only tunes or annotates is left out — and the
+// target's reply, whole or as stream deltas, is written back in the client's API: its JSON, its
+// event grammar (one lifecycle, every block or item opened and closed once, consecutive
+// indices), its error envelope. Provider state that must come back on the next turn travels in
+// the call ids every client echoes (openai::id_with_state).
+
+#include "gateway/providers/conversation.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace gateway::providers {
+
+// Why a client's request cannot be translated: the field (`messages[2].content[0].type`) and
+// what is wrong with it.
+struct parse_failure {
+    std::string param;
+    std::string message;
+};
+
+// What the gateway names an answer it writes: its id, the model as the client named it, and
+// when it was made (seconds since the epoch).
+struct answer_names {
+    std::string id;
+    std::string model;
+    std::int64_t created = 0;
+};
+
+// Writes one streamed answer in the client's event grammar, delta by delta. Not thread-safe; one
+// per stream.
+class event_writer {
+public:
+    virtual ~event_writer() = default;
+    // The events `d` completes ("event: …\ndata: …\n\n" each), appended to `out`.
+    virtual void frames(const stream_delta& d, std::string& out) = 0;
+    // The stream broke after it was committed to: the protocol's terminal error, closing what
+    // is open where the grammar asks it.
+    virtual void failed(const provider_error& e, std::string& out) = 0;
+};
+
+// The API a client speaks, as the gateway answers it for a target of another provider.
+class ingress {
+public:
+    virtual ~ingress() = default;
+    // The client's request in the conversation model. False with `failure` when it cannot be
+    // translated (or is not a request of this API at all).
+    virtual bool parse(std::string_view body, request& out, parse_failure& failure) const = 0;
+    // A whole answer to `asked` in this API's JSON.
+    virtual std::string answer(const reply& r, const answer_names& names,
+                               const request& asked) const = 0;
+    virtual std::unique_ptr<event_writer> writer(const answer_names& names,
+                                                 const request& r) const = 0;
+    // The error answer's body for what a provider said (its status is `e.status`).
+    virtual std::string error_body(const provider_error& e) const = 0;
+    // The 400 for a request that cannot be translated.
+    virtual std::string refusal(const parse_failure& f) const = 0;
+    // The prefix of the ids of answers the gateway writes ("chatcmpl-", "msg_", "resp_").
+    virtual std::string_view id_prefix() const = 0;
+};
+
+// Chat Completions (openai.hpp), Anthropic Messages (anthropic_ingress.cpp), OpenAI Responses
+// (responses.cpp).
+const ingress& chat_completions();
+const ingress& messages();
+const ingress& responses();
+
+// Anthropic's `count_tokens` answer on a translated route: an estimate of the tokens `r` would
+// send, from the same text (system, messages, calls and results, tool declarations): one token
+// per four bytes of UTF-8, rounded up, and 1,600 per image (Anthropic's figure for a
+// 1.15-megapixel image). Documented in docs/providers.md.
+std::int64_t estimate_input_tokens(const request& r);
+
+}  // namespace gateway::providers
+
+namespace gateway::providers {
+
+// The grammar both Messages and Responses streams keep: the answer is a sequence of blocks
+// (reasoning, text, one per call), one open at a time, each opened, filled and closed once, in
+// the order they began. This turns deltas into those steps; a writer says each in its events.
+// A call's arguments that arrive after another block began (a provider that interleaves its
+// calls) break the stream: `frames` then writes failed() with that reason.
+class block_writer : public event_writer {
+public:
+    enum class block { none, reasoning, text, call };
+
+    void frames(const stream_delta& d, std::string& out) final;
+
+protected:
+    // The stream began (`d` is `started`); it ends (`d` is `finished`) after the last close.
+    virtual void begin(const stream_delta& d, std::string& out) = 0;
+    virtual void end(const stream_delta& d, std::string& out) = 0;
+    // A block opens (a call's: `d` is its call_started), takes text, closes.
+    virtual void open(block b, const stream_delta& d, std::string& out) = 0;
+    virtual void append(block b, const std::string& text, std::string& out) = 0;
+    virtual void close(block b, std::string& out) = 0;
+    // How many calls were opened so far.
+    std::size_t calls() const { return calls_; }
+
+private:
+    void ensure_begun(std::string& out);
+    void switch_to(block b, const stream_delta& d, std::string& out);
+
+    bool begun_ = false;
+    bool ended_ = false;
+    block open_ = block::none;
+    std::size_t open_call_ = 0;
+    std::size_t calls_ = 0;
+};
+
+}  // namespace gateway::providers
