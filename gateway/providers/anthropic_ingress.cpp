@@ -363,11 +363,15 @@ protected:
             delta = {{"type", "text_delta"}, {"text", text}};
         else if (b == block::reasoning)
             delta = {{"type", "thinking_delta"}, {"thinking", text}};
-        else
+        else {
             delta = {{"type", "input_json_delta"}, {"partial_json", text}};
+            arguments_ = true;
+        }
         out += event("content_block_delta", {{"index", index_}, {"delta", std::move(delta)}});
     }
     void close(block b, std::string& out) override {
+        if (b == block::call && !arguments_) append(b, "{}", out);  // a call without arguments
+        arguments_ = false;
         if (b == block::reasoning)
             out += event("content_block_delta",
                          {{"index", index_},
@@ -386,6 +390,7 @@ protected:
 private:
     answer_names names_;
     std::size_t index_ = 0;
+    bool arguments_ = false;  // the open call's arguments began
 };
 
 class messages_ingress final : public ingress {

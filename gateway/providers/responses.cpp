@@ -483,6 +483,8 @@ protected:
                  out);
             item = reasoning_item(item_id_, text_);
         } else {
+            if (text_.empty() && !freeform_)  // a call without arguments (Anthropic's) has {}
+                append(block::call, "{}", out);
             auto arguments = text_.empty() ? std::string("{}") : text_;
             item = call_item(item_id_, call_id_, call_name_, arguments, freeform_, "completed");
             if (freeform_) {
