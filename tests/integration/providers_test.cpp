@@ -5,6 +5,7 @@
 
 #include "gateway/sse/event_parser.hpp"
 #include "tests/integration/harness.hpp"
+#include "tests/support/stream_grammar.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -472,6 +473,269 @@ BOOST_AUTO_TEST_CASE(a_whole_reply_to_a_streamed_request_reaches_the_client_as_a
                    json::parse(R"({"city":"Paris"})"));
         BOOST_TEST(s.finish_reason == "tool_calls", model);
     }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Claude Code's API and Codex's, answered by every other provider (docs/providers.md).
+BOOST_AUTO_TEST_SUITE(any_agent_any_model)
+
+namespace {
+
+response post_to(providers_fixture& f, std::string_view path, const std::string& body,
+                 std::string_view headers = {}) {
+    client c(f.gw.port());
+    return c.request(make_request("POST", path, body,
+                                  "Content-Type: application/json\r\n" + std::string(headers)));
+}
+
+const std::string claude_headers =
+    "x-api-key: sk-client\r\nanthropic-version: 2023-06-01\r\n"
+    "anthropic-beta: interleaved-thinking-2025-05-14\r\n";
+
+const std::string read_tool =
+    R"([{"name":"Read","description":"Reads a file","input_schema":{"type":"object",
+        "properties":{"path":{"type":"string"}},"required":["path"]}}])";
+
+// The Messages stream's tool_use blocks: (id, name, input as assembled).
+std::vector<std::array<std::string, 3>> tool_uses(const std::string& body) {
+    std::vector<std::array<std::string, 3>> out;
+    for (const auto& [name, data] : sse_events(body)) {
+        auto o = json::parse(data).as_object();
+        if (name == "content_block_start" && o.at("content_block").at("type") == "tool_use")
+            out.push_back({std::string(o.at("content_block").at("id").as_string()),
+                           std::string(o.at("content_block").at("name").as_string()), ""});
+        if (name == "content_block_delta" && o.at("delta").at("type") == "input_json_delta")
+            out.back()[2] += o.at("delta").at("partial_json").as_string();
+    }
+    return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(messages_reach_an_openai_compatible_model_and_its_calls_come_back) {
+    providers_fixture f;
+    auto first = post_to(f, "/v1/messages",
+                         R"({"model":"gpt-4o","max_tokens":100,"stream":true,"tools":)" +
+                             read_tool + R"(,"messages":[{"role":"user","content":"Read a."}]})",
+                         claude_headers);
+    BOOST_TEST_REQUIRE(first.status == 200u, first.body);
+    BOOST_TEST(first.header("content-type").starts_with("text/event-stream"));
+    BOOST_TEST(check_messages_stream(first.body) == "", first.body);
+    auto heard = f.fake.requests().back();
+    BOOST_TEST(heard.target == "/v1/chat/completions");
+    BOOST_TEST(heard.header("anthropic-version").empty());
+    BOOST_TEST(heard.header("anthropic-beta").empty());
+    auto sent = json::parse(heard.body);
+    BOOST_TEST(sent.at("tools").at(0).at("function").at("name") == "Read");
+    BOOST_TEST(sent.at("max_tokens") == 100);
+    auto calls = tool_uses(first.body);
+    BOOST_TEST_REQUIRE(calls.size() == 1u);
+    BOOST_TEST(calls[0][1] == "get_weather");  // the fake's canned OpenAI call
+    BOOST_TEST(json::parse(calls[0][2]).is_object());
+    BOOST_TEST(first.body.find(R"("stop_reason":"tool_use")") != std::string::npos);
+
+    // The next turn: Claude Code sends the tool_use back with its result.
+    json::array content{json::object{{"type", "tool_use"},
+                                     {"id", calls[0][0]},
+                                     {"name", calls[0][1]},
+                                     {"input", json::parse(calls[0][2])}}};
+    json::object body{
+        {"model", "gpt-4o"},
+        {"max_tokens", 100},
+        {"tools", json::parse(read_tool)},
+        {"messages",
+         json::array{json::object{{"role", "user"}, {"content", "Read a."}},
+                     json::object{{"role", "assistant"}, {"content", content}},
+                     json::object{{"role", "user"},
+                                  {"content", json::array{json::object{
+                                                  {"type", "tool_result"},
+                                                  {"tool_use_id", calls[0][0]},
+                                                  {"content", "contents of a"}}}}}}}};
+    auto second = post_to(f, "/v1/messages", json::serialize(body), claude_headers);
+    BOOST_TEST_REQUIRE(second.status == 200u, second.body);
+    auto answer = json::parse(second.body).as_object();
+    BOOST_TEST(answer.at("type") == "message");
+    BOOST_TEST(answer.at("role") == "assistant");
+    BOOST_TEST(answer.at("model") == "gpt-4o");
+    auto resent = json::parse(f.fake.requests().back().body);
+    const auto& messages = resent.at("messages").as_array();
+    BOOST_TEST(messages.at(2).at("role") == "tool");
+    BOOST_TEST(messages.at(2).at("tool_call_id").as_string() == calls[0][0]);
+    BOOST_TEST(messages.at(2).at("content") == "contents of a");
+}
+
+BOOST_AUTO_TEST_CASE(messages_reach_gemini_and_its_signature_survives_the_round_trip) {
+    providers_fixture f;
+    auto first = post_to(f, "/v1/messages",
+                         R"({"model":"gemini-fast","max_tokens":100,"stream":true,"tools":)" +
+                             read_tool + R"(,"messages":[{"role":"user","content":"Read a."}]})",
+                         claude_headers);
+    BOOST_TEST_REQUIRE(first.status == 200u, first.body);
+    BOOST_TEST(check_messages_stream(first.body) == "", first.body);
+    BOOST_TEST(f.fake.requests().back().target ==
+               "/v1beta/models/gemini-3-flash:streamGenerateContent?alt=sse");
+    auto calls = tool_uses(first.body);
+    BOOST_TEST_REQUIRE(calls.size() == 1u);
+    BOOST_TEST(calls[0][0].starts_with("cgs1-"));  // the thought signature rides in the id
+    // Gemini refuses a model turn whose call lost its signature: this one is taken.
+    json::object body{
+        {"model", "gemini-fast"},
+        {"max_tokens", 100},
+        {"tools", json::parse(read_tool)},
+        {"messages",
+         json::array{
+             json::object{{"role", "user"}, {"content", "Read a."}},
+             json::object{{"role", "assistant"},
+                          {"content", json::array{json::object{{"type", "tool_use"},
+                                                               {"id", calls[0][0]},
+                                                               {"name", "Read"},
+                                                               {"input", json::parse(calls[0][2])}}}}},
+             json::object{{"role", "user"},
+                          {"content", json::array{json::object{{"type", "tool_result"},
+                                                               {"tool_use_id", calls[0][0]},
+                                                               {"is_error", true},
+                                                               {"content", "no such file"}}}}}}}};
+    auto second = post_to(f, "/v1/messages", json::serialize(body), claude_headers);
+    BOOST_TEST_REQUIRE(second.status == 200u, second.body);
+    auto resent = json::parse(f.fake.requests().back().body);
+    const auto& parts = resent.at("contents").at(1).at("parts").as_array();
+    BOOST_TEST(parts.at(0).at("thoughtSignature").as_string().starts_with("fake-sig-"));
+    BOOST_TEST(resent.at("contents").at(2).at("parts").at(0).at("functionResponse").at("response") ==
+               json::parse(R"({"error":"no such file"})"));
+}
+
+BOOST_AUTO_TEST_CASE(count_tokens_is_estimated_on_a_translated_route_and_forwarded_to_claude) {
+    providers_fixture f;
+    auto before = f.fake.requests().size();
+    auto r = post_to(f, "/v1/messages/count_tokens",
+                     R"({"model":"gemini-pro","messages":[{"role":"user","content":"abcdefgh"}]})",
+                     claude_headers);
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(json::parse(r.body).at("input_tokens") == 2);
+    BOOST_TEST(r.header("x-contextgate-estimate") == "true");
+    BOOST_TEST(f.fake.requests().size() == before);  // no model was asked
+    auto claude = post_to(f, "/v1/messages/count_tokens",
+                          R"({"model":"claude-sonnet","messages":[{"role":"user","content":"a"}]})",
+                          claude_headers + "x-fake-mode: echo\r\n");
+    BOOST_TEST(claude.body.starts_with("POST /v1/messages/count_tokens HTTP/1.1\r\n"), claude.body);
+}
+
+BOOST_AUTO_TEST_CASE(messages_errors_come_in_anthropics_envelope_before_any_byte) {
+    providers_fixture f;
+    auto limited = post_to(
+        f, "/v1/messages",
+        R"({"model":"gpt-4o","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"hi"}]})",
+        claude_headers + "x-fake-status: 429\r\n");
+    BOOST_TEST(limited.status == 429u, limited.body);
+    BOOST_TEST(limited.header("retry-after") == "7");
+    auto body = json::parse(limited.body);
+    BOOST_TEST(body.at("type") == "error");
+    BOOST_TEST(body.at("error").at("type") == "rate_limit_error");
+
+    auto refused = post_to(
+        f, "/v1/messages",
+        R"({"model":"gpt-4o","max_tokens":9,"top_k":3,"messages":[{"role":"user","content":"hi"}]})",
+        claude_headers);
+    BOOST_TEST(refused.status == 400u);
+    BOOST_TEST(json::parse(refused.body).at("error").at("type") == "invalid_request_error");
+    BOOST_TEST(refused.body.find("top_k") != std::string::npos);
+
+    auto bad_json = post_to(f, "/v1/messages", "{\"model\":\"gpt-4o\",", claude_headers);
+    BOOST_TEST(bad_json.status == 400u);
+    BOOST_TEST(json::parse(bad_json.body).at("type") == "error");
+
+    // A stream cut after output ends with Anthropic's error event, never a second lifecycle.
+    auto cut = post_to(
+        f, "/v1/messages",
+        R"({"model":"gpt-4o","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"hi"}]})",
+        claude_headers + "x-fake-reset-after: 2\r\n");
+    BOOST_TEST(cut.status == 200u);
+    BOOST_TEST(check_messages_stream(cut.body) == "", cut.body);
+    BOOST_TEST(sse_events(cut.body).back().first == "error");
+}
+
+BOOST_AUTO_TEST_CASE(responses_reach_claude_and_gemini_as_codex_expects) {
+    providers_fixture f;
+    const std::string tools =
+        R"([{"type":"function","name":"shell","parameters":{"type":"object","properties":
+            {"command":{"type":"array","items":{"type":"string"}}},"required":["command"]}},
+            {"type":"custom","name":"apply_patch","description":"Patch files."}])";
+    for (std::string model : {"claude-sonnet", "gemini-pro"}) {
+        BOOST_TEST_CONTEXT(model) {
+            auto first = post_to(f, "/v1/responses",
+                                 R"({"model":")" + model +
+                                     R"(","stream":true,"store":false,"instructions":"Be Codex.",
+                                 "input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"ls"}]}],
+                                 "tools":)" + tools + "}");
+            BOOST_TEST_REQUIRE(first.status == 200u, first.body);
+            BOOST_TEST(check_responses_stream(first.body) == "", first.body);
+            auto events = sse_events(first.body);
+            auto done = json::parse(events.back().second);
+            BOOST_TEST(done.at("type") == "response.completed");
+            BOOST_TEST(done.at("response").at("model").as_string() == model);
+            const auto& output = done.at("response").at("output").as_array();
+            BOOST_TEST_REQUIRE(!output.empty());
+            // The canned answer calls the first two tools: shell, and the patch tool as a
+            // custom_tool_call with its raw input.
+            BOOST_TEST(output.at(0).at("type") == "function_call");
+            BOOST_TEST(output.at(0).at("name") == "shell");
+            BOOST_TEST(output.at(1).at("type") == "custom_tool_call");
+            BOOST_TEST(output.at(1).at("input").is_string());
+
+            // The round trip: the calls and their outputs go back as items.
+            json::array input{json::parse(
+                R"({"type":"message","role":"user","content":[{"type":"input_text","text":"ls"}]})")};
+            json::object call = output.at(0).as_object();
+            input.push_back(call);
+            input.push_back({{"type", "function_call_output"},
+                             {"call_id", call.at("call_id")},
+                             {"output", "a.txt"}});
+            json::object custom = output.at(1).as_object();
+            input.push_back(custom);
+            input.push_back({{"type", "custom_tool_call_output"},
+                             {"call_id", custom.at("call_id")},
+                             {"output", "Done!"}});
+            json::object body{{"model", model},
+                              {"store", false},
+                              {"input", input},
+                              {"tools", json::parse(tools)}};
+            auto second = post_to(f, "/v1/responses", json::serialize(body));
+            BOOST_TEST_REQUIRE(second.status == 200u, second.body);
+            auto answer = json::parse(second.body);
+            BOOST_TEST(answer.at("object") == "response");
+            BOOST_TEST(answer.at("status") == "completed");
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(responses_translate_for_an_openai_compatible_server_without_them) {
+    fake_upstream fake;
+    auto cfg = three_providers(fake, config::auth_mode::replace);
+    cfg.upstreams[0].translate_responses = true;
+    running_gateway gw{cfg};
+    client c(gw.port());
+    auto r = c.request(make_request(
+        "POST", "/v1/responses", R"({"model":"gpt-4o","stream":true,"input":"hi"})",
+        "Content-Type: application/json\r\n"));
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(fake.requests().back().target == "/v1/chat/completions");
+    BOOST_TEST(check_responses_stream(r.body) == "", r.body);
+    BOOST_TEST(r.body.find("Hello from the fake upstream!") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(responses_state_and_server_tools_are_refused_by_name) {
+    providers_fixture f;
+    auto r = post_to(f, "/v1/responses",
+                     R"({"model":"claude-sonnet","input":"hi","previous_response_id":"resp_1"})");
+    BOOST_TEST(r.status == 400u);
+    BOOST_TEST(json::parse(r.body).at("error").at("param") == "previous_response_id");
+    // Native OpenAI upstreams keep the Responses API as it is, state included.
+    auto native = post_to(f, "/v1/responses",
+                          R"({"model":"gpt-4o","input":"hi","previous_response_id":"resp_1"})",
+                          "x-fake-mode: echo\r\n");
+    BOOST_TEST(native.status == 200u);
+    BOOST_TEST(native.body.starts_with("POST /v1/responses HTTP/1.1\r\n"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
