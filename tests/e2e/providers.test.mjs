@@ -175,3 +175,83 @@ test('the anthropic SDK talks to /v1/messages through the gateway, streamed and 
     (error) => error.status === 400 && /tool_result/.test(error.message),
   );
 });
+
+// Claude Code's API on every other provider: the official Anthropic SDK's stream helper
+// assembles the translated stream (it throws on events out of grammar), and countTokens is
+// answered from the gateway's estimate.
+for (const model of ['gpt-4o', 'gemini-flash']) {
+  test(`${model}: @anthropic-ai/sdk streams a tool call through /v1/messages and the next turn is taken`, async () => {
+    const anthropic = new Anthropic({ apiKey: 'sk-ant-client', baseURL: base, maxRetries: 0 });
+    const claudeTools = [{
+      name: 'get_weather',
+      description: 'The weather in a city',
+      input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    }];
+    const messages = [{ role: 'user', content: 'Weather in Paris?' }];
+    const stream = anthropic.messages.stream({ model, max_tokens: 200, messages, tools: claudeTools });
+    const events = [];
+    stream.on('streamEvent', (e) => events.push(e.type));
+    const final = await stream.finalMessage();
+    assert.equal(events[0], 'message_start');
+    assert.equal(events.at(-1), 'message_stop');
+    assert.equal(final.stop_reason, 'tool_use');
+    const calls = final.content.filter((b) => b.type === 'tool_use');
+    assert.ok(calls.length >= 1);
+    assert.equal(typeof calls[0].input, 'object');
+    assert.match(calls[0].id, /^[A-Za-z0-9_-]+$/);
+
+    const next = await anthropic.messages.create({
+      model,
+      max_tokens: 200,
+      tools: claudeTools,
+      messages: [
+        ...messages,
+        { role: 'assistant', content: final.content },
+        { role: 'user', content: calls.map((c) => ({ type: 'tool_result', tool_use_id: c.id, content: 'Sunny' })) },
+      ],
+    });
+    assert.equal(next.type, 'message');
+    assert.equal(next.role, 'assistant');
+
+    const counted = await anthropic.messages.countTokens({ model, messages, tools: claudeTools });
+    assert.ok(counted.input_tokens > 0);
+  });
+}
+
+// Codex's API on Claude and Gemini: the official openai SDK's Responses stream helper, and a
+// function call's output sent back as the next turn's input.
+for (const model of ['claude-e2e', 'gemini-flash']) {
+  test(`${model}: openai responses.stream() assembles a function call and the round trip is taken`, async () => {
+    const responseTools = [{
+      type: 'function',
+      name: 'get_weather',
+      description: 'The weather in a city',
+      strict: false,
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    }];
+    const input = [{ role: 'user', content: 'Weather in Paris?' }];
+    const stream = openai.responses.stream({ model, input, tools: responseTools, store: false });
+    const types = [];
+    for await (const event of stream) types.push(event.type);
+    const final = await stream.finalResponse();
+    assert.equal(types[0], 'response.created');
+    assert.equal(types.at(-1), 'response.completed');
+    assert.equal(final.status, 'completed');
+    const calls = final.output.filter((item) => item.type === 'function_call');
+    assert.ok(calls.length >= 1);
+    assert.equal(typeof JSON.parse(calls[0].arguments), 'object');
+
+    const next = await openai.responses.create({
+      model,
+      store: false,
+      tools: responseTools,
+      input: [
+        ...input,
+        ...final.output,
+        ...calls.map((c) => ({ type: 'function_call_output', call_id: c.call_id, output: 'Sunny' })),
+      ],
+    });
+    assert.equal(next.status, 'completed');
+    assert.ok(next.usage.total_tokens > 0);
+  });
+}
