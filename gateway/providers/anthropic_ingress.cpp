@@ -132,6 +132,27 @@ bool read_tool_choice(const json::object& o, request& out, parse_failure& f) {
     return true;
 }
 
+// A system prompt: a string or text blocks (cache_control left out), joined.
+bool read_system(const json::value* system, const std::string& at, std::string& out,
+                 parse_failure& f) {
+    if (!system || system->is_null()) return true;
+    if (system->is_string()) {
+        out = system->as_string();
+        return true;
+    }
+    if (!system->is_array()) return fail(f, at, "must be a string or an array of text blocks");
+    const auto& blocks = system->as_array();
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+        const auto* b = blocks[i].if_object();
+        if (!b || string_of(b->if_contains("type")) != "text")
+            return fail(f, at + "[" + std::to_string(i) + "].type",
+                        "only text blocks can be translated");
+        if (!out.empty()) out += "\n\n";
+        out += string_of(b->if_contains("text"));
+    }
+    return true;
+}
+
 bool read_messages(const json::value* messages, request& out, parse_failure& f) {
     if (!messages || !messages->is_array() || messages->as_array().empty())
         return fail(f, "messages", "`messages` must be a non-empty array");
@@ -142,8 +163,17 @@ bool read_messages(const json::value* messages, request& out, parse_failure& f) 
         const auto* m = list[i].if_object();
         if (!m) return fail(f, at, "must be an object");
         auto who = string_of(m->if_contains("role"));
+        if (who == "system") {
+            // A system message mid-conversation (Claude Code's beta): its text joins the system
+            // prompt, the one place every provider takes instructions.
+            std::string text;
+            if (!read_system(m->if_contains("content"), at + ".content", text, f)) return false;
+            if (!out.system.empty() && !text.empty()) out.system += "\n\n";
+            out.system += text;
+            continue;
+        }
         if (who != "user" && who != "assistant")
-            return fail(f, at + ".role", "must be user or assistant");
+            return fail(f, at + ".role", "must be user, assistant or system");
         bool assistant = who == "assistant";
         message said{assistant ? role::assistant : role::user, {}};
         std::vector<message> results;  // one tool message per tool_result, in order
@@ -227,23 +257,7 @@ bool parse_messages(std::string_view body, request& out, parse_failure& f) {
     }
     out.model = string_of(o.if_contains("model"));
     if (out.model.empty()) return fail(f, "model", "`model` is required");
-    if (const auto* system = o.if_contains("system"); system && !system->is_null()) {
-        if (system->is_string()) {
-            out.system = system->as_string();
-        } else if (system->is_array()) {
-            const auto& blocks = system->as_array();
-            for (std::size_t i = 0; i < blocks.size(); ++i) {
-                const auto* b = blocks[i].if_object();
-                if (!b || string_of(b->if_contains("type")) != "text")
-                    return fail(f, "system[" + std::to_string(i) + "].type",
-                                "only text blocks can be translated");
-                if (!out.system.empty()) out.system += "\n\n";
-                out.system += string_of(b->if_contains("text"));
-            }
-        } else {
-            return fail(f, "system", "must be a string or an array of text blocks");
-        }
-    }
+    if (!read_system(o.if_contains("system"), "system", out.system, f)) return false;
     if (!read_messages(o.if_contains("messages"), out, f)) return false;
     if (!read_tools(o, out, f) || !read_tool_choice(o, out, f)) return false;
     if (auto n = number_of(o.if_contains("max_tokens"))) out.max_tokens = std::int64_t(*n);
@@ -252,12 +266,29 @@ bool parse_messages(std::string_view body, request& out, parse_failure& f) {
     if (const auto* stop = o.if_contains("stop_sequences"); stop && stop->is_array())
         for (const auto& s : stop->as_array())
             if (s.is_string()) out.stop.push_back(std::string(s.as_string()));
+    // output_config: the effort of adaptive thinking, and a JSON Schema for the answer.
+    std::string effort;
+    if (const auto* config = o.if_contains("output_config"); config && config->is_object()) {
+        effort = string_of(config->as_object().if_contains("effort"));
+        if (const auto* format = config->as_object().if_contains("format");
+            format && format->is_object()) {
+            const auto& fo = format->as_object();
+            if (string_of(fo.if_contains("type")) != "json_schema")
+                return fail(f, "output_config.format.type", "only json_schema can be translated");
+            json_format jf;
+            jf.name = "answer";
+            if (const auto* schema = fo.if_contains("schema"); schema && schema->is_object())
+                jf.schema = schema->as_object();
+            jf.strict = true;
+            out.format = std::move(jf);
+        }
+    }
     if (const auto* thinking = o.if_contains("thinking"); thinking && thinking->is_object()) {
         auto type = string_of(thinking->as_object().if_contains("type"));
         if (type == "enabled")
             out.reasoning_budget = int_of(thinking->as_object().if_contains("budget_tokens"));
-        else if (type != "disabled" && !type.empty())
-            out.reasoning_effort = "medium";
+        else if (type != "disabled" && !type.empty())  // adaptive
+            out.reasoning_effort = effort == "max" ? "high" : effort.empty() ? "medium" : effort;
     }
     out.stream = o.if_contains("stream") && *o.if_contains("stream") == json::value(true);
     out.include_usage = true;  // Anthropic's streams always end with the usage

@@ -156,6 +156,9 @@ struct fake_upstream::impl {
         if (script.empty()) return scripted_reply{"fake: script exhausted", "stop", 500, "", 0};
         auto next = std::move(script.front());
         script.pop_front();
+        if (!next.expect.empty() && body.find(next.expect) == std::string::npos)
+            return scripted_reply{"fake: the request does not hold `" + next.expect + "`", "stop",
+                                  400, "", 0};
         return next;
     }
 

@@ -74,6 +74,9 @@ struct scripted_reply {
     long cut_after = -1;
     // The connection is reset once the request is read, before any response head.
     bool reset_before_head = false;
+    // Set: a request whose body does not hold this text is answered 400 instead (a tool round
+    // trip's result must reach the model).
+    std::string expect;
 };
 
 struct received_request {

@@ -42,6 +42,21 @@ std::optional<std::vector<gateway::testing::scripted_reply>> read_script(const s
                 reply.retry_after = v->as_string();
             if (auto* v = o.if_contains("delay_ms"); v && v->is_int64())
                 reply.delay_ms = v->as_int64();
+            if (auto* v = o.if_contains("expect"); v && v->is_string())
+                reply.expect = v->as_string();
+            if (auto* v = o.if_contains("calls"); v && v->is_array())
+                for (const auto& c : v->as_array()) {
+                    const auto* call = c.if_object();
+                    if (!call || !call->contains("name") || !call->at("name").is_string()) {
+                        std::cerr << path << ": each call is {\"name\", \"arguments\"}\n";
+                        return std::nullopt;
+                    }
+                    gateway::testing::scripted_call sc;
+                    sc.name = call->at("name").as_string();
+                    if (auto* a = call->if_contains("arguments"); a && a->is_string())
+                        sc.arguments = a->as_string();
+                    reply.calls.push_back(std::move(sc));
+                }
         } else {
             std::cerr << path << ": each reply is a string or an object\n";
             return std::nullopt;
@@ -71,7 +86,7 @@ int main(int argc, char** argv) {
                    "[--tls CERT KEY] [--script FILE]\n"
                    "  --script FILE: a JSON array of model replies for the agent loop, each a\n"
                    "  string or {\"content\", \"finish_reason\", \"status\", \"retry_after\",\n"
-                   "  \"delay_ms\"}, answered in order to non-streaming chat completions\n";
+                   "  \"delay_ms\", \"expect\", \"calls\": [{\"name\", \"arguments\"}]}, answered in order to non-streaming chat completions\n";
             return 2;
         }
     }
