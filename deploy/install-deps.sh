@@ -38,3 +38,12 @@ if [ -f "$e2e/package-lock.json" ] && { [ ! -f "$e2e/node_modules/.package-lock.
      [ "$e2e/package-lock.json" -nt "$e2e/node_modules/.package-lock.json" ]; }; then
   (cd "$e2e" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+# The real coding agents (Claude Code, Codex, Qwen Code) for tests/agents, pinned by its
+# lockfile; their platform binaries come inside the packages, so no install script runs. `npm
+# install` (which keeps the lockfile's versions): npm ci refuses this lockfile for optional
+# platform packages of a dependency that the registry does not publish.
+agents="$here/tests/agents"
+if [ -f "$agents/package-lock.json" ] && { [ ! -f "$agents/node_modules/.package-lock.json" ] ||
+     [ "$agents/package-lock.json" -nt "$agents/node_modules/.package-lock.json" ]; }; then
+  (cd "$agents" && npm install --no-audit --no-fund --ignore-scripts --loglevel=error)
+fi

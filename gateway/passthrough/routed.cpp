@@ -349,11 +349,11 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                                                     state.fields.list());
             if (ec) ctx.keep_alive = false;
         } else {
-            auto failure = last.transport
-                               ? last.transport
-                               : failure_of(errc::upstream_unreachable,
-                                            "no target of the route for `" + where.model +
-                                                "` can be used");
+            auto failure =
+                last.transport
+                    ? last.transport
+                    : failure_of(errc::upstream_unreachable,
+                                 "no target of the route for `" + where.model + "` can be used");
             if (envelope)
                 co_await write_error_as(ctx, *envelope, failure.ec, failure.detail);
             else

@@ -317,12 +317,9 @@ net::awaitable<void> write_reply_as_stream(
 
 }  // namespace
 
-net::awaitable<std::optional<translate_failure>> translate(http::request_context& ctx,
-                                                           upstream::pool& pool,
-                                                           exchange_state& state,
-                                                           const providers::ingress& in,
-                                                           bool hold_failures,
-                                                           config::duration first_byte) {
+net::awaitable<std::optional<translate_failure>> translate(
+    http::request_context& ctx, upstream::pool& pool, exchange_state& state,
+    const providers::ingress& in, bool hold_failures, config::duration first_byte) {
     co_await net::this_coro::throw_if_cancelled(false);
     const auto& up = pool.upstream();
     const auto& adapter = providers::adapter_for(up.provider);
@@ -468,8 +465,8 @@ net::awaitable<void> count_tokens(http::request_context& ctx) {
         co_await refuse(ctx, in, std::move(refused));
         co_return;
     }
-    auto body = json::serialize(
-        json::object{{"input_tokens", providers::estimate_input_tokens(r)}});
+    auto body =
+        json::serialize(json::object{{"input_tokens", providers::estimate_input_tokens(r)}});
     // Named first: GCC 12 cannot copy a braced list into a coroutine's frame.
     std::vector<std::pair<std::string, std::string>> fields{{"x-contextgate-estimate", "true"}};
     co_await write_json(ctx, 200, std::move(body), std::move(fields));

@@ -35,12 +35,9 @@ struct translate_failure {
     std::optional<config::duration> retry_after;
     upstream::failure transport;
 };
-net::awaitable<std::optional<translate_failure>> translate(http::request_context& ctx,
-                                                           upstream::pool& pool,
-                                                           exchange_state& state,
-                                                           const providers::ingress& in,
-                                                           bool hold_failures = false,
-                                                           config::duration first_byte = {});
+net::awaitable<std::optional<translate_failure>> translate(
+    http::request_context& ctx, upstream::pool& pool, exchange_state& state,
+    const providers::ingress& in, bool hold_failures = false, config::duration first_byte = {});
 
 // A gateway error (`ec`, with `detail`) in the client's error envelope.
 net::awaitable<void> write_error_as(http::request_context& ctx, const providers::ingress& in,

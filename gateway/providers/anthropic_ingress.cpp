@@ -93,8 +93,9 @@ bool read_tools(const json::object& o, request& out, parse_failure& f) {
         // Anthropic's own tools (web search, code execution, the computer) run on its servers.
         if (!type.empty() && type != "custom")
             return fail(f, at + ".type",
-                        "`" + type + "` is one of Anthropic's server tools, which this model's "
-                                     "provider does not have");
+                        "`" + type +
+                            "` is one of Anthropic's server tools, which this model's "
+                            "provider does not have");
         tool_spec spec;
         spec.name = string_of(t->if_contains("name"));
         spec.description = string_of(t->if_contains("description"));
@@ -219,16 +220,17 @@ bool read_messages(const json::value* messages, request& out, parse_failure& f) 
                     r.name = named->second;
                     if (const auto* e = b->if_contains("is_error"); e && e->is_bool())
                         r.is_error = e->as_bool();
-                    if (!read_result_content(b->if_contains("content"), bat + ".content",
-                                             r.content, said.parts, f))
+                    if (!read_result_content(b->if_contains("content"), bat + ".content", r.content,
+                                             said.parts, f))
                         return false;
                     results.push_back(message{role::tool, {part::of_result(std::move(r))}});
                 } else if ((type == "thinking" || type == "redacted_thinking") && assistant) {
                     // A provider's reasoning is never replayed to another provider.
                 } else {
                     return fail(f, bat + ".type",
-                                "`" + type + "` blocks cannot be translated for this model's "
-                                             "provider");
+                                "`" + type +
+                                    "` blocks cannot be translated for this model's "
+                                    "provider");
                 }
             }
         } else {
@@ -358,14 +360,11 @@ public:
 
 protected:
     void begin(const stream_delta&, std::string& out) override {
-        json::object message{{"id", names_.id},
-                             {"type", "message"},
-                             {"role", "assistant"},
-                             {"model", names_.model},
-                             {"content", json::array{}},
-                             {"stop_reason", nullptr},
-                             {"stop_sequence", nullptr},
-                             {"usage", {{"input_tokens", 0}, {"output_tokens", 0}}}};
+        json::object message{
+            {"id", names_.id},          {"type", "message"},
+            {"role", "assistant"},      {"model", names_.model},
+            {"content", json::array{}}, {"stop_reason", nullptr},
+            {"stop_sequence", nullptr}, {"usage", {{"input_tokens", 0}, {"output_tokens", 0}}}};
         out += event("message_start", {{"message", std::move(message)}});
     }
     void open(block b, const stream_delta& d, std::string& out) override {
@@ -404,17 +403,19 @@ protected:
         if (b == block::call && !arguments_) append(b, "{}", out);  // a call without arguments
         arguments_ = false;
         if (b == block::reasoning)
-            out += event("content_block_delta",
-                         {{"index", index_},
-                          {"delta", {{"type", "signature_delta"}, {"signature", gateway_signature}}}});
+            out +=
+                event("content_block_delta",
+                      {{"index", index_},
+                       {"delta", {{"type", "signature_delta"}, {"signature", gateway_signature}}}});
         out += event("content_block_stop", {{"index", index_}});
         ++index_;
     }
     void end(const stream_delta& d, std::string& out) override {
-        out += event("message_delta",
-                     {{"delta", {{"stop_reason", stop_reason(d.why, calls() > 0)},
-                                 {"stop_sequence", nullptr}}},
-                      {"usage", {{"input_tokens", d.used.input}, {"output_tokens", d.used.output}}}});
+        out +=
+            event("message_delta",
+                  {{"delta",
+                    {{"stop_reason", stop_reason(d.why, calls() > 0)}, {"stop_sequence", nullptr}}},
+                   {"usage", {{"input_tokens", d.used.input}, {"output_tokens", d.used.output}}}});
         out += event("message_stop", {});
     }
 
@@ -429,8 +430,7 @@ public:
     bool parse(std::string_view body, request& out, parse_failure& failure) const override {
         return parse_messages(body, out, failure);
     }
-    std::string answer(const reply& r, const answer_names& names,
-                       const request&) const override {
+    std::string answer(const reply& r, const answer_names& names, const request&) const override {
         json::array content;
         bool called = false;
         for (const auto& p : r.content.parts) {
@@ -457,8 +457,7 @@ public:
             {"stop_sequence", nullptr},
             {"usage", {{"input_tokens", r.used.input}, {"output_tokens", r.used.output}}}});
     }
-    std::unique_ptr<event_writer> writer(const answer_names& names,
-                                         const request&) const override {
+    std::unique_ptr<event_writer> writer(const answer_names& names, const request&) const override {
         return std::make_unique<messages_writer>(names);
     }
     std::string error_body(const provider_error& e) const override {

@@ -102,6 +102,9 @@ struct tool_spec {
     // Declared by the client as taking raw text (a Responses `custom` tool such as Codex's
     // apply_patch): the target sees a function of one string, `input`.
     bool freeform = false;
+    // The client's namespace the tool came in (Responses' `namespace` tools, flattened for the
+    // target), given back with its calls.
+    std::string group;
 };
 
 enum class tool_choice { automatic, none, required, named };
@@ -184,8 +187,8 @@ struct provider_error {
 // A message in its stored form, and back (the agent keeps runs' conversations so):
 // {"role": "assistant", "parts": [{"type": "text", "text"}, {"type": "tool_call", "id", "name",
 // "arguments", "meta"}, {"type": "tool_result", "call_id", "name", "content", "is_error"},
-// {"type": "image", "url"}, {"type": "opaque", "meta"}, {"type": "reasoning", "text"}]}. Reading never throws: a value that is
-// not such a message is an error.
+// {"type": "image", "url"}, {"type": "opaque", "meta"}, {"type": "reasoning", "text"}]}. Reading
+// never throws: a value that is not such a message is an error.
 void tag_invoke(const json::value_from_tag&, json::value& v, const message& m);
 boost::system::result<message> tag_invoke(const json::try_value_to_tag<message>&,
                                           const json::value& v);

@@ -236,17 +236,14 @@ public:
     bool parse(std::string_view body, request& out, parse_failure& failure) const override {
         return parse_chat_request(body, out, failure);
     }
-    std::string answer(const reply& r, const answer_names& names,
-                       const request&) const override {
+    std::string answer(const reply& r, const answer_names& names, const request&) const override {
         return chat_completion(r, names.id, names.model, names.created);
     }
     std::unique_ptr<event_writer> writer(const answer_names& names,
                                          const request& r) const override {
         return std::make_unique<chat_writer>(names, r.include_usage);
     }
-    std::string error_body(const provider_error& e) const override {
-        return openai::error_body(e);
-    }
+    std::string error_body(const provider_error& e) const override { return openai::error_body(e); }
     std::string refusal(const parse_failure& f) const override {
         auto message = f.param.empty() ? f.message : "`" + f.param + "` " + f.message;
         json::value param = f.param.empty() ? json::value(nullptr) : json::value(f.param);

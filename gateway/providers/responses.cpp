@@ -33,15 +33,15 @@ std::optional<double> number_of(const json::value* v) {
 constexpr std::string_view freeform_input = "input";
 
 json::object freeform_parameters() {
-    return {{"type", "object"},
-            {"properties",
-             {{freeform_input, {{"type", "string"}, {"description", "The tool's raw text input."}}}}},
-            {"required", json::array{json::string(freeform_input)}}};
+    return {
+        {"type", "object"},
+        {"properties",
+         {{freeform_input, {{"type", "string"}, {"description", "The tool's raw text input."}}}}},
+        {"required", json::array{json::string(freeform_input)}}};
 }
 
 // A message item's content: a string, or input_text/output_text/refusal/input_image parts.
-bool read_content(const json::value* content, const std::string& at, message& m,
-                  parse_failure& f) {
+bool read_content(const json::value* content, const std::string& at, message& m, parse_failure& f) {
     if (!content || content->is_null()) return true;
     if (content->is_string()) {
         m.parts.push_back(part::of_text(std::string(content->as_string())));
@@ -159,6 +159,45 @@ bool read_input(const json::value* input, request& out, parse_failure& f) {
     return true;
 }
 
+// A function or custom tool the target is given (`group`: the namespace it came in).
+bool read_tool(const json::object& t, const std::string& at, const std::string& group, request& out,
+               parse_failure& f) {
+    auto type = string_of(t.if_contains("type"));
+    tool_spec spec;
+    spec.name = string_of(t.if_contains("name"));
+    spec.description = string_of(t.if_contains("description"));
+    spec.group = group;
+    if (type == "function") {
+        if (const auto* p = t.if_contains("parameters"); p && p->is_object())
+            spec.parameters = p->as_object();
+        else
+            spec.parameters = {{"type", "object"}, {"properties", json::object{}}};
+    } else if (type == "custom") {
+        // Grammar formats are left to the tool's description: the target has none.
+        spec.freeform = true;
+        spec.parameters = freeform_parameters();
+    } else if (type == "namespace" && group.empty()) {
+        const auto* tools = t.if_contains("tools");
+        if (!tools || !tools->is_array()) return fail(f, at + ".tools", "must be an array");
+        const auto& list = tools->as_array();
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            const auto* nested = list[i].if_object();
+            if (!nested)
+                return fail(f, at + ".tools[" + std::to_string(i) + "]", "must be an object");
+            if (!read_tool(*nested, at + ".tools[" + std::to_string(i) + "]", spec.name, out, f))
+                return false;
+        }
+        return true;
+    } else {
+        // OpenAI's hosted tools (web search, file search, code interpreter, …) run on its
+        // servers: the target is not offered them (docs/providers.md).
+        return true;
+    }
+    if (spec.name.empty()) return fail(f, at + ".name", "is required");
+    out.tools.push_back(std::move(spec));
+    return true;
+}
+
 bool read_tools(const json::object& o, request& out, parse_failure& f) {
     const auto* tools = o.if_contains("tools");
     if (!tools || tools->is_null()) return true;
@@ -168,26 +207,7 @@ bool read_tools(const json::object& o, request& out, parse_failure& f) {
         auto at = "tools[" + std::to_string(i) + "]";
         const auto* t = list[i].if_object();
         if (!t) return fail(f, at, "must be an object");
-        auto type = string_of(t->if_contains("type"));
-        tool_spec spec;
-        spec.name = string_of(t->if_contains("name"));
-        spec.description = string_of(t->if_contains("description"));
-        if (type == "function") {
-            if (const auto* p = t->if_contains("parameters"); p && p->is_object())
-                spec.parameters = p->as_object();
-            else
-                spec.parameters = {{"type", "object"}, {"properties", json::object{}}};
-        } else if (type == "custom") {
-            // Grammar formats are left to the tool's description: the target has none.
-            spec.freeform = true;
-            spec.parameters = freeform_parameters();
-        } else {
-            return fail(f, at + ".type",
-                        "`" + type + "` tools run on OpenAI's servers, which this model's "
-                                     "provider does not have");
-        }
-        if (spec.name.empty()) return fail(f, at + ".name", "is required");
-        out.tools.push_back(std::move(spec));
+        if (!read_tool(*t, at, "", out, f)) return false;
     }
     return true;
 }
@@ -225,8 +245,9 @@ bool parse_responses(std::string_view body, request& out, parse_failure& f) {
     if (const auto* bg = o.if_contains("background"); bg && *bg == json::value(true))
         return fail(f, "background", "cannot be translated for this model's provider");
     if (const auto* conv = o.if_contains("conversation"); conv && !conv->is_null())
-        return fail(f, "conversation", "cannot be used with this model: the gateway keeps no "
-                                       "conversations for its provider");
+        return fail(f, "conversation",
+                    "cannot be used with this model: the gateway keeps no "
+                    "conversations for its provider");
     if (const auto* prompt = o.if_contains("prompt"); prompt && !prompt->is_null())
         return fail(f, "prompt", "stored prompts cannot be used with this model's provider");
     out.model = string_of(o.if_contains("model"));
@@ -267,10 +288,15 @@ bool parse_responses(std::string_view body, request& out, parse_failure& f) {
     return true;
 }
 
-bool is_freeform(const request& r, std::string_view name) {
+const tool_spec* declared(const request& r, std::string_view name) {
     for (const auto& t : r.tools)
-        if (t.freeform && t.name == name) return true;
-    return false;
+        if (t.name == name) return &t;
+    return nullptr;
+}
+
+bool is_freeform(const request& r, std::string_view name) {
+    const auto* t = declared(r, name);
+    return t && t->freeform;
 }
 
 json::object usage_json(const usage& u) {
@@ -299,8 +325,7 @@ json::value error_code_for(const provider_error& e) {
 
 // How the response ended: its status and, when incomplete, why.
 std::pair<std::string_view, json::value> outcome(finish why) {
-    if (why == finish::length)
-        return {"incomplete", json::object{{"reason", "max_output_tokens"}}};
+    if (why == finish::length) return {"incomplete", json::object{{"reason", "max_output_tokens"}}};
     if (why == finish::content_filter)
         return {"incomplete", json::object{{"reason", "content_filter"}}};
     return {"completed", nullptr};
@@ -333,15 +358,23 @@ json::object reasoning_item(std::string id, const std::string& text) {
 }
 
 json::object call_item(std::string id, const std::string& call_id, const std::string& name,
-                       const std::string& arguments, bool freeform, std::string_view status) {
-    if (freeform) {
+                       const std::string& arguments, const request& asked,
+                       std::string_view status) {
+    const auto* tool = declared(asked, name);
+    json::object item;
+    if (tool && tool->freeform) {
         auto args = detail::arguments_object(arguments);
         auto input = args ? string_of(args->if_contains(freeform_input)) : std::string();
-        return {{"id", std::move(id)}, {"type", "custom_tool_call"}, {"status", status},
-                {"call_id", call_id},  {"name", name},               {"input", input}};
+        item = {{"id", std::move(id)}, {"type", "custom_tool_call"},
+                {"status", status},    {"call_id", call_id},
+                {"name", name},        {"input", input}};
+    } else {
+        item = {{"id", std::move(id)}, {"type", "function_call"},
+                {"status", status},    {"call_id", call_id},
+                {"name", name},        {"arguments", arguments}};
     }
-    return {{"id", std::move(id)}, {"type", "function_call"}, {"status", status},
-            {"call_id", call_id},  {"name", name},            {"arguments", arguments}};
+    if (tool && !tool->group.empty()) item["namespace"] = tool->group;
+    return item;
 }
 
 json::object response_json(const answer_names& names, const request& r, std::string_view status,
@@ -369,18 +402,17 @@ json::object response_json(const answer_names& names, const request& r, std::str
 // done, then response.completed (or incomplete) with the whole response; every event numbered.
 class responses_writer final : public block_writer {
 public:
-    responses_writer(answer_names names, const request& r)
-        : names_(std::move(names)), request_(r) {
+    responses_writer(answer_names names, const request& r) : names_(std::move(names)), request_(r) {
         ids_.base = names_.id.substr(names_.id.find('_') + 1);
     }
 
     void failed(const provider_error& e, std::string& out) override {
-        json::object error{{"code", error_code_for(e).is_null() ? json::value("server_error")
-                                                                : error_code_for(e)},
-                           {"message", e.message}};
+        json::object error{
+            {"code", error_code_for(e).is_null() ? json::value("server_error") : error_code_for(e)},
+            {"message", e.message}};
         emit("response.failed",
-             {{"response", response_json(names_, request_, "failed", output_, nullptr, error,
-                                         nullptr)}},
+             {{"response",
+               response_json(names_, request_, "failed", output_, nullptr, error, nullptr)}},
              out);
     }
 
@@ -411,20 +443,20 @@ protected:
                 call_id_ = openai::id_with_state(d.id, d.provider_meta);
                 call_name_ = d.name;
                 freeform_ = is_freeform(request_, d.name);
-                item = call_item(item_id_, call_id_, call_name_, "", freeform_, "in_progress");
+                item = call_item(item_id_, call_id_, call_name_, "", request_, "in_progress");
                 break;
             case block::none:
                 return;
         }
-        emit("response.output_item.added", {{"output_index", output_.size()}, {"item", item}},
-             out);
+        emit("response.output_item.added", {{"output_index", output_.size()}, {"item", item}}, out);
         if (b == block::text)
-            emit("response.content_part.added",
-                 {{"item_id", item_id_},
-                  {"output_index", output_.size()},
-                  {"content_index", 0},
-                  {"part", {{"type", "output_text"}, {"text", ""}, {"annotations", json::array{}}}}},
-                 out);
+            emit(
+                "response.content_part.added",
+                {{"item_id", item_id_},
+                 {"output_index", output_.size()},
+                 {"content_index", 0},
+                 {"part", {{"type", "output_text"}, {"text", ""}, {"annotations", json::array{}}}}},
+                out);
         else if (b == block::reasoning)
             emit("response.reasoning_summary_part.added",
                  {{"item_id", item_id_},
@@ -446,7 +478,10 @@ protected:
                  out);
         else if (b == block::reasoning)
             emit("response.reasoning_summary_text.delta",
-                 {{"item_id", item_id_}, {"output_index", at}, {"summary_index", 0}, {"delta", text}},
+                 {{"item_id", item_id_},
+                  {"output_index", at},
+                  {"summary_index", 0},
+                  {"delta", text}},
                  out);
         else if (!freeform_)  // a freeform call's raw text is known once its JSON is whole
             emit("response.function_call_arguments.delta",
@@ -467,13 +502,17 @@ protected:
                   {"text", text_},
                   {"logprobs", json::array{}}},
                  out);
-            emit("response.content_part.done",
-                 {{"item_id", item_id_}, {"output_index", at}, {"content_index", 0}, {"part", part}},
-                 out);
+            emit(
+                "response.content_part.done",
+                {{"item_id", item_id_}, {"output_index", at}, {"content_index", 0}, {"part", part}},
+                out);
             item = message_item(item_id_, text_, "completed");
         } else if (b == block::reasoning) {
             emit("response.reasoning_summary_text.done",
-                 {{"item_id", item_id_}, {"output_index", at}, {"summary_index", 0}, {"text", text_}},
+                 {{"item_id", item_id_},
+                  {"output_index", at},
+                  {"summary_index", 0},
+                  {"text", text_}},
                  out);
             emit("response.reasoning_summary_part.done",
                  {{"item_id", item_id_},
@@ -486,7 +525,7 @@ protected:
             if (text_.empty() && !freeform_)  // a call without arguments (Anthropic's) has {}
                 append(block::call, "{}", out);
             auto arguments = text_.empty() ? std::string("{}") : text_;
-            item = call_item(item_id_, call_id_, call_name_, arguments, freeform_, "completed");
+            item = call_item(item_id_, call_id_, call_name_, arguments, request_, "completed");
             if (freeform_) {
                 auto input = string_of(item.if_contains("input"));
                 emit("response.custom_tool_call_input.delta",
@@ -505,8 +544,8 @@ protected:
         auto [status, incomplete] = outcome(d.why);
         auto type = status == "completed" ? "response.completed" : "response.incomplete";
         emit(type,
-             {{"response", response_json(names_, request_, status, output_, incomplete, nullptr,
-                                         &d.used)}},
+             {{"response",
+               response_json(names_, request_, status, output_, incomplete, nullptr, &d.used)}},
              out);
     }
 
@@ -548,13 +587,13 @@ public:
                 bool freeform = is_freeform(asked, p.call.name);
                 output.push_back(call_item(ids.make(freeform ? "ctc_" : "fc_"),
                                            openai::id_with_state(p.call.id, p.call.provider_meta),
-                                           p.call.name, json::serialize(p.call.arguments),
-                                           freeform, "completed"));
+                                           p.call.name, json::serialize(p.call.arguments), asked,
+                                           "completed"));
             }
         }
         auto [status, incomplete] = outcome(r.why);
-        return json::serialize(response_json(names, asked, status, std::move(output), incomplete,
-                                             nullptr, &r.used));
+        return json::serialize(
+            response_json(names, asked, status, std::move(output), incomplete, nullptr, &r.used));
     }
     std::unique_ptr<event_writer> writer(const answer_names& names,
                                          const request& r) const override {

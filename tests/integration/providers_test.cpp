@@ -545,13 +545,13 @@ BOOST_AUTO_TEST_CASE(messages_reach_an_openai_compatible_model_and_its_calls_com
         {"max_tokens", 100},
         {"tools", json::parse(read_tool)},
         {"messages",
-         json::array{json::object{{"role", "user"}, {"content", "Read a."}},
-                     json::object{{"role", "assistant"}, {"content", content}},
-                     json::object{{"role", "user"},
-                                  {"content", json::array{json::object{
-                                                  {"type", "tool_result"},
-                                                  {"tool_use_id", calls[0][0]},
-                                                  {"content", "contents of a"}}}}}}}};
+         json::array{
+             json::object{{"role", "user"}, {"content", "Read a."}},
+             json::object{{"role", "assistant"}, {"content", content}},
+             json::object{{"role", "user"},
+                          {"content", json::array{json::object{{"type", "tool_result"},
+                                                               {"tool_use_id", calls[0][0]},
+                                                               {"content", "contents of a"}}}}}}}};
     auto second = post_to(f, "/v1/messages", json::serialize(body), claude_headers);
     BOOST_TEST_REQUIRE(second.status == 200u, second.body);
     auto answer = json::parse(second.body).as_object();
@@ -587,10 +587,11 @@ BOOST_AUTO_TEST_CASE(messages_reach_gemini_and_its_signature_survives_the_round_
          json::array{
              json::object{{"role", "user"}, {"content", "Read a."}},
              json::object{{"role", "assistant"},
-                          {"content", json::array{json::object{{"type", "tool_use"},
-                                                               {"id", calls[0][0]},
-                                                               {"name", "Read"},
-                                                               {"input", json::parse(calls[0][2])}}}}},
+                          {"content",
+                           json::array{json::object{{"type", "tool_use"},
+                                                    {"id", calls[0][0]},
+                                                    {"name", "Read"},
+                                                    {"input", json::parse(calls[0][2])}}}}},
              json::object{{"role", "user"},
                           {"content", json::array{json::object{{"type", "tool_result"},
                                                                {"tool_use_id", calls[0][0]},
@@ -601,8 +602,9 @@ BOOST_AUTO_TEST_CASE(messages_reach_gemini_and_its_signature_survives_the_round_
     auto resent = json::parse(f.fake.requests().back().body);
     const auto& parts = resent.at("contents").at(1).at("parts").as_array();
     BOOST_TEST(parts.at(0).at("thoughtSignature").as_string().starts_with("fake-sig-"));
-    BOOST_TEST(resent.at("contents").at(2).at("parts").at(0).at("functionResponse").at("response") ==
-               json::parse(R"({"error":"no such file"})"));
+    BOOST_TEST(
+        resent.at("contents").at(2).at("parts").at(0).at("functionResponse").at("response") ==
+        json::parse(R"({"error":"no such file"})"));
 }
 
 BOOST_AUTO_TEST_CASE(count_tokens_is_estimated_on_a_translated_route_and_forwarded_to_claude) {
@@ -667,7 +669,8 @@ BOOST_AUTO_TEST_CASE(responses_reach_claude_and_gemini_as_codex_expects) {
                                  R"({"model":")" + model +
                                      R"(","stream":true,"store":false,"instructions":"Be Codex.",
                                  "input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"ls"}]}],
-                                 "tools":)" + tools + "}");
+                                 "tools":)" +
+                                     tools + "}");
             BOOST_TEST_REQUIRE(first.status == 200u, first.body);
             BOOST_TEST(check_responses_stream(first.body) == "", first.body);
             auto events = sse_events(first.body);
@@ -715,9 +718,9 @@ BOOST_AUTO_TEST_CASE(responses_translate_for_an_openai_compatible_server_without
     cfg.upstreams[0].translate_responses = true;
     running_gateway gw{cfg};
     client c(gw.port());
-    auto r = c.request(make_request(
-        "POST", "/v1/responses", R"({"model":"gpt-4o","stream":true,"input":"hi"})",
-        "Content-Type: application/json\r\n"));
+    auto r = c.request(make_request("POST", "/v1/responses",
+                                    R"({"model":"gpt-4o","stream":true,"input":"hi"})",
+                                    "Content-Type: application/json\r\n"));
     BOOST_TEST_REQUIRE(r.status == 200u, r.body);
     BOOST_TEST(fake.requests().back().target == "/v1/chat/completions");
     BOOST_TEST(check_responses_stream(r.body) == "", r.body);

@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
                    "[--tls CERT KEY] [--script FILE]\n"
                    "  --script FILE: a JSON array of model replies for the agent loop, each a\n"
                    "  string or {\"content\", \"finish_reason\", \"status\", \"retry_after\",\n"
-                   "  \"delay_ms\", \"expect\", \"calls\": [{\"name\", \"arguments\"}]}, answered in order to non-streaming chat completions\n";
+                   "  \"delay_ms\", \"expect\", \"calls\": [{\"name\", \"arguments\"}]}, answered "
+                   "in order to non-streaming chat completions\n";
             return 2;
         }
     }

@@ -42,7 +42,8 @@ std::string str(const json::object& o, std::string_view key) {
 
 std::int64_t num(const json::object& o, std::string_view key) {
     const auto* v = o.if_contains(key);
-    return v && v->is_int64() ? v->as_int64() : (v && v->is_uint64() ? std::int64_t(v->as_uint64()) : -1);
+    return v && v->is_int64() ? v->as_int64()
+                              : (v && v->is_uint64() ? std::int64_t(v->as_uint64()) : -1);
 }
 
 bool json_object_text(const std::string& text) {
@@ -189,7 +190,8 @@ std::string check_responses_stream(std::string_view transcript) {
             if (open_id.empty() || !ids.insert(open_id).second)
                 return where + "item id `" + open_id + "` empty or reused";
             if ((open_type == "function_call" || open_type == "custom_tool_call") &&
-                (str(item->as_object(), "call_id").empty() || str(item->as_object(), "name").empty()))
+                (str(item->as_object(), "call_id").empty() ||
+                 str(item->as_object(), "name").empty()))
                 return where + "a call without call_id or name";
             text.clear();
             arguments.clear();
@@ -226,7 +228,8 @@ std::string check_responses_stream(std::string_view transcript) {
             arguments += str(o, "delta");
         } else if (name == "response.function_call_arguments.done") {
             if (auto e = item_of_event(); !e.empty()) return where + e;
-            if (str(o, "arguments") != arguments) return where + "arguments are not the deltas joined";
+            if (str(o, "arguments") != arguments)
+                return where + "arguments are not the deltas joined";
             if (!json_object_text(arguments)) return where + "arguments are not a JSON object";
         } else if (name == "response.custom_tool_call_input.done") {
             if (auto e = item_of_event(); !e.empty()) return where + e;

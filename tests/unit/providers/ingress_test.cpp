@@ -1,9 +1,9 @@
 // The two new directions' client side: Messages and Responses requests read into the
 // conversation model, and every provider's stream written back in the client's event grammar,
 // checked by strict validators (tests/support/stream_grammar) and cut at every byte.
+#include "gateway/providers/ingress.hpp"
 #include "gateway/providers/anthropic.hpp"
 #include "gateway/providers/gemini.hpp"
-#include "gateway/providers/ingress.hpp"
 #include "gateway/providers/openai.hpp"
 
 #include "tests/support/fake_providers.hpp"
@@ -114,27 +114,30 @@ struct golden {
 std::vector<golden> openai_streams() {
     auto role = chunk(R"({"role":"assistant","content":""})");
     return {
-        {"text", role + chunk(R"({"content":"Hel"})") + chunk(R"({"content":"lo."})") +
-                     chunk("{}", "stop") + usage_chunk + done,
+        {"text",
+         role + chunk(R"({"content":"Hel"})") + chunk(R"({"content":"lo."})") +
+             chunk("{}", "stop") + usage_chunk + done,
          0, true},
-        {"one call", role + call_start(0, "call_a", "read") + call_args(0, R"({"pa)") +
-                         call_args(0, R"(th":"a.txt"})") + chunk("{}", "tool_calls") + done,
+        {"one call",
+         role + call_start(0, "call_a", "read") + call_args(0, R"({"pa)") +
+             call_args(0, R"(th":"a.txt"})") + chunk("{}", "tool_calls") + done,
          1, true},
-        {"parallel calls", role + call_start(0, "call_a", "read") + call_args(0, R"({"path":"a"})") +
-                               call_start(1, "call_b", "read") + call_args(1, R"({"path":"b"})") +
-                               chunk("{}", "tool_calls") + done,
+        {"parallel calls",
+         role + call_start(0, "call_a", "read") + call_args(0, R"({"path":"a"})") +
+             call_start(1, "call_b", "read") + call_args(1, R"({"path":"b"})") +
+             chunk("{}", "tool_calls") + done,
          2, true},
-        {"text then call", role + chunk(R"({"content":"Reading it."})") +
-                               call_start(0, "call_a", "read") + call_args(0, R"({"path":"a"})") +
-                               chunk("{}", "tool_calls") + done,
+        {"text then call",
+         role + chunk(R"({"content":"Reading it."})") + call_start(0, "call_a", "read") +
+             call_args(0, R"({"path":"a"})") + chunk("{}", "tool_calls") + done,
          1, true},
         // Some servers say "stop" for a turn that ends in calls.
-        {"a call reported as stop", role + call_start(0, "call_a", "list") + chunk("{}", "stop") +
-                                        done,
-         1, true},
-        {"reasoning", role + chunk(R"({"reasoning_content":"Think"})") +
-                          chunk(R"({"reasoning_content":"ing."})") + chunk(R"({"content":"Yes."})") +
-                          chunk("{}", "stop") + done,
+        {"a call reported as stop",
+         role + call_start(0, "call_a", "list") + chunk("{}", "stop") + done, 1, true},
+        {"reasoning",
+         role + chunk(R"({"reasoning_content":"Think"})") +
+             chunk(R"({"reasoning_content":"ing."})") + chunk(R"({"content":"Yes."})") +
+             chunk("{}", "stop") + done,
          0, true},
         {"cut after output", role + chunk(R"({"content":"Half an ans"})"), 0, false},
     };
@@ -234,8 +237,9 @@ BOOST_AUTO_TEST_CASE(what_would_change_the_answer_is_refused_by_name) {
     BOOST_TEST(refused(messages(), R"({"model":"m","max_tokens":9,
         "messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":"?"}]}]})") ==
                "messages[0].content[0].tool_use_id");
-    BOOST_TEST(refused(messages(), R"({"max_tokens":9,"messages":[{"role":"user","content":"hi"}]})") ==
-               "model");
+    BOOST_TEST(
+        refused(messages(), R"({"max_tokens":9,"messages":[{"role":"user","content":"hi"}]})") ==
+        "model");
     BOOST_TEST(refused(messages(), "[]").empty());
 }
 
@@ -293,8 +297,8 @@ BOOST_AUTO_TEST_CASE(the_stream_says_what_the_turn_was) {
 }
 
 BOOST_AUTO_TEST_CASE(a_stream_that_breaks_after_output_ends_in_anthropics_error_event) {
-    auto out = written(openai::adapter(), openai_streams()[6].transcript, messages(),
-                       asked_messages());
+    auto out =
+        written(openai::adapter(), openai_streams()[6].transcript, messages(), asked_messages());
     BOOST_TEST(check_messages_stream(out) == "", out);
     auto events = sse_events(out);
     BOOST_TEST(events.back().first == "error");
@@ -335,7 +339,8 @@ BOOST_AUTO_TEST_CASE(gemini_streams_keep_the_grammar_and_their_signatures_travel
                     id = data_of(e).at("content_block").at("id").as_string();
             json::object carried;
             openai::id_without_state(id, carried);
-            BOOST_TEST(carried.at("thought_signature").as_string() == "fake-sig-" + std::to_string(serial));
+            BOOST_TEST(carried.at("thought_signature").as_string() ==
+                       "fake-sig-" + std::to_string(serial));
         }
     }
     // Gemini's thoughts (includeThoughts) come out as a thinking block before the text.
@@ -382,7 +387,8 @@ BOOST_AUTO_TEST_CASE(a_whole_answer_is_an_anthropic_message) {
 }
 
 BOOST_AUTO_TEST_CASE(count_tokens_is_estimated_from_what_would_be_sent) {
-    auto small = parsed(messages(), R"({"model":"m","messages":[{"role":"user","content":"abcd"}]})");
+    auto small =
+        parsed(messages(), R"({"model":"m","messages":[{"role":"user","content":"abcd"}]})");
     BOOST_TEST(estimate_input_tokens(small) == 1);
     auto more = parsed(messages(), R"({"model":"m","system":"12345678",
         "tools":[{"name":"Read","input_schema":{"type":"object"}}],
@@ -438,16 +444,33 @@ BOOST_AUTO_TEST_CASE(a_codex_request_reads_into_the_conversation) {
 }
 
 BOOST_AUTO_TEST_CASE(what_needs_openais_servers_is_refused_by_name) {
-    BOOST_TEST(refused(responses(), R"({"model":"m","input":"hi","previous_response_id":"resp_1"})") ==
-               "previous_response_id");
-    BOOST_TEST(refused(responses(), R"({"model":"m","input":"hi","tools":[{"type":"web_search"}]})") ==
-               "tools[0].type");
+    BOOST_TEST(
+        refused(responses(), R"({"model":"m","input":"hi","previous_response_id":"resp_1"})") ==
+        "previous_response_id");
     BOOST_TEST(refused(responses(), R"({"model":"m","input":[{"type":"local_shell_call"}]})") ==
                "input[0].type");
     BOOST_TEST(refused(responses(), R"({"model":"m","input":[
         {"type":"function_call_output","call_id":"nope","output":"x"}]})") == "input[0].call_id");
     BOOST_TEST(refused(responses(), R"({"model":"m","input":"hi","background":true})") ==
                "background");
+}
+
+BOOST_AUTO_TEST_CASE(namespaces_are_flattened_and_hosted_tools_are_not_offered) {
+    auto r = parsed(responses(), R"({"model":"m","input":"hi","tools":[
+        {"type":"web_search","external_web_access":false},
+        {"type":"namespace","name":"multi_agent_v1","description":"Sub-agents.","tools":[
+          {"type":"function","name":"spawn_agent","parameters":{"type":"object"}}]}]})");
+    BOOST_TEST_REQUIRE(r.tools.size() == 1u);
+    BOOST_TEST(r.tools[0].name == "spawn_agent");
+    BOOST_TEST(r.tools[0].group == "multi_agent_v1");
+    // Its call goes back to the client in its namespace.
+    reply answer;
+    tool_call c;
+    c.id = "toolu_1";
+    c.name = "spawn_agent";
+    answer.content.parts.push_back(part::of_call(c));
+    auto body = json::parse(responses().answer(answer, {"resp_1", "m", 1}, r));
+    BOOST_TEST(body.at("output").at(0).at("namespace") == "multi_agent_v1");
 }
 
 BOOST_AUTO_TEST_CASE(every_golden_stream_keeps_the_responses_grammar) {
@@ -468,10 +491,10 @@ BOOST_AUTO_TEST_CASE(every_golden_stream_keeps_the_responses_grammar) {
         }
     }
     int serial = 0;
-    for (const auto& t : std::vector<fakes::turn>{
-             {"Plain.", {}},
-             {"", {{"read", R"({"path":"a"})"}, {"list", "{}"}}},
-             {"First.", {{"read", R"({"path":"a"})"}}}}) {
+    for (const auto& t :
+         std::vector<fakes::turn>{{"Plain.", {}},
+                                  {"", {{"read", R"({"path":"a"})"}, {"list", "{}"}}},
+                                  {"First.", {{"read", R"({"path":"a"})"}}}}) {
         for (bool gemini : {false, true}) {
             auto answer = gemini ? fakes::gemini_answer(t, "g", true, ++serial)
                                  : fakes::anthropic_answer(t, "c", true, ++serial);
@@ -509,7 +532,8 @@ BOOST_AUTO_TEST_CASE(the_end_says_how_the_response_ended) {
     BOOST_TEST(last.at("type") == "response.incomplete");
     BOOST_TEST(last.at("response").at("incomplete_details").at("reason") == "max_output_tokens");
 
-    out = written(openai::adapter(), openai_streams()[6].transcript, responses(), asked_responses());
+    out =
+        written(openai::adapter(), openai_streams()[6].transcript, responses(), asked_responses());
     BOOST_TEST(check_responses_stream(out) == "", out);
     last = data_of(sse_events(out).back());
     BOOST_TEST(last.at("type") == "response.failed");
@@ -561,15 +585,19 @@ const std::string start =
     ev("message_start", R"(,"message":{"id":"m","usage":{"input_tokens":1,"output_tokens":0}})");
 std::string text_block(int index) {
     auto i = std::to_string(index);
-    return ev("content_block_start", R"(,"index":)" + i + R"(,"content_block":{"type":"text","text":""})") +
-           ev("content_block_delta", R"(,"index":)" + i + R"(,"delta":{"type":"text_delta","text":"a"})") +
+    return ev("content_block_start",
+              R"(,"index":)" + i + R"(,"content_block":{"type":"text","text":""})") +
+           ev("content_block_delta",
+              R"(,"index":)" + i + R"(,"delta":{"type":"text_delta","text":"a"})") +
            ev("content_block_stop", R"(,"index":)" + i);
 }
 std::string tool_block(int index) {
     auto i = std::to_string(index);
     return ev("content_block_start",
-              R"(,"index":)" + i + R"(,"content_block":{"type":"tool_use","id":"t","name":"n","input":{}})") +
-           ev("content_block_delta", R"(,"index":)" + i + R"(,"delta":{"type":"input_json_delta","partial_json":"{}"})") +
+              R"(,"index":)" + i +
+                  R"(,"content_block":{"type":"tool_use","id":"t","name":"n","input":{}})") +
+           ev("content_block_delta",
+              R"(,"index":)" + i + R"(,"delta":{"type":"input_json_delta","partial_json":"{}"})") +
            ev("content_block_stop", R"(,"index":)" + i);
 }
 std::string end(std::string_view reason) {
@@ -580,15 +608,19 @@ std::string end(std::string_view reason) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(the_messages_validator_refuses_each_known_breakage) {
-    BOOST_TEST(check_messages_stream(start + text_block(0) + tool_block(1) + end("tool_use")) == "");
+    BOOST_TEST(check_messages_stream(start + text_block(0) + tool_block(1) + end("tool_use")) ==
+               "");
     BOOST_TEST(check_messages_stream(start + start + text_block(0) + end("end_turn")) != "");
-    BOOST_TEST(check_messages_stream(start + text_block(0) + text_block(2) + end("end_turn")) != "");
+    BOOST_TEST(check_messages_stream(start + text_block(0) + text_block(2) + end("end_turn")) !=
+               "");
     BOOST_TEST(check_messages_stream(start + tool_block(0) + end("end_turn")) != "");
-    BOOST_TEST(check_messages_stream(
-                   start +
-                   ev("content_block_start", R"(,"index":0,"content_block":{"type":"text","text":""})") +
-                   ev("content_block_delta", R"(,"index":0,"delta":{"type":"thinking_delta","thinking":"x"})") +
-                   ev("content_block_stop", R"(,"index":0)") + end("end_turn")) != "");
+    BOOST_TEST(
+        check_messages_stream(
+            start +
+            ev("content_block_start", R"(,"index":0,"content_block":{"type":"text","text":""})") +
+            ev("content_block_delta",
+               R"(,"index":0,"delta":{"type":"thinking_delta","thinking":"x"})") +
+            ev("content_block_stop", R"(,"index":0)") + end("end_turn")) != "");
     BOOST_TEST(check_messages_stream(start + text_block(0)) != "");  // never ended
     BOOST_TEST(check_messages_stream(ev("ping") + start + text_block(0) + end("end_turn")) != "");
 }
@@ -600,13 +632,16 @@ BOOST_AUTO_TEST_CASE(the_responses_validator_refuses_each_known_breakage) {
     };
     auto call = [&](int index, std::string id, bool done = true) {
         auto i = std::to_string(index);
-        std::string item = R"({"id":")" + id + R"(","type":"function_call","call_id":"c","name":"f"})";
-        auto out = e("response.output_item.added", R"(,"output_index":)" + i + R"(,"item":)" + item);
+        std::string item =
+            R"({"id":")" + id + R"(","type":"function_call","call_id":"c","name":"f"})";
+        auto out =
+            e("response.output_item.added", R"(,"output_index":)" + i + R"(,"item":)" + item);
         out += e("response.function_call_arguments.delta",
                  R"(,"item_id":")" + id + R"(","output_index":)" + i + R"(,"delta":"{}")");
         out += e("response.function_call_arguments.done",
                  R"(,"item_id":")" + id + R"(","output_index":)" + i + R"(,"arguments":"{}")");
-        if (done) out += e("response.output_item.done", R"(,"output_index":)" + i + R"(,"item":)" + item);
+        if (done)
+            out += e("response.output_item.done", R"(,"output_index":)" + i + R"(,"item":)" + item);
         return out;
     };
     auto head = [&] {

@@ -1,0 +1,148 @@
+// The real coding agents, installed from npm (package.json here) and run offline: Claude Code
+// (`claude -p`, Anthropic Messages) against an OpenAI-compatible and a Gemini upstream, Codex
+// (`codex exec`, OpenAI Responses) against an Anthropic and a Gemini upstream, and Qwen Code
+// (Chat Completions) against Gemini, whose thought signatures it drops from the messages it
+// sends back. Each does a plain answer and one tool round trip; the scripted fake model answers
+// the second turn only when the tool's output reached it (`expect`), so a lost result fails.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { FAKE, GATEWAY, PROMPTS, dir, startAndWait } from '../e2e/support.mjs';
+
+const require = createRequire(import.meta.url);
+// The platform binaries the packages ship (their wrappers' install steps are not needed).
+const CLAUDE = join(dirname(require.resolve('@anthropic-ai/claude-code-linux-x64/package.json')), 'claude');
+const CODEX = join(dirname(require.resolve('@openai/codex-linux-x64/package.json')),
+  'vendor/x86_64-unknown-linux-musl/bin/codex');
+const QWEN = join(dirname(require.resolve('@qwen-code/qwen-code/package.json')), 'cli.js');
+
+const workspace = join(dir, 'agents-work');
+mkdirSync(workspace, { recursive: true });
+const file = join(workspace, 'hello.txt');
+writeFileSync(file, 'hello from the file\n');
+
+const upstreams = {
+  openai: (port) => `provider: openai\n    base_url: http://127.0.0.1:${port}/v1`,
+  anthropic: (port) => `provider: anthropic\n    base_url: http://127.0.0.1:${port}`,
+  gemini: (port) => `provider: gemini\n    base_url: http://127.0.0.1:${port}/v1beta`,
+};
+
+let serial = 0;
+// The fake playing the model from `script`, and the gateway in front of it as `provider`.
+async function gatewayFor(provider, script) {
+  const name = `agents-${++serial}`;
+  const scriptFile = join(dir, `${name}.json`);
+  writeFileSync(scriptFile, JSON.stringify(script));
+  const fake = await startAndWait(FAKE, ['--port', '0', '--script', scriptFile], /listening on (\d+)/);
+  const config = join(dir, `${name}.yaml`);
+  writeFileSync(config, `server:
+  listen: 127.0.0.1:0
+  workers: 1
+upstreams:
+  - name: model
+    ${upstreams[provider](fake.match[1])}
+    api_key: provider-key
+    auth: replace
+    models: ["*"]
+context:
+  data_dir: ${join(dir, name + '.data')}
+  prompts_dir: ${PROMPTS}
+`);
+  const gateway = await startAndWait(GATEWAY, ['serve', '--config', config],
+    /listening on http:\/\/127\.0\.0\.1:(\d+)/, 'stderr');
+  return {
+    base: `http://127.0.0.1:${gateway.match[1]}`,
+    stop: () => { gateway.child.kill('SIGKILL'); fake.child.kill('SIGKILL'); },
+  };
+}
+
+// Runs `command` in the workspace with only `env` (and PATH), bounded in time.
+function run(command, args, env) {
+  const home = join(dir, `home-${++serial}`);
+  mkdirSync(home, { recursive: true });
+  return new Promise((resolve) => {
+    const child = spawn(command, args, {
+      cwd: workspace,
+      env: { PATH: process.env.PATH, HOME: home, ...env(home) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, out, err }); });
+  });
+}
+
+const claude = (base, model, prompt) => run(CLAUDE,
+  ['-p', prompt, '--model', model, '--allowedTools', 'Read', '--output-format', 'json'],
+  () => ({
+    ANTHROPIC_BASE_URL: base,
+    ANTHROPIC_API_KEY: 'sk-ant-client',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+  }));
+
+const codex = (base, model, prompt) => run(CODEX, ['exec', '--skip-git-repo-check', prompt],
+  (home) => {
+    const codexHome = join(home, '.codex');
+    mkdirSync(codexHome, { recursive: true });
+    writeFileSync(join(codexHome, 'config.toml'), `model = "${model}"
+model_provider = "contextgate"
+
+[model_providers.contextgate]
+name = "contextgate"
+base_url = "${base}/v1"
+env_key = "CONTEXTGATE_KEY"
+wire_api = "responses"
+`);
+    return { CODEX_HOME: codexHome, CONTEXTGATE_KEY: 'sk-client' };
+  });
+
+const qwen = (base, model, prompt) => run(process.execPath,
+  [QWEN, '--auth-type', 'openai', '--approval-mode', 'yolo', prompt],
+  () => ({ OPENAI_BASE_URL: `${base}/v1`, OPENAI_API_KEY: 'sk-client', OPENAI_MODEL: model,
+    QWEN_CODE_SUPPRESS_YOLO_WARNING: '1' }));
+
+const agents = [
+  { name: 'Claude Code', cli: claude, provider: 'openai', model: 'gpt-4o', tool: 'Read', args: { file_path: file } },
+  { name: 'Claude Code', cli: claude, provider: 'gemini', model: 'gemini-2.5-pro', tool: 'Read', args: { file_path: file } },
+  { name: 'Codex', cli: codex, provider: 'anthropic', model: 'claude-sonnet-4-5', tool: 'exec_command', args: { cmd: 'cat hello.txt' } },
+  { name: 'Codex', cli: codex, provider: 'gemini', model: 'gemini-2.5-pro', tool: 'exec_command', args: { cmd: 'cat hello.txt' } },
+  // After an answer without calls Qwen Code asks the model who speaks next (its side request).
+  { name: 'Qwen Code', cli: qwen, provider: 'gemini', model: 'gemini-2.5-pro', tool: 'read_file', args: { file_path: file },
+    after: ['{"reasoning": "The answer is complete.", "next_speaker": "user"}'] },
+];
+
+for (const a of agents) {
+  test(`${a.name} gets a plain answer from an upstream of ${a.provider}`, async () => {
+    const g = await gatewayFor(a.provider, [`Plain answer from ${a.provider}.`, ...(a.after ?? [])]);
+    try {
+      const r = await a.cli(g.base, a.model, 'Say something.');
+      assert.equal(r.code, 0, r.out + r.err);
+      assert.match(r.out, new RegExp(`Plain answer from ${a.provider}\\.`));
+    } finally {
+      g.stop();
+    }
+  });
+
+  test(`${a.name} completes a tool round trip with an upstream of ${a.provider}`, async () => {
+    const g = await gatewayFor(a.provider, [
+      { content: '', calls: [{ name: a.tool, arguments: JSON.stringify(a.args) }] },
+      { content: 'The file says: hello from the file.', expect: 'hello from the file' },
+      ...(a.after ?? []),
+    ]);
+    try {
+      const r = await a.cli(g.base, a.model, 'What does hello.txt say?');
+      assert.equal(r.code, 0, r.out + r.err);
+      assert.match(r.out, /The file says: hello from the file\./);
+    } finally {
+      g.stop();
+    }
+  });
+}
