@@ -7,6 +7,9 @@
 //   event_p99_us ok
 //   sse_load PORT STREAMS DELAY_MS MODEL -> the same for that model, then token_p50_us
 //   token_p99_us: the arrival of the first chunk with non-empty `content` (time to first token)
+//   sse_load PORT STREAMS DELAY_MS MODEL API -> the same in another client API: `chat` (the
+//   default), `messages` (Anthropic's /v1/messages: text in text_delta, ends at message_stop) or
+//   `responses` (/v1/responses: text in output_text.delta, ends at response.completed)
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -35,7 +38,29 @@ struct result {
     std::vector<long> event_us;  // arrival of each event's terminator, since the send
 };
 
-net::awaitable<void> one_stream(tcp::endpoint at, std::string request, result& out) {
+// What a client API's stream looks like to this tool.
+struct api_shape {
+    std::string path;
+    std::string body_tail;       // after the model
+    std::string_view token_key;  // text follows it (non-empty: the first token)
+    std::string_view done;       // the stream's last event holds it
+};
+
+api_shape shape_of(std::string_view api) {
+    if (api == "messages")
+        return {"/v1/messages",
+                R"(,"max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]})",
+                "\"text_delta\",\"text\":\"", "message_stop"};
+    if (api == "responses")
+        return {"/v1/responses", R"(,"stream":true,"input":"hi"})",
+                "\"response.output_text.delta\"", "response.completed"};
+    return {"/v1/chat/completions",
+            R"(,"stream":true,"messages":[{"role":"user","content":"hi"}]})", "\"content\":\"",
+            "data: [DONE]\n\n"};
+}
+
+net::awaitable<void> one_stream(tcp::endpoint at, std::string request, const api_shape& api,
+                                result& out) {
     auto executor = co_await net::this_coro::executor;
     tcp::socket socket(executor);
     auto [connect_ec] = co_await socket.async_connect(at, use_ec);
@@ -64,7 +89,7 @@ net::awaitable<void> one_stream(tcp::endpoint at, std::string request, result& o
         }
         if (out.ttfb_us == 0) out.ttfb_us = now;
         if (out.token_us == 0) {
-            static constexpr std::string_view key = "\"content\":\"";
+            auto key = api.token_key;
             for (auto at = seen.find(key); at != std::string::npos; at = seen.find(key, at + 1))
                 if (at + key.size() < seen.size() && seen[at + key.size()] != '"') {
                     out.token_us = now;
@@ -75,11 +100,11 @@ net::awaitable<void> one_stream(tcp::endpoint at, std::string request, result& o
         for (auto at = seen.find("\n\n", from ? from - 1 : 0); at != std::string::npos;
              at = seen.find("\n\n", at + 2))
             out.event_us.push_back(now);
-        if (seen.find("data: [DONE]\n\n") != std::string::npos) {
+        if (seen.find(api.done) != std::string::npos) {
             out.ok = true;
             co_return;
         }
-        if (seen.size() > 64) seen.erase(0, seen.size() - 64);
+        if (seen.size() > 256) seen.erase(0, seen.size() - 256);
     }
 }
 
@@ -98,17 +123,18 @@ int main(int argc, char** argv) {
     int streams = std::stoi(argv[2]);
     std::string delay = argc > 3 ? argv[3] : "50";
     std::string model = argc > 4 ? argv[4] : "gpt-4o-mini";
-    std::string body =
-        R"({"model":")" + model + R"(","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+    auto api = shape_of(argc > 5 ? argv[5] : "chat");
+    std::string body = R"({"model":")" + model + "\"" + api.body_tail;
     std::string request =
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\n"
+        "POST " + api.path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+        "\r\nanthropic-version: 2023-06-01\r\n"
         "Content-Type: application/json\r\nx-fake-delay-ms: " +
         delay + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
     net::io_context io(1);
     tcp::endpoint at(net::ip::make_address("127.0.0.1"), port);
     std::vector<result> results(streams);
     for (int i = 0; i < streams; ++i)
-        net::co_spawn(io, one_stream(at, request, results[i]), net::detached);
+        net::co_spawn(io, one_stream(at, request, api, results[i]), net::detached);
     io.run();
     std::vector<long> ttfb, events, tokens;
     int ok = 0;

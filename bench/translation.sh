@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Translation benchmark: what Claude and Gemini behind /v1/chat/completions cost over the plain
-# passthrough. One contextgate with three upstreams on the same canned fake (OpenAI, Anthropic
+# Translation benchmark: what each translated direction costs over the plain passthrough —
+# Claude and Gemini behind /v1/chat/completions, an OpenAI-compatible model behind Anthropic's
+# /v1/messages (Claude Code's API) and behind /v1/responses (Codex's, `responses: translate`),
+# each beside the same API passed through natively. One contextgate with three upstreams on the same canned fake (OpenAI, Anthropic
 # Messages, Gemini generateContent), measured side by side in interleaved rounds with the fake
 # directly and nginx in front of it as references (the machine is shared and noisy: medians and
 # ratios count).
@@ -48,6 +50,11 @@ upstreams:
     auth: replace
     models: ["gemini-*"]
     max_idle_connections: 4096
+  - name: translating
+    base_url: http://127.0.0.1:$fake_port/v1
+    models: ["rt-*"]
+    responses: translate
+    max_idle_connections: 4096
 logging:
   access_log: false
 YAML
@@ -56,11 +63,26 @@ pids+=($!)
 gateway_pid=$!
 gateway_port="$(wait_for "$tmp/gateway.err" 'listening on http://127.0.0.1:([0-9]+)')"
 
-targets=(direct nginx passthrough claude gemini)
+targets=(direct nginx passthrough claude gemini messages-native messages responses-native responses)
 declare -A port=([direct]=$fake_port [nginx]=$nginx_port [passthrough]=$gateway_port
-                 [claude]=$gateway_port [gemini]=$gateway_port)
+                 [claude]=$gateway_port [gemini]=$gateway_port
+                 [messages-native]=$gateway_port [messages]=$gateway_port
+                 [responses-native]=$gateway_port [responses]=$gateway_port)
 declare -A model=([direct]=gpt-4o-mini [nginx]=gpt-4o-mini [passthrough]=gpt-4o-mini
-                  [claude]=claude-bench [gemini]=gemini-bench)
+                  [claude]=claude-bench [gemini]=gemini-bench
+                  [messages-native]=claude-bench [messages]=gpt-4o-mini
+                  [responses-native]=gpt-4o-mini [responses]=rt-bench)
+# The client API each target is asked in: Chat Completions, Messages or Responses.
+declare -A api=([direct]=chat [nginx]=chat [passthrough]=chat [claude]=chat [gemini]=chat
+                [messages-native]=messages [messages]=messages
+                [responses-native]=responses [responses]=responses)
+request_of() {  # path and body of a whole request in target $1's API
+  case ${api[$1]} in
+    messages) echo "/v1/messages {\"model\":\"${model[$1]}\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";;
+    responses) echo "/v1/responses {\"model\":\"${model[$1]}\",\"input\":\"Say hello\"}";;
+    *) echo "/v1/chat/completions {\"model\":\"${model[$1]}\",\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";;
+  esac
+}
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
@@ -68,10 +90,11 @@ echo "# contextgate translation benchmark  $(date -u +%FT%TZ)  $(nproc) cores, 1
 echo "# rounds=$ROUNDS duration=$DURATION rate=${RATE}/s streams=$STREAMS event_delay=${EVENT_DELAY_MS}ms"
 for round in $(seq "$ROUNDS"); do
   for t in "${targets[@]}"; do
-    body="{\"model\":\"${model[$t]}\",\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}"
-    url="http://127.0.0.1:${port[$t]}/v1/chat/completions"
+    read -r path body < <(request_of "$t")
+    url="http://127.0.0.1:${port[$t]}$path"
     before="$(cpu_ticks "$gateway_pid")"
-    out="$(hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json -d "$body" "$url")"
+    out="$(hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json \
+      -H "anthropic-version: 2023-06-01" -d "$body" "$url")"
     after="$(cpu_ticks "$gateway_pid")"
     ok="$(echo "$out" | awk '/\[200\]/ { print $2 }')"
     [ -n "$ok" ] || { echo "$t: no 200 answers" >&2; echo "$out" >&2; exit 1; }
@@ -79,7 +102,7 @@ for round in $(seq "$ROUNDS"); do
     echo "$out" | awk '/ 99% in/ { print $3 * 1000000 }' >>"$tmp/$t.p99"
     awk -v t=$((after - before)) -v n="$ok" -v hz="$(getconf CLK_TCK)" \
       'BEGIN { printf "%.1f\n", t * 1000000 / hz / n }' >>"$tmp/$t.cpu"
-    read -r t50 t99 _ _ streamed k50 k99 < <(build/sse_load "${port[$t]}" "$STREAMS" "$EVENT_DELAY_MS" "${model[$t]}")
+    read -r t50 t99 _ _ streamed k50 k99 < <(build/sse_load "${port[$t]}" "$STREAMS" "$EVENT_DELAY_MS" "${model[$t]}" "${api[$t]}")
     [ "$streamed" = "$STREAMS" ] || { echo "$t: only $streamed of $STREAMS streams completed" >&2; exit 1; }
     echo "$t50" >>"$tmp/$t.ttfb50"; echo "$t99" >>"$tmp/$t.ttfb99"
     echo "$k50" >>"$tmp/$t.tok50"; echo "$k99" >>"$tmp/$t.tok99"
@@ -89,24 +112,31 @@ done
 m() { median <"$tmp/$1.$2"; }
 echo
 echo "## At a fixed ${RATE} req/s (hey -c 10 -q $((RATE / 10))), median of $ROUNDS; gateway CPU per request"
-printf "%-12s %10s %10s %12s %14s\n" target "p50 us" "p99 us" "added p50" "gateway us/req"
+printf "%-17s %10s %10s %12s %14s\n" target "p50 us" "p99 us" "added p50" "gateway us/req"
 for t in "${targets[@]}"; do
   cpu="-"
-  case $t in passthrough|claude|gemini) cpu="$(m "$t" cpu)";; esac
-  printf "%-12s %10.0f %10.0f %12.0f %14s\n" "$t" "$(m "$t" p50)" "$(m "$t" p99)" \
+  case $t in direct|nginx) ;; *) cpu="$(m "$t" cpu)";; esac
+  printf "%-17s %10.0f %10.0f %12.0f %14s\n" "$t" "$(m "$t" p50)" "$(m "$t" p99)" \
     "$(awk -v a="$(m "$t" p50)" -v b="$(m direct p50)" 'BEGIN { print a - b }')" "$cpu"
 done
-for t in claude gemini; do
-  awk -v a="$(m "$t" cpu)" -v b="$(m passthrough cpu)" -v n="$t" \
-    'BEGIN { printf "%s: translation costs %.1f us of CPU per request over the passthrough (%.2fx)\n", n, a - b, a / b }'
+for pair in claude:passthrough gemini:passthrough messages:messages-native responses:responses-native; do
+  t=${pair%%:*} base=${pair#*:}
+  awk -v a="$(m "$t" cpu)" -v b="$(m "$base" cpu)" -v n="$t" -v r="$base" \
+    'BEGIN { printf "%s: translation costs %.1f us of CPU per request over %s (%.2fx)\n", n, a - b, r, a / b }'
 done
 
 echo
 echo "## $STREAMS concurrent streams, an event every ${EVENT_DELAY_MS} ms (median of $ROUNDS, microseconds)"
-printf "%-12s %10s %10s %12s %12s %16s\n" target "ttfb p50" "ttfb p99" "token p50" "token p99" "added token p50"
+printf "%-17s %10s %10s %12s %12s %16s\n" target "ttfb p50" "ttfb p99" "token p50" "token p99" "added token p50"
 for t in "${targets[@]}"; do
-  printf "%-12s %10.0f %10.0f %12.0f %12.0f %16.0f\n" "$t" "$(m "$t" ttfb50)" "$(m "$t" ttfb99)" \
+  printf "%-17s %10.0f %10.0f %12.0f %12.0f %16.0f\n" "$t" "$(m "$t" ttfb50)" "$(m "$t" ttfb99)" \
     "$(m "$t" tok50)" "$(m "$t" tok99)" \
     "$(awk -v a="$(m "$t" tok50)" -v b="$(m direct tok50)" 'BEGIN { print a - b }')"
 done
-echo "(token: the first chunk with text; direct, nginx and passthrough get the OpenAI fake's stream)"
+for pair in messages:messages-native responses:responses-native; do
+  t=${pair%%:*} base=${pair#*:}
+  awk -v a="$(m "$t" tok50)" -v b="$(m "$base" tok50)" -v c="$(m "$t" tok99)" -v d="$(m "$base" tok99)" -v n="$t" -v r="$base" \
+    'BEGIN { printf "%s: first text event %+.0f us at p50, %+.0f us at p99 against %s\n", n, a - b, c - d, r }'
+done
+echo "(token: the first event with text; direct, nginx and passthrough get the OpenAI fake's stream;"
+echo " messages-native the Anthropic fake's, responses-native the fake's own Responses stream)"

@@ -727,6 +727,30 @@ BOOST_AUTO_TEST_CASE(responses_translate_for_an_openai_compatible_server_without
     BOOST_TEST(r.body.find("Hello from the fake upstream!") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(responses_errors_carry_the_codes_codex_acts_on_and_websockets_are_refused) {
+    fake_upstream fake;
+    auto cfg = three_providers(fake, config::auth_mode::replace);
+    cfg.upstreams[0].translate_responses = true;
+    running_gateway gw{cfg};
+    client c(gw.port());
+    auto limited = c.request(make_request(
+        "POST", "/v1/responses", R"({"model":"claude-sonnet","stream":true,"input":"hi"})",
+        "Content-Type: application/json\r\nx-fake-status: 429\r\n"));
+    BOOST_TEST(limited.status == 429u, limited.body);
+    BOOST_TEST(limited.header("retry-after") == "7");
+    BOOST_TEST(json::parse(limited.body).at("error").at("code") == "rate_limit_exceeded");
+    // An upstream that serves no Responses endpoint has no WebSocket one either: refused at once,
+    // so Codex falls back to HTTP.
+    client ws(gw.port());
+    auto refused = ws.request(make_request("GET", "/v1/responses", "",
+                                           "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                                           "Sec-WebSocket-Version: 13\r\n"
+                                           "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"));
+    BOOST_TEST(refused.status == 400u, refused.body);
+    BOOST_TEST(refused.body.find("responses: translate") != std::string::npos, refused.body);
+    BOOST_TEST(fake.requests().size() == 1u);  // only the 429 reached it
+}
+
 BOOST_AUTO_TEST_CASE(responses_state_and_server_tools_are_refused_by_name) {
     providers_fixture f;
     auto r = post_to(f, "/v1/responses",
