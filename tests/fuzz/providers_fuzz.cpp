@@ -1,7 +1,8 @@
-// libFuzzer target for what the provider adapters read from outside: a client's Chat Completions
-// body (openai::parse_chat_request, then encoded for each dialect, its target and size checked
-// whatever the model name and the schemas hold) and an upstream's answer in
-// each dialect, whole and as an event stream cut at a position the input chooses. Any bytes must
+// libFuzzer target for what the provider adapters read from outside: a client's body in each API
+// the gateway translates (Chat Completions, Messages, Responses: read by its ingress, then encoded
+// for each dialect, its target and size checked whatever the model name and the schemas hold) and
+// an upstream's answer in each dialect, whole and as an event stream cut at a position the input
+// chooses, written back by every ingress's event writer. Any bytes must
 // give a refusal or a value that keeps the invariants below; never a crash, a hang or a leak (run
 // under ASan+UBSan).
 // Build with clang: cmake -DCONTEXTGATE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ …, then run
@@ -10,6 +11,7 @@
 // (ctest `fuzz_smoke`).
 
 #include "gateway/providers/adapter.hpp"
+#include "gateway/providers/ingress.hpp"
 #include "gateway/providers/openai.hpp"
 
 #include <boost/json/parse.hpp>
@@ -30,13 +32,18 @@ constexpr providers::provider dialects[] = {
     providers::provider::openai, providers::provider::anthropic, providers::provider::gemini};
 
 // A client's body: refused with a reason, or read and encodable as JSON in every dialect.
-void client_body(std::string_view body) {
+const providers::ingress* const ingresses[] = {&providers::chat_completions(),
+                                               &providers::messages(), &providers::responses()};
+
+void client_body(const providers::ingress& in, std::string_view body) {
     providers::request r;
-    providers::openai::parse_failure failure;
-    if (!providers::openai::parse_chat_request(body, r, failure)) {
+    providers::parse_failure failure;
+    if (!in.parse(body, r, failure)) {
         if (failure.message.empty()) broken();
+        if (in.refusal(failure).empty()) broken();
         return;
     }
+    (void)providers::estimate_input_tokens(r);
     if (r.model.empty() || r.messages.empty()) broken();
     for (auto p : dialects) {
         const auto& adapter = providers::adapter_for(p);
@@ -75,22 +82,40 @@ void upstream_answer(const providers::adapter& a, std::string_view body, std::si
 
     providers::stream_reader reader(a, 1 << 20);
     providers::reply_builder builder;
+    // Every client API writes what the provider streamed, whatever it was.
+    providers::request asked;
+    asked.tools.push_back({"apply_patch", "", {}, true, ""});
+    std::vector<std::unique_ptr<providers::event_writer>> writers;
+    for (const auto* in : ingresses) writers.push_back(in->writer({"x_1", "m", 0}, asked));
+    std::string written;
     std::vector<providers::stream_delta> deltas;
     std::string why;
     for (auto part : {body.substr(0, cut), body.substr(cut)}) {
         deltas.clear();
-        if (!reader.feed(part, deltas, why)) {
-            if (why.empty()) broken();  // a refusal always says why
-            return;                     // broken, or the provider's error: fine
+        bool ok = reader.feed(part, deltas, why);
+        for (const auto& d : deltas) {
+            builder.add(d);
+            for (auto& w : writers) w->frames(d, written);
         }
-        for (const auto& d : deltas) builder.add(d);
+        if (!ok) {
+            if (why.empty()) broken();  // a refusal always says why
+            providers::provider_error e;
+            e.message = why;
+            for (auto& w : writers) w->failed(e, written);
+            return;  // broken, or the provider's error: fine
+        }
     }
     deltas.clear();
     if (!reader.finish(deltas, why)) return;  // ended early: refused, fine
-    for (const auto& d : deltas) builder.add(d);
+    for (const auto& d : deltas) {
+        builder.add(d);
+        for (auto& w : writers) w->frames(d, written);
+    }
     std::string bad;
     auto reply = builder.take(bad);
     for (const auto* c : reply.content.calls()) (void)c->arguments.size();
+    for (const auto* in : ingresses)
+        if (in->answer(reply, {"x_1", "m", 0}, asked).empty()) broken();
 }
 
 }  // namespace
@@ -98,14 +123,12 @@ void upstream_answer(const providers::adapter& a, std::string_view body, std::si
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 2) return 0;
     std::string_view rest(reinterpret_cast<const char*>(data) + 2, size - 2);
-    switch (data[0] % 4) {
-        case 0:
-            client_body(rest);
-            break;
-        default: {
-            const auto& a = providers::adapter_for(dialects[data[0] % 4 - 1]);
-            upstream_answer(a, rest, rest.empty() ? 0 : data[1] % (rest.size() + 1));
-        }
+    auto choice = data[0] % 6;
+    if (choice < 3) {
+        client_body(*ingresses[choice], rest);
+    } else {
+        const auto& a = providers::adapter_for(dialects[choice - 3]);
+        upstream_answer(a, rest, rest.empty() ? 0 : data[1] % (rest.size() + 1));
     }
     return 0;
 }
