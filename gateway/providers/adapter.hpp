@@ -82,6 +82,8 @@ std::string_view error_type_for(unsigned status);
 provider_error read_error(unsigned status, std::string_view body, bool keep_type);
 // A member's integer, or 0 when it is not one (its string: gateway::string_of).
 std::int64_t int_of(const json::value* v);
+// A member's number, or nullopt when it is not one.
+std::optional<double> number_of(const json::value* v);
 using gateway::string_of;
 }  // namespace detail
 

@@ -12,22 +12,10 @@ namespace gateway::providers {
 
 namespace {
 
+using detail::fail;
 using detail::int_of;
+using detail::number_of;
 using detail::string_of;
-
-bool fail(parse_failure& f, std::string param, std::string message) {
-    f.param = std::move(param);
-    f.message = std::move(message);
-    return false;
-}
-
-std::optional<double> number_of(const json::value* v) {
-    if (!v) return std::nullopt;
-    if (v->is_double()) return v->as_double();
-    if (v->is_int64()) return static_cast<double>(v->as_int64());
-    if (v->is_uint64()) return static_cast<double>(v->as_uint64());
-    return std::nullopt;
-}
 
 // An image block's source as the conversation model keeps images: a data: URL or a URL.
 bool image_url(const json::object& block, std::string& url) {

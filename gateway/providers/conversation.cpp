@@ -339,6 +339,14 @@ provider_error read_error(unsigned status, std::string_view body, bool keep_type
     return e;
 }
 
+std::optional<double> number_of(const json::value* v) {
+    if (!v) return std::nullopt;
+    if (v->is_double()) return v->as_double();
+    if (v->is_int64()) return static_cast<double>(v->as_int64());
+    if (v->is_uint64()) return static_cast<double>(v->as_uint64());
+    return std::nullopt;
+}
+
 std::int64_t int_of(const json::value* v) {
     if (!v) return 0;
     if (v->is_int64()) return v->as_int64();

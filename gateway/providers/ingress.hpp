@@ -25,6 +25,17 @@ struct parse_failure {
     std::string message;
 };
 
+namespace detail {
+// Sets `f` to the field and why, and returns false (the parsers' refusal).
+inline bool fail(parse_failure& f, std::string param, std::string message) {
+    f.param = std::move(param);
+    f.message = std::move(message);
+    return false;
+}
+// OpenAI's invalid_request_error envelope for a refused field (Chat Completions and Responses).
+std::string unsupported_parameter(const parse_failure& f);
+}  // namespace detail
+
 // What the gateway names an answer it writes: its id, the model as the client named it, and
 // when it was made (seconds since the epoch).
 struct answer_names {

@@ -9,24 +9,12 @@ namespace gateway::providers::openai {
 
 namespace {
 
+using detail::fail;
+using detail::number_of;
 using detail::string_of;
 
 const json::value* member(const json::object& o, std::string_view key) {
     return o.if_contains(key);
-}
-
-std::optional<double> number_of(const json::value* v) {
-    if (!v) return std::nullopt;
-    if (v->is_double()) return v->as_double();
-    if (v->is_int64()) return static_cast<double>(v->as_int64());
-    if (v->is_uint64()) return static_cast<double>(v->as_uint64());
-    return std::nullopt;
-}
-
-bool fail(parse_failure& f, std::string param, std::string message) {
-    f.param = std::move(param);
-    f.message = std::move(message);
-    return false;
 }
 
 // Text (and image) parts of a `content` that is a string, null or an array of parts.

@@ -245,13 +245,7 @@ public:
     }
     std::string error_body(const provider_error& e) const override { return openai::error_body(e); }
     std::string refusal(const parse_failure& f) const override {
-        auto message = f.param.empty() ? f.message : "`" + f.param + "` " + f.message;
-        json::value param = f.param.empty() ? json::value(nullptr) : json::value(f.param);
-        return json::serialize(json::object{{"error",
-                                             {{"message", message},
-                                              {"type", "invalid_request_error"},
-                                              {"param", param},
-                                              {"code", "unsupported_parameter"}}}});
+        return detail::unsupported_parameter(f);
     }
     std::string_view id_prefix() const override { return "chatcmpl-"; }
 };
@@ -261,6 +255,16 @@ public:
 }  // namespace gateway::providers::openai
 
 namespace gateway::providers {
+
+std::string detail::unsupported_parameter(const parse_failure& f) {
+    auto message = f.param.empty() ? f.message : "`" + f.param + "` " + f.message;
+    json::value param = f.param.empty() ? json::value(nullptr) : json::value(f.param);
+    return json::serialize(json::object{{"error",
+                                         {{"message", message},
+                                          {"type", "invalid_request_error"},
+                                          {"param", param},
+                                          {"code", "unsupported_parameter"}}}});
+}
 
 const ingress& chat_completions() {
     static const openai::chat_ingress instance;

@@ -13,21 +13,9 @@ namespace gateway::providers {
 
 namespace {
 
+using detail::fail;
+using detail::number_of;
 using detail::string_of;
-
-bool fail(parse_failure& f, std::string param, std::string message) {
-    f.param = std::move(param);
-    f.message = std::move(message);
-    return false;
-}
-
-std::optional<double> number_of(const json::value* v) {
-    if (!v) return std::nullopt;
-    if (v->is_double()) return v->as_double();
-    if (v->is_int64()) return static_cast<double>(v->as_int64());
-    if (v->is_uint64()) return static_cast<double>(v->as_uint64());
-    return std::nullopt;
-}
 
 // The one parameter a custom (freeform) tool is given on a target that has only functions.
 constexpr std::string_view freeform_input = "input";
@@ -607,13 +595,7 @@ public:
                                               {"code", error_code_for(e)}}}});
     }
     std::string refusal(const parse_failure& f) const override {
-        auto message = f.param.empty() ? f.message : "`" + f.param + "` " + f.message;
-        json::value param = f.param.empty() ? json::value(nullptr) : json::value(f.param);
-        return json::serialize(json::object{{"error",
-                                             {{"message", message},
-                                              {"type", "invalid_request_error"},
-                                              {"param", param},
-                                              {"code", "unsupported_parameter"}}}});
+        return detail::unsupported_parameter(f);
     }
     std::string_view id_prefix() const override { return "resp_"; }
 };
