@@ -232,12 +232,9 @@ bool read_messages(const json::value* messages, request& out, parse_failure& f) 
 }
 
 bool parse_messages(std::string_view body, request& out, parse_failure& f) {
-    boost::system::error_code ec;
-    json::parse_options options;
-    options.max_depth = 64;
-    auto v = json::parse(body, ec, {}, options);
-    if (ec || !v.is_object()) return fail(f, "", "The request body is not a JSON object.");
-    const auto& o = v.as_object();
+    auto v = detail::parse_body(body, f);
+    if (!v) return false;
+    const auto& o = v->as_object();
     for (const auto& field : o) {
         std::string_view key = field.key();
         if (key == "top_k" || key == "mcp_servers" || key == "container")

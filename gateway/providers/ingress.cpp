@@ -1,5 +1,6 @@
 #include "gateway/providers/ingress.hpp"
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 namespace gateway::providers {
@@ -62,6 +63,18 @@ void block_writer::frames(const stream_delta& d, std::string& out) {
             end(d, out);
             return;
     }
+}
+
+std::optional<json::value> detail::parse_body(std::string_view body, parse_failure& f) {
+    boost::system::error_code ec;
+    json::parse_options options;
+    options.max_depth = 64;
+    auto v = json::parse(body, ec, {}, options);
+    if (ec || !v.is_object()) {
+        fail(f, "", "The request body is not a JSON object.");
+        return std::nullopt;
+    }
+    return v;
 }
 
 std::int64_t estimate_input_tokens(const request& r) {

@@ -32,6 +32,8 @@ inline bool fail(parse_failure& f, std::string param, std::string message) {
     f.message = std::move(message);
     return false;
 }
+// A client's body as a JSON object (nesting bounded), or nullopt with `f` set.
+std::optional<json::value> parse_body(std::string_view body, parse_failure& f);
 // OpenAI's invalid_request_error envelope for a refused field (Chat Completions and Responses).
 std::string unsupported_parameter(const parse_failure& f);
 }  // namespace detail

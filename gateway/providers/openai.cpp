@@ -371,12 +371,9 @@ json::object usage_json(const usage& u) {
 }
 
 bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
-    boost::system::error_code ec;
-    json::parse_options options;
-    options.max_depth = 64;
-    auto v = json::parse(body, ec, {}, options);
-    if (ec || !v.is_object()) return fail(f, "", "The request body is not a JSON object.");
-    const auto& o = v.as_object();
+    auto v = detail::parse_body(body, f);
+    if (!v) return false;
+    const auto& o = v->as_object();
 
     // Fields whose meaning cannot be kept on another provider.
     for (const auto& field : o) {

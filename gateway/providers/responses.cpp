@@ -220,12 +220,9 @@ bool read_tool_choice(const json::object& o, request& out, parse_failure& f) {
 }
 
 bool parse_responses(std::string_view body, request& out, parse_failure& f) {
-    boost::system::error_code ec;
-    json::parse_options options;
-    options.max_depth = 64;
-    auto v = json::parse(body, ec, {}, options);
-    if (ec || !v.is_object()) return fail(f, "", "The request body is not a JSON object.");
-    const auto& o = v.as_object();
+    auto v = detail::parse_body(body, f);
+    if (!v) return false;
+    const auto& o = v->as_object();
     if (const auto* prev = o.if_contains("previous_response_id"); prev && !prev->is_null())
         return fail(f, "previous_response_id",
                     "cannot be used with this model: the gateway keeps no responses for its "
