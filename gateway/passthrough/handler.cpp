@@ -145,11 +145,33 @@ destination choose(const http::request_context& ctx,
             d.refusal = too_long_model_name();
             return d;
         }
+        // Gemini's API, for whatever model its path names: a route's targets, else the upstream
+        // whose globs take the model, else the first Gemini upstream, else the default one. A
+        // target of another provider is translated (generateContent, streamGenerateContent,
+        // countTokens).
         d.dialect = config::provider_kind::gemini;
-        d.upstream = router.route(model, config::provider_kind::gemini);
         d.model = model.value_or("");
         d.target = target.substr(7);
-        if (!d.upstream) d.refusal = "No upstream of provider gemini is configured for `/v1beta/`.";
+        bool post = ctx.req.method() == bhttp::verb::post;
+        if (model && post)
+            if (const auto* r = routing.table().find(*model)) {
+                d.route = r;
+                d.upstream = r->targets.front().index;
+                return d;
+            }
+        if (model) d.upstream = router.match(*model);
+        if (!d.upstream) d.upstream = router.route(model, config::provider_kind::gemini);
+        if (!d.upstream) d.upstream = router.route(model);
+        const auto& up = upstreams[*d.upstream];
+        bool translatable =
+            post && model &&
+            (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent") ||
+             path.ends_with(":countTokens"));
+        if (up.provider != config::provider_kind::gemini && !translatable)
+            d.refusal = "`" + std::string(path) + "` is not available for model `" + d.model +
+                        "`: its upstream `" + up.name +
+                        "` is not Gemini, and the gateway translates only POST "
+                        "generateContent, streamGenerateContent and countTokens to it.";
         return d;
     }
     if (!ctx.req.body().empty()) model = upstream::read_model(ctx.req.body());

@@ -93,6 +93,9 @@ const providers::ingress* translation_for(config::provider_kind spoken, std::str
         return &providers::responses();
     if (spoken == config::provider_kind::anthropic && path == "/v1/messages")
         return &providers::messages();
+    if (spoken == config::provider_kind::gemini && path.starts_with("/v1beta/models/") &&
+        (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent")))
+        return &providers::generate_content();
     return nullptr;
 }
 
@@ -128,13 +131,16 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     bool responses = post && path == "/v1/responses";
     bool head_request = ctx.req.method() == bhttp::verb::head;
     auto spoken = where.dialect;
-    // Gateway errors in the client's envelope (Anthropic's for Messages).
-    const auto* envelope =
-        spoken == config::provider_kind::anthropic ? &providers::messages() : nullptr;
-    if (post && path == "/v1/messages/count_tokens" &&
-        pools_[*where.upstream].upstream().provider != config::provider_kind::anthropic) {
+    // Gateway errors in the client's envelope (Anthropic's for Messages, Google's for Gemini).
+    const providers::ingress* envelope = nullptr;
+    if (spoken == config::provider_kind::anthropic) envelope = &providers::messages();
+    if (spoken == config::provider_kind::gemini) envelope = &providers::generate_content();
+    bool counting =
+        post && (path == "/v1/messages/count_tokens" ||
+                 (path.starts_with("/v1beta/models/") && path.ends_with(":countTokens")));
+    if (counting && envelope && pools_[*where.upstream].upstream().provider != spoken) {
         // Not a model call on a translated route: the gateway's estimate answers it.
-        co_await count_tokens(ctx);
+        co_await count_tokens(ctx, *envelope);
         co_return;
     }
     exchange_state state;
@@ -176,8 +182,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                                        "upstream `" + up.name + "` cannot take `" +
                                            std::string(path) +
                                            "`: the gateway translates only POST "
-                                           "/v1/chat/completions, /v1/responses and /v1/messages "
-                                           "to another provider"));
+                                           "/v1/chat/completions, /v1/responses, /v1/messages and "
+                                           "Gemini's generateContent to another provider"));
                 continue;
             }
             // Each target hears the client's body: only the model name may change (when the

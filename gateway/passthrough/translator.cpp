@@ -146,7 +146,7 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
                                      exchange_state& state) {
     auto head_bytes = [&] {
         http::response_head head(200);
-        head.field("Content-Type", "text/event-stream; charset=utf-8");
+        head.field("Content-Type", writer.content_type());
         head.field("Cache-Control", "no-cache");
         for (const auto& [name, value] : kept_fields(parser, state)) head.field(name, value);
         if (ctx.draining) ctx.keep_alive = false;
@@ -299,7 +299,7 @@ net::awaitable<void> write_reply_as_stream(
     http::request_context& ctx, const providers::reply& reply, providers::event_writer& writer,
     const std::vector<std::pair<std::string, std::string>>& kept) {
     http::response_head head(200);
-    head.field("Content-Type", "text/event-stream; charset=utf-8");
+    head.field("Content-Type", writer.content_type());
     head.field("Cache-Control", "no-cache");
     for (const auto& [name, value] : kept) head.field(name, value);
     if (ctx.draining) ctx.keep_alive = false;
@@ -329,8 +329,13 @@ net::awaitable<std::optional<translate_failure>> translate(
         co_await refuse(ctx, in, std::move(refused));
         co_return std::nullopt;
     }
+    if (!in.from_target(ctx.req.target(), r)) {
+        providers::parse_failure unnamed{"", "The request's path names no model."};
+        co_await refuse(ctx, in, std::move(unnamed));
+        co_return std::nullopt;
+    }
     providers::answer_names names{std::string(in.id_prefix()) + ctx.request_id, r.model,
-                                  now_seconds()};
+                                  now_seconds(), ctx.req.target()};
     r.model = upstream::upstream_model(up, r.model);
     std::string why;
     auto body = adapter.encode(r, why);
@@ -457,16 +462,18 @@ net::awaitable<void> write_error_as(http::request_context& ctx, const providers:
     co_await write_json(ctx, status, in.error_body(said));
 }
 
-net::awaitable<void> count_tokens(http::request_context& ctx) {
+net::awaitable<void> count_tokens(http::request_context& ctx, const providers::ingress& in) {
     providers::request r;
     providers::parse_failure refused;
-    const auto& in = providers::messages();
     if (!in.parse(ctx.req.body(), r, refused)) {
         co_await refuse(ctx, in, std::move(refused));
         co_return;
     }
+    auto tokens = providers::estimate_input_tokens(r);
+    // Anthropic's answer, or Gemini's.
     auto body =
-        json::serialize(json::object{{"input_tokens", providers::estimate_input_tokens(r)}});
+        json::serialize(&in == &providers::messages() ? json::object{{"input_tokens", tokens}}
+                                                      : json::object{{"totalTokens", tokens}});
     // Named first: GCC 12 cannot copy a braced list into a coroutine's frame.
     std::vector<std::pair<std::string, std::string>> fields{{"x-contextgate-estimate", "true"}};
     co_await write_json(ctx, 200, std::move(body), std::move(fields));

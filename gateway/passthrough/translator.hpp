@@ -43,9 +43,9 @@ net::awaitable<std::optional<translate_failure>> translate(
 net::awaitable<void> write_error_as(http::request_context& ctx, const providers::ingress& in,
                                     boost::system::error_code ec, std::string_view detail);
 
-// Anthropic's count_tokens on a translated route: the gateway's estimate
-// (providers::estimate_input_tokens), or the 400 for a body it cannot read.
-net::awaitable<void> count_tokens(http::request_context& ctx);
+// Anthropic's count_tokens or Gemini's countTokens (`in`) on a translated route: the gateway's
+// estimate (providers::estimate_input_tokens), or the 400 for a body it cannot read.
+net::awaitable<void> count_tokens(http::request_context& ctx, const providers::ingress& in);
 
 // GET /v1/models when some upstream is not OpenAI-compatible: the models the OpenAI-compatible
 // upstreams listed (their `/models` bodies, in `listed`), then every model name the configuration

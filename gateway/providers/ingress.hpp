@@ -44,6 +44,7 @@ struct answer_names {
     std::string id;
     std::string model;
     std::int64_t created = 0;
+    std::string_view target;  // the client's request target (Gemini's alt=sse is in its query)
 };
 
 // Writes one streamed answer in the client's event grammar, delta by delta. Not thread-safe; one
@@ -56,6 +57,8 @@ public:
     // The stream broke after it was committed to: the protocol's terminal error, closing what
     // is open where the grammar asks it.
     virtual void failed(const provider_error& e, std::string& out) = 0;
+    // The streamed answer's Content-Type (Gemini without alt=sse streams a JSON array).
+    virtual std::string_view content_type() const { return "text/event-stream; charset=utf-8"; }
 };
 
 // The API a client speaks, as the gateway answers it for a target of another provider.
@@ -65,6 +68,9 @@ public:
     // The client's request in the conversation model. False with `failure` when it cannot be
     // translated (or is not a request of this API at all).
     virtual bool parse(std::string_view body, request& out, parse_failure& failure) const = 0;
+    // What the request's target adds (Gemini's path names the model and whether to stream:
+    // /v1beta/models/{model}:streamGenerateContent?alt=sse). False when it names no model.
+    virtual bool from_target(std::string_view, request&) const { return true; }
     // A whole answer to `asked` in this API's JSON.
     virtual std::string answer(const reply& r, const answer_names& names,
                                const request& asked) const = 0;
@@ -79,10 +85,11 @@ public:
 };
 
 // Chat Completions (openai.hpp), Anthropic Messages (anthropic_ingress.cpp), OpenAI Responses
-// (responses.cpp).
+// (responses.cpp), Gemini generateContent (gemini_ingress.cpp).
 const ingress& chat_completions();
 const ingress& messages();
 const ingress& responses();
+const ingress& generate_content();
 
 // Anthropic's `count_tokens` answer on a translated route: an estimate of the tokens `r` would
 // send, from the same text (system, messages, calls and results, tool declarations): one token

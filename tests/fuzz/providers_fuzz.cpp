@@ -33,7 +33,8 @@ constexpr providers::provider dialects[] = {
 
 // A client's body: refused with a reason, or read and encodable as JSON in every dialect.
 const providers::ingress* const ingresses[] = {&providers::chat_completions(),
-                                               &providers::messages(), &providers::responses()};
+                                               &providers::messages(), &providers::responses(),
+                                               &providers::generate_content()};
 
 void client_body(const providers::ingress& in, std::string_view body) {
     providers::request r;
@@ -44,6 +45,8 @@ void client_body(const providers::ingress& in, std::string_view body) {
         return;
     }
     (void)providers::estimate_input_tokens(r);
+    // Gemini's body names no model: its path does.
+    if (!in.from_target("/v1beta/models/fuzz-model:streamGenerateContent?alt=sse", r)) broken();
     if (r.model.empty() || r.messages.empty()) broken();
     for (auto p : dialects) {
         const auto& adapter = providers::adapter_for(p);
@@ -86,7 +89,8 @@ void upstream_answer(const providers::adapter& a, std::string_view body, std::si
     providers::request asked;
     asked.tools.push_back({"apply_patch", "", {}, true, ""});
     std::vector<std::unique_ptr<providers::event_writer>> writers;
-    for (const auto* in : ingresses) writers.push_back(in->writer({"x_1", "m", 0}, asked));
+    for (const auto* in : ingresses)
+        writers.push_back(in->writer({"x_1", "m", 0, "/v1beta/models/m:x?alt=sse"}, asked));
     std::string written;
     std::vector<providers::stream_delta> deltas;
     std::string why;
@@ -123,11 +127,11 @@ void upstream_answer(const providers::adapter& a, std::string_view body, std::si
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 2) return 0;
     std::string_view rest(reinterpret_cast<const char*>(data) + 2, size - 2);
-    auto choice = data[0] % 6;
-    if (choice < 3) {
+    auto choice = data[0] % 7;
+    if (choice < 4) {
         client_body(*ingresses[choice], rest);
     } else {
-        const auto& a = providers::adapter_for(dialects[choice - 3]);
+        const auto& a = providers::adapter_for(dialects[choice - 4]);
         upstream_answer(a, rest, rest.empty() ? 0 : data[1] % (rest.size() + 1));
     }
     return 0;

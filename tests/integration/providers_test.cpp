@@ -766,3 +766,116 @@ BOOST_AUTO_TEST_CASE(responses_state_and_server_tools_are_refused_by_name) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// Gemini CLI's API answered by the other providers.
+BOOST_AUTO_TEST_SUITE(gemini_clients_any_model)
+
+using any_agent_any_model::post_to;
+
+namespace {
+const std::string gemini_tools =
+    R"([{"functionDeclarations":[{"name":"read_file","description":"Reads a file",
+        "parametersJsonSchema":{"type":"object","properties":{"path":{"type":"string"}},
+                                "required":["path"]}}]}])";
+
+// The parts of every response in a Gemini stream, in order.
+std::vector<json::object> parts_of(const std::string& body) {
+    std::vector<json::object> out;
+    for (const auto& [name, data] : sse_events(body)) {
+        auto response = json::parse(data);
+        if (!response.as_object().contains("candidates")) continue;
+        for (const auto& p : response.at("candidates").at(0).at("content").at("parts").as_array())
+            out.push_back(p.as_object());
+    }
+    return out;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(gemini_cli_reaches_an_openai_compatible_model_and_claude) {
+    providers_fixture f;
+    for (std::string model : {"gpt-4o", "claude-sonnet"}) {
+        BOOST_TEST_CONTEXT(model) {
+            auto path = "/v1beta/models/" + model + ":streamGenerateContent?alt=sse";
+            auto first = post_to(f, path,
+                                 R"({"contents":[{"role":"user","parts":[{"text":"Read a."}]}],
+                                     "systemInstruction":{"parts":[{"text":"Be Gemini CLI."}]},
+                                     "tools":)" +
+                                     gemini_tools + "}",
+                                 "x-goog-api-key: client-key\r\n");
+            BOOST_TEST_REQUIRE(first.status == 200u, first.body);
+            BOOST_TEST(first.header("content-type").starts_with("text/event-stream"));
+            BOOST_TEST(check_gemini_stream(first.body) == "", first.body);
+            auto parts = parts_of(first.body);
+            json::object call;
+            for (const auto& p : parts)
+                if (p.contains("functionCall")) call = p.at("functionCall").as_object();
+            BOOST_TEST_REQUIRE(!call.empty(), first.body);
+            BOOST_TEST(call.at("args").is_object());
+            BOOST_TEST(!call.at("id").as_string().empty());
+
+            // The round trip: the call and its response, matched by the id Gemini CLI echoes.
+            json::object body{
+                {"contents",
+                 json::array{
+                     json::parse(R"({"role":"user","parts":[{"text":"Read a."}]})"),
+                     json::object{{"role", "model"},
+                                  {"parts", json::array{json::object{{"functionCall", call}}}}},
+                     json::object{
+                         {"role", "user"},
+                         {"parts", json::array{json::object{
+                                       {"functionResponse",
+                                        {{"id", call.at("id")},
+                                         {"name", call.at("name")},
+                                         {"response", {{"output", "contents of a"}}}}}}}}}}},
+                {"tools", json::parse(gemini_tools)}};
+            auto second =
+                post_to(f, "/v1beta/models/" + model + ":generateContent", json::serialize(body));
+            BOOST_TEST_REQUIRE(second.status == 200u, second.body);
+            auto answer = json::parse(second.body);
+            BOOST_TEST(answer.at("candidates").at(0).at("content").at("role") == "model");
+            BOOST_TEST(answer.at("modelVersion").as_string() == model);
+            BOOST_TEST(f.fake.requests().back().body.find("contents of a") != std::string::npos);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(without_alt_sse_the_stream_is_one_json_array) {
+    providers_fixture f;
+    auto r = post_to(f, "/v1beta/models/gpt-4o:streamGenerateContent",
+                     R"({"contents":[{"parts":[{"text":"hi"}]}]})");
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(r.header("content-type").starts_with("application/json"));
+    BOOST_TEST(check_gemini_stream(r.body, false) == "", r.body);
+}
+
+BOOST_AUTO_TEST_CASE(count_tokens_errors_and_refusals_in_geminis_shapes) {
+    providers_fixture f;
+    auto before = f.fake.requests().size();
+    auto counted = post_to(f, "/v1beta/models/claude-sonnet:countTokens",
+                           R"({"contents":[{"parts":[{"text":"abcdefgh"}]}]})");
+    BOOST_TEST_REQUIRE(counted.status == 200u, counted.body);
+    BOOST_TEST(json::parse(counted.body).at("totalTokens") == 2);
+    BOOST_TEST(f.fake.requests().size() == before);
+
+    auto limited = post_to(f, "/v1beta/models/gpt-4o:streamGenerateContent?alt=sse",
+                           R"({"contents":[{"parts":[{"text":"hi"}]}]})", "x-fake-status: 429\r\n");
+    BOOST_TEST(limited.status == 429u);
+    BOOST_TEST(json::parse(limited.body).at("error").at("status") == "RESOURCE_EXHAUSTED");
+
+    auto refused = post_to(
+        f, "/v1beta/models/gpt-4o:generateContent",
+        R"({"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"candidateCount":3}})");
+    BOOST_TEST(refused.status == 400u);
+    BOOST_TEST(json::parse(refused.body).at("error").at("status") == "INVALID_ARGUMENT");
+    BOOST_TEST(refused.body.find("candidateCount") != std::string::npos);
+
+    // Other Gemini methods are not translated: refused, not sent to the Gemini upstream.
+    auto embed = post_to(f, "/v1beta/models/gpt-4o:embedContent", R"({"content":{}})");
+    BOOST_TEST(embed.status == 400u);
+    // A Gemini model keeps the passthrough.
+    auto native = post_to(f, "/v1beta/models/gemini-pro:generateContent",
+                          R"({"contents":[{"parts":[{"text":"hi"}]}]})", "x-fake-mode: echo\r\n");
+    BOOST_TEST(native.body.starts_with("POST /v1beta/models/gemini-pro:generateContent HTTP/1.1"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -268,4 +268,70 @@ std::string check_responses_stream(std::string_view transcript) {
     return "";
 }
 
+std::string check_gemini_stream(std::string_view transcript, bool sse) {
+    std::vector<json::value> responses;
+    if (sse) {
+        for (const auto& [name, data] : sse_events(transcript)) {
+            boost::system::error_code ec;
+            auto v = json::parse(data, ec);
+            if (ec) return "an event's data is not JSON: " + data.substr(0, 80);
+            responses.push_back(std::move(v));
+        }
+    } else {
+        boost::system::error_code ec;
+        auto v = json::parse(transcript, ec);
+        if (ec || !v.is_array()) return "the stream is not one JSON array";
+        for (auto& item : v.as_array()) responses.push_back(item);
+    }
+    if (responses.empty()) return "no responses";
+    bool finished = false;
+    for (std::size_t i = 0; i < responses.size(); ++i) {
+        auto where = "response " + std::to_string(i) + ": ";
+        if (finished) return where + "after the last one";
+        if (!responses[i].is_object()) return where + "not an object";
+        const auto& o = responses[i].as_object();
+        if (const auto* e = o.if_contains("error")) {
+            if (!e->is_object() || num(e->as_object(), "code") < 400 ||
+                str(e->as_object(), "message").empty() || str(e->as_object(), "status").empty())
+                return where + "an error without code, message and status";
+            finished = true;
+            continue;
+        }
+        const auto* candidates = o.if_contains("candidates");
+        if (!candidates || !candidates->is_array() || candidates->as_array().size() != 1)
+            return where + "not one candidate";
+        const auto& c = candidates->as_array()[0].as_object();
+        const auto* content = c.if_contains("content");
+        if (!content || !content->is_object() || str(content->as_object(), "role") != "model")
+            return where + "no content of role model";
+        const auto* parts = content->as_object().if_contains("parts");
+        if (!parts || !parts->is_array() || parts->as_array().empty()) return where + "no parts";
+        for (const auto& p : parts->as_array()) {
+            const auto* po = p.if_object();
+            if (!po) return where + "a part is not an object";
+            if (const auto* fc = po->if_contains("functionCall")) {
+                if (!fc->is_object() || str(fc->as_object(), "name").empty())
+                    return where + "a functionCall without name";
+                const auto* args = fc->as_object().if_contains("args");
+                if (!args || !args->is_object())
+                    return where + "a functionCall whose args is not an object";
+            } else if (!po->contains("text")) {
+                return where + "a part that is neither text nor functionCall";
+            }
+        }
+        bool last = c.contains("finishReason");
+        if (last != o.contains("usageMetadata"))
+            return where + "finishReason and usageMetadata do not come together";
+        if (last) {
+            static const std::set<std::string> reasons{"STOP", "MAX_TOKENS", "SAFETY", "RECITATION",
+                                                       "OTHER"};
+            if (!reasons.count(str(c, "finishReason")))
+                return where + "finishReason `" + str(c, "finishReason") + "`";
+            finished = true;
+        }
+    }
+    if (!finished) return "the stream ended without a finishReason or an error";
+    return "";
+}
+
 }  // namespace gateway::testing

@@ -30,5 +30,12 @@ std::vector<std::pair<std::string, std::string>> sse_events(std::string_view tra
 // "" when `transcript` keeps the grammar, else the first rule it breaks and where.
 std::string check_messages_stream(std::string_view transcript);
 std::string check_responses_stream(std::string_view transcript);
+// Gemini's streamGenerateContent: with alt=sse one GenerateContentResponse per `data:` event,
+// without it one JSON array of them. Each has one candidate whose content (role `model`) has
+// parts; a part is text (a thought when `thought` is true) or a functionCall whose `name` is set
+// and whose `args` is an object, whole in that one part; `finishReason` and `usageMetadata` come
+// in the last response only, nothing after it; an `{"error": {code, message, status}}` event
+// ends the stream instead.
+std::string check_gemini_stream(std::string_view transcript, bool sse = true);
 
 }  // namespace gateway::testing

@@ -15,6 +15,7 @@
 using namespace gateway::providers;
 namespace json = boost::json;
 namespace fakes = gateway::testing::fake_providers;
+using gateway::testing::check_gemini_stream;
 using gateway::testing::check_messages_stream;
 using gateway::testing::check_responses_stream;
 using gateway::testing::sse_events;
@@ -38,9 +39,10 @@ std::string refused(const ingress& in, std::string_view body) {
 // The upstream's transcript through its adapter and the client's writer, fed in the pieces
 // `cuts` marks (positions); a broken stream ends with the writer's failure.
 std::string written(const adapter& a, std::string_view transcript, const ingress& in,
-                    const request& asked, const std::vector<std::size_t>& cuts = {}) {
+                    const request& asked, const std::vector<std::size_t>& cuts = {},
+                    std::string_view target = "/v1beta/models/m:streamGenerateContent?alt=sse") {
     stream_reader reader(a, 1 << 20);
-    auto writer = in.writer({"msg_test", "client-model", 1700000000}, asked);
+    auto writer = in.writer({"msg_test", "client-model", 1700000000, target}, asked);
     std::string out, error;
     std::vector<stream_delta> deltas;
     std::size_t from = 0;
@@ -672,6 +674,187 @@ BOOST_AUTO_TEST_CASE(the_responses_validator_refuses_each_known_breakage) {
     twice += call(0, "fc_1");
     twice += e("response.created", R"(,"response":{"status":"in_progress"})");
     BOOST_TEST(check_responses_stream(twice) != "");  // a second lifecycle
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(ingress_gemini)
+
+namespace {
+request asked_gemini() {
+    request r =
+        parsed(generate_content(), R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})");
+    BOOST_TEST_REQUIRE(
+        generate_content().from_target("/v1beta/models/m:streamGenerateContent?alt=sse", r));
+    return r;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_gemini_cli_request_reads_into_the_conversation) {
+    auto r = parsed(generate_content(), R"({
+      "systemInstruction": {"role": "user", "parts": [{"text": "You are Gemini CLI."}]},
+      "safetySettings": [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}],
+      "generationConfig": {"temperature": 0, "topP": 1, "maxOutputTokens": 500,
+                           "stopSequences": ["END"], "thinkingConfig": {"includeThoughts": true, "thinkingBudget": 1024}},
+      "tools": [{"functionDeclarations": [
+          {"name": "read_file", "description": "Reads a file.",
+           "parametersJsonSchema": {"type": "object", "properties": {"absolute_path": {"type": "string"}}}},
+          {"name": "ls", "parameters": {"type": "OBJECT", "properties": {"path": {"type": "STRING"}}}}]},
+        {"googleSearch": {}}],
+      "toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["read_file"]}},
+      "contents": [
+        {"role": "user", "parts": [{"text": "Read a."}]},
+        {"role": "model", "parts": [{"text": "thinking", "thought": true},
+                                    {"functionCall": {"id": "call_1", "name": "read_file", "args": {"absolute_path": "/a"}}},
+                                    {"functionCall": {"name": "ls", "args": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"id": "call_1", "name": "read_file", "response": {"output": "A"}}},
+                                   {"functionResponse": {"name": "ls", "response": {"error": "denied"}}}]}]})");
+    BOOST_TEST(
+        generate_content().from_target("/v1beta/models/gpt-4o:streamGenerateContent?alt=sse", r));
+    BOOST_TEST(r.model == "gpt-4o");
+    BOOST_TEST(r.stream);
+    BOOST_TEST(r.system == "You are Gemini CLI.");
+    BOOST_TEST(r.max_tokens.value() == 500);
+    BOOST_TEST(r.reasoning_budget.value() == 1024);
+    BOOST_TEST_REQUIRE(r.tools.size() == 2u);  // googleSearch is not offered
+    BOOST_TEST(r.tools[1].parameters.at("properties").at("path").at("type") == "string");
+    BOOST_TEST(static_cast<int>(r.choice) == static_cast<int>(tool_choice::named));
+    BOOST_TEST(r.choice_name == "read_file");
+    BOOST_TEST_REQUIRE(r.messages.size() == 4u);
+    BOOST_TEST(r.messages[1].calls().size() == 2u);  // the thought is left out
+    BOOST_TEST(r.messages[2].parts[0].result.call_id == "call_1");
+    BOOST_TEST(r.messages[2].parts[0].result.content == "A");
+    BOOST_TEST(r.messages[3].parts[0].result.name == "ls");
+    BOOST_TEST(r.messages[3].parts[0].result.is_error);
+    BOOST_TEST(r.messages[3].parts[0].result.call_id == r.messages[1].calls()[1]->id);
+    std::string why;
+    auto body = json::parse(openai::adapter().encode(r, why)).as_object();
+    BOOST_TEST(body.at("messages").at(3).at("tool_call_id") ==
+               "call_1");  // after the system message
+    BOOST_TEST(body.at("tool_choice").at("function").at("name") == "read_file");
+
+    request plain;
+    BOOST_TEST(generate_content().parse(R"({"contents":[{"parts":[{"text":"hi"}]}]})", plain,
+                                        *std::make_unique<parse_failure>()));
+    BOOST_TEST(generate_content().from_target("/v1beta/models/claude-x:generateContent", plain));
+    BOOST_TEST(!plain.stream);
+    BOOST_TEST(!generate_content().from_target("/v1beta/models/:generateContent", plain));
+}
+
+BOOST_AUTO_TEST_CASE(what_would_change_the_answer_is_refused_by_name) {
+    BOOST_TEST(refused(generate_content(), R"({"contents":[{"parts":[{"text":"hi"}]}],
+        "generationConfig":{"candidateCount":2}})") == "generationConfig.candidateCount");
+    BOOST_TEST(refused(generate_content(), R"({"cachedContent":"cachedContents/x",
+        "contents":[{"parts":[{"text":"hi"}]}]})") == "cachedContent");
+    BOOST_TEST(refused(generate_content(),
+                       R"({"contents":[{"parts":[{"executableCode":{"code":"1"}}]}]})") ==
+               "contents[0].parts[0]");
+    BOOST_TEST(refused(generate_content(), R"({"contents":[{"role":"user","parts":[
+        {"functionResponse":{"name":"ls","response":{}}}]}]})") ==
+               "contents[0].parts[0].functionResponse");
+    BOOST_TEST(refused(generate_content(), R"({"contents":[]})") == "contents");
+}
+
+BOOST_AUTO_TEST_CASE(every_golden_stream_keeps_geminis_stream_shape) {
+    auto asked = asked_gemini();
+    for (const auto& g : openai_streams()) {
+        BOOST_TEST_CONTEXT(g.name) {
+            auto out = written(openai::adapter(), g.transcript, generate_content(), asked);
+            BOOST_TEST(check_gemini_stream(out) == "", out);
+            std::size_t calls = 0;
+            for (const auto& e : sse_events(out)) {
+                auto o = json::parse(e.second).as_object();
+                if (!o.contains("candidates")) continue;
+                for (const auto& p : o.at("candidates").at(0).at("content").at("parts").as_array())
+                    if (p.as_object().contains("functionCall")) ++calls;
+            }
+            BOOST_TEST(calls == g.calls);
+            same_at_every_cut(openai::adapter(), g.transcript, generate_content(), asked);
+            // Without alt=sse: the same responses as one JSON array.
+            auto array = written(openai::adapter(), g.transcript, generate_content(), asked, {},
+                                 "/v1beta/models/m:streamGenerateContent");
+            BOOST_TEST(check_gemini_stream(array, false) == "", array);
+        }
+    }
+    int serial = 0;
+    for (const auto& t :
+         std::vector<fakes::turn>{{"Plain.", {}},
+                                  {"", {{"read", R"({"path":"a"})"}, {"list", "{}"}}},
+                                  {"First.", {{"read", R"({"path":"a"})"}}}}) {
+        auto answer = fakes::anthropic_answer(t, "c", true, ++serial);
+        std::string transcript;
+        for (const auto& e : answer.events) transcript += e;
+        auto out = written(anthropic::adapter(), transcript, generate_content(), asked);
+        BOOST_TEST(check_gemini_stream(out) == "", out);
+        same_at_every_cut(anthropic::adapter(), transcript, generate_content(), asked);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_call_goes_out_whole_in_one_part_and_the_end_says_why) {
+    auto streams = openai_streams();
+    auto out =
+        written(openai::adapter(), streams[1].transcript, generate_content(), asked_gemini());
+    auto events = sse_events(out);
+    std::vector<json::object> calls;
+    for (const auto& e : events) {
+        auto response = json::parse(e.second);
+        for (const auto& p : response.at("candidates").at(0).at("content").at("parts").as_array())
+            if (p.as_object().contains("functionCall"))
+                calls.push_back(p.at("functionCall").as_object());
+    }
+    BOOST_TEST_REQUIRE(calls.size() == 1u);
+    BOOST_TEST(calls[0].at("args").at("path") == "a.txt");
+    BOOST_TEST(calls[0].at("id") == "call_a");
+    auto last = json::parse(events.back().second);
+    BOOST_TEST(last.at("candidates").at(0).at("finishReason") == "STOP");
+    // A text stream's usage, and a cut stream's error event.
+    out = written(openai::adapter(), streams[0].transcript, generate_content(), asked_gemini());
+    last = json::parse(sse_events(out).back().second);
+    BOOST_TEST(last.at("usageMetadata").at("promptTokenCount") == 12);
+    out = written(openai::adapter(), streams[6].transcript, generate_content(), asked_gemini());
+    BOOST_TEST(check_gemini_stream(out) == "", out);
+    BOOST_TEST(json::parse(sse_events(out).back().second).at("error").at("status") == "INTERNAL");
+}
+
+BOOST_AUTO_TEST_CASE(a_whole_answer_and_an_error_in_geminis_shapes) {
+    reply r;
+    r.content.parts.push_back(part::of_text("Reading."));
+    tool_call c;
+    c.id = "toolu_1";
+    c.name = "read_file";
+    c.arguments = {{"absolute_path", "/a"}};
+    r.content.parts.push_back(part::of_call(c));
+    r.why = finish::length;
+    r.used = {true, 9, 2};
+    auto body = json::parse(generate_content().answer(r, {"r1", "claude-x", 1}, {}));
+    const auto& candidate = body.at("candidates").at(0);
+    BOOST_TEST(candidate.at("finishReason") == "MAX_TOKENS");
+    BOOST_TEST(candidate.at("content").at("parts").at(1).at("functionCall").at("name") ==
+               "read_file");
+    BOOST_TEST(body.at("usageMetadata").at("totalTokenCount") == 11);
+    BOOST_TEST(body.at("modelVersion") == "claude-x");
+    provider_error e;
+    e.status = 429;
+    e.message = "slow down";
+    auto error = json::parse(generate_content().error_body(e));
+    BOOST_TEST(error.at("error").at("code") == 429);
+    BOOST_TEST(error.at("error").at("status") == "RESOURCE_EXHAUSTED");
+}
+
+BOOST_AUTO_TEST_CASE(the_gemini_validator_refuses_what_gemini_never_sends) {
+    auto ok = std::string(
+        "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"a\"}]},"
+        "\"finishReason\":\"STOP\"}],\"usageMetadata\":{}}\r\n\r\n");
+    BOOST_TEST(check_gemini_stream(ok) == "");
+    BOOST_TEST(check_gemini_stream(ok + ok) != "");  // a response after the last
+    BOOST_TEST(
+        check_gemini_stream(
+            "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":"
+            "{\"name\":\"f\",\"args\":\"{}\"}}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{}}"
+            "\n\n") != "");
+    BOOST_TEST(check_gemini_stream("data: "
+                                   "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{"
+                                   "\"text\":\"a\"}]}}]}\n\n") != "");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
