@@ -135,10 +135,14 @@ destination choose(const http::request_context& ctx,
     std::string_view path = target.substr(0, target.find('?'));
     destination d;
     std::optional<std::string> model;
-    // Gemini's native paths name the model: /v1beta/models/{model}:{method}.
-    if (path.starts_with("/v1beta/")) {
-        if (path.starts_with("/v1beta/models/")) {
-            auto name = path.substr(15);
+    // Gemini's native paths name the model: /v1beta/models/{model}:{method}, and its stable
+    // API's /v1/models/{model}:{method} (a POST; OpenAI's /v1/models/{id} is a GET).
+    bool gemini_v1 = ctx.req.method() == bhttp::verb::post && path.starts_with("/v1/models/") &&
+                     (path.ends_with(":generateContent") ||
+                      path.ends_with(":streamGenerateContent") || path.ends_with(":countTokens"));
+    if (path.starts_with("/v1beta/") || gemini_v1) {
+        if (path.starts_with("/v1beta/models/") || gemini_v1) {
+            auto name = path.substr(path.find("/models/") + 8);
             model = std::string(name.substr(0, name.find(':')));
         }
         if (model && model->size() > providers::max_model_name_bytes) {
@@ -151,7 +155,8 @@ destination choose(const http::request_context& ctx,
         // countTokens).
         d.dialect = config::provider_kind::gemini;
         d.model = model.value_or("");
-        d.target = target.substr(7);
+        // Below the Gemini upstream's base (…/v1beta): a /v1/ request is asked of the same API.
+        d.target = target.substr(gemini_v1 ? 3 : 7);
         bool post = ctx.req.method() == bhttp::verb::post;
         if (model && post)
             if (const auto* r = routing.table().find(*model)) {

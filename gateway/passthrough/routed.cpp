@@ -93,7 +93,7 @@ const providers::ingress* translation_for(config::provider_kind spoken, std::str
         return &providers::responses();
     if (spoken == config::provider_kind::anthropic && path == "/v1/messages")
         return &providers::messages();
-    if (spoken == config::provider_kind::gemini && path.starts_with("/v1beta/models/") &&
+    if (spoken == config::provider_kind::gemini &&
         (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent")))
         return &providers::generate_content();
     return nullptr;
@@ -137,7 +137,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     if (spoken == config::provider_kind::gemini) envelope = &providers::generate_content();
     bool counting =
         post && (path == "/v1/messages/count_tokens" ||
-                 (path.starts_with("/v1beta/models/") && path.ends_with(":countTokens")));
+                 (spoken == config::provider_kind::gemini && path.ends_with(":countTokens")));
     if (counting && envelope && pools_[*where.upstream].upstream().provider != spoken) {
         // Not a model call on a translated route: the gateway's estimate answers it.
         co_await count_tokens(ctx, *envelope);

@@ -460,11 +460,11 @@ public:
         return parse_generate(body, out, failure);
     }
     bool from_target(std::string_view target, request& out) const override {
-        // /v1beta/models/{model}:{method}[?alt=sse…]
+        // /v1beta/models/{model}:{method}[?alt=sse…] (or /v1/models/…, Gemini's stable API)
         auto path = target.substr(0, target.find('?'));
-        constexpr std::string_view prefix = "/v1beta/models/";
-        if (!path.starts_with(prefix)) return false;
-        auto rest = path.substr(prefix.size());
+        auto models = path.find("/models/");
+        if (models == std::string_view::npos) return false;
+        auto rest = path.substr(models + 8);
         auto colon = rest.rfind(':');
         if (colon == std::string_view::npos || colon == 0) return false;
         out.model = std::string(rest.substr(0, colon));  // as the router read it

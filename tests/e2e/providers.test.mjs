@@ -255,3 +255,47 @@ for (const model of ['claude-e2e', 'gemini-flash']) {
     assert.ok(next.usage.total_tokens > 0);
   });
 }
+
+// Gemini CLI's API on the other providers: the official @google/genai SDK streams a function
+// call, and the function response goes back as the next turn.
+for (const model of ['gpt-4o', 'claude-e2e']) {
+  test(`${model}: @google/genai streams a function call and the round trip is taken`, async () => {
+    const { GoogleGenAI } = await import('@google/genai');
+    const ai = new GoogleGenAI({ apiKey: 'g-client', httpOptions: { baseUrl: base } });
+    const config = {
+      tools: [{
+        functionDeclarations: [{
+          name: 'get_weather',
+          description: 'The weather in a city',
+          parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        }],
+      }],
+    };
+    const contents = [{ role: 'user', parts: [{ text: 'Weather in Paris?' }] }];
+    const stream = await ai.models.generateContentStream({ model, contents, config });
+    const calls = [];
+    let finish;
+    for await (const chunk of stream) {
+      for (const call of chunk.functionCalls ?? []) calls.push(call);
+      finish = chunk.candidates?.[0]?.finishReason ?? finish;
+    }
+    assert.equal(finish, 'STOP');
+    assert.ok(calls.length >= 1);
+    assert.equal(typeof calls[0].args, 'object');
+
+    const next = await ai.models.generateContent({
+      model,
+      config,
+      contents: [
+        ...contents,
+        { role: 'model', parts: calls.map((c) => ({ functionCall: c })) },
+        { role: 'user', parts: calls.map((c) => ({ functionResponse: { id: c.id, name: c.name, response: { output: 'Sunny' } } })) },
+      ],
+    });
+    assert.equal(next.candidates[0].content.role, 'model');
+    assert.ok(next.usageMetadata.totalTokenCount > 0);
+
+    const counted = await ai.models.countTokens({ model, contents });
+    assert.ok(counted.totalTokens > 0);
+  });
+}

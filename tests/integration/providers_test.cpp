@@ -876,6 +876,15 @@ BOOST_AUTO_TEST_CASE(count_tokens_errors_and_refusals_in_geminis_shapes) {
     auto native = post_to(f, "/v1beta/models/gemini-pro:generateContent",
                           R"({"contents":[{"parts":[{"text":"hi"}]}]})", "x-fake-mode: echo\r\n");
     BOOST_TEST(native.body.starts_with("POST /v1beta/models/gemini-pro:generateContent HTTP/1.1"));
+    // Gemini's stable API (/v1/models/…, what @google/genai asks by default) is the same API.
+    auto stable = post_to(f, "/v1/models/gemini-pro:generateContent",
+                          R"({"contents":[{"parts":[{"text":"hi"}]}]})", "x-fake-mode: echo\r\n");
+    BOOST_TEST(stable.body.starts_with("POST /v1beta/models/gemini-pro:generateContent HTTP/1.1"),
+               stable.body);
+    auto translated = post_to(f, "/v1/models/gpt-4o:generateContent",
+                              R"({"contents":[{"parts":[{"text":"hi"}]}]})");
+    BOOST_TEST(translated.status == 200u, translated.body);
+    BOOST_TEST(json::parse(translated.body).as_object().contains("candidates"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
