@@ -1,7 +1,9 @@
-// The real coding agents, installed from npm (package.json here) and run offline: Claude Code
+// The real coding agents, installed from npm (package.json here) and run offline: each vendor's own
+// CLI against the other vendors' models. Claude Code
 // (`claude -p`, Anthropic Messages) against an OpenAI-compatible and a Gemini upstream, Codex
 // (`codex exec`, OpenAI Responses) against an Anthropic, a Gemini and an OpenAI-compatible upstream
-// without a Responses endpoint (`responses: translate`), and Qwen Code
+// without a Responses endpoint (`responses: translate`), Gemini CLI (`gemini -p`, Gemini's
+// generateContent) against an OpenAI-compatible and an Anthropic upstream, and Qwen Code
 // (Chat Completions) against Gemini, whose thought signatures it drops from the messages it
 // sends back. Each does a plain answer and one tool round trip; the scripted fake model answers
 // the second turn only when the tool's output reached it (`expect`), so a lost result fails.
@@ -19,6 +21,7 @@ const CLAUDE = join(dirname(require.resolve('@anthropic-ai/claude-code-linux-x64
 const CODEX = join(dirname(require.resolve('@openai/codex-linux-x64/package.json')),
   'vendor/x86_64-unknown-linux-musl/bin/codex');
 const QWEN = join(dirname(require.resolve('@qwen-code/qwen-code/package.json')), 'cli.js');
+const GEMINI = join(dirname(require.resolve('@google/gemini-cli/package.json')), 'bundle/gemini.js');
 
 const workspace = join(dir, 'agents-work');
 mkdirSync(workspace, { recursive: true });
@@ -113,12 +116,23 @@ const qwen = (base, model, prompt) => run(process.execPath,
   () => ({ OPENAI_BASE_URL: `${base}/v1`, OPENAI_API_KEY: 'sk-client', OPENAI_MODEL: model,
     QWEN_CODE_SUPPRESS_YOLO_WARNING: '1' }));
 
+const gemini = (base, model, prompt) => run(process.execPath,
+  [GEMINI, '-p', prompt, '-m', model, '--yolo'],
+  (home) => {
+    mkdirSync(join(home, '.gemini'), { recursive: true });
+    writeFileSync(join(home, '.gemini', 'settings.json'),
+      JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
+    return { GEMINI_API_KEY: 'g-client', GOOGLE_GEMINI_BASE_URL: base, GEMINI_CLI_TRUST_WORKSPACE: 'true' };
+  });
+
 const agents = [
   { name: 'Claude Code', cli: claude, provider: 'openai', model: 'gpt-4o', tool: 'Read', args: { file_path: file } },
   { name: 'Claude Code', cli: claude, provider: 'gemini', model: 'gemini-2.5-pro', tool: 'Read', args: { file_path: file } },
   { name: 'Codex', cli: codex, provider: 'anthropic', model: 'claude-sonnet-4-5', tool: 'exec_command', args: { cmd: 'cat hello.txt' } },
   { name: 'Codex', cli: codex, provider: 'gemini', model: 'gemini-2.5-pro', tool: 'exec_command', args: { cmd: 'cat hello.txt' } },
   { name: 'Codex', cli: codex, provider: 'openai (responses: translate)', model: 'qwen3-coder', tool: 'exec_command', args: { cmd: 'cat hello.txt' } },
+  { name: 'Gemini CLI', cli: gemini, provider: 'openai', model: 'gpt-4o', tool: 'read_file', args: { file_path: file } },
+  { name: 'Gemini CLI', cli: gemini, provider: 'anthropic', model: 'claude-sonnet-4-5', tool: 'read_file', args: { file_path: file } },
   // After an answer without calls Qwen Code asks the model who speaks next (its side request).
   { name: 'Qwen Code', cli: qwen, provider: 'gemini', model: 'gemini-2.5-pro', tool: 'read_file', args: { file_path: file },
     after: ['{"reasoning": "The answer is complete.", "next_speaker": "user"}'] },
