@@ -9,7 +9,8 @@
 //   token_p99_us: the arrival of the first chunk with non-empty `content` (time to first token)
 //   sse_load PORT STREAMS DELAY_MS MODEL API -> the same in another client API: `chat` (the
 //   default), `messages` (Anthropic's /v1/messages: text in text_delta, ends at message_stop) or
-//   `responses` (/v1/responses: text in output_text.delta, ends at response.completed)
+//   `responses` (/v1/responses: text in output_text.delta, ends at response.completed) or
+//   `gemini` (/v1beta/models/MODEL:streamGenerateContent?alt=sse: ends at its finishReason)
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -51,6 +52,10 @@ api_shape shape_of(std::string_view api) {
         return {"/v1/messages",
                 R"(,"max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]})",
                 "\"text_delta\",\"text\":\"", "message_stop"};
+    if (api == "gemini")  // the model goes in the path (see main)
+        return {"/v1beta/models/{model}:streamGenerateContent?alt=sse",
+                R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})", "\"text\":\"",
+                "finishReason"};
     if (api == "responses")
         return {"/v1/responses", R"(,"stream":true,"input":"hi"})",
                 "\"response.output_text.delta\"", "response.completed"};
@@ -125,6 +130,10 @@ int main(int argc, char** argv) {
     std::string model = argc > 4 ? argv[4] : "gpt-4o-mini";
     auto api = shape_of(argc > 5 ? argv[5] : "chat");
     std::string body = R"({"model":")" + model + "\"" + api.body_tail;
+    if (auto at = api.path.find("{model}"); at != std::string::npos) {
+        api.path.replace(at, 7, model);
+        body = api.body_tail;
+    }
     std::string request =
         "POST " + api.path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
         "\r\nanthropic-version: 2023-06-01\r\n"

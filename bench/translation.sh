@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Translation benchmark: what each translated direction costs over the plain passthrough —
 # Claude and Gemini behind /v1/chat/completions, an OpenAI-compatible model behind Anthropic's
-# /v1/messages (Claude Code's API) and behind /v1/responses (Codex's, `responses: translate`),
-# each beside the same API passed through natively. One contextgate with three upstreams on the same canned fake (OpenAI, Anthropic
+# /v1/messages (Claude Code's API), behind /v1/responses (Codex's, `responses: translate`) and
+# behind Gemini's streamGenerateContent (Gemini CLI's), each beside the same API passed through
+# natively. One contextgate with three upstreams on the same canned fake (OpenAI, Anthropic
 # Messages, Gemini generateContent), measured side by side in interleaved rounds with the fake
 # directly and nginx in front of it as references (the machine is shared and noisy: medians and
 # ratios count).
@@ -63,23 +64,28 @@ pids+=($!)
 gateway_pid=$!
 gateway_port="$(wait_for "$tmp/gateway.err" 'listening on http://127.0.0.1:([0-9]+)')"
 
-targets=(direct nginx passthrough claude gemini messages-native messages responses-native responses)
+targets=(direct nginx passthrough claude gemini messages-native messages responses-native responses
+         generate-native generate)
 declare -A port=([direct]=$fake_port [nginx]=$nginx_port [passthrough]=$gateway_port
                  [claude]=$gateway_port [gemini]=$gateway_port
                  [messages-native]=$gateway_port [messages]=$gateway_port
-                 [responses-native]=$gateway_port [responses]=$gateway_port)
+                 [responses-native]=$gateway_port [responses]=$gateway_port
+                 [generate-native]=$gateway_port [generate]=$gateway_port)
 declare -A model=([direct]=gpt-4o-mini [nginx]=gpt-4o-mini [passthrough]=gpt-4o-mini
                   [claude]=claude-bench [gemini]=gemini-bench
                   [messages-native]=claude-bench [messages]=gpt-4o-mini
-                  [responses-native]=gpt-4o-mini [responses]=rt-bench)
+                  [responses-native]=gpt-4o-mini [responses]=rt-bench
+                  [generate-native]=gemini-bench [generate]=gpt-4o-mini)
 # The client API each target is asked in: Chat Completions, Messages or Responses.
 declare -A api=([direct]=chat [nginx]=chat [passthrough]=chat [claude]=chat [gemini]=chat
                 [messages-native]=messages [messages]=messages
-                [responses-native]=responses [responses]=responses)
+                [responses-native]=responses [responses]=responses
+                [generate-native]=gemini [generate]=gemini)
 request_of() {  # path and body of a whole request in target $1's API
   case ${api[$1]} in
     messages) echo "/v1/messages {\"model\":\"${model[$1]}\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";;
     responses) echo "/v1/responses {\"model\":\"${model[$1]}\",\"input\":\"Say hello\"}";;
+    gemini) echo "/v1beta/models/${model[$1]}:generateContent {\"contents\":[{\"parts\":[{\"text\":\"Say hello\"}]}]}";;
     *) echo "/v1/chat/completions {\"model\":\"${model[$1]}\",\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";;
   esac
 }
@@ -119,7 +125,7 @@ for t in "${targets[@]}"; do
   printf "%-17s %10.0f %10.0f %12.0f %14s\n" "$t" "$(m "$t" p50)" "$(m "$t" p99)" \
     "$(awk -v a="$(m "$t" p50)" -v b="$(m direct p50)" 'BEGIN { print a - b }')" "$cpu"
 done
-for pair in claude:passthrough gemini:passthrough messages:messages-native responses:responses-native; do
+for pair in claude:passthrough gemini:passthrough messages:messages-native responses:responses-native generate:generate-native; do
   t=${pair%%:*} base=${pair#*:}
   awk -v a="$(m "$t" cpu)" -v b="$(m "$base" cpu)" -v n="$t" -v r="$base" \
     'BEGIN { printf "%s: translation costs %.1f us of CPU per request over %s (%.2fx)\n", n, a - b, r, a / b }'
@@ -133,10 +139,11 @@ for t in "${targets[@]}"; do
     "$(m "$t" tok50)" "$(m "$t" tok99)" \
     "$(awk -v a="$(m "$t" tok50)" -v b="$(m direct tok50)" 'BEGIN { print a - b }')"
 done
-for pair in messages:messages-native responses:responses-native; do
+for pair in messages:messages-native responses:responses-native generate:generate-native; do
   t=${pair%%:*} base=${pair#*:}
   awk -v a="$(m "$t" tok50)" -v b="$(m "$base" tok50)" -v c="$(m "$t" tok99)" -v d="$(m "$base" tok99)" -v n="$t" -v r="$base" \
     'BEGIN { printf "%s: first text event %+.0f us at p50, %+.0f us at p99 against %s\n", n, a - b, c - d, r }'
 done
 echo "(token: the first event with text; direct, nginx and passthrough get the OpenAI fake's stream;"
-echo " messages-native the Anthropic fake's, responses-native the fake's own Responses stream)"
+echo " messages-native the Anthropic fake's, responses-native the fake's own Responses stream,"
+echo " generate-native the Gemini fake's)"
