@@ -69,32 +69,26 @@ bool read_result_content(const json::value* content, const std::string& at, std:
 }
 
 bool read_tools(const json::object& o, request& out, parse_failure& f) {
-    const auto* tools = o.if_contains("tools");
-    if (!tools || tools->is_null()) return true;
-    if (!tools->is_array()) return fail(f, "tools", "must be an array");
-    const auto& list = tools->as_array();
-    for (std::size_t i = 0; i < list.size(); ++i) {
-        auto at = "tools[" + std::to_string(i) + "]";
-        const auto* t = list[i].if_object();
-        if (!t) return fail(f, at, "must be an object");
-        auto type = string_of(t->if_contains("type"));
-        // Anthropic's own tools (web search, code execution, the computer) run on its servers.
-        if (!type.empty() && type != "custom")
-            return fail(f, at + ".type",
-                        "`" + type +
-                            "` is one of Anthropic's server tools, which this model's "
-                            "provider does not have");
-        tool_spec spec;
-        spec.name = string_of(t->if_contains("name"));
-        spec.description = string_of(t->if_contains("description"));
-        if (spec.name.empty()) return fail(f, at + ".name", "is required");
-        if (const auto* schema = t->if_contains("input_schema"); schema && schema->is_object())
-            spec.parameters = schema->as_object();
-        else
-            spec.parameters = {{"type", "object"}, {"properties", json::object{}}};
-        out.tools.push_back(std::move(spec));
-    }
-    return true;
+    return detail::for_each_object(
+        o, "tools", f, [&](const json::object& t, const std::string& at) {
+            auto type = string_of(t.if_contains("type"));
+            // Anthropic's own tools (web search, code execution, the computer) run on its servers.
+            if (!type.empty() && type != "custom")
+                return fail(f, at + ".type",
+                            "`" + type +
+                                "` is one of Anthropic's server tools, which this model's "
+                                "provider does not have");
+            tool_spec spec;
+            spec.name = string_of(t.if_contains("name"));
+            spec.description = string_of(t.if_contains("description"));
+            if (spec.name.empty()) return fail(f, at + ".name", "is required");
+            if (const auto* schema = t.if_contains("input_schema"); schema && schema->is_object())
+                spec.parameters = schema->as_object();
+            else
+                spec.parameters = {{"type", "object"}, {"properties", json::object{}}};
+            out.tools.push_back(std::move(spec));
+            return true;
+        });
 }
 
 bool read_tool_choice(const json::object& o, request& out, parse_failure& f) {

@@ -161,41 +161,32 @@ bool read_contents(const json::value* contents, request& out, parse_failure& f) 
 }
 
 bool read_tools(const json::object& o, request& out, parse_failure& f) {
-    const auto* tools = o.if_contains("tools");
-    if (!tools || tools->is_null()) return true;
-    if (!tools->is_array()) return fail(f, "tools", "must be an array");
-    const auto& list = tools->as_array();
-    for (std::size_t i = 0; i < list.size(); ++i) {
-        auto at = "tools[" + std::to_string(i) + "]";
-        const auto* t = list[i].if_object();
-        if (!t) return fail(f, at, "must be an object");
-        // Google's own tools (googleSearch, codeExecution, urlContext) run on its servers: the
-        // target is not offered them (docs/providers.md).
-        const auto* declarations = t->if_contains("functionDeclarations");
-        if (!declarations) continue;
-        if (!declarations->is_array())
-            return fail(f, at + ".functionDeclarations", "must be an array");
-        const auto& dl = declarations->as_array();
-        for (std::size_t j = 0; j < dl.size(); ++j) {
-            auto dat = at + ".functionDeclarations[" + std::to_string(j) + "]";
-            const auto* d = dl[j].if_object();
-            if (!d) return fail(f, dat, "must be an object");
-            tool_spec spec;
-            spec.name = string_of(d->if_contains("name"));
-            spec.description = string_of(d->if_contains("description"));
-            if (spec.name.empty()) return fail(f, dat + ".name", "is required");
-            const auto* schema = d->if_contains("parametersJsonSchema");
-            if (!schema) schema = d->if_contains("parameters");
-            if (schema && schema->is_object()) {
-                auto converted = json_schema_of(*schema);
-                spec.parameters = converted.as_object();
-            } else {
-                spec.parameters = {{"type", "object"}, {"properties", json::object{}}};
-            }
-            out.tools.push_back(std::move(spec));
-        }
-    }
-    return true;
+    // Google's own tools (googleSearch, codeExecution, urlContext) run on its servers: the
+    // target is not offered them (docs/providers.md).
+    return detail::for_each_object(
+        o, "tools", f, [&](const json::object& t, const std::string& at) {
+            parse_failure nested;
+            bool ok = detail::for_each_object(
+                t, "functionDeclarations", nested,
+                [&](const json::object& d, const std::string& dat_in) {
+                    tool_spec spec;
+                    spec.name = string_of(d.if_contains("name"));
+                    spec.description = string_of(d.if_contains("description"));
+                    if (spec.name.empty()) return fail(nested, dat_in + ".name", "is required");
+                    const auto* schema = d.if_contains("parametersJsonSchema");
+                    if (!schema) schema = d.if_contains("parameters");
+                    if (schema && schema->is_object()) {
+                        auto converted = json_schema_of(*schema);
+                        spec.parameters = converted.as_object();
+                    } else {
+                        spec.parameters = {{"type", "object"}, {"properties", json::object{}}};
+                    }
+                    out.tools.push_back(std::move(spec));
+                    return true;
+                });
+            if (!ok) fail(f, nested.param.empty() ? at : at + "." + nested.param, nested.message);
+            return ok;
+        });
 }
 
 bool read_tool_config(const json::object& o, request& out, parse_failure& f) {
@@ -374,10 +365,7 @@ public:
                     call_->arguments += d.text;
                 } else if (!d.text.empty()) {
                     ended_ = true;
-                    provider_error e;
-                    e.message = "the upstream continued call " + std::to_string(d.index) +
-                                " after another part of its answer began";
-                    failed(e, out);
+                    failed(detail::interleaved(d.index), out);
                 }
                 return;
             case stream_delta::kind::finished: {

@@ -47,10 +47,7 @@ void block_writer::frames(const stream_delta& d, std::string& out) {
             if (d.text.empty()) return;
             if (open_ != block::call || open_call_ != d.index) {
                 ended_ = true;
-                provider_error e;
-                e.message = "the upstream continued call " + std::to_string(d.index) +
-                            " after another part of its answer began";
-                failed(e, out);
+                failed(detail::interleaved(d.index), out);
                 return;
             }
             append(block::call, d.text, out);
@@ -63,6 +60,13 @@ void block_writer::frames(const stream_delta& d, std::string& out) {
             end(d, out);
             return;
     }
+}
+
+provider_error detail::interleaved(std::size_t index) {
+    provider_error e;
+    e.message = "the upstream continued call " + std::to_string(index) +
+                " after another part of its answer began";
+    return e;
 }
 
 std::optional<json::value> detail::parse_body(std::string_view body, parse_failure& f) {

@@ -32,6 +32,24 @@ inline bool fail(parse_failure& f, std::string param, std::string message) {
     f.message = std::move(message);
     return false;
 }
+// Calls `each(item, "key[i]")` for each element of the array `o[key]` (none when it is absent or
+// null). False with `f` set when it is not an array of objects, or when `each` returned false.
+template <class Each>
+bool for_each_object(const json::object& o, std::string_view key, parse_failure& f, Each each) {
+    const auto* list = o.if_contains(key);
+    if (!list || list->is_null()) return true;
+    if (!list->is_array()) return fail(f, std::string(key), "must be an array");
+    const auto& items = list->as_array();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        auto at = std::string(key) + "[" + std::to_string(i) + "]";
+        const auto* item = items[i].if_object();
+        if (!item) return fail(f, at, "must be an object");
+        if (!each(*item, at)) return false;
+    }
+    return true;
+}
+// What ends a stream whose provider continued call `index` after another part began.
+provider_error interleaved(std::size_t index);
 // A client's body as a JSON object (nesting bounded), or nullopt with `f` set.
 std::optional<json::value> parse_body(std::string_view body, parse_failure& f);
 // OpenAI's invalid_request_error envelope for a refused field (Chat Completions and Responses).

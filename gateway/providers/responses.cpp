@@ -187,17 +187,9 @@ bool read_tool(const json::object& t, const std::string& at, const std::string& 
 }
 
 bool read_tools(const json::object& o, request& out, parse_failure& f) {
-    const auto* tools = o.if_contains("tools");
-    if (!tools || tools->is_null()) return true;
-    if (!tools->is_array()) return fail(f, "tools", "must be an array");
-    const auto& list = tools->as_array();
-    for (std::size_t i = 0; i < list.size(); ++i) {
-        auto at = "tools[" + std::to_string(i) + "]";
-        const auto* t = list[i].if_object();
-        if (!t) return fail(f, at, "must be an object");
-        if (!read_tool(*t, at, "", out, f)) return false;
-    }
-    return true;
+    return detail::for_each_object(
+        o, "tools", f,
+        [&](const json::object& t, const std::string& at) { return read_tool(t, at, "", out, f); });
 }
 
 bool read_tool_choice(const json::object& o, request& out, parse_failure& f) {
