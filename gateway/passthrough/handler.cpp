@@ -127,6 +127,26 @@ std::string too_long_model_name() {
            " bytes; no model has such a name.";
 }
 
+// For a vendor's own API (`native`: Anthropic's Messages, Gemini's): the model's route, else
+// the upstream whose globs take it, else the first upstream of that vendor (the default for its
+// own client), else the default upstream. True when a route was chosen.
+bool pick_for_native_api(destination& d, const http::request_context& ctx,
+                         const upstream::routing& routing, const std::optional<std::string>& model,
+                         config::provider_kind native) {
+    const auto& router = routing.router();
+    d.dialect = native;
+    if (model && ctx.req.method() == bhttp::verb::post)
+        if (const auto* r = routing.table().find(*model)) {
+            d.route = r;
+            d.upstream = r->targets.front().index;
+            return true;
+        }
+    if (model) d.upstream = router.match(*model);
+    if (!d.upstream) d.upstream = router.route(model, native);
+    if (!d.upstream) d.upstream = router.route(model);
+    return false;
+}
+
 destination choose(const http::request_context& ctx,
                    const std::vector<config::upstream_config>& upstreams,
                    const upstream::routing& routing) {
@@ -153,20 +173,11 @@ destination choose(const http::request_context& ctx,
         // whose globs take the model, else the first Gemini upstream, else the default one. A
         // target of another provider is translated (generateContent, streamGenerateContent,
         // countTokens).
-        d.dialect = config::provider_kind::gemini;
         d.model = model.value_or("");
         // Below the Gemini upstream's base (…/v1beta): a /v1/ request is asked of the same API.
         d.target = target.substr(gemini_v1 ? 3 : 7);
         bool post = ctx.req.method() == bhttp::verb::post;
-        if (model && post)
-            if (const auto* r = routing.table().find(*model)) {
-                d.route = r;
-                d.upstream = r->targets.front().index;
-                return d;
-            }
-        if (model) d.upstream = router.match(*model);
-        if (!d.upstream) d.upstream = router.route(model, config::provider_kind::gemini);
-        if (!d.upstream) d.upstream = router.route(model);
+        if (pick_for_native_api(d, ctx, routing, model, config::provider_kind::gemini)) return d;
         const auto& up = upstreams[*d.upstream];
         bool translatable =
             post && model &&
@@ -190,17 +201,8 @@ destination choose(const http::request_context& ctx,
         // whose globs take the model, else the first Anthropic upstream (the default for a
         // Claude client), else the default upstream. A target of another provider is
         // translated (Anthropic's base URL has no /v1: the client's path is its path).
-        d.dialect = config::provider_kind::anthropic;
         d.target = target;
-        if (model && ctx.req.method() == bhttp::verb::post)
-            if (const auto* r = routing.table().find(*model)) {
-                d.route = r;
-                d.upstream = r->targets.front().index;
-                return d;
-            }
-        if (model) d.upstream = router.match(*model);
-        if (!d.upstream) d.upstream = router.route(model, config::provider_kind::anthropic);
-        if (!d.upstream) d.upstream = router.route(model);
+        if (pick_for_native_api(d, ctx, routing, model, config::provider_kind::anthropic)) return d;
         const auto& up = upstreams[*d.upstream];
         bool post = ctx.req.method() == bhttp::verb::post;
         bool translatable = post && (path == "/v1/messages" || path == "/v1/messages/count_tokens");
