@@ -175,6 +175,24 @@ bool key_ring::put(virtual_key key) {
     return true;
 }
 
+std::vector<std::string> key_ring::adopt(const std::vector<store::key_record>& records) {
+    std::vector<std::string> clashes;
+    for (const auto& record : records) {
+        if (record.revoked_at) {
+            remove(record.id);
+            note_revoked();
+        } else if (!put(from_record(record)) && !removed(record.id)) {
+            clashes.push_back(record.name);
+        }
+    }
+    return clashes;
+}
+
+bool key_ring::removed(std::string_view id) const {
+    std::shared_lock lock(mutex_);
+    return removed_.count(std::string(id)) > 0;
+}
+
 bool key_ring::remove(std::string_view id) {
     std::unique_lock lock(mutex_);
     removed_.emplace(id);

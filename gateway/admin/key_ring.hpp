@@ -69,7 +69,15 @@ public:
     bool put(virtual_key key);
     // Removes a key for good: its id is remembered, and put() refuses it from then on.
     bool remove(std::string_view id);
+    // Follows what the store holds (at start, and when another replica changed a key): each
+    // live record is put, each revoked one removed; keys declared in the configuration stay.
+    // The names of records whose secret another key has (not used) are returned.
+    std::vector<std::string> adopt(const std::vector<store::key_record>& records);
 
+private:
+    bool removed(std::string_view id) const;
+
+public:
 private:
     std::atomic<bool> enforced_{false};
     // Bumped by every change, so the per-thread cache of by_secret() knows when to forget.

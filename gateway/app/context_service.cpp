@@ -163,9 +163,12 @@ void context_service::quiesce() {
 }
 
 void context_service::stop() {
-    // Runs first (they may be waiting on a tool or the store), then the tools and the MCP
-    // servers; the store's own threads finish their queue when it is destroyed, after
+    // The other replicas' signals first: they reach the runs and the journal, which go before
+    // the store. Then the runs (they may be waiting on a tool or the store), then the tools and
+    // the MCP servers; the store's own threads finish their queue when it is destroyed, after
     // everything that uses it.
+    if (store_)
+        if (auto* replicas = store_->replicas()) replicas->stop_listening();
     if (runs_) runs_->stop();
     if (runner_) runner_->stop();
     if (mcp_) mcp_->stop();

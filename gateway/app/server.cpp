@@ -109,13 +109,24 @@ std::string server::start() {
     metrics.on = config_.metrics.enabled;
     metrics.key_labels = config_.metrics.key_labels;
     keys_ = std::make_unique<admin::key_ring>(config_.admin.keys);
+    auto adopt_keys = [this] {
+        for (const auto& name : keys_->adopt(io::run_blocking(context_->store().keys())))
+            observability::log_warn("virtual key `" + name +
+                                    "` has the secret of another key; it is not used");
+    };
+    if (auto* replicas = context_->store().replicas())
+        // A key made, changed or revoked on another replica holds here as soon as the store's
+        // notification arrives (read on the listener's thread, which blocks nothing else).
+        replicas->on_keys_changed([adopt_keys] {
+            try {
+                adopt_keys();
+            } catch (const std::exception& e) {
+                observability::log_warn(std::string("cannot read the virtual keys: ") + e.what());
+            }
+        });
+    // Read after the callback is in place, so a key made meanwhile is not missed.
     try {
-        for (const auto& record : io::run_blocking(context_->store().keys()))
-            if (record.revoked_at)
-                keys_->note_revoked();
-            else if (!keys_->put(admin::from_record(record)))
-                observability::log_warn("virtual key `" + record.name +
-                                        "` has the secret of another key; it is not used");
+        adopt_keys();
     } catch (const std::exception& e) {
         return std::string("cannot read the virtual keys: ") + e.what();
     }

@@ -84,6 +84,10 @@ pg_store::pg_store(std::unique_ptr<sql_connection> writer, std::unique_ptr<sql_c
       dsn_(std::move(dsn)) {}
 
 pg_store::~pg_store() {
+    stop_listening();
+}
+
+void pg_store::stop_listening() {
     stopping_ = true;
     if (listener_.joinable()) listener_.join();
 }
@@ -181,6 +185,20 @@ void pg_store::listen(replica_signals signals) {
     });
 }
 
+void pg_store::on_keys_changed(std::function<void()> changed) {
+    std::lock_guard lock(keys_mutex_);
+    keys_changed_ = std::move(changed);
+}
+
+void pg_store::keys_changed() {
+    std::function<void()> heard;
+    {
+        std::lock_guard lock(keys_mutex_);
+        heard = keys_changed_;
+    }
+    if (heard) heard();
+}
+
 void pg_store::hear(replica_signals signals) {
     using namespace std::chrono_literals;
     auto backoff = 100ms;
@@ -198,13 +216,16 @@ void pg_store::hear(replica_signals signals) {
         try {
             db.execute(
                 "LISTEN contextgate_events; LISTEN contextgate_requests; "
-                "LISTEN contextgate_answers");
+                "LISTEN contextgate_answers; LISTEN contextgate_keys");
         } catch (const store_error& e) {
             observability::log_warn(std::string("PostgreSQL listener: ") + e.what());
             continue;
         }
         backoff = 100ms;
         if (!first && signals.reconnected) signals.reconnected();
+        // Keys are read again once LISTEN holds: one made between the start-up read (or a lost
+        // connection) and now was announced to nobody here.
+        keys_changed();
         first = false;
         while (!stopping_) {
             pollfd fd{db.socket(), POLLIN, 0};
@@ -228,6 +249,8 @@ void pg_store::hear(replica_signals signals) {
                     signals.requests(payload);
                 } else if (channel == "contextgate_answers") {
                     signals.answered(to_int(payload));
+                } else if (channel == "contextgate_keys") {
+                    keys_changed();
                 }
             }
         }

@@ -5,7 +5,9 @@
 #include "gateway/store/state_store.hpp"
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -35,6 +37,8 @@ public:
     net::awaitable<std::optional<std::string>> take_answer(std::int64_t id) override;
     net::awaitable<bool> withdraw_request(std::int64_t id) override;
     void listen(replica_signals signals) override;
+    void on_keys_changed(std::function<void()> changed) override;
+    void stop_listening() override;
 
 private:
     pg_store(std::unique_ptr<sql_connection> writer, std::unique_ptr<sql_connection> reader,
@@ -43,6 +47,9 @@ private:
     void hear(replica_signals signals);
 
     std::string dsn_;
+    std::mutex keys_mutex_;
+    std::function<void()> keys_changed_;  // guarded by keys_mutex_
+    void keys_changed();
     std::thread listener_;
     std::atomic<bool> stopping_ = false;
 };

@@ -35,12 +35,19 @@ struct sql_dialect {
     // Run after a commit's events, once per run with "<run id> <newest seq> <owner>"; none when
     // no other process reads the database.
     const char* announce_events;
+    // Run with a virtual key's id when it was made, changed or revoked (the other replicas'
+    // key rings follow); none when no other process reads the database.
+    const char* announce_keys;
 };
 
-inline constexpr sql_dialect sqlite_dialect{sql_dialect::kind::sqlite, true, "rowid", "", nullptr};
-inline constexpr sql_dialect postgres_dialect{sql_dialect::kind::postgres, false, "ord",
+inline constexpr sql_dialect sqlite_dialect{
+    sql_dialect::kind::sqlite, true, "rowid", "", nullptr, nullptr};
+inline constexpr sql_dialect postgres_dialect{sql_dialect::kind::postgres,
+                                              false,
+                                              "ord",
                                               " FOR UPDATE",
-                                              "SELECT pg_notify('contextgate_events', $1)"};
+                                              "SELECT pg_notify('contextgate_events', $1)",
+                                              "SELECT pg_notify('contextgate_keys', $1)"};
 
 // `sql` (written for the store: `$1` parameters, {tokens}) in `dialect`.
 std::string expand_sql(std::string_view sql, const sql_dialect& dialect);

@@ -39,9 +39,13 @@ constexpr const char* select_usage =
 net::awaitable<void> sql_store::save_key(key_record key) {
     auto work = [key = std::move(key)](sql_connection& db) {
         const auto& k = key;
-        db.query(upsert_key,
-                 {k.id, k.name, k.digest, k.models, k.rpm, k.tpm, k.max_parallel, k.budget_tokens,
-                  k.budget_period, k.expires_at, k.created_at ? k.created_at : now_ms()});
+        db.transaction([&] {
+            db.query(upsert_key, {k.id, k.name, k.digest, k.models, k.rpm, k.tpm, k.max_parallel,
+                                  k.budget_tokens, k.budget_period, k.expires_at,
+                                  k.created_at ? k.created_at : now_ms()});
+            // The other replicas hear of it on commit.
+            if (const char* announce = db.dialect().announce_keys) db.query(announce, {k.id});
+        });
     };
     co_await write(std::move(work));
 }
@@ -51,7 +55,17 @@ net::awaitable<std::vector<key_record>> sql_store::keys() {
 }
 
 net::awaitable<bool> sql_store::revoke_key(std::string id) {
-    return write_changes(revoke_key_sql, std::move(id), now_ms());
+    auto work = [id = std::move(id)](sql_connection& db) {
+        bool revoked = false;
+        db.transaction([&] {
+            revoked = db.query(revoke_key_sql, {id, now_ms()}).affected() > 0;
+            if (const char* announce = db.dialect().announce_keys; announce && revoked)
+                db.query(announce, {id});
+        });
+        return revoked;
+    };
+    auto revoked = co_await write(std::move(work));
+    co_return revoked;
 }
 
 net::awaitable<void> sql_store::add_usage(std::vector<usage_row> rows) {

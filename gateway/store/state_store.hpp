@@ -205,8 +205,16 @@ public:
     // Removes the request if nobody answered it yet; false when it was answered meanwhile.
     virtual net::awaitable<bool> withdraw_request(std::int64_t id) = 0;
 
-    // Starts hearing the other replicas; `signals` are called until the store is destroyed.
+    // Starts hearing the other replicas; `signals` are called until stop_listening() or the
+    // store's destruction.
     virtual void listen(replica_signals signals) = 0;
+    // Stops hearing them and waits for the listener to end: no signal is called after it (what
+    // the signals reach may go away then).
+    virtual void stop_listening() = 0;
+    // Calls `changed` (on the listener's thread) when a replica made, changed or revoked a
+    // virtual key, and each time the listener (re)started listening (it may have missed some
+    // before). Heard once listen() started the listener.
+    virtual void on_keys_changed(std::function<void()> changed) = 0;
 };
 
 // A failure of the medium, never of the caller's input (see state_store).

@@ -147,3 +147,57 @@ test('SIGTERM ends within drain_time with a run, an MCP server and a replica req
     a.child.kill('SIGCONT');
   }
 });
+
+// Virtual keys on replicas behind one load balancer: a key made, changed or revoked on A holds on
+// B within a second (the store's notification), with no restart.
+test('a key made, changed and revoked on A holds on B within a second', { skip: !urlFile }, async () => {
+  const fakePort = await startScriptedFake([]);
+  const dsn = freshSchema('keys');
+  const adminKey = 'admin-key-0123456789';
+  const replica = (which) => writeConfig(`keys-${which}.yaml`, fakePort, `admin:
+  api_key: ${adminKey}
+context:
+  store: {type: postgres, dsn: "${dsn}"}
+  prompts_dir: ${PROMPTS}
+`);
+  const a = await startGateway(replica('a'));
+  const b = await startGateway(replica('b'));
+  const asAdmin = (base, method, path, body) => fetch(`${base}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${adminKey}`, 'Content-Type': 'application/json' },
+    body: body && JSON.stringify(body),
+  }).then(async (r) => ({ status: r.status, json: await r.json() }));
+  // A model request with `key` (the fake's canned answer when the key holds).
+  const models = async (base, key, model = 'gpt-4o-mini') => (await fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'x-fake-mode': 'echo' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+  })).status;
+  // Polls `check` until it holds, for at most a second.
+  const within = async (check) => {
+    const deadline = Date.now() + 1000;
+    for (;;) {
+      if (await check()) return true;
+      if (Date.now() > deadline) return false;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  const made = await asAdmin(a.base, 'POST', '/admin/keys', { name: 'shared', models: ['gpt-4o*'] });
+  assert.equal(made.status, 201, JSON.stringify(made.json));
+  const { key, id } = made.json;
+  assert.ok(await within(async () => (await models(b.base, key)) === 200), 'B never took the new key');
+  assert.equal(await models(b.base, key, 'o3'), 403);  // its model list holds there too
+
+  const changed = await asAdmin(a.base, 'PATCH', `/admin/keys/${id}`, { models: ['o3'] });
+  assert.equal(changed.status, 200);
+  assert.ok(await within(async () => (await models(b.base, key, 'o3')) === 200), 'B never took the change');
+  // B's admin API lists the key as A changed it.
+  const listed = await asAdmin(b.base, 'GET', '/admin/keys');
+  assert.deepEqual(listed.json.data.find((k) => k.id === id)?.models, ['o3'], JSON.stringify(listed.json));
+
+  const revoked = await asAdmin(a.base, 'DELETE', `/admin/keys/${id}`);
+  assert.ok(revoked.status === 200 || revoked.status === 204, String(revoked.status));
+  assert.ok(await within(async () => (await models(b.base, key, 'o3')) === 401), 'B still takes a revoked key');
+  assert.ok(!(await asAdmin(b.base, 'GET', '/admin/keys')).json.data.some((k) => k.id === id));
+});
