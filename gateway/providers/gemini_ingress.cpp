@@ -353,7 +353,7 @@ public:
                 flush_call(out);
                 json::object part{{"text", d.text}};
                 if (d.what == stream_delta::kind::reasoning) part["thought"] = true;
-                emit(json::array{std::move(part)}, nullptr, nullptr, out);
+                emit(json::array{std::move(part)}, out);
                 return;
             }
             case stream_delta::kind::call_started:
@@ -372,7 +372,7 @@ public:
                 json::array parts;
                 if (call_) parts.push_back(take_call());
                 if (parts.empty()) parts.push_back(json::object{{"text", ""}});
-                emit(std::move(parts), finish_reason(d.why), &d.used, out);
+                emit(std::move(parts), out, finish_reason(d.why), &d.used);
                 ended_ = true;
                 if (!sse_) out += "]";
                 return;
@@ -382,12 +382,8 @@ public:
 
     void failed(const provider_error& e, std::string& out) override {
         ended_ = true;
-        auto body = json::serialize(error_json(e.status >= 400 ? e.status : 500, e.message));
-        if (sse_)
-            out += "data: " + body + "\r\n\r\n";
-        else
-            out += (first_ ? "[" : ",\r\n") + body + "]";
-        first_ = false;
+        frame(json::serialize(error_json(e.status >= 400 ? e.status : 500, e.message)), out);
+        if (!sse_) out += "]";
     }
 
     std::string_view content_type() const override {
@@ -411,28 +407,27 @@ private:
         return part;
     }
     void flush_call(std::string& out) {
-        if (call_) emit(json::array{take_call()}, nullptr, nullptr, out);
+        if (call_) emit(json::array{take_call()}, out);
     }
-    void emit(json::array parts, const char* finish, const usage* used, std::string& out) {
+    // One response; the last names why the answer finished and its usage.
+    void emit(json::array parts, std::string& out, std::string_view finish = {},
+              const usage* used = nullptr) {
         json::object candidate{{"content", {{"parts", std::move(parts)}, {"role", "model"}}},
                                {"index", 0}};
-        if (finish) candidate["finishReason"] = finish;
+        if (!finish.empty()) candidate["finishReason"] = finish;
         json::object response{{"candidates", json::array{std::move(candidate)}},
                               {"modelVersion", names_.model},
                               {"responseId", names_.id}};
         if (used) response["usageMetadata"] = usage_json(*used);
-        auto body = json::serialize(response);
-        if (sse_) {
-            out += "data: " + body + "\r\n\r\n";
-        } else {
-            out += first_ ? "[" : ",\r\n";
-            out += body;
-        }
-        first_ = false;
+        frame(json::serialize(response), out);
     }
-    void emit(json::array parts, std::string_view finish, const usage* used, std::string& out) {
-        std::string f(finish);
-        emit(std::move(parts), f.c_str(), used, out);
+    // One element of the stream: an SSE event, or the next element of the JSON array.
+    void frame(const std::string& body, std::string& out) {
+        if (sse_)
+            out.append("data: ").append(body).append("\r\n\r\n");
+        else
+            out.append(first_ ? "[" : ",\r\n").append(body);
+        first_ = false;
     }
 
     answer_names names_;
