@@ -308,7 +308,12 @@ gateway_metrics::gateway_metrics()
       approval_wait("contextgate_agent_approval_wait_seconds",
                     "Time a tool call waited for a human decision.", {},
                     maker_of<histogram>(approval_seconds)),
-      event_watchers("contextgate_agent_event_watchers", "Open run event streams.", {}) {
+      event_watchers("contextgate_agent_event_watchers", "Open run event streams.", {}),
+      store_queue("contextgate_store_queue",
+                  "Pieces of work posted to a store thread and not yet done.", {"thread"}),
+      store_transactions("contextgate_store_transactions_total",
+                         "Write transactions committed by the store.", {}),
+      store_events("contextgate_store_events_total", "Run events committed by the store.", {}) {
     all_ = {&http_duration,
             &http_open_connections,
             &upstream_open,
@@ -334,13 +339,18 @@ gateway_metrics::gateway_metrics()
             &agent_reasks,
             &tool_calls,
             &approval_wait,
-            &event_watchers};
+            &event_watchers,
+            &store_queue,
+            &store_transactions,
+            &store_events};
     // Series without labels exist from the start, so a scrape shows them at zero.
     http_open_connections.with();
     runs_active.with();
     agent_steps.with();
     event_watchers.with();
     limit_backend_errors.with();
+    store_transactions.with();
+    store_events.with();
 }
 
 std::string gateway_metrics::render() const {

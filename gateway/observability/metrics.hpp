@@ -146,6 +146,12 @@ struct gateway_metrics {
     family<histogram> approval_wait;  // seconds from asking to a decision
     family<gauge> event_watchers;     // open /context/runs/{id}/events streams
 
+    // The store's threads (thread: store-write|store-read): work posted and not yet done, and
+    // the write transactions committed with the events they held.
+    family<gauge> store_queue;
+    family<counter> store_transactions;
+    family<counter> store_events;
+
     // The whole exposition, every family in declaration order.
     std::string render() const;
 

@@ -6,10 +6,15 @@
 #include "gateway/store/state_store.hpp"
 #include "gateway/store/store_thread.hpp"
 
+#include <deque>
+#include <exception>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace gateway::store {
 
@@ -18,6 +23,11 @@ namespace gateway::store {
 // that owns one connection; reads run on a reader thread with a connection of their own, so a
 // large read never waits behind a write and no caller's thread ever waits on the database.
 // A read sees every transaction committed before it began.
+//
+// Runs' commits are grouped: those that arrive while the writer is busy are written together in
+// one transaction, each in a savepoint of its own, so a batch that fails (lease_lost, a unique
+// index) fails alone, and many concurrent runs cost one transaction, not one each. Work reaches
+// the writer in the order it was asked for: any other write closes the group before it.
 //
 // A run's row carries its driver and lease (`owner`, `lease_expires`): every write of a run is
 // fenced by it (lease_lost when another replica holds the run now). On SQLite the owner is
@@ -90,6 +100,7 @@ protected:
     }
     template <class Work>
     auto write(Work work) {
+        close_commit_group();
         return writer_.run(std::move(work));
     }
     // One query on the reader's connection with `args` bound to $1, $2…: its rows through
@@ -129,8 +140,24 @@ protected:
     const config::duration lease_;
 
 private:
+    // A commit waiting for its group's transaction; `done` resumes its caller.
+    struct queued_commit {
+        write_batch batch;
+        std::function<void(std::exception_ptr)> done;
+    };
+    struct commit_group {
+        std::vector<queued_commit> commits;
+        bool open = true;  // later commits may join it
+    };
+    void queue_commit(queued_commit commit);
+    void close_commit_group();
+    // On the writer's thread: the oldest group, in one transaction.
+    void write_commit_group(sql_connection& db);
+
     store_thread<sql_connection> writer_;
     store_thread<sql_connection> reader_;
+    std::mutex groups_mutex_;
+    std::deque<commit_group> groups_;  // one writer task queued per group
 };
 
 }  // namespace gateway::store

@@ -3,6 +3,13 @@
 
 #include "gateway/store/record_rows.hpp"
 
+#include "gateway/observability/metrics.hpp"
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <algorithm>
 #include <map>
 
@@ -198,11 +205,78 @@ net::awaitable<std::optional<backup_record>> sql_store::last_backup(std::string 
 
 net::awaitable<void> sql_store::commit(write_batch batch) {
     if (batch.empty()) co_return;
-    auto work = [batch = std::move(batch), owner = owner_,
-                 lease = lease_end()](sql_connection& db) {
-        db.transaction([&] { apply(db, batch, owner, lease); });
+    // Named, not a temporary of the co_await (GCC 12).
+    auto initiation = [this](auto handler, write_batch batch) {
+        // Resumed on its own executor, which is kept busy until then.
+        auto home = net::make_work_guard(net::get_associated_executor(handler));
+        auto resume = std::make_shared<decltype(handler)>(std::move(handler));
+        queue_commit({std::move(batch), [resume, home](std::exception_ptr failure) {
+                          net::post(home.get_executor(), [resume, home, failure]() mutable {
+                              std::move (*resume)(failure);
+                          });
+                      }});
     };
-    co_await write(std::move(work));
+    co_await net::async_initiate<const net::use_awaitable_t<>&, void(std::exception_ptr)>(
+        std::move(initiation), net::use_awaitable, std::move(batch));
+}
+
+void sql_store::queue_commit(queued_commit commit) {
+    std::lock_guard lock(groups_mutex_);
+    if (!groups_.empty() && groups_.back().open) {
+        groups_.back().commits.push_back(std::move(commit));
+        return;
+    }
+    groups_.emplace_back().commits.push_back(std::move(commit));
+    writer_.post([this](sql_connection& db) { write_commit_group(db); });
+}
+
+void sql_store::close_commit_group() {
+    std::lock_guard lock(groups_mutex_);
+    if (!groups_.empty()) groups_.back().open = false;
+}
+
+void sql_store::write_commit_group(sql_connection& db) {
+    std::vector<queued_commit> group;
+    {
+        std::lock_guard lock(groups_mutex_);
+        group = std::move(groups_.front().commits);
+        groups_.pop_front();
+    }
+    std::vector<std::exception_ptr> failed(group.size());
+    std::size_t events = 0;
+    bool committed = false;
+    try {
+        auto lease = lease_end();
+        db.transaction([&] {
+            if (group.size() == 1) {
+                apply(db, group.front().batch, owner_, lease);
+                return;
+            }
+            for (std::size_t i = 0; i < group.size(); ++i) {
+                db.execute("SAVEPOINT batch");
+                try {
+                    apply(db, group[i].batch, owner_, lease);
+                    db.execute("RELEASE SAVEPOINT batch");
+                } catch (const store_error&) {
+                    failed[i] = std::current_exception();
+                    db.execute("ROLLBACK TO SAVEPOINT batch");
+                    db.execute("RELEASE SAVEPOINT batch");
+                }
+            }
+        });
+        committed = true;
+        for (std::size_t i = 0; i < group.size(); ++i)
+            if (!failed[i]) events += group[i].batch.events.size();
+    } catch (...) {
+        // The transaction itself failed: every batch in it with it.
+        for (auto& f : failed) f = std::current_exception();
+    }
+    if (committed) {
+        auto& m = observability::metrics();
+        m.store_transactions.with().inc();
+        m.store_events.with().inc(static_cast<double>(events));
+    }
+    for (std::size_t i = 0; i < group.size(); ++i) group[i].done(failed[i]);
 }
 
 }  // namespace gateway::store
