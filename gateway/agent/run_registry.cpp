@@ -74,6 +74,7 @@ void run_registry::start(resumer workflows) {
     workflows_ = std::move(workflows);
     thread_ = std::thread([this] {
         io::name_this_thread("engine");
+        io::yield_to_workers();
         io_.run();
     });
     if (link_)

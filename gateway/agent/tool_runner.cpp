@@ -51,6 +51,7 @@ tool_runner::tool_runner(const tools::registry& tools, const tools::workspace_ro
     for (unsigned i = 0; i < threads; ++i)
         boost::asio::post(pool_, [named, i] {
             io::name_this_thread("tools-" + std::to_string(i));
+            io::yield_to_workers();
             named->arrive_and_wait();
         });
     named->wait();
