@@ -146,10 +146,15 @@ struct fake_upstream::impl {
     bool scripted = false;
     std::deque<scripted_reply> script;
     std::vector<std::string> scripted_bodies;
+    std::vector<scripted_reply> turns;  // turn mode when not empty
+    std::vector<turn_timing> timings;
 
-    // The next scripted reply for this request, or nullopt when not in scripted mode.
-    std::optional<scripted_reply> next_scripted(const std::string& body) {
+    // The next scripted reply for this request, or nullopt when not in scripted mode. In turn
+    // mode, `timing` is set to the index of this answer's entry in `timings`.
+    std::optional<scripted_reply> next_scripted(const std::string& body, const json::object* object,
+                                                std::optional<std::size_t>& timing) {
         std::lock_guard lock(mutex);
+        if (!turns.empty()) return by_turn(object, timing);
         if (!scripted) return std::nullopt;
         scripted_bodies.push_back(body);
         changed.notify_all();
@@ -162,8 +167,37 @@ struct fake_upstream::impl {
         return next;
     }
 
+    std::optional<scripted_reply> by_turn(const json::object* object,
+                                          std::optional<std::size_t>& timing) {
+        turn_timing t;
+        t.arrived = std::chrono::steady_clock::now();
+        const json::array* messages = nullptr;
+        if (object)
+            if (auto* m = object->if_contains("messages")) messages = m->if_array();
+        if (messages)
+            for (const auto& m : *messages) {
+                const auto* message = m.if_object();
+                if (!message || !message->contains("role")) continue;
+                const auto& role = message->at("role");
+                if (role == "assistant") ++t.turn;
+                const auto* content = message->if_contains("content");
+                if (role == "user" && t.conversation.empty() && content && content->is_string())
+                    t.conversation = std::string(content->as_string().subview(0, 64));
+            }
+        timing = timings.size();
+        auto reply = turns[std::min(t.turn, turns.size() - 1)];
+        timings.push_back(std::move(t));
+        return reply;
+    }
+    void answered(std::optional<std::size_t> timing) {
+        if (!timing) return;
+        std::lock_guard lock(mutex);
+        if (*timing < timings.size()) timings[*timing].answered = std::chrono::steady_clock::now();
+    }
+
     void record(received_request r) {
         std::lock_guard lock(mutex);
+        if (!options.keep_requests) return;
         requests.push_back(std::move(r));
         changed.notify_all();
     }
@@ -581,8 +615,9 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
         for (auto& [name, value] : r.headers)
             steered =
                 steered || boost::beast::iequals(std::string_view(name).substr(0, 7), "x-fake-");
+        std::optional<std::size_t> timing;
         if (chat && !steered)
-            if (auto scripted = next_scripted(r.body)) {
+            if (auto scripted = next_scripted(r.body, object, timing)) {
                 if (scripted->reset_before_head) {
                     reset(lowest);
                     co_return;
@@ -599,11 +634,13 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
                     bool go_on = co_await write_events(stream, lowest, cut,
                                                        scripted_events(*scripted, model),
                                                        "text/event-stream; charset=utf-8");
+                    answered(timing);
                     if (!go_on) co_return;
                     continue;
                 }
                 auto answer = scripted_answer(*scripted, model);
                 bool ok = co_await write_all(stream, answer);
+                answered(timing);
                 if (!ok) co_return;
                 continue;
             }
@@ -720,7 +757,8 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
         a = *refusal;
     } else {
         fp::turn t;
-        auto scripted = steered ? std::nullopt : next_scripted(r.body);
+        std::optional<std::size_t> untimed;  // turn mode's timings are Chat Completions' only
+        auto scripted = steered ? std::nullopt : next_scripted(r.body, body.if_object(), untimed);
         if (scripted && scripted->delay_ms > 0) {
             bool closed = co_await wait_for_close(stream, scripted->delay_ms);
             if (closed) co_return false;
@@ -825,6 +863,16 @@ void fake_upstream::script(std::vector<scripted_reply> replies) {
     std::lock_guard lock(impl_->mutex);
     impl_->scripted = true;
     for (auto& r : replies) impl_->script.push_back(std::move(r));
+}
+
+void fake_upstream::script_by_turn(std::vector<scripted_reply> replies) {
+    std::lock_guard lock(impl_->mutex);
+    impl_->turns = std::move(replies);
+}
+
+std::vector<turn_timing> fake_upstream::take_turn_timings() {
+    std::lock_guard lock(impl_->mutex);
+    return std::exchange(impl_->timings, {});
 }
 
 std::size_t fake_upstream::script_left() const {

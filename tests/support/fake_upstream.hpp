@@ -31,6 +31,12 @@
 // or an error status); an empty script then answers 500 "fake: script exhausted", so a loop
 // that asks more than its test expected fails visibly.
 //
+// Turn mode, for many agent runs at once (bench/agent_capacity): once script_by_turn() was called,
+// the same requests are answered by the reply at the request's turn, the number of assistant
+// messages it holds (the last reply for any later turn), so that concurrent conversations each go
+// through the same script; nothing is used up. Each answer's arrival and end are kept per
+// conversation (its first user message) for turn_timings().
+//
 // Thread-safe accessors; the server runs on its own threads.
 
 #include <chrono>
@@ -47,6 +53,8 @@ struct fake_options {
     unsigned threads = 1;
     std::string cert_file;  // both set: serve TLS
     std::string key_file;
+    // Off: requests() stays empty (a long benchmark would otherwise keep every body).
+    bool keep_requests = true;
 };
 
 // A native tool call in a scripted reply: the tool's name and its arguments as JSON text.
@@ -77,6 +85,14 @@ struct scripted_reply {
     // Set: a request whose body does not hold this text is answered 400 instead (a tool round
     // trip's result must reach the model).
     std::string expect;
+};
+
+// One request answered in turn mode: whose, which turn, when it arrived and when its answer's last
+// byte was written.
+struct turn_timing {
+    std::string conversation;  // the first user message's text (its first 64 bytes)
+    std::size_t turn = 0;
+    std::chrono::steady_clock::time_point arrived, answered;
 };
 
 struct received_request {
@@ -115,6 +131,10 @@ public:
     std::size_t script_left() const;
     // Bodies of the chat completion requests answered from the script, parsed, in order.
     std::vector<std::string> scripted_requests() const;
+    // Turn mode (see above): `replies[t]` answers turn t.
+    void script_by_turn(std::vector<scripted_reply> replies);
+    // The requests answered in turn mode so far, and forgets them.
+    std::vector<turn_timing> take_turn_timings();
 
     // The canned bodies, so tests can compare what a client received byte for byte.
     static std::string chat_completion_json(std::string_view model, bool tool_call);
