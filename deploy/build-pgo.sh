@@ -13,7 +13,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 dir="${BUILD_DIR:-build-pgo}"
 jobs="${JOBS:-2}"
-deploy/install-deps.sh >/dev/null
+deploy/install-deps.sh --build >/dev/null
 
 # The fake upstream, the gateway's start and the clean-up on exit are the benchmarks' (it cd's to
 # the repository's root).

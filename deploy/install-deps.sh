@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
 # Installs everything contextgate needs to build, test and benchmark on Debian 12.
 # Idempotent: packages already present are skipped by apt; npm packages come from the lockfile.
+#   deploy/install-deps.sh           everything
+#   deploy/install-deps.sh --build   only what the release build needs (deploy/build-release.sh:
+#                                    the compilers and libraries, npm for the console, and hey
+#                                    for the profile-guided build's training run)
 set -euo pipefail
+
+build_only=false
+[ "${1:-}" = --build ] && build_only=true
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-test1.81-dev
   libboost-system1.81-dev
   libssl-dev libyaml-cpp-dev libsqlite3-dev libre2-dev libvalijson-dev libgit2-dev
-  libhiredis-dev libhyperscan-dev redis-server python3-prometheus-client libpq-dev postgresql
+  libhiredis-dev libhyperscan-dev libpq-dev
+  hey
+)
+$build_only || packages+=(
+  redis-server python3-prometheus-client postgresql
   universal-ctags clang-format
-  nginx-light wrk hey valgrind
+  nginx-light wrk valgrind
   chromium
 )
 # Node may come from a vendor package that bundles npm; Debian's npm would conflict with it.
@@ -28,6 +39,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+$build_only && exit 0
 
 # The e2e tests drive the gateway with the official openai and @anthropic-ai/sdk npm clients and
 # the console with playwright-core (Debian's chromium above), pinned by the lockfile. The
