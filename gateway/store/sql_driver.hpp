@@ -32,8 +32,8 @@ struct sql_dialect {
     bool question_mark_parameters;
     std::string_view insertion_order;
     std::string_view row_lock;
-    // Run after a commit's events, once per run with "<run id> <newest seq> <owner>"; none when
-    // no other process reads the database.
+    // Run once per transaction that wrote events, with one "<run id> <newest seq> <owner>" line
+    // per run; none when no other process reads the database.
     const char* announce_events;
     // Run with a virtual key's id when it was made, changed or revoked (the other replicas'
     // key rings follow); none when no other process reads the database.
@@ -46,7 +46,8 @@ inline constexpr sql_dialect postgres_dialect{sql_dialect::kind::postgres,
                                               false,
                                               "ord",
                                               " FOR UPDATE",
-                                              "SELECT pg_notify('contextgate_events', $1)",
+                                              "SELECT pg_notify('contextgate_events', line) "
+                                              "FROM unnest(string_to_array($1, E'\\n')) AS line",
                                               "SELECT pg_notify('contextgate_keys', $1)"};
 
 // `sql` (written for the store: `$1` parameters, {tokens}) in `dialect`.

@@ -25,9 +25,11 @@ namespace gateway::store {
 // A read sees every transaction committed before it began.
 //
 // Runs' commits are grouped: those that arrive while the writer is busy are written together in
-// one transaction, each in a savepoint of its own, so a batch that fails (lease_lost, a unique
-// index) fails alone, and many concurrent runs cost one transaction, not one each. Work reaches
-// the writer in the order it was asked for: any other write closes the group before it.
+// one transaction (and their events announced in one statement), so that many concurrent runs
+// cost one transaction, not one each. When the group's transaction fails, its batches are
+// written again one per transaction, so a batch that fails (lease_lost, a unique index) fails
+// alone. Work reaches the writer in the order it was asked for: any other write closes the group
+// before it.
 //
 // A run's row carries its driver and lease (`owner`, `lease_expires`): every write of a run is
 // fenced by it (lease_lost when another replica holds the run now). On SQLite the owner is

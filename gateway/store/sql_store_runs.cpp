@@ -84,9 +84,10 @@ constexpr const char* upsert_backup =
     "undone_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (call_id) "
     "DO UPDATE SET undone_at = excluded.undone_at";
 
-// Writes everything in `batch` inside the caller's transaction.
+// Writes everything in `batch` inside the caller's transaction; the newest event of each run is
+// added to `newest` for announce().
 void apply(sql_connection& db, const write_batch& batch, const std::string& owner,
-           std::int64_t lease_expires) {
+           std::int64_t lease_expires, std::map<std::string, std::int64_t>& newest) {
     auto now = now_ms();
     for (const auto& c : batch.chats)
         db.query(insert_chat_sql,
@@ -120,17 +121,26 @@ void apply(sql_connection& db, const write_batch& batch, const std::string& owne
     for (const auto& b : batch.backups)
         db.query(upsert_backup, {b.call_id, b.run_id, b.path, std::int64_t{b.existed}, b.content,
                                  b.after_sha256, b.undone_at, b.created_at ? b.created_at : now});
-    // The newest sequence number per run, announced (where the database announces) on commit.
-    std::map<std::string, std::int64_t> newest;
     for (const auto& e : batch.events) {
         db.query(insert_event,
                  {e.run_id, e.seq, e.type, e.data, e.created_at ? e.created_at : now});
         auto& seq = newest[e.run_id];
         seq = std::max(seq, e.seq);
     }
-    if (const char* announce = db.dialect().announce_events)
-        for (const auto& [run_id, seq] : newest)
-            db.query(announce, {run_id + ' ' + std::to_string(seq) + ' ' + owner});
+}
+
+// Announces (where the database announces) the newest sequence number of each run written, in
+// one statement for the whole transaction: "<run id> <seq> <owner>" lines.
+void announce(sql_connection& db, const std::map<std::string, std::int64_t>& newest,
+              const std::string& owner) {
+    const char* statement = db.dialect().announce_events;
+    if (!statement || newest.empty()) return;
+    std::string lines;
+    for (const auto& [run_id, seq] : newest) {
+        if (!lines.empty()) lines += '\n';
+        lines += run_id + ' ' + std::to_string(seq) + ' ' + owner;
+    }
+    db.query(statement, {lines});
 }
 
 }  // namespace
@@ -242,39 +252,37 @@ void sql_store::write_commit_group(sql_connection& db) {
         group = std::move(groups_.front().commits);
         groups_.pop_front();
     }
-    std::vector<std::exception_ptr> failed(group.size());
-    std::size_t events = 0;
-    bool committed = false;
-    try {
+    auto& m = observability::metrics();
+    auto write = [&](std::size_t from, std::size_t to) {
         auto lease = lease_end();
+        std::map<std::string, std::int64_t> newest;
+        std::size_t events = 0;
         db.transaction([&] {
-            if (group.size() == 1) {
-                apply(db, group.front().batch, owner_, lease);
-                return;
+            for (std::size_t i = from; i < to; ++i) {
+                apply(db, group[i].batch, owner_, lease, newest);
+                events += group[i].batch.events.size();
             }
-            for (std::size_t i = 0; i < group.size(); ++i) {
-                db.execute("SAVEPOINT batch");
-                try {
-                    apply(db, group[i].batch, owner_, lease);
-                    db.execute("RELEASE SAVEPOINT batch");
-                } catch (const store_error&) {
-                    failed[i] = std::current_exception();
-                    db.execute("ROLLBACK TO SAVEPOINT batch");
-                    db.execute("RELEASE SAVEPOINT batch");
-                }
-            }
+            announce(db, newest, owner_);
         });
-        committed = true;
-        for (std::size_t i = 0; i < group.size(); ++i)
-            if (!failed[i]) events += group[i].batch.events.size();
-    } catch (...) {
-        // The transaction itself failed: every batch in it with it.
-        for (auto& f : failed) f = std::current_exception();
-    }
-    if (committed) {
-        auto& m = observability::metrics();
         m.store_transactions.with().inc();
         m.store_events.with().inc(static_cast<double>(events));
+    };
+    std::vector<std::exception_ptr> failed(group.size());
+    try {
+        write(0, group.size());
+    } catch (...) {
+        // Failures are rare (a lease lost, a unique index, the connection): the group is written
+        // again one batch per transaction, so the one that failed fails alone. Nothing of the
+        // group was kept, so writing a batch again is safe.
+        if (group.size() == 1) {
+            failed[0] = std::current_exception();
+        } else {
+            for (std::size_t i = 0; i < group.size(); ++i) try {
+                    write(i, i + 1);
+                } catch (...) {
+                    failed[i] = std::current_exception();
+                }
+        }
     }
     for (std::size_t i = 0; i < group.size(); ++i) group[i].done(failed[i]);
 }

@@ -21,6 +21,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <string_view>
 #include <thread>
 
@@ -583,55 +584,59 @@ BOOST_AUTO_TEST_CASE(sqlite_open_errors_name_the_file,
     fs::remove_all(dir);
 }
 
-// Commits that arrive while the writer is busy share one transaction, each in a savepoint of its
-// own: the one that fails (here a duplicate event number) fails alone, and the others land. The
-// writer is held busy by an insert that waits for another connection's lock, so that every
-// commit is queued before it is free.
+// Commits that arrive while the writer is busy share one transaction; when one of them fails
+// (here a duplicate event number), it fails alone and the others land. The writer is held busy
+// by an update (not a commit) that waits for another connection's lock, so that every commit is
+// queued before it is free.
 BOOST_AUTO_TEST_CASE(commits_that_arrive_together_share_a_transaction_and_fail_alone) {
     temp_store t;
-    t.chat("c1");
-    t.chat("c2");
-    t.chat("c3");
+    for (const char* c : {"c1", "c2", "c3"}) t.chat(c);
     t.run("r1", "c1");
     t.run("r2", "c2");
     t.run("r3", "c3");
     t.event("r2", 1, "run.started");
     auto& transactions = gateway::observability::metrics().store_transactions.with();
-    double before = transactions.value();
-
-    auto holder = t.raw();
-    holder->execute(on_postgres() ? "BEGIN; LOCK TABLE chats IN EXCLUSIVE MODE"
-                                  : "BEGIN IMMEDIATE");
-    auto busy = net::co_spawn(
-        t.io,
-        t.s->insert_chat({"c4", now_ms(), "coding", "gpt-test", "/srv/projects/app", "editor"}),
-        net::use_future);
     auto batch = [](const std::string& run, std::int64_t seq) {
         write_batch b;
-        b.runs.push_back({run, "c" + run.substr(1), "running", 1, 10, "", "", "{}", 0, 0});
+        b.runs.push_back(
+            {run, "c" + run.substr(1), "running", static_cast<int>(seq), 10, "", "", "{}", 0, 0});
         b.events.push_back({run, seq, "tool.call", "{}", 0});
         return b;
     };
-    auto first = net::co_spawn(t.io, t.s->commit(batch("r1", 1)), net::use_future);
-    auto failing = net::co_spawn(t.io, t.s->commit(batch("r2", 1)), net::use_future);  // taken
-    auto third = net::co_spawn(t.io, t.s->commit(batch("r3", 1)), net::use_future);
-    t.io.restart();
-    t.io.poll();  // each commit is queued now; the writer still waits on the insert
-    holder->execute("COMMIT");
-    t.io.run();
+    // Three commits of three runs at once, behind a writer held by an update of chat c1.
+    auto together = [&](const std::string& title, std::int64_t seq1, std::int64_t seq2,
+                        std::int64_t seq3) {
+        auto holder = t.raw();
+        holder->execute(on_postgres() ? "BEGIN; LOCK TABLE chats IN EXCLUSIVE MODE"
+                                      : "BEGIN IMMEDIATE");
+        chat_changes retitled{std::nullopt, title};
+        auto busy = net::co_spawn(t.io, t.s->update_chat("c1", retitled), net::use_future);
+        std::vector<std::future<void>> commits;
+        commits.push_back(net::co_spawn(t.io, t.s->commit(batch("r1", seq1)), net::use_future));
+        commits.push_back(net::co_spawn(t.io, t.s->commit(batch("r2", seq2)), net::use_future));
+        commits.push_back(net::co_spawn(t.io, t.s->commit(batch("r3", seq3)), net::use_future));
+        t.io.restart();
+        t.io.poll();  // each commit is queued now; the writer still waits on the update
+        holder->execute("COMMIT");
+        t.io.run();
+        BOOST_TEST(busy.get());
+        return commits;
+    };
 
-    busy.get();
-    BOOST_CHECK_NO_THROW(first.get());
-    BOOST_CHECK_THROW(failing.get(), store_error);
-    BOOST_CHECK_NO_THROW(third.get());
-    BOOST_TEST(t.wait(t.s->last_event("r1")) == 1);
-    BOOST_TEST(t.wait(t.s->last_event("r3")) == 1);
+    double before = transactions.value();
+    for (auto& done : together("first", 1, 2, 1)) BOOST_CHECK_NO_THROW(done.get());
+    BOOST_TEST(transactions.value() - before == 1.0);  // the three commits in one
+
+    auto second = together("second", 2, 2, 2);  // r2's event 2 exists: its batch fails
+    BOOST_CHECK_NO_THROW(second[0].get());
+    BOOST_CHECK_THROW(second[1].get(), store_error);
+    BOOST_CHECK_NO_THROW(second[2].get());
+    BOOST_TEST(t.wait(t.s->last_event("r1")) == 2);
+    BOOST_TEST(t.wait(t.s->last_event("r3")) == 2);
     auto r2 = t.wait(t.s->events_after("r2", 0, 10, SIZE_MAX));
-    BOOST_TEST_REQUIRE(r2.size() == 1u);
-    BOOST_TEST(r2[0].type == "run.started");  // the failed batch left nothing
-    BOOST_TEST(t.wait(t.s->run("r2"))->step == 0);
-    // The three commits in one transaction (the insert is not a commit).
-    BOOST_TEST(transactions.value() - before == 1.0);
+    BOOST_TEST_REQUIRE(r2.size() == 2u);
+    BOOST_TEST(r2[1].type == "tool.call");
+    BOOST_TEST(t.wait(t.s->run("r2"))->step == 2);  // the first batch's state, not a third
 }
 
 // Every write of a run is fenced by its lease: once another replica holds the run (its row names
