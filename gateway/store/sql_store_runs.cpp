@@ -253,7 +253,8 @@ void sql_store::write_commit_group(sql_connection& db) {
         groups_.pop_front();
     }
     auto& m = observability::metrics();
-    auto write = [&](std::size_t from, std::size_t to) {
+    // Batches [from, to) of the group in one transaction.
+    auto commit_batches = [&](std::size_t from, std::size_t to) {
         auto lease = lease_end();
         std::map<std::string, std::int64_t> newest;
         std::size_t events = 0;
@@ -269,19 +270,20 @@ void sql_store::write_commit_group(sql_connection& db) {
     };
     std::vector<std::exception_ptr> failed(group.size());
     try {
-        write(0, group.size());
+        commit_batches(0, group.size());
     } catch (...) {
-        // Failures are rare (a lease lost, a unique index, the connection): the group is written
-        // again one batch per transaction, so the one that failed fails alone. Nothing of the
-        // group was kept, so writing a batch again is safe.
-        if (group.size() == 1) {
-            failed[0] = std::current_exception();
-        } else {
-            for (std::size_t i = 0; i < group.size(); ++i) try {
-                    write(i, i + 1);
-                } catch (...) {
-                    failed[i] = std::current_exception();
-                }
+        if (group.size() == 1) failed[0] = std::current_exception();
+        // Failures are rare (a lease lost, a unique index, the connection): a group of several
+        // is written again one batch per transaction, so the one that failed fails alone. The
+        // group's transaction was rolled back, so writing a batch again is safe (were the
+        // connection lost during COMMIT itself, a batch already there is refused by its keys
+        // and fails, as it would have alone).
+        for (std::size_t i = 0; group.size() > 1 && i < group.size(); ++i) {
+            try {
+                commit_batches(i, i + 1);
+            } catch (...) {
+                failed[i] = std::current_exception();
+            }
         }
     }
     for (std::size_t i = 0; i < group.size(); ++i) group[i].done(failed[i]);
