@@ -15,6 +15,7 @@
 #include "gateway/http/listener.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/ids.hpp"
+#include "gateway/io/descriptors.hpp"
 #include "gateway/io/offload.hpp"
 #include "gateway/io/thread_name.hpp"
 #include "gateway/mcp/hub.hpp"
@@ -344,6 +345,17 @@ void server::wait() {
 
 int serve(const config::gateway_config& config) {
     std::signal(SIGPIPE, SIG_IGN);
+    // Before any thread starts (see reserve_descriptors).
+    auto room = io::reserve_descriptors();
+    if (room.raised_from)
+        observability::log_info("open-descriptor limit raised from " +
+                                std::to_string(room.raised_from) + " to " +
+                                std::to_string(room.limit));
+    if (room.limit < 4096)
+        observability::log_warn("open-descriptor limit is " + std::to_string(room.limit) +
+                                ": about " + std::to_string(room.limit / 2) +
+                                " streams at once (each holds a client and an upstream "
+                                "connection); raise it with `ulimit -n` or LimitNOFILE=");
     // Signals are caught before anyone can learn the port: a SIGHUP right after "listening"
     // must reload, not kill.
     net::io_context signals_io;
