@@ -43,12 +43,20 @@ public:
     body_writer(http::request_context& ctx, bool chunked, std::string held_head)
         : ctx_(ctx), chunked_(chunked), head_(std::move(held_head)) {}
 
-    net::awaitable<error_code> data(net::const_buffer bytes) {
+    // `last`: these are the body's final bytes; a chunked body's end goes in the same write.
+    net::awaitable<error_code> data(net::const_buffer bytes, bool last = false) {
         // Only a heartbeat meeting a write waits: no coroutine frame for the common case.
         if (busy_) co_await wait_turn();
+        if (ended_) co_return error_code{};  // nothing may follow the end of the body
         busy_ = true;
         error_code ec;
-        if (chunked_) {
+        if (chunked_ && last) {
+            auto chunks = beast::buffers_cat(net::buffer(head_), bhttp::make_chunk(bytes),
+                                             bhttp::make_chunk_last());
+            ec = co_await io::write_all(ctx_.stream, ctx_.deadline, ctx_.server.write_timeout,
+                                        chunks);
+            ended_ = true;
+        } else if (chunked_) {
             auto chunk = beast::buffers_cat(net::buffer(head_), bhttp::make_chunk(bytes));
             ec = co_await io::write_all(ctx_.stream, ctx_.deadline, ctx_.server.write_timeout,
                                         chunk);
@@ -70,11 +78,13 @@ public:
         auto ec =
             co_await io::write_all(ctx_.stream, ctx_.deadline, ctx_.server.write_timeout, end);
         head_.clear();
+        ended_ = true;
         release();
         co_return ec;
     }
 
     bool head_pending() const { return !head_.empty(); }
+    bool ended() const { return ended_; }  // the chunked body's end was written
     bool chunked() const { return chunked_; }
     bool busy() const { return busy_; }
     std::chrono::steady_clock::time_point last_write() const { return last_write_; }
@@ -99,6 +109,7 @@ private:
     bool chunked_;
     std::string head_;
     bool busy_ = false;
+    bool ended_ = false;
     std::chrono::steady_clock::time_point last_write_ = std::chrono::steady_clock::now();
     std::optional<net::steady_timer> done_;
 };
@@ -148,6 +159,10 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
         }
     }
     io::relay_buffer buffer;
+    // Each read takes every body byte already buffered, across the upstream's chunks: events
+    // that arrived together leave in one client write, as nginx relays them, not one write (and
+    // one wake-up of the client) per upstream chunk. Chunk boundaries are not the body's bytes.
+    parser.eager(true);
     while (!parser.is_done()) {
         auto [n, failed] =
             co_await upstream::read_piece(conn, parser, buffer.buffer(), up.idle_timeout);
@@ -157,7 +172,7 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
             if (sse) tracker.feed({buffer.data(), n});
             if (observer) observer->feed({buffer.data(), n});
             ctx.bytes_sent += n;
-            auto ec = co_await writer.data(net::buffer(buffer.data(), n));
+            auto ec = co_await writer.data(net::buffer(buffer.data(), n), parser.is_done());
             if (ec) {
                 ctx.keep_alive = false;  // the client is gone or too slow
                 co_return false;
@@ -187,7 +202,7 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
             co_return false;
         }
     }
-    if (writer.chunked()) {
+    if (writer.chunked() && !writer.ended()) {
         if (auto ec = co_await writer.last(); ec) ctx.keep_alive = false;
     }
     co_return res.keep_alive();
