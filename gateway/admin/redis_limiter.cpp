@@ -81,58 +81,26 @@ return 1
 
 }  // namespace
 
-redis_limiter::redis_limiter(const config::limits_config& config) : timeout_(config.redis_timeout) {
+namespace {
+io::redis_address address_of(const config::limits_config& config) {
     auto parsed = parse_redis_url(config.redis_url);
-    if (parsed) address_ = *parsed.value;
+    return parsed ? *parsed.value : io::redis_address{};
 }
+}  // namespace
+
+redis_limiter::redis_limiter(const config::limits_config& config)
+    : redis_(address_of(config), config.redis_timeout) {}
 
 redis_limiter::~redis_limiter() = default;
 
-std::unique_ptr<redis_connection> redis_limiter::take() {
-    std::lock_guard lock(mutex_);
-    auto& mine = idle_[std::this_thread::get_id()];
-    while (!mine.empty()) {
-        auto conn = std::move(mine.back());
-        mine.pop_back();
-        if (conn->open()) return conn;
-    }
-    return nullptr;
-}
-
-void redis_limiter::give_back(std::unique_ptr<redis_connection> conn) {
-    std::lock_guard lock(mutex_);
-    auto& mine = idle_[std::this_thread::get_id()];
-    if (mine.size() < 64) mine.push_back(std::move(conn));
-}
-
 net::awaitable<std::optional<std::vector<std::string>>> redis_limiter::eval(
     const char* script, std::vector<std::string> keys, std::vector<std::string> args) {
-    auto executor = co_await net::this_coro::executor;
     std::vector<std::string> command{"EVAL", script, std::to_string(keys.size())};
     for (auto& k : keys) command.push_back(std::move(k));
     for (auto& a : args) command.push_back(std::move(a));
-
-    auto conn = take();
-    std::string problem;
-    auto exchange = [&]() -> net::awaitable<reply_ptr> {
-        // A timeout shows as failed I/O, handled as a value.
-        co_await net::this_coro::throw_if_cancelled(false);
-        if (!conn) {
-            conn = std::make_unique<redis_connection>(executor);
-            problem = co_await conn->connect(address_);
-            if (!problem.empty()) co_return nullptr;
-        }
-        auto reply = co_await conn->command(command);
-        co_return reply;
-    };
-    net::steady_timer timer(executor, timeout_);
-    auto outcome = co_await (exchange() || timer.async_wait(use_ec));
-    reply_ptr reply;
-    if (outcome.index() == 0) reply = std::move(std::get<0>(outcome));
-    if (outcome.index() == 1)
-        problem = "no answer within " + std::to_string(timeout_.count()) + " ms";
+    auto [reply, problem] = co_await redis_.run(std::move(command));
     std::optional<std::vector<std::string>> values;
-    if (reply && reply->type == REDIS_REPLY_ARRAY) {
+    if (problem.empty() && reply->type == REDIS_REPLY_ARRAY) {
         values.emplace();
         for (std::size_t i = 0; i < reply->elements; ++i) {
             const auto* e = reply->element[i];
@@ -140,20 +108,16 @@ net::awaitable<std::optional<std::vector<std::string>>> redis_limiter::eval(
                                   ? std::to_string(e->integer)
                                   : std::string(e->str ? e->str : "", e->len));
         }
-    } else if (reply && reply->type == REDIS_REPLY_INTEGER) {
+    } else if (problem.empty() && reply->type == REDIS_REPLY_INTEGER) {
         values.emplace(1, std::to_string(reply->integer));
-    } else if (reply && reply->type == REDIS_REPLY_ERROR) {
-        problem = std::string(reply->str, reply->len);
     } else if (problem.empty()) {
-        problem = "the connection failed";
+        problem = "an unexpected reply";
     }
-    if (values && conn && conn->open()) {
-        give_back(std::move(conn));
-    } else {
-        if (conn) conn->close();
+    if (!values) {
         observability::metrics().limit_backend_errors.with().inc();
-        observability::log_warn("limits: Redis at " + address_.host + ":" + address_.port + ": " +
-                                problem + "; the request is let through");
+        observability::log_warn("limits: Redis at " + redis_.address().host + ":" +
+                                redis_.address().port + ": " + problem +
+                                "; the request is let through");
     }
     co_return values;
 }

@@ -24,9 +24,9 @@ using io::redis_connection;
 // both take the last request of a window; settle() is one more. Counters expire with their
 // window or period; a parallel slot is a sorted-set member that a crashed replica's requests
 // leave for at most 10 minutes. The protocol is parsed by hiredis' reader over an Asio socket
-// (no thread blocks on Redis); connections are kept per worker thread. When Redis does not
-// answer within `redis_timeout`, the request is let through and the failure counted and logged:
-// an outage of the limiter does not become an outage of the gateway.
+// (no thread blocks on Redis); connections are kept per worker thread (io::redis_pool). When Redis
+// does not answer within `redis_timeout`, the request is let through and the failure counted and
+// logged: an outage of the limiter does not become an outage of the gateway.
 class redis_limiter final : public limiter {
 public:
     explicit redis_limiter(const config::limits_config& config);
@@ -40,13 +40,7 @@ private:
     net::awaitable<std::optional<std::vector<std::string>>> eval(const char* script,
                                                                  std::vector<std::string> keys,
                                                                  std::vector<std::string> args);
-    std::unique_ptr<redis_connection> take();
-    void give_back(std::unique_ptr<redis_connection> conn);
-
-    redis_address address_;
-    config::duration timeout_;
-    std::mutex mutex_;
-    std::map<std::thread::id, std::vector<std::unique_ptr<redis_connection>>> idle_;
+    io::redis_pool redis_;
 };
 
 }  // namespace gateway::admin

@@ -4,6 +4,9 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
@@ -130,6 +133,60 @@ config::parsed<redis_address> parse_redis_url(std::string_view url) {
     if (a.port.empty() || a.port.find_first_not_of("0123456789") != std::string::npos)
         return result::fail("the port must be a number");
     return {a, {}};
+}
+
+redis_pool::redis_pool(redis_address address, config::duration timeout)
+    : address_(std::move(address)), timeout_(timeout) {}
+
+redis_pool::~redis_pool() = default;
+
+std::unique_ptr<redis_connection> redis_pool::take() {
+    std::lock_guard lock(mutex_);
+    auto& mine = idle_[std::this_thread::get_id()];
+    while (!mine.empty()) {
+        auto conn = std::move(mine.back());
+        mine.pop_back();
+        if (conn->open()) return conn;
+    }
+    return nullptr;
+}
+
+void redis_pool::give_back(std::unique_ptr<redis_connection> conn) {
+    std::lock_guard lock(mutex_);
+    auto& mine = idle_[std::this_thread::get_id()];
+    if (mine.size() < 64) mine.push_back(std::move(conn));
+}
+
+net::awaitable<redis_pool::outcome> redis_pool::run(std::vector<std::string> command) {
+    using namespace net::experimental::awaitable_operators;
+    auto executor = co_await net::this_coro::executor;
+    auto conn = take();
+    outcome out;
+    auto exchange = [&]() -> net::awaitable<reply_ptr> {
+        // A timeout shows as failed I/O, handled as a value.
+        co_await net::this_coro::throw_if_cancelled(false);
+        if (!conn) {
+            conn = std::make_unique<redis_connection>(executor);
+            out.problem = co_await conn->connect(address_);
+            if (!out.problem.empty()) co_return nullptr;
+        }
+        auto reply = co_await conn->command(command);
+        co_return reply;
+    };
+    net::steady_timer timer(executor, timeout_);
+    auto raced = co_await (exchange() || timer.async_wait(net::as_tuple(net::use_awaitable)));
+    if (raced.index() == 0) out.reply = std::move(std::get<0>(raced));
+    if (raced.index() == 1)
+        out.problem = "no answer within " + std::to_string(timeout_.count()) + " ms";
+    if (out.reply && out.reply->type == REDIS_REPLY_ERROR)
+        out.problem = std::string(out.reply->str, out.reply->len);
+    else if (!out.reply && out.problem.empty())
+        out.problem = "the connection failed";
+    if (out.reply && conn && conn->open())
+        give_back(std::move(conn));
+    else if (conn)
+        conn->close();
+    co_return out;
 }
 
 }  // namespace gateway::io

@@ -6,9 +6,12 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 struct redisReader;
@@ -63,6 +66,33 @@ private:
     net::ip::tcp::socket socket_;
     std::unique_ptr<redisReader, reader_deleter> reader_;
     bool broken_ = false;
+};
+
+// Connections to one Redis server for request-time commands: kept per thread (each used only by
+// the thread that made it), each command bounded by `timeout`. Thread-safe.
+class redis_pool {
+public:
+    redis_pool(redis_address address, config::duration timeout);
+    ~redis_pool();
+
+    struct outcome {
+        reply_ptr reply;      // null when there is none: `problem` says why
+        std::string problem;  // also set for an error reply (its text)
+    };
+    // Sends `command` on one of this thread's connections (a new one when none is idle).
+    net::awaitable<outcome> run(std::vector<std::string> command);
+
+    const redis_address& address() const { return address_; }
+    config::duration timeout() const { return timeout_; }
+
+private:
+    std::unique_ptr<redis_connection> take();
+    void give_back(std::unique_ptr<redis_connection> conn);
+
+    redis_address address_;
+    config::duration timeout_;
+    std::mutex mutex_;
+    std::map<std::thread::id, std::vector<std::unique_ptr<redis_connection>>> idle_;
 };
 
 }  // namespace gateway::io

@@ -1,0 +1,147 @@
+// The response cache's part in a model call (docs/operations.md, "Response cache"): looked up
+// before the attempt loop, a hit answered in the client's API with no upstream call and no
+// tokens charged; a complete 200 answer stored after it. What is stored is the answer in the
+// conversation model, read from the bytes relayed (or the reply a translation read), so a hit
+// is written as JSON or as a stream, whichever the request asks.
+#include "gateway/passthrough/handler.hpp"
+
+#include "gateway/cache/cache_key.hpp"
+#include "gateway/http/credentials.hpp"
+#include "gateway/observability/metrics.hpp"
+#include "gateway/passthrough/translator.hpp"
+#include "gateway/providers/adapter.hpp"
+
+#include <boost/beast/core/string.hpp>
+
+#include <algorithm>
+
+namespace gateway::passthrough {
+
+namespace {
+
+// Whether a Cache-Control value carries `directive` (no-cache, no-store), in any case.
+bool has_directive(std::string_view value, std::string_view directive) {
+    while (!value.empty()) {
+        auto comma = value.find(',');
+        auto item = value.substr(0, comma);
+        auto first = item.find_first_not_of(" \t");
+        auto last = item.find_last_not_of(" \t");
+        if (first != std::string_view::npos &&
+            boost::beast::iequals(item.substr(first, last - first + 1), directive))
+            return true;
+        if (comma == std::string_view::npos) break;
+        value.remove_prefix(comma + 1);
+    }
+    return false;
+}
+
+// Where a request goes, as the key has it: the route and its targets, or the upstream and model.
+std::string target_of(const destination& where, const config::route_config& route,
+                      const std::vector<config::upstream_config>& upstreams) {
+    if (!where.route) return "upstream " + upstreams[*where.upstream].name + " " + where.model;
+    std::string out = "route " + route.model;
+    for (const auto& t : route.targets) out += " " + t.upstream + "/" + t.model;
+    return out;
+}
+
+}  // namespace
+
+cache_plan handler::plan_cache(const http::request_context& ctx, const destination& where,
+                               const config::route_config& route, std::string_view path,
+                               bool post) {
+    cache_plan plan;
+    if (!cache_.store) return plan;
+    auto ttl = where.route ? route.cache.ttl : upstreams_[*where.upstream].cache.ttl;
+    plan.api = ttl.count() > 0 ? model_call_api(where.dialect, path, post) : nullptr;
+    if (!plan.api) return plan;  // not cached here, or not a model call
+    plan.ttl = ttl;
+    plan.result = "skip";
+    auto control = ctx.req[boost::beast::http::field::cache_control];
+    // A Responses answer passed through byte for byte is not read into the conversation model:
+    // cached only when the route's first target translates it.
+    const auto& first = upstreams_[route.targets.front().index];
+    if (path == "/v1/responses" && first.provider == config::provider_kind::openai &&
+        !first.translate_responses)
+        return plan;
+    // A hit is written from the conversation model: only requests it reads whole are cached.
+    providers::parse_failure unread;
+    if (!plan.api->parse(ctx.req.body(), plan.asked, unread) ||
+        !plan.api->from_target(ctx.req.target(), plan.asked))
+        return plan;
+    // Whose answers these are: the virtual key's, or those of the key the client presented.
+    std::string scope;
+    if (!cache_.config->shared) {
+        if (!ctx.key_id.empty()) {
+            scope = "key " + ctx.key_id;
+        } else if (auto presented = http::presented_key_of(ctx.req.base());
+                   !presented.value.empty()) {
+            scope = "client " + cache::sha256_hex(presented.value);
+        }
+    }
+    std::string why_not;
+    auto key =
+        cache::key_of(ctx.req.body(), path, target_of(where, route, upstreams_), scope, why_not);
+    if (!key) return plan;
+    plan.key = std::move(*key);
+    plan.read = !has_directive(control, "no-cache");
+    plan.write = !has_directive(control, "no-store");
+    return plan;
+}
+
+net::awaitable<bool> handler::answer_from_cache(http::request_context& ctx, cache_plan& plan,
+                                                exchange_state& state) {
+    auto& m = observability::metrics();
+    if (!plan.read) {
+        m.cache_lookups.with({"skip"}).inc();
+        state.fields.cache = plan.result;
+        co_return false;
+    }
+    auto found = co_await cache_.store->get(plan.key);
+    std::optional<providers::reply> stored;
+    if (found) stored = cache::decode_reply(*found);
+    plan.result = stored ? "hit" : "miss";
+    m.cache_lookups.with({std::string(plan.result)}).inc();
+    state.fields.cache = plan.result;
+    if (!stored) co_return false;
+    // A hit used no tokens: the key's limits and budget are charged nothing.
+    ctx.input_tokens = 0;
+    ctx.output_tokens = 0;
+    co_await answer_stored(ctx, *plan.api, plan.asked, *stored, state.fields.list());
+    co_return true;
+}
+
+net::awaitable<void> handler::keep_in_cache(const http::request_context& ctx,
+                                            const cache_plan& plan, exchange_state& state,
+                                            const config::upstream_config& up) {
+    // Complete successful answers only: never an error, a cut stream, or a client that left.
+    if (!plan.write || plan.key.empty() || ctx.status != 200 || !state.complete ||
+        state.client_gone)
+        co_return;
+    auto answer = std::move(state.translated_reply);
+    if (!answer && state.kept_whole && !state.kept_body.empty()) {
+        const auto& adapter = providers::adapter_for(up.provider);
+        std::string error;
+        if (state.streamed) {
+            providers::stream_reader reader(adapter, state.kept_limit);
+            std::vector<providers::stream_delta> deltas;
+            if (reader.feed(state.kept_body, deltas, error) && reader.finish(deltas, error)) {
+                providers::reply_builder whole;
+                for (const auto& d : deltas) whole.add(d);
+                if (whole.finished()) {
+                    auto assembled = whole.take(error);
+                    if (error.empty()) answer = std::move(assembled);
+                }
+            }
+        } else {
+            providers::reply read;
+            if (adapter.decode(state.kept_body, read, error)) answer = std::move(read);
+        }
+    }
+    if (!answer) co_return;
+    auto value = cache::encode_reply(*answer);
+    if (value.size() > cache_.config->max_entry_bytes) co_return;
+    co_await cache_.store->put(plan.key, std::move(value), plan.ttl);
+    observability::metrics().cache_stores.with().inc();
+}
+
+}  // namespace gateway::passthrough

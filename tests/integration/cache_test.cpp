@@ -1,0 +1,400 @@
+// The response cache (docs/operations.md, "Response cache") through the real gateway against the
+// fake upstream: what is a hit, what is keyed, what is never stored, and a hit in each client API
+// as JSON or as a stream, whichever the request asks.
+#include "tests/integration/harness.hpp"
+#include "tests/support/stream_grammar.hpp"
+
+#include "gateway/sse/event_parser.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <functional>
+#include <optional>
+#include <set>
+
+using namespace gateway::testing;
+namespace json = boost::json;
+namespace config = gateway::config;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string hello =
+    R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]})";
+const std::string hello_streamed =
+    R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"Say hello"}]})";
+
+// The fake as three upstreams (OpenAI-compatible, Anthropic at its root, Gemini under /v1beta),
+// each caching its answers for ten minutes; `adjust` changes the configuration last.
+struct cached_gateway {
+    fake_upstream fake;
+    std::optional<running_gateway> gw;
+
+    explicit cached_gateway(const std::function<void(config::gateway_config&)>& adjust = {}) {
+        auto root = "http://127.0.0.1:" + std::to_string(fake.port());
+        auto c = make_config({fake.base_url(), root, root + "/v1beta"});
+        c.upstreams[0].models = {"gpt-*"};
+        c.upstreams[1].provider = config::provider_kind::anthropic;
+        c.upstreams[1].models = {"claude-*"};
+        c.upstreams[1].api_key = "sk-ant-gateway";
+        c.upstreams[1].auth = config::auth_mode::replace;
+        c.upstreams[2].provider = config::provider_kind::gemini;
+        c.upstreams[2].models = {"gemini-*"};
+        c.upstreams[2].api_key = "g-gateway";
+        c.upstreams[2].auth = config::auth_mode::replace;
+        for (auto& u : c.upstreams) u.cache.ttl = 10min;
+        c.admin.api_key = "admin-key-0123456789";
+        if (adjust) adjust(c);
+        gw.emplace(c);
+    }
+
+    response post(std::string_view path, const std::string& body, std::string headers = {}) {
+        client c(gw->port());
+        return c.request(make_request("POST", path, body,
+                                      "Content-Type: application/json\r\n" + headers));
+    }
+    response chat(const std::string& body, std::string headers = {}) {
+        return post("/v1/chat/completions", body, std::move(headers));
+    }
+    std::size_t upstream_calls() const { return fake.requests().size(); }
+};
+
+// A chat.completion.chunk stream's text, finish reason, ids and [DONE].
+struct chunks {
+    std::string text;
+    std::string finish_reason;
+    std::set<std::string> ids;
+    std::vector<std::string> call_names;
+    bool done = false;
+    bool broken = false;
+};
+
+chunks read_chunks(const std::string& body) {
+    chunks out;
+    gateway::sse::event_parser parser;
+    std::vector<gateway::sse::event> events;
+    parser.feed(body, events);
+    for (const auto& e : events) {
+        if (e.data == "[DONE]") {
+            out.done = true;
+            continue;
+        }
+        if (e.type == "error") {  // the gateway's end of a stream that broke
+            out.broken = true;
+            continue;
+        }
+        auto chunk = json::parse(e.data).as_object();
+        out.ids.insert(std::string(chunk.at("id").as_string()));
+        const auto& choices = chunk.at("choices").as_array();
+        if (choices.empty()) continue;
+        const auto& choice = choices[0].as_object();
+        if (choice.at("finish_reason").is_string())
+            out.finish_reason = choice.at("finish_reason").as_string();
+        const auto& delta = choice.at("delta").as_object();
+        if (const auto* c = delta.if_contains("content"); c && c->is_string())
+            out.text += c->as_string();
+        if (const auto* calls = delta.if_contains("tool_calls"))
+            for (const auto& call : calls->as_array())
+                if (const auto* name = call.at("function").as_object().if_contains("name"))
+                    out.call_names.emplace_back(name->as_string());
+    }
+    return out;
+}
+
+std::string content_of(const std::string& body) {
+    return std::string(
+        json::parse(body).at("choices").at(0).at("message").at("content").as_string());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(response_cache)
+
+BOOST_AUTO_TEST_CASE(a_repeated_request_is_answered_without_the_upstream_under_a_fresh_id) {
+    cached_gateway g;
+    auto first = g.chat(hello);
+    BOOST_TEST_REQUIRE(first.status == 200u, first.body);
+    BOOST_TEST(first.header("x-contextgate-cache") == "miss");
+    BOOST_TEST(g.upstream_calls() == 1u);
+    // The same request with its members in another order and another `user`: the same key.
+    auto second =
+        g.chat(R"({"messages":[{"role":"user","content":"Say hello"}],"user":"u-2","model":)"
+               R"("gpt-4o-mini"})");
+    BOOST_TEST_REQUIRE(second.status == 200u, second.body);
+    BOOST_TEST(second.header("x-contextgate-cache") == "hit");
+    BOOST_TEST(g.upstream_calls() == 1u);
+    BOOST_TEST(content_of(second.body) == content_of(first.body));
+    auto a = json::parse(first.body).as_object();
+    auto b = json::parse(second.body).as_object();
+    BOOST_TEST(b.at("id") != a.at("id"));
+    BOOST_TEST(b.at("model") == json::value("gpt-4o-mini"));
+    BOOST_TEST(b.at("usage").at("total_tokens") == a.at("usage").at("total_tokens"));
+    // Another model, another temperature: other keys.
+    BOOST_TEST(g.chat(R"({"model":"gpt-4o","messages":[{"role":"user","content":"Say hello"}]})")
+                   .header("x-contextgate-cache") == "miss");
+    BOOST_TEST(g.chat(R"({"model":"gpt-4o-mini","temperature":0.2,"messages":[{"role":"user",)"
+                      R"("content":"Say hello"}]})")
+                   .header("x-contextgate-cache") == "miss");
+    BOOST_TEST(g.upstream_calls() == 3u);
+    client c(g.gw->port());
+    auto metrics = c.request(make_request("GET", "/metrics")).body;
+    BOOST_TEST(metrics.find("contextgate_cache_lookups_total{result=\"hit\"}") != std::string::npos);
+    BOOST_TEST(metrics.find("contextgate_cache_stores_total ") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(tools_and_tool_choice_are_part_of_the_key) {
+    cached_gateway g;
+    const std::string tools =
+        R"([{"type":"function","function":{"name":"get_weather","parameters":{"type":"object",)"
+        R"("properties":{"city":{"type":"string"}}}}}])";
+    g.fake.script({{"Plain answer."}, {"", "tool_calls", 200, "", 0, {{"get_weather", "{}"}}}});
+    BOOST_TEST(content_of(g.chat(hello).body) == "Plain answer.");
+    // The same messages with a tool: not the tool-less answer.
+    auto with_tools = g.chat(R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":)"
+                             R"("Say hello"}],"tools":)" +
+                             tools + "}");
+    BOOST_TEST_REQUIRE(with_tools.status == 200u, with_tools.body);
+    BOOST_TEST(with_tools.header("x-contextgate-cache") == "miss");
+    auto call = json::parse(with_tools.body).at("choices").at(0).at("message").at("tool_calls");
+    BOOST_TEST(call.at(0).at("function").at("name") == json::value("get_weather"));
+    // ... and tool_choice too.
+    auto forced = g.chat(R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":)"
+                         R"("Say hello"}],"tool_choice":"required","tools":)" +
+                         tools + "}");
+    BOOST_TEST(forced.header("x-contextgate-cache") == "miss");
+    BOOST_TEST(g.upstream_calls() == 3u);
+    // The tool call itself comes back from the cache as a call, streamed.
+    auto again = g.chat(R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user",)"
+                        R"("content":"Say hello"}],"tools":)" +
+                        tools + "}");
+    BOOST_TEST(again.header("x-contextgate-cache") == "hit");
+    auto streamed = read_chunks(again.body);
+    BOOST_TEST(streamed.call_names == std::vector<std::string>{"get_weather"});
+    BOOST_TEST(streamed.finish_reason == "tool_calls");
+    BOOST_TEST(g.upstream_calls() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_stored_answer_serves_json_and_stream_requests_alike) {
+    cached_gateway g;
+    // Stored from a JSON answer, asked as a stream: one valid stream under one fresh id.
+    auto json_first = g.chat(hello);
+    auto as_stream = g.chat(hello_streamed);
+    BOOST_TEST_REQUIRE(as_stream.status == 200u, as_stream.body);
+    BOOST_TEST(as_stream.header("x-contextgate-cache") == "hit");
+    BOOST_TEST(as_stream.header("content-type").starts_with("text/event-stream"));
+    BOOST_TEST(as_stream.complete);
+    auto s = read_chunks(as_stream.body);
+    BOOST_TEST(s.text == content_of(json_first.body));
+    BOOST_TEST(s.finish_reason == "stop");
+    BOOST_TEST(s.done);
+    BOOST_TEST(s.ids.size() == 1u);
+    BOOST_TEST(*s.ids.begin() != std::string(json::parse(json_first.body).at("id").as_string()));
+    // Stored from a stream, asked as JSON: the assembled answer.
+    g.fake.script({{"Streamed once, then kept."}});
+    const std::string other =
+        R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"other"}]})";
+    auto streamed = g.chat(other);
+    BOOST_TEST(streamed.header("x-contextgate-cache") == "miss");
+    BOOST_TEST(read_chunks(streamed.body).text == "Streamed once, then kept.");
+    auto whole =
+        g.chat(R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"other"}]})");
+    BOOST_TEST(whole.header("x-contextgate-cache") == "hit");
+    BOOST_TEST(content_of(whole.body) == "Streamed once, then kept.");
+    BOOST_TEST(g.upstream_calls() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(errors_cut_streams_and_several_choices_are_never_stored) {
+    cached_gateway g;
+    scripted_reply cut{"A stream that breaks off midway through its answer."};
+    cut.cut_after = 2;
+    g.fake.script({{"overloaded", "stop", 500, "", 0}, cut, {"Fine now."}});
+    BOOST_TEST(g.chat(hello).status == 500u);
+    auto broken = read_chunks(g.chat(hello_streamed).body);  // cut: ends with an error event
+    BOOST_TEST(broken.broken);
+    BOOST_TEST(!broken.done);
+    auto fine = g.chat(hello);
+    BOOST_TEST(fine.header("x-contextgate-cache") == "miss");
+    BOOST_TEST(content_of(fine.body) == "Fine now.");
+    BOOST_TEST(g.upstream_calls() == 3u);
+    BOOST_TEST(g.chat(hello).header("x-contextgate-cache") == "hit");
+    // n > 1 and log probabilities are not looked up nor stored.
+    const std::string two =
+        R"({"model":"gpt-4o-mini","n":2,"messages":[{"role":"user","content":"two"}]})";
+    BOOST_TEST(g.chat(two).header("x-contextgate-cache") == "skip");
+    BOOST_TEST(g.chat(two).header("x-contextgate-cache") == "skip");
+    const std::string probabilities =
+        R"({"model":"gpt-4o-mini","logprobs":true,"messages":[{"role":"user","content":"p"}]})";
+    BOOST_TEST(g.chat(probabilities).header("x-contextgate-cache") == "skip");
+    BOOST_TEST(g.upstream_calls() == 6u);
+}
+
+BOOST_AUTO_TEST_CASE(no_cache_refreshes_and_no_store_keeps_nothing) {
+    cached_gateway g;
+    g.fake.script({{"Not kept."}, {"First kept."}, {"Refreshed."}});
+    auto not_kept = g.chat(hello, "Cache-Control: no-store\r\n");
+    BOOST_TEST(not_kept.header("x-contextgate-cache") == "miss");
+    BOOST_TEST(content_of(g.chat(hello).body) == "First kept.");  // a miss: no-store kept nothing
+    BOOST_TEST(content_of(g.chat(hello).body) == "First kept.");  // a hit
+    auto refreshed = g.chat(hello, "Cache-Control: max-age=0, No-Cache\r\n");
+    BOOST_TEST(refreshed.header("x-contextgate-cache") == "skip");
+    BOOST_TEST(content_of(refreshed.body) == "Refreshed.");
+    auto after = g.chat(hello);
+    BOOST_TEST(after.header("x-contextgate-cache") == "hit");
+    BOOST_TEST(content_of(after.body) == "Refreshed.");
+    BOOST_TEST(g.upstream_calls() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(keys_never_share_entries_and_a_hit_charges_no_tokens) {
+    const std::string alice = "sk-cache-alice-0123456789";
+    const std::string bob = "sk-cache-bob-0123456789ab";
+    cached_gateway g([&](config::gateway_config& c) {
+        config::virtual_key_config a;
+        a.id = "key-alice";
+        a.name = "alice";
+        a.key = alice;
+        // 21 tokens an answer (the fake's usage) and a reservation of about 20 per request:
+        // charged for each hit, the third request would pass the budget and be refused.
+        a.budget_tokens = 60;
+        config::virtual_key_config b = a;
+        b.id = "key-bob";
+        b.name = "bob";
+        b.key = bob;
+        c.admin.keys = {a, b};
+    });
+    auto as = [](const std::string& key) { return "Authorization: Bearer " + key + "\r\n"; };
+    BOOST_TEST(g.chat(hello, as(alice)).header("x-contextgate-cache") == "miss");
+    for (int i = 0; i < 4; ++i) {
+        auto hit = g.chat(hello, as(alice));
+        BOOST_TEST_REQUIRE(hit.status == 200u, hit.body);
+        BOOST_TEST(hit.header("x-contextgate-cache") == "hit");
+    }
+    BOOST_TEST(g.upstream_calls() == 1u);
+    // Bob's identical request is his own: a miss.
+    BOOST_TEST(g.chat(hello, as(bob)).header("x-contextgate-cache") == "miss");
+    BOOST_TEST(g.upstream_calls() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(shared_entries_serve_every_key) {
+    const std::string alice = "sk-cache-alice-0123456789";
+    const std::string bob = "sk-cache-bob-0123456789ab";
+    cached_gateway g([&](config::gateway_config& c) {
+        config::virtual_key_config a;
+        a.id = "key-alice";
+        a.name = "alice";
+        a.key = alice;
+        config::virtual_key_config b = a;
+        b.id = "key-bob";
+        b.name = "bob";
+        b.key = bob;
+        c.admin.keys = {a, b};
+        c.cache.shared = true;
+    });
+    BOOST_TEST(g.chat(hello, "Authorization: Bearer " + alice + "\r\n")
+                   .header("x-contextgate-cache") == "miss");
+    BOOST_TEST(g.chat(hello, "Authorization: Bearer " + bob + "\r\n")
+                   .header("x-contextgate-cache") == "hit");
+    BOOST_TEST(g.upstream_calls() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(without_virtual_keys_the_clients_own_key_scopes_its_entries) {
+    cached_gateway g;  // auth: forward for the OpenAI-compatible upstream
+    BOOST_TEST(g.chat(hello, "Authorization: Bearer sk-one\r\n").header("x-contextgate-cache") ==
+               "miss");
+    BOOST_TEST(g.chat(hello, "Authorization: Bearer sk-one\r\n").header("x-contextgate-cache") ==
+               "hit");
+    // A key the upstream never saw gets no answer it did not pay for.
+    BOOST_TEST(g.chat(hello, "Authorization: Bearer sk-two\r\n").header("x-contextgate-cache") ==
+               "miss");
+    BOOST_TEST(g.upstream_calls() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(messages_and_gemini_hits_keep_their_event_grammar) {
+    cached_gateway g;
+    const std::string ask =
+        R"({"model":"claude-sonnet","max_tokens":64,"messages":[{"role":"user","content":"hi"}]})";
+    auto whole = g.post("/v1/messages", ask, "x-api-key: sk-client\r\nanthropic-version: 2023-06-01\r\n");
+    BOOST_TEST_REQUIRE(whole.status == 200u, whole.body);
+    BOOST_TEST(whole.header("x-contextgate-cache") == "miss");
+    auto streamed = g.post("/v1/messages",
+                           R"({"model":"claude-sonnet","max_tokens":64,"stream":true,)"
+                           R"("messages":[{"role":"user","content":"hi"}]})",
+                           "x-api-key: sk-client\r\nanthropic-version: 2023-06-01\r\n");
+    BOOST_TEST(streamed.header("x-contextgate-cache") == "hit");
+    BOOST_TEST(check_messages_stream(streamed.body) == "", streamed.body);
+    BOOST_TEST(streamed.body.find(std::string(json::parse(whole.body)
+                                                  .at("content")
+                                                  .at(0)
+                                                  .at("text")
+                                                  .as_string())) != std::string::npos);
+
+    const std::string contents = R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})";
+    auto first = g.post("/v1beta/models/gemini-pro:generateContent", contents);
+    BOOST_TEST_REQUIRE(first.status == 200u, first.body);
+    BOOST_TEST(first.header("x-contextgate-cache") == "miss");
+    auto gemini_stream = g.post("/v1beta/models/gemini-pro:streamGenerateContent?alt=sse", contents);
+    BOOST_TEST(gemini_stream.header("x-contextgate-cache") == "hit");
+    BOOST_TEST(check_gemini_stream(gemini_stream.body) == "", gemini_stream.body);
+    BOOST_TEST(g.upstream_calls() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_route_caches_its_answers_and_says_which_target_answered_the_miss) {
+    cached_gateway g([](config::gateway_config& c) {
+        for (auto& u : c.upstreams) u.cache.ttl = {};
+        config::route_config r;
+        r.model = "smart";
+        r.targets.push_back({"up0", "gpt-4o-mini", 1, 0});
+        r.cache.ttl = 10min;
+        c.routes.push_back(r);
+    });
+    const std::string smart = R"({"model":"smart","messages":[{"role":"user","content":"hi"}]})";
+    auto miss = g.chat(smart);
+    BOOST_TEST(miss.header("x-contextgate-cache") == "miss");
+    BOOST_TEST(miss.header("x-contextgate-upstream") == "up0");
+    auto hit = g.chat(smart);
+    BOOST_TEST(hit.header("x-contextgate-cache") == "hit");
+    BOOST_TEST(hit.header("x-contextgate-upstream") == "");  // no upstream was asked
+    BOOST_TEST(json::parse(hit.body).at("model") == json::value("smart"));
+    // The route's model without the route's cache: gpt-4o-mini asked directly is not cached.
+    BOOST_TEST(g.chat(hello).header("x-contextgate-cache") == "");
+    BOOST_TEST(g.upstream_calls() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(translated_answers_are_kept_whole_or_assembled_from_their_stream) {
+    cached_gateway g;
+    // Chat Completions to Claude (translated), answered whole, then asked again as a stream.
+    const std::string claude =
+        R"({"model":"claude-sonnet","messages":[{"role":"user","content":"hi"}]})";
+    auto whole = g.chat(claude);
+    BOOST_TEST_REQUIRE(whole.status == 200u, whole.body);
+    BOOST_TEST(whole.header("x-contextgate-cache") == "miss");
+    auto streamed = g.chat(R"({"model":"claude-sonnet","stream":true,"messages":[{"role":"user",)"
+                           R"("content":"hi"}]})");
+    BOOST_TEST(streamed.header("x-contextgate-cache") == "hit");
+    BOOST_TEST(read_chunks(streamed.body).text == content_of(whole.body));
+    // To Gemini, streamed first: the stream is assembled and kept, and answers JSON.
+    auto gemini_stream = g.chat(
+        R"({"model":"gemini-pro","stream":true,"messages":[{"role":"user","content":"hi"}]})");
+    BOOST_TEST(gemini_stream.header("x-contextgate-cache") == "miss");
+    auto text = read_chunks(gemini_stream.body).text;
+    BOOST_TEST(!text.empty());
+    auto gemini_whole =
+        g.chat(R"({"model":"gemini-pro","messages":[{"role":"user","content":"hi"}]})");
+    BOOST_TEST(gemini_whole.header("x-contextgate-cache") == "hit");
+    BOOST_TEST(content_of(gemini_whole.body) == text);
+    BOOST_TEST(g.upstream_calls() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(an_upstream_without_cache_is_untouched) {
+    cached_gateway g([](config::gateway_config& c) {
+        for (auto& u : c.upstreams) u.cache.ttl = {};
+        c.upstreams[1].cache.ttl = 10min;  // the cache exists, for another upstream
+    });
+    auto r = g.chat(hello);
+    BOOST_TEST(r.header("x-contextgate-cache") == "");
+    BOOST_TEST(g.chat(hello).header("x-contextgate-cache") == "");
+    BOOST_TEST(g.upstream_calls() == 2u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
