@@ -155,6 +155,12 @@ std::string server::start() {
         limiter_ = std::move(memory);
     }
     gate_ = std::make_unique<admin::gatekeeper>(*keys_, *limiter_);
+    // The response cache, when some upstream or route keeps answers.
+    bool caching = std::any_of(config_.upstreams.begin(), config_.upstreams.end(),
+                               [](const auto& u) { return u.cache.ttl.count() > 0; }) ||
+                   std::any_of(config_.routes.begin(), config_.routes.end(),
+                               [](const auto& r) { return r.cache.ttl.count() > 0; });
+    if (caching) cache_ = cache::make_cache(config_.cache, config_.limits);
     if (!config_.admin.api_key.empty())
         admin_ = std::make_unique<admin::api>(config_.admin.api_key, *keys_, context_->store(),
                                               context_->ledger(), *routing_);
@@ -183,9 +189,9 @@ std::string server::start() {
         return metrics_page(ctx);
     };
     for (unsigned i = 0; i < count; ++i) {
-        auto handler =
-            std::make_unique<passthrough::handler>(config_.server, config_.upstreams, *routing_,
-                                                   tls_contexts, gate_.get(), &context_->ledger());
+        auto handler = std::make_unique<passthrough::handler>(
+            config_.server, config_.upstreams, *routing_, tls_contexts, gate_.get(),
+            &context_->ledger(), passthrough::cache_setup{cache_.get(), &config_.cache});
         auto* forward = handler.get();
         handlers_.push_back(std::move(handler));
         // The route table, aligned so it reads like the API reference.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/app/context_service.hpp"
+#include "gateway/cache/response_cache.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/console/console.hpp"
 #include "gateway/http/origin_rule.hpp"
@@ -79,6 +80,7 @@ private:
     std::unique_ptr<admin::key_ring> keys_;
     std::unique_ptr<admin::limiter> limiter_;
     std::unique_ptr<admin::gatekeeper> gate_;
+    std::unique_ptr<cache::response_cache> cache_;
     std::unique_ptr<admin::api> admin_;
     std::unique_ptr<http::origin_rule> origins_;  // Host/Origin check of every route
     std::vector<std::unique_ptr<passthrough::handler>> handlers_;

@@ -86,9 +86,8 @@ std::optional<std::string> key_of(std::string_view body, std::string_view api_pa
     }
     auto& o = parsed.as_object();
     const auto* generation = o.if_contains("generationConfig");
-    if (above_one(o, "n") ||
-        (generation && generation->is_object() &&
-         above_one(generation->as_object(), "candidateCount"))) {
+    if (above_one(o, "n") || (generation && generation->is_object() &&
+                              above_one(generation->as_object(), "candidateCount"))) {
         why_not = "it asks for several choices";
         return std::nullopt;
     }

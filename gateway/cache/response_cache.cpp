@@ -109,8 +109,8 @@ net::awaitable<std::optional<std::string>> redis_cache::get(std::string key) {
 }
 
 net::awaitable<void> redis_cache::put(std::string key, std::string value, config::duration ttl) {
-    std::vector<std::string> command{"SET", std::string(redis_prefix) + key, std::move(value),
-                                     "PX", std::to_string(ttl.count())};
+    std::vector<std::string> command{"SET", std::string(redis_prefix) + key, std::move(value), "PX",
+                                     std::to_string(ttl.count())};
     auto [reply, problem] = co_await redis_.run(std::move(command));
     if (!problem.empty()) failed("store (dropped)", problem);
 }
@@ -132,12 +132,9 @@ std::string encode_reply(const providers::reply& r) {
     for (const auto& [f, name] : finish_names)
         if (f == r.why) why = name;
     json::object usage{{"known", r.used.known}, {"input", r.used.input}, {"output", r.used.output}};
-    json::object stored{{"v", 1},
-                        {"id", r.id},
-                        {"model", r.model},
-                        {"message", json::value_from(r.content)},
-                        {"finish", why},
-                        {"usage", std::move(usage)}};
+    json::object stored{{"v", 1},           {"id", r.id},
+                        {"model", r.model}, {"message", json::value_from(r.content)},
+                        {"finish", why},    {"usage", std::move(usage)}};
     return json::serialize(stored);
 }
 
@@ -160,8 +157,8 @@ std::optional<providers::reply> decode_reply(std::string_view stored) {
             if (name == f->as_string()) r.why = value;
     if (const auto* u = o->if_contains("usage"); u && u->is_object()) {
         const auto& used = u->as_object();
-        r.used.known = used.contains("known") && used.at("known").is_bool() &&
-                       used.at("known").as_bool();
+        r.used.known =
+            used.contains("known") && used.at("known").is_bool() && used.at("known").as_bool();
         if (const auto* n = used.if_contains("input"); n && n->is_int64())
             r.used.input = n->as_int64();
         if (const auto* n = used.if_contains("output"); n && n->is_int64())

@@ -42,6 +42,12 @@ struct server_config {
 
 enum class auth_mode { forward, replace };
 
+// Whether answers to the requests of an upstream or a route are kept in the response cache
+// (docs/operations.md, "Response cache"). ttl 0: not cached.
+struct cache_policy {
+    duration ttl{0};
+};
+
 // The dialect an upstream speaks: any OpenAI-compatible server, Anthropic Messages, Gemini.
 enum class provider_kind { openai, anthropic, gemini };
 
@@ -89,6 +95,7 @@ struct upstream_config {
     // (for OpenAI-compatible servers without a Responses endpoint); native (the default) passes
     // it through. Anthropic and Gemini upstreams are always translated.
     bool translate_responses = false;
+    cache_policy cache;  // for requests that reach it without a route of their own
 };
 
 enum class log_level { debug, info, warn, error };
@@ -133,6 +140,19 @@ struct limits_config {
     limits_backend backend = limits_backend::memory;
     std::string redis_url;  // redis://[:password@]host[:port][/db]
     duration redis_timeout{250};
+};
+
+// Where the response cache keeps answers, and whose answers may serve whom.
+enum class cache_backend { memory, redis };
+
+struct cache_config {
+    cache_backend backend = cache_backend::memory;
+    std::size_t max_bytes = 64 * 1024 * 1024;   // memory: least recently used entries go first
+    std::size_t max_entry_bytes = 1024 * 1024;  // a larger answer is not stored
+    std::string redis_url;                      // redis: "" takes limits.redis_url
+    // Entries are kept per caller (virtual key, or the client's own provider key); true: one
+    // namespace for everyone the gateway lets through.
+    bool shared = false;
 };
 
 // What the agent loop does before running a tool that needs approval.
@@ -230,6 +250,7 @@ struct route_config {
     // Targets for a request its target refused as too long for its context window (a 400 that
     // says so); empty: such a 400 goes to the client like any other.
     std::vector<route_target> on_context_window;
+    cache_policy cache;  // its requests' answers are cached (its upstreams' `cache` is not used)
 };
 
 // How failed targets are kept out (docs/routing.md).
@@ -249,6 +270,7 @@ struct gateway_config {
     metrics_config metrics;
     admin_config admin;
     limits_config limits;
+    cache_config cache;
     std::vector<mcp_server_config> mcp_servers;
     mcp_serve_config mcp;
 };

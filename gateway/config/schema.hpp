@@ -209,5 +209,7 @@ const schema::fields<mcp_serve_config>& mcp_serve_fields();
 const schema::fields<route_target>& route_target_fields();
 const schema::fields<route_config>& route_fields();
 const schema::fields<health_config>& health_fields();
+const schema::fields<cache_policy>& cache_policy_fields();
+const schema::fields<cache_config>& cache_fields();
 
 }  // namespace gateway::config

@@ -63,6 +63,19 @@ approval_policy read_approval(const yaml_reader& r, const YAML::Node& n, std::st
     return approval_spellings[r.one_of(n, label, options)].second;
 }
 
+// `cache: {ttl: 10m}` of an upstream or a route.
+template <class S>
+field<S> cache_policy_field(cache_policy S::*m) {
+    return {"cache", "{ttl}: its answers are cached this long (docs/operations.md)",
+            [m](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
+                if (!n.IsMap()) r.fail(n, "`cache` must be a map such as {ttl: 10m}");
+                schema::read(r, n, std::string(section) + ".cache", cache_policy_fields(), s.*m);
+            },
+            [m](const S& s) {
+                return (s.*m).ttl.count() ? flow(s.*m, cache_policy_fields()) : std::string();
+            }};
+}
+
 }  // namespace
 
 std::string schema::flow_list(const std::vector<std::string>& items) {
@@ -176,6 +189,7 @@ const fields<upstream_config>& upstream_fields() {
                               {{"native", false}, {"translate", true}},
                               "translate: answer /v1/responses from the upstream's Chat "
                               "Completions"),
+        cache_policy_field(&S::cache),
     };
     return all;
 }
@@ -556,6 +570,31 @@ const fields<route_config>& route_fields() {
         duration_field("deadline", &S::deadline, "the whole request, across attempts (0: none)"),
         targets_field("on_context_window", &S::on_context_window,
                       "targets for a request refused as too long for the context window", false),
+        cache_policy_field(&S::cache),
+    };
+    return all;
+}
+
+const fields<cache_policy>& cache_policy_fields() {
+    using S = cache_policy;
+    static const fields<S> all{
+        duration_field("ttl", &S::ttl, "how long an answer is served from the cache", true),
+    };
+    return all;
+}
+
+const fields<cache_config>& cache_fields() {
+    using S = cache_config;
+    static const fields<S> all{
+        choice_field<S, cache_backend>(
+            "backend", &S::backend,
+            {{"memory", cache_backend::memory}, {"redis", cache_backend::redis}},
+            "memory (one process) | redis (shared)", "cache.backend"),
+        size_field("max_bytes", &S::max_bytes, "memory: the least recently used go past this"),
+        size_field("max_entry_bytes", &S::max_entry_bytes, "a larger answer is not stored"),
+        text_field("redis_url", &S::redis_url, "redis: \"\" takes limits.redis_url",
+                   mask_url_password),
+        bool_field("shared", &S::shared, "one namespace for every caller"),
     };
     return all;
 }

@@ -135,7 +135,7 @@ public:
         if (!node.IsDefined() || node.IsNull()) fail(node, "the file is empty");
         check_keys(node, "top level",
                    {"server", "upstreams", "routes", "health", "logging", "context", "metrics",
-                    "admin", "limits", "mcp_servers", "mcp"});
+                    "admin", "limits", "cache", "mcp_servers", "mcp"});
         gateway_config c;
         c.source = source();
         if (auto n = node["server"]) c.server = section(n, "server", server_fields());
@@ -161,6 +161,14 @@ public:
         if (auto n = node["metrics"]) c.metrics = section(n, "metrics", metrics_fields());
         if (auto n = node["admin"]) c.admin = section(n, "admin", admin_fields());
         if (auto n = node["limits"]) c.limits = limits(n);
+        if (auto n = node["cache"]) {
+            c.cache = section(n, "cache", cache_fields());
+            auto url = c.cache.redis_url.empty() ? c.limits.redis_url : c.cache.redis_url;
+            if (c.cache.backend == cache_backend::redis && !url.starts_with("redis://"))
+                fail(n,
+                     "`cache.backend: redis` needs `cache.redis_url` (or `limits.redis_url`): "
+                     "redis://host:port");
+        }
         if (auto n = node["mcp_servers"]) {
             if (!n.IsSequence()) fail(n, "`mcp_servers` must be a list");
             std::set<std::string> servers;

@@ -297,6 +297,17 @@ gateway_metrics::gateway_metrics()
       limit_refusals("contextgate_limit_refusals_total", "Requests refused by a limit.", {"kind"}),
       limit_backend_errors("contextgate_limit_backend_errors_total",
                            "Limit checks the backend (Redis) could not answer; let through.", {}),
+      cache_lookups("contextgate_cache_lookups_total",
+                    "Response cache lookups by result (hit, miss, skip: not looked up).",
+                    {"result"}),
+      cache_stores("contextgate_cache_stores_total", "Answers stored in the response cache.", {}),
+      cache_evictions("contextgate_cache_evictions_total",
+                      "Response cache entries evicted to stay within cache.max_bytes.", {}),
+      cache_bytes("contextgate_cache_bytes", "Bytes held by the in-memory response cache.", {}),
+      cache_backend_errors("contextgate_cache_backend_errors_total",
+                           "Response cache operations the backend (Redis) failed; the request "
+                           "went to the upstream.",
+                           {}),
       runs_finished("contextgate_agent_runs_total", "Agent runs that ended, by outcome.",
                     {"outcome"}),
       runs_active("contextgate_agent_runs_active", "Agent runs running or awaiting approval.", {}),
@@ -333,6 +344,11 @@ gateway_metrics::gateway_metrics()
             &key_requests,
             &limit_refusals,
             &limit_backend_errors,
+            &cache_lookups,
+            &cache_stores,
+            &cache_evictions,
+            &cache_bytes,
+            &cache_backend_errors,
             &runs_finished,
             &runs_active,
             &agent_steps,
@@ -349,6 +365,10 @@ gateway_metrics::gateway_metrics()
     agent_steps.with();
     event_watchers.with();
     limit_backend_errors.with();
+    cache_stores.with();
+    cache_evictions.with();
+    cache_bytes.with();
+    cache_backend_errors.with();
     store_transactions.with();
     store_events.with();
 }

@@ -137,6 +137,14 @@ struct gateway_metrics {
     family<counter> limit_refusals;
     family<counter> limit_backend_errors;
 
+    // The response cache: lookups by result (hit|miss|skip), answers stored, entries evicted
+    // to stay within cache.max_bytes, the bytes held (memory backend), backend errors (Redis).
+    family<counter> cache_lookups;
+    family<counter> cache_stores;
+    family<counter> cache_evictions;
+    family<gauge> cache_bytes;
+    family<counter> cache_backend_errors;
+
     // Agent runs.
     family<counter> runs_finished;    // outcome: completed|failed|cancelled
     family<gauge> runs_active;        //

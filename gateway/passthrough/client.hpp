@@ -26,11 +26,16 @@ namespace net = boost::asio;
 struct route_fields {
     std::string_view upstream;  // the target's upstream name (the configuration's string)
     int attempts = 0;           // 0: no route of the configuration took the request
+    std::string_view cache;     // x-contextgate-cache: hit | miss | skip; "": not cached
     // As a list, for the writers that take one.
     std::vector<std::pair<std::string, std::string>> list() const {
-        if (attempts == 0) return {};
-        return {{"x-contextgate-upstream", std::string(upstream)},
-                {"x-contextgate-attempts", std::to_string(attempts)}};
+        std::vector<std::pair<std::string, std::string>> out;
+        if (attempts > 0) {
+            out.emplace_back("x-contextgate-upstream", std::string(upstream));
+            out.emplace_back("x-contextgate-attempts", std::to_string(attempts));
+        }
+        if (!cache.empty()) out.emplace_back("x-contextgate-cache", std::string(cache));
+        return out;
     }
 };
 
@@ -51,6 +56,14 @@ struct exchange_state {
     std::uint64_t delivered_bytes = 0;
     bool complete = false;
     route_fields fields;  // for the client's head besides the upstream's
+    // For the response cache, when the answer may be stored (`keep_answer`): the body relayed
+    // as it came (up to `kept_limit`; `kept_whole` false past it), or the answer a translation
+    // read.
+    bool keep_answer = false;
+    std::string kept_body;
+    std::size_t kept_limit = 0;
+    bool kept_whole = true;
+    std::optional<providers::reply> translated_reply;
 };
 
 // The usage to charge for a finished answer (providers::settled_usage for a 2xx to a request

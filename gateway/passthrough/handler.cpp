@@ -265,13 +265,14 @@ void finish_usage(http::request_context& ctx, exchange_state& state) {
 handler::handler(const config::server_config& server,
                  const std::vector<config::upstream_config>& upstreams, upstream::routing& routing,
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
-                 admission* gate, upstream::usage_sink* ledger)
+                 admission* gate, upstream::usage_sink* ledger, cache_setup cache)
     : server_(server),
       upstreams_(upstreams),
       router_(routing.router()),
       routing_(routing),
       gate_(gate),
-      ledger_(ledger) {
+      ledger_(ledger),
+      cache_(cache) {
     series_.resize(upstreams.size());
     pools_.reserve(upstreams.size());
     for (std::size_t i = 0; i < upstreams.size(); ++i) {

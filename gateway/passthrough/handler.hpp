@@ -1,10 +1,12 @@
 #pragma once
 
+#include "gateway/cache/response_cache.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/http/context.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/admission.hpp"
 #include "gateway/passthrough/client.hpp"
+#include "gateway/providers/ingress.hpp"
 #include "gateway/upstream/pool.hpp"
 #include "gateway/upstream/routes.hpp"
 #include "gateway/upstream/usage_sink.hpp"
@@ -36,6 +38,23 @@ struct destination {
 namespace net = boost::asio;
 namespace beast = boost::beast;
 
+// The response cache and its settings; a null `store` when no upstream or route caches.
+struct cache_setup {
+    cache::response_cache* store = nullptr;
+    const config::cache_config* config = nullptr;
+};
+
+// What the response cache does for one request (handler::plan_cache, cached.cpp).
+struct cache_plan {
+    std::string_view result;  // x-contextgate-cache: hit | miss | skip; "": the cache is not used
+    bool read = false;        // look it up (not `Cache-Control: no-cache`)
+    bool write = false;       // store the answer (not `no-store`)
+    std::string key;
+    config::duration ttl{0};
+    const providers::ingress* api = nullptr;  // the client's, to write a hit in
+    providers::request asked;                 // the request as that API reads it
+};
+
 // Forwards /v1/* to an upstream, per the design's passthrough contract: the request body goes
 // upstream byte for byte (only `model` is read, to pick the upstream), hop-by-hop headers are
 // dropped and the rest kept both ways, the response is relayed as each upstream read completes,
@@ -50,7 +69,8 @@ public:
     handler(const config::server_config& server,
             const std::vector<config::upstream_config>& upstreams, upstream::routing& routing,
             const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
-            admission* gate = nullptr, upstream::usage_sink* ledger = nullptr);
+            admission* gate = nullptr, upstream::usage_sink* ledger = nullptr,
+            cache_setup cache = {});
 
     net::awaitable<void> operator()(http::request_context& ctx);
 
@@ -69,6 +89,14 @@ private:
     // gateway commits to an answer (routed.cpp).
     net::awaitable<void> forward_routed(http::request_context& ctx, const destination& where,
                                         const config::route_config& route);
+    // The response cache's part in a model call: whether it is looked up and stored, and under
+    // which key. Answers a hit (true) with no upstream call; stores a complete answer.
+    cache_plan plan_cache(const http::request_context& ctx, const destination& where,
+                          const config::route_config& route, std::string_view path, bool post);
+    net::awaitable<bool> answer_from_cache(http::request_context& ctx, cache_plan& plan,
+                                           exchange_state& state);
+    net::awaitable<void> keep_in_cache(const http::request_context& ctx, const cache_plan& plan,
+                                       exchange_state& state, const config::upstream_config& up);
     // The key's claim settled with the usage the answer reported.
     net::awaitable<void> settle(const http::request_context& ctx, ticket admitted);
     // Metrics and the usage ledger for a finished model request.
@@ -87,6 +115,7 @@ private:
     bool mixed_providers_ = false;  // some upstream is not OpenAI-compatible
     admission* gate_;
     upstream::usage_sink* ledger_;
+    cache_setup cache_;
     // The metric series of each (upstream, requested model), found once per worker.
     struct model_series {
         observability::histogram* duration;

@@ -149,7 +149,17 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
                                 providers::usage_observer* observer, std::string_view prefetched) {
     co_await net::this_coro::throw_if_cancelled(false);
     auto& res = parser.get();
+    // The response cache keeps a copy, up to its limit.
+    auto keep = [&state](std::string_view bytes) {
+        if (!state.keep_answer || !state.kept_whole) return;
+        state.kept_whole = state.kept_body.size() + bytes.size() <= state.kept_limit;
+        if (state.kept_whole)
+            state.kept_body.append(bytes);
+        else
+            state.kept_body = {};
+    };
     if (!prefetched.empty()) {
+        keep(prefetched);
         if (sse) tracker.feed(prefetched);
         if (observer) observer->feed(prefetched);
         ctx.bytes_sent += prefetched.size();
@@ -169,6 +179,7 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
         if (n > 0) {
             if (state.first_body == std::chrono::steady_clock::time_point{})
                 state.first_body = std::chrono::steady_clock::now();
+            keep({buffer.data(), n});
             if (sse) tracker.feed({buffer.data(), n});
             if (observer) observer->feed({buffer.data(), n});
             ctx.bytes_sent += n;
@@ -221,6 +232,7 @@ std::string response_head(const bhttp::response_header<>& res, const http::reque
         head.field("x-contextgate-upstream", route.upstream);
         head.field("x-contextgate-attempts", std::to_string(route.attempts));
     }
+    if (!route.cache.empty()) head.field("x-contextgate-cache", route.cache);
     return head.finish(ctx.request_id, hop_line, connection);
 }
 

@@ -82,23 +82,6 @@ struct last_failure {
     }
 };
 
-// The client's API when the gateway answers it for a target of another dialect; null when it
-// cannot (that path is not translated).
-const providers::ingress* translation_for(config::provider_kind spoken, std::string_view path,
-                                          bool post) {
-    if (!post) return nullptr;
-    if (spoken == config::provider_kind::openai && path == "/v1/chat/completions")
-        return &providers::chat_completions();
-    if (spoken == config::provider_kind::openai && path == "/v1/responses")
-        return &providers::responses();
-    if (spoken == config::provider_kind::anthropic && path == "/v1/messages")
-        return &providers::messages();
-    if (spoken == config::provider_kind::gemini &&
-        (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent")))
-        return &providers::generate_content();
-    return nullptr;
-}
-
 upstream::failure failure_of(errc code, std::string detail) {
     return {make_error_code(code), std::move(detail)};
 }
@@ -144,6 +127,13 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
         co_return;
     }
     exchange_state state;
+    auto cached = plan_cache(ctx, where, route, path, post);
+    if (!cached.result.empty()) {
+        if (co_await answer_from_cache(ctx, cached, state)) co_return;
+        state.keep_answer = cached.write && !cached.key.empty();
+        // The relayed bytes (an event stream) are several times the answer they hold.
+        state.kept_limit = 16 * cache_.config->max_entry_bytes;
+    }
     last_failure last;     // none yet: no target could be tried
     std::string original;  // the client's body, kept while a target hears another model name
     const config::upstream_config* answered = nullptr;
@@ -174,7 +164,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             auto& pool = pools_[t->index];
             const auto& up = pool.upstream();
             bool translated = up.provider != spoken || (responses && up.translate_responses);
-            const auto* in = translated ? translation_for(spoken, path, post) : nullptr;
+            const auto* in = translated ? model_call_api(spoken, path, post) : nullptr;
             if (translated && !in) {
                 plan.abandoned();
                 unsupported.push_back(t);
@@ -199,7 +189,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             ctx.upstream = up.name;
             if (configured) {
                 ctx.attempts = plan.attempts();
-                state.fields = {up.name, plan.attempts()};
+                state.fields.upstream = up.name;
+                state.fields.attempts = plan.attempts();
             }
             if (translated) {
                 // A failure before anything was written comes back (unless this is the last
@@ -368,6 +359,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     }
     finish_usage(ctx, state);
     if (answered) account(ctx, *answered, state, started);
+    if (answered && state.keep_answer) co_await keep_in_cache(ctx, cached, state, *answered);
 }
 
 }  // namespace gateway::passthrough

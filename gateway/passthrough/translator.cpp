@@ -166,6 +166,9 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
 
     // A provider may send a whole call in one event (Gemini does): as large as a reply may be.
     providers::stream_reader reader(adapter, reply_limit);
+    // The whole answer, assembled for the response cache when it may keep it.
+    std::optional<providers::reply_builder> whole;
+    if (state.keep_answer) whole.emplace();
     auto& res = parser.get();
     io::relay_buffer buffer;
     std::vector<providers::stream_delta> deltas;
@@ -205,6 +208,8 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
             state.first_body = std::chrono::steady_clock::now();
         reader.feed({buffer.data(), n}, deltas, failure_message);
         note_usage(deltas, state);
+        if (whole)
+            for (const auto& d : deltas) whole->add(d);
         bool written = co_await relay();
         if (!written) co_return relayed{};
         if (failed && state.client_gone) co_return relayed{};
@@ -214,6 +219,8 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
         deltas.clear();
         if (reader.finish(deltas, failure_message)) {
             note_usage(deltas, state);
+            if (whole)
+                for (const auto& d : deltas) whole->add(d);
             bool written = co_await relay();
             if (!written) co_return relayed{};
         }
@@ -246,6 +253,11 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
     auto ec = co_await write_client(ctx, net::buffer(last_chunk));
     if (ec) ctx.keep_alive = false;
     state.complete = failure_message.empty() && parser.is_done();
+    if (whole && state.complete && whole->finished()) {
+        std::string unreadable;
+        auto assembled = whole->take(unreadable);
+        if (unreadable.empty()) state.translated_reply = std::move(assembled);
+    }
     co_return relayed{failure_message.empty() && parser.is_done() && res.keep_alive(), {}};
 }
 
@@ -424,6 +436,7 @@ net::awaitable<std::optional<translate_failure>> translate(
             for (const auto* call : reply.content.calls())
                 state.delivered_bytes += json::serialize(call->arguments).size();
             state.complete = true;
+            if (state.keep_answer) state.translated_reply = reply;
             if (r.stream) {
                 auto writer = in.writer(names, r);
                 co_await write_reply_as_stream(ctx, reply, *writer, kept_fields(*parser, state));
@@ -450,6 +463,34 @@ net::awaitable<std::optional<translate_failure>> translate(
     }
     if (relayed.reusable && !state.client_gone) pool.give_back(std::move(started.conn));
     co_return std::nullopt;
+}
+
+const providers::ingress* model_call_api(config::provider_kind spoken, std::string_view path,
+                                         bool post) {
+    if (!post) return nullptr;
+    if (spoken == config::provider_kind::openai && path == "/v1/chat/completions")
+        return &providers::chat_completions();
+    if (spoken == config::provider_kind::openai && path == "/v1/responses")
+        return &providers::responses();
+    if (spoken == config::provider_kind::anthropic && path == "/v1/messages")
+        return &providers::messages();
+    if (spoken == config::provider_kind::gemini &&
+        (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent")))
+        return &providers::generate_content();
+    return nullptr;
+}
+
+net::awaitable<void> answer_stored(http::request_context& ctx, const providers::ingress& in,
+                                   const providers::request& asked, const providers::reply& stored,
+                                   std::vector<std::pair<std::string, std::string>> fields) {
+    providers::answer_names names{std::string(in.id_prefix()) + ctx.request_id, asked.model,
+                                  now_seconds(), ctx.req.target()};
+    if (asked.stream) {
+        auto writer = in.writer(names, asked);
+        co_await write_reply_as_stream(ctx, stored, *writer, fields);
+    } else {
+        co_await write_json(ctx, 200, in.answer(stored, names, asked), std::move(fields));
+    }
 }
 
 net::awaitable<void> write_error_as(http::request_context& ctx, const providers::ingress& in,

@@ -39,6 +39,19 @@ net::awaitable<std::optional<translate_failure>> translate(
     http::request_context& ctx, upstream::pool& pool, exchange_state& state,
     const providers::ingress& in, bool hold_failures = false, config::duration first_byte = {});
 
+// The client's API for a model call (a POST of Chat Completions, Responses, Messages or
+// Gemini's generateContent), as the gateway reads and answers it when it translates or answers
+// from the response cache; null for any other request.
+const providers::ingress* model_call_api(config::provider_kind spoken, std::string_view path,
+                                         bool post);
+
+// An answer kept by the response cache, written in the client's API (`in`) as `asked` wants it:
+// whole, or as the events of a stream (one write), under a fresh id and the model the client
+// named; `fields` go in the head.
+net::awaitable<void> answer_stored(http::request_context& ctx, const providers::ingress& in,
+                                   const providers::request& asked, const providers::reply& stored,
+                                   std::vector<std::pair<std::string, std::string>> fields);
+
 // A gateway error (`ec`, with `detail`) in the client's error envelope.
 net::awaitable<void> write_error_as(http::request_context& ctx, const providers::ingress& in,
                                     boost::system::error_code ec, std::string_view detail);

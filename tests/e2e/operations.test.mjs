@@ -478,6 +478,58 @@ limits:
   await Promise.all([a.exited, b.exited]);
 });
 
+// The response cache in Redis: an answer one replica stored serves the other, read by the
+// official openai client as a stream; with Redis gone a lookup is a miss, not an error.
+test('two gateways share the response cache through Redis; Redis down is a miss', async () => {
+  const { redis, port } = await startRedis();
+  const extra = `routes:
+  - model: cached-model
+    targets: [{upstream: fake, model: gpt-4o-mini}]
+    cache: {ttl: 10m}
+cache:
+  backend: redis
+  redis_url: redis://127.0.0.1:${port}
+`;
+  const a = await startGateway(writeConfig('ops-cache-a.yaml', FAKE_PORT, extra));
+  const b = await startGateway(writeConfig('ops-cache-b.yaml', FAKE_PORT, extra));
+  const ask = { model: 'cached-model', messages: [{ role: 'user', content: 'Say hello' }] };
+  const openai = (base) => new OpenAI({ baseURL: `${base}/v1`, apiKey: 'sk-e2e-cache-client', maxRetries: 0 });
+  try {
+    const first = await openai(a.base).chat.completions.create(ask).withResponse();
+    assert.equal(first.response.headers.get('x-contextgate-cache'), 'miss');
+    // A stores the answer just after the client has it.
+    await scrapeWhen(`${a.base}/metrics`, (m) => sample(m, 'contextgate_cache_stores_total') >= 1);
+    const keys = execFileSync('redis-cli', ['-p', String(port), '--scan', '--pattern', 'contextgate:cache:*'])
+      .toString().trim().split('\n');
+    assert.equal(keys.length, 1, keys.join(','));
+    const streamed = await openai(b.base).chat.completions.create({ ...ask, stream: true }).withResponse();
+    assert.equal(streamed.response.headers.get('x-contextgate-cache'), 'hit');
+    let text = '';
+    const ids = new Set();
+    for await (const chunk of streamed.data) {
+      ids.add(chunk.id);
+      text += chunk.choices[0]?.delta?.content ?? '';
+    }
+    assert.equal(text, first.data.choices[0].message.content);
+    assert.equal(ids.size, 1);
+    assert.ok(!ids.has(first.data.id));
+    const m = await scrape(`${b.base}/metrics`);
+    assert.equal(sample(m, 'contextgate_cache_lookups_total', { result: 'hit' }), 1);
+    assert.equal(sample(m, 'contextgate_cache_lookups_total', { result: 'miss' }), undefined);
+  } finally {
+    redis.kill('SIGKILL');
+  }
+  await new Promise((r) => redis.on('exit', r));
+  const after = await openai(b.base).chat.completions.create(ask).withResponse();
+  assert.equal(after.response.headers.get('x-contextgate-cache'), 'miss');
+  assert.equal(after.data.choices[0].message.content, 'Hello from the fake upstream! ✓ ünïcödé');
+  const m = await scrape(`${b.base}/metrics`);
+  assert.ok(sample(m, 'contextgate_cache_backend_errors_total') >= 1);
+  assert.match(b.output(), /cache: Redis at 127\.0\.0\.1:\d+: lookup \(taken as a miss\)/);
+  for (const gw of [a, b]) gw.child.kill('SIGTERM');
+  await Promise.all([a.exited, b.exited]);
+});
+
 // Routes' health is shared by replicas that share limits: a target that failed on one gateway is
 // skipped by the others, including one started afterwards (docs/routing.md).
 test('gateways sharing Redis share the health of their routes\' targets', async () => {

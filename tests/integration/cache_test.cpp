@@ -52,8 +52,8 @@ struct cached_gateway {
 
     response post(std::string_view path, const std::string& body, std::string headers = {}) {
         client c(gw->port());
-        return c.request(make_request("POST", path, body,
-                                      "Content-Type: application/json\r\n" + headers));
+        return c.request(
+            make_request("POST", path, body, "Content-Type: application/json\r\n" + headers));
     }
     response chat(const std::string& body, std::string headers = {}) {
         return post("/v1/chat/completions", body, std::move(headers));
@@ -140,7 +140,8 @@ BOOST_AUTO_TEST_CASE(a_repeated_request_is_answered_without_the_upstream_under_a
     BOOST_TEST(g.upstream_calls() == 3u);
     client c(g.gw->port());
     auto metrics = c.request(make_request("GET", "/metrics")).body;
-    BOOST_TEST(metrics.find("contextgate_cache_lookups_total{result=\"hit\"}") != std::string::npos);
+    BOOST_TEST(metrics.find("contextgate_cache_lookups_total{result=\"hit\"}") !=
+               std::string::npos);
     BOOST_TEST(metrics.find("contextgate_cache_stores_total ") != std::string::npos);
 }
 
@@ -291,10 +292,12 @@ BOOST_AUTO_TEST_CASE(shared_entries_serve_every_key) {
         c.admin.keys = {a, b};
         c.cache.shared = true;
     });
-    BOOST_TEST(g.chat(hello, "Authorization: Bearer " + alice + "\r\n")
-                   .header("x-contextgate-cache") == "miss");
-    BOOST_TEST(g.chat(hello, "Authorization: Bearer " + bob + "\r\n")
-                   .header("x-contextgate-cache") == "hit");
+    BOOST_TEST(
+        g.chat(hello, "Authorization: Bearer " + alice + "\r\n").header("x-contextgate-cache") ==
+        "miss");
+    BOOST_TEST(
+        g.chat(hello, "Authorization: Bearer " + bob + "\r\n").header("x-contextgate-cache") ==
+        "hit");
     BOOST_TEST(g.upstream_calls() == 1u);
 }
 
@@ -314,7 +317,8 @@ BOOST_AUTO_TEST_CASE(messages_and_gemini_hits_keep_their_event_grammar) {
     cached_gateway g;
     const std::string ask =
         R"({"model":"claude-sonnet","max_tokens":64,"messages":[{"role":"user","content":"hi"}]})";
-    auto whole = g.post("/v1/messages", ask, "x-api-key: sk-client\r\nanthropic-version: 2023-06-01\r\n");
+    auto whole =
+        g.post("/v1/messages", ask, "x-api-key: sk-client\r\nanthropic-version: 2023-06-01\r\n");
     BOOST_TEST_REQUIRE(whole.status == 200u, whole.body);
     BOOST_TEST(whole.header("x-contextgate-cache") == "miss");
     auto streamed = g.post("/v1/messages",
@@ -323,17 +327,16 @@ BOOST_AUTO_TEST_CASE(messages_and_gemini_hits_keep_their_event_grammar) {
                            "x-api-key: sk-client\r\nanthropic-version: 2023-06-01\r\n");
     BOOST_TEST(streamed.header("x-contextgate-cache") == "hit");
     BOOST_TEST(check_messages_stream(streamed.body) == "", streamed.body);
-    BOOST_TEST(streamed.body.find(std::string(json::parse(whole.body)
-                                                  .at("content")
-                                                  .at(0)
-                                                  .at("text")
-                                                  .as_string())) != std::string::npos);
+    BOOST_TEST(streamed.body.find(std::string(
+                   json::parse(whole.body).at("content").at(0).at("text").as_string())) !=
+               std::string::npos);
 
     const std::string contents = R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})";
     auto first = g.post("/v1beta/models/gemini-pro:generateContent", contents);
     BOOST_TEST_REQUIRE(first.status == 200u, first.body);
     BOOST_TEST(first.header("x-contextgate-cache") == "miss");
-    auto gemini_stream = g.post("/v1beta/models/gemini-pro:streamGenerateContent?alt=sse", contents);
+    auto gemini_stream =
+        g.post("/v1beta/models/gemini-pro:streamGenerateContent?alt=sse", contents);
     BOOST_TEST(gemini_stream.header("x-contextgate-cache") == "hit");
     BOOST_TEST(check_gemini_stream(gemini_stream.body) == "", gemini_stream.body);
     BOOST_TEST(g.upstream_calls() == 2u);

@@ -1,5 +1,5 @@
-#include "gateway/cache/cache_key.hpp"
 #include "gateway/cache/response_cache.hpp"
+#include "gateway/cache/cache_key.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
@@ -76,8 +76,8 @@ BOOST_AUTO_TEST_CASE(an_answer_survives_its_stored_form) {
     r.model = "gpt-x";
     r.content.parts.push_back(providers::part::of_reasoning("thinking"));
     r.content.parts.push_back(providers::part::of_text("Hello ✓"));
-    providers::tool_call call{"call_1", "get_weather",
-                              boost::json::parse(R"({"city":"Paris"})").as_object(), {}};
+    providers::tool_call call{
+        "call_1", "get_weather", boost::json::parse(R"({"city":"Paris"})").as_object(), {}};
     r.content.parts.push_back(providers::part::of_call(call));
     r.why = providers::finish::tool_calls;
     r.used = {true, 9, 12};
