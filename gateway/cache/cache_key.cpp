@@ -1,9 +1,9 @@
 #include "gateway/cache/cache_key.hpp"
 
+#include "gateway/tools/digest.hpp"
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <vector>
@@ -59,20 +59,6 @@ std::string canonical_json(const json::value& v) {
     return out;
 }
 
-std::string sha256_hex(std::string_view text) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int size = 0;
-    EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr);
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(size * 2);
-    for (unsigned i = 0; i < size; ++i) {
-        out += hex[digest[i] >> 4];
-        out += hex[digest[i] & 15];
-    }
-    return out;
-}
-
 std::optional<std::string> key_of(std::string_view body, std::string_view api_path,
                                   std::string_view target, std::string_view scope,
                                   std::string& why_not) {
@@ -109,7 +95,7 @@ std::optional<std::string> key_of(std::string_view body, std::string_view api_pa
     material.append(target).append("\n");
     material.append(scope).append("\n");
     write_canonical(parsed, material);
-    return sha256_hex(material);
+    return tools::sha256_hex(material);
 }
 
 }  // namespace gateway::cache

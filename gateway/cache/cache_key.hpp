@@ -25,7 +25,4 @@ std::optional<std::string> key_of(std::string_view body, std::string_view api_pa
 // `v` with object members sorted by name and no whitespace: equal for equal JSON values.
 std::string canonical_json(const boost::json::value& v);
 
-// Lowercase hex SHA-256 of `text`.
-std::string sha256_hex(std::string_view text);
-
 }  // namespace gateway::cache

@@ -10,6 +10,7 @@
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/translator.hpp"
 #include "gateway/providers/adapter.hpp"
+#include "gateway/tools/digest.hpp"
 
 #include <boost/beast/core/string.hpp>
 
@@ -75,7 +76,7 @@ cache_plan handler::plan_cache(const http::request_context& ctx, const destinati
             scope = "key " + ctx.key_id;
         } else if (auto presented = http::presented_key_of(ctx.req.base());
                    !presented.value.empty()) {
-            scope = "client " + cache::sha256_hex(presented.value);
+            scope = "client " + tools::sha256_hex(presented.value);
         }
     }
     std::string why_not;

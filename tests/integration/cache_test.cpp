@@ -4,8 +4,6 @@
 #include "tests/integration/harness.hpp"
 #include "tests/support/stream_grammar.hpp"
 
-#include "gateway/sse/event_parser.hpp"
-
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
@@ -13,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <thread>
 
 using namespace gateway::testing;
 namespace json = boost::json;
@@ -48,6 +47,17 @@ struct cached_gateway {
         c.admin.api_key = "admin-key-0123456789";
         if (adjust) adjust(c);
         gw.emplace(c);
+        seen_ = stores();
+    }
+
+    // An answer is stored just after the client has it: before asking again for a hit, a test
+    // waits (up to 5 s) for the `n` answers it expects stored since it last waited.
+    void stored(int n = 1) {
+        seen_ += n;
+        auto deadline = std::chrono::steady_clock::now() + 5s;
+        while (stores() < seen_ && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(2ms);
+        BOOST_TEST_REQUIRE(stores() >= seen_);
     }
 
     response post(std::string_view path, const std::string& body, std::string headers = {}) {
@@ -59,48 +69,40 @@ struct cached_gateway {
         return post("/v1/chat/completions", body, std::move(headers));
     }
     std::size_t upstream_calls() const { return fake.requests().size(); }
-};
 
-// A chat.completion.chunk stream's text, finish reason, ids and [DONE].
-struct chunks {
-    std::string text;
-    std::string finish_reason;
-    std::set<std::string> ids;
-    std::vector<std::string> call_names;
-    bool done = false;
-    bool broken = false;
-};
-
-chunks read_chunks(const std::string& body) {
-    chunks out;
-    gateway::sse::event_parser parser;
-    std::vector<gateway::sse::event> events;
-    parser.feed(body, events);
-    for (const auto& e : events) {
-        if (e.data == "[DONE]") {
-            out.done = true;
-            continue;
-        }
-        if (e.type == "error") {  // the gateway's end of a stream that broke
-            out.broken = true;
-            continue;
-        }
-        auto chunk = json::parse(e.data).as_object();
-        out.ids.insert(std::string(chunk.at("id").as_string()));
-        const auto& choices = chunk.at("choices").as_array();
-        if (choices.empty()) continue;
-        const auto& choice = choices[0].as_object();
-        if (choice.at("finish_reason").is_string())
-            out.finish_reason = choice.at("finish_reason").as_string();
-        const auto& delta = choice.at("delta").as_object();
-        if (const auto* c = delta.if_contains("content"); c && c->is_string())
-            out.text += c->as_string();
-        if (const auto* calls = delta.if_contains("tool_calls"))
-            for (const auto& call : calls->as_array())
-                if (const auto* name = call.at("function").as_object().if_contains("name"))
-                    out.call_names.emplace_back(name->as_string());
+private:
+    // contextgate_cache_stores_total (the process's: tests run one at a time).
+    double stores() {
+        client c(gw->port());
+        auto text = c.request(make_request("GET", "/metrics")).body;
+        const std::string name = "contextgate_cache_stores_total ";
+        auto at = text.find("\n" + name);
+        return at == std::string::npos ? 0 : std::stod(text.substr(at + 1 + name.size()));
     }
-    return out;
+    double seen_ = 0;
+};
+
+// The ids a streamed answer's chunks carry.
+std::set<std::string> ids_of(const chat_stream& s) {
+    std::set<std::string> ids;
+    for (const auto& chunk : s.chunks) ids.insert(std::string(chunk.at("id").as_string()));
+    return ids;
+}
+
+const std::string alice = "sk-cache-alice-0123456789";
+const std::string bob = "sk-cache-bob-0123456789ab";
+
+// Two virtual keys, Alice's and Bob's, each with `budget` tokens a month (0: none).
+std::vector<config::virtual_key_config> alice_and_bob(std::uint64_t budget) {
+    std::vector<config::virtual_key_config> keys(2);
+    keys[0].id = "key-alice";
+    keys[0].name = "alice";
+    keys[0].key = alice;
+    keys[1].id = "key-bob";
+    keys[1].name = "bob";
+    keys[1].key = bob;
+    for (auto& k : keys) k.budget_tokens = budget;
+    return keys;
 }
 
 std::string content_of(const std::string& body) {
@@ -118,6 +120,7 @@ BOOST_AUTO_TEST_CASE(a_repeated_request_is_answered_without_the_upstream_under_a
     BOOST_TEST_REQUIRE(first.status == 200u, first.body);
     BOOST_TEST(first.header("x-contextgate-cache") == "miss");
     BOOST_TEST(g.upstream_calls() == 1u);
+    g.stored();
     // The same request with its members in another order and another `user`: the same key.
     auto second =
         g.chat(R"({"messages":[{"role":"user","content":"Say hello"}],"user":"u-2","model":)"
@@ -134,9 +137,11 @@ BOOST_AUTO_TEST_CASE(a_repeated_request_is_answered_without_the_upstream_under_a
     // Another model, another temperature: other keys.
     BOOST_TEST(g.chat(R"({"model":"gpt-4o","messages":[{"role":"user","content":"Say hello"}]})")
                    .header("x-contextgate-cache") == "miss");
+    g.stored();
     BOOST_TEST(g.chat(R"({"model":"gpt-4o-mini","temperature":0.2,"messages":[{"role":"user",)"
                       R"("content":"Say hello"}]})")
                    .header("x-contextgate-cache") == "miss");
+    g.stored();
     BOOST_TEST(g.upstream_calls() == 3u);
     client c(g.gw->port());
     auto metrics = c.request(make_request("GET", "/metrics")).body;
@@ -150,29 +155,35 @@ BOOST_AUTO_TEST_CASE(tools_and_tool_choice_are_part_of_the_key) {
     const std::string tools =
         R"([{"type":"function","function":{"name":"get_weather","parameters":{"type":"object",)"
         R"("properties":{"city":{"type":"string"}}}}}])";
-    g.fake.script({{"Plain answer."}, {"", "tool_calls", 200, "", 0, {{"get_weather", "{}"}}}});
+    scripted_reply weather{"", "tool_calls", 200, "", 0, {{"get_weather", "{}"}}};
+    g.fake.script({{"Plain answer."}, weather, weather});
     BOOST_TEST(content_of(g.chat(hello).body) == "Plain answer.");
+    g.stored();
     // The same messages with a tool: not the tool-less answer.
     auto with_tools = g.chat(R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":)"
                              R"("Say hello"}],"tools":)" +
                              tools + "}");
     BOOST_TEST_REQUIRE(with_tools.status == 200u, with_tools.body);
     BOOST_TEST(with_tools.header("x-contextgate-cache") == "miss");
+    g.stored();
     auto call = json::parse(with_tools.body).at("choices").at(0).at("message").at("tool_calls");
     BOOST_TEST(call.at(0).at("function").at("name") == json::value("get_weather"));
     // ... and tool_choice too.
     auto forced = g.chat(R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":)"
                          R"("Say hello"}],"tool_choice":"required","tools":)" +
                          tools + "}");
+    BOOST_TEST_REQUIRE(forced.status == 200u, forced.body);
     BOOST_TEST(forced.header("x-contextgate-cache") == "miss");
+    g.stored();
     BOOST_TEST(g.upstream_calls() == 3u);
     // The tool call itself comes back from the cache as a call, streamed.
     auto again = g.chat(R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user",)"
                         R"("content":"Say hello"}],"tools":)" +
                         tools + "}");
     BOOST_TEST(again.header("x-contextgate-cache") == "hit");
-    auto streamed = read_chunks(again.body);
-    BOOST_TEST(streamed.call_names == std::vector<std::string>{"get_weather"});
+    auto streamed = read_chat_stream(again.body);
+    BOOST_TEST_REQUIRE(streamed.calls.size() == 1u);
+    BOOST_TEST(streamed.calls[0].at("name") == json::value("get_weather"));
     BOOST_TEST(streamed.finish_reason == "tool_calls");
     BOOST_TEST(g.upstream_calls() == 3u);
 }
@@ -181,24 +192,27 @@ BOOST_AUTO_TEST_CASE(a_stored_answer_serves_json_and_stream_requests_alike) {
     cached_gateway g;
     // Stored from a JSON answer, asked as a stream: one valid stream under one fresh id.
     auto json_first = g.chat(hello);
+    g.stored();
     auto as_stream = g.chat(hello_streamed);
     BOOST_TEST_REQUIRE(as_stream.status == 200u, as_stream.body);
     BOOST_TEST(as_stream.header("x-contextgate-cache") == "hit");
     BOOST_TEST(as_stream.header("content-type").starts_with("text/event-stream"));
     BOOST_TEST(as_stream.complete);
-    auto s = read_chunks(as_stream.body);
+    auto s = read_chat_stream(as_stream.body);
     BOOST_TEST(s.text == content_of(json_first.body));
     BOOST_TEST(s.finish_reason == "stop");
     BOOST_TEST(s.done);
-    BOOST_TEST(s.ids.size() == 1u);
-    BOOST_TEST(*s.ids.begin() != std::string(json::parse(json_first.body).at("id").as_string()));
+    auto ids = ids_of(s);
+    BOOST_TEST(ids.size() == 1u);
+    BOOST_TEST(*ids.begin() != std::string(json::parse(json_first.body).at("id").as_string()));
     // Stored from a stream, asked as JSON: the assembled answer.
     g.fake.script({{"Streamed once, then kept."}});
     const std::string other =
         R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"other"}]})";
     auto streamed = g.chat(other);
     BOOST_TEST(streamed.header("x-contextgate-cache") == "miss");
-    BOOST_TEST(read_chunks(streamed.body).text == "Streamed once, then kept.");
+    BOOST_TEST(read_chat_stream(streamed.body).text == "Streamed once, then kept.");
+    g.stored();
     auto whole =
         g.chat(R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"other"}]})");
     BOOST_TEST(whole.header("x-contextgate-cache") == "hit");
@@ -212,13 +226,14 @@ BOOST_AUTO_TEST_CASE(errors_cut_streams_and_several_choices_are_never_stored) {
     cut.cut_after = 2;
     g.fake.script({{"overloaded", "stop", 500, "", 0}, cut, {"Fine now."}});
     BOOST_TEST(g.chat(hello).status == 500u);
-    auto broken = read_chunks(g.chat(hello_streamed).body);  // cut: ends with an error event
-    BOOST_TEST(broken.broken);
+    auto broken = read_chat_stream(g.chat(hello_streamed).body);  // cut: ends with an error event
+    BOOST_TEST(!broken.error.empty());
     BOOST_TEST(!broken.done);
     auto fine = g.chat(hello);
     BOOST_TEST(fine.header("x-contextgate-cache") == "miss");
     BOOST_TEST(content_of(fine.body) == "Fine now.");
     BOOST_TEST(g.upstream_calls() == 3u);
+    g.stored();
     BOOST_TEST(g.chat(hello).header("x-contextgate-cache") == "hit");
     // n > 1 and log probabilities are not looked up nor stored.
     const std::string two =
@@ -237,10 +252,12 @@ BOOST_AUTO_TEST_CASE(no_cache_refreshes_and_no_store_keeps_nothing) {
     auto not_kept = g.chat(hello, "Cache-Control: no-store\r\n");
     BOOST_TEST(not_kept.header("x-contextgate-cache") == "miss");
     BOOST_TEST(content_of(g.chat(hello).body) == "First kept.");  // a miss: no-store kept nothing
+    g.stored();
     BOOST_TEST(content_of(g.chat(hello).body) == "First kept.");  // a hit
     auto refreshed = g.chat(hello, "Cache-Control: max-age=0, No-Cache\r\n");
     BOOST_TEST(refreshed.header("x-contextgate-cache") == "skip");
     BOOST_TEST(content_of(refreshed.body) == "Refreshed.");
+    g.stored();
     auto after = g.chat(hello);
     BOOST_TEST(after.header("x-contextgate-cache") == "hit");
     BOOST_TEST(content_of(after.body) == "Refreshed.");
@@ -248,24 +265,12 @@ BOOST_AUTO_TEST_CASE(no_cache_refreshes_and_no_store_keeps_nothing) {
 }
 
 BOOST_AUTO_TEST_CASE(keys_never_share_entries_and_a_hit_charges_no_tokens) {
-    const std::string alice = "sk-cache-alice-0123456789";
-    const std::string bob = "sk-cache-bob-0123456789ab";
-    cached_gateway g([&](config::gateway_config& c) {
-        config::virtual_key_config a;
-        a.id = "key-alice";
-        a.name = "alice";
-        a.key = alice;
-        // 21 tokens an answer (the fake's usage) and a reservation of about 20 per request:
-        // charged for each hit, the third request would pass the budget and be refused.
-        a.budget_tokens = 60;
-        config::virtual_key_config b = a;
-        b.id = "key-bob";
-        b.name = "bob";
-        b.key = bob;
-        c.admin.keys = {a, b};
-    });
+    // 21 tokens an answer (the fake's usage) and a reservation of about 20 per request: charged
+    // for each hit, the third request would pass the budget and be refused.
+    cached_gateway g([&](config::gateway_config& c) { c.admin.keys = alice_and_bob(60); });
     auto as = [](const std::string& key) { return "Authorization: Bearer " + key + "\r\n"; };
     BOOST_TEST(g.chat(hello, as(alice)).header("x-contextgate-cache") == "miss");
+    g.stored();
     for (int i = 0; i < 4; ++i) {
         auto hit = g.chat(hello, as(alice));
         BOOST_TEST_REQUIRE(hit.status == 200u, hit.body);
@@ -275,26 +280,18 @@ BOOST_AUTO_TEST_CASE(keys_never_share_entries_and_a_hit_charges_no_tokens) {
     // Bob's identical request is his own: a miss.
     BOOST_TEST(g.chat(hello, as(bob)).header("x-contextgate-cache") == "miss");
     BOOST_TEST(g.upstream_calls() == 2u);
+    g.stored();
 }
 
 BOOST_AUTO_TEST_CASE(shared_entries_serve_every_key) {
-    const std::string alice = "sk-cache-alice-0123456789";
-    const std::string bob = "sk-cache-bob-0123456789ab";
     cached_gateway g([&](config::gateway_config& c) {
-        config::virtual_key_config a;
-        a.id = "key-alice";
-        a.name = "alice";
-        a.key = alice;
-        config::virtual_key_config b = a;
-        b.id = "key-bob";
-        b.name = "bob";
-        b.key = bob;
-        c.admin.keys = {a, b};
+        c.admin.keys = alice_and_bob(0);
         c.cache.shared = true;
     });
     BOOST_TEST(
         g.chat(hello, "Authorization: Bearer " + alice + "\r\n").header("x-contextgate-cache") ==
         "miss");
+    g.stored();
     BOOST_TEST(
         g.chat(hello, "Authorization: Bearer " + bob + "\r\n").header("x-contextgate-cache") ==
         "hit");
@@ -305,12 +302,14 @@ BOOST_AUTO_TEST_CASE(without_virtual_keys_the_clients_own_key_scopes_its_entries
     cached_gateway g;  // auth: forward for the OpenAI-compatible upstream
     BOOST_TEST(g.chat(hello, "Authorization: Bearer sk-one\r\n").header("x-contextgate-cache") ==
                "miss");
+    g.stored();
     BOOST_TEST(g.chat(hello, "Authorization: Bearer sk-one\r\n").header("x-contextgate-cache") ==
                "hit");
     // A key the upstream never saw gets no answer it did not pay for.
     BOOST_TEST(g.chat(hello, "Authorization: Bearer sk-two\r\n").header("x-contextgate-cache") ==
                "miss");
     BOOST_TEST(g.upstream_calls() == 2u);
+    g.stored();
 }
 
 BOOST_AUTO_TEST_CASE(messages_and_gemini_hits_keep_their_event_grammar) {
@@ -321,6 +320,7 @@ BOOST_AUTO_TEST_CASE(messages_and_gemini_hits_keep_their_event_grammar) {
         g.post("/v1/messages", ask, "x-api-key: sk-client\r\nanthropic-version: 2023-06-01\r\n");
     BOOST_TEST_REQUIRE(whole.status == 200u, whole.body);
     BOOST_TEST(whole.header("x-contextgate-cache") == "miss");
+    g.stored();
     auto streamed = g.post("/v1/messages",
                            R"({"model":"claude-sonnet","max_tokens":64,"stream":true,)"
                            R"("messages":[{"role":"user","content":"hi"}]})",
@@ -335,6 +335,7 @@ BOOST_AUTO_TEST_CASE(messages_and_gemini_hits_keep_their_event_grammar) {
     auto first = g.post("/v1beta/models/gemini-pro:generateContent", contents);
     BOOST_TEST_REQUIRE(first.status == 200u, first.body);
     BOOST_TEST(first.header("x-contextgate-cache") == "miss");
+    g.stored();
     auto gemini_stream =
         g.post("/v1beta/models/gemini-pro:streamGenerateContent?alt=sse", contents);
     BOOST_TEST(gemini_stream.header("x-contextgate-cache") == "hit");
@@ -355,6 +356,7 @@ BOOST_AUTO_TEST_CASE(a_route_caches_its_answers_and_says_which_target_answered_t
     auto miss = g.chat(smart);
     BOOST_TEST(miss.header("x-contextgate-cache") == "miss");
     BOOST_TEST(miss.header("x-contextgate-upstream") == "up0");
+    g.stored();
     auto hit = g.chat(smart);
     BOOST_TEST(hit.header("x-contextgate-cache") == "hit");
     BOOST_TEST(hit.header("x-contextgate-upstream") == "");  // no upstream was asked
@@ -372,16 +374,18 @@ BOOST_AUTO_TEST_CASE(translated_answers_are_kept_whole_or_assembled_from_their_s
     auto whole = g.chat(claude);
     BOOST_TEST_REQUIRE(whole.status == 200u, whole.body);
     BOOST_TEST(whole.header("x-contextgate-cache") == "miss");
+    g.stored();
     auto streamed = g.chat(R"({"model":"claude-sonnet","stream":true,"messages":[{"role":"user",)"
                            R"("content":"hi"}]})");
     BOOST_TEST(streamed.header("x-contextgate-cache") == "hit");
-    BOOST_TEST(read_chunks(streamed.body).text == content_of(whole.body));
+    BOOST_TEST(read_chat_stream(streamed.body).text == content_of(whole.body));
     // To Gemini, streamed first: the stream is assembled and kept, and answers JSON.
     auto gemini_stream = g.chat(
         R"({"model":"gemini-pro","stream":true,"messages":[{"role":"user","content":"hi"}]})");
     BOOST_TEST(gemini_stream.header("x-contextgate-cache") == "miss");
-    auto text = read_chunks(gemini_stream.body).text;
+    auto text = read_chat_stream(gemini_stream.body).text;
     BOOST_TEST(!text.empty());
+    g.stored();
     auto gemini_whole =
         g.chat(R"({"model":"gemini-pro","messages":[{"role":"user","content":"hi"}]})");
     BOOST_TEST(gemini_whole.header("x-contextgate-cache") == "hit");

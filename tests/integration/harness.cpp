@@ -1,9 +1,12 @@
 #include "tests/integration/harness.hpp"
 
+#include "gateway/sse/event_parser.hpp"
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -206,6 +209,49 @@ std::uint16_t unused_port() {
     net::io_context io;
     tcp::acceptor a(io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
     return a.local_endpoint().port();
+}
+
+chat_stream read_chat_stream(const std::string& body) {
+    namespace json = boost::json;
+    chat_stream out;
+    gateway::sse::event_parser parser;
+    std::vector<gateway::sse::event> events;
+    parser.feed(body, events);
+    for (const auto& e : events) {
+        if (e.data == "[DONE]") {
+            out.done = true;
+            continue;
+        }
+        if (e.type == "error") {
+            out.error = e.data;
+            continue;
+        }
+        auto chunk = json::parse(e.data).as_object();
+        out.chunks.push_back(chunk);
+        auto& choices = chunk["choices"].as_array();
+        if (choices.empty()) continue;
+        auto& choice = choices[0].as_object();
+        if (choice["finish_reason"].is_string())
+            out.finish_reason = std::string(choice["finish_reason"].as_string());
+        auto& delta = choice["delta"].as_object();
+        if (auto* c = delta.if_contains("content"); c && c->is_string()) out.text += c->as_string();
+        if (auto* calls = delta.if_contains("tool_calls"))
+            for (auto& cv : calls->as_array()) {
+                auto& call = cv.as_object();
+                auto index = static_cast<std::size_t>(call["index"].as_int64());
+                if (out.calls.size() <= index) out.calls.resize(index + 1);
+                auto& mine = out.calls[index];
+                if (call.contains("id")) mine["id"] = call["id"];
+                if (call.contains("extra_content")) mine["extra_content"] = call["extra_content"];
+                auto& fn = call["function"].as_object();
+                if (fn.contains("name")) mine["name"] = fn["name"];
+                std::string args =
+                    mine.contains("arguments") ? std::string(mine["arguments"].as_string()) : "";
+                if (auto* a = fn.if_contains("arguments")) args += a->as_string();
+                mine["arguments"] = args;
+            }
+    }
+    return out;
 }
 
 }  // namespace gateway::testing

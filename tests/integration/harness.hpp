@@ -8,6 +8,8 @@
 #include "tests/support/fake_upstream.hpp"
 #include "tests/support/test_postgres.hpp"
 
+#include <boost/json/object.hpp>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -90,5 +92,18 @@ std::string join(const std::vector<std::string>& parts);
 
 // A TCP port on 127.0.0.1 with nothing listening (bound, then released).
 std::uint16_t unused_port();
+
+// The chat.completion.chunk events of a streamed Chat Completions answer, and the reply they
+// assemble to; an `event: error` (a stream that broke) in `error`.
+struct chat_stream {
+    std::vector<boost::json::object> chunks;
+    bool done = false;
+    std::string text;
+    std::vector<boost::json::object> calls;  // {id, name, arguments, extra_content?}
+    std::string finish_reason;
+    std::string error;
+};
+
+chat_stream read_chat_stream(const std::string& body);
 
 }  // namespace gateway::testing

@@ -53,58 +53,6 @@ const std::string weather_tools = R"([
                  "properties":{"city":{"type":"string"}},"required":["city"]}}},
   {"type":"function","function":{"name":"get_time","parameters":{"type":"object","properties":{}}}}])";
 
-// The chat.completion.chunk events of a translated stream, and the reply they assemble to.
-struct streamed {
-    std::vector<json::object> chunks;
-    bool done = false;
-    std::string text;
-    std::vector<json::object> calls;  // {id, name, arguments, extra_content?}
-    std::string finish_reason;
-    std::string error;
-};
-
-streamed read_stream(const std::string& body) {
-    streamed out;
-    gateway::sse::event_parser parser;
-    std::vector<gateway::sse::event> events;
-    parser.feed(body, events);
-    for (const auto& e : events) {
-        if (e.data == "[DONE]") {
-            out.done = true;
-            continue;
-        }
-        if (e.type == "error") {
-            out.error = e.data;
-            continue;
-        }
-        auto chunk = json::parse(e.data).as_object();
-        out.chunks.push_back(chunk);
-        auto& choices = chunk["choices"].as_array();
-        if (choices.empty()) continue;
-        auto& choice = choices[0].as_object();
-        if (choice["finish_reason"].is_string())
-            out.finish_reason = std::string(choice["finish_reason"].as_string());
-        auto& delta = choice["delta"].as_object();
-        if (auto* c = delta.if_contains("content"); c && c->is_string()) out.text += c->as_string();
-        if (auto* calls = delta.if_contains("tool_calls"))
-            for (auto& cv : calls->as_array()) {
-                auto& call = cv.as_object();
-                auto index = static_cast<std::size_t>(call["index"].as_int64());
-                if (out.calls.size() <= index) out.calls.resize(index + 1);
-                auto& mine = out.calls[index];
-                if (call.contains("id")) mine["id"] = call["id"];
-                if (call.contains("extra_content")) mine["extra_content"] = call["extra_content"];
-                auto& fn = call["function"].as_object();
-                if (fn.contains("name")) mine["name"] = fn["name"];
-                std::string args =
-                    mine.contains("arguments") ? std::string(mine["arguments"].as_string()) : "";
-                if (auto* a = fn.if_contains("arguments")) args += a->as_string();
-                mine["arguments"] = args;
-            }
-    }
-    return out;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(providers)
@@ -145,7 +93,7 @@ BOOST_AUTO_TEST_CASE(claude_streams_parallel_tool_calls_as_chunks) {
                weather_tools + "}");
     BOOST_TEST_REQUIRE(r.status == 200u, r.body);
     BOOST_TEST(r.header("content-type").starts_with("text/event-stream"));
-    auto s = read_stream(r.body);
+    auto s = read_chat_stream(r.body);
     BOOST_TEST(s.done);
     BOOST_TEST(s.error.empty(), s.error);
     BOOST_TEST(s.finish_reason == "tool_calls");
@@ -253,7 +201,7 @@ BOOST_AUTO_TEST_CASE(gemini_streams_text_as_it_comes) {
     BOOST_TEST_REQUIRE(r.status == 200u, r.body);
     BOOST_TEST(f.fake.requests().back().target ==
                "/v1beta/models/gemini-pro:streamGenerateContent?alt=sse");
-    auto s = read_stream(r.body);
+    auto s = read_chat_stream(r.body);
     BOOST_TEST(s.done);
     BOOST_TEST(s.text == "Hello from the fake upstream!");
     BOOST_TEST(s.finish_reason == "stop");
@@ -299,7 +247,7 @@ BOOST_AUTO_TEST_CASE(an_upstream_that_dies_mid_stream_ends_the_translation_with_
         "x-fake-reset-after: 3\r\n");
     BOOST_TEST_REQUIRE(r.status == 200u);
     BOOST_TEST(r.complete);  // the chunked body still ends properly
-    auto s = read_stream(r.body);
+    auto s = read_chat_stream(r.body);
     BOOST_TEST(!s.done);
     BOOST_TEST(!s.error.empty());
 }
@@ -463,7 +411,7 @@ BOOST_AUTO_TEST_CASE(a_whole_reply_to_a_streamed_request_reaches_the_client_as_a
                         weather_tools + "}");
         BOOST_TEST_REQUIRE(r.status == 200u, model << ": " << r.body);
         BOOST_TEST(r.header("content-type").starts_with("text/event-stream"), model);
-        auto s = read_stream(r.body);
+        auto s = read_chat_stream(r.body);
         BOOST_TEST(s.done, model);
         BOOST_TEST(s.error.empty(), s.error);
         BOOST_TEST(s.text == "All in one piece.", model);
