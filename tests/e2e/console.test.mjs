@@ -169,6 +169,56 @@ test('a chat: steps arrive, an approval edited before approving writes the edite
   assert.deepEqual(page.problems, []);
 });
 
+// Boxes that share any area (Playwright bounding boxes, in CSS pixels of the viewport).
+const overlap = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+
+test('on a phone (390×844): the approval is reachable past the message box, the diff inline, every tab in reach', async () => {
+  const { gw, workspace } = await setup('console-phone', [
+    call('replace_in_file', { path: 'README.md', find: 'teh', replace: 'the' }),
+    'Fixed on the phone.',
+  ]);
+  const page = await openPage(gw.base, { width: 390, height: 844 });
+  await newChat(page, { title: 'On the phone' });
+  await send(page, 'Fix the typo in README.md');
+  const card = page.locator('section.approval');
+  await card.locator('.d2h-file-wrapper').waitFor(WAIT);
+  // Inline is the default where side by side cannot fit.
+  assert.equal(await card.locator('.d2h-file-side-diff').count(), 0);
+  assert.equal(await card.getByRole('button', { name: 'Inline' }).getAttribute('aria-pressed'), 'true');
+  // Every tab lies within the screen's width.
+  for (const name of ['Conversation', 'Review', 'Workflows', 'Document']) {
+    const box = await page.getByRole('tab', { name }).boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= 390, `${name}: ${JSON.stringify(box)}`);
+  }
+  // The approval's actions, scrolled to, are not under the message box, and a tap there lands
+  // on them.
+  const approve = card.getByRole('button', { name: /^Approve a$/ });
+  await approve.scrollIntoViewIfNeeded();
+  const composer = await page.locator('.composer').boundingBox();
+  const actions = await card.locator('.actions').first().boundingBox();
+  assert.ok(!composer || !overlap(composer, actions), `composer ${JSON.stringify(composer)} covers ${JSON.stringify(actions)}`);
+  // The diff's line numbers scrolled with it (diff2html places them absolutely).
+  const diffBox = await card.locator('.diff').boundingBox();
+  for (const number of await card.locator('.d2h-code-linenumber').all()) {
+    const b = await number.boundingBox();
+    assert.ok(b.y >= diffBox.y && b.y + b.height <= diffBox.y + diffBox.height,
+      `line number ${JSON.stringify(b)} outside the diff ${JSON.stringify(diffBox)}`);
+  }
+  // A tap at the middle of each action lands on it (nothing of the diff drawn over them).
+  for (const button of await card.locator('.actions button').all()) {
+    const b = await button.boundingBox();
+    const hit = await page.evaluate(([x, y]) => document.elementFromPoint(x, y)?.closest('button')?.textContent,
+      [b.x + b.width / 2, b.y + b.height / 2]);
+    assert.equal(hit, await button.textContent());
+  }
+  const box = await approve.boundingBox();
+  await screenshot(page, 'phone-approval');
+  await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+  await page.getByText('Fixed on the phone.').first().waitFor(WAIT);
+  assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), 'hello the world\n');
+  assert.deepEqual(page.problems, []);
+});
+
 test('reject with feedback: the model is told, and the file is untouched', async () => {
   const { gw, workspace } = await setup('console-reject', [
     call('replace_in_file', { path: 'README.md', find: 'teh', replace: 'teh!' }),
