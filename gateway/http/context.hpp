@@ -41,6 +41,7 @@ struct request_context {
     std::size_t bytes_sent = 0;            // body bytes, for the access log
     std::string upstream;                  // upstream name, for the access log
     int attempts = 0;                      // a routed request's attempts, for the access log
+    std::string_view cache;                // the response cache: hit | miss | skip ("": unused)
     std::vector<std::string> path_params;  // the route's `{…}` segments, in order
     // For the access log and metrics: when the status line went out, the model asked for, the
     // virtual key that authenticated the request and the tokens the answer reported (-1: none).

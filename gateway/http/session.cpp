@@ -103,6 +103,7 @@ void finished(const request_context& ctx, std::chrono::steady_clock::time_point 
             std::chrono::duration_cast<std::chrono::microseconds>(ctx.first_byte - started).count();
     entry.upstream = ctx.upstream;
     entry.attempts = ctx.attempts;
+    entry.cache = ctx.cache;
     entry.model = ctx.model;
     entry.key_id = ctx.key_id;
     entry.input_tokens = ctx.input_tokens;

@@ -237,6 +237,7 @@ void log_access(const access_entry& e) {
         if (e.first_byte_us >= 0) json_field(line, "ttfb_us", e.first_byte_us);
         if (!e.upstream.empty()) json_field(line, "upstream", e.upstream);
         if (e.attempts > 0) json_field(line, "attempts", static_cast<std::int64_t>(e.attempts));
+        if (!e.cache.empty()) json_field(line, "cache", e.cache);
         if (!e.model.empty()) json_field(line, "model", e.model);
         if (!e.key_id.empty()) json_field(line, "key_id", e.key_id);
         if (e.input_tokens >= 0) json_field(line, "input_tokens", e.input_tokens);
@@ -263,6 +264,7 @@ void log_access(const access_entry& e) {
         };
         field(" upstream=", e.upstream);
         if (e.attempts > 0) line += " attempts=" + std::to_string(e.attempts);
+        field(" cache=", e.cache);
         field(" model=", e.model);
         field(" key=", e.key_id);
         if (e.input_tokens >= 0 || e.output_tokens >= 0)

@@ -47,7 +47,8 @@ struct access_entry {
     std::int64_t duration_us = 0;     // first request byte to the end of the response
     std::int64_t first_byte_us = -1;  // to the status line; -1: nothing was sent
     std::string_view upstream;
-    int attempts = 0;  // a routed request's attempts (0: not routed)
+    int attempts = 0;        // a routed request's attempts (0: not routed)
+    std::string_view cache;  // the response cache's result: hit | miss | skip ("": not used)
     std::string_view model;
     std::string_view key_id;
     std::int64_t input_tokens = -1;  // -1: not reported

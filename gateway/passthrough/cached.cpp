@@ -94,7 +94,7 @@ net::awaitable<bool> handler::answer_from_cache(http::request_context& ctx, cach
     auto& m = observability::metrics();
     if (!plan.read) {
         m.cache_lookups.with({"skip"}).inc();
-        state.fields.cache = plan.result;
+        state.fields.cache = ctx.cache = plan.result;
         co_return false;
     }
     auto found = co_await cache_.store->get(plan.key);
@@ -102,7 +102,7 @@ net::awaitable<bool> handler::answer_from_cache(http::request_context& ctx, cach
     if (found) stored = cache::decode_reply(*found);
     plan.result = stored ? "hit" : "miss";
     m.cache_lookups.with({std::string(plan.result)}).inc();
-    state.fields.cache = plan.result;
+    state.fields.cache = ctx.cache = plan.result;
     if (!stored) co_return false;
     // A hit used no tokens: the key's limits and budget are charged nothing.
     ctx.input_tokens = 0;

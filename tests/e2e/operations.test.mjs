@@ -516,6 +516,9 @@ cache:
     const m = await scrape(`${b.base}/metrics`);
     assert.equal(sample(m, 'contextgate_cache_lookups_total', { result: 'hit' }), 1);
     assert.equal(sample(m, 'contextgate_cache_lookups_total', { result: 'miss' }), undefined);
+    // The access line says so (and no upstream: none was asked).
+    await until(() => / cache=hit /.test(b.output()), 2000);
+    assert.match(b.output(), /POST \/v1\/chat\/completions 200 [^\n]* cache=hit model=cached-model/);
   } finally {
     redis.kill('SIGKILL');
   }
