@@ -31,8 +31,11 @@ namespace {
 // step, re-ask, tool call, approval and ending, whichever part of the engine made it.
 void count(std::string_view type, const json::object& event) {
     auto& m = observability::metrics();
-    if (type == event::step_completed) {
-        m.agent_steps.with().inc();
+    if (type == event::model_requested) {
+        // A turn of the agent loop (what max_steps limits), in chat runs and workflows' agent
+        // steps alike; a re-ask of the same turn (attempt 2, 3…) is not another step.
+        const auto* attempt = event.if_contains("attempt");
+        if (attempt && attempt->is_int64() && attempt->as_int64() == 1) m.agent_steps.with().inc();
     } else if (type == event::model_retry) {
         if (auto reason = string_of(event, "reason"); !reason.empty())
             m.agent_reasks.with({reason}).inc();

@@ -395,6 +395,7 @@ context:
     [['context', 'gpt-4o-mini', 1, 9, 12]]);
   const m = await scrapeWhen(`${gw.base}/metrics`, (s) => sample(s, 'contextgate_agent_runs_active') === 0);
   assert.equal(sample(m, 'contextgate_agent_runs_total', { outcome: 'completed' }), 1);
+  assert.equal(sample(m, 'contextgate_agent_steps_total'), 1);  // one turn: the final answer
   assert.equal(sample(m, 'contextgate_model_responses_total', { upstream: 'fake', source: 'agent' }), 1);
   assert.equal(sample(m, 'gen_ai_client_token_usage_sum',
     { gen_ai_request_model: 'gpt-4o-mini', gen_ai_token_type: 'output' }), 12);
