@@ -4,8 +4,15 @@
 #include "gateway/admin/usage_ledger.hpp"
 #include "gateway/clock.hpp"
 #include "gateway/http/request_values.hpp"
+#include "gateway/http/streaming.hpp"
+#include "gateway/observability/log.hpp"
 #include "gateway/store/state_store.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/json.hpp>
 
@@ -173,6 +180,52 @@ net::awaitable<http::reply> api::health(http::request_context&) {
                                       {"targets", std::move(targets)}});
     }
     co_return http::reply::json(200, json::object{{"routes", std::move(routes)}});
+}
+
+namespace {
+
+using namespace net::experimental::awaitable_operators;
+
+// How often a followed log looks for new lines: a human reads it, and a timer per follower is
+// cheaper than waking followers on every worker's thread for every request.
+constexpr auto log_poll = std::chrono::milliseconds(200);
+
+// Writes the access lines as `data:` events (one chunk per batch) until a write fails.
+net::awaitable<void> follow_log(http::request_context& ctx, observability::access_follower& f,
+                                http::body_stream& body) {
+    co_await net::this_coro::throw_if_cancelled(false);
+    net::steady_timer timer(ctx.stream.get_executor());
+    auto quiet = std::chrono::steady_clock::now();
+    auto heartbeat = http::heartbeat(ctx.server);
+    for (;;) {
+        std::string frames;
+        for (const auto& line : f.take()) frames += "data: " + line + "\n\n";
+        if (frames.empty() && std::chrono::steady_clock::now() - quiet >= heartbeat)
+            frames = ": keep-alive\n\n";
+        if (!frames.empty()) {
+            ctx.bytes_sent += frames.size();
+            if (!co_await body.write(frames)) co_return;
+            quiet = std::chrono::steady_clock::now();
+        }
+        timer.expires_after(log_poll);
+        auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+        if (ec) co_return;  // the client left
+    }
+}
+
+}  // namespace
+
+net::awaitable<http::reply> api::request_log(http::request_context&) {
+    co_return http::reply::streamed([](http::request_context& ctx) -> net::awaitable<void> {
+        // Following from now: the lines of requests that end after this one began.
+        observability::access_follower follower;
+        http::body_stream body(ctx);
+        const std::vector<std::pair<std::string, std::string>> fields{
+            {"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}};
+        if (!co_await body.begin(200, fields)) co_return;
+        co_await (follow_log(ctx, follower, body) || http::client_leaves(ctx));
+        ctx.keep_alive = false;
+    });
 }
 
 bool api::authorized(const bhttp::request_header<>& head) const {

@@ -29,6 +29,7 @@ class usage_ledger;
 //   DELETE /admin/keys/{id}   revokes at once; its usage stays in the reports
 //   GET    /admin/usage?key=&model=&from=&to=&group_by=day
 //   GET    /admin/health      every route's targets with their health (docs/routing.md)
+//   GET    /admin/log         the access lines as they happen, as server-sent events
 //
 // Thread-safe: one instance serves every worker.
 class api {
@@ -47,6 +48,7 @@ public:
     net::awaitable<http::reply> delete_key(http::request_context& ctx);
     net::awaitable<http::reply> usage(http::request_context& ctx);
     net::awaitable<http::reply> health(http::request_context& ctx);
+    net::awaitable<http::reply> request_log(http::request_context& ctx);
 
 private:
     bool authorized(const boost::beast::http::request_header<>& head) const;

@@ -268,6 +268,7 @@ std::string server::start() {
                 {"DELETE", "/admin/keys/{id}", false, admin_->route(&k::delete_key)},
                 {"GET",    "/admin/usage",     false, admin_->route(&k::usage)},
                 {"GET",    "/admin/health",    false, admin_->route(&k::health)},
+                {"GET",    "/admin/log",       false, admin_->route(&k::request_log)},
             };
             // clang-format on
             for (auto& r : admin_routes) routes.push_back(std::move(r));

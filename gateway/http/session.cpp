@@ -90,7 +90,7 @@ void finished(const request_context& ctx, std::chrono::steady_clock::time_point 
     auto now = std::chrono::steady_clock::now();
     auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now - started).count();
     if (observability::metrics().on) duration_of(ctx).observe(static_cast<double>(micros) / 1e6);
-    if (!access_log) return;
+    if (!access_log && !observability::access_followed()) return;
     observability::access_entry entry;
     entry.request_id = ctx.request_id;
     entry.method = ctx.req.method_string();
@@ -108,7 +108,8 @@ void finished(const request_context& ctx, std::chrono::steady_clock::time_point 
     entry.key_id = ctx.key_id;
     entry.input_tokens = ctx.input_tokens;
     entry.output_tokens = ctx.output_tokens;
-    observability::log_access(entry);
+    if (access_log) observability::log_access(entry);
+    observability::feed_access(entry);
 }
 
 // A malformed request (answered 400), as opposed to the connection ending or timing out.

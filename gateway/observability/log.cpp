@@ -7,6 +7,8 @@
 #include <cctype>
 #include <chrono>
 #include <ctime>
+#include <deque>
+#include <mutex>
 #include <string>
 
 namespace gateway::observability {
@@ -220,29 +222,80 @@ void log(config::log_level level, std::string_view message) {
     emit(line);
 }
 
+namespace {
+
+// The access line as a JSON object (the `format: json` line, and what /admin/log follows).
+void write_access_json(std::string& line, const access_entry& e) {
+    open_json(line, config::log_level::info);
+    json_field(line, "type", "access");
+    json_field(line, "request_id", e.request_id);
+    json_field(line, "method", e.method);
+    json_field(line, "path", redacted_target(e.path));
+    json_field(line, "status", e.status);
+    json_field(line, "bytes", static_cast<std::int64_t>(e.bytes));
+    json_field(line, "duration_ms", e.duration_us / 1000);
+    line += ",\"duration_us\":" + std::to_string(e.duration_us);
+    if (e.first_byte_us >= 0) json_field(line, "ttfb_us", e.first_byte_us);
+    if (!e.upstream.empty()) json_field(line, "upstream", e.upstream);
+    if (e.attempts > 0) json_field(line, "attempts", static_cast<std::int64_t>(e.attempts));
+    if (!e.cache.empty()) json_field(line, "cache", e.cache);
+    if (!e.model.empty()) json_field(line, "model", e.model);
+    if (!e.key_id.empty()) json_field(line, "key_id", e.key_id);
+    if (e.input_tokens >= 0) json_field(line, "input_tokens", e.input_tokens);
+    if (e.output_tokens >= 0) json_field(line, "output_tokens", e.output_tokens);
+    line += '}';
+}
+
+// The followed access lines (/admin/log): the latest, numbered, kept while anyone follows.
+constexpr std::size_t feed_lines = 500;
+std::atomic<int> followers{0};
+std::mutex feed_mutex;
+std::deque<std::string> feed;
+std::uint64_t feed_next = 1;  // the number the next line gets
+
+}  // namespace
+
+access_follower::access_follower() {
+    std::lock_guard lock(feed_mutex);
+    if (followers.fetch_add(1) == 0) feed.clear();  // nobody kept lines meanwhile
+    next_ = feed_next;
+}
+
+access_follower::~access_follower() {
+    followers.fetch_sub(1);
+}
+
+std::vector<std::string> access_follower::take() {
+    std::lock_guard lock(feed_mutex);
+    std::vector<std::string> out;
+    auto first = feed_next - feed.size();  // the number of feed.front()
+    if (next_ < first) next_ = first;      // fell behind: the oldest went
+    for (auto n = next_; n < feed_next; ++n) out.push_back(feed[n - first]);
+    next_ = feed_next;
+    return out;
+}
+
+void feed_access(const access_entry& e) {
+    if (followers.load(std::memory_order_relaxed) == 0) return;
+    std::string line;
+    line.reserve(256);
+    write_access_json(line, e);
+    std::lock_guard lock(feed_mutex);
+    feed.push_back(std::move(line));
+    if (feed.size() > feed_lines) feed.pop_front();
+    ++feed_next;
+}
+
+bool access_followed() {
+    return followers.load(std::memory_order_relaxed) > 0;
+}
+
 void log_access(const access_entry& e) {
     if (!enabled(config::log_level::info)) return;
     std::string line;
     line.reserve(256);
     if (json_format.load(std::memory_order_relaxed)) {
-        open_json(line, config::log_level::info);
-        json_field(line, "type", "access");
-        json_field(line, "request_id", e.request_id);
-        json_field(line, "method", e.method);
-        json_field(line, "path", redacted_target(e.path));
-        json_field(line, "status", e.status);
-        json_field(line, "bytes", static_cast<std::int64_t>(e.bytes));
-        json_field(line, "duration_ms", e.duration_us / 1000);
-        line += ",\"duration_us\":" + std::to_string(e.duration_us);
-        if (e.first_byte_us >= 0) json_field(line, "ttfb_us", e.first_byte_us);
-        if (!e.upstream.empty()) json_field(line, "upstream", e.upstream);
-        if (e.attempts > 0) json_field(line, "attempts", static_cast<std::int64_t>(e.attempts));
-        if (!e.cache.empty()) json_field(line, "cache", e.cache);
-        if (!e.model.empty()) json_field(line, "model", e.model);
-        if (!e.key_id.empty()) json_field(line, "key_id", e.key_id);
-        if (e.input_tokens >= 0) json_field(line, "input_tokens", e.input_tokens);
-        if (e.output_tokens >= 0) json_field(line, "output_tokens", e.output_tokens);
-        line += '}';
+        write_access_json(line, e);
     } else {
         append_stamp(line);
         line += " INFO ";

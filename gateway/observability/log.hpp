@@ -7,6 +7,7 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gateway::observability {
 
@@ -61,6 +62,25 @@ struct access_entry {
 // client chose (path, model, ids) have control characters, spaces and backslashes escaped as
 // \xNN, and log() escapes control characters in every message, so no line can be forged.
 void log_access(const access_entry& entry);
+
+// The access lines as they happen, for whoever follows them (/admin/log): each entry fed is kept
+// as its JSON access line (whatever logging.format says, and even with access_log off) while at
+// least one follower exists, up to the latest 500. A follower takes the lines fed since it last
+// took (those that went before it could take them are gone). Thread-safe; feeding costs nothing
+// while nobody follows.
+class access_follower {
+public:
+    access_follower();
+    ~access_follower();
+    access_follower(const access_follower&) = delete;
+    access_follower& operator=(const access_follower&) = delete;
+    std::vector<std::string> take();
+
+private:
+    std::uint64_t next_ = 0;
+};
+void feed_access(const access_entry& entry);
+bool access_followed();
 
 // `target` with the values of secret-bearing query parameters replaced by "REDACTED".
 std::string redacted_target(std::string_view target);

@@ -219,6 +219,80 @@ test('on a phone (390×844): the approval is reachable past the message box, the
   assert.deepEqual(page.problems, []);
 });
 
+test('the operator pages: a key made with its limits, used, seen in usage and revoked; route health', async () => {
+  const ADMIN = 'admin-key-0123456789abcdef';
+  const { gw } = await setup('console-operator', ['Hello from the model.', 'And again.'], `admin:
+  api_key: ${ADMIN}
+routes:
+  - model: smart
+    targets: [{upstream: fake, model: fake-model}]
+`);
+  const page = await openPage(gw.base + '/console/#/admin/keys');
+  // The admin key, asked for once; a wrong one is refused.
+  await page.getByLabel('Admin key').fill('not-the-admin-key-0000');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByText('The admin key was refused.').waitFor(WAIT);
+  await page.getByLabel('Admin key').fill(ADMIN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByText('No keys yet.').waitFor(WAIT);
+  // A key with its model globs and limits; its secret is shown once.
+  await page.getByLabel('Name').fill('alice');
+  await page.getByLabel('Models').fill('fake-*, smart');
+  await page.getByLabel('Requests per minute').fill('60');
+  await page.getByLabel('Token budget').fill('100000');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const secret = await page.getByLabel("The new key's secret").inputValue();
+  assert.match(secret, /^sk-cg-[A-Za-z0-9_-]{43}$/);
+  const row = page.locator('table.keys tbody tr', { hasText: 'alice' });
+  await row.waitFor(WAIT);
+  assert.match(await row.innerText(), /fake-\*, smart[\s\S]*60\/min[\s\S]*0 \/ 100,000 a month/);
+  // Used once through /v1, the key's usage shows on the page.
+  const chat = (key) => fetch(gw.base + '/v1/chat/completions', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer ' + key },
+    body: JSON.stringify({ model: 'smart', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  const used = await chat(secret);
+  assert.equal(used.status, 200, await used.text());
+  await page.reload();
+  await row.locator('td', { hasText: /^1$/ }).first().waitFor(WAIT);
+  await screenshot(page, 'operator-keys');
+  // Usage: the day's bar and the row for alice's model.
+  await page.getByRole('link', { name: 'Usage' }).click();
+  await page.locator('table.usage tbody tr', { hasText: 'alice' }).waitFor(WAIT);
+  assert.match(await page.locator('table.usage tbody tr', { hasText: 'alice' }).innerText(), /smart\s+1\s/);
+  const bars = await page.locator('svg.chart rect').evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('height'))));
+  assert.equal(bars.length, 30);
+  assert.equal(bars.filter((h) => h > 0).length, 1);  // today's
+  await screenshot(page, 'operator-usage');
+  // Health: the route's target, healthy after its success.
+  await page.getByRole('link', { name: 'Health' }).click();
+  const target = page.getByRole('region', { name: 'Route smart' }).locator('tbody tr');
+  await target.waitFor(WAIT);
+  assert.match(await target.innerText(), /fake\s+fake-model\s+healthy/);
+  await screenshot(page, 'operator-health');
+  // The request log follows requests as they finish, filtered by any text of theirs.
+  await page.getByRole('link', { name: 'Request log' }).click();
+  await page.getByRole('status').filter({ hasText: 'following' }).waitFor(WAIT);
+  assert.equal((await chat(secret)).status, 200);
+  const logged = page.locator('table.request-log tbody tr', { hasText: '/v1/chat/completions' });
+  await logged.waitFor(WAIT);
+  assert.match(await logged.innerText(), /POST \/v1\/chat\/completions\s+200[\s\S]*fake[\s\S]*smart/);
+  await page.getByLabel('Filter').fill('/admin/usage');  // nothing of the kind finished since
+  await page.getByText('No request matches.').waitFor(WAIT);
+  await page.getByLabel('Filter').fill('smart');
+  await logged.waitFor(WAIT);
+  await screenshot(page, 'operator-log');
+  assert.equal((await fetch(gw.base + '/admin/log')).status, 401);  // the admin key, or nothing
+  // Revoked from the page: the key is refused at once.
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await page.getByRole('button', { name: 'Revoke alice', exact: true }).click();
+  await page.getByRole('button', { name: 'Revoke alice?' }).click();
+  await page.getByText('No keys yet.').waitFor(WAIT);
+  assert.equal((await chat(secret)).status, 401);
+  assert.deepEqual(page.problems, []);
+});
+
 test('reject with feedback: the model is told, and the file is untouched', async () => {
   const { gw, workspace } = await setup('console-reject', [
     call('replace_in_file', { path: 'README.md', find: 'teh', replace: 'teh!' }),

@@ -21,11 +21,13 @@ export function authHeaders(extra = {}) {
   return key ? { ...extra, authorization: 'Bearer ' + key } : extra;
 }
 
-export async function api(method, path, body, { auth = true, signal } = {}) {
+// `bearer`: this key instead of the tab's Context API key (the operator pages' admin key).
+export async function api(method, path, body, { auth = true, signal, bearer } = {}) {
   const headers = body === undefined ? {} : { 'content-type': 'application/json' };
   const res = await fetch(path, {
     method,
-    headers: auth ? authHeaders(headers) : headers,
+    headers: bearer !== undefined ? { ...headers, authorization: 'Bearer ' + bearer }
+      : auth ? authHeaders(headers) : headers,
     body: body === undefined ? undefined : JSON.stringify(body),
     signal,
   });

@@ -7,6 +7,7 @@ import './style.css';
 import { ApiError, get, getKey, setKey } from './api.js';
 import { ChatList, NewChat } from './chats.jsx';
 import { ChatView } from './chat.jsx';
+import { Operator } from './operator.jsx';
 
 const routeOf = () => {
   const hash = location.hash.replace(/^#\/?/, '');
@@ -68,6 +69,8 @@ function App() {
     return () => window.removeEventListener('hashchange', onHash);
   }, [loadChats]);
 
+  // The operator's pages have a key of their own (the admin key), whatever /context asks.
+  if (route.page === 'admin') return <Operator page={route.id} />;
   if (auth === 'checking') return error ? <p class="error" role="alert">{error}</p> : <p class="loading">Loading…</p>;
   if (auth !== 'ok') return <SignIn failed={auth === 'refused'} onSignedIn={loadChats} />;
 
@@ -76,6 +79,7 @@ function App() {
     <div class={'layout' + (open || route.page === 'new' ? ' has-main' : '')}>
       <header class="topbar">
         <a class="brand" href="#/">contextgate</a>
+        <a class="link" href="#/admin/keys">Operator</a>
         {getKey() && (
           <button type="button" class="link" onClick={() => { setKey(''); setAuth('needed'); }}>Sign out</button>
         )}

@@ -77,4 +77,36 @@ BOOST_AUTO_TEST_CASE(an_access_line_is_one_line_and_hides_the_key) {
     BOOST_TEST(json.find("AIzaSECRET") == std::string::npos, json);
 }
 
+BOOST_AUTO_TEST_CASE(followed_access_lines_are_json_kept_only_while_followed_and_bounded) {
+    access_entry e;
+    e.request_id = "r-1";
+    e.method = "POST";
+    e.path = "/v1/chat/completions?key=secret-value";
+    e.status = 200;
+    e.cache = "hit";
+    feed_access(e);  // nobody follows: not kept
+    BOOST_TEST(!access_followed());
+    {
+        access_follower a;
+        BOOST_TEST(access_followed());
+        BOOST_TEST(a.take().empty());  // from now on only
+        e.request_id = "r-2";
+        feed_access(e);
+        access_follower b;  // joins after r-2
+        e.request_id = "r-3";
+        feed_access(e);
+        auto seen = a.take();
+        BOOST_TEST_REQUIRE(seen.size() == 2u);
+        BOOST_TEST(seen[0].find("\"request_id\":\"r-2\"") != std::string::npos);
+        BOOST_TEST(seen[1].find("\"cache\":\"hit\"") != std::string::npos);
+        BOOST_TEST(seen[1].find("secret-value") == std::string::npos);  // redacted as in the log
+        BOOST_TEST(a.take().empty());
+        BOOST_TEST(b.take().size() == 1u);
+        // A follower that falls behind gets the latest 500, not more.
+        for (int i = 0; i < 600; ++i) feed_access(e);
+        BOOST_TEST(a.take().size() == 500u);
+    }
+    BOOST_TEST(!access_followed());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

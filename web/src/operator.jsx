@@ -1,0 +1,359 @@
+// The operator's pages, behind the admin key (/admin): virtual keys (made with their limits and
+// model globs, the secret shown once, revoked), token usage by day with a chart, the health of
+// the routes' targets, and the requests as they finish. The admin key lives in sessionStorage, apart from the Context API key.
+import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { ApiError, api } from './api.js';
+import { sseParser } from './sse.js';
+
+const ADMIN = 'contextgate.admin';
+const adminKey = () => sessionStorage.getItem(ADMIN) ?? '';
+const setAdminKey = (key) => (key ? sessionStorage.setItem(ADMIN, key) : sessionStorage.removeItem(ADMIN));
+const admin = (method, path, body) => api(method, path, body, { bearer: adminKey() });
+
+const PAGES = [['keys', 'Keys'], ['usage', 'Usage'], ['health', 'Health'], ['log', 'Request log']];
+const number = (n) => (n ?? 0).toLocaleString('en-US');
+const day = (d) => d.toISOString().slice(0, 10);
+
+function AdminSignIn({ onSignedIn, refused }) {
+  const [key, setKey] = useState('');
+  const [error, setError] = useState(refused ? 'The admin key was refused.' : '');
+  const submit = async (e) => {
+    e.preventDefault();
+    setAdminKey(key.trim());
+    try {
+      await admin('GET', '/admin/health');
+      onSignedIn();
+    } catch (err) {
+      setAdminKey('');
+      setError(err instanceof ApiError && err.status === 401 ? 'The admin key was refused.'
+        : err instanceof ApiError && err.status === 404 ? 'This gateway has no admin key (admin.api_key).'
+          : err.message);
+    }
+  };
+  return (
+    <form class="panel admin-signin" onSubmit={submit} aria-labelledby="admin-signin-title">
+      <h1 id="admin-signin-title">Operator sign-in</h1>
+      <p>The operator pages use the gateway's admin key (<code>admin.api_key</code>), kept for this tab only.</p>
+      <label for="admin-key">Admin key</label>
+      <input id="admin-key" type="password" autocomplete="off" value={key} required
+        onInput={(e) => setKey(e.currentTarget.value)} />
+      {error && <p class="error" role="alert">{error}</p>}
+      <button type="submit" class="primary">Sign in</button>
+    </form>
+  );
+}
+
+// Loads `path` with the admin key; `reload` asks again.
+function useAdmin(path, onRefused) {
+  const [data, setData] = useState(null);
+  const [error, setError] = useState('');
+  const reload = useCallback(async () => {
+    try {
+      setData(await admin('GET', path));
+      setError('');
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) onRefused();
+      else setError(err.message);
+    }
+  }, [path, onRefused]);
+  useEffect(() => { reload(); }, [reload]);
+  return { data, error, reload };
+}
+
+function NewKey({ onMade }) {
+  const empty = { name: '', models: '', rpm: '', tpm: '', max_parallel: '', budget: '', period: 'month', expires_at: '' };
+  const [form, setForm] = useState(empty);
+  const [made, setMade] = useState(null);
+  const [error, setError] = useState('');
+  const field = (name) => ({ value: form[name], onInput: (e) => setForm({ ...form, [name]: e.currentTarget.value }) });
+  const submit = async (e) => {
+    e.preventDefault();
+    const body = { name: form.name.trim() };
+    const models = form.models.split(',').map((m) => m.trim()).filter(Boolean);
+    if (models.length) body.models = models;
+    for (const limit of ['rpm', 'tpm', 'max_parallel']) if (form[limit]) body[limit] = Number(form[limit]);
+    if (form.budget) body.budget = { tokens: Number(form.budget), period: form.period };
+    if (form.expires_at) body.expires_at = form.expires_at;
+    try {
+      const key = await admin('POST', '/admin/keys', body);
+      setMade(key);
+      setForm(empty);
+      setError('');
+      onMade();
+    } catch (err) {
+      setError(err.message);
+    }
+  };
+  return (
+    <section class="panel new-key" aria-labelledby="new-key-title">
+      <h2 id="new-key-title">New key</h2>
+      {made && (
+        <div class="secret" role="status">
+          <p>The key for <strong>{made.name}</strong>. Copy it now: it is shown this once.</p>
+          <input aria-label="The new key's secret" readOnly value={made.key} onFocus={(e) => e.currentTarget.select()} />
+        </div>
+      )}
+      <form onSubmit={submit}>
+        <div class="fields">
+          <div><label for="key-name">Name</label><input id="key-name" required {...field('name')} /></div>
+          <div><label for="key-models">Models</label><input id="key-models" placeholder="gpt-4o*, claude-* (empty: every model)" {...field('models')} /></div>
+          <div><label for="key-rpm">Requests per minute</label><input id="key-rpm" type="number" min="0" {...field('rpm')} /></div>
+          <div><label for="key-tpm">Tokens per minute</label><input id="key-tpm" type="number" min="0" {...field('tpm')} /></div>
+          <div><label for="key-parallel">Requests at once</label><input id="key-parallel" type="number" min="0" {...field('max_parallel')} /></div>
+          <div><label for="key-budget">Token budget</label><input id="key-budget" type="number" min="0" {...field('budget')} /></div>
+          <div><label for="key-period">Budget period</label>
+            <select id="key-period" {...field('period')} onChange={(e) => setForm({ ...form, period: e.currentTarget.value })}>
+              <option value="month">month</option><option value="day">day</option>
+            </select></div>
+          <div><label for="key-expires">Expires</label><input id="key-expires" type="date" {...field('expires_at')} /></div>
+        </div>
+        <p class="help">Empty limits: none.</p>
+        {error && <p class="error" role="alert">{error}</p>}
+        <button type="submit" class="primary">Create key</button>
+      </form>
+    </section>
+  );
+}
+
+function Keys({ onRefused }) {
+  const { data, error, reload } = useAdmin('/admin/keys', onRefused);
+  const [confirming, setConfirming] = useState(null);
+  const [failed, setFailed] = useState('');
+  const revoke = async (key) => {
+    try {
+      await admin('DELETE', '/admin/keys/' + encodeURIComponent(key.id));
+      setFailed('');
+      reload();
+    } catch (err) {
+      setFailed(err.message);
+    }
+    setConfirming(null);
+  };
+  const limits = (k) => [k.rpm && `${number(k.rpm)}/min`, k.tpm && `${number(k.tpm)} tokens/min`,
+    k.max_parallel && `${k.max_parallel} at once`].filter(Boolean).join(' · ') || 'none';
+  return (
+    <>
+      <NewKey onMade={reload} />
+      <h2>Keys</h2>
+      {(error || failed) && <p class="error" role="alert">{error || failed}</p>}
+      {!data ? <p class="loading">Loading…</p> : (
+        <div class="table-scroll">
+          <table class="keys">
+            <thead><tr><th>Name</th><th>Models</th><th>Limits</th><th>Budget used</th><th>Requests</th><th>Tokens</th><th>Expires</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+            <tbody>
+              {data.data.map((k) => (
+                <tr key={k.id} data-key-id={k.id}>
+                  <th scope="row">{k.name}<span class="meta">{k.id}{k.source === 'config' ? ' · from the file' : ''}</span></th>
+                  <td>{k.models.length ? k.models.join(', ') : 'every model'}</td>
+                  <td>{limits(k)}</td>
+                  <td>{k.budget.tokens ? `${number(k.usage.budget_used)} / ${number(k.budget.tokens)} a ${k.budget.period}` : '—'}</td>
+                  <td>{number(k.usage.requests)}</td>
+                  <td>{number(k.usage.total_tokens)}</td>
+                  <td>{k.expires_at ? k.expires_at.slice(0, 10) : 'never'}</td>
+                  <td>{k.source === 'config' ? null : confirming === k.id ? (
+                    <button type="button" class="danger small" onClick={() => revoke(k)}>Revoke {k.name}?</button>
+                  ) : (
+                    <button type="button" class="small" onClick={() => setConfirming(k.id)} aria-label={`Revoke ${k.name}`}>Revoke</button>
+                  )}</td>
+                </tr>
+              ))}
+              {!data.data.length && <tr><td colSpan={8} class="muted">No keys yet.</td></tr>}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
+// Tokens per day as bars (SVG attributes only: the console's CSP allows no inline style).
+function UsageChart({ days }) {
+  const top = Math.max(1, ...days.map((d) => d.tokens));
+  const width = 640;
+  const height = 160;
+  const bar = width / days.length;
+  return (
+    <svg class="chart" viewBox={`0 0 ${width} ${height + 20}`} role="img"
+      aria-label={`Tokens per day, ${days[0].day} to ${days[days.length - 1].day}; the most: ${number(top)}`}>
+      {days.map((d, i) => {
+        const h = Math.round((d.tokens / top) * height);
+        return (
+          <rect key={d.day} x={i * bar + 1} y={height - h} width={Math.max(1, bar - 2)} height={h} fill="#1a5fd6">
+            <title>{`${d.day}: ${number(d.tokens)} tokens, ${number(d.requests)} requests`}</title>
+          </rect>
+        );
+      })}
+      <line x1="0" y1={height} x2={width} y2={height} stroke="#5f6368" />
+      <text x="0" y={height + 16} font-size="12" fill="#5f6368">{days[0].day}</text>
+      <text x={width} y={height + 16} font-size="12" fill="#5f6368" text-anchor="end">{days[days.length - 1].day}</text>
+    </svg>
+  );
+}
+
+function Usage({ onRefused }) {
+  const to = new Date();
+  const from = new Date(to.getTime() - 29 * 86_400_000);
+  const { data, error } = useAdmin(`/admin/usage?group_by=day&from=${day(from)}&to=${day(to)}`, onRefused);
+  const days = useMemo(() => {
+    const totals = new Map();
+    for (let t = from.getTime(); t <= to.getTime(); t += 86_400_000) totals.set(day(new Date(t)), { tokens: 0, requests: 0 });
+    for (const row of data?.data ?? []) {
+      const d = totals.get(row.day);
+      if (d) { d.tokens += row.total_tokens; d.requests += row.requests; }
+    }
+    return [...totals].map(([d, v]) => ({ day: d, ...v }));
+  }, [data]);
+  return (
+    <>
+      <h2>Tokens per day, the last 30 days</h2>
+      {error && <p class="error" role="alert">{error}</p>}
+      {!data ? <p class="loading">Loading…</p> : (
+        <>
+          <UsageChart days={days} />
+          <div class="table-scroll">
+            <table class="usage">
+              <thead><tr><th>Day</th><th>Key</th><th>Model</th><th>Requests</th><th>Input tokens</th><th>Output tokens</th></tr></thead>
+              <tbody>
+                {[...data.data].sort((a, b) => b.day.localeCompare(a.day)).map((r) => (
+                  <tr key={r.day + r.key_id + r.model}>
+                    <td>{r.day}</td><td>{r.key_name || r.key_id || '—'}</td><td>{r.model}</td>
+                    <td>{number(r.requests)}</td><td>{number(r.input_tokens)}</td><td>{number(r.output_tokens)}</td>
+                  </tr>
+                ))}
+                {!data.data.length && <tr><td colSpan={6} class="muted">No usage in these days.</td></tr>}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+    </>
+  );
+}
+
+function Health({ onRefused }) {
+  const { data, error, reload } = useAdmin('/admin/health', onRefused);
+  return (
+    <>
+      <h2>Routes and their targets <button type="button" class="small" onClick={reload}>Refresh</button></h2>
+      {error && <p class="error" role="alert">{error}</p>}
+      {!data ? <p class="loading">Loading…</p> : !data.routes.length ? (
+        <p class="muted">No routes are configured: each model goes to the upstream its globs pick (docs/routing.md).</p>
+      ) : data.routes.map((r) => (
+        <section class="route" key={r.model} aria-label={`Route ${r.model}`}>
+          <h3><code>{r.model}</code> <span class="badge">{r.strategy}</span></h3>
+          <div class="table-scroll">
+            <table class="targets">
+              <thead><tr><th>Upstream</th><th>Model</th><th>State</th><th>Failures in a row</th><th>In flight</th><th>First byte</th></tr></thead>
+              <tbody>
+                {r.targets.map((t, i) => (
+                  <tr key={i} class={'state-' + t.state}>
+                    <td>{t.upstream}{t.on_context_window ? ' (context window)' : ''}</td>
+                    <td>{t.model ?? r.model}</td>
+                    <td><span class="badge">{t.state}</span>{t.cooled_for_ms ? ` for ${Math.ceil(t.cooled_for_ms / 1000)} s` : ''}</td>
+                    <td>{t.failures_in_a_row}</td>
+                    <td>{t.in_flight}</td>
+                    <td>{t.first_byte_ms !== undefined ? `${number(t.first_byte_ms)} ms` : '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </section>
+      ))}
+    </>
+  );
+}
+
+// The access lines as they happen (/admin/log, server-sent events read through fetch so that the
+// admin key goes in a header), the latest 500 kept, filtered by any text they hold.
+function RequestLog({ onRefused }) {
+  const [lines, setLines] = useState([]);
+  const [filter, setFilter] = useState('');
+  const [state, setState] = useState('connecting');
+  useEffect(() => {
+    const stop = new AbortController();
+    (async () => {
+      try {
+        const res = await fetch('/admin/log', { headers: { authorization: 'Bearer ' + adminKey() }, signal: stop.signal });
+        if (res.status === 401) return onRefused();
+        if (!res.ok) return setState(`failed: HTTP ${res.status}`);
+        setState('following');
+        const feed = sseParser(({ data }) => {
+          let line;
+          try { line = JSON.parse(data); } catch { return; }
+          setLines((all) => [line, ...all].slice(0, 500));
+        });
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          feed(value);
+        }
+        setState('ended');
+      } catch (err) {
+        if (!stop.signal.aborted) setState('failed: ' + err.message);
+      }
+    })();
+    return () => stop.abort();
+  }, [onRefused]);
+  const shown = useMemo(() => {
+    const q = filter.trim().toLowerCase();
+    return q ? lines.filter((l) => JSON.stringify(l).toLowerCase().includes(q)) : lines;
+  }, [lines, filter]);
+  return (
+    <>
+      <h2>Requests as they finish <span class="badge" role="status">{state}</span></h2>
+      <label for="log-filter">Filter</label>
+      <input id="log-filter" type="search" placeholder="a path, a status, a model, a key, cache=hit…" value={filter}
+        onInput={(e) => setFilter(e.currentTarget.value)} />
+      <div class="table-scroll">
+        <table class="request-log">
+          <thead><tr><th>Time</th><th>Request</th><th>Status</th><th>Time taken</th><th>Upstream</th><th>Model</th><th>Key</th><th>Cache</th><th>Tokens</th></tr></thead>
+          <tbody>
+            {shown.map((l) => (
+              <tr key={l.request_id + l.time}>
+                <td>{l.time.slice(11, 23)}</td>
+                <td><code>{l.method} {l.path}</code></td>
+                <td>{l.status}</td>
+                <td>{(l.duration_us / 1000).toFixed(1)} ms</td>
+                <td>{l.upstream ?? '—'}{l.attempts > 1 ? ` (${l.attempts} attempts)` : ''}</td>
+                <td>{l.model ?? '—'}</td>
+                <td>{l.key_id ?? '—'}</td>
+                <td>{l.cache ?? '—'}</td>
+                <td>{l.input_tokens !== undefined ? `${number(l.input_tokens)} / ${number(l.output_tokens)}` : '—'}</td>
+              </tr>
+            ))}
+            {!shown.length && <tr><td colSpan={9} class="muted">{lines.length ? 'No request matches.' : 'No request finished since this page opened.'}</td></tr>}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+export function Operator({ page }) {
+  const [signedIn, setSignedIn] = useState(Boolean(adminKey()));
+  const [refused, setRefused] = useState(false);
+  const onRefused = useCallback(() => { setAdminKey(''); setRefused(true); setSignedIn(false); }, []);
+  const current = PAGES.some(([id]) => id === page) ? page : 'keys';
+  return (
+    <div class="operator">
+      <header class="topbar">
+        <a class="brand" href="#/">contextgate</a>
+        <nav aria-label="Operator pages" class="operator-nav">
+          {PAGES.map(([id, label]) => (
+            <a key={id} href={'#/admin/' + id} aria-current={current === id ? 'page' : undefined}>{label}</a>
+          ))}
+          {signedIn && <button type="button" class="link" onClick={() => { setAdminKey(''); setSignedIn(false); }}>Sign out</button>}
+        </nav>
+      </header>
+      <main class="operator-main" id="main">
+        {!signedIn ? <AdminSignIn refused={refused} onSignedIn={() => { setRefused(false); setSignedIn(true); }} />
+          : current === 'keys' ? <Keys onRefused={onRefused} />
+            : current === 'usage' ? <Usage onRefused={onRefused} />
+              : current === 'log' ? <RequestLog onRefused={onRefused} />
+                : <Health onRefused={onRefused} />}
+      </main>
+    </div>
+  );
+}
