@@ -32,17 +32,7 @@ struct cached_gateway {
     std::optional<running_gateway> gw;
 
     explicit cached_gateway(const std::function<void(config::gateway_config&)>& adjust = {}) {
-        auto root = "http://127.0.0.1:" + std::to_string(fake.port());
-        auto c = make_config({fake.base_url(), root, root + "/v1beta"});
-        c.upstreams[0].models = {"gpt-*"};
-        c.upstreams[1].provider = config::provider_kind::anthropic;
-        c.upstreams[1].models = {"claude-*"};
-        c.upstreams[1].api_key = "sk-ant-gateway";
-        c.upstreams[1].auth = config::auth_mode::replace;
-        c.upstreams[2].provider = config::provider_kind::gemini;
-        c.upstreams[2].models = {"gemini-*"};
-        c.upstreams[2].api_key = "g-gateway";
-        c.upstreams[2].auth = config::auth_mode::replace;
+        auto c = three_providers(fake, config::auth_mode::replace);
         for (auto& u : c.upstreams) u.cache.ttl = 10min;
         c.admin.api_key = "admin-key-0123456789";
         if (adjust) adjust(c);

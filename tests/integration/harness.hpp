@@ -31,6 +31,10 @@ std::string temporary_folder();
 // data_dir (a fresh temporary folder) and the shipped prompts.
 config::gateway_config make_config(const std::vector<std::string>& upstream_urls);
 config::gateway_config make_config(const fake_upstream& fake);
+// The fake as three upstreams: OpenAI-compatible (gpt-*), Anthropic (claude-*, our key
+// sk-ant-gateway) and Gemini (gemini-*, our key g-gateway, gemini-fast named gemini-3-flash
+// there), the last two under `auth`.
+config::gateway_config three_providers(const fake_upstream& fake, config::auth_mode auth);
 
 // The gateway running in-process; stops and joins in the destructor.
 class running_gateway {

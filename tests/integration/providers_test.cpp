@@ -17,24 +17,6 @@ namespace config = gateway::config;
 
 namespace {
 
-// The fake as three upstreams: OpenAI-compatible (gpt-*), Anthropic (claude-*, our key
-// sk-ant-gateway) and Gemini (gemini-*, our key g-gateway), each under `auth`.
-config::gateway_config three_providers(const fake_upstream& fake, config::auth_mode auth) {
-    auto root = "http://127.0.0.1:" + std::to_string(fake.port());
-    auto c = make_config({fake.base_url(), root, root + "/v1beta"});
-    c.upstreams[0].models = {"gpt-*"};
-    c.upstreams[1].provider = config::provider_kind::anthropic;
-    c.upstreams[1].models = {"claude-*"};
-    c.upstreams[1].api_key = "sk-ant-gateway";
-    c.upstreams[1].auth = auth;
-    c.upstreams[2].provider = config::provider_kind::gemini;
-    c.upstreams[2].models = {"gemini-*"};
-    c.upstreams[2].api_key = "g-gateway";
-    c.upstreams[2].auth = auth;
-    c.upstreams[2].model_map = {{"gemini-fast", "gemini-3-flash"}};
-    return c;
-}
-
 struct providers_fixture {
     fake_upstream fake;
     config::gateway_config cfg = three_providers(fake, config::auth_mode::replace);
