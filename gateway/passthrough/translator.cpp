@@ -54,8 +54,9 @@ std::string request_head(const http::request_context& ctx, const config::upstrea
                          const providers::adapter& adapter, const providers::request& r,
                          std::size_t body_size) {
     auto fields = adapter.auth_fields(provider_key(ctx, up));
-    // The client's own x-* fields (tracing, tenancy) and anthropic-beta go along; its key,
-    // OpenAI's fields and the framing do not.
+    // The client's own x-* fields (tracing, tenancy), its W3C trace context (traceparent,
+    // tracestate: the provider's spans join the client's trace, as through the passthrough) and
+    // anthropic-beta go along; its key, OpenAI's fields and the framing do not.
     for (const auto& f : ctx.req) {
         auto name = f.name_string();
         bool custom = name.size() > 2 && boost::beast::iequals(name.substr(0, 2), "x-") &&
@@ -64,7 +65,10 @@ std::string request_head(const http::request_context& ctx, const config::upstrea
                       !boost::beast::iequals(name, "x-request-id");
         bool beta = adapter.kind() == providers::provider::anthropic &&
                     boost::beast::iequals(name, "anthropic-beta");
-        if (custom || beta) fields += std::string(name) + ": " + std::string(f.value()) + "\r\n";
+        bool trace =
+            boost::beast::iequals(name, "traceparent") || boost::beast::iequals(name, "tracestate");
+        if (custom || beta || trace)
+            fields += std::string(name) + ": " + std::string(f.value()) + "\r\n";
     }
     return upstream::json_post_head(up, adapter.target(r), r.stream, fields, ctx.request_id,
                                     body_size);

@@ -44,7 +44,9 @@ BOOST_AUTO_TEST_CASE(claude_answers_as_a_chat_completion_with_our_key) {
     auto r = f.post(
         R"({"model":"claude-sonnet","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]})",
         "Authorization: Bearer sk-client\r\nanthropic-beta: tools-2025\r\nx-trace-id: t-1\r\n"
-        "OpenAI-Organization: org-x\r\n");
+        "OpenAI-Organization: org-x\r\n"
+        "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n"
+        "tracestate: vendor=x\r\n");
     BOOST_TEST_REQUIRE(r.status == 200u, r.body);
     auto body = json::parse(r.body).as_object();
     BOOST_TEST(body["object"] == json::value("chat.completion"));
@@ -62,6 +64,10 @@ BOOST_AUTO_TEST_CASE(claude_answers_as_a_chat_completion_with_our_key) {
     BOOST_TEST(sent.header("anthropic-beta") == "tools-2025");
     BOOST_TEST(sent.header("x-trace-id") == "t-1");
     BOOST_TEST(sent.header("openai-organization").empty());
+    // The client's trace context, so the provider's spans join its trace.
+    BOOST_TEST(sent.header("traceparent") ==
+               "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    BOOST_TEST(sent.header("tracestate") == "vendor=x");
     auto wire = json::parse(sent.body).as_object();
     BOOST_TEST(wire["system"] == json::value("Be brief."));
     BOOST_TEST(wire.contains("max_tokens"));
