@@ -117,6 +117,7 @@ struct gateway_metrics {
     family<gauge> upstream_idle;
     family<counter> upstream_connect_failures;  // upstream, reason: refused|timeout|tls|dns
     family<counter> upstream_timeouts;          // upstream, phase: connect|first_byte|idle
+    family<counter> upstream_resolutions;       // upstream: host name lookups (not IP literals)
     // Routes (docs/routing.md).
     family<counter> route_attempts;      // upstream, outcome: success|failed|unusable|not_judged
     family<counter> route_fallbacks;     // route, upstream, reason: an attempt after the first

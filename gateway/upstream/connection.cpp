@@ -77,29 +77,47 @@ tcp::socket& connection::tcp() {
     return secure_ ? secure_->next_layer() : *plain_;
 }
 
+net::awaitable<resolution> resolve(net::any_io_executor executor,
+                                   const config::upstream_config& upstream) {
+    const auto& host = upstream.endpoint.host;
+    const auto port = upstream.endpoint.port;
+    resolution out;
+    if (is_ip_literal(host)) {
+        out.endpoints.emplace_back(net::ip::make_address(host), port);
+        co_return out;
+    }
+    observability::metrics().upstream_resolutions.with({upstream.name}).inc();
+    // The resolver has no deadline of its own: race it against a timer.
+    using namespace net::experimental::awaitable_operators;
+    tcp::resolver resolver(executor);
+    net::steady_timer timer(executor, upstream.connect_timeout);
+    auto raced = co_await (resolver.async_resolve(host, std::to_string(port), use_ec) ||
+                           timer.async_wait(use_ec));
+    if (raced.index() == 1) {
+        out.failed = failure{errc::upstream_connect_timeout, "resolving " + host + " timed out"};
+        co_return out;
+    }
+    auto [ec, results] = std::get<0>(raced);
+    if (ec) {
+        out.failed = failure{errc::upstream_unreachable,
+                             "cannot resolve upstream host " + host + ": " + ec.message()};
+        co_return out;
+    }
+    for (const auto& entry : results) out.endpoints.push_back(entry.endpoint());
+    co_return out;
+}
+
 net::awaitable<failure> connection::open(const config::upstream_config& upstream) {
+    auto resolved = co_await resolve(tcp().get_executor(), upstream);
+    if (resolved.failed) co_return resolved.failed;
+    co_return co_await open(upstream, resolved.endpoints);
+}
+
+net::awaitable<failure> connection::open(const config::upstream_config& upstream,
+                                         const std::vector<tcp::endpoint>& endpoints) {
     const auto& host = upstream.endpoint.host;
     const auto port = upstream.endpoint.port;
     std::string where = host + ":" + std::to_string(port);
-
-    std::vector<tcp::endpoint> endpoints;
-    if (is_ip_literal(host)) {
-        endpoints.emplace_back(net::ip::make_address(host), port);
-    } else {
-        // The resolver has no deadline of its own: race it against a timer.
-        using namespace net::experimental::awaitable_operators;
-        tcp::resolver resolver(tcp().get_executor());
-        net::steady_timer timer(tcp().get_executor(), upstream.connect_timeout);
-        auto raced = co_await (resolver.async_resolve(host, std::to_string(port), use_ec) ||
-                               timer.async_wait(use_ec));
-        if (raced.index() == 1)
-            co_return failure{errc::upstream_connect_timeout, "resolving " + host + " timed out"};
-        auto [ec, results] = std::get<0>(raced);
-        if (ec)
-            co_return failure{errc::upstream_unreachable,
-                              "cannot resolve upstream host " + host + ": " + ec.message()};
-        for (const auto& entry : results) endpoints.push_back(entry.endpoint());
-    }
 
     deadline_->arm(upstream.connect_timeout);
     auto [connect_ec, endpoint] = co_await net::async_connect(tcp(), endpoints, use_ec);

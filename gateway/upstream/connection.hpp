@@ -33,6 +33,15 @@ struct failure {
 
 using response_parser = http::response_parser<http::buffer_body>;
 
+// An upstream's addresses (an IP literal's one, or what the resolver gave within the upstream's
+// connect_timeout), or why there are none.
+struct resolution {
+    std::vector<net::ip::tcp::endpoint> endpoints;
+    failure failed;
+};
+net::awaitable<resolution> resolve(net::any_io_executor executor,
+                                   const config::upstream_config& upstream);
+
 // The Host header value for an upstream: IPv6 literals bracketed, the port only when it is not
 // the scheme's default.
 std::string host_header(const config::upstream_endpoint& e);
@@ -48,6 +57,9 @@ public:
 
     // Resolves, connects and handshakes under the upstream's connect_timeout.
     net::awaitable<failure> open(const config::upstream_config& upstream);
+    // The same at addresses already resolved (upstream::pool::resolve keeps them).
+    net::awaitable<failure> open(const config::upstream_config& upstream,
+                                 const std::vector<net::ip::tcp::endpoint>& endpoints);
 
     // Sends a request: its head (request line and headers, already serialized) and its body.
     net::awaitable<failure> write(std::string_view head, std::string_view body,

@@ -59,7 +59,12 @@ net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor
         if (!conn) {
             conn = pool.make(executor);
             use(conn.get());
-            out.failed = co_await conn->open(up);
+            auto addresses = co_await pool.resolve(executor);
+            // (Not a conditional around the co_await: GCC 12 destroys its temporary twice.)
+            if (addresses.failed)
+                out.failed = addresses.failed;
+            else
+                out.failed = co_await conn->open(up, addresses.endpoints);
             if (out.failed) count_connect_failure(up.name, out.failed.ec);
             if (out.failed || abandoned()) {
                 use(nullptr);

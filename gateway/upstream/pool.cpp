@@ -1,5 +1,8 @@
 #include "gateway/upstream/pool.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <algorithm>
 
 namespace gateway::upstream {
@@ -46,6 +49,35 @@ std::unique_ptr<connection> pool::take() {
 
 std::unique_ptr<connection> pool::make(net::any_io_executor executor) const {
     return std::make_unique<connection>(std::move(executor), tls_context_);
+}
+
+net::awaitable<resolution> pool::resolve(net::any_io_executor executor) {
+    auto now = std::chrono::steady_clock::now();
+    if (!resolved_.empty() && now < resolved_until_) {
+        resolution kept;  // named: GCC 12 mishandles a braced temporary in co_return
+        kept.endpoints = resolved_;
+        co_return kept;
+    }
+    if (auto running = resolving_) {
+        // Another request of this worker is resolving: its answer serves this one too.
+        // (Only the lookup's end cancels `done`; `expires_at` once, so a late waiter never
+        // re-arms it after that cancel.)
+        while (!running->finished)
+            co_await running->done.async_wait(net::as_tuple(net::use_awaitable));
+        co_return running->result;
+    }
+    auto mine = std::make_shared<lookup>(executor);
+    mine->done.expires_at(std::chrono::steady_clock::time_point::max());
+    resolving_ = mine;
+    mine->result = co_await upstream::resolve(executor, *upstream_);
+    mine->finished = true;
+    mine->done.cancel();  // wakes the waiters
+    if (resolving_ == mine) resolving_.reset();
+    if (!mine->result.failed && !closed_) {
+        resolved_ = mine->result.endpoints;
+        resolved_until_ = std::chrono::steady_clock::now() + resolve_ttl;
+    }
+    co_return mine->result;
 }
 
 void pool::give_back(std::unique_ptr<connection> conn) {

@@ -3,6 +3,9 @@
 #include "gateway/config/config.hpp"
 #include "gateway/upstream/connection.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -19,6 +22,9 @@ public:
     pool(pool&& other) noexcept
         : upstream_(other.upstream_),
           tls_context_(std::move(other.tls_context_)),
+          resolved_(std::move(other.resolved_)),
+          resolved_until_(other.resolved_until_),
+          resolving_(std::move(other.resolving_)),
           idle_(std::move(other.idle_)),
           closed_(other.closed_),
           idle_gauge_(other.idle_gauge_),
@@ -30,6 +36,13 @@ public:
 
     // A new, unopened connection for this upstream.
     std::unique_ptr<connection> make(net::any_io_executor executor) const;
+
+    // The upstream's addresses for a new connection: resolved at most once per `resolve_ttl` on
+    // this worker, and a lookup that is running is waited for rather than run again, so a storm
+    // of new connections to a host name resolves it once (the resolver runs one getaddrinfo at a
+    // time, on a thread of its own). A failed lookup is not kept.
+    static constexpr auto resolve_ttl = std::chrono::seconds(30);
+    net::awaitable<resolution> resolve(net::any_io_executor executor);
 
     // Keeps a connection whose last response was read completely and allowed keep-alive;
     // closes it instead once the pool was closed.
@@ -51,6 +64,17 @@ private:
 
     const config::upstream_config* upstream_;
     std::shared_ptr<net::ssl::context> tls_context_;
+    // The addresses resolved last and until when they serve, and the lookup under way (its
+    // waiters wait on `done`, which the lookup cancels when it ends).
+    struct lookup {
+        explicit lookup(net::any_io_executor e) : done(e) {}
+        net::steady_timer done;
+        resolution result;
+        bool finished = false;
+    };
+    std::vector<net::ip::tcp::endpoint> resolved_;
+    std::chrono::steady_clock::time_point resolved_until_{};
+    std::shared_ptr<lookup> resolving_;
     std::vector<std::unique_ptr<connection>> idle_;  // oldest first
     bool closed_ = false;
     observability::gauge* idle_gauge_;

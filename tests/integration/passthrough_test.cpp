@@ -8,6 +8,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -624,6 +625,42 @@ BOOST_AUTO_TEST_CASE(non_sse_bodies_get_no_comments) {
         "x-fake-content-type: application/x-ndjson\r\nx-fake-stall-after: 2\r\nx-fake-stall-ms: "
         "400\r\n");
     BOOST_TEST(r.body == join(fake_upstream::chat_stream_events("gpt-4o-mini", false, true)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(upstream_host_names)
+
+// A host name is looked up once per worker for a storm of new connections (the resolver runs one
+// getaddrinfo at a time: once per connection, a storm to api.openai.com would queue on it).
+BOOST_AUTO_TEST_CASE(a_host_name_upstream_is_resolved_once_per_worker_for_a_storm) {
+    fake_upstream fake;
+    auto c = make_config({"http://localhost:" + std::to_string(fake.port()) + "/v1"});
+    c.upstreams[0].name = "by-name";
+    running_gateway gw(c);
+    // 20 requests at once, each held 300 ms by the fake: 20 new upstream connections.
+    constexpr int storm = 20;
+    std::atomic<int> ok{0};
+    std::vector<std::thread> clients;
+    for (int i = 0; i < storm; ++i)
+        clients.emplace_back([&] {
+            client cl(gw.port());
+            auto r = cl.request(
+                make_request("POST", "/v1/chat/completions", R"({"model":"m","messages":[]})",
+                             "Content-Type: application/json\r\nx-fake-delay-ms: 300\r\n"));
+            if (r.status == 200) ++ok;
+        });
+    for (auto& t : clients) t.join();
+    BOOST_TEST(ok.load() == storm);
+    BOOST_TEST(fake.connections_accepted() >= 2u);
+    client scrape(gw.port());
+    auto metrics = scrape.request(make_request("GET", "/metrics")).body;
+    const std::string series = "contextgate_upstream_resolutions_total{upstream=\"by-name\"} ";
+    auto at = metrics.find(series);
+    BOOST_TEST_REQUIRE(at != std::string::npos);
+    auto lookups = std::stod(metrics.substr(at + series.size()));
+    BOOST_TEST(lookups >= 1);
+    BOOST_TEST(lookups <= 2);  // one per worker (make_config: two)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
