@@ -383,6 +383,20 @@ BOOST_AUTO_TEST_CASE(translated_answers_are_kept_whole_or_assembled_from_their_s
     BOOST_TEST(g.upstream_calls() == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(an_answer_over_max_entry_bytes_is_not_kept) {
+    cached_gateway g([](config::gateway_config& c) { c.cache.max_entry_bytes = 1000; });
+    const std::string long_text(2000, 'x');
+    g.fake.script({{long_text}, {"Short."}, {long_text}});
+    const std::string other =
+        R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"short one"}]})";
+    BOOST_TEST(g.chat(hello).header("x-contextgate-cache") == "miss");  // too long to keep
+    BOOST_TEST(g.chat(other).header("x-contextgate-cache") == "miss");  // kept
+    g.stored();  // (so the long answer's turn to be stored, just before, has passed too)
+    BOOST_TEST(g.chat(other).header("x-contextgate-cache") == "hit");
+    BOOST_TEST(g.chat(hello).header("x-contextgate-cache") == "miss");
+    BOOST_TEST(g.upstream_calls() == 3u);
+}
+
 BOOST_AUTO_TEST_CASE(an_upstream_without_cache_is_untouched) {
     cached_gateway g([](config::gateway_config& c) {
         for (auto& u : c.upstreams) u.cache.ttl = {};
