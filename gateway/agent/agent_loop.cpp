@@ -3,6 +3,7 @@
 #include "gateway/agent/json_protocol.hpp"
 #include "gateway/agent/tool_call_parser.hpp"
 #include "gateway/ids.hpp"
+#include "gateway/providers/genai_trace.hpp"
 #include "gateway/run_events.hpp"
 #include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/tool.hpp"
@@ -371,9 +372,20 @@ text_hook agent_loop::text_events(live_run& run, bool& told) {
 net::awaitable<std::optional<providers::reply>> agent_loop::ask(live_run& run, providers::request r,
                                                                 text_hook on_text) {
     arm_wall(run);
+    // The step's `chat {model}` span: the model call with its retries and fallbacks.
+    auto span = run.trace.child("chat " + r.model, observability::span_kind::client);
+    const auto& up = model_.upstream_for(r.model);
+    providers::describe_call(span, "chat", up.provider, r.model, up.endpoint.host,
+                             up.endpoint.port);
     auto turn = co_await model_.converse(std::move(r), run.record.id, run.canceller,
-                                         retry_events(run), std::move(on_text));
+                                         retry_events(run), std::move(on_text), span.context());
+    if (const auto* failed = std::get_if<model_failure>(&turn))
+        span.fail(failed->cancelled ? "cancelled" : error_code_name(failed->code), failed->message);
     if (!answered(run, std::get_if<model_failure>(&turn))) co_return std::nullopt;
+    auto& reply = std::get<providers::reply>(turn);
+    providers::describe_reply(span, reply);
+    providers::describe_usage(span, reply.used);
+    span.end();
     co_return std::get<providers::reply>(std::move(turn));
 }
 

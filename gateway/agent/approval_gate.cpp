@@ -39,6 +39,21 @@ std::string diff_of(const tools::tool_result& r) {
     return d && d->is_string() ? std::string(d->as_string()) : std::string();
 }
 
+// The execute_tool span of the call `p` under the run's span (GenAI conventions).
+observability::span tool_span(const live_run& run, const pending_call& p) {
+    auto s = run.trace.child("execute_tool " + p.tool, observability::span_kind::internal);
+    if (!s.recording()) return s;
+    s.set("gen_ai.operation.name", "execute_tool");
+    s.set("gen_ai.tool.name", p.tool);
+    s.set("gen_ai.tool.type", "function");
+    s.set("gen_ai.tool.call.id", p.native_id.empty() ? p.call_id : p.native_id);
+    if (!p.workflow_step.empty()) s.set("contextgate.workflow_step", p.workflow_step);
+    if (observability::capture_content())
+        s.set("gen_ai.tool.call.arguments",
+              observability::bounded_content(json::serialize(p.parameters)));
+    return s;
+}
+
 }  // namespace
 
 approval_gate::approval_gate(const config::context_config& limits, const tools::registry& tools,
@@ -61,6 +76,27 @@ config::approval_policy approval_gate::policy_for(const std::string& tool,
 }
 
 net::awaitable<std::optional<tools::tool_result>> approval_gate::settle(live_run& run) {
+    auto span = tool_span(run, *run.state.pending);
+    run.approval_waited_ms = -1;
+    auto result = co_await settle_call(run);
+    if (run.approval_waited_ms >= 0)
+        span.set("contextgate.approval_wait_seconds",
+                 static_cast<double>(run.approval_waited_ms) / 1000.0);
+    if (!result) {
+        span.set("contextgate.tool.outcome", run.stopping ? "stopped" : "not_run");
+        if (run.ended && run.ended->status != run_status::completed)
+            span.fail("run_ended", run.ended->error);
+        co_return result;
+    }
+    bool denied = result->error_code == tools::code::denied_by_user;
+    span.set("contextgate.tool.outcome", result->ok ? "ok" : denied ? "rejected" : "error");
+    if (!result->ok && !denied) span.fail(result->error_code, result->text);
+    if (observability::capture_content())
+        span.set("gen_ai.tool.call.result", observability::bounded_content(result->text));
+    co_return result;
+}
+
+net::awaitable<std::optional<tools::tool_result>> approval_gate::settle_call(live_run& run) {
     auto& p = *run.state.pending;
     if (p.executing) {
         // Resumed after a crash in the middle of this write: the target says what happened.
@@ -181,6 +217,7 @@ net::awaitable<std::optional<tools::tool_result>> approval_gate::ask_and_wait(li
     if (run.stopping) co_return std::nullopt;
     auto decided = std::move(*run.decided);
     run.decided.reset();
+    run.approval_waited_ms = std::max<std::int64_t>(0, now_ms() - p.requested_at);
     run.segment_started = std::chrono::steady_clock::now();
     run.record.status = status_name(run_status::running);
     if (decided.parameters) p.parameters = *decided.parameters;

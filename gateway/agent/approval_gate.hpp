@@ -36,7 +36,8 @@ public:
                                        const boost::json::object& parameters) const;
 
     // The outcome of the run's pending call, or nullopt when the run ended (cancel, approval
-    // timeout: run.ended is set) or the engine is stopping (the run stays as stored).
+    // timeout: run.ended is set) or the engine is stopping (the run stays as stored). Traced as
+    // an execute_tool span under the run's, covering the approval wait and the tool's run.
     net::awaitable<std::optional<tools::tool_result>> settle(live_run& run);
 
     // Records `result` as the pending call's outcome in `b`: the call's status and result, a
@@ -50,6 +51,7 @@ public:
     net::awaitable<std::optional<refusal>> decide(live_run& run, std::string call_id, decision d);
 
 private:
+    net::awaitable<std::optional<tools::tool_result>> settle_call(live_run& run);
     net::awaitable<std::optional<tools::tool_result>> ask_and_wait(live_run& run);
     net::awaitable<tools::tool_result> execute(live_run& run);
     net::awaitable<std::optional<tools::tool_result>> resume_interrupted(live_run& run);

@@ -3,6 +3,7 @@
 #include "gateway/agent/model_client.hpp"
 #include "gateway/agent/run_state.hpp"
 #include "gateway/config/config.hpp"
+#include "gateway/observability/trace.hpp"
 #include "gateway/store/records.hpp"
 #include "gateway/store/state_store.hpp"
 #include "gateway/tools/tool.hpp"
@@ -76,6 +77,11 @@ struct live_run {
     net::steady_timer wake;                   // approval waits; cancelled to wake the run
     net::steady_timer wall;                   // the wall-time limit while the model is asked
     call_canceller canceller;
+    // The run's invoke_agent span (not recording unless traced): its model calls and tool calls
+    // are its children. A run resumed after a restart starts a trace of its own.
+    observability::span trace;
+    // How long the human took to decide on the call just settled (-1: it was not asked).
+    std::int64_t approval_waited_ms = -1;
     bool wall_hit = false;
     bool cancel_requested = false;
     bool stopping = false;  // the engine stops: leave the run as stored, resumable

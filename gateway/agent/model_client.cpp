@@ -189,11 +189,9 @@ net::awaitable<model_client::attempt_result> model_client::attempt(
     co_return result;
 }
 
-net::awaitable<model_result<providers::reply>> model_client::converse(providers::request request,
-                                                                      std::string request_id,
-                                                                      call_canceller& cancel,
-                                                                      retry_hook on_retry,
-                                                                      text_hook on_text) {
+net::awaitable<model_result<providers::reply>> model_client::converse(
+    providers::request request, std::string request_id, call_canceller& cancel, retry_hook on_retry,
+    text_hook on_text, const observability::trace_context* trace) {
     config::route_config scratch;
     const auto& route = routing_.table().route(request.model, scratch);
     // Without a route of its own a model's upstream is tried once and retried model_retries
@@ -264,9 +262,10 @@ net::awaitable<model_result<providers::reply>> model_client::converse(providers:
             last = {errc::bad_request, false, "upstream `" + up.name + "`: " + refused};
             continue;  // another target may take what this dialect cannot say
         }
-        auto head =
-            upstream::json_post_head(up, adapter.target(request), request.stream,
-                                     adapter.auth_fields(up.api_key), request_id, body.size());
+        auto fields = adapter.auth_fields(up.api_key);
+        if (trace) fields += observability::trace_fields(*trace);
+        auto head = upstream::json_post_head(up, adapter.target(request), request.stream, fields,
+                                             request_id, body.size());
         streaming stream{&adapter, on_text};
         auto started = std::chrono::steady_clock::now();
         auto result = co_await attempt(pool, head, body, cancel, stream,

@@ -38,11 +38,10 @@ public:
     // Completions, Anthropic Messages or Gemini), the reply decoded by its adapter: read by its
     // Content-Type, so that a whole JSON answer to a streamed request is taken as it is.
     // `request_id` goes out as x-request-id.
-    net::awaitable<model_result<providers::reply>> converse(providers::request request,
-                                                            std::string request_id,
-                                                            call_canceller& cancel,
-                                                            retry_hook on_retry,
-                                                            text_hook on_text = {}) override;
+    net::awaitable<model_result<providers::reply>> converse(
+        providers::request request, std::string request_id, call_canceller& cancel,
+        retry_hook on_retry, text_hook on_text = {},
+        const observability::trace_context* trace = nullptr) override;
 
     const config::upstream_config& upstream_for(std::string_view model) const override;
 

@@ -2,6 +2,7 @@
 
 #include "gateway/config/config.hpp"
 #include "gateway/error.hpp"
+#include "gateway/observability/trace.hpp"
 #include "gateway/providers/conversation.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -72,10 +73,12 @@ public:
     virtual ~model_port() = default;
     // One turn, said in the dialect of the upstream `request.model` (the chat's model name) is
     // routed to by that provider's adapter, its model_map applied. With `on_text` the request is
-    // streamed and its text told as it arrives; the reply is the same.
+    // streamed and its text told as it arrives; the reply is the same. `trace`: the traced span
+    // of the call, sent upstream as its traceparent.
     virtual boost::asio::awaitable<model_result<providers::reply>> converse(
         providers::request request, std::string request_id, call_canceller& cancel,
-        retry_hook on_retry, text_hook on_text = {}) = 0;
+        retry_hook on_retry, text_hook on_text = {},
+        const observability::trace_context* trace = nullptr) = 0;
     virtual const config::upstream_config& upstream_for(std::string_view model) const = 0;
     // The engine is stopping: release what is kept between calls (pooled connections).
     virtual void shutdown() = 0;

@@ -35,6 +35,34 @@ void log_task_failure(const std::string& task, std::exception_ptr e) {
     observability::log_stray(e, task);
 }
 
+// The run's invoke_agent span (GenAI conventions): under `parent` when a traced request started
+// it, else the root of a trace of its own.
+observability::span agent_span(const live_run& run, const observability::trace_context* parent) {
+    auto s = observability::start_span("invoke_agent", observability::span_kind::internal, parent);
+    s.set("gen_ai.operation.name", "invoke_agent");
+    s.set("gen_ai.agent.name", "contextgate");
+    s.set("gen_ai.conversation.id", run.chat.id);
+    s.set("gen_ai.request.model", run.chat.model);
+    s.set("contextgate.run_id", run.record.id);
+    if (run.state.workflow) s.set("contextgate.workflow", run.state.workflow->id);
+    return s;
+}
+
+// How the run left this process: its status and steps; an error when it failed. A run stopped
+// with the engine (resumed at the next start) just ends its span.
+void end_agent_span(live_run& run) {
+    auto& s = run.trace;
+    if (!s.recording()) return;
+    s.set("contextgate.run.steps", static_cast<std::int64_t>(run.record.step));
+    if (run.ended && !run.stopping) {
+        s.set("contextgate.run.status", std::string(status_name(run.ended->status)));
+        if (run.ended->status == run_status::failed) s.fail("run_failed", run.ended->error);
+    } else {
+        s.set("contextgate.run.status", "stopped");
+    }
+    s.end();
+}
+
 }  // namespace
 
 run_registry::run_registry(net::io_context& engine, const config::context_config& limits,
@@ -129,7 +157,7 @@ void run_registry::stop() {
 }
 
 net::awaitable<started_run> run_registry::start_chat_run(store::chat_record chat,
-                                                         std::string content) {
+                                                         std::string content, parent_trace parent) {
     auto role = tools::parse_role(chat.role).value_or(tools::role::editor);
     // Only the newest earlier turns that can fit the upstream's context budget are loaded.
     auto budget = model_.upstream_for(chat.model).context_budget * bytes_per_token;
@@ -154,14 +182,16 @@ net::awaitable<started_run> run_registry::start_chat_run(store::chat_record chat
         started["content"] = content;
     };
     driver chat_driver = [this](live_run& run) { return loop_.run(run); };
-    auto started = co_await start_run(std::move(chat), role, std::move(prepare), chat_driver);
+    auto started = co_await start_run(std::move(chat), role, std::move(prepare), chat_driver,
+                                      std::move(parent));
     co_return started;
 }
 
 net::awaitable<started_run> run_registry::start_run(store::chat_record chat, tools::role role,
-                                                    preparer prepare, driver drive) {
+                                                    preparer prepare, driver drive,
+                                                    parent_trace parent) {
     auto admitted = co_await net::co_spawn(
-        io_, admit(std::move(chat), role, std::move(prepare), std::move(drive)),
+        io_, admit(std::move(chat), role, std::move(prepare), std::move(drive), std::move(parent)),
         net::use_awaitable);
     co_return admitted;
 }
@@ -169,7 +199,8 @@ net::awaitable<started_run> run_registry::start_run(store::chat_record chat, too
 // Engine thread: reserves the chat's one live run, stores the run with its run.started event and
 // launches it.
 net::awaitable<started_run> run_registry::admit(store::chat_record chat, tools::role role,
-                                                preparer prepare, driver drive) {
+                                                preparer prepare, driver drive,
+                                                parent_trace parent) {
     // A run started now would begin after the others were told to stop, and keep the engine
     // from ending.
     if (stopping_)
@@ -220,6 +251,7 @@ net::awaitable<started_run> run_registry::admit(store::chat_record chat, tools::
         co_return *taken;
     }
     run->stored = true;
+    run->trace = agent_span(*run, parent ? &*parent : nullptr);
     drives_.spawn("run " + run->record.id, this->drive(run, std::move(drive)));
     co_return id;
 }
@@ -260,6 +292,7 @@ net::awaitable<void> run_registry::drive(std::shared_ptr<live_run> run, driver d
                                      ": cannot record the failure: " + e.what());
         }
     }
+    end_agent_span(*run);
     try {
         // Nothing of the run is still on its way to the store when it leaves (a commit send()
         // started, after a failure or a lost lease that skipped the final commit).
@@ -543,6 +576,8 @@ net::awaitable<void> run_registry::adopt(store::run_record record) {
     ++live_;
     observability::metrics().runs_active.with().add(1);
     observability::log_info("run " + id + ": resumed (" + run->record.status + ")");
+    run->trace = agent_span(*run, nullptr);
+    run->trace.set("contextgate.resumed", true);
     drives_.spawn("run " + run->record.id, this->drive(run, std::move(drive)));
 }
 

@@ -29,6 +29,12 @@
 
 namespace gateway::agent {
 
+// The trace a new run's span joins: the starting request's span, when it is traced.
+using parent_trace = std::optional<observability::trace_context>;
+inline parent_trace parent_of(const observability::span& s) {
+    return s.context() ? parent_trace(*s.context()) : std::nullopt;
+}
+
 // A run id, or why no run was started.
 using started_run = std::variant<std::string, refusal>;
 
@@ -76,14 +82,16 @@ public:
 
     // Records the user's message in a new run of the chat, with the chat's earlier turns that
     // fit the upstream's context budget, and starts it. run_in_progress while the chat has one.
-    net::awaitable<started_run> start_chat_run(store::chat_record chat, std::string content);
+    // `parent`: the trace of the request that starts it (its invoke_agent span goes under it).
+    net::awaitable<started_run> start_chat_run(store::chat_record chat, std::string content,
+                                               parent_trace parent = {});
 
     // Starts a run of the chat driven by `drive`: `prepare` fills in the new run (its state and
     // conversation) and its run.started event before both are stored. For workflow runs.
     using preparer =
         std::function<void(live_run&, boost::json::object& started, run_journal::batch&)>;
     net::awaitable<started_run> start_run(store::chat_record chat, tools::role role,
-                                          preparer prepare, driver drive);
+                                          preparer prepare, driver drive, parent_trace parent = {});
 
     // The human's decision on the call `call_id` of the run; stored before this returns.
     net::awaitable<std::optional<refusal>> decide(std::string run_id, std::string call_id,
@@ -119,7 +127,7 @@ private:
     // Engine thread: renews leases, stops runs whose lease was lost, claims orphaned runs.
     net::awaitable<void> keep_leases();
     net::awaitable<started_run> admit(store::chat_record chat, tools::role role, preparer prepare,
-                                      driver drive);
+                                      driver drive, parent_trace parent);
     net::awaitable<void> drive(std::shared_ptr<live_run> run, driver drive);
     net::awaitable<void> resume();
     // Engine thread: rebuilds a stored unfinished run and launches it.

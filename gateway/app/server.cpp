@@ -21,6 +21,7 @@
 #include "gateway/mcp/hub.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
+#include "gateway/observability/trace.hpp"
 #include "gateway/passthrough/handler.hpp"
 #include "gateway/store/state_store.hpp"
 #include "gateway/upstream/health_share.hpp"
@@ -98,6 +99,11 @@ std::string server::start() {
     }
     routing_ =
         std::make_unique<upstream::routing>(config_.upstreams, config_.routes, config_.health);
+    // Before the engine resumes runs: their spans are recorded too.
+    if (!config_.tracing.otlp_endpoint.empty() && !observability::tracing()) {
+        observability::start_tracing(config_.tracing);
+        tracing_ = true;
+    }
     auto started = context_service::start(config_, *routing_, tls_contexts);
     if (!started) return started.error;
     context_ = std::move(*started.value);
@@ -348,6 +354,11 @@ void server::wait() {
     // Runs stop where they stand, resumable from the store at the next start.
     if (context_) context_->stop();
     if (health_share_) health_share_->stop();
+    // What the requests and runs recorded goes to the collector before the process ends.
+    if (tracing_) {
+        observability::stop_tracing();
+        tracing_ = false;
+    }
 }
 
 int serve(const config::gateway_config& config) {

@@ -72,6 +72,7 @@ private:
     console::site console_{console::embedded_assets()};
     std::unique_ptr<upstream::routing> routing_;
     std::unique_ptr<upstream::health_share> health_share_;  // limits.backend: redis
+    bool tracing_ = false;  // this server started the trace exporter (stops it in wait())
     std::unique_ptr<context_service> context_;
     // Declared before the handlers: the handlers' pooled sockets belong to the workers'
     // io_contexts and must be destroyed first.

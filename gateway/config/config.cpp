@@ -251,6 +251,8 @@ std::string to_yaml(const gateway_config& config) {
     schema::print(out, config.limits, limits_fields(), "  ");
     out << "cache:\n";
     schema::print(out, config.cache, cache_fields(), "  ");
+    out << "tracing:\n";
+    schema::print(out, config.tracing, tracing_fields(), "  ");
     out << "context:\n";
     schema::print(out, config.context, context_fields(), "  ");
     out << "mcp_servers:" << (config.mcp_servers.empty() ? " []" : "") << '\n';

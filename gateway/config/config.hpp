@@ -155,6 +155,24 @@ struct cache_config {
     bool shared = false;
 };
 
+// OpenTelemetry traces (docs/operations.md): spans for requests, upstream attempts and agent runs,
+// sent as OTLP/HTTP protobuf from a thread of the gateway's own. Off while `otlp_endpoint` is "".
+struct tracing_config {
+    // http(s)://host:port, and a path; without one (or "/") the spans go to /v1/traces.
+    std::string otlp_endpoint;
+    upstream_endpoint endpoint;  // otlp_endpoint, parsed; base_path is the path posted to
+    // A new trace is recorded with this probability; a request with a `traceparent` follows its
+    // sampled flag instead.
+    double sample_ratio = 1.0;
+    // true: the spans carry the messages sent to the models and their answers, tool arguments
+    // and results. Off by default: prompts often hold what a trace store should not keep.
+    bool capture_content = false;
+    std::string service_name = "contextgate";                  // the resource's service.name
+    std::vector<std::pair<std::string, std::string>> headers;  // sent with every export
+    std::size_t max_queue_spans = 2048;  // finished spans waiting; past it they are dropped
+    duration export_interval{2'000};     // a batch leaves at least this often
+};
+
 // What the agent loop does before running a tool that needs approval.
 enum class approval_policy { ask, always, never };  // always: run without asking; never: refuse
 
@@ -271,6 +289,7 @@ struct gateway_config {
     admin_config admin;
     limits_config limits;
     cache_config cache;
+    tracing_config tracing;
     std::vector<mcp_server_config> mcp_servers;
     mcp_serve_config mcp;
 };

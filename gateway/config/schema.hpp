@@ -211,5 +211,6 @@ const schema::fields<route_config>& route_fields();
 const schema::fields<health_config>& health_fields();
 const schema::fields<cache_policy>& cache_policy_fields();
 const schema::fields<cache_config>& cache_fields();
+const schema::fields<tracing_config>& tracing_fields();
 
 }  // namespace gateway::config

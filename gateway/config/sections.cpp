@@ -3,6 +3,7 @@
 // field that depends on another (tool_calling's default on provider) comes after it.
 #include "gateway/config/schema.hpp"
 
+#include <charconv>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -595,6 +596,39 @@ const fields<cache_config>& cache_fields() {
         text_field("redis_url", &S::redis_url, "redis: \"\" takes limits.redis_url",
                    mask_url_password),
         bool_field("shared", &S::shared, "one namespace for every caller"),
+    };
+    return all;
+}
+
+const fields<tracing_config>& tracing_fields() {
+    using S = tracing_config;
+    static const fields<S> all{
+        text_field("otlp_endpoint", &S::otlp_endpoint,
+                   "http(s)://host:4318: where spans go as OTLP/HTTP (\"\": no tracing)",
+                   mask_url_password),
+        {"sample_ratio", "the share of new traces recorded, 0 to 1",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             auto text = r.scalar(n, "sample_ratio");
+             double value = -1;
+             auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+             if (ec != std::errc{} || end != text.data() + text.size() || !(value >= 0) ||
+                 value > 1)
+                 r.fail(n, "`sample_ratio` must be a number from 0 to 1, such as 0.25");
+             s.sample_ratio = value;
+         },
+         [](const S& s) {
+             std::ostringstream out;
+             out << s.sample_ratio;
+             return out.str();
+         }},
+        bool_field("capture_content", &S::capture_content,
+                   "spans carry the messages, answers and tool arguments"),
+        text_field("service_name", &S::service_name, "the spans' service.name"),
+        masked_map_field("headers", &S::headers, "sent with every export (an API key)"),
+        count_field("max_queue_spans", &S::max_queue_spans, 1, 1'000'000,
+                    "finished spans waiting to be sent; more are dropped"),
+        duration_field("export_interval", &S::export_interval,
+                       "a batch is sent at least this often", true),
     };
     return all;
 }

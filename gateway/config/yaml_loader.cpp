@@ -135,7 +135,7 @@ public:
         if (!node.IsDefined() || node.IsNull()) fail(node, "the file is empty");
         check_keys(node, "top level",
                    {"server", "upstreams", "routes", "health", "logging", "context", "metrics",
-                    "admin", "limits", "cache", "mcp_servers", "mcp"});
+                    "admin", "limits", "cache", "tracing", "mcp_servers", "mcp"});
         gateway_config c;
         c.source = source();
         if (auto n = node["server"]) c.server = section(n, "server", server_fields());
@@ -168,6 +168,20 @@ public:
                 fail(n,
                      "`cache.backend: redis` needs `cache.redis_url` (or `limits.redis_url`): "
                      "redis://host:port");
+        }
+        if (auto n = node["tracing"]) {
+            c.tracing = section(n, "tracing", tracing_fields());
+            if (const auto& url = c.tracing.otlp_endpoint; !url.empty()) {
+                auto endpoint = parse_base_url(url);
+                if (!endpoint)
+                    fail(n["otlp_endpoint"], "`tracing.otlp_endpoint`: `" + url + "` " +
+                                                 endpoint.error +
+                                                 " (such as http://127.0.0.1:4318)");
+                c.tracing.endpoint = *endpoint.value;
+                // The collector's base URL: OTLP/HTTP takes traces at /v1/traces below it.
+                if (c.tracing.endpoint.base_path.empty())
+                    c.tracing.endpoint.base_path = "/v1/traces";
+            }
         }
         if (auto n = node["mcp_servers"]) {
             if (!n.IsSequence()) fail(n, "`mcp_servers` must be a list");

@@ -362,7 +362,8 @@ net::awaitable<reply> api::post_message(http::request_context& ctx) {
                 " (context.max_message_bytes); put large texts in the workspace or the document.");
     auto chat_id = chat->id;
     auto title = chat->title.empty() ? title_from(content) : std::string();
-    auto run = co_await runs_.start_chat_run(std::move(*chat), std::move(content));
+    auto run = co_await runs_.start_chat_run(std::move(*chat), std::move(content),
+                                             agent::parent_of(ctx.trace));
     // An untitled chat is named after the first message that started a run.
     if (!title.empty() && std::holds_alternative<std::string>(run)) {
         store::chat_changes changes{.title = std::move(title)};

@@ -275,7 +275,7 @@ net::awaitable<reply> api::start_workflow(http::request_context& ctx) {
     if (!chat) co_return reply::error(errc::not_found, "No chat " + chat_id + ".");
     auto definition = std::shared_ptr<const workflows::workflow>(all, found);
     auto run = co_await workflow_runs_.start(std::move(*chat), definition, std::move(parameters),
-                                             std::move(input));
+                                             std::move(input), agent::parent_of(ctx.trace));
     co_return started(ctx, run, json::object{{"chat_id", chat_id}, {"workflow", found->id}});
 }
 

@@ -2,6 +2,7 @@
 
 #include "gateway/config/config.hpp"
 #include "gateway/io/deadline.hpp"
+#include "gateway/observability/trace.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -50,6 +51,11 @@ struct request_context {
     std::string key_id;
     std::int64_t input_tokens = -1;
     std::int64_t output_tokens = -1;
+    // The router's pattern that took it ("/context/chats/{id}", "/v1"), or the handler's more
+    // precise one ("/v1/chat/completions"): a static string, for the SERVER span's name.
+    std::string_view route;
+    // The request's SERVER span (not recording unless traced): the parent of what it causes.
+    observability::span trace;
 
     // Called as the status line is written.
     void started() {

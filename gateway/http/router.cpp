@@ -50,6 +50,7 @@ net::awaitable<void> router::dispatch(request_context& ctx) const {
         path_known = true;
         if (r.method == "*" || r.method == ctx.req.method_string()) {
             found = &r;
+            ctx.route = r.path;
             ctx.path_params = std::move(captures);
             break;
         }

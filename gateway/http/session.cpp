@@ -84,6 +84,34 @@ observability::histogram& duration_of(const request_context& ctx) {
     return *slot;
 }
 
+// The request's SERVER span: under the client's traceparent when it sent one. Named by method
+// until the router (or the handler) knows the route.
+observability::span server_span(const request& req) {
+    auto parent = observability::parse_traceparent(req["traceparent"], req["tracestate"]);
+    return observability::start_span(std::string(req.method_string()),
+                                     observability::span_kind::server, parent ? &*parent : nullptr);
+}
+
+// What the SERVER span says of the finished request (HTTP semantic conventions).
+void end_server_span(request_context& ctx) {
+    auto& s = ctx.trace;
+    std::string_view target = ctx.req.target();
+    auto method = std::string(ctx.req.method_string());
+    if (!ctx.route.empty()) {
+        s.rename(method + " " + std::string(ctx.route));
+        s.set("http.route", ctx.route);
+    }
+    s.set("http.request.method", method);
+    s.set("url.path", observability::redacted_target(target.substr(0, target.find('?'))));
+    s.set("http.response.status_code", static_cast<std::int64_t>(ctx.status));
+    s.set("contextgate.request_id", ctx.request_id);
+    if (!ctx.key_id.empty()) s.set("contextgate.key_id", ctx.key_id);
+    if (!ctx.cache.empty()) s.set("contextgate.cache", ctx.cache);
+    if (ctx.status >= 500 || ctx.status == 0 || ctx.status == 499)
+        s.fail(ctx.status == 499 ? "client_gone" : std::to_string(ctx.status));
+    s.end();
+}
+
 // The request's access line and duration metric.
 void finished(const request_context& ctx, std::chrono::steady_clock::time_point started,
               bool access_log) {
@@ -282,7 +310,9 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
         request_context ctx{stream, deadline,        buffer, req, std::move(request_id),
                             server, owner.draining()};
         ctx.keep_alive = req.keep_alive();
+        if (observability::tracing()) ctx.trace = server_span(req);
         co_await owner.routes().dispatch(ctx);
+        if (ctx.trace.recording()) end_server_span(ctx);
         finished(ctx, started, owner.access_log());
         entry->busy = false;
         if (!ctx.keep_alive) break;

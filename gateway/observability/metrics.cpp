@@ -311,6 +311,10 @@ gateway_metrics::gateway_metrics()
                            "Response cache operations the backend (Redis) failed; the request "
                            "went to the upstream.",
                            {}),
+      trace_spans_exported("contextgate_trace_spans_exported_total",
+                           "Spans the trace collector took.", {}),
+      trace_spans_dropped("contextgate_trace_spans_dropped_total",
+                          "Spans not exported, by reason (queue_full, export_failed).", {"reason"}),
       runs_finished("contextgate_agent_runs_total", "Agent runs that ended, by outcome.",
                     {"outcome"}),
       runs_active("contextgate_agent_runs_active", "Agent runs running or awaiting approval.", {}),
@@ -354,6 +358,8 @@ gateway_metrics::gateway_metrics()
             &cache_evictions,
             &cache_bytes,
             &cache_backend_errors,
+            &trace_spans_exported,
+            &trace_spans_dropped,
             &runs_finished,
             &runs_active,
             &agent_steps,
@@ -374,6 +380,7 @@ gateway_metrics::gateway_metrics()
     cache_evictions.with();
     cache_bytes.with();
     cache_backend_errors.with();
+    trace_spans_exported.with();
     store_transactions.with();
     store_events.with();
 }

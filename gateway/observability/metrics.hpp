@@ -146,6 +146,12 @@ struct gateway_metrics {
     family<gauge> cache_bytes;
     family<counter> cache_backend_errors;
 
+    // Traces (tracing.otlp_endpoint): spans the collector took, spans dropped by reason
+    // (queue_full: more finished than the queue holds; export_failed: the collector did not
+    // take them).
+    family<counter> trace_spans_exported;
+    family<counter> trace_spans_dropped;
+
     // Agent runs.
     family<counter> runs_finished;    // outcome: completed|failed|cancelled
     family<gauge> runs_active;        //

@@ -111,13 +111,12 @@ net::awaitable<bool> handler::answer_from_cache(http::request_context& ctx, cach
     co_return true;
 }
 
-net::awaitable<void> handler::keep_in_cache(const http::request_context& ctx,
-                                            const cache_plan& plan, exchange_state& state,
-                                            const config::upstream_config& up) {
+std::optional<providers::reply> read_kept_answer(const http::request_context& ctx,
+                                                 exchange_state& state,
+                                                 const config::upstream_config& up) {
     // Complete successful answers only: never an error, a cut stream, or a client that left.
-    if (!plan.write || plan.key.empty() || ctx.status != 200 || !state.complete ||
-        state.client_gone)
-        co_return;
+    if (!state.keep_answer || ctx.status != 200 || !state.complete || state.client_gone)
+        return std::nullopt;
     auto answer = std::move(state.translated_reply);
     if (!answer && state.kept_whole && !state.kept_body.empty()) {
         const auto& adapter = providers::adapter_for(up.provider);
@@ -138,7 +137,12 @@ net::awaitable<void> handler::keep_in_cache(const http::request_context& ctx,
             if (adapter.decode(state.kept_body, read, error)) answer = std::move(read);
         }
     }
-    if (!answer) co_return;
+    return answer;
+}
+
+net::awaitable<void> handler::keep_in_cache(const cache_plan& plan,
+                                            const std::optional<providers::reply>& answer) {
+    if (!plan.write || plan.key.empty() || !answer) co_return;
     auto value = cache::encode_reply(*answer);
     if (value.size() > cache_.config->max_entry_bytes) co_return;
     co_await cache_.store->put(plan.key, std::move(value), plan.ttl);

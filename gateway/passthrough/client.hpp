@@ -64,6 +64,9 @@ struct exchange_state {
     std::size_t kept_limit = 0;
     bool kept_whole = true;
     std::optional<providers::reply> translated_reply;
+    // The attempt's CLIENT span, when it is traced: sent upstream as the traceparent instead of
+    // the client's (whose span is its parent).
+    const observability::trace_context* trace = nullptr;
 };
 
 // The usage to charge for a finished answer (providers::settled_usage for a 2xx to a request

@@ -44,6 +44,14 @@ struct cache_setup {
     const config::cache_config* config = nullptr;
 };
 
+// The answer kept while it was relayed (exchange_state::keep_answer), read into the conversation
+// model by `up`'s adapter, or the reply a translation read: for the response cache and the
+// attempt's span. Only a complete 200 answer to a client still there; nullopt when it is none or
+// cannot be read whole.
+std::optional<providers::reply> read_kept_answer(const http::request_context& ctx,
+                                                 exchange_state& state,
+                                                 const config::upstream_config& up);
+
 // What the response cache does for one request (handler::plan_cache, cached.cpp).
 struct cache_plan {
     std::string_view result;  // x-contextgate-cache: hit | miss | skip; "": the cache is not used
@@ -95,8 +103,8 @@ private:
                           const config::route_config& route, std::string_view path, bool post);
     net::awaitable<bool> answer_from_cache(http::request_context& ctx, cache_plan& plan,
                                            exchange_state& state);
-    net::awaitable<void> keep_in_cache(const http::request_context& ctx, const cache_plan& plan,
-                                       exchange_state& state, const config::upstream_config& up);
+    net::awaitable<void> keep_in_cache(const cache_plan& plan,
+                                       const std::optional<providers::reply>& answer);
     // The key's claim settled with the usage the answer reported.
     net::awaitable<void> settle(const http::request_context& ctx, ticket admitted);
     // Metrics and the usage ledger for a finished model request.

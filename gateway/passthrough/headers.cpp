@@ -67,7 +67,8 @@ void for_each_end_to_end(const http::fields& from, field_visitor visit) {
 // serialize it again. The body is sent after it untouched.
 std::string upstream_request_head(const gateway::http::request_context& ctx,
                                   const config::upstream_config& up, std::string_view target,
-                                  bool upgrade, bool virtual_key) {
+                                  bool upgrade, bool virtual_key,
+                                  const observability::trace_context* attempt) {
     const auto& req = ctx.req;
     auto [key_name, key_prefix] = providers::adapter_for(up.provider).key_field();
     bool replace = upstream_key_replaces_client(up, virtual_key);
@@ -93,6 +94,9 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
         // Expect was answered by the gateway, which forwards the whole body at once.
         if (f == boost::beast::http::field::expect || boost::beast::iequals(name, "x-request-id"))
             return;
+        if (attempt && (boost::beast::iequals(name, "traceparent") ||
+                        boost::beast::iequals(name, "tracestate")))
+            return;
         if (virtual_key && (f == boost::beast::http::field::authorization ||
                             boost::beast::iequals(name, "x-api-key") ||
                             boost::beast::iequals(name, "x-goog-api-key")))
@@ -109,6 +113,7 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
     head += "x-request-id: ";
     head += ctx.request_id;
     head += "\r\n";
+    if (attempt) head += observability::trace_fields(*attempt);
     if ((replace && !up.api_key.empty()) || (!client_auth && !up.api_key.empty())) {
         head += key_name;
         head += ": ";

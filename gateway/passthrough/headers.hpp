@@ -66,9 +66,11 @@ void for_each_end_to_end(const boost::beast::http::fields& from, field_visitor v
 // path after its /v1 or /v1beta, with the query), and end-to-end headers; Host, x-request-id,
 // Content-Length (of the client's body: a body sent instead must be as long) and (per `auth`) the
 // key field of the upstream's provider set by the gateway. Written as bytes: building a Beast
-// message would allocate a node per header only to serialize it again.
+// message would allocate a node per header only to serialize it again. With `attempt` (the
+// attempt's traced CLIENT span) its traceparent and tracestate go instead of the client's.
 std::string upstream_request_head(const http::request_context& ctx,
                                   const config::upstream_config& up, std::string_view target,
-                                  bool upgrade, bool virtual_key = false);
+                                  bool upgrade, bool virtual_key = false,
+                                  const observability::trace_context* attempt = nullptr);
 
 }  // namespace gateway::passthrough

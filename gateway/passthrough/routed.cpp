@@ -13,6 +13,7 @@
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/relay.hpp"
 #include "gateway/passthrough/translator.hpp"
+#include "gateway/providers/genai_trace.hpp"
 #include "gateway/providers/stream_probe.hpp"
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/upstream/exchange.hpp"
@@ -21,6 +22,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/string.hpp>
+#include <boost/json/parse.hpp>
 
 #include <algorithm>
 
@@ -96,6 +98,100 @@ net::awaitable<void> pause(http::request_context& ctx, exchange_state& state,
     state.backoff = nullptr;
 }
 
+// The GenAI operation a model API's path names (gen_ai.operation.name; "" for other paths), and
+// the route the request's SERVER span is named by (a static string; "" keeps the router's).
+struct api_operation {
+    std::string_view name;
+    std::string_view route;
+};
+
+api_operation operation_of(std::string_view path) {
+    static constexpr std::pair<std::string_view, api_operation> exact[] = {
+        {"/v1/chat/completions", {"chat", "/v1/chat/completions"}},
+        {"/v1/responses", {"chat", "/v1/responses"}},
+        {"/v1/messages", {"chat", "/v1/messages"}},
+        {"/v1/completions", {"text_completion", "/v1/completions"}},
+        {"/v1/embeddings", {"embeddings", "/v1/embeddings"}},
+        {"/v1/messages/count_tokens", {"", "/v1/messages/count_tokens"}},
+    };
+    for (const auto& [p, op] : exact)
+        if (path == p) return op;
+    // Gemini's: /v1beta/models/{model}:{method} (and its stable /v1/models/…).
+    static constexpr std::pair<std::string_view, api_operation> methods[] = {
+        {":generateContent", {"generate_content", "/v1beta/models/{model}:generateContent"}},
+        {":streamGenerateContent",
+         {"generate_content", "/v1beta/models/{model}:streamGenerateContent"}},
+        {":embedContent", {"embeddings", "/v1beta/models/{model}:embedContent"}},
+        {":countTokens", {"", "/v1beta/models/{model}:countTokens"}},
+    };
+    if (path.find("/models/") != std::string_view::npos)
+        for (const auto& [m, op] : methods)
+            if (path.ends_with(m)) return op;
+    return {};
+}
+
+// error.type for a failed connection or a broken answer: the gateway's error code name.
+std::string failure_type(const upstream::failure& f) {
+    if (f.ec.category() == gateway_category())
+        return std::string(error_code_name(static_cast<errc>(f.ec.value())));
+    return "transport";
+}
+
+// The CLIENT span of one attempt, `{operation} {model}`, under the request's SERVER span, with
+// the GenAI attributes known before the call and the route's: the target and attempt number.
+observability::span attempt_span(const http::request_context& ctx, api_operation op,
+                                 const config::upstream_config& up, std::string_view model,
+                                 const config::route_config* route, int attempt) {
+    if (!ctx.trace.recording()) return {};
+    auto name = op.name.empty() ? std::string(ctx.req.method_string())
+                : model.empty() ? std::string(op.name)
+                                : std::string(op.name) + " " + std::string(model);
+    auto s = ctx.trace.child(std::move(name), observability::span_kind::client);
+    if (!op.name.empty())
+        providers::describe_call(s, op.name, up.provider, model, up.endpoint.host,
+                                 up.endpoint.port);
+    else
+        s.set("server.address", up.endpoint.host);
+    if (route) s.set("contextgate.route", route->model);
+    s.set("contextgate.target", up.name);
+    s.set("contextgate.attempt", attempt);
+    if (!op.name.empty() && observability::capture_content()) {
+        // What the client sent, in its API's shape: messages (Chat, Messages), input
+        // (Responses), contents (Gemini).
+        boost::system::error_code ec;
+        auto body = boost::json::parse(ctx.req.body(), ec);
+        if (!ec && body.is_object())
+            for (auto member : {"messages", "input", "contents", "prompt"})
+                if (const auto* v = body.as_object().if_contains(member)) {
+                    providers::describe_input(s, *v);
+                    break;
+                }
+    }
+    return s;
+}
+
+// What the committed attempt's answer said, as its span ends with the last byte: the status,
+// the time to the first chunk of a stream, the usage the upstream reported, the reply read back
+// (response model, finish reasons) and how it ended when it did not end well.
+void describe_answer(observability::span& s, const http::request_context& ctx,
+                     const exchange_state& state, const providers::reply* answer,
+                     std::chrono::steady_clock::time_point sent) {
+    if (!s.recording()) return;
+    s.set("http.response.status_code", static_cast<std::int64_t>(ctx.status));
+    if (state.streamed && state.first_body != std::chrono::steady_clock::time_point{})
+        s.set("gen_ai.response.time_to_first_chunk",
+              std::chrono::duration<double>(state.first_body - sent).count());
+    if (state.usage_source == "body" || state.usage_source == "stream")
+        providers::describe_usage(s, state.used);
+    if (answer) providers::describe_reply(s, *answer);
+    if (state.client_gone)
+        s.fail("client_gone", "the client went away");
+    else if (ctx.status >= 400)
+        s.fail(std::to_string(ctx.status), "upstream answered " + std::to_string(ctx.status));
+    else if (state.answered && !state.complete)
+        s.fail("stream_cut", "the answer broke off before its end");
+}
+
 }  // namespace
 
 net::awaitable<void> handler::forward_routed(http::request_context& ctx, const destination& where,
@@ -114,6 +210,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     bool responses = post && path == "/v1/responses";
     bool head_request = ctx.req.method() == bhttp::verb::head;
     auto spoken = where.dialect;
+    auto op = operation_of(path);
+    if (!op.route.empty()) ctx.route = op.route;
     // Gateway errors in the client's envelope (Anthropic's for Messages, Google's for Gemini).
     const providers::ingress* envelope = nullptr;
     if (spoken == config::provider_kind::anthropic) envelope = &providers::messages();
@@ -134,7 +232,13 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
         // The relayed bytes (an event stream) are several times the answer they hold.
         state.kept_limit = 16 * cache_.config->max_entry_bytes;
     }
-    last_failure last;     // none yet: no target could be tried
+    if (ctx.trace.recording() && !op.name.empty() && !state.keep_answer) {
+        // The answer is read back for its span (response model, finish reasons).
+        state.keep_answer = true;
+        state.kept_limit = 4 << 20;
+    }
+    std::optional<providers::reply> answer;  // the committed answer, read back when kept
+    last_failure last;                       // none yet: no target could be tried
     std::string original;  // the client's body, kept while a target hears another model name
     const config::upstream_config* answered = nullptr;
     bool moved = false;
@@ -186,6 +290,9 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 original = ctx.req.body();
             if (renamed) upstream::replace_model(ctx.req.body(), t->model);
             if (inject) providers::inject_include_usage(ctx.req.body());
+            auto attempt = attempt_span(ctx, op, up, renamed ? t->model : where.model, where.route,
+                                        plan.attempts());
+            state.trace = attempt.context();
             ctx.upstream = up.name;
             if (configured) {
                 ctx.attempts = plan.attempts();
@@ -199,10 +306,16 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 auto held = co_await translate(ctx, pool, state, *in, !last_attempt,
                                                plan.first_byte_timeout(up.first_byte_timeout));
                 if (state.client_gone) {
+                    attempt.fail("client_gone", "the client went away");
                     plan.abandoned();
                     break;
                 }
                 if (held) {
+                    attempt.fail(held->upstream_status ? std::to_string(held->upstream_status)
+                                                       : failure_type(held->transport),
+                                 held->upstream_status
+                                     ? "answered " + std::to_string(held->upstream_status)
+                                     : held->transport.detail);
                     observability::log_warn(
                         "request " + ctx.request_id + ": upstream `" + up.name + "` " +
                         (held->upstream_status ? "answered " + std::to_string(held->upstream_status)
@@ -228,9 +341,12 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 else
                     plan.abandoned();
                 answered = &up;
+                answer = read_kept_answer(ctx, state, up);
+                describe_answer(attempt, ctx, state, answer ? &*answer : nullptr, asked);
                 break;
             }
-            auto head = upstream_request_head(ctx, up, where.target, false, !ctx.key_id.empty());
+            auto head = upstream_request_head(ctx, up, where.target, false, !ctx.key_id.empty(),
+                                              state.trace);
             std::optional<upstream::response_parser> parser;
             upstream::exchange_hooks hooks{
                 [&state](upstream::connection* c) { state.upstream = c; },
@@ -241,10 +357,12 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                                                               ctx.req.body(), parser, head_request,
                                                               false, hooks);
             if (state.client_gone) {
+                attempt.fail("client_gone", "the client went away");
                 plan.abandoned();
                 break;
             }
             if (!exchange.conn) {
+                attempt.fail(failure_type(exchange.failed), exchange.failed.detail);
                 observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                         "`: " + exchange.failed.detail);
                 plan.failed();
@@ -273,6 +391,10 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                     "request " + ctx.request_id + ": upstream `" + up.name + "` " +
                     (broken ? "failed: " + broken.detail : "answered " + std::to_string(status)) +
                     "; trying the route's next target");
+                attempt.fail(broken           ? failure_type(broken)
+                             : context_window ? std::string("context_window")
+                                              : std::to_string(status),
+                             broken ? broken.detail : "answered " + std::to_string(status));
                 if (judged == upstream::verdict::unusable)
                     plan.refused_key();
                 else if (context_window)
@@ -295,6 +417,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 // A stream: held back until its first content event.
                 auto kind = co_await hold_until_content(*conn, *parser, up.idle_timeout, held);
                 if (state.client_gone) {
+                    attempt.fail("client_gone", "the client went away");
                     plan.abandoned();
                     break;
                 }
@@ -302,6 +425,9 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                     auto why = kind == providers::stream_event::error
                                    ? "its stream began with an error"
                                    : "its stream ended before any content";
+                    attempt.fail(
+                        kind == providers::stream_event::error ? "stream_error" : "stream_empty",
+                        why);
                     observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                             "`: " + why + "; trying the route's next target");
                     plan.failed();
@@ -325,9 +451,12 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             bool reusable = co_await relay_response(ctx, *conn, *parser, up, state, held);
             if (reusable && !state.client_gone) pool.give_back(std::move(conn));
             answered = &up;
+            answer = read_kept_answer(ctx, state, up);
+            describe_answer(attempt, ctx, state, answer ? &*answer : nullptr, sent);
             break;
         }
         if (watch.reading()) co_await watch.stop();
+        state.trace = nullptr;
     }
     if (!original.empty()) ctx.req.body() = std::move(original);
     if (state.client_gone) {
@@ -359,7 +488,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     }
     finish_usage(ctx, state);
     if (answered) account(ctx, *answered, state, started);
-    if (answered && state.keep_answer) co_await keep_in_cache(ctx, cached, state, *answered);
+    if (answered && !cached.key.empty()) co_await keep_in_cache(cached, answer);
 }
 
 }  // namespace gateway::passthrough

@@ -52,7 +52,7 @@ std::string provider_key(const http::request_context& ctx, const config::upstrea
 
 std::string request_head(const http::request_context& ctx, const config::upstream_config& up,
                          const providers::adapter& adapter, const providers::request& r,
-                         std::size_t body_size) {
+                         std::size_t body_size, const observability::trace_context* attempt) {
     auto fields = adapter.auth_fields(provider_key(ctx, up));
     // The client's own x-* fields (tracing, tenancy), its W3C trace context (traceparent,
     // tracestate: the provider's spans join the client's trace, as through the passthrough) and
@@ -67,9 +67,10 @@ std::string request_head(const http::request_context& ctx, const config::upstrea
                     boost::beast::iequals(name, "anthropic-beta");
         bool trace =
             boost::beast::iequals(name, "traceparent") || boost::beast::iequals(name, "tracestate");
-        if (custom || beta || trace)
+        if (custom || beta || (trace && !attempt))
             fields += std::string(name) + ": " + std::string(f.value()) + "\r\n";
     }
+    if (attempt) fields += observability::trace_fields(*attempt);
     return upstream::json_post_head(up, adapter.target(r), r.stream, fields, ctx.request_id,
                                     body_size);
 }
@@ -360,7 +361,7 @@ net::awaitable<std::optional<translate_failure>> translate(
         co_await refuse(ctx, in, std::move(unsaid));
         co_return std::nullopt;
     }
-    auto head = request_head(ctx, up, adapter, r, body.size());
+    auto head = request_head(ctx, up, adapter, r, body.size(), state.trace);
 
     std::optional<upstream::response_parser> parser;
     upstream::exchange_hooks hooks{[&state](upstream::connection* c) { state.upstream = c; },

@@ -42,7 +42,7 @@ runner::runner(const config::context_config& limits, const registry& workflows,
 net::awaitable<agent::started_run> runner::start(store::chat_record chat,
                                                  std::shared_ptr<const workflow> definition,
                                                  std::optional<json::object> parameters,
-                                                 std::string input) {
+                                                 std::string input, agent::parent_trace parent) {
     agent::run_registry::preparer prepare = [definition, parameters, input](
                                                 live_run& run, json::object& started,
                                                 agent::run_journal::batch&) {
@@ -61,8 +61,9 @@ net::awaitable<agent::started_run> runner::start(store::chat_record chat,
     agent::run_registry::driver drive = [this, definition](live_run& run) {
         return this->drive(run, definition);
     };
-    auto started = co_await runs_.start_run(std::move(chat), tools::role::editor,
-                                            std::move(prepare), std::move(drive));
+    auto started =
+        co_await runs_.start_run(std::move(chat), tools::role::editor, std::move(prepare),
+                                 std::move(drive), std::move(parent));
     co_return started;
 }
 

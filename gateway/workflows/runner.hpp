@@ -39,7 +39,7 @@ public:
     net::awaitable<agent::started_run> start(store::chat_record chat,
                                              std::shared_ptr<const workflow> definition,
                                              std::optional<boost::json::object> parameters,
-                                             std::string input);
+                                             std::string input, agent::parent_trace parent = {});
 
     // The driver of a workflow run resumed after a restart (its definition looked up again by
     // id; a workflow removed meanwhile fails the run with a message for the human).

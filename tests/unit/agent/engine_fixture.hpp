@@ -65,7 +65,8 @@ public:
 
     net::awaitable<agent::model_result<gateway::providers::reply>> converse(
         gateway::providers::request request, std::string, agent::call_canceller& cancel,
-        agent::retry_hook on_retry, agent::text_hook = {}) override {
+        agent::retry_hook on_retry, agent::text_hook = {},
+        const gateway::observability::trace_context* = nullptr) override {
         namespace pv = gateway::providers;
         std::string refused;
         bodies.push_back(pv::adapter_for(pv::provider::openai).encode(request, refused));

@@ -426,6 +426,49 @@ BOOST_AUTO_TEST_CASE(context_store_refuses_what_cannot_work) {
                    .find("unknown key `kind` in `context.store`") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(tracing_loads_with_its_endpoint_and_prints_masked) {
+    auto loaded = load_string(with_upstream("") +
+                                  "tracing:\n  otlp_endpoint: https://collector.example:4318\n"
+                                  "  sample_ratio: 0.25\n  capture_content: true\n"
+                                  "  headers: {x-api-key: secret-value}\n",
+                              "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
+    const auto& t = loaded.value->tracing;
+    BOOST_TEST(t.endpoint.tls);
+    BOOST_TEST(t.endpoint.host == "collector.example");
+    BOOST_TEST(t.endpoint.port == 4318);
+    BOOST_TEST(t.endpoint.base_path == "/v1/traces");  // OTLP/HTTP's path below the base
+    BOOST_TEST(t.sample_ratio == 0.25);
+    BOOST_TEST(t.capture_content);
+    BOOST_TEST(t.export_interval == 2s);
+    auto printed = to_yaml(*loaded.value);
+    BOOST_TEST(printed.find("sample_ratio: 0.25") != std::string::npos);
+    BOOST_TEST(printed.find("secret-value") == std::string::npos);
+
+    auto own_path = load_string(
+        with_upstream("") + "tracing:\n  otlp_endpoint: http://127.0.0.1:4318/otlp/traces\n",
+        "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(own_path), own_path.error);
+    BOOST_TEST(own_path.value->tracing.endpoint.base_path == "/otlp/traces");
+    BOOST_TEST(load_string(with_upstream(""), "test.yaml").value->tracing.otlp_endpoint.empty());
+}
+
+BOOST_AUTO_TEST_CASE(tracing_refuses_what_cannot_work) {
+    BOOST_TEST(error_of(with_upstream("") + "tracing:\n  sample_ratio: 1.5\n") ==
+               "test.yaml:5: `sample_ratio` must be a number from 0 to 1, such as 0.25");
+    BOOST_TEST(error_of(with_upstream("") + "tracing:\n  sample_ratio: half\n") ==
+               "test.yaml:5: `sample_ratio` must be a number from 0 to 1, such as 0.25");
+    BOOST_TEST(error_of(with_upstream("") + "tracing:\n  otlp_endpoint: grpc://c:4317\n") ==
+               "test.yaml:5: `tracing.otlp_endpoint`: `grpc://c:4317` scheme must be http or "
+               "https, not `grpc` (such as http://127.0.0.1:4318)");
+    BOOST_TEST(
+        error_of(with_upstream("") + "tracing:\n  export_interval: 0s\n").find("export_interval") !=
+        std::string::npos);
+    BOOST_TEST(
+        error_of(with_upstream("") + "tracing:\n  sampling: 1\n").find("unknown key `sampling`") !=
+        std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(operations_sections_refuse_bad_values) {
     BOOST_TEST(error_of(with_upstream("") + "admin:\n  keys:\n    - name: a\n      key: short\n") ==
                "test.yaml:7: `admin.keys[0].key`: keys must be at least 16 characters");
