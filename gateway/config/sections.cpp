@@ -122,7 +122,8 @@ const fields<upstream_config>& upstream_fields() {
          [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
              s.base_url = r.scalar(n, "base_url");
              auto endpoint = parse_base_url(s.base_url);
-             if (!endpoint) r.fail(n, "`base_url`: `" + s.base_url + "` " + endpoint.error);
+             if (!endpoint)
+                 r.fail(n, "`base_url`: `" + mask_url_password(s.base_url) + "` " + endpoint.error);
              s.endpoint = *endpoint.value;
          },
          [](const S& s) { return quoted(s.base_url); }},

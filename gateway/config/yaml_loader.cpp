@@ -79,7 +79,8 @@ public:
         } else {
             if (!node["url"]) fail(node, name + ": `transport: http` needs `url`");
             auto endpoint = parse_base_url(m.url);
-            if (!endpoint) fail(node["url"], "`url`: `" + m.url + "` " + endpoint.error);
+            if (!endpoint)
+                fail(node["url"], "`url`: `" + mask_url_password(m.url) + "` " + endpoint.error);
             m.endpoint = *endpoint.value;
             if (node["command"] || node["args"] || node["env"])
                 fail(node["command"] ? node["command"]
@@ -173,10 +174,14 @@ public:
             c.tracing = section(n, "tracing", tracing_fields());
             if (const auto& url = c.tracing.otlp_endpoint; !url.empty()) {
                 auto endpoint = parse_base_url(url);
-                if (!endpoint)
-                    fail(n["otlp_endpoint"], "`tracing.otlp_endpoint`: `" + url + "` " +
-                                                 endpoint.error +
-                                                 " (such as http://127.0.0.1:4318)");
+                if (!endpoint) {
+                    bool credentials = endpoint.error.find("credentials") != std::string::npos;
+                    fail(n["otlp_endpoint"],
+                         "`tracing.otlp_endpoint`: `" + mask_url_password(url) + "` " +
+                             (credentials ? "must not contain credentials; send them in "
+                                            "`tracing.headers`"
+                                          : endpoint.error + " (such as http://127.0.0.1:4318)"));
+                }
                 c.tracing.endpoint = *endpoint.value;
                 // The collector's base URL: OTLP/HTTP takes traces at /v1/traces below it.
                 if (c.tracing.endpoint.base_path.empty())

@@ -295,6 +295,10 @@ BOOST_AUTO_TEST_CASE(value_parsers) {
     BOOST_TEST(parse_base_url("https://user:pw@h/v1").error ==
                "must not contain credentials; use api_key");
     BOOST_TEST(parse_base_url("https://h/v1?x=1").error == "must not have a query or a fragment");
+    // The error that quotes such a URL does not repeat its password.
+    BOOST_TEST(error_of("upstreams:\n  - name: a\n    base_url: https://user:pw@h/v1\n") ==
+               "test.yaml:3: `base_url`: `https://user:***@h/v1` must not contain credentials; "
+               "use api_key");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -461,6 +465,10 @@ BOOST_AUTO_TEST_CASE(tracing_refuses_what_cannot_work) {
     BOOST_TEST(error_of(with_upstream("") + "tracing:\n  otlp_endpoint: grpc://c:4317\n") ==
                "test.yaml:5: `tracing.otlp_endpoint`: `grpc://c:4317` scheme must be http or "
                "https, not `grpc` (such as http://127.0.0.1:4318)");
+    BOOST_TEST(
+        error_of(with_upstream("") + "tracing:\n  otlp_endpoint: http://u:secret@c:4318\n") ==
+        "test.yaml:5: `tracing.otlp_endpoint`: `http://u:***@c:4318` must not contain "
+        "credentials; send them in `tracing.headers`");
     BOOST_TEST(
         error_of(with_upstream("") + "tracing:\n  export_interval: 0s\n").find("export_interval") !=
         std::string::npos);
