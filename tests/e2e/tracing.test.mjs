@@ -262,7 +262,7 @@ test('an agent run: invoke_agent under the request, then chat and execute_tool s
 test('sampling: sample_ratio 0 starts no trace of its own, yet follows a client\'s sampled flag', async () => {
   const quiet = await startGateway(config('tracing-sampled.yaml', {
     upstreamPort: fake.match[1],
-    tracing: `  otlp_endpoint: ${collector.url}\n  export_interval: 100ms\n  sample_ratio: 0`,
+    tracing: `  otlp_endpoint: ${collector.url}\n  export_interval: 100ms\n  sample_ratio: 0\n  capture_content: true`,
   }));
   const before = new Set(collector.spans.map((s) => s.traceId));
   const send = (headers) => fetch(`${quiet.base}/v1/chat/completions`, {
@@ -278,6 +278,9 @@ test('sampling: sample_ratio 0 starts no trace of its own, yet follows a client\
   const sampled = newTrace();
   await send({ traceparent: header(sampled) });
   await until(() => collector.trace(sampled.traceId).length >= 2, 5000);
+  // capture_content: the messages as the client sent them.
+  const attempt = collector.trace(sampled.traceId).find((s) => s.kind === 'SPAN_KIND_CLIENT');
+  assert.deepEqual(JSON.parse(attempt.attributes['gen_ai.input.messages']), [{ role: 'user', content: 'hi' }]);
   quiet.child.kill('SIGTERM');
   await quiet.exited;  // its exporter sent what it had before it ended
   const fresh = collector.spans.filter((s) => !before.has(s.traceId)).map((s) => s.traceId);
