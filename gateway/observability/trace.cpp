@@ -214,15 +214,23 @@ public:
         }
     }
 
-    // True once the collector took `body` (a 2xx); else `why` says what failed.
-    bool post(const std::string& body, std::string& why) {
+    // True once the collector took `body` (a 2xx) within `limit` for each step (connect,
+    // handshake, the exchange); else `why` says what failed.
+    bool post(const std::string& body, std::chrono::milliseconds limit, std::string& why) {
+        limit_ = limit;
         for (int attempt = 0; attempt < 2; ++attempt) {
             // A kept connection the collector closed meanwhile fails at once: once more anew.
             bool reused = connected_;
             auto future = net::co_spawn(io_, exchange(body), net::use_future);
             io_.restart();
             io_.run();
-            auto [status, error] = future.get();
+            std::pair<unsigned, std::string> outcome;
+            try {
+                outcome = future.get();
+            } catch (const std::exception& e) {
+                outcome = {0, std::string("cannot export: ") + e.what()};
+            }
+            auto [status, error] = std::move(outcome);
             if (!error.empty()) {
                 close();
                 why = error;
@@ -253,11 +261,11 @@ private:
             req.prepare_payload();
             bhttp::response<bhttp::string_body> res;
             if (secure_) {
-                beast::get_lowest_layer(*secure_).expires_after(std::chrono::seconds(10));
+                beast::get_lowest_layer(*secure_).expires_after(limit_);
                 co_await bhttp::async_write(*secure_, req, net::use_awaitable);
                 co_await bhttp::async_read(*secure_, buffer_, res, net::use_awaitable);
             } else {
-                plain_->expires_after(std::chrono::seconds(10));
+                plain_->expires_after(limit_);
                 co_await bhttp::async_write(*plain_, req, net::use_awaitable);
                 co_await bhttp::async_read(*plain_, buffer_, res, net::use_awaitable);
             }
@@ -282,12 +290,12 @@ private:
                     static_cast<int>(::ERR_get_error()), net::error::get_ssl_category()));
             secure_->set_verify_callback(net::ssl::host_name_verification(at.host));
             auto& lowest = beast::get_lowest_layer(*secure_);
-            lowest.expires_after(std::chrono::seconds(10));
+            lowest.expires_after(limit_);
             co_await lowest.async_connect(found, net::use_awaitable);
             co_await secure_->async_handshake(net::ssl::stream_base::client, net::use_awaitable);
         } else {
             plain_.emplace(io_);
-            plain_->expires_after(std::chrono::seconds(10));
+            plain_->expires_after(limit_);
             co_await plain_->async_connect(found, net::use_awaitable);
         }
         connected_ = true;
@@ -306,6 +314,7 @@ private:
     std::optional<secure_stream> secure_;
     beast::flat_buffer buffer_;
     bool connected_ = false;
+    std::chrono::milliseconds limit_{10'000};
 };
 
 void export_loop() {
@@ -321,10 +330,17 @@ void export_loop() {
             if (t.stopping) return;
             continue;
         }
-        if (t.stopping && std::chrono::steady_clock::now() > t.stop_by) {
-            count_dropped("export_failed", t.queue.size());
-            t.queue.clear();
-            return;
+        // Each step of a post gets 10 s; while stopping, what is left of `within`.
+        auto limit = std::chrono::milliseconds(10'000);
+        if (t.stopping) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                t.stop_by - std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                count_dropped("export_failed", t.queue.size());
+                t.queue.clear();
+                return;
+            }
+            limit = std::min(limit, left);
         }
         std::vector<span_record> batch;
         if (t.queue.size() <= batch_size) {
@@ -337,7 +353,7 @@ void export_loop() {
         lock.unlock();
         auto body = encode_spans(batch, t.settings.service_name);
         std::string why;
-        if (client.post(body, why)) {
+        if (client.post(body, limit, why)) {
             metrics().trace_spans_exported.with().inc(static_cast<double>(batch.size()));
         } else {
             count_dropped("export_failed", batch.size());
@@ -551,8 +567,8 @@ void stop_tracing(std::chrono::milliseconds within) {
         t.stop_by = std::chrono::steady_clock::now() + within;
     }
     t.wake.notify_one();
-    // The exporter sends what is queued (a post begun before `within` runs to its own bound of
-    // 10 s), then ends.
+    // The exporter sends what is queued, each step of a post bounded by what is left of
+    // `within`, then ends.
     t.thread.join();
 }
 

@@ -116,7 +116,8 @@ std::string bounded_content(std::string_view text);
 // Starts the exporter's thread; spans are recorded from now on. Once, before the workers start.
 void start_tracing(const config::tracing_config& tracing);
 // Sends what is queued (waiting at most `within` for the collector) and stops the thread.
-void stop_tracing(std::chrono::milliseconds within = std::chrono::milliseconds(5000));
+// Within the drain's grace: a collector that hangs cannot hold the process past its watchdog.
+void stop_tracing(std::chrono::milliseconds within = std::chrono::milliseconds(2000));
 
 // The OTLP ExportTraceServiceRequest (protobuf) holding `spans` under one resource with
 // service.name `service`: what the exporter posts. For tests too.
