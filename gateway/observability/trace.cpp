@@ -25,6 +25,7 @@
 #include <cstring>
 #include <mutex>
 #include <random>
+#include <sstream>
 #include <thread>
 
 namespace gateway::observability {
@@ -553,8 +554,10 @@ void start_tracing(const config::tracing_config& tracing) {
     }
     t.on.store(true, std::memory_order_relaxed);
     t.thread = std::thread(export_loop);
+    std::ostringstream ratio;
+    ratio << tracing.sample_ratio;
     log_info("tracing: spans go to " + tracing.otlp_endpoint + " (" + tracing.endpoint.base_path +
-             "), sample_ratio " + std::to_string(tracing.sample_ratio));
+             "), sample_ratio " + ratio.str());
 }
 
 void stop_tracing(std::chrono::milliseconds within) {
