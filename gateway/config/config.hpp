@@ -169,6 +169,7 @@ struct tracing_config {
     bool capture_content = false;
     std::string service_name = "contextgate";                  // the resource's service.name
     std::vector<std::pair<std::string, std::string>> headers;  // sent with every export
+    std::string ca_file;  // https: the collector's CA bundle; empty: the system CA store
     std::size_t max_queue_spans = 2048;  // finished spans waiting; past it they are dropped
     duration export_interval{2'000};     // a batch leaves at least this often
 };

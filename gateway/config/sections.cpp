@@ -64,6 +64,18 @@ approval_policy read_approval(const yaml_reader& r, const YAML::Node& n, std::st
     return approval_spellings[r.one_of(n, label, options)].second;
 }
 
+// A CA bundle to verify a TLS peer with, which must be readable; empty: the system store.
+template <class S>
+field<S> ca_file_field(std::string S::*m, std::string_view about) {
+    return {"ca_file", about,
+            [m](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+                s.*m = r.path(n, "ca_file");
+                if (!(s.*m).empty() && !std::ifstream(s.*m))
+                    r.fail(n, "`ca_file`: cannot read `" + s.*m + "`");
+            },
+            [m](const S& s) { return quoted(s.*m); }};
+}
+
 // `cache: {ttl: 10m}` of an upstream or a route.
 template <class S>
 field<S> cache_policy_field(cache_policy S::*m) {
@@ -148,13 +160,7 @@ const fields<upstream_config>& upstream_fields() {
         count_field("max_idle_connections", &S::max_idle_connections, 0, 100'000,
                     "pooled per worker"),
         duration_field("pool_idle_timeout", &S::pool_idle_timeout, "pooled connections closed"),
-        {"ca_file", "CA bundle for this upstream; empty: the system store",
-         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
-             s.ca_file = r.path(n, "ca_file");
-             if (!s.ca_file.empty() && !std::ifstream(s.ca_file))
-                 r.fail(n, "`ca_file`: cannot read `" + s.ca_file + "`");
-         },
-         [](const S& s) { return quoted(s.ca_file); }},
+        ca_file_field(&S::ca_file, "CA bundle for this upstream; empty: the system store"),
         bool_field("tls_insecure", &S::tls_insecure, "skip certificate checks (development)"),
         bool_field("json_schema", &S::json_schema, "the agent may send response_format"),
         count_field("context_budget", &S::context_budget, 0, 100'000'000,
@@ -626,6 +632,9 @@ const fields<tracing_config>& tracing_fields() {
                    "spans carry the messages, answers and tool arguments"),
         text_field("service_name", &S::service_name, "the spans' service.name"),
         masked_map_field("headers", &S::headers, "sent with every export (an API key)"),
+        ca_file_field(&S::ca_file,
+                      "https: CA bundle the collector is verified with; empty: the "
+                      "system store"),
         count_field("max_queue_spans", &S::max_queue_spans, 1, 1'000'000,
                     "finished spans waiting to be sent; more are dropped"),
         duration_field("export_interval", &S::export_interval,

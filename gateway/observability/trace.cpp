@@ -210,7 +210,17 @@ public:
     explicit otlp_client(const config::tracing_config& settings)
         : settings_(settings), tls_(net::ssl::context::tls_client) {
         if (settings.endpoint.tls) {
-            tls_.set_default_verify_paths();
+            tls_.set_options(net::ssl::context::no_sslv2 | net::ssl::context::no_sslv3 |
+                             net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1);
+            boost::system::error_code ec;
+            if (settings.ca_file.empty())
+                tls_.set_default_verify_paths(ec);
+            else
+                tls_.load_verify_file(settings.ca_file, ec);
+            if (ec)
+                log_warn("tracing: cannot load the CA " +
+                         (settings.ca_file.empty() ? std::string("store") : settings.ca_file) +
+                         ": " + ec.message());
             tls_.set_verify_mode(net::ssl::verify_peer);
         }
     }
@@ -286,7 +296,10 @@ private:
         buffer_.clear();
         if (at.tls) {
             secure_.emplace(io_, tls_);
-            if (!SSL_set_tlsext_host_name(secure_->native_handle(), at.host.c_str()))
+            // SNI names a host; an IP address is not sent as one.
+            boost::system::error_code not_ip;
+            net::ip::make_address(at.host, not_ip);
+            if (not_ip && !SSL_set_tlsext_host_name(secure_->native_handle(), at.host.c_str()))
                 throw boost::system::system_error(boost::system::error_code(
                     static_cast<int>(::ERR_get_error()), net::error::get_ssl_category()));
             secure_->set_verify_callback(net::ssl::host_name_verification(at.host));

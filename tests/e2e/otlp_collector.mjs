@@ -5,6 +5,7 @@
 // decode (400); beyond that each body must verify and encode back to the very bytes it came as,
 // so a field sent with the wrong number or wire type (which a decoder skips) fails the test.
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -33,10 +34,11 @@ function attributes(list) {
   return out;
 }
 
-export async function startCollector() {
+// `tls`: {cert, key} to listen with HTTPS, as a collector behind a private CA would.
+export async function startCollector({ tls } = {}) {
   const spans = [];
   const problems = [];
-  const server = createServer((req, res) => {
+  const handle = (req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
@@ -79,10 +81,11 @@ export async function startCollector() {
       res.writeHead(200, { 'content-type': 'application/x-protobuf' });
       res.end(Buffer.from(ExportTraceServiceResponse.encode({}).finish()));
     });
-  });
+  };
+  const server = tls ? createTlsServer(tls, handle) : createServer(handle);
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${server.address().port}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${server.address().port}`,
     spans,
     problems,
     trace: (traceId) => spans.filter((s) => s.traceId === traceId),

@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { FAKE, PROMPTS, api, dir, runEvents, startAndWait, startGateway, startScriptedFake, until } from './support.mjs';
 import { startCollector } from './otlp_collector.mjs';
@@ -285,6 +286,42 @@ test('sampling: sample_ratio 0 starts no trace of its own, yet follows a client\
   await quiet.exited;  // its exporter sent what it had before it ended
   const fresh = collector.spans.filter((s) => !before.has(s.traceId)).map((s) => s.traceId);
   assert.deepEqual([...new Set(fresh)], [sampled.traceId]);
+});
+
+test('an https collector behind a private CA: verified with tracing.ca_file, refused under another CA', async () => {
+  const tlsDir = fileURLToPath(new URL('../data/tls/', import.meta.url));
+  const secure = await startCollector({
+    tls: { cert: readFileSync(join(tlsDir, 'server.crt')), key: readFileSync(join(tlsDir, 'server.key')) },
+  });
+  const traced = async (ca) => {
+    const gateway = await startGateway(config(`tracing-tls-${ca}.yaml`, {
+      upstreamPort: fake.match[1],
+      tracing: `  otlp_endpoint: ${secure.url}\n  export_interval: 50ms\n  ca_file: ${join(tlsDir, ca)}`,
+    }));
+    const client = newTrace();
+    const res = await fetch(`${gateway.base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: header(client) },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    assert.equal(res.status, 200);
+    await res.text();
+    return { gateway, client };
+  };
+  const trusted = await traced('ca.crt');
+  await until(() => secure.trace(trusted.client.traceId).length >= 2, 5000);
+  assert.equal(secure.trace(trusted.client.traceId).length, 2);
+  trusted.gateway.child.kill('SIGTERM');
+  await trusted.gateway.exited;
+
+  const distrusted = await traced('other-ca.crt');
+  await until(() => /spans not exported/.test(distrusted.gateway.output()), 5000);
+  assert.match(distrusted.gateway.output(), /tracing: \d+ spans not exported: cannot reach https:\/\/127\.0\.0\.1:\d+: certificate verify failed/);
+  assert.equal(secure.trace(distrusted.client.traceId).length, 0);
+  distrusted.gateway.child.kill('SIGTERM');
+  await distrusted.gateway.exited;
+  await secure.close();
+  assert.deepEqual(secure.problems, []);
 });
 
 test('a collector that is down: requests are answered as ever, the dropped spans counted', async () => {
