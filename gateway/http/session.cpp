@@ -88,6 +88,13 @@ observability::histogram& duration_of(const request_context& ctx) {
 // until the router (or the handler) knows the route.
 observability::span server_span(const request& req) {
     auto parent = observability::parse_traceparent(req["traceparent"], req["tracestate"]);
+    if (!parent) {
+        // Probes and scrapes come every few seconds from machines: they start no trace of their
+        // own (a caller's traceparent still has them recorded).
+        std::string_view target = req.target();
+        auto path = target.substr(0, target.find('?'));
+        if (path == "/healthz" || path == "/readyz" || path == "/metrics") return {};
+    }
     return observability::start_span(std::string(req.method_string()),
                                      observability::span_kind::server, parent ? &*parent : nullptr);
 }

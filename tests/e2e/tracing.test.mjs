@@ -186,6 +186,19 @@ test('a request translated to Anthropic: its provider and the finish reason in O
   assert.equal(attempt.attributes['contextgate.route'], undefined);  // no route of the configuration
 });
 
+test('probes and scrapes start no trace of their own; with a caller\'s traceparent they are recorded', async () => {
+  for (const path of ['/healthz', '/readyz', '/metrics']) assert.equal((await fetch(gw.base + path)).status, 200);
+  const client = newTrace();
+  assert.equal((await fetch(`${gw.base}/healthz`, { headers: { traceparent: header(client) } })).status, 200);
+  await until(() => collector.trace(client.traceId).length >= 1, 5000);
+  const [probe] = collector.trace(client.traceId);
+  assert.equal(probe.name, 'GET /healthz');
+  // The untraced ones ended first, so they would have been exported no later than this one.
+  const paths = collector.spans.map((s) => s.attributes['url.path']);
+  assert.equal(paths.filter((p) => p === '/healthz').length, 1);
+  assert.ok(!paths.includes('/readyz') && !paths.includes('/metrics'), paths.join(','));
+});
+
 test('an agent run: invoke_agent under the request, then chat and execute_tool spans with the approval wait', async () => {
   const workspace = join(dir, 'traced-project');
   mkdirSync(workspace, { recursive: true });
