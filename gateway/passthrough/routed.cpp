@@ -116,17 +116,31 @@ api_operation operation_of(std::string_view path) {
     };
     for (const auto& [p, op] : exact)
         if (path == p) return op;
-    // Gemini's: /v1beta/models/{model}:{method} (and its stable /v1/models/…).
-    static constexpr std::pair<std::string_view, api_operation> methods[] = {
-        {":generateContent", {"generate_content", "/v1beta/models/{model}:generateContent"}},
-        {":streamGenerateContent",
-         {"generate_content", "/v1beta/models/{model}:streamGenerateContent"}},
-        {":embedContent", {"embeddings", "/v1beta/models/{model}:embedContent"}},
-        {":countTokens", {"", "/v1beta/models/{model}:countTokens"}},
+    // Gemini's: /v1beta/models/{model}:{method}, and its stable API's /v1/models/… (which
+    // @google/genai calls).
+    struct gemini_method {
+        std::string_view suffix;
+        api_operation beta;
+        api_operation stable;
     };
-    if (path.find("/models/") != std::string_view::npos)
-        for (const auto& [m, op] : methods)
-            if (path.ends_with(m)) return op;
+    static constexpr gemini_method methods[] = {
+        {":generateContent",
+         {"generate_content", "/v1beta/models/{model}:generateContent"},
+         {"generate_content", "/v1/models/{model}:generateContent"}},
+        {":streamGenerateContent",
+         {"generate_content", "/v1beta/models/{model}:streamGenerateContent"},
+         {"generate_content", "/v1/models/{model}:streamGenerateContent"}},
+        {":embedContent",
+         {"embeddings", "/v1beta/models/{model}:embedContent"},
+         {"embeddings", "/v1/models/{model}:embedContent"}},
+        {":countTokens",
+         {"", "/v1beta/models/{model}:countTokens"},
+         {"", "/v1/models/{model}:countTokens"}},
+    };
+    bool beta = path.starts_with("/v1beta/models/");
+    if (beta || path.starts_with("/v1/models/"))
+        for (const auto& m : methods)
+            if (path.ends_with(m.suffix)) return beta ? m.beta : m.stable;
     return {};
 }
 

@@ -56,6 +56,12 @@ upstreams:
     api_key: sk-ant-e2e
     auth: replace
     models: ["claude-*"]
+  - name: gemini
+    provider: gemini
+    base_url: http://127.0.0.1:${upstreamPort}/v1beta
+    api_key: g-e2e
+    auth: replace
+    models: ["gemini-*"]
 routes:
   - model: smart
     targets: [{upstream: dead, model: gpt-4o-mini}, {upstream: fake, model: gpt-4o-mini}]
@@ -184,6 +190,38 @@ test('a request translated to Anthropic: its provider and the finish reason in O
   assert.deepEqual(attempt.attributes['gen_ai.response.finish_reasons'], [answer.choices[0].finish_reason]);
   assert.equal(attempt.attributes['gen_ai.usage.input_tokens'], answer.usage.prompt_tokens);
   assert.equal(attempt.attributes['contextgate.route'], undefined);  // no route of the configuration
+});
+
+test('Gemini\'s API, streamed by @google/genai: generate_content spans named by the route template', async () => {
+  const { GoogleGenAI } = await import('@google/genai');
+  const client = newTrace();
+  const ai = new GoogleGenAI({
+    apiKey: 'g-client', httpOptions: { baseUrl: gw.base, headers: { traceparent: header(client) } },
+  });
+  const stream = await ai.models.generateContentStream({
+    model: 'gemini-e2e', contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+  });
+  let usage;
+  let finish;
+  for await (const chunk of stream) {
+    usage = chunk.usageMetadata ?? usage;
+    finish = chunk.candidates?.[0]?.finishReason ?? finish;
+  }
+  assert.equal(finish, 'STOP');
+  await until(() => collector.trace(client.traceId).length >= 2, 5000);
+  const spans = collector.trace(client.traceId);
+  const server = spans.find((s) => s.kind === 'SPAN_KIND_SERVER');
+  // @google/genai calls Gemini's stable API: the span names the route as the client used it.
+  assert.equal(server.attributes['url.path'], '/v1/models/gemini-e2e:streamGenerateContent');
+  assert.equal(server.name, 'POST /v1/models/{model}:streamGenerateContent');
+  assert.equal(server.attributes['http.route'], '/v1/models/{model}:streamGenerateContent');
+  const attempt = spans.find((s) => s.kind === 'SPAN_KIND_CLIENT');
+  assert.equal(attempt.name, 'generate_content gemini-e2e');
+  assert.equal(attempt.attributes['gen_ai.operation.name'], 'generate_content');
+  assert.equal(attempt.attributes['gen_ai.provider.name'], 'gcp.gemini');
+  assert.deepEqual(attempt.attributes['gen_ai.response.finish_reasons'], ['stop']);
+  assert.equal(attempt.attributes['gen_ai.usage.input_tokens'], usage.promptTokenCount);
+  assert.ok(attempt.attributes['gen_ai.response.time_to_first_chunk'] > 0);
 });
 
 test('probes and scrapes start no trace of their own; with a caller\'s traceparent they are recorded', async () => {
