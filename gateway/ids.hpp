@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,13 @@ std::string random_id(std::string_view prefix, std::size_t bytes);
 // generator. Unique, not secret — and on every request's path, so 20 ns instead of the 600 ns
 // OpenSSL's generator takes (random_id is for what must not be guessed).
 std::string correlation_id();
+
+// `size` bytes from correlation_id's per-thread generator: unique, not secret (trace and span
+// ids, made for every traced request).
+void unique_bytes(std::uint8_t* out, std::size_t size);
+
+// `size` bytes as lowercase hex digits.
+std::string to_hex(const std::uint8_t* bytes, std::size_t size);
 
 // A record's id: its kind, an underscore and 96 random bits ("run_1f…", "chat_…", "call_…").
 inline std::string new_id(std::string_view kind) {

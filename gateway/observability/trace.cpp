@@ -1,5 +1,6 @@
 #include "gateway/observability/trace.hpp"
 
+#include "gateway/ids.hpp"
 #include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
@@ -24,7 +25,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
-#include <random>
 #include <sstream>
 #include <thread>
 
@@ -47,23 +47,11 @@ std::uint64_t unix_nanos() {
             .count());
 }
 
-std::mt19937_64& random_bits() {
-    thread_local std::mt19937_64 bits([] {
-        std::random_device device;
-        return (static_cast<std::uint64_t>(device()) << 32) ^ device();
-    }());
-    return bits;
-}
-
 template <std::size_t N>
 void fill_random(std::array<std::uint8_t, N>& id) {
     // A valid id is never all zeros.
-    do {
-        for (std::size_t i = 0; i < N; i += 8) {
-            auto word = random_bits()();
-            std::memcpy(id.data() + i, &word, std::min<std::size_t>(8, N - i));
-        }
-    } while (std::all_of(id.begin(), id.end(), [](std::uint8_t b) { return b == 0; }));
+    do unique_bytes(id.data(), N);
+    while (std::all_of(id.begin(), id.end(), [](std::uint8_t b) { return b == 0; }));
 }
 
 int hex_digit(char c) {
@@ -416,17 +404,6 @@ std::unique_ptr<span_record> new_record(std::string name, span_kind kind) {
 
 }  // namespace
 
-std::string hex(const std::uint8_t* bytes, std::size_t size) {
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(2 * size);
-    for (std::size_t i = 0; i < size; ++i) {
-        out.push_back(digits[bytes[i] >> 4]);
-        out.push_back(digits[bytes[i] & 15]);
-    }
-    return out;
-}
-
 std::optional<trace_context> parse_traceparent(std::string_view header,
                                                std::string_view tracestate) {
     // version "-" trace-id "-" parent-id "-" flags; a later version may append "-…".
@@ -451,7 +428,7 @@ std::optional<trace_context> parse_traceparent(std::string_view header,
 }
 
 std::string traceparent(const trace_context& context) {
-    return "00-" + hex(context.trace_id.data(), 16) + "-" + hex(context.span_id.data(), 8) +
+    return "00-" + to_hex(context.trace_id.data(), 16) + "-" + to_hex(context.span_id.data(), 8) +
            (context.sampled ? "-01" : "-00");
 }
 

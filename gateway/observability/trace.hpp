@@ -35,7 +35,6 @@ std::optional<trace_context> parse_traceparent(std::string_view header,
                                                std::string_view tracestate = {});
 // "00-<trace id>-<span id>-<flags>".
 std::string traceparent(const trace_context& context);
-std::string hex(const std::uint8_t* bytes, std::size_t size);
 // "traceparent: …\r\n", and "tracestate: …\r\n" when it has one: the fields of a request made
 // within the span `context`.
 std::string trace_fields(const trace_context& context);

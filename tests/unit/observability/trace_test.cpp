@@ -1,4 +1,5 @@
 #include "gateway/observability/trace.hpp"
+#include "gateway/ids.hpp"
 #include "gateway/observability/metrics.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -39,8 +40,8 @@ BOOST_AUTO_TEST_CASE(traceparent_is_read_as_w3c_trace_context_says) {
     auto read = parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
                                   "congo=t61rcWkgMzE");
     BOOST_REQUIRE(read);
-    BOOST_TEST(hex(read->trace_id.data(), 16) == "4bf92f3577b34da6a3ce929d0e0e4736");
-    BOOST_TEST(hex(read->span_id.data(), 8) == "00f067aa0ba902b7");
+    BOOST_TEST(gateway::to_hex(read->trace_id.data(), 16) == "4bf92f3577b34da6a3ce929d0e0e4736");
+    BOOST_TEST(gateway::to_hex(read->span_id.data(), 8) == "00f067aa0ba902b7");
     BOOST_TEST(read->sampled);
     BOOST_TEST(read->state == "congo=t61rcWkgMzE");
     BOOST_TEST(traceparent(*read) == "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
