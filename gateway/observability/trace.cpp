@@ -170,8 +170,6 @@ std::string span_message(const span_record& s) {
 
 struct tracer_state {
     std::atomic<bool> on{false};
-    double ratio = 1.0;
-    bool capture = false;
     config::tracing_config settings;
 
     std::mutex mutex;
@@ -375,12 +373,11 @@ void queue_span(std::unique_ptr<span_record> record) {
     auto& t = tracer();
     if (!t.on.load(std::memory_order_relaxed)) return;
     record->end_ns = std::max(unix_nanos(), record->start_ns);
-    std::size_t waiting = 0;
+    std::size_t waiting = 0;  // 0: the queue was full
     {
         std::lock_guard lock(t.mutex);
-        if (t.stopping || t.queue.size() >= t.settings.max_queue_spans) {
-            waiting = 0;
-        } else {
+        if (t.stopping) return;  // ended as the tracer stopped: not recorded, as after the stop
+        if (t.queue.size() < t.settings.max_queue_spans) {
             t.queue.push_back(std::move(*record));
             waiting = t.queue.size();
         }
@@ -415,14 +412,13 @@ std::optional<trace_context> parse_traceparent(std::string_view header,
     if (version == "00" ? header.size() != 55 : header.size() > 55 && header[55] != '-')
         return std::nullopt;
     trace_context out;
-    std::array<std::uint8_t, 1> flags{};
     if (!read_hex(header.substr(3, 32), out.trace_id) ||
         !read_hex(header.substr(36, 16), out.span_id))
         return std::nullopt;
-    auto flag_text = header.substr(53, 2);
-    if (hex_digit(flag_text[0]) < 0 || hex_digit(flag_text[1]) < 0) return std::nullopt;
-    read_hex(flag_text, flags);
-    out.sampled = (flags[0] & 1) != 0;
+    // The flags byte: "sampled" is its lowest bit, in the second hex digit.
+    int flags_high = hex_digit(header[53]), flags_low = hex_digit(header[54]);
+    if (flags_high < 0 || flags_low < 0) return std::nullopt;
+    out.sampled = (flags_low & 1) != 0;
     out.state = std::string(tracestate.substr(0, 512));
     return out;
 }
@@ -503,8 +499,9 @@ span start_span(std::string name, span_kind kind, const trace_context* parent) {
         // party sampling by ratio decides a trace alike.
         std::uint64_t low = 0;
         for (int i = 8; i < 16; ++i) low = (low << 8) | trace_id[i];
-        if (t.ratio < 1.0 &&
-            static_cast<double>(low >> 11) >= t.ratio * static_cast<double>(1ULL << 53))
+        auto ratio = t.settings.sample_ratio;
+        if (ratio < 1.0 &&
+            static_cast<double>(low >> 11) >= ratio * static_cast<double>(1ULL << 53))
             return {};
     }
     auto record = new_record(std::move(name), kind);
@@ -521,7 +518,7 @@ bool tracing() {
 }
 
 bool capture_content() {
-    return tracer().capture;
+    return tracer().settings.capture_content;
 }
 
 std::string bounded_content(std::string_view text) {
@@ -535,8 +532,6 @@ void start_tracing(const config::tracing_config& tracing) {
     auto& t = tracer();
     if (tracing.otlp_endpoint.empty() || t.thread.joinable()) return;
     t.settings = tracing;
-    t.ratio = tracing.sample_ratio;
-    t.capture = tracing.capture_content;
     {
         std::lock_guard lock(t.mutex);
         t.stopping = false;
