@@ -374,9 +374,11 @@ net::awaitable<std::optional<providers::reply>> agent_loop::ask(live_run& run, p
     arm_wall(run);
     // The step's `chat {model}` span: the model call with its retries and fallbacks.
     auto span = run.trace.child("chat " + r.model, observability::span_kind::client);
-    const auto& up = model_.upstream_for(r.model);
-    providers::describe_call(span, "chat", up.provider, r.model, up.endpoint.host,
-                             up.endpoint.port);
+    if (span.recording()) {
+        const auto& up = model_.upstream_for(r.model);
+        providers::describe_call(span, "chat", up.provider, r.model, up.endpoint.host,
+                                 up.endpoint.port);
+    }
     auto turn = co_await model_.converse(std::move(r), run.record.id, run.canceller,
                                          retry_events(run), std::move(on_text), span.context());
     if (const auto* failed = std::get_if<model_failure>(&turn))

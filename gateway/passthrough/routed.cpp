@@ -224,7 +224,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     bool responses = post && path == "/v1/responses";
     bool head_request = ctx.req.method() == bhttp::verb::head;
     auto spoken = where.dialect;
-    auto op = operation_of(path);
+    // What the spans say of the call; nothing to work out for a request that is not traced.
+    auto op = ctx.trace.recording() ? operation_of(path) : api_operation{};
     if (!op.route.empty()) ctx.route = op.route;
     // Gateway errors in the client's envelope (Anthropic's for Messages, Google's for Gemini).
     const providers::ingress* envelope = nullptr;
