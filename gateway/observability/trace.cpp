@@ -389,6 +389,15 @@ void queue_span(std::unique_ptr<span_record> record) {
     if (waiting == batch_size) t.wake.notify_one();
 }
 
+// TraceIdRatioBased: the trace id's last 8 bytes against tracing.sample_ratio, so that every
+// party sampling by ratio decides a trace alike.
+bool sampled_at_ratio(const std::array<std::uint8_t, 16>& trace_id) {
+    std::uint64_t low = 0;
+    for (int i = 8; i < 16; ++i) low = (low << 8) | trace_id[i];
+    auto ratio = tracer().settings.sample_ratio;
+    return ratio >= 1.0 || static_cast<double>(low >> 11) < ratio * static_cast<double>(1ULL << 53);
+}
+
 std::unique_ptr<span_record> new_record(std::string name, span_kind kind) {
     auto record = std::make_unique<span_record>();
     record->name = std::move(name);
@@ -438,6 +447,7 @@ span& span::operator=(span&& other) noexcept {
     if (this != &other) {
         end();
         record_ = std::move(other.record_);
+        on_parents_word_ = other.on_parents_word_;
     }
     return *this;
 }
@@ -452,7 +462,7 @@ span span::child(std::string name, span_kind kind) const {
     record->context.trace_id = record_->context.trace_id;
     record->context.state = record_->context.state;
     record->parent = record_->context.span_id;
-    return span(std::move(record));
+    return span(std::move(record), false);
 }
 
 void span::set(std::string_view key, std::string value) {
@@ -486,6 +496,11 @@ void span::end() {
     if (record_) queue_span(std::move(record_));
 }
 
+void span::caller_refused() {
+    if (record_ && on_parents_word_ && !sampled_at_ratio(record_->context.trace_id))
+        record_.reset();
+}
+
 span start_span(std::string name, span_kind kind, const trace_context* parent) {
     auto& t = tracer();
     if (!t.on.load(std::memory_order_relaxed)) return {};
@@ -495,14 +510,7 @@ span start_span(std::string name, span_kind kind, const trace_context* parent) {
         trace_id = parent->trace_id;
     } else {
         fill_random(trace_id);
-        // TraceIdRatioBased: the trace id's last 8 bytes against the ratio, so that every
-        // party sampling by ratio decides a trace alike.
-        std::uint64_t low = 0;
-        for (int i = 8; i < 16; ++i) low = (low << 8) | trace_id[i];
-        auto ratio = t.settings.sample_ratio;
-        if (ratio < 1.0 &&
-            static_cast<double>(low >> 11) >= ratio * static_cast<double>(1ULL << 53))
-            return {};
+        if (!sampled_at_ratio(trace_id)) return {};
     }
     auto record = new_record(std::move(name), kind);
     record->context.trace_id = trace_id;
@@ -510,7 +518,7 @@ span start_span(std::string name, span_kind kind, const trace_context* parent) {
         record->parent = parent->span_id;
         record->context.state = parent->state;
     }
-    return span(std::move(record));
+    return span(std::move(record), parent != nullptr);
 }
 
 bool tracing() {

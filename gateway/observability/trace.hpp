@@ -92,17 +92,26 @@ public:
     void fail(std::string_view type, std::string message = {});
     // Finishes it now and queues it for export.
     void end();
+    // The gateway's own admission refused the request for its credentials (no valid key, or a
+    // key not allowed what it asked): a caller the gateway did not let in cannot make it export
+    // spans by sending a sampled traceparent. A span recording on its parent's sampled flag stops
+    // recording (and is never exported) unless the gateway's own sampler, tracing.sample_ratio
+    // judged on the trace id, would have recorded that trace; a span the gateway sampled itself
+    // is kept. Called before the span has children.
+    void caller_refused();
 
 private:
     friend span start_span(std::string name, span_kind kind, const trace_context* parent);
-    explicit span(std::unique_ptr<span_record> record) : record_(std::move(record)) {}
+    span(std::unique_ptr<span_record> record, bool on_parents_word)
+        : record_(std::move(record)), on_parents_word_(on_parents_word) {}
     std::unique_ptr<span_record> record_;
+    bool on_parents_word_ = false;  // recorded because a caller's traceparent said sampled
 };
 
 // A span the gateway starts on its own (a request's SERVER span, an agent run): in `parent`'s
-// trace when one is given (a client's traceparent), recorded when it says sampled; otherwise the
-// start of a new trace, recorded with probability tracing.sample_ratio. Not recording while
-// tracing is off.
+// trace when one is given (a client's traceparent), recorded when it says sampled (until
+// caller_refused() says the caller was not let in); otherwise the start of a new trace, recorded
+// with probability tracing.sample_ratio. Not recording while tracing is off.
 span start_span(std::string name, span_kind kind, const trace_context* parent = nullptr);
 
 // Whether tracing is on (tracing.otlp_endpoint set and the exporter started).

@@ -361,6 +361,8 @@ net::awaitable<void> handler::operator()(http::request_context& ctx) {
 net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool upgrade) {
     auto identified = gate_->identify(ctx.req, now_ms());
     if (auto* refused = std::get_if<http::reply>(&identified)) {
+        // Not let in: its traceparent's sampled flag no longer decides whether it is traced.
+        ctx.trace.caller_refused();
         co_await http::write_reply(ctx, std::move(*refused));
         co_return;
     }
@@ -377,6 +379,10 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
         where.model.empty() ? std::nullopt : std::optional<std::string_view>(where.model));
     auto admitted = co_await gate_->admit(std::move(who), ctx.req, asked);
     if (auto* refused = std::get_if<http::reply>(&admitted)) {
+        // A key not allowed what it asks for is refused for its credentials, as above; one over
+        // its limits was let in (authenticated) and keeps its caller's sampling.
+        if (refused->status == to_error_response(errc::model_not_allowed).status)
+            ctx.trace.caller_refused();
         co_await http::write_reply(ctx, std::move(*refused));
         co_return;
     }

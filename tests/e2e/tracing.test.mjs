@@ -339,6 +339,36 @@ test('sampling: sample_ratio 0 starts no trace of its own, yet follows a client\
   assert.deepEqual([...new Set(fresh)], [sampled.traceId]);
 });
 
+test('sampling: a caller refused for its credentials is not traced on its own sampled flag', async () => {
+  const SECRET = 'sk-e2e-tracing-admitted-0123456789';
+  const keyed = await startGateway(config('tracing-refused.yaml', {
+    upstreamPort: fake.match[1],
+    tracing: `  otlp_endpoint: ${collector.url}\n  export_interval: 100ms\n  sample_ratio: 0`,
+    extra: `admin:\n  keys:\n    - name: traced\n      key: ${SECRET}\n      models: ["gpt-4o-mini"]\n`,
+  }));
+  const before = new Set(collector.spans.map((s) => s.traceId));
+  const send = async (trace, key, model = 'gpt-4o-mini') => {
+    const headers = { 'content-type': 'application/json', traceparent: header(trace) };
+    if (key) headers.authorization = `Bearer ${key}`;
+    const res = await fetch(`${keyed.base}/v1/chat/completions`, {
+      method: 'POST', headers,
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    await res.text();
+    return res.status;
+  };
+  assert.equal(await send(newTrace()), 401);  // no key
+  assert.equal(await send(newTrace(), 'sk-e2e-not-a-key-0123456789'), 401);
+  assert.equal(await send(newTrace(), SECRET, 'gpt-3.5-turbo'), 403);  // a model the key may not use
+  const admitted = newTrace();
+  assert.equal(await send(admitted, SECRET), 200);
+  await until(() => collector.trace(admitted.traceId).length >= 2, 5000);
+  keyed.child.kill('SIGTERM');
+  await keyed.exited;  // its exporter sent what it had before it ended
+  const fresh = collector.spans.filter((s) => !before.has(s.traceId)).map((s) => s.traceId);
+  assert.deepEqual([...new Set(fresh)], [admitted.traceId]);
+});
+
 test('an https collector behind a private CA: verified with tracing.ca_file, refused under another CA', async () => {
   const tlsDir = fileURLToPath(new URL('../data/tls/', import.meta.url));
   const secure = await startCollector({

@@ -104,6 +104,33 @@ BOOST_AUTO_TEST_CASE(children_share_the_trace_and_a_client_parent_decides_sampli
     BOOST_TEST(!start_span("GET /", span_kind::server, &*parent).recording());
 }
 
+BOOST_AUTO_TEST_CASE(a_refused_caller_is_traced_only_as_the_gateway_samples) {
+    auto parent = parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    {
+        // sample_ratio 0: the caller's sampled flag alone had it recorded; refused, it is not.
+        tracing_on on(quiet_tracing(0.0));
+        auto refused = start_span("POST /v1", span_kind::server, &*parent);
+        BOOST_REQUIRE(refused.recording());
+        refused.caller_refused();
+        BOOST_TEST(!refused.recording());
+        BOOST_TEST(refused.context() == nullptr);
+        refused.end();  // nothing to queue, no failure
+
+        auto admitted = start_span("POST /v1", span_kind::server, &*parent);
+        BOOST_TEST(admitted.recording());  // let in: the caller's flag still decides
+    }
+    {
+        // The gateway's own sampler would record this trace: refusing the caller changes nothing.
+        tracing_on on(quiet_tracing(1.0));
+        auto under = start_span("POST /v1", span_kind::server, &*parent);
+        under.caller_refused();
+        BOOST_TEST(under.recording());
+        auto own = start_span("POST /v1", span_kind::server);
+        own.caller_refused();
+        BOOST_TEST(own.recording());
+    }
+}
+
 BOOST_AUTO_TEST_CASE(new_traces_are_sampled_at_the_ratio) {
     tracing_on on(quiet_tracing(0.25, 1'000'000));
     int recorded = 0;
