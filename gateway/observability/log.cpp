@@ -1,5 +1,7 @@
 #include "gateway/observability/log.hpp"
 
+#include "gateway/http/secret_names.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -151,20 +153,6 @@ int hex_value(char h) {
                                   : -1;
 }
 
-// Whether a query parameter's name says its value is a secret.
-bool secret_parameter(std::string_view name) {
-    static constexpr std::string_view secrets[] = {
-        "key",    "api_key", "apikey",    "access_token", "token",        "password",
-        "secret", "sig",     "signature", "code",         "client_secret"};
-    for (auto s : secrets)
-        if (name.size() == s.size() &&
-            std::equal(name.begin(), name.end(), s.begin(), [](char a, char b) {
-                return std::tolower(static_cast<unsigned char>(a)) == b;
-            }))
-            return true;
-    return false;
-}
-
 }  // namespace
 
 std::string redacted_target(std::string_view target) {
@@ -192,7 +180,7 @@ std::string redacted_target(std::string_view target) {
                 decoded += name[i];
             }
         }
-        if (eq != std::string_view::npos && secret_parameter(decoded)) {
+        if (eq != std::string_view::npos && http::names_a_secret(decoded)) {
             out += name;
             out += "=REDACTED";
         } else {

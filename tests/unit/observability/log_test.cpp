@@ -33,6 +33,17 @@ std::string captured(F write) {
     return text.str();
 }
 
+// The lines a follower took, as one text (whether take() hands a list or a batch of them).
+template <class Taken>
+std::string joined(const Taken& taken) {
+    std::string out;
+    if constexpr (requires { taken.lines; })
+        for (const auto& line : taken.lines) out += line;
+    else
+        for (const auto& line : taken) out += line;
+    return out;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(log_writer)
@@ -40,11 +51,40 @@ BOOST_AUTO_TEST_SUITE(log_writer)
 BOOST_AUTO_TEST_CASE(query_secrets_are_redacted_in_any_spelling) {
     BOOST_TEST(redacted_target("/v1beta/models/g:generateContent?key=AIzaSECRET&alt=sse") ==
                "/v1beta/models/g:generateContent?key=REDACTED&alt=sse");
-    BOOST_TEST(redacted_target("/x?alt=sse&%6Bey=sk-cg-1&API_KEY=2&access_token=3&keys=4") ==
-               "/x?alt=sse&%6Bey=REDACTED&API_KEY=REDACTED&access_token=REDACTED&keys=4");
+    BOOST_TEST(redacted_target("/x?alt=sse&%6Bey=sk-cg-1&API_KEY=2&access_token=3&limit=4") ==
+               "/x?alt=sse&%6Bey=REDACTED&API_KEY=REDACTED&access_token=REDACTED&limit=4");
     BOOST_TEST(redacted_target("/v1/models") == "/v1/models");
     BOOST_TEST(redacted_target("/v1/models?") == "/v1/models?");
     BOOST_TEST(redacted_target("/x?key") == "/x?key");  // no value, nothing to hide
+}
+
+BOOST_AUTO_TEST_CASE(any_name_like_a_credential_is_redacted) {
+    BOOST_TEST(redacted_target("/v1/chat/completions?api-version=2024-10-21&api-key=s1&"
+                               "subscription-key=s2&access-token=s3&auth=s4&jwt=s5&session=s6&"
+                               "private_token=s7&X-Amz-Signature=s8&sig=s9&model=m") ==
+               "/v1/chat/completions?api-version=2024-10-21&api-key=REDACTED&"
+               "subscription-key=REDACTED&access-token=REDACTED&auth=REDACTED&jwt=REDACTED&"
+               "session=REDACTED&private_token=REDACTED&X-Amz-Signature=REDACTED&sig=REDACTED&"
+               "model=m");
+    // The text and JSON access lines, and what /admin/log follows, all hide them.
+    access_entry e;
+    e.request_id = "r1";
+    e.method = "GET";
+    e.path = "/v1/models?subscription-key=hidden-1&Private_Token=hidden-2";
+    e.status = 200;
+    for (auto format : {gateway::config::log_format::text, gateway::config::log_format::json}) {
+        set_format(format);
+        set_level(gateway::config::log_level::info);
+        auto line = captured([&] { log_access(e); });
+        BOOST_TEST(line.find("hidden-") == std::string::npos, line);
+        BOOST_TEST(line.find("subscription-key=REDACTED") != std::string::npos, line);
+    }
+    set_format(gateway::config::log_format::text);
+    access_follower follower;
+    feed_access(e);
+    auto followed = joined(follower.take());
+    BOOST_TEST(followed.find("subscription-key=REDACTED") != std::string::npos, followed);
+    BOOST_TEST(followed.find("hidden-") == std::string::npos, followed);
 }
 
 BOOST_AUTO_TEST_CASE(an_access_line_is_one_line_and_hides_the_key) {
