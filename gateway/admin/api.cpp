@@ -190,7 +190,17 @@ using namespace net::experimental::awaitable_operators;
 // cheaper than waking followers on every worker's thread for every request.
 constexpr auto log_poll = std::chrono::milliseconds(200);
 
-// Writes the access lines as `data:` events (one chunk per batch) until a write fails.
+// The last event of a follower dropped for falling behind (see access_follower), for the
+// console to show why its log stopped.
+const std::string dropped_event =
+    "event: dropped\ndata: {\"reason\":\"slow_reader\",\"message\":\"This follower fell more "
+    "than " +
+    std::to_string(observability::follow_queue_bytes) +
+    " bytes of access lines behind and was dropped; lines were lost. Follow again to go "
+    "on.\"}\n\n";
+
+// Writes the access lines as `data:` events (one chunk per batch) until a write fails, or until
+// the follower is dropped for not reading: then an `event: dropped` ends the stream.
 net::awaitable<void> follow_log(http::request_context& ctx, observability::access_follower& f,
                                 http::body_stream& body) {
     co_await net::this_coro::throw_if_cancelled(false);
@@ -199,13 +209,19 @@ net::awaitable<void> follow_log(http::request_context& ctx, observability::acces
     auto heartbeat = http::heartbeat(ctx.server);
     for (;;) {
         std::string frames;
-        for (const auto& line : f.take()) frames += "data: " + line + "\n\n";
+        auto taken = f.take();
+        for (const auto& line : taken.lines) frames += "data: " + line + "\n\n";
+        if (taken.dropped) frames += dropped_event;
         if (frames.empty() && std::chrono::steady_clock::now() - quiet >= heartbeat)
             frames = ": keep-alive\n\n";
         if (!frames.empty()) {
             ctx.bytes_sent += frames.size();
             if (!co_await body.write(frames)) co_return;
             quiet = std::chrono::steady_clock::now();
+        }
+        if (taken.dropped) {
+            co_await body.end();
+            co_return;
         }
         timer.expires_after(log_poll);
         auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));

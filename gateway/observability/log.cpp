@@ -1,6 +1,7 @@
 #include "gateway/observability/log.hpp"
 
 #include "gateway/http/secret_names.hpp"
+#include "gateway/observability/metrics.hpp"
 
 #include <unistd.h>
 
@@ -234,33 +235,37 @@ void write_access_json(std::string& line, const access_entry& e) {
     line += '}';
 }
 
-// The followed access lines (/admin/log): the latest, numbered, kept while anyone follows.
-constexpr std::size_t feed_lines = 500;
+// The followers of the access lines (/admin/log), each with its own bounded queue.
 std::atomic<int> followers{0};
 std::mutex feed_mutex;
-std::deque<std::string> feed;
-std::uint64_t feed_next = 1;  // the number the next line gets
+std::vector<access_follower*> following;  // guarded by feed_mutex
 
 }  // namespace
 
 access_follower::access_follower() {
     std::lock_guard lock(feed_mutex);
-    if (followers.fetch_add(1) == 0) feed.clear();  // nobody kept lines meanwhile
-    next_ = feed_next;
+    following.push_back(this);
+    followers.fetch_add(1);
 }
 
 access_follower::~access_follower() {
+    std::lock_guard lock(feed_mutex);
+    std::erase(following, this);
     followers.fetch_sub(1);
 }
 
-std::vector<std::string> access_follower::take() {
+access_follower::batch access_follower::take() {
     std::lock_guard lock(feed_mutex);
-    std::vector<std::string> out;
-    auto first = feed_next - feed.size();  // the number of feed.front()
-    if (next_ < first) next_ = first;      // fell behind: the oldest went
-    for (auto n = next_; n < feed_next; ++n) out.push_back(feed[n - first]);
-    next_ = feed_next;
+    batch out;
+    out.lines.swap(queue_);
+    out.dropped = dropped_;
+    bytes_ = 0;
     return out;
+}
+
+std::size_t access_follower::queued_bytes() const {
+    std::lock_guard lock(feed_mutex);
+    return bytes_;
 }
 
 void feed_access(const access_entry& e) {
@@ -268,10 +273,25 @@ void feed_access(const access_entry& e) {
     std::string line;
     line.reserve(256);
     write_access_json(line, e);
-    std::lock_guard lock(feed_mutex);
-    feed.push_back(std::move(line));
-    if (feed.size() > feed_lines) feed.pop_front();
-    ++feed_next;
+    std::size_t dropped = 0;
+    {
+        std::lock_guard lock(feed_mutex);
+        for (auto* f : following) {
+            if (f->dropped_) continue;
+            // Past the bound: the client is not reading. Its lines are let go rather than held
+            // for a reader that may never come back (each follower holds a copy of every line).
+            if (!f->queue_.empty() && f->bytes_ + line.size() > follow_queue_bytes) {
+                f->dropped_ = true;
+                std::deque<std::string>().swap(f->queue_);
+                f->bytes_ = 0;
+                ++dropped;
+                continue;
+            }
+            f->queue_.push_back(line);
+            f->bytes_ += line.size();
+        }
+    }
+    if (dropped > 0) metrics().log_followers_dropped.with().inc(static_cast<double>(dropped));
 }
 
 bool access_followed() {

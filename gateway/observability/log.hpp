@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -63,21 +64,37 @@ struct access_entry {
 // \xNN, and log() escapes control characters in every message, so no line can be forged.
 void log_access(const access_entry& entry);
 
-// The access lines as they happen, for whoever follows them (/admin/log): each entry fed is kept
-// as its JSON access line (whatever logging.format says, and even with access_log off) while at
-// least one follower exists, up to the latest 500. A follower takes the lines fed since it last
-// took (those that went before it could take them are gone). Thread-safe; feeding costs nothing
-// while nobody follows.
+// The access lines as they happen, for whoever follows them (/admin/log): each entry fed is put,
+// as its JSON access line (whatever logging.format says, and even with access_log off), in the
+// queue of every follower that exists, for it to take (lines fed before it began are not). A
+// follower's queue holds at most follow_queue_bytes of lines (or one line, when that line alone
+// is longer): a follower that does not take them fast enough (a client that stopped reading) is
+// dropped — its queue emptied, nothing queued for it any more — and take() says so, for the stream
+// to end with a reason. Thread-safe; feeding costs nothing while nobody follows.
+inline constexpr std::size_t follow_queue_bytes = 1024 * 1024;
+
 class access_follower {
 public:
+    // What take() hands over: the lines queued since the last take, oldest first; `dropped` once
+    // the queue went past its bound (the lines that were queued then are gone, no more come).
+    struct batch {
+        std::deque<std::string> lines;
+        bool dropped = false;
+    };
+
     access_follower();
     ~access_follower();
     access_follower(const access_follower&) = delete;
     access_follower& operator=(const access_follower&) = delete;
-    std::vector<std::string> take();
+    batch take();
+    // The bytes of the lines queued and not taken (for tests: never past the bound).
+    std::size_t queued_bytes() const;
 
 private:
-    std::uint64_t next_ = 0;
+    friend void feed_access(const access_entry& entry);
+    std::deque<std::string> queue_;  // guarded by the feed's mutex, as are the two below
+    std::size_t bytes_ = 0;
+    bool dropped_ = false;
 };
 void feed_access(const access_entry& entry);
 bool access_followed();

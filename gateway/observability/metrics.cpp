@@ -315,6 +315,10 @@ gateway_metrics::gateway_metrics()
                            "Spans the trace collector took.", {}),
       trace_spans_dropped("contextgate_trace_spans_dropped_total",
                           "Spans not exported, by reason (queue_full, export_failed).", {"reason"}),
+      log_followers_dropped("contextgate_log_followers_dropped_total",
+                            "/admin/log followers dropped for not reading: their queue of access "
+                            "lines passed its bound.",
+                            {}),
       runs_finished("contextgate_agent_runs_total", "Agent runs that ended, by outcome.",
                     {"outcome"}),
       runs_active("contextgate_agent_runs_active", "Agent runs running or awaiting approval.", {}),
@@ -360,6 +364,7 @@ gateway_metrics::gateway_metrics()
             &cache_backend_errors,
             &trace_spans_exported,
             &trace_spans_dropped,
+            &log_followers_dropped,
             &runs_finished,
             &runs_active,
             &agent_steps,
@@ -381,6 +386,7 @@ gateway_metrics::gateway_metrics()
     cache_bytes.with();
     cache_backend_errors.with();
     trace_spans_exported.with();
+    log_followers_dropped.with();
     store_transactions.with();
     store_events.with();
 }

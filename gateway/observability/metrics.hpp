@@ -151,6 +151,9 @@ struct gateway_metrics {
     // take them).
     family<counter> trace_spans_exported;
     family<counter> trace_spans_dropped;
+    // /admin/log followers dropped because their queue of access lines passed its bound (a
+    // client that stopped reading).
+    family<counter> log_followers_dropped;
 
     // Agent runs.
     family<counter> runs_finished;    // outcome: completed|failed|cancelled

@@ -278,10 +278,13 @@ function RequestLog({ onRefused }) {
         if (res.status === 401) return onRefused();
         if (!res.ok) return setState(`failed: HTTP ${res.status}`);
         setState('following');
-        const feed = sseParser(({ data }) => {
+        let dropped;
+        const feed = sseParser(({ event, data }) => {
           let line;
           try { line = JSON.parse(data); } catch { return; }
-          setLines((all) => [line, ...all].slice(0, 500));
+          // The gateway's last event when this page fell too far behind (a tab in the background).
+          if (event === 'dropped') dropped = line.message ?? 'dropped by the gateway';
+          else setLines((all) => [line, ...all].slice(0, 500));
         });
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         for (;;) {
@@ -289,7 +292,7 @@ function RequestLog({ onRefused }) {
           if (done) break;
           feed(value);
         }
-        setState('ended');
+        setState(dropped ? 'stopped: ' + dropped : 'ended');
       } catch (err) {
         if (!stop.signal.aborted) setState('failed: ' + err.message);
       }

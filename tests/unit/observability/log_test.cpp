@@ -1,6 +1,7 @@
 // The log writer: every line is one line, whatever a client put into the values it shows, and
 // secrets in query strings never reach it.
 #include "gateway/observability/log.hpp"
+#include "gateway/observability/metrics.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -117,7 +118,7 @@ BOOST_AUTO_TEST_CASE(an_access_line_is_one_line_and_hides_the_key) {
     BOOST_TEST(json.find("AIzaSECRET") == std::string::npos, json);
 }
 
-BOOST_AUTO_TEST_CASE(followed_access_lines_are_json_kept_only_while_followed_and_bounded) {
+BOOST_AUTO_TEST_CASE(followed_access_lines_are_json_kept_only_while_followed) {
     access_entry e;
     e.request_id = "r-1";
     e.method = "POST";
@@ -129,24 +130,62 @@ BOOST_AUTO_TEST_CASE(followed_access_lines_are_json_kept_only_while_followed_and
     {
         access_follower a;
         BOOST_TEST(access_followed());
-        BOOST_TEST(a.take().empty());  // from now on only
+        BOOST_TEST(a.take().lines.empty());  // from now on only
         e.request_id = "r-2";
         feed_access(e);
         access_follower b;  // joins after r-2
         e.request_id = "r-3";
         feed_access(e);
         auto seen = a.take();
-        BOOST_TEST_REQUIRE(seen.size() == 2u);
-        BOOST_TEST(seen[0].find("\"request_id\":\"r-2\"") != std::string::npos);
-        BOOST_TEST(seen[1].find("\"cache\":\"hit\"") != std::string::npos);
-        BOOST_TEST(seen[1].find("secret-value") == std::string::npos);  // redacted as in the log
-        BOOST_TEST(a.take().empty());
-        BOOST_TEST(b.take().size() == 1u);
-        // A follower that falls behind gets the latest 500, not more.
-        for (int i = 0; i < 600; ++i) feed_access(e);
-        BOOST_TEST(a.take().size() == 500u);
+        BOOST_TEST(!seen.dropped);
+        BOOST_TEST_REQUIRE(seen.lines.size() == 2u);
+        BOOST_TEST(seen.lines[0].find("\"request_id\":\"r-2\"") != std::string::npos);
+        BOOST_TEST(seen.lines[1].find("\"cache\":\"hit\"") != std::string::npos);
+        BOOST_TEST(seen.lines[1].find("secret-value") == std::string::npos);  // redacted as logged
+        BOOST_TEST(a.take().lines.empty());
+        BOOST_TEST(a.queued_bytes() == 0u);
+        BOOST_TEST(b.take().lines.size() == 1u);
     }
     BOOST_TEST(!access_followed());
+}
+
+BOOST_AUTO_TEST_CASE(a_follower_that_does_not_take_is_dropped_at_its_bound) {
+    access_entry e;
+    e.request_id = "r-1";
+    e.method = "GET";
+    std::string path = "/v1/models/" + std::string(1000, 'm');  // e.path only views it
+    e.path = path;
+    e.status = 404;
+    auto dropped_before = metrics().log_followers_dropped.with().value();
+    access_follower idle;
+    access_follower reading;
+    // Many times the bound: the idle follower's queue never holds more than the bound.
+    for (std::size_t fed = 0; fed < 4 * follow_queue_bytes; fed += path.size()) {
+        feed_access(e);
+        BOOST_TEST_REQUIRE(idle.queued_bytes() <= follow_queue_bytes);
+        auto batch = reading.take();  // keeps up: never dropped
+        BOOST_TEST_REQUIRE(!batch.dropped);
+        BOOST_TEST_REQUIRE(batch.lines.size() == 1u);
+    }
+    auto last = idle.take();
+    BOOST_TEST(last.dropped);
+    BOOST_TEST(last.lines.empty());  // the lines it held went with it
+    BOOST_TEST(idle.queued_bytes() == 0u);
+    BOOST_TEST(metrics().log_followers_dropped.with().value() - dropped_before == 1.0);
+    // Once dropped, nothing is queued for it any more; it says so at every take.
+    feed_access(e);
+    BOOST_TEST(idle.queued_bytes() == 0u);
+    BOOST_TEST(idle.take().dropped);
+    BOOST_TEST(reading.take().lines.size() == 1u);
+
+    // One line longer than the bound still reaches a follower that keeps up.
+    access_follower big;
+    std::string long_path = "/v1/models/" + std::string(follow_queue_bytes + 10, 'x');
+    e.path = long_path;
+    feed_access(e);
+    auto whole = big.take();
+    BOOST_TEST(!whole.dropped);
+    BOOST_TEST(whole.lines.size() == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
