@@ -12,7 +12,7 @@ namespace gateway::providers::gemini {
 
 namespace {
 
-using detail::int_of;
+using detail::count_of;
 using detail::string_of;
 
 constexpr std::string_view synthesized_prefix = "gemini_";
@@ -47,9 +47,9 @@ usage usage_from(const json::value* u) {
     if (!u || !u->is_object()) return out;
     const auto& o = u->as_object();
     out.known = true;
-    out.input = int_of(o.if_contains("promptTokenCount"));
-    out.output =
-        int_of(o.if_contains("candidatesTokenCount")) + int_of(o.if_contains("thoughtsTokenCount"));
+    out.input = count_of(o.if_contains("promptTokenCount"));
+    out.output = count_of(o.if_contains("candidatesTokenCount")) +
+                 count_of(o.if_contains("thoughtsTokenCount"));
     return out;
 }
 
@@ -65,40 +65,60 @@ bool kept_key(std::string_view k) {
     return false;
 }
 
+schema_weight weight_of(const json::value& v);
+
+// What an object weighs (see schema_weight).
+schema_weight weight_of(const json::object& o) {
+    schema_weight w{1, 2};
+    for (const auto& [k, e] : o) w += weight_of(e) + schema_weight{1, k.size() + 4};
+    return w;
+}
+
+schema_weight weight_of(const json::value& v) {
+    if (v.is_object()) return weight_of(v.as_object());
+    schema_weight w{1, 8};
+    if (v.is_string()) w.bytes = v.as_string().size() + 2;
+    if (v.is_array())
+        for (const auto& e : v.as_array()) w += weight_of(e);
+    return w;
+}
+
 // Reduces a JSON Schema to Gemini's subset. `$ref`s to `#/$defs/…` or `#/definitions/…` are
 // inlined; since each inlining copies the definition, a schema of a few hundred bytes whose
-// definitions refer to each other k times can expand to k^depth nodes. So the expansion is
-// bounded by the nodes it makes (max_nodes, counting copied values too), a reference to a
-// definition that is being expanded (recursion, which Gemini cannot express) is refused, and so
-// is nesting deeper than max_depth. The first refusal sticks in `error`.
+// definitions refer to each other k times can expand to k^depth nodes, and a request can hold
+// hundreds of such schemas. So everything the reduction writes (nodes and bytes, copied values
+// included) is charged to one schema_budget that the whole request's tools share; a reference to
+// a definition that is being expanded (recursion, which Gemini cannot express) is refused, and
+// so is nesting deeper than max_depth. The first refusal sticks in `error`.
 class schema_reducer {
 public:
-    static constexpr std::size_t max_nodes = 50'000;
     static constexpr int max_depth = 64;
 
-    explicit schema_reducer(const json::object& root) : root_(root) {}
+    schema_reducer(const json::object& root, schema_budget& budget)
+        : root_(root), budget_(budget) {}
 
     json::object object(const json::object& schema, int depth) {
-        if (!charge(1) || !deep_enough(depth)) return {};
+        if (!charge({1, 2}) || !deep_enough(depth)) return {};
         if (const auto* ref = schema.if_contains("$ref"); ref && ref->is_string())
             return inline_ref(ref->as_string(), depth);
         json::object out;
         for (const auto& [key, v] : schema) {
             if (key == "const") {
-                if (charge(size_of(v))) out["enum"] = json::array{v};
+                if (charge(weight_of(v) + schema_weight{2, 16})) out["enum"] = json::array{v};
                 continue;
             }
             if (key == "oneOf") {
-                out["anyOf"] = value(v, depth + 1);
+                if (charge({1, 9})) out["anyOf"] = value(v, depth + 1);
                 continue;
             }
             if (!kept_key(key)) continue;
+            if (!charge({1, key.size() + 4})) break;
             if (key == "type" && v.is_array()) {
                 // ["string", "null"] -> "string" + nullable
                 for (const auto& t : v.as_array()) {
                     if (t == json::value("null"))
                         out["nullable"] = true;
-                    else if (!out.contains("type"))
+                    else if (!out.contains("type") && charge(weight_of(t)))
                         out["type"] = t;
                 }
                 continue;
@@ -106,7 +126,7 @@ public:
             if (key == "properties" && v.is_object()) {
                 json::object props;
                 for (const auto& [name, sub] : v.as_object()) {
-                    if (!charge(name.size() / 16)) break;
+                    if (!charge({1, name.size() + 4})) break;
                     props[name] = value(sub, depth + 1);
                 }
                 out["properties"] = std::move(props);
@@ -116,7 +136,7 @@ public:
                 out[key] = value(v, depth + 1);
                 continue;
             }
-            if (charge(size_of(v))) out[key] = v;
+            if (charge(weight_of(v))) out[key] = v;
         }
         return out;
     }
@@ -128,10 +148,14 @@ private:
         if (v.is_object()) return object(v.as_object(), depth);
         if (v.is_array()) {
             json::array out;
-            for (const auto& e : v.as_array()) out.push_back(value(e, depth));
+            if (!charge({1, 2})) return out;
+            for (const auto& e : v.as_array()) {
+                out.push_back(value(e, depth));
+                if (!error_.empty()) break;
+            }
             return out;
         }
-        charge(1);
+        charge(weight_of(v));
         return v;
     }
 
@@ -153,27 +177,17 @@ private:
             expanding_.pop_back();
             return out;
         }
-        return {{"type", "object"}};  // a reference Gemini could not follow either
+        // A reference Gemini could not follow either.
+        if (!charge({2, 20})) return {};
+        return {{"type", "object"}};
     }
 
-    // Nodes of a value copied as it is; a string counts a node per 16 bytes besides, so that a
-    // long description inlined many times is bounded too.
-    static std::size_t size_of(const json::value& v) {
-        std::size_t n = 1;
-        if (v.is_string())
-            n += v.as_string().size() / 16;
-        else if (v.is_array())
-            for (const auto& e : v.as_array()) n += size_of(e);
-        else if (v.is_object())
-            for (const auto& [k, e] : v.as_object()) n += 1 + k.size() / 16 + size_of(e);
-        return n;
-    }
-
-    bool charge(std::size_t nodes) {
-        nodes_ += nodes;
-        if (nodes_ > max_nodes)
-            fail("the schema expands to more than " + std::to_string(max_nodes) +
-                 " nodes once its `$ref`s are inlined");
+    bool charge(schema_weight w) {
+        if (!budget_.take(w))
+            fail("the request's tool schemas grow by more than " +
+                 std::to_string(schema_budget::max_growth.nodes) + " nodes or " +
+                 std::to_string(schema_budget::max_growth.bytes >> 10) +
+                 " KiB once their `$ref`s are inlined");
         return error_.empty();
     }
 
@@ -188,8 +202,8 @@ private:
     }
 
     const json::object& root_;
+    schema_budget& budget_;
     std::vector<std::string> expanding_;  // the definitions being inlined, outermost first
-    std::size_t nodes_ = 0;
     std::string error_;
 };
 
@@ -417,11 +431,13 @@ public:
         if (!r.system.empty())
             body["systemInstruction"] = {{"parts", json::array{json::object{{"text", r.system}}}}};
         if (!r.tools.empty()) {
+            // One budget for all the tools: inlining is bounded per request, not per tool.
+            schema_budget budget(r.tools);
             json::array declarations;
             for (const auto& t : r.tools) {
                 json::object d{{"name", t.name}};
                 if (!t.description.empty()) d["description"] = t.description;
-                auto reduced = schema_for_gemini(t.parameters);
+                auto reduced = schema_for_gemini(t.parameters, budget);
                 if (!reduced.error.empty()) {
                     error = "the parameters of tool `" + t.name + "`: " + reduced.error;
                     return {};
@@ -519,8 +535,29 @@ const providers::adapter& adapter() {
     return instance;
 }
 
+schema_budget::schema_budget(const std::vector<tool_spec>& tools) {
+    for (const auto& t : tools) left_ += weight_of(t.parameters);
+}
+
+schema_budget::schema_budget(const json::object& schema) : left_(max_growth + weight_of(schema)) {}
+
+bool schema_budget::take(schema_weight w) {
+    if (w.nodes > left_.nodes || w.bytes > left_.bytes) {
+        left_ = {};
+        return false;
+    }
+    left_.nodes -= w.nodes;
+    left_.bytes -= w.bytes;
+    return true;
+}
+
 reduced_schema schema_for_gemini(const json::object& schema) {
-    schema_reducer reducer(schema);
+    schema_budget budget(schema);
+    return schema_for_gemini(schema, budget);
+}
+
+reduced_schema schema_for_gemini(const json::object& schema, schema_budget& budget) {
+    schema_reducer reducer(schema, budget);
     reduced_schema out;
     out.schema = reducer.object(schema, 0);
     out.error = reducer.error();

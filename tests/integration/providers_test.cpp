@@ -823,4 +823,77 @@ BOOST_AUTO_TEST_CASE(count_tokens_errors_and_refusals_in_geminis_shapes) {
     BOOST_TEST(json::parse(translated.body).as_object().contains("candidates"));
 }
 
+// A schema of about 1.3 KB whose definitions refer to each other 8 times a level: `$ref` to
+// `#/$defs/d{top}` inlines 8^(8 - top) leaves.
+json::object fanned_schema(int top) {
+    json::object defs;
+    for (int level = 0; level < 8; ++level) {
+        json::object props;
+        for (int k = 0; k < 8; ++k)
+            props["p" + std::to_string(k)] =
+                level == 7 ? json::value{{"type", "string"}}
+                           : json::value{{"$ref", "#/$defs/d" + std::to_string(level + 1)}};
+        defs["d" + std::to_string(level)] =
+            json::object{{"type", "object"}, {"properties", std::move(props)}};
+    }
+    return {{"type", "object"},
+            {"properties", {{"x", {{"$ref", "#/$defs/d" + std::to_string(top)}}}}},
+            {"$defs", std::move(defs)}};
+}
+
+// 40 small tools whose `$defs` form a DAG (each inlines to about 20,000 nodes, within what one
+// tool may) made a 20 MB body for Gemini: inlining is bounded per request, and such a request is
+// refused with 400 in the client's own envelope, whatever API it speaks.
+BOOST_AUTO_TEST_CASE(schema_inlining_for_gemini_is_bounded_per_request_in_every_client_api) {
+    providers_fixture f;
+    auto tools_as = [](std::string_view api, int count) {
+        json::array tools;
+        for (int i = 0; i < count; ++i) {
+            auto name = "t" + std::to_string(i);
+            if (api == "chat")
+                tools.push_back({{"type", "function"},
+                                 {"function", {{"name", name}, {"parameters", fanned_schema(4)}}}});
+            else if (api == "messages")
+                tools.push_back({{"name", name}, {"input_schema", fanned_schema(4)}});
+            else
+                tools.push_back(
+                    {{"type", "function"}, {"name", name}, {"parameters", fanned_schema(4)}});
+        }
+        return tools;
+    };
+    auto ask = [&](std::string_view api, int tools) {
+        json::object body{{"model", "gemini-pro"}, {"tools", tools_as(api, tools)}};
+        if (api == "chat") {
+            body["messages"] = json::array{{{"role", "user"}, {"content", "hi"}}};
+            return post_to(f, "/v1/chat/completions", json::serialize(body));
+        }
+        if (api == "messages") {
+            body["max_tokens"] = 9;
+            body["messages"] = json::array{{{"role", "user"}, {"content", "hi"}}};
+            return post_to(f, "/v1/messages", json::serialize(body),
+                           any_agent_any_model::claude_headers);
+        }
+        body["input"] = "hi";
+        return post_to(f, "/v1/responses", json::serialize(body));
+    };
+    auto before = f.fake.requests().size();
+    for (std::string api : {"chat", "messages", "responses"}) {
+        BOOST_TEST_CONTEXT(api) {
+            auto refused = ask(api, 40);
+            BOOST_TEST(refused.status == 400u, refused.body.substr(0, 300));
+            auto error = json::parse(refused.body);
+            BOOST_TEST(error.at("error").at("message").as_string().find(
+                           "once their `$ref`s are inlined") != std::string::npos,
+                       refused.body.substr(0, 300));
+            if (api == "messages") BOOST_TEST(error.at("type") == "error");
+        }
+    }
+    BOOST_TEST(f.fake.requests().size() == before);  // nothing reached Gemini
+    // One such tool is inlined and sent.
+    auto one = ask("chat", 1);
+    BOOST_TEST(one.status == 200u, one.body.substr(0, 300));
+    BOOST_TEST_REQUIRE(f.fake.requests().size() == before + 1);
+    BOOST_TEST(f.fake.requests().back().body.find("$ref") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -150,6 +150,89 @@ BOOST_AUTO_TEST_CASE(schema_expansion_is_bounded_by_size_and_recursion_is_refuse
     BOOST_TEST(error.find("tool `walk`") != std::string::npos, error);
 }
 
+// The bound is the request's, not each tool's: 250 tools of 1.3 KB whose `$defs` form a DAG,
+// each within what one schema may grow, made a 127 MB body. What inlining adds to all the tools
+// together is bounded, and a request past it is refused; schemas without `$ref`s never are.
+BOOST_AUTO_TEST_CASE(schema_expansion_is_bounded_across_all_the_tools_of_a_request) {
+    json::object defs;
+    for (int level = 0; level < 8; ++level) {
+        json::object props;
+        for (int k = 0; k < 8; ++k)
+            props["p" + std::to_string(k)] =
+                level == 7 ? json::value{{"type", "string"}}
+                           : json::value{{"$ref", "#/$defs/d" + std::to_string(level + 1)}};
+        defs["d" + std::to_string(level)] =
+            json::object{{"type", "object"}, {"properties", std::move(props)}};
+    }
+    // 8^4 leaves: about 20,000 nodes and 150 KB once inlined.
+    json::object fanned{
+        {"type", "object"}, {"properties", {{"x", {{"$ref", "#/$defs/d4"}}}}}, {"$defs", defs}};
+    BOOST_TEST_REQUIRE(gemini::schema_for_gemini(fanned).error.empty());
+
+    request r;
+    r.model = "gemini-3";
+    r.messages.push_back(message{role::user, {part::of_text("hi")}});
+    r.tools.push_back(tool_spec{"t0", "", fanned});
+    std::string error;
+    auto one = gemini::adapter().encode(r, error);
+    BOOST_TEST(error.empty(), error);
+    BOOST_TEST(one.size() > 100'000u);
+    BOOST_TEST(one.find("$ref") == std::string::npos);
+
+    for (int i = 1; i < 250; ++i) r.tools.push_back(tool_spec{"t" + std::to_string(i), "", fanned});
+    error.clear();
+    BOOST_TEST(gemini::adapter().encode(r, error).empty());
+    BOOST_TEST(error.find("once their `$ref`s are inlined") != std::string::npos, error);
+    BOOST_TEST(error.find("the parameters of tool `t") != std::string::npos, error);
+
+    // As many plain schemas as a body holds are no expansion: kept whatever their size.
+    json::object plain{{"type", "object"}, {"properties", defs.at("d7").at("properties")}};
+    r.tools.clear();
+    for (int i = 0; i < 5'000; ++i)
+        r.tools.push_back(tool_spec{"p" + std::to_string(i), "", plain});
+    error.clear();
+    BOOST_TEST(!gemini::adapter().encode(r, error).empty());
+    BOOST_TEST(error.empty(), error);
+}
+
+// A client's `max_tokens: 1e300` reached Gemini as -9223372036854775808 (an undefined
+// conversion); an upstream's usage of 1e300 another. Clients are refused by name (ingress tests);
+// an upstream's figure that is no count counts 0.
+BOOST_AUTO_TEST_CASE(usage_figures_out_of_range_count_nothing) {
+    for (std::string bad : {"1e300", "1e309", "-5", "18446744073709551615"}) {
+        auto body = R"({"candidates":[{"finishReason":"STOP","content":{"parts":[{"text":"a"}]}}],
+          "usageMetadata":{"promptTokenCount":)" +
+                    bad + R"(,"candidatesTokenCount":)" + bad + R"(,"thoughtsTokenCount":2}})";
+        for (auto p : {provider::gemini}) {
+            reply r;
+            std::string error;
+            BOOST_TEST_REQUIRE(adapter_for(p).decode(body, r, error), error);
+            BOOST_TEST(r.used.input == 0, bad);
+            BOOST_TEST(r.used.output == 2, bad);
+        }
+    }
+    for (std::string bad : {"1e300", "-1e300", "9223372036854775807"}) {
+        reply r;
+        std::string error;
+        auto openai_body = R"({"id":"c","choices":[{"message":{"role":"assistant","content":"a"},
+          "finish_reason":"stop"}],"usage":{"prompt_tokens":)" +
+                           bad + R"(,"completion_tokens":3}})";
+        BOOST_TEST_REQUIRE(adapter_for(provider::openai).decode(openai_body, r, error), error);
+        BOOST_TEST(r.used.input == 0, bad);
+        BOOST_TEST(r.used.output == 3, bad);
+        auto anthropic_body = R"({"id":"m","type":"message","role":"assistant","model":"c",
+          "content":[{"type":"text","text":"a"}],"stop_reason":"end_turn",
+          "usage":{"input_tokens":)" +
+                              bad + R"(,"cache_read_input_tokens":)" + bad +
+                              R"(,"cache_creation_input_tokens":)" + bad +
+                              R"(,"output_tokens":5}})";
+        BOOST_TEST_REQUIRE(adapter_for(provider::anthropic).decode(anthropic_body, r, error),
+                           error);
+        BOOST_TEST(r.used.input == 0, bad);
+        BOOST_TEST(r.used.output == 5, bad);
+    }
+}
+
 // The model name goes into the request target: only a plain name is sent, and the target is
 // built encoded even so.
 BOOST_AUTO_TEST_CASE(model_names_are_checked_before_they_reach_the_target) {
