@@ -3,6 +3,7 @@
 #include "gateway/clock.hpp"
 #include "gateway/http/credentials.hpp"
 #include "gateway/ids.hpp"
+#include "gateway/json_fields.hpp"
 #include "gateway/observability/metrics.hpp"
 
 #include <boost/json/parse.hpp>
@@ -23,16 +24,16 @@ std::uint64_t estimate_tokens(std::string_view body) {
     auto value = json::parse(body, ec, {}, options);
     if (ec || !value.is_object()) return estimate;
     const auto& o = value.get_object();
-    for (auto name : {"max_completion_tokens", "max_tokens", "max_output_tokens"}) {
-        const auto* v = o.if_contains(name);
-        if (v && v->is_int64() && v->get_int64() > 0) return estimate + v->get_int64();
-        if (v && v->is_uint64()) return estimate + v->get_uint64();
-    }
+    // A cap past 32 bits is no provider's: reserved as if none was set, rather than added (2^64 - 1
+    // wrapped the estimate around to almost nothing).
+    constexpr std::int64_t max_cap = 2'147'483'647;
+    for (auto name : {"max_completion_tokens", "max_tokens", "max_output_tokens"})
+        if (auto cap = integer_of(o.if_contains(name), 1, max_cap))
+            return estimate + static_cast<std::uint64_t>(*cap);
     // Gemini's generationConfig.maxOutputTokens.
     if (const auto* g = o.if_contains("generationConfig"); g && g->is_object())
-        if (const auto* v = g->get_object().if_contains("maxOutputTokens");
-            v && v->is_int64() && v->get_int64() > 0)
-            return estimate + v->get_int64();
+        if (auto cap = integer_of(g->get_object().if_contains("maxOutputTokens"), 1, max_cap))
+            return estimate + static_cast<std::uint64_t>(*cap);
     return estimate;
 }
 

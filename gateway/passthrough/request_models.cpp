@@ -1,5 +1,6 @@
 #include "gateway/passthrough/request_models.hpp"
 
+#include "gateway/providers/ingress.hpp"
 #include "gateway/upstream/model_router.hpp"
 
 #include <boost/beast/core/string.hpp>
@@ -104,8 +105,8 @@ requested_models models_of(const http::request& req, bool tunnel,
     }
     for (std::string_view prefix : {"/v1beta/models/", "/v1beta/tunedModels/"}) {
         if (!path.starts_with(prefix)) continue;
-        auto name = path.substr(prefix.size());
-        name = name.substr(0, name.find(':'));
+        // `llama3:70b:generateContent` names `llama3:70b`: what the upstream will hear.
+        auto name = providers::gemini_path_model(path.substr(prefix.size()));
         if (name.empty() || name.find('/') != std::string_view::npos) return asked;
         asked.names.push_back((prefix == "/v1beta/tunedModels/" ? "tunedModels/" : "") +
                               std::string(name));

@@ -80,8 +80,15 @@ std::string_view error_type_for(unsigned status);
 // {"error": {"message", …}} (Gemini's streamed errors come as an array of one). The type is
 // OpenAI's for the status, or the body's own `error.type` when `keep_type`.
 provider_error read_error(unsigned status, std::string_view body, bool keep_type);
-// A member's integer, or 0 when it is not one (its string: gateway::string_of).
+// A member's integer, or 0 when it is not one or out of int64's range (integer_of; its string:
+// gateway::string_of).
 std::int64_t int_of(const json::value* v);
+// The largest count of tokens an upstream's usage is believed (2^40): a larger or broken figure
+// (1e300, -5, 2^64 - 1) counts 0, and sums of a few counts cannot overflow.
+constexpr std::int64_t max_reported_tokens = std::int64_t(1) << 40;
+// A token count an upstream reported: a number from 0 to max_reported_tokens (a fraction
+// truncated), else 0.
+std::int64_t count_of(const json::value* v);
 // A member's number, or nullopt when it is not one.
 std::optional<double> number_of(const json::value* v);
 using gateway::string_of;

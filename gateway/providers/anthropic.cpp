@@ -11,8 +11,14 @@ namespace gateway::providers::anthropic {
 
 namespace {
 
-using detail::int_of;
+using detail::count_of;
 using detail::string_of;
+
+// An event's block index: -1 (refused) when it is there but no integer; 0 when it is missing.
+std::int64_t block_index(const json::object& event) {
+    const auto* index = event.if_contains("index");
+    return index ? integer_of(index).value_or(-1) : 0;
+}
 
 json::object image_block(const std::string& url) {
     // data:<media type>;base64,<data>
@@ -85,15 +91,16 @@ public:
                 d.name = string_of(m->as_object().if_contains("model"));
                 if (const auto* u = m->as_object().if_contains("usage"); u && u->is_object()) {
                     used_.known = true;
-                    used_.input = int_of(u->as_object().if_contains("input_tokens")) +
-                                  int_of(u->as_object().if_contains("cache_read_input_tokens")) +
-                                  int_of(u->as_object().if_contains("cache_creation_input_tokens"));
-                    used_.output = int_of(u->as_object().if_contains("output_tokens"));
+                    used_.input =
+                        count_of(u->as_object().if_contains("input_tokens")) +
+                        count_of(u->as_object().if_contains("cache_read_input_tokens")) +
+                        count_of(u->as_object().if_contains("cache_creation_input_tokens"));
+                    used_.output = count_of(u->as_object().if_contains("output_tokens"));
                 }
                 out.push_back(std::move(d));
             }
         } else if (type == "content_block_start") {
-            auto at = int_of(o.if_contains("index"));
+            auto at = block_index(o);
             // Blocks are numbered from 0 in order; anything else is not Anthropic's stream.
             if (at < 0 || at > static_cast<std::int64_t>(blocks_)) {
                 error.message = "a content block has index " + std::to_string(at) + " after " +
@@ -123,7 +130,7 @@ public:
                 }
             }
         } else if (type == "content_block_delta") {
-            auto at = int_of(o.if_contains("index"));
+            auto at = block_index(o);
             if (at < 0) {
                 error.message = "a content block has index " + std::to_string(at);
                 return false;
@@ -152,7 +159,7 @@ public:
                     why_ = finish_from(reason);
             if (const auto* u = o.if_contains("usage"); u && u->is_object()) {
                 used_.known = true;
-                used_.output = int_of(u->as_object().if_contains("output_tokens"));
+                used_.output = count_of(u->as_object().if_contains("output_tokens"));
             }
         } else if (type == "message_stop") {
             stream_delta d;
@@ -295,10 +302,10 @@ public:
         if (const auto* u = o->if_contains("usage"); u && u->is_object()) {
             const auto& uo = u->as_object();
             out.used.known = true;
-            out.used.input = int_of(uo.if_contains("input_tokens")) +
-                             int_of(uo.if_contains("cache_read_input_tokens")) +
-                             int_of(uo.if_contains("cache_creation_input_tokens"));
-            out.used.output = int_of(uo.if_contains("output_tokens"));
+            out.used.input = count_of(uo.if_contains("input_tokens")) +
+                             count_of(uo.if_contains("cache_read_input_tokens")) +
+                             count_of(uo.if_contains("cache_creation_input_tokens"));
+            out.used.output = count_of(uo.if_contains("output_tokens"));
         }
         std::string text;
         std::vector<part> calls;

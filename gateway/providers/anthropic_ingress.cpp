@@ -13,7 +13,6 @@ namespace gateway::providers {
 namespace {
 
 using detail::fail;
-using detail::int_of;
 using detail::number_of;
 using detail::string_of;
 
@@ -241,9 +240,11 @@ bool parse_messages(std::string_view body, request& out, parse_failure& f) {
     if (!read_system(o.if_contains("system"), "system", out.system, f)) return false;
     if (!read_messages(o.if_contains("messages"), out, f)) return false;
     if (!read_tools(o, out, f) || !read_tool_choice(o, out, f)) return false;
-    if (auto n = number_of(o.if_contains("max_tokens"))) out.max_tokens = std::int64_t(*n);
-    out.temperature = number_of(o.if_contains("temperature"));
-    out.top_p = number_of(o.if_contains("top_p"));
+    if (!detail::read_integer(o.if_contains("max_tokens"), "max_tokens", 0,
+                              detail::max_requested_tokens, out.max_tokens, f) ||
+        !detail::read_number(o.if_contains("temperature"), "temperature", out.temperature, f) ||
+        !detail::read_number(o.if_contains("top_p"), "top_p", out.top_p, f))
+        return false;
     if (const auto* stop = o.if_contains("stop_sequences"); stop && stop->is_array())
         for (const auto& s : stop->as_array())
             if (s.is_string()) out.stop.push_back(std::string(s.as_string()));
@@ -266,9 +267,13 @@ bool parse_messages(std::string_view body, request& out, parse_failure& f) {
     }
     if (const auto* thinking = o.if_contains("thinking"); thinking && thinking->is_object()) {
         auto type = string_of(thinking->as_object().if_contains("type"));
-        if (type == "enabled")
-            out.reasoning_budget = int_of(thinking->as_object().if_contains("budget_tokens"));
-        else if (type != "disabled" && !type.empty())  // adaptive
+        if (type == "enabled") {
+            if (!detail::read_integer(thinking->as_object().if_contains("budget_tokens"),
+                                      "thinking.budget_tokens", 0, detail::max_requested_tokens,
+                                      out.reasoning_budget, f))
+                return false;
+            if (!out.reasoning_budget) out.reasoning_budget = 0;
+        } else if (type != "disabled" && !type.empty())  // adaptive
             out.reasoning_effort = effort == "max" ? "high" : effort.empty() ? "medium" : effort;
     }
     out.stream = o.if_contains("stream") && *o.if_contains("stream") == json::value(true);

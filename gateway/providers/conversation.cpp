@@ -348,11 +348,14 @@ std::optional<double> number_of(const json::value* v) {
 }
 
 std::int64_t int_of(const json::value* v) {
-    if (!v) return 0;
-    if (v->is_int64()) return v->as_int64();
-    if (v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
-    if (v->is_double()) return static_cast<std::int64_t>(v->as_double());
-    return 0;
+    return integer_of(v).value_or(0);
+}
+
+std::int64_t count_of(const json::value* v) {
+    auto n = number_of(v);
+    // Compared as a double first: NaN, infinity and 1e300 never reach the conversion.
+    if (!n || !(*n >= 0) || *n > static_cast<double>(max_reported_tokens)) return 0;
+    return static_cast<std::int64_t>(*n);
 }
 
 }  // namespace detail

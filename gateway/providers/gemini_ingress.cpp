@@ -6,15 +6,15 @@
 #include <boost/json/serialize.hpp>
 
 #include <cctype>
-#include <map>
+#include <deque>
 #include <unordered_map>
+#include <vector>
 
 namespace gateway::providers {
 
 namespace {
 
 using detail::fail;
-using detail::int_of;
 using detail::number_of;
 using detail::string_of;
 
@@ -67,9 +67,17 @@ void read_response(const json::value* response, tool_result& r) {
 bool read_contents(const json::value* contents, request& out, parse_failure& f) {
     if (!contents || !contents->is_array() || contents->as_array().empty())
         return fail(f, "contents", "must be a non-empty array");
-    // Calls are matched to their responses by id, or by name in order when they have none.
-    std::unordered_map<std::string, std::string> names_by_id;
-    std::multimap<std::string, std::string> open_by_name;  // name -> ids not yet answered
+    // Calls are matched to their responses by id, or by name in order when they have none. Each
+    // lookup is O(1) amortized (a response body can name tens of thousands of calls): a call
+    // enters its name's queue once and leaves it once, answered ones skipped as they come up.
+    struct open_call {
+        std::string id;
+        std::string name;
+        bool answered = false;
+    };
+    std::vector<open_call> calls;
+    std::unordered_map<std::string, std::size_t> call_by_id;  // the latest call with that id
+    std::unordered_map<std::string, std::deque<std::size_t>> open_by_name;  // oldest first
     const auto& list = contents->as_array();
     for (std::size_t i = 0; i < list.size(); ++i) {
         auto at = "contents[" + std::to_string(i) + "]";
@@ -122,8 +130,9 @@ bool read_contents(const json::value* contents, request& out, parse_failure& f) 
                 tc.provider_meta = std::move(carried);
                 if (const auto* args = call.if_contains("args"); args && args->is_object())
                     tc.arguments = args->as_object();
-                names_by_id[echoed] = tc.name;
-                open_by_name.emplace(tc.name, echoed);
+                call_by_id[echoed] = calls.size();
+                open_by_name[tc.name].push_back(calls.size());
+                calls.push_back({echoed, tc.name});
                 said.parts.push_back(part::of_call(std::move(tc)));
             } else if (const auto* fr = p->if_contains("functionResponse");
                        fr && fr->is_object() && !model) {
@@ -131,22 +140,26 @@ bool read_contents(const json::value* contents, request& out, parse_failure& f) 
                 tool_result r;
                 r.name = string_of(response.if_contains("name"));
                 auto echoed = string_of(response.if_contains("id"));
-                if (echoed.empty() || !names_by_id.count(echoed)) {
-                    // No id: the oldest unanswered call of that name.
+                auto known = echoed.empty() ? call_by_id.end() : call_by_id.find(echoed);
+                std::size_t answered = 0;
+                if (known != call_by_id.end()) {
+                    answered = known->second;
+                } else {
+                    // No id (or one no call had): the oldest unanswered call of that name.
                     auto open = open_by_name.find(r.name);
-                    if (open == open_by_name.end())
+                    auto* queue = open == open_by_name.end() ? nullptr : &open->second;
+                    while (queue && !queue->empty() && calls[queue->front()].answered)
+                        queue->pop_front();
+                    if (!queue || queue->empty())
                         return fail(f, pat + ".functionResponse",
                                     "`" + r.name + "` answers no functionCall of an earlier turn");
-                    echoed = open->second;
+                    answered = queue->front();
+                    queue->pop_front();
                 }
-                for (auto [from, to] = open_by_name.equal_range(r.name); from != to; ++from)
-                    if (from->second == echoed) {
-                        open_by_name.erase(from);
-                        break;
-                    }
+                calls[answered].answered = true;
                 json::object carried;
-                r.call_id = openai::id_without_state(echoed, carried);
-                r.name = names_by_id[echoed];
+                r.call_id = openai::id_without_state(calls[answered].id, carried);
+                r.name = calls[answered].name;
                 read_response(response.if_contains("response"), r);
                 results.push_back(message{role::tool, {part::of_result(std::move(r))}});
             } else {
@@ -230,9 +243,12 @@ bool read_generation(const json::object& o, request& out, parse_failure& f) {
             if (v != json::value("TEXT"))
                 return fail(f, "generationConfig.responseModalities",
                             "only text output can be translated for this model's provider");
-    if (auto n = number_of(g.if_contains("maxOutputTokens"))) out.max_tokens = std::int64_t(*n);
-    out.temperature = number_of(g.if_contains("temperature"));
-    out.top_p = number_of(g.if_contains("topP"));
+    if (!detail::read_integer(g.if_contains("maxOutputTokens"), "generationConfig.maxOutputTokens",
+                              0, detail::max_requested_tokens, out.max_tokens, f) ||
+        !detail::read_number(g.if_contains("temperature"), "generationConfig.temperature",
+                             out.temperature, f) ||
+        !detail::read_number(g.if_contains("topP"), "generationConfig.topP", out.top_p, f))
+        return false;
     if (const auto* stop = g.if_contains("stopSequences"); stop && stop->is_array())
         for (const auto& s : stop->as_array())
             if (s.is_string()) out.stop.push_back(std::string(s.as_string()));
@@ -247,8 +263,13 @@ bool read_generation(const json::object& o, request& out, parse_failure& f) {
         }
     }
     if (const auto* thinking = g.if_contains("thinkingConfig"); thinking && thinking->is_object()) {
-        auto budget = int_of(thinking->as_object().if_contains("thinkingBudget"));
-        if (budget > 0) out.reasoning_budget = budget;
+        // -1: Gemini's dynamic thinking, which other providers have no budget for.
+        std::optional<std::int64_t> budget;
+        if (!detail::read_integer(thinking->as_object().if_contains("thinkingBudget"),
+                                  "generationConfig.thinkingConfig.thinkingBudget", -1,
+                                  detail::max_requested_tokens, budget, f))
+            return false;
+        if (budget && *budget > 0) out.reasoning_budget = budget;
     }
     return true;
 }
@@ -448,11 +469,9 @@ public:
         auto models = path.find("/models/");
         if (models == std::string_view::npos) return false;
         auto rest = path.substr(models + 8);
-        auto colon = rest.rfind(':');
-        if (colon == std::string_view::npos || colon == 0) return false;
-        out.model = std::string(rest.substr(0, colon));  // as the router read it
-        auto method = rest.substr(colon + 1);
-        out.stream = method == "streamGenerateContent";
+        if (rest.find(':') == std::string_view::npos) return false;  // no method
+        out.model = std::string(gemini_path_model(rest));            // as the router read it
+        out.stream = rest.ends_with(":streamGenerateContent");
         return !out.model.empty();
     }
     std::string answer(const reply& r, const answer_names& names, const request&) const override {

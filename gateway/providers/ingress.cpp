@@ -1,7 +1,11 @@
 #include "gateway/providers/ingress.hpp"
 
+#include "gateway/providers/adapter.hpp"
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+
+#include <cmath>
 
 namespace gateway::providers {
 
@@ -79,6 +83,27 @@ std::optional<json::value> detail::parse_body(std::string_view body, parse_failu
         return std::nullopt;
     }
     return v;
+}
+
+bool detail::read_integer(const json::value* v, std::string param, std::int64_t min,
+                          std::int64_t max, std::optional<std::int64_t>& out, parse_failure& f) {
+    if (!v || v->is_null()) return true;
+    auto n = integer_of(v, min, max);
+    if (!n)
+        return fail(
+            f, std::move(param),
+            "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+    out = n;
+    return true;
+}
+
+bool detail::read_number(const json::value* v, std::string param, std::optional<double>& out,
+                         parse_failure& f) {
+    if (!v || v->is_null()) return true;
+    auto n = number_of(v);
+    if (!n || !std::isfinite(*n)) return fail(f, std::move(param), "must be a finite number");
+    out = n;
+    return true;
 }
 
 std::int64_t estimate_input_tokens(const request& r) {

@@ -54,6 +54,18 @@ provider_error interleaved(std::size_t index);
 std::optional<json::value> parse_body(std::string_view body, parse_failure& f);
 // OpenAI's invalid_request_error envelope for a refused field (Chat Completions and Responses).
 std::string unsupported_parameter(const parse_failure& f);
+// The most tokens a client may ask for (max_tokens, a thinking budget): every provider reads
+// them as 32-bit integers.
+constexpr std::int64_t max_requested_tokens = 2'147'483'647;
+// A client's integer field `v` (named `param`): true when it is absent or null (`out` left as
+// it is) or an integer from `min` to `max` (integer_of: 2.0 is one; stored in `out`); false with
+// `f` naming the field for anything else (1.5, -1 below `min`, 1e300, a string).
+bool read_integer(const json::value* v, std::string param, std::int64_t min, std::int64_t max,
+                  std::optional<std::int64_t>& out, parse_failure& f);
+// A client's number field: true when absent or null, or finite (stored in `out`); false with `f`
+// set when it is not a number or not finite (1e309, which Boost.JSON reads as infinity).
+bool read_number(const json::value* v, std::string param, std::optional<double>& out,
+                 parse_failure& f);
 }  // namespace detail
 
 // What the gateway names an answer it writes: its id, the model as the client named it, and
@@ -108,6 +120,15 @@ const ingress& chat_completions();
 const ingress& messages();
 const ingress& responses();
 const ingress& generate_content();
+
+// The model a Gemini path names, given the text after `/models/` (no query): `{model}:{method}`
+// is split at the LAST colon, as the API's method names hold none and a model name may
+// (`llama3:70b`); without a colon it is all model (`GET /v1beta/models/{model}`). Every reader of
+// the path (routing, a key's model list, the ledger, the translation) uses this, so that each
+// reads the model the upstream will hear.
+inline std::string_view gemini_path_model(std::string_view model_and_method) {
+    return model_and_method.substr(0, model_and_method.rfind(':'));
+}
 
 // Anthropic's `count_tokens` answer on a translated route: an estimate of the tokens `r` would
 // send, from the same text (system, messages, calls and results, tool declarations): one token

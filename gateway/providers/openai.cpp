@@ -77,9 +77,8 @@ usage usage_from(const json::value* u) {
     if (!u || !u->is_object()) return out;
     const auto& o = u->as_object();
     out.known = true;
-    out.input = static_cast<std::int64_t>(number_of(o.if_contains("prompt_tokens")).value_or(0));
-    out.output =
-        static_cast<std::int64_t>(number_of(o.if_contains("completion_tokens")).value_or(0));
+    out.input = detail::count_of(o.if_contains("prompt_tokens"));
+    out.output = detail::count_of(o.if_contains("completion_tokens"));
     return out;
 }
 
@@ -520,11 +519,15 @@ bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
     }
     if (const auto* p = member(o, "parallel_tool_calls"); p && p->is_bool())
         out.parallel_tool_calls = p->as_bool();
-    for (auto key : {"max_completion_tokens", "max_tokens"})
-        if (auto n = number_of(member(o, key)); n && !out.max_tokens)
-            out.max_tokens = static_cast<std::int64_t>(*n);
-    out.temperature = number_of(member(o, "temperature"));
-    out.top_p = number_of(member(o, "top_p"));
+    for (auto key : {"max_completion_tokens", "max_tokens"}) {
+        std::optional<std::int64_t> n;
+        if (!detail::read_integer(member(o, key), key, 0, detail::max_requested_tokens, n, f))
+            return false;
+        if (!out.max_tokens) out.max_tokens = n;
+    }
+    if (!detail::read_number(member(o, "temperature"), "temperature", out.temperature, f) ||
+        !detail::read_number(member(o, "top_p"), "top_p", out.top_p, f))
+        return false;
     if (const auto* stop = member(o, "stop"); stop) {
         if (stop->is_string())
             out.stop.push_back(std::string(stop->as_string()));

@@ -235,9 +235,11 @@ bool parse_responses(std::string_view body, request& out, parse_failure& f) {
     if (!read_tools(o, out, f) || !read_tool_choice(o, out, f)) return false;
     if (const auto* p = o.if_contains("parallel_tool_calls"); p && p->is_bool())
         out.parallel_tool_calls = p->as_bool();
-    if (auto n = number_of(o.if_contains("max_output_tokens"))) out.max_tokens = std::int64_t(*n);
-    out.temperature = number_of(o.if_contains("temperature"));
-    out.top_p = number_of(o.if_contains("top_p"));
+    if (!detail::read_integer(o.if_contains("max_output_tokens"), "max_output_tokens", 0,
+                              detail::max_requested_tokens, out.max_tokens, f) ||
+        !detail::read_number(o.if_contains("temperature"), "temperature", out.temperature, f) ||
+        !detail::read_number(o.if_contains("top_p"), "top_p", out.top_p, f))
+        return false;
     if (const auto* r = o.if_contains("reasoning"); r && r->is_object())
         out.reasoning_effort = string_of(r->as_object().if_contains("effort"));
     if (out.reasoning_effort == "none" || out.reasoning_effort == "minimal")

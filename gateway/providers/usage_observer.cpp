@@ -1,5 +1,6 @@
 #include "gateway/providers/usage_observer.hpp"
 
+#include "gateway/providers/adapter.hpp"
 #include "gateway/providers/json_scan.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
@@ -99,7 +100,7 @@ constexpr std::string_view member_names[member_count] = {
     "promptTokenCount", "candidatesTokenCount",        "thoughtsTokenCount"};
 
 // What one usage object holds of those members: present (with any value) and, for a number,
-// its value (negatives as 0).
+// its value (0 for a negative or one past detail::max_reported_tokens, fractions truncated).
 struct usage_members {
     std::array<bool, member_count> present{};
     std::array<std::int64_t, member_count> value{};
@@ -168,14 +169,18 @@ struct usage_handler {
         return value(std::nullopt);
     }
     bool on_number_part(json::string_view, json::error_code&) { return true; }
+    // A count past detail::max_reported_tokens or 1e300 counts 0, as in the adapters
+    // (detail::count_of): nothing converts a double that does not fit, and the sums in merge()
+    // cannot overflow.
     bool on_int64(std::int64_t v, json::string_view, json::error_code&) {
-        return value(std::max<std::int64_t>(0, v));
+        return value(v < 0 || v > providers::detail::max_reported_tokens ? 0 : v);
     }
-    bool on_uint64(std::uint64_t v, json::string_view, json::error_code&) {
-        return value(static_cast<std::int64_t>(v));
+    bool on_uint64(std::uint64_t, json::string_view, json::error_code&) {
+        return value(0);  // past int64's range, so past any real count
     }
     bool on_double(double v, json::string_view, json::error_code&) {
-        return value(static_cast<std::int64_t>(std::max(0.0, v)));
+        bool count = v >= 0 && v <= static_cast<double>(providers::detail::max_reported_tokens);
+        return value(count ? static_cast<std::int64_t>(v) : 0);  // NaN is no count either
     }
     bool on_bool(bool, json::error_code&) { return value(std::nullopt); }
     bool on_null(json::error_code&) { return value(std::nullopt); }

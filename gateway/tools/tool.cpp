@@ -1,5 +1,6 @@
 #include "gateway/tools/tool.hpp"
 
+#include "gateway/json_fields.hpp"
 #include "gateway/tools/error_codes.hpp"
 
 namespace gateway::tools {
@@ -52,12 +53,8 @@ std::optional<std::string> optional_string_param(const boost::json::object& p,
 }
 
 std::optional<long long> optional_int_param(const boost::json::object& p, std::string_view key) {
-    auto* v = p.if_contains(key);
-    if (!v) return std::nullopt;
-    if (v->is_int64()) return v->as_int64();
-    if (v->is_uint64()) return static_cast<long long>(v->as_uint64());
-    if (v->is_double()) return static_cast<long long>(v->as_double());
-    return std::nullopt;
+    // A model's 1e300 or 2^64 is no line number: read as absent, never converted out of range.
+    return integer_of(p.if_contains(key));
 }
 
 bool bool_param(const boost::json::object& p, std::string_view key, bool fallback) {

@@ -584,6 +584,52 @@ BOOST_AUTO_TEST_CASE(a_keys_model_list_holds_wherever_the_model_is_written) {
     BOOST_TEST(fake.requests().size() == 3u);
 }
 
+// Gemini's path `models/{model}:{method}` is split at its last colon: a key limited to `llama3`
+// let `llama3:70b:generateContent` through (the upstream heard `llama3:70b`, the ledger
+// `llama3`). The key's list, the upstream and the ledger now all read `llama3:70b`.
+BOOST_AUTO_TEST_CASE(a_second_colon_in_geminis_path_is_part_of_the_model_name) {
+    fake_upstream fake;
+    auto config = make_config(fake);
+    config.admin.api_key = "admin-key-0123456789abcdef";
+    auto small = limited_key("small", "sk-small-model-0123456789");
+    small.models = {"llama3"};
+    auto large = limited_key("large", "sk-large-model-0123456789");
+    large.models = {"llama3:70b"};
+    config.admin.keys = {small, large};
+    running_gateway gw(config);
+    const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})";
+    auto ask = [&](std::string_view secret, std::string target) {
+        return exchange(gw.port(), make_request("POST", std::move(target), body,
+                                                "x-goog-api-key: " + std::string(secret) +
+                                                    "\r\nContent-Type: application/json\r\n"));
+    };
+    for (auto target : {"/v1beta/models/llama3:70b:generateContent",
+                        "/v1beta/models/llama3:70b:streamGenerateContent?alt=sse",
+                        "/v1/models/llama3:70b:generateContent"}) {
+        auto refused = ask("sk-small-model-0123456789", target);
+        BOOST_TEST(refused.status == 403u, target << ": " << refused.body);
+    }
+    BOOST_TEST(fake.requests().empty());
+
+    auto allowed = ask("sk-large-model-0123456789", "/v1beta/models/llama3:70b:generateContent");
+    BOOST_TEST_REQUIRE(allowed.status == 200u, allowed.body);
+    BOOST_TEST_REQUIRE(fake.requests().size() == 1u);
+    auto heard = json::parse(fake.requests()[0].body);
+    BOOST_TEST(heard.at("model") == "llama3:70b");  // translated for the OpenAI-compatible fake
+
+    // The ledger names the model the upstream heard.
+    auto deadline = clock::now() + 10s;
+    json::array rows;
+    while (rows.empty() && clock::now() < deadline) {
+        client c(gw.port());
+        auto r = c.request(make_request("GET", "/admin/usage?key=cfg-large", "",
+                                        "Authorization: Bearer admin-key-0123456789abcdef\r\n"));
+        rows = json::parse(r.body).at("data").as_array();
+    }
+    BOOST_TEST_REQUIRE(rows.size() == 1u);
+    BOOST_TEST(rows[0].at("model") == "llama3:70b");
+}
+
 // The WebSocket tunnel's frames name models and report usage the gateway never reads: a key with
 // a model list, token limits or a budget cannot open one; a key without them can.
 BOOST_AUTO_TEST_CASE(the_websocket_tunnel_is_refused_to_keys_it_would_escape) {

@@ -65,6 +65,26 @@ BOOST_AUTO_TEST_CASE(the_model_is_read_wherever_the_request_puts_it) {
     BOOST_TEST(names(tuned) == std::vector<std::string>{"tunedModels/my-model"});
 }
 
+// The method follows the last colon: a key limited to `llama3` was let through for
+// `llama3:70b:generateContent`, which the upstream hears as `llama3:70b`.
+BOOST_AUTO_TEST_CASE(geminis_path_names_the_model_up_to_its_last_colon) {
+    auto tagged = passthrough::models_of(
+        make(bhttp::verb::post, "/v1beta/models/llama3:70b:generateContent", "{}"), false);
+    BOOST_TEST(tagged.established);
+    BOOST_TEST(names(tagged) == std::vector<std::string>{"llama3:70b"});
+    auto streamed = passthrough::models_of(
+        make(bhttp::verb::post, "/v1beta/models/a:b:c:streamGenerateContent?alt=sse:x", "{}"),
+        false);
+    BOOST_TEST(names(streamed) == std::vector<std::string>{"a:b:c"});
+    auto tuned = passthrough::models_of(
+        make(bhttp::verb::post, "/v1beta/tunedModels/mine:v2:generateContent", "{}"), false);
+    BOOST_TEST(names(tuned) == std::vector<std::string>{"tunedModels/mine:v2"});
+    // No method: the whole segment.
+    auto bare =
+        passthrough::models_of(make(bhttp::verb::post, "/v1beta/models/llama3", "{}"), false);
+    BOOST_TEST(names(bare) == std::vector<std::string>{"llama3"});
+}
+
 BOOST_AUTO_TEST_CASE(what_cannot_be_established_says_so) {
     for (auto r :
          {make(bhttp::verb::post, "/v1/audio/transcriptions",

@@ -755,6 +755,127 @@ BOOST_AUTO_TEST_CASE(what_would_change_the_answer_is_refused_by_name) {
     BOOST_TEST(refused(generate_content(), R"({"contents":[]})") == "contents");
 }
 
+// Responses are matched to calls by id, else by name to the oldest call not yet answered; a
+// response whose id no call had is matched by name, and takes the call's name.
+BOOST_AUTO_TEST_CASE(function_responses_are_matched_by_id_then_by_name_in_order) {
+    auto r = parsed(generate_content(), R"({"contents":[
+        {"role":"user","parts":[{"text":"go"}]},
+        {"role":"model","parts":[{"functionCall":{"id":"a","name":"f","args":{}}},
+                                 {"functionCall":{"id":"b","name":"f","args":{}}},
+                                 {"functionCall":{"name":"f","args":{}}},
+                                 {"functionCall":{"id":"c","name":"g","args":{}}}]},
+        {"role":"user","parts":[{"functionResponse":{"id":"b","name":"f","response":{"output":"1"}}},
+                                {"functionResponse":{"name":"f","response":{"output":"2"}}},
+                                {"functionResponse":{"id":"zzz","name":"f","response":{"output":"3"}}},
+                                {"functionResponse":{"id":"c","name":"other","response":{"output":"4"}}}]}]})");
+    BOOST_TEST_REQUIRE(r.messages.size() == 6u);
+    auto calls = r.messages[1].calls();
+    BOOST_TEST_REQUIRE(calls.size() == 4u);
+    auto result = [&](std::size_t i) { return r.messages[2 + i].parts.at(0).result; };
+    BOOST_TEST(result(0).call_id == "b");
+    BOOST_TEST(result(1).call_id == "a");
+    BOOST_TEST(result(2).call_id == calls[2]->id);
+    BOOST_TEST(result(3).call_id == "c");
+    BOOST_TEST(result(3).name == "g");
+    BOOST_TEST(result(3).content == "4");
+    // Every call of that name is answered: one more by name answers nothing.
+    BOOST_TEST(refused(generate_content(), R"({"contents":[
+        {"role":"model","parts":[{"functionCall":{"id":"a","name":"f","args":{}}}]},
+        {"role":"user","parts":[{"functionResponse":{"id":"a","name":"f","response":{}}},
+                                {"functionResponse":{"name":"f","response":{}}}]}]})") ==
+               "contents[1].parts[1].functionResponse");
+}
+
+// Tens of thousands of responses naming one id (each a lookup among as many calls of that name)
+// are read in one pass: matching was quadratic (24,000 of them froze a worker for 44 s), so a
+// regression shows as a test that runs for minutes.
+BOOST_AUTO_TEST_CASE(many_function_responses_naming_one_id_are_read_in_linear_time) {
+    constexpr int n = 40'000;
+    std::string body = R"({"contents":[{"role":"model","parts":[)";
+    for (int i = 0; i < n; ++i)
+        body += (i ? "," : "") + std::string(R"({"functionCall":{"id":"c)") + std::to_string(i) +
+                R"(","name":"f","args":{}}})";
+    body += R"(]},{"role":"user","parts":[)";
+    for (int i = 0; i < n; ++i)
+        body += (i ? "," : "") +
+                std::string(R"({"functionResponse":{"id":"c0","name":"f","response":{}}})");
+    body += "]}]}";
+    auto r = parsed(generate_content(), body);
+    BOOST_TEST_REQUIRE(r.messages.size() == std::size_t(n) + 1);
+    BOOST_TEST(r.messages[1].parts[0].result.call_id == "c0");
+    BOOST_TEST(r.messages[n].parts[0].result.call_id == "c0");
+    BOOST_TEST(r.messages[n].parts[0].result.name == "f");
+}
+
+// Every client API's numbers are range-checked before they are converted: `max_tokens: 1e300`
+// reached a Gemini upstream as -9223372036854775808. A bad figure is a 400 naming the field; a
+// whole number written as a double (2.0) is still one.
+BOOST_AUTO_TEST_CASE(client_numbers_out_of_range_are_refused_by_name) {
+    struct api {
+        const ingress* in;
+        std::string before;  // the body up to the field's value
+        std::string after;
+        std::string param;
+    };
+    const std::vector<api> apis{
+        {&chat_completions(),
+         R"({"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":)", "}",
+         "max_tokens"},
+        {&chat_completions(),
+         R"({"model":"m","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":)",
+         "}", "max_completion_tokens"},
+        {&messages(), R"({"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":)",
+         "}", "max_tokens"},
+        {&messages(),
+         R"({"model":"m","max_tokens":9,"messages":[{"role":"user","content":"hi"}],"thinking":{"type":"enabled","budget_tokens":)",
+         "}}", "thinking.budget_tokens"},
+        {&responses(), R"({"model":"m","input":"hi","max_output_tokens":)", "}",
+         "max_output_tokens"},
+        {&generate_content(),
+         R"({"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"maxOutputTokens":)", "}}",
+         "generationConfig.maxOutputTokens"},
+        {&generate_content(),
+         R"({"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"thinkingConfig":{"thinkingBudget":)",
+         "}}}", "generationConfig.thinkingConfig.thinkingBudget"},
+    };
+    for (const auto& a : apis) {
+        for (std::string bad : {"1e300", "-1e300", "1e309", "-2", "1.5", "2147483648",
+                                "9223372036854775808", "18446744073709551615", "\"9\""}) {
+            request r;
+            parse_failure f;
+            BOOST_TEST(!a.in->parse(a.before + bad + a.after, r, f), a.param << " " << bad);
+            BOOST_TEST(f.param == a.param, a.param << " " << bad);
+            BOOST_TEST(f.message.find("whole number") != std::string::npos, f.message);
+        }
+        request r;
+        parse_failure f;
+        BOOST_TEST_REQUIRE(a.in->parse(a.before + "2.0" + a.after, r, f), a.param << f.message);
+        BOOST_TEST((r.max_tokens.value_or(0) == 2 || r.reasoning_budget.value_or(0) == 2), a.param);
+    }
+    // Temperatures and top_p: any finite number (1e309 is read as infinity).
+    request r;
+    parse_failure f;
+    BOOST_TEST(!chat_completions().parse(
+        R"({"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":1e309})", r, f));
+    BOOST_TEST(f.param == "temperature");
+    BOOST_TEST(!generate_content().parse(
+        R"({"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"topP":-1e999}})", r, f));
+    BOOST_TEST(f.param == "generationConfig.topP");
+    // Gemini's dynamic thinking (-1) is no budget, not a refusal.
+    request dynamic;
+    BOOST_TEST_REQUIRE(generate_content().parse(
+        R"({"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"thinkingConfig":{"thinkingBudget":-1}}})",
+        dynamic, f));
+    BOOST_TEST(!dynamic.reasoning_budget);
+    // The gateway never writes a body with a figure it could not read: 2^31 - 1 goes out as is.
+    request most = parsed(chat_completions(),
+                          R"({"model":"gemini-3","messages":[{"role":"user","content":"hi"}],)"
+                          R"("max_tokens":2147483647.0})");
+    std::string why;
+    auto wire = json::parse(gemini::adapter().encode(most, why));
+    BOOST_TEST(wire.at("generationConfig").at("maxOutputTokens") == 2147483647);
+}
+
 BOOST_AUTO_TEST_CASE(every_golden_stream_keeps_geminis_stream_shape) {
     auto asked = asked_gemini();
     for (const auto& g : openai_streams()) {

@@ -227,4 +227,21 @@ BOOST_AUTO_TEST_CASE(include_usage_is_injected_only_into_streamed_requests_witho
     }
 }
 
+// An upstream's usage numbers that are no count (1e300 reached an undefined conversion; 2^64 - 1
+// became negative, and sums of them overflowed) count 0; the others still count.
+BOOST_AUTO_TEST_CASE(usage_figures_out_of_range_count_nothing) {
+    for (std::string bad :
+         {"1e300", "-1e300", "1e309", "18446744073709551615", "9223372036854775807", "-3"}) {
+        auto body = R"({"usage":{"input_tokens":)" + bad + R"(,"cache_read_input_tokens":)" + bad +
+                    R"(,"cache_creation_input_tokens":)" + bad + R"(,"output_tokens":4}})";
+        auto u = observe(false, body, 5);
+        BOOST_TEST(u.known, bad);
+        BOOST_TEST(u.input == 0, bad);
+        BOOST_TEST(u.output == 4, bad);
+    }
+    auto whole = observe(false, R"({"usage":{"prompt_tokens":3.0,"completion_tokens":1e3}})", 64);
+    BOOST_TEST(whole.input == 3);
+    BOOST_TEST(whole.output == 1000);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
