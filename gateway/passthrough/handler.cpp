@@ -13,6 +13,7 @@
 #include "gateway/passthrough/request_models.hpp"
 #include "gateway/passthrough/translator.hpp"
 #include "gateway/providers/adapter.hpp"
+#include "gateway/providers/ingress.hpp"
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
 #include "gateway/upstream/exchange.hpp"
@@ -162,8 +163,8 @@ destination choose(const http::request_context& ctx,
                       path.ends_with(":streamGenerateContent") || path.ends_with(":countTokens"));
     if (path.starts_with("/v1beta/") || gemini_v1) {
         if (path.starts_with("/v1beta/models/") || gemini_v1) {
-            auto name = path.substr(path.find("/models/") + 8);
-            model = std::string(name.substr(0, name.find(':')));
+            model =
+                std::string(providers::gemini_path_model(path.substr(path.find("/models/") + 8)));
         }
         if (model && model->size() > providers::max_model_name_bytes) {
             d.refusal = too_long_model_name();
