@@ -303,12 +303,13 @@ void approval_gate::record_result(live_run& run, run_journal::batch& b,
 
 net::awaitable<std::optional<refusal>> approval_gate::decide(live_run& run, std::string call_id,
                                                              decision d) {
+    // Decided and not yet taken up by the run (which no longer reads as awaiting it).
+    if (run.decided && run.state.pending && run.state.pending->call_id == call_id)
+        co_return refusal{errc::conflict, "Call " + call_id + " has been decided already."};
     if (!run.awaiting(call_id))
         co_return refusal{errc::call_not_pending, "Call " + call_id +
                                                       " is not awaiting approval (the run is " +
                                                       run.record.status + ")."};
-    if (run.decided)
-        co_return refusal{errc::conflict, "Call " + call_id + " has been decided already."};
     const auto& tool = run.state.pending->tool;
     if (d.parameters)
         if (auto problem = tools_.validate(tool, *d.parameters); !problem.empty())
@@ -316,10 +317,21 @@ net::awaitable<std::optional<refusal>> approval_gate::decide(live_run& run, std:
                               "Invalid parameters for `" + tool + "` at " + problem};
     // Claimed before the store is awaited: a second decision meanwhile is refused above.
     run.decided = d;
+    // Read-your-writes: a client that reads the run once this answers (on any replica) finds
+    // the call decided and the run going on, never the call still awaiting approval, so the
+    // call's and the run's statuses go in the decision's own commit. The run, once it wakes,
+    // records approval.resolved (ask_and_wait).
+    run.record.status = status_name(run_status::running);
+    if (run.call) {
+        run.call->status = d.approve ? "approved" : "rejected";
+        if (d.parameters) run.call->parameters = json::serialize(*d.parameters);
+    }
     auto b = journal_.begin(run);
     b.approval({call_id, run.record.id, d.approve ? "approve" : "reject",
                 d.parameters ? json::serialize(*d.parameters) : "", d.feedback,
                 d.whole_run ? "run" : "once", now_ms()});
+    b.call();
+    b.run_status();
     co_await journal_.record(run, std::move(b));
     run.wake.cancel();
     co_return std::nullopt;

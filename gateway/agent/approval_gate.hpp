@@ -45,9 +45,11 @@ public:
     // with the state that follows.
     void record_result(live_run& run, run_journal::batch& b, const tools::tool_result& result);
 
-    // A human's decision on the call `call_id` the run awaits. It is stored before this returns;
-    // the run then goes on. call_not_pending when the run awaits no such call, conflict when it
-    // was decided already, invalid_parameters when edited parameters fail the tool's schema.
+    // A human's decision on the call `call_id` the run awaits. It is stored before this returns,
+    // in one commit with the call's status (approved, rejected) and the run's (running), so that
+    // whoever reads the run next finds it decided; the run then goes on. call_not_pending when the
+    // run awaits no such call, conflict when it was decided already, invalid_parameters when
+    // edited parameters fail the tool's schema.
     net::awaitable<std::optional<refusal>> decide(live_run& run, std::string call_id, decision d);
 
 private:

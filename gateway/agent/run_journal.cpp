@@ -119,6 +119,13 @@ void run_journal::batch::approval(store::approval_record approval) {
     writes_.approvals.push_back(std::move(approval));
 }
 
+void run_journal::batch::run_status() {
+    // run_.record.state is what the last commit with the state stored (take() sets it), so the
+    // upsert writes it back unchanged.
+    run_.record.updated_at = now_ms();
+    writes_.runs.push_back(run_.record);
+}
+
 void run_journal::batch::chat_message(providers::role who, std::string content) {
     writes_.messages.push_back({0, run_.chat.id, run_.record.id,
                                 std::string(providers::role_name(who)), std::move(content),

@@ -55,6 +55,10 @@ public:
         // A call just opened (live_run::open_call): its record and its tool.call event.
         void call_opened();
         void approval(store::approval_record approval);
+        // The run's record (its status) as it stands now, with the state last stored: for a
+        // change of status the run's state does not take up yet (a decision taken while the run
+        // waits for it). The state itself goes only with checkpoint().
+        void run_status();
         // A message of the chat (the user's, or the final answer).
         void chat_message(providers::role who, std::string content);
         void backup(store::backup_record backup);

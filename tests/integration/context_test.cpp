@@ -245,6 +245,42 @@ BOOST_AUTO_TEST_CASE(edited_parameters_are_validated_and_used) {
     BOOST_TEST(again.status == 409u, again.body);
 }
 
+// Read-your-writes: once the decision is answered 200, the next read of the run shows the call
+// decided; a client polling the run never finds it still awaiting approval and decides twice.
+BOOST_AUTO_TEST_CASE(a_decision_answered_is_what_the_next_read_of_the_run_shows) {
+    context_fixture f;
+    constexpr int calls = 8;  // within the default 10 steps
+    std::vector<scripted_reply> script;
+    for (int i = 0; i < calls; ++i)
+        script.push_back(
+            {call("append_file", {{"path", "notes.txt"}, {"content", std::to_string(i)}})});
+    script.push_back({"Done."});
+    f.fake.script(script);
+    auto run = f.start(f.create_chat(), "take notes");
+    std::int64_t seen = 0;
+    for (int i = 0; i < calls; ++i) {
+        auto asked = f.events(
+            run, [](const sse_event& e) { return e.type == "approval.required"; }, seen);
+        BOOST_TEST_REQUIRE(asked.back().type == "approval.required");
+        seen = asked.back().id;
+        auto call_id = std::string(asked.back().data.at("call_id").as_string());
+        auto decided = f.approve(run, call_id,
+                                 {{"decision", i % 2 ? "reject" : "approve"}, {"scope", "once"}});
+        BOOST_TEST_REQUIRE(decided.status == 200u, decided.body);
+        auto state = f.run_state(run);
+        const auto& pending = state.at("pending_approval");
+        BOOST_TEST((pending.is_null() || pending.at("id").as_string() != call_id),
+                   "call " << i << " still pending: " << json::serialize(state));
+        for (const auto& c : state.at("tool_calls").as_array())
+            if (c.at("id").as_string() == call_id)
+                BOOST_TEST(c.at("status").as_string() != "awaiting_approval",
+                           "call " << i << ": " << json::serialize(c));
+        // Not the status it had while asking, unless the run already asks about the next call.
+        if (pending.is_null()) BOOST_TEST(state.at("status").as_string() != "awaiting_approval");
+    }
+    BOOST_TEST(f.events(run).back().type == "run.completed");
+}
+
 BOOST_AUTO_TEST_CASE(per_tool_policies_always_and_never) {
     using gateway::config::approval_policy;
     context_fixture f([](auto& c) {
