@@ -140,7 +140,7 @@ void model_client::shutdown() {
 
 net::awaitable<model_client::attempt_result> model_client::attempt(
     upstream::pool& pool, const std::string& head, const std::string& body, call_canceller& cancel,
-    const streaming& stream, config::duration first_byte) {
+    const streaming& stream, config::duration first_byte, std::function<bool()> resend) {
     const auto& up = pool.upstream();
     attempt_result result;
     std::optional<upstream::response_parser> parser;
@@ -148,7 +148,7 @@ net::awaitable<model_client::attempt_result> model_client::attempt(
         [&cancel](upstream::connection* c) {
             cancel.on_cancel(c ? std::function<void()>([c] { c->close(); }) : nullptr);
         },
-        [&cancel] { return cancel.cancelled(); }, first_byte};
+        [&cancel] { return cancel.cancelled(); }, first_byte, std::move(resend)};
     auto sent = upstream::clock::now();
     auto started =
         co_await upstream::start_exchange(pool, executor_, head, body, parser, false, false, hooks);
@@ -269,7 +269,8 @@ net::awaitable<model_result<providers::reply>> model_client::converse(
         streaming stream{&adapter, on_text};
         auto started = std::chrono::steady_clock::now();
         auto result = co_await attempt(pool, head, body, cancel, stream,
-                                       plan.first_byte_timeout(up.first_byte_timeout));
+                                       plan.first_byte_timeout(up.first_byte_timeout),
+                                       [&plan] { return plan.spend_resend(); });
         // Text told by a failed attempt is withdrawn: the next attempt tells it again.
         if (result.told && (result.transport || cancel.cancelled()))
             co_await on_text(std::string(), true);
@@ -285,7 +286,10 @@ net::awaitable<model_result<providers::reply>> model_client::converse(
             plan.failed();
             continue;
         }
-        auto judged = upstream::judge_status(result.status, result.body);
+        // The agent's calls carry the upstream's own key (or none): a refusal is about it.
+        auto judged = upstream::judge_status(
+            result.status, result.body,
+            up.api_key.empty() ? upstream::credential::none : upstream::credential::gateway);
         if (judged == upstream::verdict::success) {
             if (!result.unreadable.empty()) {
                 // A 2xx that is no reply is not retried: the server would answer it again.
@@ -303,11 +307,7 @@ net::awaitable<model_result<providers::reply>> model_client::converse(
         last = {code_of_status(result.status), false,
                 "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
                     adapter.decode_error(result.status, result.body).message};
-        if (judged == upstream::verdict::failed) {
-            plan.failed(upstream::retry_after(result.retry_after_ms, result.retry_after));
-            continue;
-        }
-        if (judged == upstream::verdict::unusable) {
+        if (judged == upstream::verdict::key_refused) {
             // Without a route of its own the model's one upstream stays in use: its key may be
             // fixed meanwhile, and the call fails as it did before routes.
             if (!own_route) {
@@ -316,8 +316,10 @@ net::awaitable<model_result<providers::reply>> model_client::converse(
             }
             observability::log_warn("upstream `" + up.name + "` refused its key for model `" +
                                     heard + "` (" + std::to_string(result.status) +
-                                    "); it is left out until the configuration changes");
-            plan.refused_key();
+                                    "); it is left out for health.max_cooldown");
+        }
+        if (upstream::tries_another(judged)) {
+            plan.judged(judged, upstream::retry_after(result.retry_after_ms, result.retry_after));
             continue;
         }
         plan.abandoned();

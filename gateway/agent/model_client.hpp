@@ -58,7 +58,8 @@ private:
     };
     net::awaitable<attempt_result> attempt(upstream::pool& pool, const std::string& head,
                                            const std::string& body, call_canceller& cancel,
-                                           const streaming& stream, config::duration first_byte);
+                                           const streaming& stream, config::duration first_byte,
+                                           std::function<bool()> resend);
 
     // Metrics and the usage ledger (key "context") for a model call that succeeded.
     void account(const config::upstream_config& up, const std::string& model,

@@ -284,6 +284,7 @@ std::string server::start() {
             guards.push_back(http::json_body_guard(own));
         auto w = std::make_unique<http::worker>(config_.server, config_.logging.access_log,
                                                 http::router(std::move(routes), std::move(guards)));
+        w->on_drain_over([forward] { forward->stop_waiting(); });
         w->on_drain([forward, &api, mcp_server] {
             forward->close_idle();
             api.end_streams();

@@ -141,10 +141,17 @@ void worker::drain() {
     drain_deadline_.expires_after(server_.drain_time);
     drain_deadline_.async_wait([this](boost::system::error_code ec) {
         if (ec) return;  // every session finished in time
-        boost::system::error_code ignored;
-        observability::log_warn("drain time over: closing " + std::to_string(sessions_.size()) +
-                                " connection(s)");
-        for (auto& s : sessions_) s.stream->close(ignored);
+        // Requests still waiting for their answer to start get a 503 that says why, rather
+        // than a closed socket; then what is left is closed.
+        for (auto& hook : drain_over_hooks_) hook();
+        drain_deadline_.expires_after(last_words);
+        drain_deadline_.async_wait([this](boost::system::error_code ec) {
+            if (ec) return;  // the rest finished
+            boost::system::error_code ignored;
+            observability::log_warn("drain time over: closing " + std::to_string(sessions_.size()) +
+                                    " connection(s)");
+            for (auto& s : sessions_) s.stream->close(ignored);
+        });
     });
 }
 

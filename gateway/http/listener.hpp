@@ -58,12 +58,18 @@ public:
 
     // Graceful shutdown: stop accepting, close idle connections, run the drain hooks (which
     // release pooled upstream connections), let busy sessions finish their current response
-    // (then close), and close whatever is left after drain_time. The worker's thread returns
-    // once nothing is left: anything still pending on its io_context delays that.
+    // (then close). At drain_time the drain-over hooks stop the requests still waiting for an
+    // answer to start (a backoff, a stalled upstream), which answer 503 within `last_words`;
+    // then whatever is left is closed. The worker's thread returns once nothing is left:
+    // anything still pending on its io_context delays that.
     void drain();
+    static constexpr std::chrono::milliseconds last_words{500};
 
     // Called once by drain(), on the worker's thread. Registered before start().
     void on_drain(std::function<void()> hook) { drain_hooks_.push_back(std::move(hook)); }
+    // Called once when drain_time is over, on the worker's thread, before the connections left
+    // are closed. Registered before start().
+    void on_drain_over(std::function<void()> hook) { drain_over_hooks_.push_back(std::move(hook)); }
 
     // Session bookkeeping, used by run_session.
     std::list<session_entry>::iterator add_session(net::ip::tcp::socket& stream);
@@ -86,6 +92,7 @@ private:
     net::steady_timer drain_deadline_;
     std::list<session_entry> sessions_;
     std::vector<std::function<void()>> drain_hooks_;
+    std::vector<std::function<void()>> drain_over_hooks_;
     bool draining_ = false;
     std::vector<worker*> peers_;
     std::atomic<std::size_t> load_{0};

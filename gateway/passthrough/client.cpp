@@ -1,5 +1,6 @@
 #include "gateway/passthrough/client.hpp"
 
+#include "gateway/error.hpp"
 #include "gateway/io/write_all.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -14,6 +15,12 @@ namespace {
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 constexpr auto use_awaitable = net::use_awaitable;
 }  // namespace
+
+upstream::failure stopped_by_shutdown() {
+    return {make_error_code(errc::shutting_down),
+            "the gateway is shutting down and stopped this request before it was answered; "
+            "send it again"};
+}
 
 net::awaitable<boost::system::error_code> write_client(http::request_context& ctx,
                                                        net::const_buffer data) {

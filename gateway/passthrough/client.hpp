@@ -67,7 +67,18 @@ struct exchange_state {
     // The attempt's CLIENT span, when it is traced: sent upstream as the traceparent instead of
     // the client's (whose span is its parent).
     const observability::trace_context* trace = nullptr;
+    // Whether the client's credential may go to this attempt's target (its provider is the one
+    // the credential was presented for: forwarded_provider).
+    bool forward_key = true;
+    // While nothing is committed, no read waits past this: the route's deadline.
+    std::optional<std::chrono::steady_clock::time_point> hold_until;
+    // The worker's drain time is over: the attempt in flight (or its backoff) was stopped, and
+    // the client gets stopped_by_shutdown() rather than a closed socket.
+    bool stopping = false;
 };
+
+// The failure a request stopped by the end of the drain answers with (503, shutting_down).
+upstream::failure stopped_by_shutdown();
 
 // The usage to charge for a finished answer (providers::settled_usage for a 2xx to a request
 // that names a model), on the context for the access log, the key's limits and the ledger.

@@ -326,6 +326,15 @@ void handler::close_idle() {
     for (auto& p : pools_) p.close_all();
 }
 
+void handler::stop_waiting() {
+    for (auto& [ctx, state] : in_flight_) {
+        if (ctx->response_started) continue;
+        state->stopping = true;
+        if (state->upstream) state->upstream->close();
+        if (state->backoff) state->backoff->cancel();
+    }
+}
+
 destination handler::route(const http::request_context& ctx) const {
     std::string_view target = ctx.req.target();
     if (mixed_providers_ && target.substr(0, target.find('?')) == "/v1/models" &&

@@ -11,6 +11,7 @@
 #include "gateway/upstream/routes.hpp"
 #include "gateway/upstream/usage_sink.hpp"
 
+#include <list>
 #include <map>
 #include <string>
 #include <vector>
@@ -85,6 +86,9 @@ public:
     // Closes every pooled connection; used when the worker drains. Connections finishing their
     // response while draining are not pooled again.
     void close_idle();
+    // Stops the requests whose answer has not started (in a backoff, or waiting on an upstream)
+    // when the drain time is over: each answers 503 (stopped_by_shutdown) instead of being cut.
+    void stop_waiting();
 
 private:
     destination route(const http::request_context& ctx) const;
@@ -119,7 +123,9 @@ private:
     // Each upstream's default route: itself, tried once (a model its globs pick, without a route
     // of the configuration). Its health is kept under the model name "".
     std::vector<config::route_config> default_routes_;
-    watch_list watches_;            // client watches not yet reading
+    watch_list watches_;  // client watches not yet reading
+    // The requests in the attempt loop, for stop_waiting().
+    std::list<std::pair<http::request_context*, exchange_state*>> in_flight_;
     bool mixed_providers_ = false;  // some upstream is not OpenAI-compatible
     admission* gate_;
     upstream::usage_sink* ledger_;

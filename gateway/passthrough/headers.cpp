@@ -7,6 +7,7 @@
 
 #include <boost/beast/core/string.hpp>
 
+#include <optional>
 #include <vector>
 
 namespace gateway::passthrough {
@@ -26,6 +27,49 @@ std::string_view trim(std::string_view s) {
 }
 
 }  // namespace
+
+config::provider_kind forwarded_provider(const config::route_config& route,
+                                         const std::vector<config::upstream_config>& upstreams,
+                                         config::provider_kind spoken) {
+    std::optional<config::provider_kind> one;
+    for (const auto* list : {&route.targets, &route.on_context_window})
+        for (const auto& t : *list) {
+            auto p = upstreams[t.index].provider;
+            if (one && *one != p) return spoken;
+            one = p;
+        }
+    return one.value_or(spoken);
+}
+
+upstream_key translated_key(const gateway::http::request_context& ctx,
+                            const config::upstream_config& up, bool may_forward) {
+    using upstream::credential;
+    auto own = [&]() -> upstream_key {
+        return {up.api_key, up.api_key.empty() ? credential::none : credential::gateway};
+    };
+    if (upstream_key_replaces_client(up, !ctx.key_id.empty()) || !may_forward) return own();
+    auto presented = gateway::http::presented_key_of(ctx.req.base());
+    if (presented.value.empty()) return own();
+    return {std::move(presented.value), credential::client};
+}
+
+upstream::credential forwarded_credential(const gateway::http::request_context& ctx,
+                                          const config::upstream_config& up, bool virtual_key) {
+    using upstream::credential;
+    if (upstream_key_replaces_client(up, virtual_key))
+        return up.api_key.empty() ? credential::none : credential::gateway;
+    auto [key_name, prefix] = providers::adapter_for(up.provider).key_field();
+    bool own_field = ctx.req.find(key_name) != ctx.req.end();
+    std::string_view target = ctx.req.target();
+    if (own_field ||
+        (up.provider == config::provider_kind::gemini &&
+         target.find('?') != std::string_view::npos && gateway::http::has_query_key(target)))
+        return credential::client;
+    if (!up.api_key.empty()) return credential::gateway;
+    bool presented = ctx.req.find(http::field::authorization) != ctx.req.end() ||
+                     !gateway::http::presented_key_of(ctx.req.base()).value.empty();
+    return presented ? credential::client : credential::none;
+}
 
 bool is_hop_by_hop(std::string_view name) {
     static constexpr std::string_view names[] = {"connection", "keep-alive",        "te",

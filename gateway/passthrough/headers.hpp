@@ -2,6 +2,7 @@
 
 #include "gateway/config/config.hpp"
 #include "gateway/http/context.hpp"
+#include "gateway/upstream/routes.hpp"
 
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/fields.hpp>
@@ -19,6 +20,34 @@ namespace gateway::passthrough {
 inline bool upstream_key_replaces_client(const config::upstream_config& up, bool virtual_key) {
     return up.auth == config::auth_mode::replace || virtual_key;
 }
+
+// The provider a client's forwarded credential was presented for: the provider of every target
+// of `route` when they share one (a model that lives with one provider; a model without a route
+// of the configuration is such a route), else the provider whose dialect the client speaks
+// (`spoken`). A forwarded credential only ever reaches targets of that provider; the others use
+// their own api_key, or cannot be used for the request.
+config::provider_kind forwarded_provider(const config::route_config& route,
+                                         const std::vector<config::upstream_config>& upstreams,
+                                         config::provider_kind spoken);
+
+// The key a request the gateway encodes itself (a translation) carries to `up`, and whose it is:
+// the upstream's own under upstream_key_replaces_client; else the key the client presented in any
+// of the dialects' places when `may_forward` (the target is of forwarded_provider()); else the
+// upstream's own; else none (empty).
+struct upstream_key {
+    std::string value;
+    upstream::credential whose = upstream::credential::none;
+};
+upstream_key translated_key(const http::request_context& ctx, const config::upstream_config& up,
+                            bool may_forward);
+
+// Whose credential the target hears for a forwarded request (upstream_request_head's choice):
+// the upstream's own under upstream_key_replaces_client (none if it has none); the client's when
+// it sent the field of the upstream's provider (or Gemini's `?key=`); the upstream's own when it
+// has one; else the client's if it presented anything (Authorization of any scheme, a key
+// field), or none.
+upstream::credential forwarded_credential(const http::request_context& ctx,
+                                          const config::upstream_config& up, bool virtual_key);
 
 // Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade (RFC 9110 7.6.1).
 bool is_hop_by_hop(std::string_view name);

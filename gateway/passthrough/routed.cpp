@@ -7,6 +7,7 @@
 #include "gateway/passthrough/handler.hpp"
 
 #include "gateway/error.hpp"
+#include "gateway/http/credentials.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
@@ -39,15 +40,16 @@ constexpr std::size_t preamble_limit = 1024 * 1024;
 
 // Reads a stream into `held` until its first content event; what the first event that is not a
 // preamble said (content, error, done), or `done` when the body ended (or broke) before one.
-net::awaitable<providers::stream_event> hold_until_content(upstream::connection& conn,
-                                                           upstream::response_parser& parser,
-                                                           config::duration idle,
-                                                           std::string& held) {
+// No read waits past `until` (the route's deadline).
+net::awaitable<providers::stream_event> hold_until_content(
+    upstream::connection& conn, upstream::response_parser& parser, config::duration idle,
+    std::optional<std::chrono::steady_clock::time_point> until, std::string& held) {
     sse::event_parser events(preamble_limit);
     std::vector<sse::event> got;
     io::relay_buffer buffer;
     while (!parser.is_done()) {
-        auto [n, failed] = co_await upstream::read_piece(conn, parser, buffer.buffer(), idle);
+        auto [n, failed] = co_await upstream::read_piece(conn, parser, buffer.buffer(),
+                                                         upstream::within(idle, until));
         held.append(buffer.data(), n);
         got.clear();
         events.feed({buffer.data(), n}, got);
@@ -240,6 +242,17 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
         co_return;
     }
     exchange_state state;
+    // Registered for stop_waiting() while the loop runs (this worker's thread only).
+    in_flight_.emplace_front(&ctx, &state);
+    struct leave_list {
+        std::list<std::pair<http::request_context*, exchange_state*>>& list;
+        std::list<std::pair<http::request_context*, exchange_state*>>::iterator entry;
+        ~leave_list() { list.erase(entry); }
+    } registered{in_flight_, in_flight_.begin()};
+    if (auto rest = plan.left()) state.hold_until = std::chrono::steady_clock::now() + *rest;
+    // A forwarded credential goes only to targets of the provider it was presented for.
+    auto key_provider = forwarded_provider(route, upstreams_, spoken);
+    bool presents_key = !http::presented_key_of(ctx.req.base()).value.empty();
     auto cached = plan_cache(ctx, where, route, path, post);
     if (!cached.result.empty()) {
         if (co_await answer_from_cache(ctx, cached, state)) co_return;
@@ -262,6 +275,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
         client_watch watch(ctx, state, watches_);
         std::vector<const config::route_target*> unsupported;  // cannot take this path
         for (;;) {
+            if (state.stopping) break;
             const auto* t = plan.next();
             if (!t) break;
             if (std::find(unsupported.begin(), unsupported.end(), t) != unsupported.end()) {
@@ -272,7 +286,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 // The target that just failed, again (nothing else is left): after its backoff
                 // or retry-after; a client that hangs up meanwhile ends the wait and the request.
                 co_await pause(ctx, state, wait);
-                if (state.client_gone) {
+                if (state.client_gone || state.stopping) {
                     plan.abandoned();
                     break;
                 }
@@ -293,6 +307,21 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                                            "`: the gateway translates only POST "
                                            "/v1/chat/completions, /v1/responses, /v1/messages and "
                                            "Gemini's generateContent to another provider"));
+                continue;
+            }
+            state.forward_key = up.provider == key_provider;
+            if (translated && !state.forward_key && presents_key &&
+                !upstream_key_replaces_client(up, !ctx.key_id.empty()) && up.api_key.empty()) {
+                // Skipped; the reason is the client's answer only when no target answered.
+                plan.abandoned();
+                unsupported.push_back(t);
+                if (!last.status && !last.transport)
+                    last.failed(failure_of(errc::bad_request,
+                                           "upstream `" + up.name +
+                                               "` has no api_key of its own, and the client's key "
+                                               "was presented for " +
+                                               std::string(providers::provider_name(key_provider)) +
+                                               ": a forwarded key never goes to another provider"));
                 continue;
             }
             // Each target hears the client's body: only the model name may change (when the
@@ -318,8 +347,14 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 // A failure before anything was written comes back (unless this is the last
                 // attempt), and the next target is tried; once content came it is the client's.
                 auto asked = std::chrono::steady_clock::now();
+                auto whose = translated_key(ctx, up, state.forward_key).whose;
                 auto held = co_await translate(ctx, pool, state, *in, !last_attempt,
-                                               plan.first_byte_timeout(up.first_byte_timeout));
+                                               plan.first_byte_timeout(up.first_byte_timeout),
+                                               [&plan] { return plan.spend_resend(); });
+                if (configured) {
+                    ctx.attempts = plan.attempts();
+                    state.fields.attempts = plan.attempts();
+                }
                 if (state.client_gone) {
                     attempt.fail("client_gone", "the client went away");
                     plan.abandoned();
@@ -336,11 +371,11 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                         (held->upstream_status ? "answered " + std::to_string(held->upstream_status)
                                                : "failed: " + held->transport.detail) +
                         "; trying the route's next target");
-                    if (held->upstream_status && upstream::judge_status(held->upstream_status) ==
-                                                     upstream::verdict::unusable)
-                        plan.refused_key();
+                    if (held->upstream_status)
+                        plan.judged(upstream::judge_status(held->upstream_status, {}, whose),
+                                    held->retry_after);
                     else
-                        plan.failed(held->retry_after);
+                        plan.failed();
                     if (held->upstream_status)
                         last.answer(held->status, "application/json", std::move(held->body));
                     else
@@ -348,13 +383,11 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                     continue;
                 }
                 // Written on the last attempt: judged by the status the client got.
-                auto judged = upstream::judge_status(ctx.status);
+                auto judged = upstream::judge_status(ctx.status, {}, whose);
                 if (judged == upstream::verdict::success)
                     plan.succeeded(std::chrono::steady_clock::now() - asked);
-                else if (judged == upstream::verdict::failed)
-                    plan.failed();
                 else
-                    plan.abandoned();
+                    plan.judged(judged);
                 answered = &up;
                 answer = read_kept_answer(ctx, state, up);
                 describe_answer(attempt, ctx, state, answer ? &*answer : nullptr, asked);
@@ -365,12 +398,17 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             std::optional<upstream::response_parser> parser;
             upstream::exchange_hooks hooks{
                 [&state](upstream::connection* c) { state.upstream = c; },
-                [&state] { return state.client_gone; },
-                plan.first_byte_timeout(up.first_byte_timeout)};
+                [&state] { return state.client_gone || state.stopping; },
+                plan.first_byte_timeout(up.first_byte_timeout),
+                [&plan] { return plan.spend_resend(); }};
             auto sent = upstream::clock::now();
             auto exchange = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head,
                                                               ctx.req.body(), parser, head_request,
                                                               false, hooks);
+            if (configured) {
+                ctx.attempts = plan.attempts();  // a request sent again counts
+                state.fields.attempts = plan.attempts();
+            }
             if (state.client_gone) {
                 attempt.fail("client_gone", "the client went away");
                 plan.abandoned();
@@ -394,13 +432,13 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             // Before the last attempt a JSON answer (or an error) is read whole, to judge it.
             if (!last_attempt && !parser->is_done() && !is_event_stream(res))
                 broken = co_await upstream::read_body(*conn, *parser, held, answer_limit,
-                                                      up.idle_timeout);
-            auto judged = upstream::judge_status(status, held);
+                                                      up.idle_timeout, state.hold_until);
+            auto whose = forwarded_credential(ctx, up, !ctx.key_id.empty());
+            auto judged = upstream::judge_status(status, held, whose);
             if (broken) judged = upstream::verdict::failed;
             bool context_window = judged == upstream::verdict::context_window && !moved &&
                                   !route.on_context_window.empty() && !last_attempt;
-            bool fails =
-                judged == upstream::verdict::failed || judged == upstream::verdict::unusable;
+            bool fails = upstream::tries_another(judged);
             if ((fails && !last_attempt) || context_window) {
                 observability::log_warn(
                     "request " + ctx.request_id + ": upstream `" + up.name + "` " +
@@ -410,12 +448,11 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                              : context_window ? std::string("context_window")
                                               : std::to_string(status),
                              broken ? broken.detail : "answered " + std::to_string(status));
-                if (judged == upstream::verdict::unusable)
-                    plan.refused_key();
-                else if (context_window)
+                if (context_window)
                     plan.abandoned();
                 else
-                    plan.failed(upstream::retry_after(res["retry-after-ms"], res["retry-after"]));
+                    plan.judged(judged,
+                                upstream::retry_after(res["retry-after-ms"], res["retry-after"]));
                 if (broken)
                     last.failed(broken);
                 else
@@ -430,37 +467,40 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
             }
             if (!last_attempt && judged == upstream::verdict::success && !parser->is_done()) {
                 // A stream: held back until its first content event.
-                auto kind = co_await hold_until_content(*conn, *parser, up.idle_timeout, held);
+                auto kind = co_await hold_until_content(*conn, *parser, up.idle_timeout,
+                                                        state.hold_until, held);
                 if (state.client_gone) {
                     attempt.fail("client_gone", "the client went away");
                     plan.abandoned();
                     break;
                 }
                 if (kind != providers::stream_event::content) {
+                    bool late = kind == providers::stream_event::done && state.hold_until &&
+                                std::chrono::steady_clock::now() >= *state.hold_until;
                     auto why = kind == providers::stream_event::error
                                    ? "its stream began with an error"
-                                   : "its stream ended before any content";
-                    attempt.fail(
-                        kind == providers::stream_event::error ? "stream_error" : "stream_empty",
-                        why);
+                               : late ? "the route's deadline passed before its first content"
+                                      : "its stream ended before any content";
+                    attempt.fail(kind == providers::stream_event::error ? "stream_error"
+                                 : late                                 ? "deadline"
+                                                                        : "stream_empty",
+                                 why);
                     observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                             "`: " + why + "; trying the route's next target");
                     plan.failed();
-                    last.failed(failure_of(errc::upstream_bad_response,
-                                           "upstream `" + up.name + "`: " + why));
+                    last.failed(
+                        failure_of(late ? errc::upstream_idle_timeout : errc::upstream_bad_response,
+                                   "upstream `" + up.name + "`: " + why));
                     conn->close();
                     continue;
                 }
             }
-            // Committed: this answer is the client's.
+            // Committed: this answer is the client's (on the last attempt, a failure too).
             if (judged == upstream::verdict::success)
                 plan.succeeded(first_byte);
-            else if (judged == upstream::verdict::failed)
-                plan.failed(upstream::retry_after(res["retry-after-ms"], res["retry-after"]));
-            else if (judged == upstream::verdict::unusable && configured)
-                plan.refused_key();  // the last attempt: the client gets the refusal as it is
             else
-                plan.abandoned();  // (a model without a route keeps its one upstream in use)
+                plan.judged(judged,
+                            upstream::retry_after(res["retry-after-ms"], res["retry-after"]));
             if (state.first_body == std::chrono::steady_clock::time_point{} && !held.empty())
                 state.first_body = std::chrono::steady_clock::now();
             bool reusable = co_await relay_response(ctx, *conn, *parser, up, state, held);
@@ -479,6 +519,13 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
         if (ctx.status == 0) ctx.status = 499;  // as nginx logs it: client closed the request
         observability::log_info("request " + ctx.request_id +
                                 ": client went away; upstream request cancelled");
+    } else if (!answered && state.stopping && !ctx.response_started) {
+        auto stopped = stopped_by_shutdown();
+        ctx.keep_alive = false;
+        if (envelope)
+            co_await write_error_as(ctx, *envelope, stopped.ec, stopped.detail);
+        else
+            co_await http::write_error(ctx, stopped.ec, stopped.detail);
     } else if (!answered) {
         // No attempt held: the client gets the last failure, as one answer.
         if (last.status) {

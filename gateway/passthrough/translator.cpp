@@ -41,19 +41,11 @@ std::int64_t now_seconds() {
         .count();
 }
 
-// The key for the provider: ours when we replace the client's (upstream_key_replaces_client:
-// `auth: replace`, or a virtual key), otherwise the key the client presented in any of the
-// dialects' places (an OpenAI SDK sends a bearer token), or ours when it sent none.
-std::string provider_key(const http::request_context& ctx, const config::upstream_config& up) {
-    if (upstream_key_replaces_client(up, !ctx.key_id.empty())) return up.api_key;
-    auto presented = http::presented_key_of(ctx.req.base());
-    return presented.value.empty() ? up.api_key : std::move(presented.value);
-}
-
 std::string request_head(const http::request_context& ctx, const config::upstream_config& up,
                          const providers::adapter& adapter, const providers::request& r,
-                         std::size_t body_size, const observability::trace_context* attempt) {
-    auto fields = adapter.auth_fields(provider_key(ctx, up));
+                         std::size_t body_size, const observability::trace_context* attempt,
+                         const std::string& key) {
+    auto fields = adapter.auth_fields(key);
     // The client's own x-* fields (tracing, tenancy), its W3C trace context (traceparent,
     // tracestate: the provider's spans join the client's trace, as through the passthrough) and
     // anthropic-beta go along; its key, OpenAI's fields and the framing do not.
@@ -206,8 +198,11 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
         co_return !ec;
     };
     while (!parser.is_done() && failure_message.empty()) {
-        auto [n, failed] =
-            co_await upstream::read_piece(conn, parser, buffer.buffer(), up.idle_timeout);
+        // Held back, no read waits past the route's deadline.
+        auto idle =
+            committed ? up.idle_timeout : upstream::within(up.idle_timeout, state.hold_until);
+        auto [n, failed] = co_await upstream::read_piece(conn, parser, buffer.buffer(), idle);
+        if (!committed) failed = upstream::past_deadline(failed, state.hold_until);
         deltas.clear();
         if (n > 0 && state.first_body == std::chrono::steady_clock::time_point{})
             state.first_body = std::chrono::steady_clock::now();
@@ -336,7 +331,8 @@ net::awaitable<void> write_reply_as_stream(
 
 net::awaitable<std::optional<translate_failure>> translate(
     http::request_context& ctx, upstream::pool& pool, exchange_state& state,
-    const providers::ingress& in, bool hold_failures, config::duration first_byte) {
+    const providers::ingress& in, bool hold_failures, config::duration first_byte,
+    std::function<bool()> resend) {
     co_await net::this_coro::throw_if_cancelled(false);
     const auto& up = pool.upstream();
     const auto& adapter = providers::adapter_for(up.provider);
@@ -361,11 +357,13 @@ net::awaitable<std::optional<translate_failure>> translate(
         co_await refuse(ctx, in, std::move(unsaid));
         co_return std::nullopt;
     }
-    auto head = request_head(ctx, up, adapter, r, body.size(), state.trace);
+    auto key = translated_key(ctx, up, state.forward_key);
+    auto head = request_head(ctx, up, adapter, r, body.size(), state.trace, key.value);
 
     std::optional<upstream::response_parser> parser;
     upstream::exchange_hooks hooks{[&state](upstream::connection* c) { state.upstream = c; },
-                                   [&state] { return state.client_gone; }, first_byte};
+                                   [&state] { return state.client_gone || state.stopping; },
+                                   first_byte, std::move(resend)};
     auto started = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head, body,
                                                      parser, false, false, hooks);
     if (state.client_gone) co_return std::nullopt;
@@ -377,6 +375,7 @@ net::awaitable<std::optional<translate_failure>> translate(
     if (!started.conn) {
         observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                 "`: " + started.failed.detail);
+        if (state.stopping) started.failed = stopped_by_shutdown();
         co_await write_error_as(ctx, in, started.failed.ec, started.failed.detail);
         co_return std::nullopt;
     }
@@ -394,7 +393,8 @@ net::awaitable<std::optional<translate_failure>> translate(
     if (status >= 400 || !r.stream || !event_stream) {
         std::string reply_body;
         auto failed =
-            co_await upstream::read_body(conn, *parser, reply_body, reply_limit, up.idle_timeout);
+            co_await upstream::read_body(conn, *parser, reply_body, reply_limit, up.idle_timeout,
+                                         hold_failures ? state.hold_until : std::nullopt);
         if (state.client_gone) co_return std::nullopt;
         if (failed && hold_failures) {
             translate_failure held;
@@ -403,6 +403,7 @@ net::awaitable<std::optional<translate_failure>> translate(
             co_return held;
         }
         if (failed) {
+            if (state.stopping) failed = stopped_by_shutdown();
             co_await write_error_as(ctx, in, failed.ec, failed.detail);
             co_return std::nullopt;
         }
@@ -410,9 +411,8 @@ net::awaitable<std::optional<translate_failure>> translate(
         if (status >= 400) {
             auto said = adapter.decode_error(status, reply_body);
             auto envelope = in.error_body(said);
-            auto judged = upstream::judge_status(status, reply_body);
-            if (hold_failures &&
-                (judged == upstream::verdict::failed || judged == upstream::verdict::unusable)) {
+            auto judged = upstream::judge_status(status, reply_body, key.whose);
+            if (hold_failures && upstream::tries_another(judged)) {
                 translate_failure held;
                 held.upstream_status = status;
                 held.status = said.status;

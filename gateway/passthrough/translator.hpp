@@ -9,6 +9,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,7 +28,10 @@ namespace gateway::passthrough {
 // for — a connection that failed, or an answer of 408, 429, 5xx, 401 or 403, or a stream that
 // failed or ended before its first content — is not written: it is returned, and nothing has
 // reached the client. Anything else is answered as without it.
-// `first_byte`: how long to wait for the response head (0: the upstream's own).
+// `first_byte`: how long to wait for the response head (0: the upstream's own); `resend`: whether
+// a request that met a reset on a reused connection may go again (exchange_hooks::resend).
+// The key sent is translated_key(ctx, up, state.forward_key); while nothing is committed no read
+// waits past state.hold_until; with state.stopping a failed connection answers 503.
 struct translate_failure {
     unsigned upstream_status = 0;  // the provider's status; 0: the connection failed
     unsigned status = 0;           // and the client's
@@ -37,7 +41,8 @@ struct translate_failure {
 };
 net::awaitable<std::optional<translate_failure>> translate(
     http::request_context& ctx, upstream::pool& pool, exchange_state& state,
-    const providers::ingress& in, bool hold_failures = false, config::duration first_byte = {});
+    const providers::ingress& in, bool hold_failures = false, config::duration first_byte = {},
+    std::function<bool()> resend = {});
 
 // The client's API for a model call (a POST of Chat Completions, Responses, Messages or
 // Gemini's generateContent), as the gateway reads and answers it when it translates or answers

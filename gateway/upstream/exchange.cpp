@@ -4,6 +4,7 @@
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/metrics.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace gateway::upstream {
@@ -52,9 +53,13 @@ net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor
     auto use = [&](connection* c) {
         if (hooks.in_use) hooks.in_use(c);
     };
+    // GET, HEAD and OPTIONS change nothing upstream: sending one twice is harmless.
+    std::string_view method = head.substr(0, head.find(' '));
+    bool safe = method == "GET" || method == "HEAD" || method == "OPTIONS";
     started_exchange out;
     for (int attempt = 0; attempt < 2; ++attempt) {
-        auto conn = fresh_only || attempt > 0 ? nullptr : pool.take();
+        // Any other request asks the socket first, so that one sent again is rare.
+        auto conn = fresh_only || attempt > 0 ? nullptr : pool.take(!safe);
         bool reused = conn != nullptr;
         if (!conn) {
             conn = pool.make(executor);
@@ -91,6 +96,9 @@ net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor
             co_return out;
         }
         if (!(reused && !got_bytes && out.failed.ec == errc::upstream_reset)) break;
+        // The upstream may have taken the request before the reset: sent again only when that is
+        // harmless, or when its owner counts it as an attempt.
+        if (hooks.resend ? !hooks.resend() : !safe) break;
         out.failed = {};
     }
     use(nullptr);
@@ -111,11 +119,27 @@ net::awaitable<piece> read_piece(connection& conn, response_parser& parser,
     co_return out;
 }
 
+config::duration within(config::duration idle,
+                        std::optional<std::chrono::steady_clock::time_point> until) {
+    if (!until) return idle;
+    auto left = std::chrono::ceil<config::duration>(*until - std::chrono::steady_clock::now());
+    return std::clamp(left, config::duration(1), std::max(idle, config::duration(1)));
+}
+
+failure past_deadline(const failure& f,
+                      std::optional<std::chrono::steady_clock::time_point> until) {
+    if (!until || f.ec != errc::upstream_idle_timeout || std::chrono::steady_clock::now() < *until)
+        return f;
+    return {f.ec, "the route's deadline passed before the answer could be committed to"};
+}
+
 net::awaitable<failure> read_body(connection& conn, response_parser& parser, std::string& body,
-                                  std::size_t limit, config::duration idle) {
+                                  std::size_t limit, config::duration idle,
+                                  std::optional<std::chrono::steady_clock::time_point> until) {
     io::relay_buffer buffer;
     while (!parser.is_done()) {
-        auto [n, failed] = co_await read_piece(conn, parser, buffer.buffer(), idle);
+        auto [n, failed] = co_await read_piece(conn, parser, buffer.buffer(), within(idle, until));
+        failed = past_deadline(failed, until);
         body.append(buffer.data(), n);
         if (!failed && body.size() > limit)
             failed = {make_error_code(errc::upstream_bad_response),

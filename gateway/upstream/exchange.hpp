@@ -29,6 +29,10 @@ struct exchange_hooks {
     std::function<bool()> abandoned;
     // Request sent -> response head within this (a route's); 0: the upstream's own.
     config::duration first_byte_timeout{0};
+    // Asked before the request goes again on a new connection because a reused one reset before
+    // any answer (the upstream may have taken it): true lets it go (the owner counts it as an
+    // attempt). Null: only GET, HEAD and OPTIONS go again.
+    std::function<bool()> resend;
 };
 
 // The head of a JSON POST the gateway makes itself (the model client's requests, a translated
@@ -41,8 +45,10 @@ std::string json_post_head(const config::upstream_config& up, std::string_view t
 
 // Sends `head` and `body` on a pooled connection, or a new one, and reads the response header
 // into `parser` (emplaced anew for each attempt; the body of a HEAD answer is skipped). A
-// pooled connection that the upstream closed while it was idle fails before the upstream saw
-// anything: the request then goes once more on a new connection. `fresh_only` never takes a
+// pooled connection that resets before any answer may have been closed while idle, or may have
+// delivered the request: it goes once more on a new connection when hooks.resend allows (a
+// request other than GET, HEAD, OPTIONS is sent only on a pooled connection whose socket was
+// asked first, so that this is rare). `fresh_only` never takes a
 // pooled connection (upgrades). The one way the passthrough and the model client talk to an
 // upstream.
 net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor executor,
@@ -60,9 +66,17 @@ struct piece {
 net::awaitable<piece> read_piece(connection& conn, response_parser& parser,
                                  net::mutable_buffer buffer, config::duration idle);
 
+// How long the next read may wait: `idle`, but never past `until` (a route's deadline while
+// nothing is committed; at least a millisecond, so that a read ends rather than waits forever).
+config::duration within(config::duration idle,
+                        std::optional<std::chrono::steady_clock::time_point> until);
+// The failure for a read that `until` cut short, in place of an idle timeout.
+failure past_deadline(const failure& f, std::optional<std::chrono::steady_clock::time_point> until);
+
 // Reads the rest of a response body into `body`: at most `limit` bytes (more is
-// upstream_bad_response), with `idle` allowed between two reads.
+// upstream_bad_response), with `idle` allowed between two reads, and nothing past `until`.
 net::awaitable<failure> read_body(connection& conn, response_parser& parser, std::string& body,
-                                  std::size_t limit, config::duration idle);
+                                  std::size_t limit, config::duration idle,
+                                  std::optional<std::chrono::steady_clock::time_point> until = {});
 
 }  // namespace gateway::upstream

@@ -63,8 +63,9 @@ void health_board::failed(std::size_t upstream, const std::string& model, clock:
     failed(slot_of(upstream, model), now, retry_after);
 }
 
-void health_board::refused_key(std::size_t upstream, const std::string& model) {
-    refused_key(slot_of(upstream, model));
+void health_board::refused_key(std::size_t upstream, const std::string& model,
+                               clock::time_point now) {
+    refused_key(slot_of(upstream, model), now);
 }
 
 void health_board::abandoned(std::size_t upstream, const std::string& model) {
@@ -108,7 +109,6 @@ void health_board::succeeded(slot at, clock::duration first_byte) {
         std::lock_guard lock(mutex_);
         auto& t = *at;
         ended(t, success);
-        if (t.now == state::unusable) return;
         if (t.now != state::healthy) restored = change{t.upstream, t.model, state::healthy, {}, 0};
         t.now = state::healthy;
         t.failures = 0;
@@ -126,16 +126,17 @@ void health_board::failed(slot at, clock::time_point now,
         std::lock_guard lock(mutex_);
         auto& t = *at;
         ended(t, failure);
-        if (t.now == state::unusable) return;
         count(t.upstream, cooldown);
         ++t.failures;
         auto cooldown = std::chrono::duration_cast<clock::duration>(settings_.cooldown);
         auto cap = std::chrono::duration_cast<clock::duration>(settings_.max_cooldown);
         for (int i = 1; i < t.failures && cooldown < cap; ++i) cooldown *= 2;
         cooldown = std::min(cooldown, cap);
+        // A retry-after lengthens the cooldown, never past max_cooldown: what one answer asks
+        // for must not keep a target out for longer than the operator allows.
         if (retry_after)
-            cooldown =
-                std::max(cooldown, std::chrono::duration_cast<clock::duration>(*retry_after));
+            cooldown = std::max(
+                cooldown, std::min(cap, std::chrono::duration_cast<clock::duration>(*retry_after)));
         t.now = state::cooled;
         t.until = now + cooldown;
         cooled = change{t.upstream, t.model, state::cooled, t.until, t.failures};
@@ -143,33 +144,35 @@ void health_board::failed(slot at, clock::time_point now,
     told(std::move(cooled));
 }
 
-void health_board::refused_key(slot at) {
-    bool first = false;
+void health_board::refused_key(slot at, clock::time_point now) {
+    change out;
     {
         std::lock_guard lock(mutex_);
-        ended(*at, refused);
-        first = at->now != state::unusable;
-        at->now = state::unusable;
+        auto& t = *at;
+        ended(t, refused);
+        t.now = state::unusable;
+        t.until = now + std::chrono::duration_cast<clock::duration>(settings_.max_cooldown);
+        out = change{t.upstream, t.model, state::unusable, t.until, t.failures};
     }
-    if (first) told(change{at->upstream, at->model, state::unusable, {}, 0});
+    told(std::move(out));
 }
 
 void health_board::apply(const change& c) {
     std::lock_guard lock(mutex_);
     auto& t = entry(c.upstream, c.model);
-    if (t.now == state::unusable) return;
     switch (c.now) {
         case state::cooled:
-            t.until = t.now == state::cooled ? std::max(t.until, c.until) : c.until;
-            t.now = state::cooled;
+        case state::unusable: {
+            // The later end wins; a refused key outranks a cooldown while it lasts.
+            bool out = t.now == state::cooled || t.now == state::unusable;
+            t.until = out ? std::max(t.until, c.until) : c.until;
+            if (!out || c.now == state::unusable) t.now = c.now;
             t.failures = std::max(t.failures, c.failures);
             break;
+        }
         case state::healthy:
             t.now = state::healthy;
             t.failures = 0;
-            break;
-        case state::unusable:
-            t.now = state::unusable;
             break;
         case state::probing:
             break;  // never told
@@ -179,7 +182,8 @@ void health_board::apply(const change& c) {
 void health_board::abandoned(slot at) {
     std::lock_guard lock(mutex_);
     ended(*at, not_judged);
-    if (at->now == state::probing) at->now = state::cooled;  // the probe did not tell: again
+    // The probe did not tell: another request probes again.
+    if (at->now == state::probing) at->now = state::cooled;
 }
 
 std::optional<health_board::target_state> health_board::of(std::size_t upstream,

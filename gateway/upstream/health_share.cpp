@@ -49,6 +49,11 @@ std::string fingerprint(const config::upstream_config& u) {
 
 constexpr std::string_view state_names[] = {"healthy", "cooled", "probing", "unusable"};
 
+// The states that end at a time the message carries.
+bool timed(health_board::state s) {
+    return s == health_board::state::cooled || s == health_board::state::unusable;
+}
+
 std::string_view text_of(const redisReply* r) {
     return r && r->str ? std::string_view(r->str, r->len) : std::string_view();
 }
@@ -96,7 +101,7 @@ std::string health_share::message(const health_board::change& c) const {
                    {"model", c.model},
                    {"state", state_names[static_cast<int>(c.now)]},
                    {"failures", c.failures}};
-    if (c.now == health_board::state::cooled) {
+    if (timed(c.now)) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(c.until - clock::now());
         o["until"] = now_ms() + left.count();  // wall-clock: the replicas' steady clocks differ
     }
@@ -124,7 +129,7 @@ std::optional<health_board::change> health_share::read(std::string_view message)
     c.now = static_cast<health_board::state>(state - std::begin(state_names));
     if (const auto* f = o.if_contains("failures"); f && f->is_int64())
         c.failures = static_cast<int>(f->as_int64());
-    if (c.now == health_board::state::cooled) {
+    if (timed(c.now)) {
         const auto* until = o.if_contains("until");
         if (!until || !until->is_int64()) return std::nullopt;
         auto left = until->as_int64() - now_ms();
@@ -138,9 +143,9 @@ void health_share::publish(health_board::change c) {
     auto text = message(c);
     net::post(io_, [this, c = std::move(c), text = std::move(text)]() mutable {
         if (stopping_) return;
-        // The key: a cooldown is kept until it ends; a restore or a refused key removes it.
+        // The key: a cooldown or a refused key is kept until it ends; a restore removes it.
         auto key = key_of(names_[c.upstream], c.model);
-        if (c.now == health_board::state::cooled) {
+        if (timed(c.now)) {
             auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(c.until - clock::now());
             queue_.push_back(
                 {"SET", key, text, "PX",

@@ -31,10 +31,11 @@ void pool::sweep(std::chrono::steady_clock::time_point now) {
     count_idle();
 }
 
-std::unique_ptr<connection> pool::take() {
+std::unique_ptr<connection> pool::take(bool probe) {
     // A connection back from its last response for less than this is reused without asking the
-    // socket first: the probe is a system call per request on a busy pool, and an upstream that
-    // closes a connection within a second of answering on it is met by the retry anyway.
+    // socket first, unless the caller asks (`probe`): the probe is a system call per request on
+    // a busy pool, and a GET that meets an upstream which closed the connection within a second
+    // of answering on it is sent again anyway (start_exchange).
     constexpr auto probe_after = std::chrono::seconds(1);
     auto now = std::chrono::steady_clock::now();
     sweep(now);
@@ -42,7 +43,7 @@ std::unique_ptr<connection> pool::take() {
         auto conn = std::move(idle_.back());
         idle_.pop_back();
         count_idle();
-        if (conn->looks_alive(now - conn->idle_since >= probe_after)) return conn;
+        if (conn->looks_alive(probe || now - conn->idle_since >= probe_after)) return conn;
     }
     return nullptr;
 }

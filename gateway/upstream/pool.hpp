@@ -31,8 +31,9 @@ public:
           counted_idle_(std::exchange(other.counted_idle_, 0)) {}
     pool& operator=(pool&&) = delete;
 
-    // An idle connection that still looks alive, or null.
-    std::unique_ptr<connection> take();
+    // An idle connection that still looks alive, or null. `probe`: ask the socket even when the
+    // connection came back within the last second (for a request that must not go twice).
+    std::unique_ptr<connection> take(bool probe = false);
 
     // A new, unopened connection for this upstream.
     std::unique_ptr<connection> make(net::any_io_executor executor) const;

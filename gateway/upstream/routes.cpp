@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 
 namespace gateway::upstream {
 
@@ -33,24 +34,33 @@ thread_local std::minstd_rand random_bits{std::random_device{}()};
 
 std::optional<config::duration> retry_after(std::string_view retry_after_ms,
                                             std::string_view retry_after) {
-    auto number = [](std::string_view text) -> std::optional<double> {
+    // What an upstream may ask for at most; a larger (or unreadable) number is ignored, never
+    // converted: 1e300 seconds has no duration.
+    constexpr double most_seconds = 24 * 60 * 60;
+    auto number = [](std::string_view text, double scale) -> std::optional<double> {
         while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+        while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
         double value = 0;
         auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (ec != std::errc{} || value < 0) return std::nullopt;
+        if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) ||
+            value < 0 || value / scale > most_seconds)
+            return std::nullopt;
         return value;
     };
-    if (auto ms = number(retry_after_ms))
+    if (auto ms = number(retry_after_ms, 1000))
         return std::chrono::duration_cast<config::duration>(
             std::chrono::duration<double, std::milli>(*ms));
-    if (auto s = number(retry_after))
+    if (auto s = number(retry_after, 1))
         return std::chrono::duration_cast<config::duration>(std::chrono::duration<double>(*s));
     return std::nullopt;
 }
 
-verdict judge_status(unsigned status, std::string_view body) {
+verdict judge_status(unsigned status, std::string_view body, credential presented) {
     if (status >= 200 && status < 300) return verdict::success;
-    if (status == 401 || status == 403) return verdict::unusable;
+    bool gateways = presented == credential::gateway;
+    if (status == 401) return gateways ? verdict::key_refused : verdict::client_error;
+    if (status == 403) return gateways ? verdict::refused : verdict::client_error;
+    if (status == 429 && presented == credential::client) return verdict::declined;
     if (status == 408 || status == 429 || status >= 500) return verdict::failed;
     if (status == 400 && says_context_window(body)) return verdict::context_window;
     return verdict::client_error;
@@ -95,6 +105,7 @@ void attempt_plan::set_targets(const std::vector<config::route_target>& targets)
     current_ = nullptr;  // its outcome was told before the switch
     again_ = false;
     tried_.clear();
+    refused_.clear();
     slots_.clear();
     if (health_)
         for (const auto& t : targets) slots_.push_back(health_->slot_of(t.index, key_of(&t)));
@@ -120,16 +131,61 @@ void attempt_plan::failed(std::optional<config::duration> retry_after, clock::ti
     why_ = "failed";
 }
 
-void attempt_plan::refused_key() {
+void attempt_plan::refused_key(clock::time_point now) {
     if (!current_) return;
-    if (health_) health_->refused_key(slot(current_));
+    if (health_) health_->refused_key(slot(current_), now);
+    refused_.push_back(current_);
     why_ = "unusable";
+}
+
+void attempt_plan::declined(std::optional<config::duration> retry_after) {
+    if (!current_) return;
+    if (health_) health_->abandoned(slot(current_));
+    ++failures_;
+    asked_ = retry_after;
+    why_ = "declined";
+}
+
+void attempt_plan::refused() {
+    if (!current_) return;
+    if (health_) health_->abandoned(slot(current_));
+    refused_.push_back(current_);
+    why_ = "refused";
 }
 
 void attempt_plan::abandoned() {
     if (!current_) return;
     if (health_) health_->abandoned(slot(current_));
     why_ = "unsupported";  // the request was not for it (or the client left: no next attempt)
+}
+
+void attempt_plan::judged(verdict v, std::optional<config::duration> retry_after) {
+    switch (v) {
+        case verdict::failed:
+            failed(retry_after);
+            break;
+        case verdict::key_refused:
+            refused_key();
+            break;
+        case verdict::declined:
+            declined(retry_after);
+            break;
+        case verdict::refused:
+            refused();
+            break;
+        case verdict::success:
+        case verdict::client_error:
+        case verdict::context_window:
+            abandoned();
+            break;
+    }
+}
+
+bool attempt_plan::spend_resend(clock::time_point now) {
+    if (attempts_ >= static_cast<int>(route_.max_attempts)) return false;
+    if (auto rest = left(now); rest && rest->count() == 0) return false;
+    ++attempts_;
+    return true;
 }
 
 config::duration attempt_plan::backoff(clock::time_point now) const {
@@ -204,7 +260,7 @@ const config::route_target* attempt_plan::next(clock::time_point now) {
     if (attempts_ >= static_cast<int>(route_.max_attempts)) return nullptr;
     if (auto rest = left(now); rest && rest->count() == 0) return nullptr;
     if (!health_) {
-        if (targets_->empty()) return nullptr;
+        if (targets_->empty() || !refused_.empty()) return nullptr;
         const auto* only = &targets_->front();
         again_ = only == current_;
         current_ = only;
@@ -214,8 +270,10 @@ const config::route_target* attempt_plan::next(clock::time_point now) {
     using state = health_board::state;
     target_list fresh, again, cooled;
     for (const auto& t : *targets_) {
+        if (std::find(refused_.begin(), refused_.end(), &t) != refused_.end()) continue;
         auto v = health_->look(slot(&t));
-        if (v.now == state::unusable) continue;
+        // Its key refused: out until that ends, then probed like a cooled target.
+        if (v.now == state::unusable && now < v.until) continue;
         bool tried = std::find(tried_.begin(), tried_.end(), &t) != tried_.end();
         if (!health_board::available(v.now, v.until, now))
             cooled.push_back(&t);

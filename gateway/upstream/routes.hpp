@@ -26,23 +26,47 @@ namespace gateway::upstream {
 
 using clock = std::chrono::steady_clock;
 
-// How an attempt ended, as the attempt loop judges it.
+// Whose credential an attempt presented to its target: the gateway's own key (`auth: replace`, a
+// virtual key, or the upstream's api_key where the client sent none), the client's (forwarded
+// under `auth: forward`), or none at all. A refusal of the client's own credential is about that
+// client, never about the target.
+enum class credential { gateway, client, none };
+
+// How an attempt ended, as the attempt loop judges it. Only `failed` and `key_refused` are the
+// target's fault and change its health for every request; the others concern this request alone.
 enum class verdict {
     success,         // 2xx: the answer is the client's
-    client_error,    // another 4xx: the client's answer, returned as it is, never retried
+    client_error,    // another 4xx (and a 401/403 of the client's own credential): the client's
+                     // answer, returned as it is, never retried
     context_window,  // a 400 that says the request is too long for the model's context window
-    failed,          // connect error, reset, timeout, 408, 429, 5xx, 529: try another target
-    unusable,        // 401 or 403 from the target: its key is refused; not the client's fault
+    failed,          // connect error, reset, timeout, 408, 5xx, 529, or a 429 of the gateway's
+                     // key (or of none): try another target; the target is cooled
+    key_refused,     // 401 to the gateway's own key: cooled for health.max_cooldown, then probed
+    declined,        // 429 to the client's own credential: its quota, not the target's; another
+                     // target, or this one after its backoff; health unchanged
+    refused,         // 403 to the gateway's key: this request's content or permission; another
+                     // target, not this one again for the request; health unchanged
 };
 
-// The verdict for an answer with `status` (its body for a 400, which may name the context window).
-verdict judge_status(unsigned status, std::string_view body = {});
+// Whether a verdict sends the request on to another target (or the same after its backoff): the
+// failures the attempt loop holds back from the client while attempts are left.
+inline bool tries_another(verdict v) {
+    return v == verdict::failed || v == verdict::key_refused || v == verdict::declined ||
+           v == verdict::refused;
+}
+
+// The verdict for an answer with `status` (its body for a 400, which may name the context window)
+// to a request that presented `presented`.
+verdict judge_status(unsigned status, std::string_view body = {},
+                     credential presented = credential::gateway);
 
 // The health of every target (an upstream and the model it hears), shared by all workers:
 // a target that failed is cooled for `cooldown`, doubled while it keeps failing up to
-// `max_cooldown` (and at least as long as a retry-after it was given); when the cooldown ends,
-// one request may probe it (half open) and one success restores it. A target whose key was
-// refused stays out until the process restarts with another configuration. Thread-safe.
+// `max_cooldown` (and at least as long as a retry-after it was given, itself at most
+// `max_cooldown`); when the cooldown ends, one request may probe it (half open) and one success
+// restores it. A target whose key was refused is out for `max_cooldown`, then probed the same
+// way: every state ends. Only failures that belong to the target reach the board (verdict).
+// Thread-safe.
 class health_board {
 public:
     // `names`: the upstreams' names by index, for the metrics.
@@ -52,17 +76,18 @@ public:
     }
 
     enum class state { healthy, cooled, probing, unusable };
-    // Whether a target in state `s`, cooled until `until`, may be tried at `now`: healthy, or
-    // cooled no longer (its probe not yet taken).
+    // Whether a target in state `s`, out until `until`, may be tried at `now`: healthy, or cooled
+    // (or its key refused) no longer, its probe not yet taken.
     static bool available(state s, clock::time_point until, clock::time_point now) {
-        return s == state::healthy || (s == state::cooled && now >= until);
+        return s == state::healthy ||
+               ((s == state::cooled || s == state::unusable) && now >= until);
     }
     struct target_state {
         std::size_t upstream = 0;
         std::string model;
         state now = state::healthy;
         int failures = 0;                     // in a row
-        clock::time_point until{};            // the end of the cooldown
+        clock::time_point until{};            // the end of the cooldown (or of `unusable`)
         std::optional<double> first_byte_ms;  // decaying average of time to first byte
         int in_flight = 0;
     };
@@ -85,7 +110,8 @@ public:
     void succeeded(std::size_t upstream, const std::string& model, clock::duration first_byte);
     void failed(std::size_t upstream, const std::string& model, clock::time_point now,
                 std::optional<config::duration> retry_after = std::nullopt);
-    void refused_key(std::size_t upstream, const std::string& model);
+    void refused_key(std::size_t upstream, const std::string& model,
+                     clock::time_point now = clock::now());
     // An attempt that ended without a verdict (the client went away): only in_flight changes.
     void abandoned(std::size_t upstream, const std::string& model);
 
@@ -98,7 +124,7 @@ public:
     void succeeded(slot t, clock::duration first_byte);
     void failed(slot t, clock::time_point now,
                 std::optional<config::duration> retry_after = std::nullopt);
-    void refused_key(slot t);
+    void refused_key(slot t, clock::time_point now = clock::now());
     void abandoned(slot t);
 
     std::optional<target_state> of(std::size_t upstream, const std::string& model) const;
@@ -113,15 +139,14 @@ public:
         std::size_t upstream = 0;
         std::string model;
         state now = state::healthy;
-        clock::time_point until{};  // cooled: the end of the cooldown
+        clock::time_point until{};  // cooled, unusable: when it ends
         int failures = 0;
     };
     // Called after each change, outside the board's lock, from the thread that made it. Set
     // before the board is used.
     void on_change(std::function<void(const change&)> tell) { tell_ = std::move(tell); }
-    // Another replica's change: a cooldown is taken when it ends later than this board's, a
-    // restore ends a cooldown, a refused key leaves the target out. A target this board saw
-    // refuse its key stays out. Not told back.
+    // Another replica's change: a cooldown (or a refused key's time out) is taken when it ends
+    // later than this board's, a restore ends it. Not told back.
     void apply(const change& c);
 
 private:
@@ -189,12 +214,25 @@ public:
 
     // How the attempt on the target next() returned ended, told to the health board: a success
     // (its time to first byte), a failure (cooled; at least `retry_after` when given), a refused
-    // key (left out), or no verdict (the client went away, or the request was not for it).
+    // key (out for max_cooldown), or no verdict (the client went away, or the request was not
+    // for it). `declined` and `refused` concern this request only and leave the board as it was:
+    // a declined target may be tried again after its backoff (`retry_after`), a refused one not
+    // for this request.
     void succeeded(clock::duration first_byte);
     void failed(std::optional<config::duration> retry_after = std::nullopt,
                 clock::time_point now = clock::now());
-    void refused_key();
+    void refused_key(clock::time_point now = clock::now());
+    void declined(std::optional<config::duration> retry_after = std::nullopt);
+    void refused();
     void abandoned();
+    // Tells the plan a verdict: the call above that it names (success and client_error:
+    // nothing; the caller tells a success with its time, and a client error needs no report).
+    void judged(verdict v, std::optional<config::duration> retry_after = std::nullopt);
+
+    // Spends one attempt on sending the current target's request again on a new connection (a
+    // reused one reset before answering: the upstream may have taken it). False, and nothing
+    // spent, when max_attempts or the deadline leave none.
+    bool spend_resend(clock::time_point now = clock::now());
 
     // The wait before the attempt on the target next() returned: none for another target; when
     // it is the one that just failed, again (nothing else is left), a backoff of 500 ms doubled
@@ -239,6 +277,7 @@ private:
     std::optional<config::duration> asked_;  // the last failure's retry-after
     std::string_view why_ = "failed";        // how the last attempt ended, for the fallbacks
     target_list tried_;
+    target_list refused_;  // not to be tried again for this request
     boost::container::small_vector<health_board::slot, 8> slots_;  // each target's, with health
 };
 
@@ -271,7 +310,8 @@ private:
 };
 
 // Seconds or milliseconds to wait from retry-after-ms / retry-after (delta seconds); nullopt
-// when neither is present or readable.
+// when neither is present or readable, or when it is not a finite number in range (negative,
+// inf, nan, past a day: ignored). The health board caps what it takes at health.max_cooldown.
 std::optional<config::duration> retry_after(std::string_view retry_after_ms,
                                             std::string_view retry_after);
 

@@ -239,6 +239,10 @@ BOOST_AUTO_TEST_CASE(drain_time_bounds_shutdown) {
     BOOST_TEST_REQUIRE(fake.wait_requests(1, 2s));
     auto started = clock::now();
     gw.server().stop();
+    // The request waiting on the stalled upstream is told why, then closed.
+    auto r = stuck.read_response();
+    BOOST_TEST(r.status == 503u, r.body);
+    BOOST_TEST(r.body.find("shutting_down") != std::string::npos, r.body);
     gw.server().wait();
     BOOST_TEST((clock::now() - started < 2s));
     BOOST_TEST(stuck.closed_by_peer());

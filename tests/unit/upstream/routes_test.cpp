@@ -30,8 +30,8 @@ void end(health_board& h, const config::route_target* t, verdict how, clock::tim
          clock::duration first_byte = 10ms) {
     if (how == verdict::success)
         h.succeeded(t->index, t->model, first_byte);
-    else if (how == verdict::unusable)
-        h.refused_key(t->index, t->model);
+    else if (how == verdict::key_refused)
+        h.refused_key(t->index, t->model, now);
     else
         h.failed(t->index, t->model, now);
 }
@@ -46,8 +46,22 @@ BOOST_AUTO_TEST_CASE(statuses_are_judged_as_the_routing_contract_says) {
         BOOST_TEST((judge_status(s) == verdict::failed), s);
     for (unsigned s : {400u, 404u, 413u, 422u})
         BOOST_TEST((judge_status(s) == verdict::client_error), s);
-    BOOST_TEST((judge_status(401) == verdict::unusable));
-    BOOST_TEST((judge_status(403) == verdict::unusable));
+    // The gateway's own key refused is the target's problem; 403 concerns this request.
+    BOOST_TEST((judge_status(401) == verdict::key_refused));
+    BOOST_TEST((judge_status(403) == verdict::refused));
+    // The client's own credential (forwarded), or none at all: the caller's problem, never the
+    // target's; a 429 to the client's key is its quota.
+    for (auto who : {credential::client, credential::none}) {
+        BOOST_TEST((judge_status(401, {}, who) == verdict::client_error));
+        BOOST_TEST((judge_status(403, {}, who) == verdict::client_error));
+    }
+    BOOST_TEST((judge_status(429, {}, credential::client) == verdict::declined));
+    BOOST_TEST((judge_status(429, {}, credential::none) == verdict::failed));
+    BOOST_TEST((judge_status(503, {}, credential::client) == verdict::failed));
+    for (auto v : {verdict::failed, verdict::key_refused, verdict::declined, verdict::refused})
+        BOOST_TEST(tries_another(v));
+    for (auto v : {verdict::success, verdict::client_error, verdict::context_window})
+        BOOST_TEST(!tries_another(v));
     BOOST_TEST((judge_status(400, R"({"error":{"code":"context_length_exceeded"}})") ==
                 verdict::context_window));
     BOOST_TEST((judge_status(400, R"({"error":{"message":"prompt is too long: 210000 tokens"}})") ==
@@ -108,24 +122,95 @@ BOOST_AUTO_TEST_CASE(the_cooldown_doubles_while_failing_up_to_its_cap_and_honour
     BOOST_TEST((h.of(0, "m")->until - now == clock::duration(2s)));
     h.failed(0, "m", now);
     BOOST_TEST((h.of(0, "m")->until - now == clock::duration(3s)));  // the cap
-    h.failed(0, "m", now, config::duration(30s));                    // retry-after: 30
-    BOOST_TEST((h.of(0, "m")->until - now == clock::duration(30s)));
-    BOOST_TEST(!h.available(0, "m", now + 29s));
-    BOOST_TEST(h.available(0, "m", now + 30s));
+    h.failed(0, "m", now, config::duration(2500ms));                 // retry-after: 2.5
+    BOOST_TEST((h.of(0, "m")->until - now == clock::duration(3s)));
+    // A retry-after past max_cooldown is capped by it: one answer cannot keep a target out for
+    // longer than the operator allows.
+    h.failed(0, "m", now, config::duration(300s));
+    BOOST_TEST((h.of(0, "m")->until - now == clock::duration(3s)));
+    BOOST_TEST(!h.available(0, "m", now + 2s));
+    BOOST_TEST(h.available(0, "m", now + 3s));
 }
 
-BOOST_AUTO_TEST_CASE(a_refused_key_keeps_its_target_out_for_good) {
-    health_board h(cooling(1s));
+BOOST_AUTO_TEST_CASE(a_retry_after_is_read_only_when_it_is_a_sane_number) {
+    BOOST_TEST((retry_after("", "2") == config::duration(2s)));
+    BOOST_TEST((retry_after("1500", "9") == config::duration(1500ms)));
+    BOOST_TEST((retry_after("", " 0.5 ") == config::duration(500ms)));
+    BOOST_TEST((retry_after("", "86400") == config::duration(24h)));
+    // Past a day, negative, not finite, not a number, or with trailing junk: ignored, never
+    // converted (1e300 seconds is no duration; 100000000 s is three years).
+    for (std::string_view bad : {"86401", "100000000", "1e300", "-1", "inf", "nan", "NaN", "1e309",
+                                 "2x", "Wed, 21 Oct 2015 07:28:00 GMT", ""})
+        BOOST_TEST(!retry_after("", bad).has_value(), bad);
+    BOOST_TEST(!retry_after("1e300", "").has_value());
+    BOOST_TEST(!retry_after("inf", "").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_key_keeps_its_target_out_for_max_cooldown_then_it_is_probed) {
+    health_board h(cooling(1s, 60s));
     auto r = route_of(config::route_strategy::priority, {1, 1});
     auto now = clock::now();
     attempt_plan plan(r, h, now);
-    end(h, plan.next(now), verdict::unusable, now);
+    end(h, plan.next(now), verdict::key_refused, now);
     BOOST_TEST(plan.next(now) == &r.targets[1]);
-    attempt_plan hours_later(r, h, now + 10h);
-    BOOST_TEST(hours_later.next(now + 10h) == &r.targets[1]);
-    end(h, &r.targets[1], verdict::unusable, now);
+    attempt_plan a_minute_less(r, h, now + 59s);
+    BOOST_TEST(a_minute_less.next(now + 59s) == &r.targets[1]);
+    end(h, &r.targets[1], verdict::key_refused, now);
     attempt_plan none_left(r, h, now);
     BOOST_TEST(none_left.next(now) == nullptr);
+    // Every state ends: after max_cooldown one request probes the target again, and a success
+    // restores it.
+    auto later = now + 60s;
+    attempt_plan probe(r, h, later);
+    BOOST_TEST(probe.next(later) == &r.targets[0]);
+    BOOST_TEST((h.of(0, "m0")->now == health_board::state::probing));
+    end(h, &r.targets[0], verdict::success, later);
+    BOOST_TEST((h.of(0, "m0")->now == health_board::state::healthy));
+}
+
+BOOST_AUTO_TEST_CASE(a_refusal_about_the_request_leaves_the_board_as_it_was) {
+    health_board h(cooling(5s, 60s));
+    auto r = route_of(config::route_strategy::priority, {1, 1}, 5);
+    auto now = clock::now();
+    attempt_plan plan(r, h, now);
+    BOOST_TEST(plan.next(now) == &r.targets[0]);
+    plan.refused();  // a 403 to this request: another target, not this one again
+    BOOST_TEST(plan.next(now) == &r.targets[1]);
+    plan.declined(config::duration(2s));  // a 429 to the client's own key
+    // Only the declined target is left for this request, after the retry-after it gave.
+    BOOST_TEST(plan.next(now) == &r.targets[1]);
+    BOOST_TEST((plan.backoff(now) == config::duration(2s)));
+    plan.refused();
+    BOOST_TEST(plan.next(now) == nullptr);
+    // Nothing changed for anyone else: both healthy, none in flight.
+    for (std::size_t i = 0; i < 2; ++i) {
+        auto s = h.of(i, "m" + std::to_string(i));
+        BOOST_TEST_REQUIRE(s.has_value());
+        BOOST_TEST((s->now == health_board::state::healthy));
+        BOOST_TEST(s->failures == 0);
+        BOOST_TEST(s->in_flight == 0);
+    }
+    attempt_plan next_request(r, h, now);
+    BOOST_TEST(next_request.next(now) == &r.targets[0]);
+}
+
+BOOST_AUTO_TEST_CASE(a_request_sent_again_counts_as_an_attempt) {
+    health_board h(cooling(1s));
+    auto r = route_of(config::route_strategy::priority, {1}, 2);
+    auto now = clock::now();
+    attempt_plan plan(r, h, now);
+    BOOST_TEST(plan.next(now) == &r.targets[0]);
+    BOOST_TEST(plan.spend_resend(now));
+    BOOST_TEST(plan.attempts() == 2);
+    BOOST_TEST(!plan.spend_resend(now));  // max_attempts: none left
+    plan.failed(std::nullopt, now);
+    BOOST_TEST(plan.next(now) == nullptr);
+    config::route_config single;
+    single.max_attempts = 1;
+    single.targets.push_back({"up0", "", 1, 0});
+    attempt_plan once(single, now);
+    BOOST_TEST(once.next(now) != nullptr);
+    BOOST_TEST(!once.spend_resend(now));
 }
 
 BOOST_AUTO_TEST_CASE(weighted_shares_follow_the_weights) {
