@@ -31,6 +31,13 @@ http::reply bad(std::string message) {
     return http::reply::error(errc::invalid_parameters, message);
 }
 
+// Two keys of one name would share their metric series and be told apart nowhere.
+http::reply name_taken(const std::string& name) {
+    return http::reply::error(errc::conflict, "Another key is named `" + name +
+                                                  "`: key names are unique, those in the "
+                                                  "configuration included.");
+}
+
 // Applies the members of `body` that describe a key to `key`; the error names the member.
 std::string apply(const json::object& body, virtual_key& key, bool creating) {
     static constexpr std::string_view known[] = {"name",         "models", "rpm",       "tpm",
@@ -41,8 +48,8 @@ std::string apply(const json::object& body, virtual_key& key, bool creating) {
         if (!ok) return "unknown member `" + std::string(name) + "`";
     }
     if (const auto* v = body.if_contains("name")) {
-        if (!v->is_string() || v->get_string().empty() || v->get_string().size() > 64)
-            return "`name` must be a string of 1 to 64 characters";
+        if (!v->is_string() || !config::valid_key_name(v->get_string()))
+            return "`name` must be " + std::string(config::key_name_rule);
         key.name = std::string(v->get_string());
     } else if (creating) {
         return "`name` is required";
@@ -309,9 +316,10 @@ net::awaitable<http::reply> api::create_key(http::request_context& ctx) {
     auto secret = new_secret();
     key.digest = config::key_digest(secret);
     key.created_at = now_ms();
+    // Into the ring first, where taking the name is one step with adding the key.
+    if (keys_.put_named(key) == key_ring::named_put::name_taken) co_return name_taken(key.name);
     auto record = to_record(key);
     co_await store_.save_key(std::move(record));
-    keys_.put(key);
     auto view = key_json(key, {});
     view["key"] = secret;
     co_return http::reply::json(201, view);
@@ -342,11 +350,19 @@ net::awaitable<http::reply> api::update_key(http::request_context& ctx) {
     if (!body) co_return bad(error);
     auto key = *found;
     if (auto problem = apply(*body, key, false); !problem.empty()) co_return bad(problem);
+    // Into the ring first, where taking a new name is one step with the change; a key revoked
+    // meanwhile is refused. A DELETE that answers while the store writes still wins: the store's
+    // upsert leaves revoked_at alone.
+    switch (keys_.put_named(key)) {
+        case key_ring::named_put::name_taken:
+            co_return name_taken(key.name);
+        case key_ring::named_put::refused:
+            co_return http::reply::error(errc::not_found, "No such key.");
+        case key_ring::named_put::done:
+            break;
+    }
     auto record = to_record(key);
     co_await store_.save_key(std::move(record));
-    // A DELETE that answered while the store wrote wins: the key stays revoked (the store's
-    // upsert leaves revoked_at alone, and the ring refuses a removed id).
-    if (!keys_.put(key)) co_return http::reply::error(errc::not_found, "No such key.");
     auto used = co_await usage_by_key(store_, ledger_, keys_);
     co_return http::reply::json(200, key_json(key, used[key.id]));
 }

@@ -162,6 +162,19 @@ std::vector<std::shared_ptr<const virtual_key>> key_ring::all() const {
 bool key_ring::put(virtual_key key) {
     auto shared = std::make_shared<const virtual_key>(std::move(key));
     std::unique_lock lock(mutex_);
+    return put_locked(std::move(shared));
+}
+
+key_ring::named_put key_ring::put_named(virtual_key key) {
+    auto shared = std::make_shared<const virtual_key>(std::move(key));
+    std::unique_lock lock(mutex_);
+    if (removed_.count(shared->id)) return named_put::refused;
+    for (const auto& [id, other] : by_id_)
+        if (other->name == shared->name && id != shared->id) return named_put::name_taken;
+    return put_locked(std::move(shared)) ? named_put::done : named_put::refused;
+}
+
+bool key_ring::put_locked(std::shared_ptr<const virtual_key> shared) {
     if (removed_.count(shared->id)) return false;
     if (auto it = by_digest_.find(shared->digest);
         it != by_digest_.end() && it->second->id != shared->id)

@@ -67,6 +67,11 @@ public:
     // with this id was removed: a change that raced the key's revocation (a PATCH whose store
     // write finished after the DELETE) never brings it back.
     bool put(virtual_key key);
+    // put() for /admin/keys, which refuses also a name another live key has (declared or made):
+    // the check and the change are one step, so two requests giving keys one name at once never
+    // both get it. (What the store holds is adopted with put(), names as they are.)
+    enum class named_put { done, refused, name_taken };
+    named_put put_named(virtual_key key);
     // Removes a key for good: its id is remembered, and put() refuses it from then on.
     bool remove(std::string_view id);
     // Follows what the store holds (at start, and when another replica changed a key): each
@@ -76,6 +81,7 @@ public:
 
 private:
     bool removed(std::string_view id) const;
+    bool put_locked(std::shared_ptr<const virtual_key> key);  // mutex_ held
 
 public:
 private:

@@ -31,6 +31,13 @@ std::string key_digest(std::string_view key) {
     return out;
 }
 
+bool valid_key_name(std::string_view name) {
+    return !name.empty() && name.size() <= 64 &&
+           name.find_first_not_of(
+               "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+               "0123456789_-.") == std::string_view::npos;
+}
+
 namespace {
 
 std::optional<std::uint64_t> parse_unsigned(std::string_view text) {

@@ -310,6 +310,12 @@ std::string hashed_key(const std::string& key);
 // "sha256:<hex>" of `key`, always hashed: what a presented API key is compared as.
 std::string key_digest(std::string_view key);
 
+// The one rule for a virtual key's name, in the configuration file and through /admin/keys:
+// 1 to 64 letters, digits, `_`, `-` or `.` — a name is shown in pages, logs and metric labels, so
+// it holds no markup, no line break and no bidirectional control. key_name_rule says it in words.
+bool valid_key_name(std::string_view name);
+inline constexpr std::string_view key_name_rule = "1-64 letters, digits, `_`, `-`, `.`";
+
 // Loads, interpolates `${NAME}` / `${NAME:-default}` from the environment, and validates a
 // configuration file. Relative paths in it (data_dir, prompts_dir, workflows_dir, ca_file) are
 // taken from the file's folder. The error names the file, the line and the offending key or

@@ -243,11 +243,8 @@ const fields<virtual_key_config>& virtual_key_fields() {
         {"name", "1-64 letters, digits, _ - .",
          [](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
              s.name = r.scalar(n, "name");
-             if (s.name.empty() || s.name.size() > 64 ||
-                 s.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                          "0123456789_-.") != std::string::npos)
-                 r.fail(n, std::string(section) +
-                               ": `name` must be 1-64 letters, digits, `_`, `-`, `.`");
+             if (!valid_key_name(s.name))
+                 r.fail(n, std::string(section) + ": `name` must be " + std::string(key_name_rule));
              s.id = "cfg-" + s.name;
          },
          [](const S& s) { return quoted(s.name); }},

@@ -43,6 +43,31 @@ BOOST_AUTO_TEST_CASE(two_keys_cannot_share_a_secret) {
     BOOST_TEST(!ring.put(b));
 }
 
+// /admin/keys gives no two live keys one name; what the store holds is adopted as it is.
+BOOST_AUTO_TEST_CASE(a_named_put_refuses_a_name_another_key_has) {
+    gateway::config::virtual_key_config declared;
+    declared.id = "cfg-ops";
+    declared.name = "ops";
+    declared.key = "sk-ops-0123456789abcdef";
+    key_ring ring({declared});
+    virtual_key k;
+    k.id = "key_1";
+    k.name = "ops";
+    k.digest = gateway::config::key_digest("sk-one-0123456789");
+    BOOST_TEST((ring.put_named(k) == key_ring::named_put::name_taken));
+    BOOST_TEST(!ring.by_id("key_1"));
+    k.name = "team";
+    BOOST_TEST((ring.put_named(k) == key_ring::named_put::done));
+    BOOST_TEST((ring.put_named(k) == key_ring::named_put::done));  // its own name: no clash
+    auto other = k;
+    other.id = "key_2";
+    other.digest = gateway::config::key_digest("sk-two-0123456789");
+    BOOST_TEST((ring.put_named(other) == key_ring::named_put::name_taken));
+    BOOST_TEST(ring.put(other));  // adopted from the store: names as they are
+    BOOST_TEST(ring.remove("key_1"));
+    BOOST_TEST((ring.put_named(k) == key_ring::named_put::refused));  // revoked for good
+}
+
 // A PATCH that read the key before a DELETE and writes after it must not bring the key back.
 BOOST_AUTO_TEST_CASE(a_removed_key_is_never_put_back) {
     key_ring ring({});

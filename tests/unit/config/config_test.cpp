@@ -492,6 +492,20 @@ BOOST_AUTO_TEST_CASE(operations_sections_refuse_bad_values) {
                "test.yaml:4: `stream_usage`: `always` must be pass or inject");
 }
 
+// One rule for the file and /admin/keys (which calls the same function).
+BOOST_AUTO_TEST_CASE(key_names_are_letters_digits_and_three_marks) {
+    for (auto good : {"a", "team-a.prod_1", "A9", "x.y-z_0"})
+        BOOST_TEST(valid_key_name(good), good);
+    BOOST_TEST(valid_key_name(std::string(64, 'k')));
+    for (std::string bad :
+         {"", "two words", "<b>x</b>", "a\r\nb", "evil\u202Egnp", "caf\u00e9", "a/b"})
+        BOOST_TEST(!valid_key_name(bad), bad);
+    BOOST_TEST(!valid_key_name(std::string(65, 'k')));
+    BOOST_TEST(error_of(with_upstream("") +
+                        "admin:\n  keys:\n    - name: \"<b>\"\n      key: 0123456789abcdefgh\n") ==
+               "test.yaml:6: admin.keys[0]: `name` must be 1-64 letters, digits, `_`, `-`, `.`");
+}
+
 BOOST_AUTO_TEST_CASE(times_parse_as_utc) {
     BOOST_TEST(*parse_time("1970-01-02") == 86'400'000);
     BOOST_TEST(*parse_time("2026-11-23T10:00:00Z") == 1'795'428'000'000);
