@@ -150,8 +150,8 @@ struct cache_config {
     std::size_t max_bytes = 64 * 1024 * 1024;   // memory: least recently used entries go first
     std::size_t max_entry_bytes = 1024 * 1024;  // a larger answer is not stored
     std::string redis_url;                      // redis: "" takes limits.redis_url
-    // Entries are kept per caller (virtual key, or the client's own provider key); true: one
-    // namespace for everyone the gateway lets through.
+    // Entries are kept per caller (the virtual key and its secret, and every credential the
+    // request presents); true: one namespace for everyone the gateway lets through.
     bool shared = false;
 };
 

@@ -8,9 +8,9 @@
 #include "gateway/cache/cache_key.hpp"
 #include "gateway/http/credentials.hpp"
 #include "gateway/observability/metrics.hpp"
+#include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/translator.hpp"
 #include "gateway/providers/adapter.hpp"
-#include "gateway/tools/digest.hpp"
 
 #include <boost/beast/core/string.hpp>
 
@@ -69,19 +69,23 @@ cache_plan handler::plan_cache(const http::request_context& ctx, const destinati
     if (!plan.api->parse(ctx.req.body(), plan.asked, unread) ||
         !plan.api->from_target(ctx.req.target(), plan.asked))
         return plan;
-    // Whose answers these are: the virtual key's, or those of the key the client presented.
-    std::string scope;
-    if (!cache_.config->shared) {
-        if (!ctx.key_id.empty()) {
-            scope = "key " + ctx.key_id;
-        } else if (auto presented = http::presented_key_of(ctx.req.base());
-                   !presented.value.empty()) {
-            scope = "client " + tools::sha256_hex(presented.value);
-        }
+    // Whose answers these are (the virtual key's, and every credential presented), and what
+    // else in the head can change them: the fields the upstream would hear, and the query.
+    cache::head_view head;
+    head.target = ctx.req.target();
+    for_each_end_to_end(
+        ctx.req, [&head](boost::beast::http::field, std::string_view name, std::string_view value) {
+            head.fields.emplace_back(name, value);
+        });
+    std::string secret;
+    if (!ctx.key_id.empty()) {
+        secret = http::presented_key_of(ctx.req.base()).value;
+        head.key_id = ctx.key_id;
+        head.key_secret = secret;
     }
     std::string why_not;
-    auto key =
-        cache::key_of(ctx.req.body(), path, target_of(where, route, upstreams_), scope, why_not);
+    auto key = cache::key_of(ctx.req.body(), path, target_of(where, route, upstreams_),
+                             cache::head_key_of(head, cache_.config->shared), why_not);
     if (!key) return plan;
     plan.key = std::move(*key);
     plan.read = !has_directive(control, "no-cache");

@@ -8,6 +8,11 @@
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <functional>
 #include <optional>
 #include <set>
@@ -94,6 +99,54 @@ std::vector<config::virtual_key_config> alice_and_bob(std::uint64_t budget) {
     for (auto& k : keys) k.budget_tokens = budget;
     return keys;
 }
+
+// A redis-server of its own on a free loopback port, nothing saved, stopped at the end; not
+// running when the binary is not installed.
+class redis_server {
+public:
+    redis_server() : port_(unused_port()) {
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            if (int quiet = ::open("/dev/null", O_WRONLY); quiet >= 0) ::dup2(quiet, STDOUT_FILENO);
+            auto port = std::to_string(port_);
+            ::execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1",
+                     "--save", "", "--appendonly", "no", "--loglevel", "warning",
+                     static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        // Up when it accepts a connection (within 5 s).
+        auto deadline = std::chrono::steady_clock::now() + 5s;
+        while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
+            boost::asio::io_context io;
+            boost::asio::ip::tcp::socket s(io);
+            boost::system::error_code ec;
+            s.connect({boost::asio::ip::make_address("127.0.0.1"), port_}, ec);
+            if (!ec) {
+                up_ = true;
+                break;
+            }
+            if (int status = 0; ::waitpid(pid_, &status, WNOHANG) == pid_) {
+                pid_ = -1;  // exited: not installed
+                break;
+            }
+            std::this_thread::sleep_for(20ms);
+        }
+    }
+    ~redis_server() {
+        if (pid_ <= 0) return;
+        ::kill(pid_, SIGTERM);
+        ::waitpid(pid_, nullptr, 0);
+    }
+    redis_server(const redis_server&) = delete;
+    redis_server& operator=(const redis_server&) = delete;
+    bool running() const { return up_; }
+    std::uint16_t port() const { return port_; }
+
+private:
+    std::uint16_t port_;
+    pid_t pid_ = -1;
+    bool up_ = false;
+};
 
 std::string content_of(const std::string& body) {
     return std::string(
@@ -300,6 +353,106 @@ BOOST_AUTO_TEST_CASE(without_virtual_keys_the_clients_own_key_scopes_its_entries
                "miss");
     BOOST_TEST(g.upstream_calls() == 2u);
     g.stored();
+}
+
+BOOST_AUTO_TEST_CASE(any_credential_scopes_entries_basic_custom_or_none) {
+    cached_gateway g;  // auth: forward for the OpenAI-compatible upstream
+    auto ask = [&](const std::string& body, const std::string& headers) {
+        return g.chat(body, headers).header("x-contextgate-cache");
+    };
+    const std::string basic = "Authorization: Basic YWxpY2U6cGFzcw==\r\n";  // alice:pass
+    BOOST_TEST(ask(hello, basic) == "miss");
+    g.stored();
+    BOOST_TEST(ask(hello, basic) == "hit");
+    // A wrong password, and no credential at all: not Alice's answer.
+    BOOST_TEST(ask(hello, "Authorization: Basic YWxpY2U6d3Jvbmc=\r\n") == "miss");  // alice:wrong
+    g.stored();
+    BOOST_TEST(ask(hello, "") == "miss");
+    g.stored();
+    BOOST_TEST(g.upstream_calls() == 3u);
+    // A header the upstream authenticates with, under a name of the operator's choosing.
+    const std::string other =
+        R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"custom"}]})";
+    BOOST_TEST(ask(other, "X-Tenant-Auth: tenant-1-secret\r\n") == "miss");
+    g.stored();
+    BOOST_TEST(ask(other, "X-Tenant-Auth: tenant-1-secret\r\n") == "hit");
+    BOOST_TEST(ask(other, "X-Tenant-Auth: a-guess\r\n") == "miss");
+    g.stored();
+    BOOST_TEST(ask(other, "") == "miss");
+    g.stored();
+    BOOST_TEST(g.upstream_calls() == 6u);
+}
+
+BOOST_AUTO_TEST_CASE(headers_and_query_that_can_change_the_answer_are_keyed) {
+    cached_gateway g;
+    // One client plants a tool call under a beta header; the next, without it, must not get it.
+    scripted_reply planted{"", "tool_calls", 200, "", 0, {{"transfer_funds", "{}"}}};
+    g.fake.script({planted, {"Plain."}, {"Plain."}, {"Plain."}, {"Plain."}, {"Plain."}});
+    const std::string ask =
+        R"({"model":"claude-sonnet","max_tokens":64,"messages":[{"role":"user","content":"hi"}]})";
+    const std::string anthropic = "x-api-key: sk-client\r\nanthropic-version: 2023-06-01\r\n";
+    auto beta = g.post("/v1/messages", ask, anthropic + "anthropic-beta: planted-2025\r\n");
+    BOOST_TEST_REQUIRE(beta.status == 200u, beta.body);
+    BOOST_TEST(beta.header("x-contextgate-cache") == "miss");
+    g.stored();
+    auto plain = g.post("/v1/messages", ask, anthropic);
+    BOOST_TEST(plain.header("x-contextgate-cache") == "miss");
+    BOOST_TEST(plain.body.find("transfer_funds") == std::string::npos, plain.body);
+    g.stored();
+    BOOST_TEST(
+        g.post("/v1/messages", ask, "x-api-key: sk-client\r\nanthropic-version: 2099-01-01\r\n")
+            .header("x-contextgate-cache") == "miss");
+    g.stored();
+    // openai-beta, and the query string.
+    BOOST_TEST(g.chat(hello).header("x-contextgate-cache") == "miss");
+    g.stored();
+    BOOST_TEST(g.chat(hello, "OpenAI-Beta: assistants=v2\r\n").header("x-contextgate-cache") ==
+               "miss");
+    g.stored();
+    BOOST_TEST(g.post("/v1/chat/completions?api-version=2024-10-21", hello)
+                   .header("x-contextgate-cache") == "miss");
+    g.stored();
+    BOOST_TEST(g.upstream_calls() == 6u);
+    // What cannot change the answer stays out of the key: an SDK's retry count, its user agent.
+    BOOST_TEST(g.chat(hello, "User-Agent: OpenAI/JS 5.1\r\nx-stainless-retry-count: 2\r\n")
+                   .header("x-contextgate-cache") == "hit");
+    BOOST_TEST(g.post("/v1/messages", ask, anthropic + "anthropic-beta: planted-2025\r\n")
+                   .header("x-contextgate-cache") == "hit");
+    BOOST_TEST(g.upstream_calls() == 6u);
+}
+
+BOOST_AUTO_TEST_CASE(a_declared_key_rotated_or_of_another_deployment_reads_no_entry_in_redis) {
+    redis_server redis;
+    if (!redis.running()) {
+        BOOST_TEST_MESSAGE("redis-server is not available: skipped");
+        return;
+    }
+    // Three deployments on one Redis, each declaring a key named alice: the first two with one
+    // secret, the third with another (a rotated secret, or another team's key of that name).
+    auto with_alice = [&](std::string secret) {
+        return [&redis, secret](config::gateway_config& c) {
+            c.cache.backend = config::cache_backend::redis;
+            c.cache.redis_url = "redis://127.0.0.1:" + std::to_string(redis.port());
+            c.admin.keys = alice_and_bob(0);
+            c.admin.keys[0].key = secret;
+        };
+    };
+    cached_gateway first(with_alice(alice));
+    cached_gateway same(with_alice(alice));
+    cached_gateway rotated(with_alice("sk-cache-alice-rotated-0123"));
+    BOOST_TEST(first.chat(hello, "Authorization: Bearer " + alice + "\r\n")
+                   .header("x-contextgate-cache") == "miss");
+    first.stored();
+    same.stored();  // the same store: the count is the process's
+    rotated.stored();
+    BOOST_TEST(
+        same.chat(hello, "Authorization: Bearer " + alice + "\r\n").header("x-contextgate-cache") ==
+        "hit");  // the entry is in Redis
+    auto other = rotated.chat(hello, "Authorization: Bearer sk-cache-alice-rotated-0123\r\n");
+    BOOST_TEST_REQUIRE(other.status == 200u, other.body);
+    BOOST_TEST(other.header("x-contextgate-cache") == "miss");
+    BOOST_TEST(rotated.upstream_calls() == 1u);
+    rotated.stored();
 }
 
 BOOST_AUTO_TEST_CASE(messages_and_gemini_hits_keep_their_event_grammar) {
