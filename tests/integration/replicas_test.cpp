@@ -97,6 +97,41 @@ BOOST_AUTO_TEST_CASE(a_run_started_on_one_replica_is_watched_and_approved_on_ano
     BOOST_TEST(again.status == 409u, again.body);
 }
 
+// Read-your-writes across replicas: a decision B answered (the run lives on A) is what the next
+// read of the run shows, on B and on A.
+BOOST_AUTO_TEST_CASE(a_decision_answered_by_one_replica_is_what_the_next_read_shows) {
+    two_replicas f;
+    constexpr int calls = 6;
+    std::vector<scripted_reply> script;
+    for (int i = 0; i < calls; ++i)
+        script.push_back(
+            {call("append_file", {{"path", "notes.txt"}, {"content", std::to_string(i)}})});
+    script.push_back({"Done."});
+    f.fake.script(script);
+    auto run = f.start(f.create_chat(), "take notes");  // on A
+    std::int64_t seen = 0;
+    for (int i = 0; i < calls; ++i) {
+        f.use_b();
+        auto asked = f.events(
+            run, [](const sse_event& e) { return e.type == "approval.required"; }, seen);
+        BOOST_TEST_REQUIRE(asked.back().type == "approval.required");
+        seen = asked.back().id;
+        auto call_id = std::string(asked.back().data.at("call_id").as_string());
+        auto decided = f.approve(run, call_id);
+        BOOST_TEST_REQUIRE(decided.status == 200u, decided.body);
+        for (auto replica : {1, 0}) {
+            replica ? f.use_b() : f.use_a();
+            auto state = f.run_state(run);
+            const auto& pending = state.at("pending_approval");
+            BOOST_TEST((pending.is_null() || pending.at("id").as_string() != call_id),
+                       "call " << i << " still pending on " << (replica ? "B" : "A") << ": "
+                               << json::serialize(state));
+        }
+    }
+    f.use_b();
+    BOOST_TEST(f.events(run).back().type == "run.completed");
+}
+
 BOOST_AUTO_TEST_CASE(one_live_run_per_chat_holds_across_replicas) {
     two_replicas f;
     auto chat = fix_typo_script(f);
