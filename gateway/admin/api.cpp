@@ -175,6 +175,10 @@ net::awaitable<http::reply> api::health(http::request_context&) {
                     {"failures_in_a_row", s ? s->failures : 0},
                     {"in_flight", s ? s->in_flight : 0}};
                 if (list == &r.on_context_window) o["on_context_window"] = true;
+                if (now_state == state::unusable && s->until > now)
+                    o["unusable_for_ms"] =
+                        std::chrono::duration_cast<std::chrono::milliseconds>(s->until - now)
+                            .count();
                 if (now_state == state::cooled)
                     o["cooled_for_ms"] =
                         std::chrono::duration_cast<std::chrono::milliseconds>(s->until - now)
@@ -222,7 +226,6 @@ net::awaitable<void> follow_log(http::request_context& ctx, observability::acces
         if (frames.empty() && std::chrono::steady_clock::now() - quiet >= heartbeat)
             frames = ": keep-alive\n\n";
         if (!frames.empty()) {
-            ctx.bytes_sent += frames.size();
             if (!co_await body.write(frames)) co_return;
             quiet = std::chrono::steady_clock::now();
         }
