@@ -286,10 +286,10 @@ net::awaitable<model_result<providers::reply>> model_client::converse(
             plan.failed();
             continue;
         }
-        // The agent's calls carry the upstream's own key (or none): a refusal is about it.
-        auto judged = upstream::judge_status(
-            result.status, result.body,
-            up.api_key.empty() ? upstream::credential::none : upstream::credential::gateway);
+        // The gateway makes the agent's calls with the upstream's own key (or none it was
+        // given): a refusal is about the gateway's configuration, never about a caller.
+        auto judged =
+            upstream::judge_status(result.status, result.body, upstream::credential::gateway);
         if (judged == upstream::verdict::success) {
             if (!result.unreadable.empty()) {
                 // A 2xx that is no reply is not retried: the server would answer it again.
