@@ -342,6 +342,10 @@ void model_client::account(const config::upstream_config& up, const std::string&
     auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started);
     m.operation_duration.with({up.name, provider, model}).observe(seconds.count());
     m.usage_reports.with({up.name, used.known ? "agent" : "none"}).inc();
+    if (used.unreadable)
+        observability::log_warn("upstream `" + up.name + "` reported a token figure for `" + model +
+                                "` that is no count (negative, not finite, or past 2^40); it "
+                                "counted 0");
     if (used.known) {
         m.token_usage.with({up.name, provider, model, "input"})
             .observe(static_cast<double>(used.input));

@@ -259,6 +259,10 @@ void finish_usage(http::request_context& ctx, exchange_state& state) {
         if (settled.estimated) state.usage_source = "estimate";
     }
     if (!state.used.known) return;
+    if (state.used.unreadable)
+        observability::log_warn("request " + ctx.request_id + ": upstream `" + ctx.upstream +
+                                "` reported a token figure that is no count (negative, not "
+                                "finite, or past 2^40); it counted 0");
     ctx.input_tokens = state.used.input;
     ctx.output_tokens = state.used.output;
 }

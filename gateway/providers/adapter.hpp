@@ -87,8 +87,8 @@ std::int64_t int_of(const json::value* v);
 // (1e300, -5, 2^64 - 1) counts 0, and sums of a few counts cannot overflow.
 constexpr std::int64_t max_reported_tokens = std::int64_t(1) << 40;
 // A token count an upstream reported: a number from 0 to max_reported_tokens (a fraction
-// truncated), else 0.
-std::int64_t count_of(const json::value* v);
+// truncated), else 0; a number out of that range also sets `into.unreadable`.
+std::int64_t count_of(const json::value* v, usage& into);
 // A member's number, or nullopt when it is not one.
 std::optional<double> number_of(const json::value* v);
 using gateway::string_of;

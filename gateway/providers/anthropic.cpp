@@ -92,10 +92,10 @@ public:
                 if (const auto* u = m->as_object().if_contains("usage"); u && u->is_object()) {
                     used_.known = true;
                     used_.input =
-                        count_of(u->as_object().if_contains("input_tokens")) +
-                        count_of(u->as_object().if_contains("cache_read_input_tokens")) +
-                        count_of(u->as_object().if_contains("cache_creation_input_tokens"));
-                    used_.output = count_of(u->as_object().if_contains("output_tokens"));
+                        count_of(u->as_object().if_contains("input_tokens"), used_) +
+                        count_of(u->as_object().if_contains("cache_read_input_tokens"), used_) +
+                        count_of(u->as_object().if_contains("cache_creation_input_tokens"), used_);
+                    used_.output = count_of(u->as_object().if_contains("output_tokens"), used_);
                 }
                 out.push_back(std::move(d));
             }
@@ -159,7 +159,7 @@ public:
                     why_ = finish_from(reason);
             if (const auto* u = o.if_contains("usage"); u && u->is_object()) {
                 used_.known = true;
-                used_.output = count_of(u->as_object().if_contains("output_tokens"));
+                used_.output = count_of(u->as_object().if_contains("output_tokens"), used_);
             }
         } else if (type == "message_stop") {
             stream_delta d;
@@ -302,10 +302,10 @@ public:
         if (const auto* u = o->if_contains("usage"); u && u->is_object()) {
             const auto& uo = u->as_object();
             out.used.known = true;
-            out.used.input = count_of(uo.if_contains("input_tokens")) +
-                             count_of(uo.if_contains("cache_read_input_tokens")) +
-                             count_of(uo.if_contains("cache_creation_input_tokens"));
-            out.used.output = count_of(uo.if_contains("output_tokens"));
+            out.used.input = count_of(uo.if_contains("input_tokens"), out.used) +
+                             count_of(uo.if_contains("cache_read_input_tokens"), out.used) +
+                             count_of(uo.if_contains("cache_creation_input_tokens"), out.used);
+            out.used.output = count_of(uo.if_contains("output_tokens"), out.used);
         }
         std::string text;
         std::vector<part> calls;

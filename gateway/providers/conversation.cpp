@@ -351,10 +351,14 @@ std::int64_t int_of(const json::value* v) {
     return integer_of(v).value_or(0);
 }
 
-std::int64_t count_of(const json::value* v) {
+std::int64_t count_of(const json::value* v, usage& into) {
     auto n = number_of(v);
+    if (!n) return 0;
     // Compared as a double first: NaN, infinity and 1e300 never reach the conversion.
-    if (!n || !(*n >= 0) || *n > static_cast<double>(max_reported_tokens)) return 0;
+    if (!(*n >= 0) || *n > static_cast<double>(max_reported_tokens)) {
+        into.unreadable = true;
+        return 0;
+    }
     return static_cast<std::int64_t>(*n);
 }
 

@@ -146,6 +146,9 @@ struct usage {
     bool known = false;
     std::int64_t input = 0;
     std::int64_t output = 0;
+    // A figure was a number but no token count (negative, not finite, past
+    // detail::max_reported_tokens): it counted 0, and whoever settles the usage logs it.
+    bool unreadable = false;
 };
 
 struct reply {

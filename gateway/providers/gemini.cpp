@@ -47,9 +47,9 @@ usage usage_from(const json::value* u) {
     if (!u || !u->is_object()) return out;
     const auto& o = u->as_object();
     out.known = true;
-    out.input = count_of(o.if_contains("promptTokenCount"));
-    out.output = count_of(o.if_contains("candidatesTokenCount")) +
-                 count_of(o.if_contains("thoughtsTokenCount"));
+    out.input = count_of(o.if_contains("promptTokenCount"), out);
+    out.output = count_of(o.if_contains("candidatesTokenCount"), out) +
+                 count_of(o.if_contains("thoughtsTokenCount"), out);
     return out;
 }
 

@@ -77,8 +77,8 @@ usage usage_from(const json::value* u) {
     if (!u || !u->is_object()) return out;
     const auto& o = u->as_object();
     out.known = true;
-    out.input = detail::count_of(o.if_contains("prompt_tokens"));
-    out.output = detail::count_of(o.if_contains("completion_tokens"));
+    out.input = detail::count_of(o.if_contains("prompt_tokens"), out);
+    out.output = detail::count_of(o.if_contains("completion_tokens"), out);
     return out;
 }
 

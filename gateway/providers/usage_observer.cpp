@@ -104,6 +104,7 @@ constexpr std::string_view member_names[member_count] = {
 struct usage_members {
     std::array<bool, member_count> present{};
     std::array<std::int64_t, member_count> value{};
+    bool unreadable = false;  // a known member's number was no count (counted 0)
 
     bool has(member m) const { return present[m]; }
     std::int64_t operator[](member m) const { return value[m]; }
@@ -173,14 +174,20 @@ struct usage_handler {
     // (detail::count_of): nothing converts a double that does not fit, and the sums in merge()
     // cannot overflow.
     bool on_int64(std::int64_t v, json::string_view, json::error_code&) {
-        return value(v < 0 || v > providers::detail::max_reported_tokens ? 0 : v);
+        bool count = v >= 0 && v <= providers::detail::max_reported_tokens;
+        return value(count ? v : unreadable());
     }
     bool on_uint64(std::uint64_t, json::string_view, json::error_code&) {
-        return value(0);  // past int64's range, so past any real count
+        return value(unreadable());  // past int64's range, so past any real count
     }
     bool on_double(double v, json::string_view, json::error_code&) {
         bool count = v >= 0 && v <= static_cast<double>(providers::detail::max_reported_tokens);
-        return value(count ? static_cast<std::int64_t>(v) : 0);  // NaN is no count either
+        return value(count ? static_cast<std::int64_t>(v) : unreadable());  // NaN neither
+    }
+    // A known member's number that is no count: 0, and noted.
+    std::int64_t unreadable() {
+        if (current != other_member) found.unreadable = true;
+        return 0;
     }
     bool on_bool(bool, json::error_code&) { return value(std::nullopt); }
     bool on_null(json::error_code&) { return value(std::nullopt); }
@@ -221,6 +228,7 @@ void merge(const usage_members& u, providers::usage& used, bool gemini) {
     }
     if (!any) return;
     used.known = true;
+    used.unreadable = used.unreadable || u.unreadable;
     used.input = std::max(used.input, input);
     used.output = std::max(used.output, output);
 }

@@ -209,6 +209,7 @@ BOOST_AUTO_TEST_CASE(usage_figures_out_of_range_count_nothing) {
             BOOST_TEST_REQUIRE(adapter_for(p).decode(body, r, error), error);
             BOOST_TEST(r.used.input == 0, bad);
             BOOST_TEST(r.used.output == 2, bad);
+            BOOST_TEST(r.used.unreadable, bad);  // logged by whoever settles it
         }
     }
     for (std::string bad : {"1e300", "-1e300", "9223372036854775807"}) {
@@ -220,6 +221,7 @@ BOOST_AUTO_TEST_CASE(usage_figures_out_of_range_count_nothing) {
         BOOST_TEST_REQUIRE(adapter_for(provider::openai).decode(openai_body, r, error), error);
         BOOST_TEST(r.used.input == 0, bad);
         BOOST_TEST(r.used.output == 3, bad);
+        BOOST_TEST(r.used.unreadable, bad);
         auto anthropic_body = R"({"id":"m","type":"message","role":"assistant","model":"c",
           "content":[{"type":"text","text":"a"}],"stop_reason":"end_turn",
           "usage":{"input_tokens":)" +
@@ -230,7 +232,16 @@ BOOST_AUTO_TEST_CASE(usage_figures_out_of_range_count_nothing) {
                            error);
         BOOST_TEST(r.used.input == 0, bad);
         BOOST_TEST(r.used.output == 5, bad);
+        BOOST_TEST(r.used.unreadable, bad);
     }
+    reply fine;
+    std::string error;
+    BOOST_TEST_REQUIRE(adapter_for(provider::openai)
+                           .decode(R"({"id":"c","choices":[{"message":{"role":"assistant",
+          "content":"a"},"finish_reason":"stop"}],"usage":{"prompt_tokens":7,"completion_tokens":3}})",
+                                   fine, error),
+                       error);
+    BOOST_TEST(!fine.used.unreadable);
 }
 
 // The model name goes into the request target: only a plain name is sent, and the target is

@@ -238,10 +238,12 @@ BOOST_AUTO_TEST_CASE(usage_figures_out_of_range_count_nothing) {
         BOOST_TEST(u.known, bad);
         BOOST_TEST(u.input == 0, bad);
         BOOST_TEST(u.output == 4, bad);
+        BOOST_TEST(u.unreadable, bad);
     }
     auto whole = observe(false, R"({"usage":{"prompt_tokens":3.0,"completion_tokens":1e3}})", 64);
     BOOST_TEST(whole.input == 3);
     BOOST_TEST(whole.output == 1000);
+    BOOST_TEST(!whole.unreadable);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
