@@ -96,9 +96,9 @@ net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor
             co_return out;
         }
         if (!(reused && !got_bytes && out.failed.ec == errc::upstream_reset)) break;
-        // The upstream may have taken the request before the reset: sent again only when that is
-        // harmless, or when its owner counts it as an attempt.
-        if (hooks.resend ? !hooks.resend() : !safe) break;
+        // The upstream may have taken the request before the reset: sent again when that is
+        // harmless, or else only when its owner counts it as an attempt.
+        if (!safe && !(hooks.resend && hooks.resend())) break;
         out.failed = {};
     }
     use(nullptr);

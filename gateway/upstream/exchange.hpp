@@ -29,9 +29,9 @@ struct exchange_hooks {
     std::function<bool()> abandoned;
     // Request sent -> response head within this (a route's); 0: the upstream's own.
     config::duration first_byte_timeout{0};
-    // Asked before the request goes again on a new connection because a reused one reset before
-    // any answer (the upstream may have taken it): true lets it go (the owner counts it as an
-    // attempt). Null: only GET, HEAD and OPTIONS go again.
+    // Asked before a request other than GET, HEAD and OPTIONS (which go again freely) goes again
+    // on a new connection because a reused one reset before any answer (the upstream may have
+    // taken it): true lets it go (the owner counts it as an attempt). Null: it does not go again.
     std::function<bool()> resend;
 };
 

@@ -510,10 +510,13 @@ BOOST_AUTO_TEST_CASE(upstream_connections_are_pooled_and_stale_ones_replaced) {
         BOOST_TEST(c.request(make_request("POST", "/v1/chat/completions", chat_body)).status ==
                    200u);
     BOOST_TEST(fake.connections_accepted() == 1u);
-    // The upstream closes its side after this answer; the next request must not fail.
+    // The upstream closes its side after this answer, while the connection is idle in the pool;
+    // the next request must not fail: the pool asks the socket before it sends a POST on it, and
+    // takes a new connection.
     BOOST_TEST(c.request(make_request("POST", "/v1/chat/completions", chat_body,
                                       "x-fake-close-after: 1\r\n"))
                    .status == 200u);
+    BOOST_TEST_REQUIRE(fake.wait_connections_open(0, 2s));
     BOOST_TEST(c.request(make_request("POST", "/v1/chat/completions", chat_body)).status == 200u);
     BOOST_TEST(fake.connections_accepted() == 2u);
 }
