@@ -222,8 +222,9 @@ net::awaitable<model_result<providers::reply>> model_client::converse(
         }
         auto& pool = pools_[target->index];
         const auto& up = pool.upstream();
-        auto heard =
-            target->model.empty() ? upstream::upstream_model(up, client_model) : target->model;
+        // The target's own name for the model, if it gives one, through its upstream's
+        // model_map, as on /v1.
+        auto heard = upstream::upstream_model(up, upstream::target_model(*target, client_model));
         if (auto wait = plan.backoff(); target == previous) {
             // The same target again (nothing else is left): after a backoff, or its retry-after.
             observability::log_warn("run " + request_id + ": " + last.message + "; retrying in " +

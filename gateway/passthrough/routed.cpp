@@ -348,9 +348,11 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                 // attempt), and the next target is tried; once content came it is the client's.
                 auto asked = std::chrono::steady_clock::now();
                 auto whose = translated_key(ctx, up, state.forward_key).whose;
-                auto held = co_await translate(ctx, pool, state, *in, !last_attempt,
-                                               plan.first_byte_timeout(up.first_byte_timeout),
-                                               [&plan] { return plan.spend_resend(); });
+                bool may_move = !moved && !route.on_context_window.empty();
+                auto held = co_await translate(
+                    ctx, pool, state, *in, !last_attempt,
+                    plan.first_byte_timeout(up.first_byte_timeout),
+                    [&plan] { return plan.spend_resend(); }, may_move);
                 if (configured) {
                     ctx.attempts = plan.attempts();
                     state.fields.attempts = plan.attempts();
@@ -371,15 +373,23 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
                         (held->upstream_status ? "answered " + std::to_string(held->upstream_status)
                                                : "failed: " + held->transport.detail) +
                         "; trying the route's next target");
-                    if (held->upstream_status)
-                        plan.judged(upstream::judge_status(held->upstream_status, {}, whose),
-                                    held->retry_after);
+                    bool context_window =
+                        held->upstream_status && held->judged == upstream::verdict::context_window;
+                    if (context_window)
+                        plan.abandoned();
+                    else if (held->upstream_status)
+                        plan.judged(held->judged, held->retry_after);
                     else
                         plan.failed();
                     if (held->upstream_status)
                         last.answer(held->status, "application/json", std::move(held->body));
                     else
                         last.failed(held->transport);
+                    if (context_window) {
+                        // Too long for this model: the route's on_context_window targets take it.
+                        moved = true;
+                        plan.to_context_window_targets();
+                    }
                     continue;
                 }
                 // Written on the last attempt: judged by the status the client got.

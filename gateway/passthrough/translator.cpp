@@ -332,7 +332,7 @@ net::awaitable<void> write_reply_as_stream(
 net::awaitable<std::optional<translate_failure>> translate(
     http::request_context& ctx, upstream::pool& pool, exchange_state& state,
     const providers::ingress& in, bool hold_failures, config::duration first_byte,
-    std::function<bool()> resend) {
+    std::function<bool()> resend, bool hold_context_window) {
     co_await net::this_coro::throw_if_cancelled(false);
     const auto& up = pool.upstream();
     const auto& adapter = providers::adapter_for(up.provider);
@@ -412,9 +412,11 @@ net::awaitable<std::optional<translate_failure>> translate(
             auto said = adapter.decode_error(status, reply_body);
             auto envelope = in.error_body(said);
             auto judged = upstream::judge_status(status, reply_body, key.whose);
-            if (hold_failures && upstream::tries_another(judged)) {
+            bool moves = judged == upstream::verdict::context_window && hold_context_window;
+            if (hold_failures && (upstream::tries_another(judged) || moves)) {
                 translate_failure held;
                 held.upstream_status = status;
+                held.judged = judged;
                 held.status = said.status;
                 held.body = std::move(envelope);
                 held.retry_after = upstream::retry_after(parser->get()["retry-after-ms"],

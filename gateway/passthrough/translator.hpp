@@ -6,6 +6,7 @@
 #include "gateway/providers/ingress.hpp"
 #include "gateway/upstream/connection.hpp"
 #include "gateway/upstream/pool.hpp"
+#include "gateway/upstream/routes.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
@@ -25,24 +26,26 @@ namespace gateway::passthrough {
 // reply. Cancelled by closing `state.upstream` (the client watcher does).
 //
 // With `hold_failures` (a route's attempt), a failure the attempt loop would try another target
-// for — a connection that failed, or an answer of 408, 429, 5xx, 401 or 403, or a stream that
-// failed or ended before its first content — is not written: it is returned, and nothing has
-// reached the client. Anything else is answered as without it.
+// for — a connection that failed, an answer upstream::tries_another() (or, with
+// `hold_context_window`, a refusal for the context window), or a stream that failed or ended
+// before its first content — is not written: it is returned, and nothing has reached the client.
+// Anything else is answered as without it.
 // `first_byte`: how long to wait for the response head (0: the upstream's own); `resend`: whether
 // a request that met a reset on a reused connection may go again (exchange_hooks::resend).
 // The key sent is translated_key(ctx, up, state.forward_key); while nothing is committed no read
 // waits past state.hold_until; with state.stopping a failed connection answers 503.
 struct translate_failure {
     unsigned upstream_status = 0;  // the provider's status; 0: the connection failed
-    unsigned status = 0;           // and the client's
-    std::string body;              // in the client's error envelope
+    upstream::verdict judged = upstream::verdict::failed;  // the provider's answer, judged
+    unsigned status = 0;                                   // and the client's
+    std::string body;                                      // in the client's error envelope
     std::optional<config::duration> retry_after;
     upstream::failure transport;
 };
 net::awaitable<std::optional<translate_failure>> translate(
     http::request_context& ctx, upstream::pool& pool, exchange_state& state,
     const providers::ingress& in, bool hold_failures = false, config::duration first_byte = {},
-    std::function<bool()> resend = {});
+    std::function<bool()> resend = {}, bool hold_context_window = false);
 
 // The client's API for a model call (a POST of Chat Completions, Responses, Messages or
 // Gemini's generateContent), as the gateway reads and answers it when it translates or answers

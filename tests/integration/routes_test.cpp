@@ -143,6 +143,27 @@ BOOST_AUTO_TEST_CASE(a_request_its_dialect_cannot_say_fails_at_once_without_retr
     BOOST_TEST((std::chrono::steady_clock::now() - asked < 2s));
 }
 
+BOOST_AUTO_TEST_CASE(a_route_targets_model_goes_through_its_upstreams_model_map) {
+    context_fixture f([](config::gateway_config& c) {
+        auto& claude = c.upstreams[0];
+        claude.provider = config::provider_kind::anthropic;
+        claude.tool_calling = config::tool_calling_mode::native;
+        claude.base_url = claude.base_url.substr(0, claude.base_url.size() - 3);  // no /v1
+        claude.endpoint = *config::parse_base_url(claude.base_url).value;
+        claude.api_key = "sk-ant-gateway";
+        claude.model_map = {{"claude-alias", "claude-real-1"}};
+        route(c, {"up0"});
+        c.routes.back().targets[0].model = "claude-alias";
+    });
+    f.fake.script({{"Claude answers."}});
+    auto events = f.events(f.start(f.create_chat(), "hello"));
+    BOOST_TEST_REQUIRE(events.back().type == "run.completed");
+    // Anthropic hears the name the upstream's model_map gives the target's model, as on /v1.
+    BOOST_TEST_REQUIRE(f.fake.scripted_requests().size() == 1u);
+    auto body = json::parse(f.fake.scripted_requests().at(0));
+    BOOST_TEST(body.at("model").as_string() == "claude-real-1");
+}
+
 BOOST_AUTO_TEST_CASE(attempts_stop_at_max_attempts) {
     fake_upstream second;
     second.script({{"down", "stop", 502, "", 0}, {"never asked"}});
@@ -733,6 +754,26 @@ BOOST_AUTO_TEST_CASE(a_request_in_a_backoff_at_the_end_of_the_drain_gets_a_503) 
     BOOST_TEST((std::chrono::steady_clock::now() - asked < 2s));
     g.gateway->server().wait();
     BOOST_TEST(g.fakes[0]->scripted_requests().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_translated_targets_context_window_refusal_moves_to_on_context_window) {
+    // up0 is Anthropic (translated for this Chat Completions client): the prompt is too long for
+    // it, and the route's on_context_window target (up1) takes the request.
+    routed_gateway g(2, {"up0"}, "claude-sonnet-4-5", [](config::gateway_config& c) {
+        anthropic_first(c);
+        c.routes.back().on_context_window.push_back({"up1", "gpt-long", 1, 1});
+    });
+    g.fakes[0]->script(
+        {{"prompt is too long: 208310 tokens > 200000 maximum", "stop", 400, "", 0}, {"never"}});
+    g.fakes[1]->script({{"From the long-context target."}});
+    auto r = g.chat();
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST(r.header("x-contextgate-upstream") == "up1");
+    BOOST_TEST(r.body.find("From the long-context target.") != std::string::npos, r.body);
+    BOOST_TEST(json::parse(g.fakes[1]->scripted_requests().at(0)).at("model").as_string() ==
+               "gpt-long");
+    // Not a failure of up0's: it stays in service.
+    BOOST_TEST(g.state_of(0) == "healthy");
 }
 
 BOOST_AUTO_TEST_CASE(a_model_without_a_route_goes_where_it_went_before) {
