@@ -8,7 +8,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
@@ -63,14 +62,19 @@ std::string_view text_of(const redisReply* r) {
 health_share::health_share(io::redis_address address, health_board& board,
                            const std::vector<config::upstream_config>& upstreams,
                            std::string replica)
-    : address_(std::move(address)), board_(board), replica_(std::move(replica)) {
+    : address_(std::move(address)),
+      board_(board),
+      replica_(std::move(replica)),
+      tasks_(io_.get_executor(), [](const std::string& task, std::exception_ptr e) {
+          observability::log_stray(e, "health share " + task);
+      }) {
     for (const auto& u : upstreams) {
         names_.push_back(u.name);
         fingerprints_.push_back(fingerprint(u));
     }
     pause_.emplace(io_);
     board_.on_change([this](const health_board::change& c) { publish(c); });
-    net::co_spawn(io_, subscribe(), net::detached);
+    tasks_.spawn("subscriber", subscribe());
     thread_ = std::thread([this] {
         io::name_this_thread("health-share");
         io_.run();
@@ -89,6 +93,7 @@ void health_share::stop() {
         if (listener_) listener_->close();
         if (writer_) writer_->close();
         pause_->cancel();
+        tasks_.cancel();
     });
     thread_.join();
     board_.on_change(nullptr);
@@ -157,7 +162,7 @@ void health_share::publish(health_board::change c) {
         while (queue_.size() > queue_limit) queue_.pop_front();
         if (!sending_) {
             sending_ = true;
-            net::co_spawn(io_, send_queued(), net::detached);
+            tasks_.spawn("sender", send_queued());
         }
     });
 }

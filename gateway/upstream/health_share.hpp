@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/io/redis.hpp"
+#include "gateway/io/task_group.hpp"
 #include "gateway/upstream/routes.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -61,6 +62,9 @@ private:
     std::string replica_;
 
     net::io_context io_;
+    // The subscriber and the sender, owned here: stop() cancels them and the thread runs until
+    // they have ended.
+    io::task_group tasks_;
     std::deque<std::vector<std::string>> queue_;  // commands to send, on io_'s thread only
     bool sending_ = false;
     bool stopping_ = false;
