@@ -7,6 +7,7 @@
 #include "gateway/observability/metrics.hpp"
 #include "gateway/providers/adapter.hpp"
 #include "gateway/sse/event_parser.hpp"
+#include "gateway/upstream/attempt_loop.hpp"
 #include "gateway/upstream/exchange.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -189,79 +190,116 @@ net::awaitable<model_client::attempt_result> model_client::attempt(
     co_return result;
 }
 
+namespace {
+
+// The agent's side of the attempt loop: an attempt is the request said in the target's dialect,
+// its answer decoded whole (its text told as it streams); a reply is committed once decoded,
+// an error answer the request's own (another 4xx) is committed as the call's failure, and
+// everything else is held for the next target.
+class agent_attempts final : public upstream::attempt_face {
+public:
+    using attempt_fn = std::function<net::awaitable<upstream::attempt_outcome>(
+        const config::route_target&, const upstream::attempt_terms&)>;
+
+    agent_attempts(net::any_io_executor executor, const config::route_config& route,
+                   const upstream::attempt_plan& plan, call_canceller& cancel,
+                   const retry_hook& on_retry, std::string request_id, model_failure& last,
+                   const std::vector<upstream::pool>& pools, attempt_fn attempt)
+        : executor_(std::move(executor)),
+          route_(route),
+          plan_(plan),
+          cancel_(cancel),
+          on_retry_(on_retry),
+          request_id_(std::move(request_id)),
+          last_(last),
+          pools_(pools),
+          attempt_(std::move(attempt)) {}
+
+    bool stopped() const override { return cancel_.cancelled(); }
+
+    net::awaitable<bool> again(const config::route_target&, config::duration wait) override {
+        // The same target again (nothing else is left): after a backoff, or its retry-after.
+        observability::log_warn("run " + request_id_ + ": " + last_.message + "; retrying in " +
+                                std::to_string(wait.count()) + " ms");
+        if (on_retry_) {
+            model_retry retry{plan_.attempts() - 1, static_cast<int>(route_.max_attempts) - 1,
+                              last_.message, wait};
+            co_await on_retry_(std::move(retry));
+        }
+        if (!cancel_.cancelled()) {
+            net::steady_timer timer(executor_, wait);
+            cancel_.on_cancel([&timer] { timer.cancel(); });
+            [[maybe_unused]] auto [ec] =
+                co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+            cancel_.on_cancel(nullptr);
+        }
+        co_return !cancel_.cancelled();
+    }
+
+    net::awaitable<void> fall_back(const config::route_target& target) override {
+        // Another target: at once, told like a retry.
+        if (!on_retry_) co_return;
+        model_retry retry{
+            plan_.attempts() - 1, static_cast<int>(route_.max_attempts) - 1,
+            last_.message + "; trying upstream `" + pools_[target.index].upstream().name + "`",
+            config::duration(0)};
+        co_await on_retry_(std::move(retry));
+    }
+
+    net::awaitable<upstream::attempt_outcome> attempt(
+        const config::route_target& target, const upstream::attempt_terms& terms) override {
+        auto outcome = co_await attempt_(target, terms);
+        co_return outcome;
+    }
+
+private:
+    net::any_io_executor executor_;
+    const config::route_config& route_;
+    const upstream::attempt_plan& plan_;
+    call_canceller& cancel_;
+    const retry_hook& on_retry_;
+    std::string request_id_;
+    model_failure& last_;
+    const std::vector<upstream::pool>& pools_;
+    attempt_fn attempt_;
+};
+
+}  // namespace
+
 net::awaitable<model_result<providers::reply>> model_client::converse(
     providers::request request, std::string request_id, call_canceller& cancel, retry_hook on_retry,
     text_hook on_text, const observability::trace_context* trace) {
+    using outcome = upstream::attempt_outcome;
     config::route_config scratch;
     const auto& route = routing_.table().route(request.model, scratch);
     // Without a route of its own a model's upstream is tried once and retried model_retries
-    // times, as before routes; a route says its own max_attempts.
+    // times, as before routes, and keeps no health (as on /v1: with nothing to choose between
+    // there is nothing to keep out; a refused key fails the call, not the upstream); a route
+    // says its own max_attempts.
     bool own_route = &route != &scratch;
-    if (!own_route) {
-        scratch.max_attempts = 1 + model_retries_;
-        // Its health is kept per upstream, not per model name: chats name any model they like,
-        // and the board would keep one entry for each.
-        scratch.model.clear();
-    }
-    upstream::attempt_plan plan(route, routing_.health());
+    if (!own_route) scratch.max_attempts = 1 + model_retries_;
+    auto plan = own_route ? upstream::attempt_plan(route, routing_.health())
+                          : upstream::attempt_plan(route);
     auto client_model = request.model;
     request.stream = static_cast<bool>(on_text);
     request.include_usage = request.stream;
     model_failure last{errc::upstream_unreachable, false,
                        "no target of model `" + client_model + "` can be used"};
-    const config::route_target* previous = nullptr;
-    std::vector<const config::route_target*> unsayable;  // their dialect cannot say the request
-    bool context_window_tried = false;
-    for (;;) {
-        if (cancel.cancelled()) break;
-        const auto* target = plan.next();
-        if (!target) co_return last;
-        if (std::find(unsayable.begin(), unsayable.end(), target) != unsayable.end()) {
-            plan.abandoned();
-            co_return last;  // what is left cannot say it either
-        }
-        auto& pool = pools_[target->index];
+    std::optional<providers::reply> answer;  // the committed reply
+    auto one_attempt = [&](const config::route_target& target,
+                           const upstream::attempt_terms& terms) -> net::awaitable<outcome> {
+        auto& pool = pools_[target.index];
         const auto& up = pool.upstream();
         // The target's own name for the model, if it gives one, through its upstream's
         // model_map, as on /v1.
-        auto heard = upstream::upstream_model(up, upstream::target_model(*target, client_model));
-        if (auto wait = plan.backoff(); target == previous) {
-            // The same target again (nothing else is left): after a backoff, or its retry-after.
-            observability::log_warn("run " + request_id + ": " + last.message + "; retrying in " +
-                                    std::to_string(wait.count()) + " ms");
-            if (on_retry) {
-                model_retry retry{plan.attempts() - 1, static_cast<int>(route.max_attempts) - 1,
-                                  last.message, wait};
-                co_await on_retry(std::move(retry));
-            }
-            if (!cancel.cancelled()) {
-                net::steady_timer timer(executor_, wait);
-                cancel.on_cancel([&timer] { timer.cancel(); });
-                [[maybe_unused]] auto [ec] =
-                    co_await timer.async_wait(net::as_tuple(net::use_awaitable));
-                cancel.on_cancel(nullptr);
-            }
-            if (cancel.cancelled()) {
-                plan.abandoned();
-                break;
-            }
-        } else if (previous && on_retry) {
-            // Another target: at once, told like a retry.
-            model_retry retry{plan.attempts() - 1, static_cast<int>(route.max_attempts) - 1,
-                              last.message + "; trying upstream `" + up.name + "`",
-                              config::duration(0)};
-            co_await on_retry(std::move(retry));
-        }
-        previous = target;
+        auto heard = upstream::upstream_model(up, upstream::target_model(target, client_model));
         const auto& adapter = providers::adapter_for(up.provider);
         request.model = heard;
         std::string refused;
         auto body = adapter.encode(request, refused);
         if (body.empty()) {
-            plan.abandoned();
-            unsayable.push_back(target);
             last = {errc::bad_request, false, "upstream `" + up.name + "`: " + refused};
-            continue;  // another target may take what this dialect cannot say
+            co_return outcome{outcome::end::skipped};  // another dialect may say it
         }
         auto fields = adapter.auth_fields(up.api_key);
         if (trace) fields += observability::trace_fields(*trace);
@@ -275,17 +313,13 @@ net::awaitable<model_result<providers::reply>> model_client::converse(
         // Text told by a failed attempt is withdrawn: the next attempt tells it again.
         if (result.told && (result.transport || cancel.cancelled()))
             co_await on_text(std::string(), true);
-        if (cancel.cancelled()) {
-            plan.abandoned();
-            break;
-        }
+        if (cancel.cancelled()) co_return outcome{outcome::end::stopped};
         if (result.transport) {
             auto code = errc::upstream_unreachable;
             if (result.transport.ec.category() == gateway_category())
                 code = static_cast<errc>(result.transport.ec.value());
             last = {code, false, "upstream `" + up.name + "`: " + result.transport.detail};
-            plan.failed();
-            continue;
+            co_return outcome{outcome::end::held, upstream::verdict::failed};
         }
         // The gateway makes the agent's calls with the upstream's own key (or none it was
         // given): a refusal is about the gateway's configuration, never about a caller.
@@ -294,45 +328,38 @@ net::awaitable<model_result<providers::reply>> model_client::converse(
         if (judged == upstream::verdict::success) {
             if (!result.unreadable.empty()) {
                 // A 2xx that is no reply is not retried: the server would answer it again.
-                plan.failed();
-                co_return model_failure{errc::upstream_bad_response, false,
-                                        "upstream `" + up.name + "`: " + result.unreadable};
+                last = {errc::upstream_bad_response, false,
+                        "upstream `" + up.name + "`: " + result.unreadable};
+                co_return outcome{outcome::end::committed, upstream::verdict::failed};
             }
-            plan.succeeded(result.first_byte);
             auto& reply = result.reply;
             for (auto& p : reply.content.parts)
                 if (p.what == providers::part::kind::text) replace_nul(p.text);
             account(up, heard, reply.used, started);
-            co_return std::move(reply);
+            answer = std::move(reply);
+            co_return outcome{outcome::end::committed, judged, std::nullopt, result.first_byte};
         }
         last = {code_of_status(result.status), false,
                 "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
                     adapter.decode_error(result.status, result.body).message};
-        if (judged == upstream::verdict::key_refused) {
-            // Without a route of its own the model's one upstream stays in use: its key may be
-            // fixed meanwhile, and the call fails as it did before routes.
-            if (!own_route) {
-                plan.abandoned();
-                co_return last;
-            }
+        if (judged == upstream::verdict::key_refused && own_route)
             observability::log_warn("upstream `" + up.name + "` refused its key for model `" +
                                     heard + "` (" + std::to_string(result.status) +
                                     "); it is left out for health.max_cooldown");
-        }
-        if (upstream::tries_another(judged)) {
-            plan.judged(judged, upstream::retry_after(result.retry_after_ms, result.retry_after));
-            continue;
-        }
-        plan.abandoned();
-        if (judged == upstream::verdict::context_window && !context_window_tried &&
-            !route.on_context_window.empty()) {
-            context_window_tried = true;
-            plan.to_context_window_targets();
-            continue;
-        }
-        co_return last;  // the request's own fault: no other target would take it
-    }
-    co_return model_failure{errc::run_ended, true, "cancelled"};
+        auto asked = upstream::retry_after(result.retry_after_ms, result.retry_after);
+        bool moves = judged == upstream::verdict::context_window && terms.may_move;
+        if (upstream::tries_another(judged) || moves)
+            co_return outcome{outcome::end::held, judged, asked};
+        // The request's own fault: no other target would take it.
+        co_return outcome{outcome::end::committed, judged, asked};
+    };
+    agent_attempts face(executor_, route, plan, cancel, on_retry, request_id, last, pools_,
+                        one_attempt);
+    auto ended = co_await upstream::run_attempts(plan, face);
+    if (ended == upstream::attempts_end::stopped)
+        co_return model_failure{errc::run_ended, true, "cancelled"};
+    if (answer) co_return std::move(*answer);
+    co_return last;
 }
 
 void model_client::account(const config::upstream_config& up, const std::string& model,

@@ -23,8 +23,11 @@ namespace net = boost::asio;
 // gives the targets: a failed attempt (a failed connection, 408, 429, 5xx) goes to the next
 // target at once, or, when only the same one is left, after an exponential backoff from 0.5 s or
 // the upstream's `retry-after-ms` / `retry-after` (at most 60 s); a model without a route is
-// tried once and retried `model_retries` times on its upstream. A 401 or 403 leaves the target
-// out; another 4xx is the request's own failure. Every attempt is said in its target's dialect.
+// tried once and retried `model_retries` times on its upstream. The attempts go through the one
+// attempt loop (upstream::run_attempts) that /v1 uses too: a 401 to the gateway's key leaves a
+// route's target out for health.max_cooldown; another 4xx is the request's own failure, except a
+// context-window refusal, which moves to the route's on_context_window. Every attempt is said in
+// its target's dialect.
 // One client per executor: its pools are not thread-safe.
 class model_client final : public model_port {
 public:

@@ -91,6 +91,9 @@ public:
     void stop_waiting();
 
 private:
+    // One request's side of the attempt loop (routed.cpp).
+    class routed_attempts;
+
     destination route(const http::request_context& ctx) const;
     net::awaitable<void> serve_with_key(http::request_context& ctx, bool upgrade);
     net::awaitable<void> list_models(http::request_context& ctx);

@@ -1,9 +1,10 @@
-// The /v1 attempt loop (docs/routing.md): every forwarded request goes through it once. A model
-// with a route goes to its targets in turn until one answers; a model without one has the
-// default route, the upstream its globs pick, tried once. Nothing reaches the client before the
-// gateway commits to an answer: a JSON answer once its body is read whole, a stream at its first
-// content event (its head and what came before are held back); after that no other upstream is
-// called. The last attempt a route allows (a default route's only one) commits at the head.
+// The /v1 face's attempts (docs/routing.md): every forwarded request goes once through the one
+// attempt loop (upstream::run_attempts), which this file gives what an attempt is. A model with a
+// route goes to its targets in turn until one answers; a model without one has the default
+// route, the upstream its globs pick, tried once. Nothing reaches the client before the gateway
+// commits to an answer: a JSON answer once its body is read whole, a stream at its first content
+// event (its head and what came before are held back); after that no other upstream is called.
+// The last attempt a route allows (a default route's only one) commits at the head.
 #include "gateway/passthrough/handler.hpp"
 
 #include "gateway/error.hpp"
@@ -17,6 +18,7 @@
 #include "gateway/providers/genai_trace.hpp"
 #include "gateway/providers/stream_probe.hpp"
 #include "gateway/providers/usage_observer.hpp"
+#include "gateway/upstream/attempt_loop.hpp"
 #include "gateway/upstream/exchange.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -210,6 +212,260 @@ void describe_answer(observability::span& s, const http::request_context& ctx,
 
 }  // namespace
 
+// The /v1 face's side of the attempt loop (upstream::run_attempts) for one request: an attempt
+// is the client's request forwarded to a target of its dialect (only the model name changed) or
+// translated to another; a JSON answer is committed once read whole, a stream at its first
+// content event, and the last attempt at its head. What no attempt committed is kept for the
+// client's answer (`last`).
+class handler::routed_attempts final : public upstream::attempt_face {
+public:
+    routed_attempts(handler& h, http::request_context& ctx, const destination& where,
+                    upstream::attempt_plan& plan, exchange_state& state, api_operation op)
+        : h_(h), ctx_(ctx), where_(where), plan_(plan), state_(state), op_(op) {
+        std::string_view target = ctx.req.target();
+        path_ = target.substr(0, target.find('?'));
+        post_ = ctx.req.method() == bhttp::verb::post;
+        // A forwarded credential goes only to targets of the provider it was presented for.
+        key_provider_ = forwarded_provider(plan.route(), h.upstreams_, where.dialect);
+        presents_key_ = !http::presented_key_of(ctx.req.base()).value.empty();
+    }
+
+    bool stopped() const override { return state_.client_gone || state_.stopping; }
+
+    net::awaitable<bool> again(const config::route_target&, config::duration wait) override {
+        // The target that just failed, again (nothing else is left): after its backoff or
+        // retry-after; a client that hangs up meanwhile ends the wait and the request.
+        if (wait.count() > 0) co_await pause(ctx_, state_, wait);
+        co_return !stopped();
+    }
+
+    net::awaitable<void> fall_back(const config::route_target&) override { co_return; }
+
+    net::awaitable<upstream::attempt_outcome> attempt(
+        const config::route_target& t, const upstream::attempt_terms& terms) override;
+
+    // What the client gets when no attempt committed: the last failure.
+    last_failure last;
+    const config::upstream_config* answered = nullptr;  // the committed attempt's upstream
+    std::optional<providers::reply> answer;             // its answer, read back when kept
+    std::string original;  // the client's body, kept while a target hears another model name
+
+private:
+    using outcome = upstream::attempt_outcome;
+
+    // The target cannot take this request (its dialect, its key): `why`, for the client when
+    // nothing else answers.
+    outcome skipped(upstream::failure why) {
+        if (!last.status && !last.transport) last.failed(std::move(why));
+        return {outcome::end::skipped};
+    }
+    // The attempt's count on the client's head and the access log (a resend counts).
+    void count_attempts(const config::upstream_config& up) {
+        ctx_.upstream = up.name;
+        if (!where_.route) return;
+        ctx_.attempts = plan_.attempts();
+        state_.fields.upstream = up.name;
+        state_.fields.attempts = plan_.attempts();
+    }
+    net::awaitable<outcome> translated(const config::upstream_config& up, upstream::pool& pool,
+                                       const providers::ingress& in, observability::span& attempt,
+                                       const upstream::attempt_terms& terms);
+    net::awaitable<outcome> forwarded(const config::upstream_config& up, upstream::pool& pool,
+                                      observability::span& attempt,
+                                      const upstream::attempt_terms& terms);
+
+    handler& h_;
+    http::request_context& ctx_;
+    const destination& where_;
+    upstream::attempt_plan& plan_;
+    exchange_state& state_;
+    api_operation op_;
+    std::string_view path_;
+    bool post_ = false;
+    config::provider_kind key_provider_;
+    bool presents_key_ = false;
+};
+
+net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
+    const config::route_target& t, const upstream::attempt_terms& terms) {
+    auto& pool = h_.pools_[t.index];
+    const auto& up = pool.upstream();
+    auto spoken = where_.dialect;
+    bool responses = post_ && path_ == "/v1/responses";
+    bool translated_call = up.provider != spoken || (responses && up.translate_responses);
+    const auto* in = translated_call ? model_call_api(spoken, path_, post_) : nullptr;
+    if (translated_call && !in)
+        co_return skipped(failure_of(
+            errc::bad_request, "upstream `" + up.name + "` cannot take `" + std::string(path_) +
+                                   "`: the gateway translates only POST /v1/chat/completions, "
+                                   "/v1/responses, /v1/messages and Gemini's generateContent "
+                                   "to another provider"));
+    state_.forward_key = up.provider == key_provider_;
+    if (translated_call && !state_.forward_key && presents_key_ &&
+        !upstream_key_replaces_client(up, !ctx_.key_id.empty()) && up.api_key.empty())
+        co_return skipped(failure_of(errc::bad_request,
+                                     "upstream `" + up.name +
+                                         "` has no api_key of its own, and the client's key was "
+                                         "presented for " +
+                                         std::string(providers::provider_name(key_provider_)) +
+                                         ": a forwarded key never goes to another provider"));
+    // Each target hears the client's body: only the model name may change (when the target
+    // names another) and the usage request be added (stream_usage: inject).
+    bool renamed = !t.model.empty() && t.model != where_.model;
+    bool inject =
+        up.inject_stream_usage && post_ && path_ == "/v1/chat/completions" && !translated_call;
+    if (!original.empty())
+        ctx_.req.body() = original;
+    else if ((renamed || inject) && !terms.last)
+        original = ctx_.req.body();
+    if (renamed) upstream::replace_model(ctx_.req.body(), t.model);
+    if (inject) providers::inject_include_usage(ctx_.req.body());
+    auto span = attempt_span(ctx_, op_, up, renamed ? t.model : where_.model, where_.route,
+                             plan_.attempts());
+    state_.trace = span.context();
+    count_attempts(up);
+    if (translated_call) {
+        auto out = co_await translated(up, pool, *in, span, terms);
+        co_return out;
+    }
+    auto out = co_await forwarded(up, pool, span, terms);
+    co_return out;
+}
+
+net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
+    const config::upstream_config& up, upstream::pool& pool, const providers::ingress& in,
+    observability::span& span, const upstream::attempt_terms& terms) {
+    // A failure before anything was written comes back (unless this is the last attempt), and
+    // the next target is tried; once content came it is the client's.
+    auto asked = std::chrono::steady_clock::now();
+    auto whose = translated_key(ctx_, up, state_.forward_key).whose;
+    auto held = co_await translate(
+        ctx_, pool, state_, in, !terms.last, plan_.first_byte_timeout(up.first_byte_timeout),
+        [this] { return plan_.spend_resend(); }, terms.may_move);
+    count_attempts(up);
+    if (state_.client_gone) {
+        span.fail("client_gone", "the client went away");
+        co_return outcome{outcome::end::stopped};
+    }
+    if (held) {
+        auto said = held->upstream_status ? "answered " + std::to_string(held->upstream_status)
+                                          : "failed: " + held->transport.detail;
+        span.fail(held->upstream_status ? std::to_string(held->upstream_status)
+                                        : failure_type(held->transport),
+                  held->upstream_status ? said : held->transport.detail);
+        observability::log_warn("request " + ctx_.request_id + ": upstream `" + up.name + "` " +
+                                said + "; trying the route's next target");
+        if (!held->upstream_status) {
+            last.failed(held->transport);
+            co_return outcome{outcome::end::held, upstream::verdict::failed};
+        }
+        last.answer(held->status, "application/json", std::move(held->body));
+        co_return outcome{outcome::end::held, held->judged, held->retry_after};
+    }
+    // Written: judged by the status the client got.
+    auto judged = upstream::judge_status(ctx_.status, {}, whose);
+    answered = &up;
+    answer = read_kept_answer(ctx_, state_, up);
+    describe_answer(span, ctx_, state_, answer ? &*answer : nullptr, asked);
+    co_return outcome{outcome::end::committed, judged, std::nullopt,
+                      std::chrono::steady_clock::now() - asked};
+}
+
+net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
+    const config::upstream_config& up, upstream::pool& pool, observability::span& span,
+    const upstream::attempt_terms& terms) {
+    auto head =
+        upstream_request_head(ctx_, up, where_.target, false, !ctx_.key_id.empty(), state_.trace);
+    std::optional<upstream::response_parser> parser;
+    upstream::exchange_hooks hooks{
+        [this](upstream::connection* c) { state_.upstream = c; }, [this] { return stopped(); },
+        plan_.first_byte_timeout(up.first_byte_timeout), [this] { return plan_.spend_resend(); }};
+    auto sent = upstream::clock::now();
+    bool head_request = ctx_.req.method() == bhttp::verb::head;
+    auto exchange =
+        co_await upstream::start_exchange(pool, ctx_.stream.get_executor(), head, ctx_.req.body(),
+                                          parser, head_request, false, hooks);
+    count_attempts(up);  // a request sent again counts
+    if (state_.client_gone) {
+        span.fail("client_gone", "the client went away");
+        co_return outcome{outcome::end::stopped};
+    }
+    if (!exchange.conn) {
+        span.fail(failure_type(exchange.failed), exchange.failed.detail);
+        observability::log_warn("request " + ctx_.request_id + ": upstream `" + up.name +
+                                "`: " + exchange.failed.detail);
+        last.failed(exchange.failed);
+        co_return outcome{outcome::end::held, upstream::verdict::failed};
+    }
+    auto first_byte = upstream::clock::now() - sent;
+    auto& conn = exchange.conn;
+    state_.upstream = conn.get();
+    auto& res = parser->get();
+    unsigned status = res.result_int();
+    auto asked = upstream::retry_after(res["retry-after-ms"], res["retry-after"]);
+    std::string held;
+    upstream::failure broken;
+    // Before the last attempt a JSON answer (or an error) is read whole, to judge it.
+    if (!terms.last && !parser->is_done() && !is_event_stream(res))
+        broken = co_await upstream::read_body(*conn, *parser, held, answer_limit, up.idle_timeout,
+                                              state_.hold_until);
+    auto whose = forwarded_credential(ctx_, up, !ctx_.key_id.empty());
+    auto judged = upstream::judge_status(status, held, whose);
+    if (broken) judged = upstream::verdict::failed;
+    bool context_window = judged == upstream::verdict::context_window && terms.may_move;
+    if ((upstream::tries_another(judged) && !terms.last) || context_window) {
+        observability::log_warn(
+            "request " + ctx_.request_id + ": upstream `" + up.name + "` " +
+            (broken ? "failed: " + broken.detail : "answered " + std::to_string(status)) +
+            "; trying the route's next target");
+        span.fail(broken           ? failure_type(broken)
+                  : context_window ? std::string("context_window")
+                                   : std::to_string(status),
+                  broken ? broken.detail : "answered " + std::to_string(status));
+        if (broken)
+            last.failed(broken);
+        else
+            last.answer(status, res[bhttp::field::content_type], std::move(held));
+        if (!broken && parser->is_done() && res.keep_alive()) pool.give_back(std::move(conn));
+        co_return outcome{outcome::end::held, judged, asked};
+    }
+    if (!terms.last && judged == upstream::verdict::success && !parser->is_done()) {
+        // A stream: held back until its first content event.
+        auto kind =
+            co_await hold_until_content(*conn, *parser, up.idle_timeout, state_.hold_until, held);
+        if (state_.client_gone) {
+            span.fail("client_gone", "the client went away");
+            co_return outcome{outcome::end::stopped};
+        }
+        if (kind != providers::stream_event::content) {
+            bool late = kind == providers::stream_event::done && state_.hold_until &&
+                        std::chrono::steady_clock::now() >= *state_.hold_until;
+            auto why = kind == providers::stream_event::error ? "its stream began with an error"
+                       : late ? "the route's deadline passed before its first content"
+                              : "its stream ended before any content";
+            span.fail(kind == providers::stream_event::error ? "stream_error"
+                      : late                                 ? "deadline"
+                                                             : "stream_empty",
+                      why);
+            observability::log_warn("request " + ctx_.request_id + ": upstream `" + up.name +
+                                    "`: " + why + "; trying the route's next target");
+            last.failed(failure_of(late ? errc::upstream_idle_timeout : errc::upstream_bad_response,
+                                   "upstream `" + up.name + "`: " + why));
+            conn->close();
+            co_return outcome{outcome::end::held, upstream::verdict::failed};
+        }
+    }
+    // Committed: this answer is the client's (on the last attempt, a failure too).
+    if (state_.first_body == std::chrono::steady_clock::time_point{} && !held.empty())
+        state_.first_body = std::chrono::steady_clock::now();
+    bool reusable = co_await relay_response(ctx_, *conn, *parser, up, state_, held);
+    if (reusable && !state_.client_gone) pool.give_back(std::move(conn));
+    answered = &up;
+    answer = read_kept_answer(ctx_, state_, up);
+    describe_answer(span, ctx_, state_, answer ? &*answer : nullptr, sent);
+    co_return outcome{outcome::end::committed, judged, asked, first_byte};
+}
+
 net::awaitable<void> handler::forward_routed(http::request_context& ctx, const destination& where,
                                              const config::route_config& route) {
     // A route of the configuration says so in the answer and the access log, and keeps its
@@ -222,9 +478,6 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     std::string_view target = ctx.req.target();
     std::string_view path = target.substr(0, target.find('?'));
     bool post = ctx.req.method() == bhttp::verb::post;
-    bool chat = post && path == "/v1/chat/completions";
-    bool responses = post && path == "/v1/responses";
-    bool head_request = ctx.req.method() == bhttp::verb::head;
     auto spoken = where.dialect;
     // What the spans say of the call; nothing to work out for a request that is not traced.
     auto op = ctx.trace.recording() ? operation_of(path) : api_operation{};
@@ -250,9 +503,6 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
         ~leave_list() { list.erase(entry); }
     } registered{in_flight_, in_flight_.begin()};
     if (auto rest = plan.left()) state.hold_until = std::chrono::steady_clock::now() + *rest;
-    // A forwarded credential goes only to targets of the provider it was presented for.
-    auto key_provider = forwarded_provider(route, upstreams_, spoken);
-    bool presents_key = !http::presented_key_of(ctx.req.base()).value.empty();
     auto cached = plan_cache(ctx, where, route, path, post);
     if (!cached.result.empty()) {
         if (co_await answer_from_cache(ctx, cached, state)) co_return;
@@ -265,265 +515,17 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
         state.keep_answer = true;
         state.kept_limit = 4 << 20;
     }
-    std::optional<providers::reply> answer;  // the committed answer, read back when kept
-    last_failure last;                       // none yet: no target could be tried
-    std::string original;  // the client's body, kept while a target hears another model name
-    const config::upstream_config* answered = nullptr;
-    bool moved = false;
+    routed_attempts attempts(*this, ctx, where, plan, state, op);
     auto started = std::chrono::steady_clock::now();
     {
         client_watch watch(ctx, state, watches_);
-        std::vector<const config::route_target*> unsupported;  // cannot take this path
-        for (;;) {
-            if (state.stopping) break;
-            const auto* t = plan.next();
-            if (!t) break;
-            if (std::find(unsupported.begin(), unsupported.end(), t) != unsupported.end()) {
-                plan.abandoned();
-                break;  // what is left cannot take it either
-            }
-            if (auto wait = plan.backoff(); wait.count() > 0) {
-                // The target that just failed, again (nothing else is left): after its backoff
-                // or retry-after; a client that hangs up meanwhile ends the wait and the request.
-                co_await pause(ctx, state, wait);
-                if (state.client_gone || state.stopping) {
-                    plan.abandoned();
-                    break;
-                }
-            }
-            // The last attempt the plan allows commits at the response head, as a request
-            // without a route always did: nothing is left to fall back to, so nothing is held.
-            bool last_attempt = plan.attempts() >= static_cast<int>(route.max_attempts);
-            auto& pool = pools_[t->index];
-            const auto& up = pool.upstream();
-            bool translated = up.provider != spoken || (responses && up.translate_responses);
-            const auto* in = translated ? model_call_api(spoken, path, post) : nullptr;
-            if (translated && !in) {
-                plan.abandoned();
-                unsupported.push_back(t);
-                last.failed(failure_of(errc::bad_request,
-                                       "upstream `" + up.name + "` cannot take `" +
-                                           std::string(path) +
-                                           "`: the gateway translates only POST "
-                                           "/v1/chat/completions, /v1/responses, /v1/messages and "
-                                           "Gemini's generateContent to another provider"));
-                continue;
-            }
-            state.forward_key = up.provider == key_provider;
-            if (translated && !state.forward_key && presents_key &&
-                !upstream_key_replaces_client(up, !ctx.key_id.empty()) && up.api_key.empty()) {
-                // Skipped; the reason is the client's answer only when no target answered.
-                plan.abandoned();
-                unsupported.push_back(t);
-                if (!last.status && !last.transport)
-                    last.failed(failure_of(errc::bad_request,
-                                           "upstream `" + up.name +
-                                               "` has no api_key of its own, and the client's key "
-                                               "was presented for " +
-                                               std::string(providers::provider_name(key_provider)) +
-                                               ": a forwarded key never goes to another provider"));
-                continue;
-            }
-            // Each target hears the client's body: only the model name may change (when the
-            // target names another) and the usage request be added (stream_usage: inject).
-            bool renamed = !t->model.empty() && t->model != where.model;
-            bool inject = up.inject_stream_usage && chat && !translated;
-            if (!original.empty())
-                ctx.req.body() = original;
-            else if ((renamed || inject) && !last_attempt)
-                original = ctx.req.body();
-            if (renamed) upstream::replace_model(ctx.req.body(), t->model);
-            if (inject) providers::inject_include_usage(ctx.req.body());
-            auto attempt = attempt_span(ctx, op, up, renamed ? t->model : where.model, where.route,
-                                        plan.attempts());
-            state.trace = attempt.context();
-            ctx.upstream = up.name;
-            if (configured) {
-                ctx.attempts = plan.attempts();
-                state.fields.upstream = up.name;
-                state.fields.attempts = plan.attempts();
-            }
-            if (translated) {
-                // A failure before anything was written comes back (unless this is the last
-                // attempt), and the next target is tried; once content came it is the client's.
-                auto asked = std::chrono::steady_clock::now();
-                auto whose = translated_key(ctx, up, state.forward_key).whose;
-                bool may_move = !moved && !route.on_context_window.empty();
-                auto held = co_await translate(
-                    ctx, pool, state, *in, !last_attempt,
-                    plan.first_byte_timeout(up.first_byte_timeout),
-                    [&plan] { return plan.spend_resend(); }, may_move);
-                if (configured) {
-                    ctx.attempts = plan.attempts();
-                    state.fields.attempts = plan.attempts();
-                }
-                if (state.client_gone) {
-                    attempt.fail("client_gone", "the client went away");
-                    plan.abandoned();
-                    break;
-                }
-                if (held) {
-                    attempt.fail(held->upstream_status ? std::to_string(held->upstream_status)
-                                                       : failure_type(held->transport),
-                                 held->upstream_status
-                                     ? "answered " + std::to_string(held->upstream_status)
-                                     : held->transport.detail);
-                    observability::log_warn(
-                        "request " + ctx.request_id + ": upstream `" + up.name + "` " +
-                        (held->upstream_status ? "answered " + std::to_string(held->upstream_status)
-                                               : "failed: " + held->transport.detail) +
-                        "; trying the route's next target");
-                    bool context_window =
-                        held->upstream_status && held->judged == upstream::verdict::context_window;
-                    if (context_window)
-                        plan.abandoned();
-                    else if (held->upstream_status)
-                        plan.judged(held->judged, held->retry_after);
-                    else
-                        plan.failed();
-                    if (held->upstream_status)
-                        last.answer(held->status, "application/json", std::move(held->body));
-                    else
-                        last.failed(held->transport);
-                    if (context_window) {
-                        // Too long for this model: the route's on_context_window targets take it.
-                        moved = true;
-                        plan.to_context_window_targets();
-                    }
-                    continue;
-                }
-                // Written on the last attempt: judged by the status the client got.
-                auto judged = upstream::judge_status(ctx.status, {}, whose);
-                if (judged == upstream::verdict::success)
-                    plan.succeeded(std::chrono::steady_clock::now() - asked);
-                else
-                    plan.judged(judged);
-                answered = &up;
-                answer = read_kept_answer(ctx, state, up);
-                describe_answer(attempt, ctx, state, answer ? &*answer : nullptr, asked);
-                break;
-            }
-            auto head = upstream_request_head(ctx, up, where.target, false, !ctx.key_id.empty(),
-                                              state.trace);
-            std::optional<upstream::response_parser> parser;
-            upstream::exchange_hooks hooks{
-                [&state](upstream::connection* c) { state.upstream = c; },
-                [&state] { return state.client_gone || state.stopping; },
-                plan.first_byte_timeout(up.first_byte_timeout),
-                [&plan] { return plan.spend_resend(); }};
-            auto sent = upstream::clock::now();
-            auto exchange = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head,
-                                                              ctx.req.body(), parser, head_request,
-                                                              false, hooks);
-            if (configured) {
-                ctx.attempts = plan.attempts();  // a request sent again counts
-                state.fields.attempts = plan.attempts();
-            }
-            if (state.client_gone) {
-                attempt.fail("client_gone", "the client went away");
-                plan.abandoned();
-                break;
-            }
-            if (!exchange.conn) {
-                attempt.fail(failure_type(exchange.failed), exchange.failed.detail);
-                observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
-                                        "`: " + exchange.failed.detail);
-                plan.failed();
-                last.failed(exchange.failed);
-                continue;
-            }
-            auto first_byte = upstream::clock::now() - sent;
-            auto& conn = exchange.conn;
-            state.upstream = conn.get();
-            auto& res = parser->get();
-            unsigned status = res.result_int();
-            std::string held;
-            upstream::failure broken;
-            // Before the last attempt a JSON answer (or an error) is read whole, to judge it.
-            if (!last_attempt && !parser->is_done() && !is_event_stream(res))
-                broken = co_await upstream::read_body(*conn, *parser, held, answer_limit,
-                                                      up.idle_timeout, state.hold_until);
-            auto whose = forwarded_credential(ctx, up, !ctx.key_id.empty());
-            auto judged = upstream::judge_status(status, held, whose);
-            if (broken) judged = upstream::verdict::failed;
-            bool context_window = judged == upstream::verdict::context_window && !moved &&
-                                  !route.on_context_window.empty() && !last_attempt;
-            bool fails = upstream::tries_another(judged);
-            if ((fails && !last_attempt) || context_window) {
-                observability::log_warn(
-                    "request " + ctx.request_id + ": upstream `" + up.name + "` " +
-                    (broken ? "failed: " + broken.detail : "answered " + std::to_string(status)) +
-                    "; trying the route's next target");
-                attempt.fail(broken           ? failure_type(broken)
-                             : context_window ? std::string("context_window")
-                                              : std::to_string(status),
-                             broken ? broken.detail : "answered " + std::to_string(status));
-                if (context_window)
-                    plan.abandoned();
-                else
-                    plan.judged(judged,
-                                upstream::retry_after(res["retry-after-ms"], res["retry-after"]));
-                if (broken)
-                    last.failed(broken);
-                else
-                    last.answer(status, res[bhttp::field::content_type], std::move(held));
-                if (!broken && parser->is_done() && res.keep_alive())
-                    pool.give_back(std::move(conn));
-                if (context_window) {
-                    moved = true;
-                    plan.to_context_window_targets();
-                }
-                continue;
-            }
-            if (!last_attempt && judged == upstream::verdict::success && !parser->is_done()) {
-                // A stream: held back until its first content event.
-                auto kind = co_await hold_until_content(*conn, *parser, up.idle_timeout,
-                                                        state.hold_until, held);
-                if (state.client_gone) {
-                    attempt.fail("client_gone", "the client went away");
-                    plan.abandoned();
-                    break;
-                }
-                if (kind != providers::stream_event::content) {
-                    bool late = kind == providers::stream_event::done && state.hold_until &&
-                                std::chrono::steady_clock::now() >= *state.hold_until;
-                    auto why = kind == providers::stream_event::error
-                                   ? "its stream began with an error"
-                               : late ? "the route's deadline passed before its first content"
-                                      : "its stream ended before any content";
-                    attempt.fail(kind == providers::stream_event::error ? "stream_error"
-                                 : late                                 ? "deadline"
-                                                                        : "stream_empty",
-                                 why);
-                    observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
-                                            "`: " + why + "; trying the route's next target");
-                    plan.failed();
-                    last.failed(
-                        failure_of(late ? errc::upstream_idle_timeout : errc::upstream_bad_response,
-                                   "upstream `" + up.name + "`: " + why));
-                    conn->close();
-                    continue;
-                }
-            }
-            // Committed: this answer is the client's (on the last attempt, a failure too).
-            if (judged == upstream::verdict::success)
-                plan.succeeded(first_byte);
-            else
-                plan.judged(judged,
-                            upstream::retry_after(res["retry-after-ms"], res["retry-after"]));
-            if (state.first_body == std::chrono::steady_clock::time_point{} && !held.empty())
-                state.first_body = std::chrono::steady_clock::now();
-            bool reusable = co_await relay_response(ctx, *conn, *parser, up, state, held);
-            if (reusable && !state.client_gone) pool.give_back(std::move(conn));
-            answered = &up;
-            answer = read_kept_answer(ctx, state, up);
-            describe_answer(attempt, ctx, state, answer ? &*answer : nullptr, sent);
-            break;
-        }
+        co_await upstream::run_attempts(plan, attempts);
         if (watch.reading()) co_await watch.stop();
         state.trace = nullptr;
     }
-    if (!original.empty()) ctx.req.body() = std::move(original);
+    auto& last = attempts.last;
+    const auto* answered = attempts.answered;
+    if (!attempts.original.empty()) ctx.req.body() = std::move(attempts.original);
     if (state.client_gone) {
         ctx.keep_alive = false;
         if (ctx.status == 0) ctx.status = 499;  // as nginx logs it: client closed the request
@@ -560,7 +562,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     }
     finish_usage(ctx, state);
     if (answered) account(ctx, *answered, state, started);
-    if (answered && !cached.key.empty()) co_await keep_in_cache(cached, answer);
+    if (answered && !cached.key.empty()) co_await keep_in_cache(cached, attempts.answer);
 }
 
 }  // namespace gateway::passthrough
