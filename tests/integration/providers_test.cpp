@@ -5,6 +5,7 @@
 
 #include "gateway/sse/event_parser.hpp"
 #include "tests/integration/harness.hpp"
+#include "tests/support/schema_dag.hpp"
 #include "tests/support/stream_grammar.hpp"
 
 #include <boost/json/parse.hpp>
@@ -826,16 +827,7 @@ BOOST_AUTO_TEST_CASE(count_tokens_errors_and_refusals_in_geminis_shapes) {
 // A schema of about 1.3 KB whose definitions refer to each other 8 times a level: `$ref` to
 // `#/$defs/d{top}` inlines 8^(8 - top) leaves.
 json::object fanned_schema(int top) {
-    json::object defs;
-    for (int level = 0; level < 8; ++level) {
-        json::object props;
-        for (int k = 0; k < 8; ++k)
-            props["p" + std::to_string(k)] =
-                level == 7 ? json::value{{"type", "string"}}
-                           : json::value{{"$ref", "#/$defs/d" + std::to_string(level + 1)}};
-        defs["d" + std::to_string(level)] =
-            json::object{{"type", "object"}, {"properties", std::move(props)}};
-    }
+    auto defs = gateway::testing::schema_dag_defs();
     return {{"type", "object"},
             {"properties", {{"x", {{"$ref", "#/$defs/d" + std::to_string(top)}}}}},
             {"$defs", std::move(defs)}};

@@ -1,6 +1,7 @@
 #include "gateway/providers/gemini.hpp"
 
 #include "gateway/providers/openai.hpp"
+#include "tests/support/schema_dag.hpp"
 #include "tests/unit/providers/stream_support.hpp"
 
 #include <boost/json/parse.hpp>
@@ -111,16 +112,7 @@ BOOST_AUTO_TEST_CASE(schemas_are_reduced_to_what_gemini_reads) {
 // A few hundred bytes whose definitions refer to each other k times expand to about k^depth
 // nodes: the reduction stops at its node budget instead of eating the worker's memory.
 BOOST_AUTO_TEST_CASE(schema_expansion_is_bounded_by_size_and_recursion_is_refused) {
-    json::object defs;
-    for (int level = 0; level < 8; ++level) {
-        json::object props;
-        for (int k = 0; k < 8; ++k)
-            props["p" + std::to_string(k)] =
-                level == 7 ? json::value{{"type", "string"}}
-                           : json::value{{"$ref", "#/$defs/d" + std::to_string(level + 1)}};
-        defs["d" + std::to_string(level)] =
-            json::object{{"type", "object"}, {"properties", std::move(props)}};
-    }
+    auto defs = gateway::testing::schema_dag_defs();
     json::object wide{{"$ref", "#/$defs/d0"}, {"$defs", defs}};
     BOOST_TEST_REQUIRE(json::serialize(wide).size() < 2100u);  // 8^8 = 16.7 M nodes inlined
     auto reduced = gemini::schema_for_gemini(wide);
@@ -154,16 +146,7 @@ BOOST_AUTO_TEST_CASE(schema_expansion_is_bounded_by_size_and_recursion_is_refuse
 // each within what one schema may grow, made a 127 MB body. What inlining adds to all the tools
 // together is bounded, and a request past it is refused; schemas without `$ref`s never are.
 BOOST_AUTO_TEST_CASE(schema_expansion_is_bounded_across_all_the_tools_of_a_request) {
-    json::object defs;
-    for (int level = 0; level < 8; ++level) {
-        json::object props;
-        for (int k = 0; k < 8; ++k)
-            props["p" + std::to_string(k)] =
-                level == 7 ? json::value{{"type", "string"}}
-                           : json::value{{"$ref", "#/$defs/d" + std::to_string(level + 1)}};
-        defs["d" + std::to_string(level)] =
-            json::object{{"type", "object"}, {"properties", std::move(props)}};
-    }
+    auto defs = gateway::testing::schema_dag_defs();
     // 8^4 leaves: about 20,000 nodes and 150 KB once inlined.
     json::object fanned{
         {"type", "object"}, {"properties", {{"x", {{"$ref", "#/$defs/d4"}}}}}, {"$defs", defs}};
