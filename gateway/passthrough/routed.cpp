@@ -342,6 +342,8 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
     auto held = co_await translate(
         ctx_, pool, state_, in, !terms.last, plan_.first_byte_timeout(up.first_byte_timeout),
         [this] { return plan_.spend_resend(); }, terms.may_move);
+    // Its connection is pooled or closed by now: nothing may close it on a disconnect or a stop.
+    state_.upstream = nullptr;
     count_attempts(up);
     if (state_.client_gone) {
         span.fail("client_gone", "the client went away");
@@ -374,6 +376,12 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
 net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     const config::upstream_config& up, upstream::pool& pool, observability::span& span,
     const upstream::attempt_terms& terms) {
+    // The connection is pooled or closed when this attempt ends: from then on nothing may close
+    // it on a disconnect or a stop (a backoff may follow).
+    struct forget_connection {
+        exchange_state& state;
+        ~forget_connection() { state.upstream = nullptr; }
+    } forget{state_};
     auto head =
         upstream_request_head(ctx_, up, where_.target, false, !ctx_.key_id.empty(), state_.trace);
     std::optional<upstream::response_parser> parser;
