@@ -41,33 +41,33 @@ config::provider_kind forwarded_provider(const config::route_config& route,
     return one.value_or(spoken);
 }
 
-upstream_key translated_key(const gateway::http::request_context& ctx,
+upstream_key translated_key(const gateway::http::request& req, bool virtual_key,
                             const config::upstream_config& up, bool may_forward) {
     using upstream::credential;
     auto own = [&]() -> upstream_key {
         return {up.api_key, up.api_key.empty() ? credential::none : credential::gateway};
     };
-    if (upstream_key_replaces_client(up, !ctx.key_id.empty()) || !may_forward) return own();
-    auto presented = gateway::http::presented_key_of(ctx.req.base());
+    if (upstream_key_replaces_client(up, virtual_key) || !may_forward) return own();
+    auto presented = gateway::http::presented_key_of(req.base());
     if (presented.value.empty()) return own();
     return {std::move(presented.value), credential::client};
 }
 
-upstream::credential forwarded_credential(const gateway::http::request_context& ctx,
+upstream::credential forwarded_credential(const gateway::http::request& req,
                                           const config::upstream_config& up, bool virtual_key) {
     using upstream::credential;
     if (upstream_key_replaces_client(up, virtual_key))
         return up.api_key.empty() ? credential::none : credential::gateway;
     auto [key_name, prefix] = providers::adapter_for(up.provider).key_field();
-    bool own_field = ctx.req.find(key_name) != ctx.req.end();
-    std::string_view target = ctx.req.target();
+    bool own_field = req.find(key_name) != req.end();
+    std::string_view target = req.target();
     if (own_field ||
         (up.provider == config::provider_kind::gemini &&
          target.find('?') != std::string_view::npos && gateway::http::has_query_key(target)))
         return credential::client;
     if (!up.api_key.empty()) return credential::gateway;
-    bool presented = ctx.req.find(http::field::authorization) != ctx.req.end() ||
-                     !gateway::http::presented_key_of(ctx.req.base()).value.empty();
+    bool presented = req.find(http::field::authorization) != req.end() ||
+                     !gateway::http::presented_key_of(req.base()).value.empty();
     return presented ? credential::client : credential::none;
 }
 

@@ -31,22 +31,23 @@ config::provider_kind forwarded_provider(const config::route_config& route,
                                          config::provider_kind spoken);
 
 // The key a request the gateway encodes itself (a translation) carries to `up`, and whose it is:
-// the upstream's own under upstream_key_replaces_client; else the key the client presented in any
-// of the dialects' places when `may_forward` (the target is of forwarded_provider()); else the
-// upstream's own; else none (empty).
+// the upstream's own under upstream_key_replaces_client (`virtual_key`: a virtual key
+// authenticated the client); else the key the client presented in `req` in any of the dialects'
+// places when `may_forward` (the target is of forwarded_provider()); else the upstream's own;
+// else none (empty).
 struct upstream_key {
     std::string value;
     upstream::credential whose = upstream::credential::none;
 };
-upstream_key translated_key(const http::request_context& ctx, const config::upstream_config& up,
-                            bool may_forward);
+upstream_key translated_key(const http::request& req, bool virtual_key,
+                            const config::upstream_config& up, bool may_forward);
 
 // Whose credential the target hears for a forwarded request (upstream_request_head's choice):
 // the upstream's own under upstream_key_replaces_client (none if it has none); the client's when
 // it sent the field of the upstream's provider (or Gemini's `?key=`); the upstream's own when it
 // has one; else the client's if it presented anything (Authorization of any scheme, a key
 // field), or none.
-upstream::credential forwarded_credential(const http::request_context& ctx,
+upstream::credential forwarded_credential(const http::request& req,
                                           const config::upstream_config& up, bool virtual_key);
 
 // Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade (RFC 9110 7.6.1).

@@ -338,7 +338,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
     // A failure before anything was written comes back (unless this is the last attempt), and
     // the next target is tried; once content came it is the client's.
     auto asked = std::chrono::steady_clock::now();
-    auto whose = translated_key(ctx_, up, state_.forward_key).whose;
+    auto whose = translated_key(ctx_.req, !ctx_.key_id.empty(), up, state_.forward_key).whose;
     auto held = co_await translate(
         ctx_, pool, state_, in, !terms.last, plan_.first_byte_timeout(up.first_byte_timeout),
         [this] { return plan_.spend_resend(); }, terms.may_move);
@@ -417,7 +417,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     if (!terms.last && !parser->is_done() && !is_event_stream(res))
         broken = co_await upstream::read_body(*conn, *parser, held, answer_limit, up.idle_timeout,
                                               state_.hold_until);
-    auto whose = forwarded_credential(ctx_, up, !ctx_.key_id.empty());
+    auto whose = forwarded_credential(ctx_.req, up, !ctx_.key_id.empty());
     auto judged = upstream::judge_status(status, held, whose);
     if (broken) judged = upstream::verdict::failed;
     bool context_window = judged == upstream::verdict::context_window && terms.may_move;

@@ -357,7 +357,7 @@ net::awaitable<std::optional<translate_failure>> translate(
         co_await refuse(ctx, in, std::move(unsaid));
         co_return std::nullopt;
     }
-    auto key = translated_key(ctx, up, state.forward_key);
+    auto key = translated_key(ctx.req, !ctx.key_id.empty(), up, state.forward_key);
     auto head = request_head(ctx, up, adapter, r, body.size(), state.trace, key.value);
 
     std::optional<upstream::response_parser> parser;

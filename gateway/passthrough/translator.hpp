@@ -32,7 +32,7 @@ namespace gateway::passthrough {
 // Anything else is answered as without it.
 // `first_byte`: how long to wait for the response head (0: the upstream's own); `resend`: whether
 // a request that met a reset on a reused connection may go again (exchange_hooks::resend).
-// The key sent is translated_key(ctx, up, state.forward_key); while nothing is committed no read
+// The key sent is translated_key(…, up, state.forward_key); while nothing is committed no read
 // waits past state.hold_until; with state.stopping a failed connection answers 503.
 struct translate_failure {
     unsigned upstream_status = 0;  // the provider's status; 0: the connection failed

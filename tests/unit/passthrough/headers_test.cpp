@@ -42,3 +42,88 @@ BOOST_AUTO_TEST_CASE(end_to_end_fields_are_copied_in_order_with_their_spelling) 
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// Whose key a target hears, and where a client's key may go (issue 51: a refusal of the client's
+// own key is about the client; a forwarded key never reaches another provider).
+BOOST_AUTO_TEST_SUITE(upstream_keys)
+
+namespace config = gateway::config;
+using gateway::passthrough::forwarded_credential;
+using gateway::passthrough::forwarded_provider;
+using gateway::passthrough::translated_key;
+using gateway::upstream::credential;
+
+namespace {
+
+config::upstream_config upstream_of(config::provider_kind provider, std::string key,
+                                    config::auth_mode auth = config::auth_mode::forward) {
+    config::upstream_config up;
+    up.provider = provider;
+    up.api_key = std::move(key);
+    up.auth = auth;
+    return up;
+}
+
+gateway::http::request request_with(std::string_view field, std::string_view value,
+                                    std::string_view target = "/v1/chat/completions") {
+    gateway::http::request req{http::verb::post, target, 11};
+    if (!field.empty()) req.set(field, value);
+    return req;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_forwarded_request_is_heard_with_the_clients_key_or_the_gateways) {
+    auto openai_own = upstream_of(config::provider_kind::openai, "sk-gateway");
+    auto openai_none = upstream_of(config::provider_kind::openai, "");
+    auto bearer = request_with("Authorization", "Bearer sk-client");
+    auto anonymous = request_with("", "");
+    BOOST_TEST((forwarded_credential(bearer, openai_own, false) == credential::client));
+    BOOST_TEST((forwarded_credential(anonymous, openai_own, false) == credential::gateway));
+    BOOST_TEST((forwarded_credential(anonymous, openai_none, false) == credential::none));
+    // Basic or a custom field the gateway does not replace: still the client's.
+    BOOST_TEST((forwarded_credential(request_with("Authorization", "Basic dTpw"), openai_none,
+                                     false) == credential::client));
+    // A virtual key or auth: replace: the gateway's key, or none when it has none.
+    BOOST_TEST((forwarded_credential(bearer, openai_own, true) == credential::gateway));
+    auto replaced = upstream_of(config::provider_kind::openai, "", config::auth_mode::replace);
+    BOOST_TEST((forwarded_credential(bearer, replaced, false) == credential::none));
+    // Gemini's ?key= is the client's too.
+    auto gemini = upstream_of(config::provider_kind::gemini, "g-gateway");
+    auto with_query = request_with("", "", "/v1beta/models/g:generateContent?key=g-client");
+    BOOST_TEST((forwarded_credential(with_query, gemini, false) == credential::client));
+}
+
+BOOST_AUTO_TEST_CASE(a_translated_request_carries_the_clients_key_only_where_it_may_go) {
+    auto claude = upstream_of(config::provider_kind::anthropic, "sk-ant-gateway");
+    auto bearer = request_with("Authorization", "Bearer sk-client");
+    auto mine = translated_key(bearer, false, claude, true);
+    BOOST_TEST(mine.value == "sk-client");
+    BOOST_TEST((mine.whose == credential::client));
+    auto ours = translated_key(bearer, false, claude, false);
+    BOOST_TEST(ours.value == "sk-ant-gateway");
+    BOOST_TEST((ours.whose == credential::gateway));
+    auto keyless = upstream_of(config::provider_kind::anthropic, "");
+    auto none = translated_key(bearer, false, keyless, false);
+    BOOST_TEST(none.value.empty());
+    BOOST_TEST((none.whose == credential::none));
+    BOOST_TEST(translated_key(bearer, true, claude, true).value == "sk-ant-gateway");
+}
+
+BOOST_AUTO_TEST_CASE(a_key_is_presented_for_the_routes_one_provider_or_the_clients_own) {
+    std::vector<config::upstream_config> ups{upstream_of(config::provider_kind::openai, ""),
+                                             upstream_of(config::provider_kind::anthropic, ""),
+                                             upstream_of(config::provider_kind::anthropic, "")};
+    config::route_config claude_only;
+    claude_only.targets = {{"a", "", 1, 1}, {"b", "", 1, 2}};
+    BOOST_TEST((forwarded_provider(claude_only, ups, config::provider_kind::openai) ==
+                config::provider_kind::anthropic));
+    config::route_config mixed = claude_only;
+    mixed.on_context_window = {{"o", "", 1, 0}};
+    BOOST_TEST((forwarded_provider(mixed, ups, config::provider_kind::openai) ==
+                config::provider_kind::openai));
+    BOOST_TEST((forwarded_provider(mixed, ups, config::provider_kind::gemini) ==
+                config::provider_kind::gemini));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
