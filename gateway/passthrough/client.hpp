@@ -6,6 +6,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/intrusive/list.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
@@ -39,10 +40,14 @@ struct route_fields {
     }
 };
 
-// Shared between the exchange and the client watcher of one request.
-struct exchange_state {
-    upstream::connection* upstream = nullptr;  // the connection in use, to close on disconnect
-    net::steady_timer* backoff = nullptr;      // a wait before a retry, to cancel on disconnect
+// Shared between the exchange and the client watcher of one request. Linked into its handler's
+// list of requests in flight (handler::stop_waiting) while the attempt loop runs, and out of it
+// when destroyed: no allocation per request.
+struct exchange_state
+    : boost::intrusive::list_base_hook<boost::intrusive::link_mode<boost::intrusive::auto_unlink>> {
+    const http::request_context* ctx = nullptr;  // the request's, while it is in the list
+    upstream::connection* upstream = nullptr;    // the connection in use, to close on disconnect
+    net::steady_timer* backoff = nullptr;        // a wait before a retry, to cancel on disconnect
     bool client_gone = false;
     // What the answer showed, for metrics, limits and usage: its first body bytes (time to first
     // token of a stream), whether it streamed, the usage it reported and where that came from.

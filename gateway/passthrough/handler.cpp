@@ -331,11 +331,11 @@ void handler::close_idle() {
 }
 
 void handler::stop_waiting() {
-    for (auto& [ctx, state] : in_flight_) {
-        if (ctx->response_started) continue;
-        state->stopping = true;
-        if (state->upstream) state->upstream->close();
-        if (state->backoff) state->backoff->cancel();
+    for (auto& state : in_flight_) {
+        if (state.ctx->response_started) continue;
+        state.stopping = true;
+        if (state.upstream) state.upstream->close();
+        if (state.backoff) state.backoff->cancel();
     }
 }
 

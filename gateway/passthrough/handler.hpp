@@ -11,7 +11,6 @@
 #include "gateway/upstream/routes.hpp"
 #include "gateway/upstream/usage_sink.hpp"
 
-#include <list>
 #include <map>
 #include <string>
 #include <vector>
@@ -127,8 +126,8 @@ private:
     // of the configuration). Its health is kept under the model name "".
     std::vector<config::route_config> default_routes_;
     watch_list watches_;  // client watches not yet reading
-    // The requests in the attempt loop, for stop_waiting().
-    std::list<std::pair<http::request_context*, exchange_state*>> in_flight_;
+    // The requests in the attempt loop, for stop_waiting(); each leaves as it ends.
+    boost::intrusive::list<exchange_state, boost::intrusive::constant_time_size<false>> in_flight_;
     bool mixed_providers_ = false;  // some upstream is not OpenAI-compatible
     admission* gate_;
     upstream::usage_sink* ledger_;

@@ -225,9 +225,6 @@ public:
         std::string_view target = ctx.req.target();
         path_ = target.substr(0, target.find('?'));
         post_ = ctx.req.method() == bhttp::verb::post;
-        // A forwarded credential goes only to targets of the provider it was presented for.
-        key_provider_ = forwarded_provider(plan.route(), h.upstreams_, where.dialect);
-        presents_key_ = !http::presented_key_of(ctx.req.base()).value.empty();
     }
 
     bool stopped() const override { return state_.client_gone || state_.stopping; }
@@ -282,8 +279,9 @@ private:
     api_operation op_;
     std::string_view path_;
     bool post_ = false;
-    config::provider_kind key_provider_;
-    bool presents_key_ = false;
+    // A forwarded credential goes only to targets of the provider it was presented for: worked
+    // out at the first translated attempt (a forwarded one needs neither).
+    std::optional<config::provider_kind> key_provider_;
 };
 
 net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
@@ -300,15 +298,20 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
                                    "`: the gateway translates only POST /v1/chat/completions, "
                                    "/v1/responses, /v1/messages and Gemini's generateContent "
                                    "to another provider"));
-    state_.forward_key = up.provider == key_provider_;
-    if (translated_call && !state_.forward_key && presents_key_ &&
-        !upstream_key_replaces_client(up, !ctx_.key_id.empty()) && up.api_key.empty())
-        co_return skipped(failure_of(errc::bad_request,
-                                     "upstream `" + up.name +
-                                         "` has no api_key of its own, and the client's key was "
-                                         "presented for " +
-                                         std::string(providers::provider_name(key_provider_)) +
-                                         ": a forwarded key never goes to another provider"));
+    state_.forward_key = true;
+    if (translated_call) {
+        if (!key_provider_)
+            key_provider_ = forwarded_provider(plan_.route(), h_.upstreams_, spoken);
+        state_.forward_key = up.provider == *key_provider_;
+        if (!state_.forward_key && !upstream_key_replaces_client(up, !ctx_.key_id.empty()) &&
+            up.api_key.empty() && !http::presented_key_of(ctx_.req.base()).value.empty())
+            co_return skipped(failure_of(
+                errc::bad_request, "upstream `" + up.name +
+                                       "` has no api_key of its own, and the client's key was "
+                                       "presented for " +
+                                       std::string(providers::provider_name(*key_provider_)) +
+                                       ": a forwarded key never goes to another provider"));
+    }
     // Each target hears the client's body: only the model name may change (when the target
     // names another) and the usage request be added (stream_usage: inject).
     bool renamed = !t.model.empty() && t.model != where_.model;
@@ -504,12 +507,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     }
     exchange_state state;
     // Registered for stop_waiting() while the loop runs (this worker's thread only).
-    in_flight_.emplace_front(&ctx, &state);
-    struct leave_list {
-        std::list<std::pair<http::request_context*, exchange_state*>>& list;
-        std::list<std::pair<http::request_context*, exchange_state*>>::iterator entry;
-        ~leave_list() { list.erase(entry); }
-    } registered{in_flight_, in_flight_.begin()};
+    state.ctx = &ctx;
+    in_flight_.push_front(state);
     if (auto rest = plan.left()) state.hold_until = std::chrono::steady_clock::now() + *rest;
     auto cached = plan_cache(ctx, where, route, path, post);
     if (!cached.result.empty()) {
