@@ -1,7 +1,7 @@
 // Every configuration section's fields, declared once (schema.hpp says what drives what). The
 // order is the order of the valid keys in an unknown-key error and of check-config's lines; a
 // field that depends on another (tool_calling's default on provider) comes after it.
-#include "gateway/config/schema.hpp"
+#include "gateway/config/field_kinds.hpp"
 
 #include <charconv>
 #include <fstream>
@@ -10,15 +10,12 @@
 
 namespace gateway::config {
 
-namespace {
-
-using namespace schema;
+namespace field_kinds {
 
 std::string listen_text(const listen_address& a) {
     return a.host + ":" + std::to_string(a.port);
 }
 
-// A secret as `api_keys` take it: 16+ characters, or "sha256:" and 64 lowercase hex digits.
 void check_secret(const yaml_reader& r, const YAML::Node& n, const std::string& key,
                   std::string_view what) {
     bool hashed = key.starts_with("sha256:");
@@ -40,54 +37,22 @@ std::string flow_map(const std::vector<std::pair<std::string, std::string>>& pai
     return out + "}";
 }
 
-// Header and environment values often carry tokens: printed by name only; left out when empty.
-template <class S>
-field<S> masked_map_field(std::string_view name,
-                          std::vector<std::pair<std::string, std::string>> S::*m,
-                          std::string_view about) {
-    return {name, about,
-            [name, m](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
-                s.*m = r.string_map(n, name);
-            },
-            [m](const S& s) { return (s.*m).empty() ? std::string() : flow_map(s.*m, true); },
-            true};
-}
-
-const std::vector<std::pair<std::string_view, approval_policy>> approval_spellings{
-    {"always", approval_policy::always},
-    {"never", approval_policy::never},
-    {"ask", approval_policy::ask}};
-
 approval_policy read_approval(const yaml_reader& r, const YAML::Node& n, std::string_view label) {
+    static const std::vector<std::pair<std::string_view, approval_policy>> approval_spellings{
+        {"always", approval_policy::always},
+        {"never", approval_policy::never},
+        {"ask", approval_policy::ask}};
     std::vector<std::string_view> options;
     for (const auto& [text, value] : approval_spellings) options.push_back(text);
     return approval_spellings[r.one_of(n, label, options)].second;
 }
 
-// A CA bundle to verify a TLS peer with, which must be readable; empty: the system store.
-template <class S>
-field<S> ca_file_field(std::string S::*m, std::string_view about) {
-    return {"ca_file", about,
-            [m](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
-                s.*m = r.path(n, "ca_file");
-                if (!(s.*m).empty() && !std::ifstream(s.*m))
-                    r.fail(n, "`ca_file`: cannot read `" + s.*m + "`");
-            },
-            [m](const S& s) { return quoted(s.*m); }};
-}
+}  // namespace field_kinds
 
-// `cache: {ttl: 10m}` of an upstream or a route.
-template <class S>
-field<S> cache_policy_field(cache_policy S::*m) {
-    return {"cache", "{ttl}: its answers are cached this long (docs/operations.md)",
-            [m](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
-                if (!n.IsMap()) r.fail(n, "`cache` must be a map such as {ttl: 10m}");
-                schema::read(r, n, std::string(section) + ".cache", cache_policy_fields(), s.*m);
-            },
-            [m](const S& s) {
-                return (s.*m).ttl.count() ? flow(s.*m, cache_policy_fields()) : std::string();
-            }};
-}
+namespace {
+
+using namespace schema;
+using namespace field_kinds;
 
 }  // namespace
 
@@ -428,182 +393,6 @@ const fields<context_config>& context_fields() {
     return all;
 }
 
-const fields<mcp_server_config>& mcp_server_fields() {
-    using S = mcp_server_config;
-    // What applies to one transport only is left out of the other's lines.
-    static const fields<S> all{
-        {"name", "1-24 letters, digits, _ -: part of its tools' names",
-         [](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
-             s.name = r.scalar(n, "name");
-             if (s.name.empty() || s.name.size() > 24 ||
-                 s.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                          "0123456789_-") != std::string::npos ||
-                 s.name.find("__") != std::string::npos)
-                 r.fail(n, std::string(section) +
-                               ": `name` must be 1-24 letters, digits, `_` or `-` (no `__`): "
-                               "it becomes part of tool names");
-         },
-         [](const S& s) { return quoted(s.name); }},
-        choice_field<S, mcp_transport>(
-            "transport", &S::transport,
-            {{"stdio", mcp_transport::stdio}, {"http", mcp_transport::http}},
-            "stdio (the gateway starts it) | http"),
-        {"command", "stdio: the program",
-         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
-             s.command = r.scalar(n, "command");
-         },
-         [](const S& s) { return s.command.empty() ? std::string() : quoted(s.command); }},
-        {"args", "stdio: its arguments",
-         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
-             s.args = r.string_list(n, "args");
-         },
-         [](const S& s) {
-             return s.transport == mcp_transport::stdio ? flow_list(s.args) : std::string();
-         }},
-        masked_map_field("env", &S::env, "stdio: added to its environment"),
-        {"url", "http: the server's endpoint",
-         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
-             s.url = r.scalar(n, "url");
-         },
-         [](const S& s) {
-             return s.url.empty() ? std::string() : quoted(mask_url_password(s.url));
-         },
-         true},
-        masked_map_field("headers", &S::headers, "http: sent with every request"),
-        {"tools", "{allow: [globs], deny: [globs]}",
-         [](const yaml_reader& r, const YAML::Node& t, std::string_view section, S& s) {
-             r.check_keys(t, std::string(section) + ".tools", {"allow", "deny"});
-             if (auto n = t["allow"]) s.allow = r.string_list(n, "allow");
-             if (auto n = t["deny"]) s.deny = r.string_list(n, "deny");
-         },
-         [](const S& s) {
-             return "{allow: " + flow_list(s.allow) + ", deny: " + flow_list(s.deny) + "}";
-         }},
-        {"approval", "ask | always | never",
-         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
-             s.approval = read_approval(r, n, "approval");
-         },
-         [](const S& s) { return std::string(approval_name(s.approval)); }},
-        duration_field("connect_timeout", &S::connect_timeout, "starting and initializing it",
-                       true),
-        duration_field("call_timeout", &S::call_timeout, "one tools/call", true),
-        size_field("max_output_bytes", &S::max_output_bytes, "what a result may give the model",
-                   256),
-    };
-    return all;
-}
-
-const fields<mcp_serve_config>& mcp_serve_fields() {
-    using S = mcp_serve_config;
-    static const fields<S> all{
-        bool_field("serve", &S::serve, "the workflows as an MCP server at /mcp"),
-        text_field("model", &S::model, "the chats' model; required with serve: true"),
-        {"workspace", "their workspace; empty: the first of context.workspaces",
-         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
-             s.workspace = r.path(n, "workspace");
-             if (!s.workspace.empty() && s.workspace.front() != '/')
-                 r.fail(n, "`mcp.workspace` must be an absolute path");
-         },
-         [](const S& s) { return quoted(s.workspace); }},
-        text_field("system_prompt", &S::system_prompt, "empty: context.default_prompt"),
-        choice_field<S, edit_mode>("edits", &S::edits,
-                                   {{"approve", edit_mode::approve}, {"review", edit_mode::review}},
-                                   "approve (elicitation) | review", "mcp.edits"),
-        list_field("allowed_hosts", &S::allowed_hosts, "Host/Origin names besides server's"),
-    };
-    return all;
-}
-
-const fields<route_target>& route_target_fields() {
-    using S = route_target;
-    static const fields<S> all{
-        text_field("upstream", &S::upstream, "an upstream's name"),
-        text_field("model", &S::model, "the name that upstream hears; empty: the client's"),
-        count_field("weight", &S::weight, 1, 1'000'000, "its share with strategy: weighted"),
-    };
-    return all;
-}
-
-namespace {
-
-// A list of route targets, each read through route_target_fields(); `upstream` is required.
-template <class S>
-field<S> targets_field(std::string_view name, std::vector<route_target> S::*m,
-                       std::string_view about, bool required) {
-    return {name, about,
-            [name, m, required](const yaml_reader& r, const YAML::Node& n, std::string_view section,
-                                S& s) {
-                auto label = std::string(section) + "." + std::string(name);
-                if (!n.IsSequence() || (required && n.size() == 0))
-                    r.fail(n, "`" + label + "` must be a " + (required ? "non-empty " : "") +
-                                  "list of {upstream, model, weight}");
-                for (std::size_t i = 0; i < n.size(); ++i) {
-                    auto at = label + "[" + std::to_string(i) + "]";
-                    if (n[i].IsMap() && !n[i]["upstream"])
-                        r.fail(n[i], at + ": `upstream` is required");
-                    route_target t;
-                    read(r, n[i], at, route_target_fields(), t);
-                    (s.*m).push_back(std::move(t));
-                }
-            },
-            [m](const S& s) {
-                std::string out = "[";
-                for (const auto& t : s.*m)
-                    out += (out.size() > 1 ? ", " : "") + flow(t, route_target_fields());
-                return out + "]";
-            }};
-}
-
-}  // namespace
-
-const fields<route_config>& route_fields() {
-    using S = route_config;
-    static const fields<S> all{
-        text_field("model", &S::model, "the client's model name, or a glob"),
-        choice_field<S, route_strategy>(
-            "strategy", &S::strategy,
-            {{route_strategy_name(route_strategy::priority), route_strategy::priority},
-             {route_strategy_name(route_strategy::weighted), route_strategy::weighted},
-             {route_strategy_name(route_strategy::least_busy), route_strategy::least_busy},
-             {route_strategy_name(route_strategy::latency), route_strategy::latency}},
-            "priority | weighted | least_busy | latency"),
-        targets_field("targets", &S::targets, "where its requests may go", true),
-        count_field("max_attempts", &S::max_attempts, 1, 20,
-                    "retries and fallbacks together, never more"),
-        duration_field("first_byte_timeout", &S::first_byte_timeout,
-                       "per attempt: request sent -> response head (0: the upstream's)"),
-        duration_field("deadline", &S::deadline, "the whole request, across attempts (0: none)"),
-        targets_field("on_context_window", &S::on_context_window,
-                      "targets for a request refused as too long for the context window", false),
-        cache_policy_field(&S::cache),
-    };
-    return all;
-}
-
-const fields<cache_policy>& cache_policy_fields() {
-    using S = cache_policy;
-    static const fields<S> all{
-        duration_field("ttl", &S::ttl, "how long an answer is served from the cache", true),
-    };
-    return all;
-}
-
-const fields<cache_config>& cache_fields() {
-    using S = cache_config;
-    static const fields<S> all{
-        choice_field<S, cache_backend>(
-            "backend", &S::backend,
-            {{"memory", cache_backend::memory}, {"redis", cache_backend::redis}},
-            "memory (one process) | redis (shared)", "cache.backend"),
-        size_field("max_bytes", &S::max_bytes, "memory: the least recently used go past this"),
-        size_field("max_entry_bytes", &S::max_entry_bytes, "a larger answer is not stored"),
-        text_field("redis_url", &S::redis_url, "redis: \"\" takes limits.redis_url",
-                   mask_url_password),
-        bool_field("shared", &S::shared, "one namespace for every caller"),
-    };
-    return all;
-}
-
 const fields<tracing_config>& tracing_fields() {
     using S = tracing_config;
     static const fields<S> all{
@@ -636,16 +425,6 @@ const fields<tracing_config>& tracing_fields() {
                     "finished spans waiting to be sent; more are dropped"),
         duration_field("export_interval", &S::export_interval,
                        "a batch is sent at least this often", true),
-    };
-    return all;
-}
-
-const fields<health_config>& health_fields() {
-    using S = health_config;
-    static const fields<S> all{
-        duration_field("cooldown", &S::cooldown, "a target that failed is skipped this long", true),
-        duration_field("max_cooldown", &S::max_cooldown,
-                       "the cooldown doubles while a target keeps failing, up to this", true),
     };
     return all;
 }
