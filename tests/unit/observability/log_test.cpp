@@ -34,14 +34,10 @@ std::string captured(F write) {
     return text.str();
 }
 
-// The lines a follower took, as one text (whether take() hands a list or a batch of them).
-template <class Taken>
-std::string joined(const Taken& taken) {
+// The lines a follower took, as one text.
+std::string joined(const access_follower::batch& taken) {
     std::string out;
-    if constexpr (requires { taken.lines; })
-        for (const auto& line : taken.lines) out += line;
-    else
-        for (const auto& line : taken) out += line;
+    for (const auto& line : taken.lines) out += line;
     return out;
 }
 
