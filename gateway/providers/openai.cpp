@@ -369,12 +369,10 @@ json::object usage_json(const usage& u) {
             {"total_tokens", u.input + u.output}};
 }
 
-bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
-    auto v = detail::parse_body(body, f);
-    if (!v) return false;
-    const auto& o = v->as_object();
+namespace {
 
-    // Fields whose meaning cannot be kept on another provider.
+// Fails with the first field whose meaning cannot be kept on another provider.
+bool refuse_untranslatable(const json::object& o, parse_failure& f) {
     for (const auto& field : o) {
         std::string_view key = field.key();
         const auto& value = field.value();
@@ -398,13 +396,13 @@ bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
                     return refuse("only text output can be translated for this model's provider");
     }
 
-    out.model = string_of(member(o, "model"));
-    if (out.model.empty()) return fail(f, "model", "`model` is required");
-    const auto* messages = member(o, "messages");
-    if (!messages || !messages->is_array() || messages->as_array().empty())
-        return fail(f, "messages", "`messages` must be a non-empty array");
+    return true;
+}
 
-    const auto& list = messages->as_array();
+// The conversation: system and developer text, then user, assistant (with its calls) and tool
+// messages in order; a tool message names the call it answers by the id an earlier assistant
+// message gave it.
+bool read_messages(const json::array& list, request& out, parse_failure& f) {
     std::unordered_map<std::string, std::string> call_names;  // call id -> its tool's name
     for (std::size_t i = 0; i < list.size(); ++i) {
         auto at = "messages[" + std::to_string(i) + "]";
@@ -480,6 +478,11 @@ bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
         }
     }
 
+    return true;
+}
+
+// Function tools and the choice among them.
+bool read_tools(const json::object& o, request& out, parse_failure& f) {
     if (const auto* tools = member(o, "tools"); tools && tools->is_array()) {
         const auto& tl = tools->as_array();
         for (std::size_t i = 0; i < tl.size(); ++i) {
@@ -517,6 +520,11 @@ bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
             return fail(f, "tool_choice", "must be auto, none, required or a named function");
         }
     }
+    return true;
+}
+
+// The generation options: parallel calls, the token cap, sampling, stops, streaming.
+bool read_options(const json::object& o, request& out, parse_failure& f) {
     if (const auto* p = member(o, "parallel_tool_calls"); p && p->is_bool())
         out.parallel_tool_calls = p->as_bool();
     for (auto key : {"max_completion_tokens", "max_tokens"}) {
@@ -540,6 +548,22 @@ bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
         out.include_usage = so->as_object().if_contains("include_usage") &&
                             *so->as_object().if_contains("include_usage") == json::value(true);
     return true;
+}
+
+}  // namespace
+
+bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
+    auto v = detail::parse_body(body, f);
+    if (!v) return false;
+    const auto& o = v->as_object();
+    if (!refuse_untranslatable(o, f)) return false;
+    out.model = string_of(member(o, "model"));
+    if (out.model.empty()) return fail(f, "model", "`model` is required");
+    const auto* messages = member(o, "messages");
+    if (!messages || !messages->is_array() || messages->as_array().empty())
+        return fail(f, "messages", "`messages` must be a non-empty array");
+    return read_messages(messages->as_array(), out, f) && read_tools(o, out, f) &&
+           read_options(o, out, f);
 }
 
 }  // namespace gateway::providers::openai
