@@ -11,6 +11,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -66,6 +67,127 @@ void strings_of(const json::value& v, std::vector<std::string>& out) {
         for (const auto& item : v.as_array()) strings_of(item, out);
     if (v.is_object())
         for (const auto& [key, item] : v.as_object()) strings_of(item, out);
+}
+
+// A problem at a line of the workflow file.
+struct located {
+    int line = 0;
+    std::string what;
+};
+
+// Reads a step's keys into `s`, counting in `kinds` how many of tool, prompt and agent it has;
+// the first problem, if any.
+std::optional<located> read_step_keys(const YAML::Node& node, step& s, int& kinds) {
+    for (const auto& entry : node) {
+        auto key = entry.first.Scalar();
+        const auto& value = entry.second;
+        int at = line_of(entry.first);
+        auto text = [&](std::string& field) -> std::string {
+            if (!value.IsScalar()) return "`" + key + "` must be text";
+            field = value.Scalar();
+            return {};
+        };
+        std::string error;
+        if (key == "id") {
+            error = text(s.id);
+        } else if (key == "when") {
+            error = text(s.when);
+        } else if (key == "tool") {
+            ++kinds;
+            s.what = step::kind::tool;
+            error = text(s.tool);
+        } else if (key == "parameters") {
+            s.parameters = to_json(value);
+            if (!s.parameters.is_object()) error = "`parameters` must be a mapping";
+        } else if (key == "prompt") {
+            ++kinds;
+            s.what = step::kind::prompt;
+            error = text(s.text);
+        } else if (key == "agent") {
+            ++kinds;
+            s.what = step::kind::agent;
+            if (!value.IsMap()) {
+                error = "`agent` is a mapping with instruction, role and max_steps";
+            } else {
+                for (const auto& a : value) {
+                    auto akey = a.first.Scalar();
+                    if (akey == "instruction" && a.second.IsScalar()) {
+                        s.text = a.second.Scalar();
+                    } else if (akey == "role" && a.second.IsScalar()) {
+                        s.role = a.second.Scalar();
+                    } else if (akey == "max_steps" && a.second.IsScalar()) {
+                        auto n = to_json(a.second);
+                        if (!n.is_int64() || n.as_int64() < 1 || n.as_int64() > 100)
+                            return located{line_of(a.first),
+                                           "step `" + s.id + "`: `max_steps` must be 1 to 100"};
+                        s.max_steps = static_cast<unsigned>(n.as_int64());
+                    } else {
+                        return located{line_of(a.first),
+                                       "step `" + s.id + "`: unknown or malformed `agent." + akey +
+                                           "` (expected instruction, role, max_steps)"};
+                    }
+                }
+                if (s.text.empty()) error = "`agent` needs an `instruction`";
+                if (s.role != "reader" && s.role != "editor")
+                    error = "`agent.role` must be `reader` or `editor`";
+            }
+        } else {
+            error = "unknown key `" + key +
+                    "` (expected id, when, and one of tool + parameters, prompt, agent)";
+        }
+        if (!error.empty())
+            return located{at, (s.id.empty() ? "step" : "step `" + s.id + "`") + ": " + error};
+    }
+    return std::nullopt;
+}
+
+// Checks a step read whole: its id, its one kind, its tool, and what its templates refer to
+// (declared parameters, earlier steps); a tool step without parameters gets an empty object.
+std::optional<located> check_step(step& s, int kinds, const tools::registry& tools,
+                                  const std::set<std::string>& declared,
+                                  const std::map<std::string, step::kind>& earlier) {
+    int line = s.line;
+    auto named = s.id.empty() ? std::string("a step") : "step `" + s.id + "`";
+    if (!valid_id(s.id))
+        return located{line, named + ": needs an `id` of letters, digits, `-` and `_`"};
+    if (earlier.count(s.id)) return located{line, "step id `" + s.id + "` is used twice"};
+    if (kinds != 1)
+        return located{line, named + ": needs exactly one of `tool`, `prompt` or `agent`"};
+    if (s.what == step::kind::tool) {
+        if (!tools.find(s.tool)) {
+            std::string names;
+            for (const auto* t : tools.for_role(tools::role::editor))
+                names += (names.empty() ? "" : ", ") + std::string(t->spec().name);
+            return located{line, named + ": unknown tool `" + s.tool + "` (tools: " + names + ")"};
+        }
+        if (s.parameters.is_null()) s.parameters = json::object();
+    } else if (!s.parameters.is_null()) {
+        return located{line, named + ": `parameters` belongs to `tool` steps"};
+    }
+    if (s.what == step::kind::prompt && s.text.empty())
+        return located{line, named + ": `prompt` needs its text"};
+
+    std::vector<std::string> templates{s.text, s.when};
+    strings_of(s.parameters, templates);
+    for (const auto& t : templates) {
+        auto refs = references(t);
+        if (!refs) return located{line, named + ": " + refs.error};
+        for (const auto& r : *refs.value) {
+            if (r.is_param && !declared.count(r.name))
+                return located{line, named + ": `{{" + r.text + "}}` names no declared parameter"};
+            if (r.is_param) continue;
+            auto it = earlier.find(r.name);
+            if (it == earlier.end())
+                return located{line, named + ": `{{" + r.text + "}}` refers to `" + r.name +
+                                         "`, which is not an earlier step"};
+            if (r.data && it->second != step::kind::tool)
+                return located{line, named + ": `{{" + r.text +
+                                         "}}`: only tool steps have "
+                                         "`data`; use steps." +
+                                         r.name + ".output"};
+        }
+    }
+    return std::nullopt;
 }
 
 }  // namespace
@@ -149,108 +271,9 @@ config::parsed<workflow> parse_workflow(const std::string& yaml, const std::stri
         step s;
         s.line = line;
         int kinds = 0;
-        for (const auto& entry : node) {
-            auto key = entry.first.Scalar();
-            const auto& value = entry.second;
-            int at = line_of(entry.first);
-            auto text = [&](std::string& field) -> std::string {
-                if (!value.IsScalar()) return "`" + key + "` must be text";
-                field = value.Scalar();
-                return {};
-            };
-            std::string error;
-            if (key == "id") {
-                error = text(s.id);
-            } else if (key == "when") {
-                error = text(s.when);
-            } else if (key == "tool") {
-                ++kinds;
-                s.what = step::kind::tool;
-                error = text(s.tool);
-            } else if (key == "parameters") {
-                s.parameters = to_json(value);
-                if (!s.parameters.is_object()) error = "`parameters` must be a mapping";
-            } else if (key == "prompt") {
-                ++kinds;
-                s.what = step::kind::prompt;
-                error = text(s.text);
-            } else if (key == "agent") {
-                ++kinds;
-                s.what = step::kind::agent;
-                if (!value.IsMap()) {
-                    error = "`agent` is a mapping with instruction, role and max_steps";
-                } else {
-                    for (const auto& a : value) {
-                        auto akey = a.first.Scalar();
-                        if (akey == "instruction" && a.second.IsScalar()) {
-                            s.text = a.second.Scalar();
-                        } else if (akey == "role" && a.second.IsScalar()) {
-                            s.role = a.second.Scalar();
-                        } else if (akey == "max_steps" && a.second.IsScalar()) {
-                            auto n = to_json(a.second);
-                            if (!n.is_int64() || n.as_int64() < 1 || n.as_int64() > 100)
-                                return fail_at(line_of(a.first),
-                                               "step `" + s.id + "`: `max_steps` must be 1 to 100");
-                            s.max_steps = static_cast<unsigned>(n.as_int64());
-                        } else {
-                            return fail_at(line_of(a.first),
-                                           "step `" + s.id + "`: unknown or malformed `agent." +
-                                               akey + "` (expected instruction, role, max_steps)");
-                        }
-                    }
-                    if (s.text.empty()) error = "`agent` needs an `instruction`";
-                    if (s.role != "reader" && s.role != "editor")
-                        error = "`agent.role` must be `reader` or `editor`";
-                }
-            } else {
-                error = "unknown key `" + key +
-                        "` (expected id, when, and one of tool + parameters, prompt, agent)";
-            }
-            if (!error.empty())
-                return fail_at(at, (s.id.empty() ? "step" : "step `" + s.id + "`") + ": " + error);
-        }
-        auto named = s.id.empty() ? std::string("a step") : "step `" + s.id + "`";
-        if (!valid_id(s.id))
-            return fail_at(line, named + ": needs an `id` of letters, digits, `-` and `_`");
-        if (earlier.count(s.id)) return fail_at(line, "step id `" + s.id + "` is used twice");
-        if (kinds != 1)
-            return fail_at(line, named + ": needs exactly one of `tool`, `prompt` or `agent`");
-        if (s.what == step::kind::tool) {
-            if (!tools.find(s.tool)) {
-                std::string names;
-                for (const auto* t : tools.for_role(tools::role::editor))
-                    names += (names.empty() ? "" : ", ") + std::string(t->spec().name);
-                return fail_at(line,
-                               named + ": unknown tool `" + s.tool + "` (tools: " + names + ")");
-            }
-            if (s.parameters.is_null()) s.parameters = json::object();
-        } else if (!s.parameters.is_null()) {
-            return fail_at(line, named + ": `parameters` belongs to `tool` steps");
-        }
-        if (s.what == step::kind::prompt && s.text.empty())
-            return fail_at(line, named + ": `prompt` needs its text");
-
-        std::vector<std::string> templates{s.text, s.when};
-        strings_of(s.parameters, templates);
-        for (const auto& t : templates) {
-            auto refs = references(t);
-            if (!refs) return fail_at(line, named + ": " + refs.error);
-            for (const auto& r : *refs.value) {
-                if (r.is_param && !declared.count(r.name))
-                    return fail_at(line,
-                                   named + ": `{{" + r.text + "}}` names no declared parameter");
-                if (r.is_param) continue;
-                auto it = earlier.find(r.name);
-                if (it == earlier.end())
-                    return fail_at(line, named + ": `{{" + r.text + "}}` refers to `" + r.name +
-                                             "`, which is not an earlier step");
-                if (r.data && it->second != step::kind::tool)
-                    return fail_at(line, named + ": `{{" + r.text +
-                                             "}}`: only tool steps have "
-                                             "`data`; use steps." +
-                                             r.name + ".output");
-            }
-        }
+        auto problem = read_step_keys(node, s, kinds);
+        if (!problem) problem = check_step(s, kinds, tools, declared, earlier);
+        if (problem) return fail_at(problem->line, problem->what);
         earlier[s.id] = s.what;
         out.steps.push_back(std::move(s));
     }
