@@ -86,32 +86,9 @@ std::string server::reload_workflows() {
     return context_ ? context_->reload_workflows() : std::string();
 }
 
-std::string server::start() {
-    std::vector<std::shared_ptr<net::ssl::context>> tls_contexts;
-    for (const auto& up : config_.upstreams) {
-        if (!up.endpoint.tls) {
-            tls_contexts.push_back(nullptr);
-            continue;
-        }
-        auto context = upstream::make_client_context(up);
-        if (!context) return context.error;
-        tls_contexts.push_back(*context.value);
-    }
-    routing_ =
-        std::make_unique<upstream::routing>(config_.upstreams, config_.routes, config_.health);
-    // Before the engine resumes runs: their spans are recorded too.
-    if (!config_.tracing.otlp_endpoint.empty() && !observability::tracing()) {
-        observability::start_tracing(config_.tracing);
-        tracing_ = true;
-    }
-    auto started = context_service::start(config_, *routing_, tls_contexts);
-    if (!started) return started.error;
-    context_ = std::move(*started.value);
-    auto& api = context_->api();
-    auto* mcp = &context_->mcp();
-    auto* mcp_server = context_->mcp_endpoint();
-
-    // Operations: metrics, virtual keys with their limits, the admin API.
+// Operations: metrics, virtual keys with their limits (shared by replicas through Redis or
+// seeded from the store), the response cache and the admin API. The error, or "".
+std::string server::start_operations() {
     auto& metrics = observability::metrics();
     metrics.on = config_.metrics.enabled;
     metrics.key_labels = config_.metrics.key_labels;
@@ -170,6 +147,54 @@ std::string server::start() {
     if (!config_.admin.api_key.empty())
         admin_ = std::make_unique<admin::api>(config_.admin.api_key, *keys_, context_->store(),
                                               context_->ledger(), *routing_);
+    return {};
+}
+
+// Metrics on an address of their own (metrics.listen: a port only the scraper reaches), served by
+// a worker of their own. The error, or "".
+std::string server::listen_for_metrics(const http::handler& scrape) {
+    if (!config_.metrics.enabled || !config_.metrics.listen) return {};
+    const auto& where = *config_.metrics.listen;
+    boost::system::error_code address_ec;
+    auto metrics_address = net::ip::make_address(where.host, address_ec);
+    if (address_ec) return "metrics.listen: `" + where.host + "` is not an IP address";
+    std::vector<http::route> routes{{"GET", "/metrics", false, scrape}};
+    auto w = std::make_unique<http::worker>(config_.server, false, http::router(std::move(routes)));
+    tcp::endpoint bound;
+    if (auto bind_ec = w->listen(tcp::endpoint(metrics_address, where.port), bound); bind_ec)
+        return "cannot listen on metrics.listen " + where.host + ":" + std::to_string(where.port) +
+               ": " + bind_ec.message();
+    metrics_port_ = bound.port();
+    workers_.push_back(std::move(w));
+    return {};
+}
+
+std::string server::start() {
+    std::vector<std::shared_ptr<net::ssl::context>> tls_contexts;
+    for (const auto& up : config_.upstreams) {
+        if (!up.endpoint.tls) {
+            tls_contexts.push_back(nullptr);
+            continue;
+        }
+        auto context = upstream::make_client_context(up);
+        if (!context) return context.error;
+        tls_contexts.push_back(*context.value);
+    }
+    routing_ =
+        std::make_unique<upstream::routing>(config_.upstreams, config_.routes, config_.health);
+    // Before the engine resumes runs: their spans are recorded too.
+    if (!config_.tracing.otlp_endpoint.empty() && !observability::tracing()) {
+        observability::start_tracing(config_.tracing);
+        tracing_ = true;
+    }
+    auto started = context_service::start(config_, *routing_, tls_contexts);
+    if (!started) return started.error;
+    context_ = std::move(*started.value);
+    auto& api = context_->api();
+    auto* mcp = &context_->mcp();
+    auto* mcp_server = context_->mcp_endpoint();
+
+    if (auto problem = start_operations(); !problem.empty()) return problem;
 
     const auto& listen = config_.server.listen;
     auto allowed_hosts = config_.server.allowed_hosts;
@@ -309,22 +334,7 @@ std::string server::start() {
     for (auto& w : workers_) sharing.push_back(w.get());
     if (sharing.size() > 1)
         for (auto* w : sharing) w->balance_with(sharing);
-    if (config_.metrics.enabled && config_.metrics.listen) {
-        // Metrics on an address of their own (e.g. a port only the scraper reaches).
-        const auto& where = *config_.metrics.listen;
-        boost::system::error_code address_ec;
-        auto metrics_address = net::ip::make_address(where.host, address_ec);
-        if (address_ec) return "metrics.listen: `" + where.host + "` is not an IP address";
-        std::vector<http::route> routes{{"GET", "/metrics", false, scrape}};
-        auto w =
-            std::make_unique<http::worker>(config_.server, false, http::router(std::move(routes)));
-        tcp::endpoint bound;
-        if (auto bind_ec = w->listen(tcp::endpoint(metrics_address, where.port), bound); bind_ec)
-            return "cannot listen on metrics.listen " + where.host + ":" +
-                   std::to_string(where.port) + ": " + bind_ec.message();
-        metrics_port_ = bound.port();
-        workers_.push_back(std::move(w));
-    }
+    if (auto problem = listen_for_metrics(scrape); !problem.empty()) return problem;
     for (std::size_t i = 0; i < workers_.size(); ++i) {
         workers_[i]->start();
         threads_.emplace_back([worker = workers_[i].get(), i] {

@@ -68,6 +68,10 @@ public:
     std::string reload_workflows();
 
 private:
+    // Parts of start(), each answering its error or "".
+    std::string start_operations();
+    std::string listen_for_metrics(const http::handler& scrape);
+
     config::gateway_config config_;
     console::site console_{console::embedded_assets()};
     std::unique_ptr<upstream::routing> routing_;
