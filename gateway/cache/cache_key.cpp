@@ -1,5 +1,6 @@
 #include "gateway/cache/cache_key.hpp"
 
+#include "gateway/http/request_values.hpp"
 #include "gateway/http/secret_names.hpp"
 #include "gateway/tools/digest.hpp"
 
@@ -95,29 +96,6 @@ kind kind_of_field(std::string_view name) {
     return kind::varies;
 }
 
-int hex_digit(char h) {
-    return h >= '0' && h <= '9'   ? h - '0'
-           : h >= 'a' && h <= 'f' ? h - 'a' + 10
-           : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                  : -1;
-}
-
-// A query parameter's name as the upstream reads it: percent-decoded ("%6Bey" is `key`).
-std::string decoded_name(std::string_view name) {
-    std::string out;
-    for (std::size_t i = 0; i < name.size(); ++i) {
-        int hi = name[i] == '%' && i + 2 < name.size() ? hex_digit(name[i + 1]) : -1;
-        int lo = hi >= 0 ? hex_digit(name[i + 2]) : -1;
-        if (lo >= 0) {
-            out += static_cast<char>(hi * 16 + lo);
-            i += 2;
-        } else {
-            out += name[i];
-        }
-    }
-    return out;
-}
-
 kind kind_of_parameter(std::string_view decoded) {
     if (decoded == "alt") return kind::neutral;
     return http::names_a_secret(decoded) ? kind::credential : kind::varies;
@@ -155,7 +133,7 @@ head_key head_key_of(const head_view& head, bool shared) {
             auto amp = query.find('&');
             auto pair = query.substr(0, amp);
             auto eq = pair.find('=');
-            auto name = decoded_name(pair.substr(0, eq));
+            auto name = http::percent_decoded(pair.substr(0, eq));
             auto value = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
             note(kind_of_parameter(name), 'q', name, value);
             if (amp == std::string_view::npos) break;

@@ -1,5 +1,6 @@
 #include "gateway/observability/log.hpp"
 
+#include "gateway/http/request_values.hpp"
 #include "gateway/http/secret_names.hpp"
 #include "gateway/observability/metrics.hpp"
 
@@ -147,13 +148,6 @@ void append_text_value(std::string& line, std::string_view text) {
     append_escaped_text(line, text, true);
 }
 
-int hex_value(char h) {
-    return h >= '0' && h <= '9'   ? h - '0'
-           : h >= 'a' && h <= 'f' ? h - 'a' + 10
-           : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                  : -1;
-}
-
 }  // namespace
 
 std::string redacted_target(std::string_view target) {
@@ -170,18 +164,7 @@ std::string redacted_target(std::string_view target) {
         auto eq = pair.find('=');
         auto name = pair.substr(0, eq);
         // The name as sent, percent-decoded ("%6Bey" is `key` to the upstream too).
-        std::string decoded;
-        for (std::size_t i = 0; i < name.size(); ++i) {
-            int hi = i + 2 < name.size() && name[i] == '%' ? hex_value(name[i + 1]) : -1;
-            int lo = hi >= 0 ? hex_value(name[i + 2]) : -1;
-            if (lo >= 0) {
-                decoded += static_cast<char>(hi * 16 + lo);
-                i += 2;
-            } else {
-                decoded += name[i];
-            }
-        }
-        if (eq != std::string_view::npos && http::names_a_secret(decoded)) {
+        if (eq != std::string_view::npos && http::names_a_secret(http::percent_decoded(name))) {
             out += name;
             out += "=REDACTED";
         } else {
