@@ -25,8 +25,7 @@ void for_each_parameter(std::string_view query, Visit visit) {
 // Whether a parameter's name, percent-decoded, is `key` ("key", "%6Bey", "KEY" is not).
 bool names_key(std::string_view name) {
     if (name == "key") return true;
-    return name.find('%') != std::string_view::npos &&
-           query_value("?" + std::string(name) + "=x", "key") == "x";
+    return name.find('%') != std::string_view::npos && percent_decoded(name) == "key";
 }
 
 }  // namespace
