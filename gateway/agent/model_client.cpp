@@ -190,44 +190,41 @@ net::awaitable<model_client::attempt_result> model_client::attempt(
     co_return result;
 }
 
-namespace {
-
-// The agent's side of the attempt loop: an attempt is the request said in the target's dialect,
-// its answer decoded whole (its text told as it streams); a reply is committed once decoded,
-// an error answer the request's own (another 4xx) is committed as the call's failure, and
-// everything else is held for the next target.
-class agent_attempts final : public upstream::attempt_face {
+// The agent's side of the attempt loop (upstream::run_attempts) for one model call: an attempt
+// is the request said in the target's dialect, its answer decoded whole (its text told as it
+// streams). A reply is committed once decoded; an error answer that is the request's own (another
+// 4xx) is committed as the call's failure; everything else is held for the next target.
+class model_client::call_attempts final : public upstream::attempt_face {
 public:
-    using attempt_fn = std::function<net::awaitable<upstream::attempt_outcome>(
-        const config::route_target&, const upstream::attempt_terms&)>;
-
-    agent_attempts(net::any_io_executor executor, const config::route_config& route,
-                   const upstream::attempt_plan& plan, call_canceller& cancel,
-                   const retry_hook& on_retry, std::string request_id, model_failure& last,
-                   const std::vector<upstream::pool>& pools, attempt_fn attempt)
-        : executor_(std::move(executor)),
-          route_(route),
-          plan_(plan),
+    call_attempts(model_client& client, providers::request& request, std::string request_id,
+                  call_canceller& cancel, const retry_hook& on_retry, const text_hook& on_text,
+                  const observability::trace_context* trace, upstream::attempt_plan& plan,
+                  bool own_route)
+        : client_(client),
+          request_(request),
+          client_model_(request.model),
+          request_id_(std::move(request_id)),
           cancel_(cancel),
           on_retry_(on_retry),
-          request_id_(std::move(request_id)),
-          last_(last),
-          pools_(pools),
-          attempt_(std::move(attempt)) {}
+          on_text_(on_text),
+          trace_(trace),
+          plan_(plan),
+          own_route_(own_route),
+          last{errc::upstream_unreachable, false,
+               "no target of model `" + client_model_ + "` can be used"} {}
 
     bool stopped() const override { return cancel_.cancelled(); }
 
     net::awaitable<bool> again(const config::route_target&, config::duration wait) override {
         // The same target again (nothing else is left): after a backoff, or its retry-after.
-        observability::log_warn("run " + request_id_ + ": " + last_.message + "; retrying in " +
+        observability::log_warn("run " + request_id_ + ": " + last.message + "; retrying in " +
                                 std::to_string(wait.count()) + " ms");
         if (on_retry_) {
-            model_retry retry{plan_.attempts() - 1, static_cast<int>(route_.max_attempts) - 1,
-                              last_.message, wait};
+            model_retry retry{plan_.attempts() - 1, attempts_allowed() - 1, last.message, wait};
             co_await on_retry_(std::move(retry));
         }
         if (!cancel_.cancelled()) {
-            net::steady_timer timer(executor_, wait);
+            net::steady_timer timer(client_.executor_, wait);
             cancel_.on_cancel([&timer] { timer.cancel(); });
             [[maybe_unused]] auto [ec] =
                 co_await timer.async_wait(net::as_tuple(net::use_awaitable));
@@ -239,37 +236,107 @@ public:
     net::awaitable<void> fall_back(const config::route_target& target) override {
         // Another target: at once, told like a retry.
         if (!on_retry_) co_return;
-        model_retry retry{
-            plan_.attempts() - 1, static_cast<int>(route_.max_attempts) - 1,
-            last_.message + "; trying upstream `" + pools_[target.index].upstream().name + "`",
-            config::duration(0)};
+        model_retry retry{plan_.attempts() - 1, attempts_allowed() - 1,
+                          last.message + "; trying upstream `" +
+                              client_.pools_[target.index].upstream().name + "`",
+                          config::duration(0)};
         co_await on_retry_(std::move(retry));
     }
 
     net::awaitable<upstream::attempt_outcome> attempt(
-        const config::route_target& target, const upstream::attempt_terms& terms) override {
-        auto outcome = co_await attempt_(target, terms);
-        co_return outcome;
-    }
+        const config::route_target& target, const upstream::attempt_terms& terms) override;
 
 private:
-    net::any_io_executor executor_;
-    const config::route_config& route_;
-    const upstream::attempt_plan& plan_;
+    using outcome = upstream::attempt_outcome;
+    int attempts_allowed() const { return static_cast<int>(plan_.route().max_attempts); }
+
+    model_client& client_;
+    providers::request& request_;
+    std::string client_model_;
+    std::string request_id_;
     call_canceller& cancel_;
     const retry_hook& on_retry_;
-    std::string request_id_;
-    model_failure& last_;
-    const std::vector<upstream::pool>& pools_;
-    attempt_fn attempt_;
+    const text_hook& on_text_;
+    const observability::trace_context* trace_;
+    upstream::attempt_plan& plan_;
+    bool own_route_;
+
+public:
+    // Declared last: initialized after what they are made of.
+    model_failure last;                      // what the call fails with when no reply comes
+    std::optional<providers::reply> answer;  // the committed reply
 };
 
-}  // namespace
+net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
+    const config::route_target& target, const upstream::attempt_terms& terms) {
+    auto& pool = client_.pools_[target.index];
+    const auto& up = pool.upstream();
+    // The target's own name for the model, if it gives one, through its upstream's model_map,
+    // as on /v1.
+    auto heard = upstream::upstream_model(up, upstream::target_model(target, client_model_));
+    const auto& adapter = providers::adapter_for(up.provider);
+    request_.model = heard;
+    std::string refused;
+    auto body = adapter.encode(request_, refused);
+    if (body.empty()) {
+        last = {errc::bad_request, false, "upstream `" + up.name + "`: " + refused};
+        co_return outcome{outcome::end::skipped};  // another dialect may say it
+    }
+    auto fields = adapter.auth_fields(up.api_key);
+    if (trace_) fields += observability::trace_fields(*trace_);
+    auto head = upstream::json_post_head(up, adapter.target(request_), request_.stream, fields,
+                                         request_id_, body.size());
+    streaming stream{&adapter, on_text_};
+    auto started = std::chrono::steady_clock::now();
+    auto result = co_await client_.attempt(pool, head, body, cancel_, stream,
+                                           plan_.first_byte_timeout(up.first_byte_timeout),
+                                           [this] { return plan_.spend_resend(); });
+    // Text told by a failed attempt is withdrawn: the next attempt tells it again.
+    if (result.told && (result.transport || cancel_.cancelled()))
+        co_await on_text_(std::string(), true);
+    if (cancel_.cancelled()) co_return outcome{outcome::end::stopped};
+    if (result.transport) {
+        auto code = errc::upstream_unreachable;
+        if (result.transport.ec.category() == gateway_category())
+            code = static_cast<errc>(result.transport.ec.value());
+        last = {code, false, "upstream `" + up.name + "`: " + result.transport.detail};
+        co_return outcome{outcome::end::held, upstream::verdict::failed};
+    }
+    // The gateway makes the agent's calls with the upstream's own key (or none it was given): a
+    // refusal is about the gateway's configuration, never about a caller.
+    auto judged = upstream::judge_status(result.status, result.body, upstream::credential::gateway);
+    if (judged == upstream::verdict::success) {
+        if (!result.unreadable.empty()) {
+            // A 2xx that is no reply is not retried: the server would answer it again.
+            last = {errc::upstream_bad_response, false,
+                    "upstream `" + up.name + "`: " + result.unreadable};
+            co_return outcome{outcome::end::committed, upstream::verdict::failed};
+        }
+        auto& reply = result.reply;
+        for (auto& p : reply.content.parts)
+            if (p.what == providers::part::kind::text) replace_nul(p.text);
+        client_.account(up, heard, reply.used, started);
+        answer = std::move(reply);
+        co_return outcome{outcome::end::committed, judged, std::nullopt, result.first_byte};
+    }
+    last = {code_of_status(result.status), false,
+            "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
+                adapter.decode_error(result.status, result.body).message};
+    if (judged == upstream::verdict::key_refused && own_route_)
+        observability::log_warn("upstream `" + up.name + "` refused its key for model `" + heard +
+                                "` (" + std::to_string(result.status) +
+                                "); it is left out for health.max_cooldown");
+    auto asked = upstream::retry_after(result.retry_after_ms, result.retry_after);
+    bool moves = judged == upstream::verdict::context_window && terms.may_move;
+    if (upstream::tries_another(judged) || moves)
+        co_return outcome{outcome::end::held, judged, asked};
+    // The request's own fault: no other target would take it.
+    co_return outcome{outcome::end::committed, judged, asked};
+}
 
 net::awaitable<model_result<providers::reply>> model_client::converse(
     providers::request request, std::string request_id, call_canceller& cancel, retry_hook on_retry,
     text_hook on_text, const observability::trace_context* trace) {
-    using outcome = upstream::attempt_outcome;
     config::route_config scratch;
     const auto& route = routing_.table().route(request.model, scratch);
     // Without a route of its own a model's upstream is tried once and retried model_retries
@@ -280,86 +347,15 @@ net::awaitable<model_result<providers::reply>> model_client::converse(
     if (!own_route) scratch.max_attempts = 1 + model_retries_;
     auto plan = own_route ? upstream::attempt_plan(route, routing_.health())
                           : upstream::attempt_plan(route);
-    auto client_model = request.model;
     request.stream = static_cast<bool>(on_text);
     request.include_usage = request.stream;
-    model_failure last{errc::upstream_unreachable, false,
-                       "no target of model `" + client_model + "` can be used"};
-    std::optional<providers::reply> answer;  // the committed reply
-    auto one_attempt = [&](const config::route_target& target,
-                           const upstream::attempt_terms& terms) -> net::awaitable<outcome> {
-        auto& pool = pools_[target.index];
-        const auto& up = pool.upstream();
-        // The target's own name for the model, if it gives one, through its upstream's
-        // model_map, as on /v1.
-        auto heard = upstream::upstream_model(up, upstream::target_model(target, client_model));
-        const auto& adapter = providers::adapter_for(up.provider);
-        request.model = heard;
-        std::string refused;
-        auto body = adapter.encode(request, refused);
-        if (body.empty()) {
-            last = {errc::bad_request, false, "upstream `" + up.name + "`: " + refused};
-            co_return outcome{outcome::end::skipped};  // another dialect may say it
-        }
-        auto fields = adapter.auth_fields(up.api_key);
-        if (trace) fields += observability::trace_fields(*trace);
-        auto head = upstream::json_post_head(up, adapter.target(request), request.stream, fields,
-                                             request_id, body.size());
-        streaming stream{&adapter, on_text};
-        auto started = std::chrono::steady_clock::now();
-        auto result = co_await attempt(pool, head, body, cancel, stream,
-                                       plan.first_byte_timeout(up.first_byte_timeout),
-                                       [&plan] { return plan.spend_resend(); });
-        // Text told by a failed attempt is withdrawn: the next attempt tells it again.
-        if (result.told && (result.transport || cancel.cancelled()))
-            co_await on_text(std::string(), true);
-        if (cancel.cancelled()) co_return outcome{outcome::end::stopped};
-        if (result.transport) {
-            auto code = errc::upstream_unreachable;
-            if (result.transport.ec.category() == gateway_category())
-                code = static_cast<errc>(result.transport.ec.value());
-            last = {code, false, "upstream `" + up.name + "`: " + result.transport.detail};
-            co_return outcome{outcome::end::held, upstream::verdict::failed};
-        }
-        // The gateway makes the agent's calls with the upstream's own key (or none it was
-        // given): a refusal is about the gateway's configuration, never about a caller.
-        auto judged =
-            upstream::judge_status(result.status, result.body, upstream::credential::gateway);
-        if (judged == upstream::verdict::success) {
-            if (!result.unreadable.empty()) {
-                // A 2xx that is no reply is not retried: the server would answer it again.
-                last = {errc::upstream_bad_response, false,
-                        "upstream `" + up.name + "`: " + result.unreadable};
-                co_return outcome{outcome::end::committed, upstream::verdict::failed};
-            }
-            auto& reply = result.reply;
-            for (auto& p : reply.content.parts)
-                if (p.what == providers::part::kind::text) replace_nul(p.text);
-            account(up, heard, reply.used, started);
-            answer = std::move(reply);
-            co_return outcome{outcome::end::committed, judged, std::nullopt, result.first_byte};
-        }
-        last = {code_of_status(result.status), false,
-                "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
-                    adapter.decode_error(result.status, result.body).message};
-        if (judged == upstream::verdict::key_refused && own_route)
-            observability::log_warn("upstream `" + up.name + "` refused its key for model `" +
-                                    heard + "` (" + std::to_string(result.status) +
-                                    "); it is left out for health.max_cooldown");
-        auto asked = upstream::retry_after(result.retry_after_ms, result.retry_after);
-        bool moves = judged == upstream::verdict::context_window && terms.may_move;
-        if (upstream::tries_another(judged) || moves)
-            co_return outcome{outcome::end::held, judged, asked};
-        // The request's own fault: no other target would take it.
-        co_return outcome{outcome::end::committed, judged, asked};
-    };
-    agent_attempts face(executor_, route, plan, cancel, on_retry, request_id, last, pools_,
-                        one_attempt);
-    auto ended = co_await upstream::run_attempts(plan, face);
+    call_attempts attempts(*this, request, std::move(request_id), cancel, on_retry, on_text, trace,
+                           plan, own_route);
+    auto ended = co_await upstream::run_attempts(plan, attempts);
     if (ended == upstream::attempts_end::stopped)
         co_return model_failure{errc::run_ended, true, "cancelled"};
-    if (answer) co_return std::move(*answer);
-    co_return last;
+    if (attempts.answer) co_return std::move(*attempts.answer);
+    co_return attempts.last;
 }
 
 void model_client::account(const config::upstream_config& up, const std::string& model,

@@ -52,6 +52,8 @@ public:
     void shutdown() override;
 
 private:
+    // One call's side of the attempt loop (model_client.cpp).
+    class call_attempts;
     struct attempt_result;
     // How an answer is read: its dialect's decoder, and who is told its text (nobody: the
     // request was not streamed).
