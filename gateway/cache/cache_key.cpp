@@ -1,7 +1,6 @@
 #include "gateway/cache/cache_key.hpp"
 
-#include "gateway/http/request_values.hpp"
-#include "gateway/http/secret_names.hpp"
+#include "gateway/secret_names.hpp"
 #include "gateway/tools/digest.hpp"
 
 #include <boost/json/parse.hpp>
@@ -91,14 +90,14 @@ kind kind_of_field(std::string_view name) {
         if (lower == n) return kind::neutral;
     for (auto p : neutral_prefixes)
         if (lower.starts_with(p)) return kind::neutral;
-    if (lower == "authorization" || lower == "cookie" || http::names_a_secret(lower))
+    if (lower == "authorization" || lower == "cookie" || names_a_secret(lower))
         return kind::credential;
     return kind::varies;
 }
 
 kind kind_of_parameter(std::string_view decoded) {
     if (decoded == "alt") return kind::neutral;
-    return http::names_a_secret(decoded) ? kind::credential : kind::varies;
+    return names_a_secret(decoded) ? kind::credential : kind::varies;
 }
 
 // The lines in an order that does not depend on the order they were sent in.
@@ -133,7 +132,7 @@ head_key head_key_of(const head_view& head, bool shared) {
             auto amp = query.find('&');
             auto pair = query.substr(0, amp);
             auto eq = pair.find('=');
-            auto name = http::percent_decoded(pair.substr(0, eq));
+            auto name = percent_decoded(pair.substr(0, eq));
             auto value = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
             note(kind_of_parameter(name), 'q', name, value);
             if (amp == std::string_view::npos) break;

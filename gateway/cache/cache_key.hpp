@@ -25,7 +25,7 @@ struct head_view {
 //   Cache-Control, Pragma, Expect, Idempotency-Key, Origin, Referer, DNT, Priority, Via, Forwarded,
 //   X-Real-IP, X-Request-Id, traceparent, tracestate, baggage, and the prefixes x-stainless-, sec-,
 //   x-forwarded-; the query's `alt`, as :streamGenerateContent is read as :generateContent);
-// - a credential: Authorization (any scheme), Cookie, and every name http::names_a_secret holds
+// - a credential: Authorization (any scheme), Cookie, and every name names_a_secret holds
 //   for one (x-api-key, x-goog-api-key, api-key, a custom x-…-auth header, the query's `key`…);
 // - anything else may change the answer (anthropic-version, anthropic-beta, openai-beta,
 //   x-goog-*, openai-organization, a query's api-version…): its name and value are in `varies`.

@@ -1,6 +1,7 @@
 #include "gateway/http/credentials.hpp"
 
 #include "gateway/http/request_values.hpp"
+#include "gateway/secret_names.hpp"
 
 #include <boost/beast/core/string.hpp>
 

@@ -1,5 +1,7 @@
 #include "gateway/http/request_values.hpp"
 
+#include "gateway/secret_names.hpp"
+
 #include <boost/json/parse.hpp>
 
 namespace gateway::http {
@@ -48,33 +50,6 @@ std::string string_member(const json::object& o, std::string_view key, std::stri
     return std::string(v->as_string());
 }
 
-namespace {
-
-int hex_value(char h) {
-    return h >= '0' && h <= '9'   ? h - '0'
-           : h >= 'a' && h <= 'f' ? h - 'a' + 10
-           : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                  : -1;
-}
-
-}  // namespace
-
-std::string percent_decoded(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        int hi = text[i] == '%' && i + 2 < text.size() ? hex_value(text[i + 1]) : -1;
-        int lo = hi >= 0 ? hex_value(text[i + 2]) : -1;
-        if (lo >= 0) {
-            out += static_cast<char>(hi * 16 + lo);
-            i += 2;
-        } else {
-            out += text[i];
-        }
-    }
-    return out;
-}
-
 std::string query_value(std::string_view target, std::string_view name) {
     // Split by hand: Boost.URL 1.81's parse_query() read past the end of a target that is not
     // followed by a NUL (as Beast's are), adding bytes to the last value.
@@ -85,8 +60,8 @@ std::string query_value(std::string_view target, std::string_view name) {
         auto amp = query.find('&');
         auto pair = query.substr(0, amp);
         auto eq = pair.find('=');
-        if (eq != std::string_view::npos && percent_decoded(pair.substr(0, eq)) == name)
-            return percent_decoded(pair.substr(eq + 1));
+        if (eq != std::string_view::npos && gateway::percent_decoded(pair.substr(0, eq)) == name)
+            return gateway::percent_decoded(pair.substr(eq + 1));
         if (amp == std::string_view::npos) break;
         query.remove_prefix(amp + 1);
     }

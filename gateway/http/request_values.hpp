@@ -19,10 +19,6 @@ bool holds_nul(const boost::json::value& v);
 std::optional<boost::json::object> body_object(std::string_view body, std::string& error);
 // A string member, "" when absent or null; `error` is set when present with another type.
 std::string string_member(const boost::json::object& o, std::string_view key, std::string& error);
-// `text` with every valid `%XX` decoded and anything else kept as it is ("%6Bey%zz" is `key%zz`):
-// a query's name as an upstream reads it, leaning to what a lenient server would hear. Pure.
-std::string percent_decoded(std::string_view text);
-
 // The value of the query parameter `name` in a request target, percent-decoded (`+` is kept:
 // a model name may hold one); "" when absent.
 std::string query_value(std::string_view target, std::string_view name);

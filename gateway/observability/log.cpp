@@ -1,8 +1,7 @@
 #include "gateway/observability/log.hpp"
 
-#include "gateway/http/request_values.hpp"
-#include "gateway/http/secret_names.hpp"
 #include "gateway/observability/metrics.hpp"
+#include "gateway/secret_names.hpp"
 
 #include <unistd.h>
 
@@ -164,7 +163,7 @@ std::string redacted_target(std::string_view target) {
         auto eq = pair.find('=');
         auto name = pair.substr(0, eq);
         // The name as sent, percent-decoded ("%6Bey" is `key` to the upstream too).
-        if (eq != std::string_view::npos && http::names_a_secret(http::percent_decoded(name))) {
+        if (eq != std::string_view::npos && names_a_secret(percent_decoded(name))) {
             out += name;
             out += "=REDACTED";
         } else {

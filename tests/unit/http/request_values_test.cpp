@@ -38,20 +38,3 @@ BOOST_AUTO_TEST_CASE(bodies_must_be_json_objects) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
-
-BOOST_AUTO_TEST_SUITE(percent_decoding)
-
-// One decoder for every query name the gateway reads (the key, the cache key, the log's
-// redaction): each valid %XX decoded, anything else kept, as a lenient server would read it.
-BOOST_AUTO_TEST_CASE(valid_escapes_are_decoded_and_the_rest_kept) {
-    using gateway::http::percent_decoded;
-    BOOST_TEST(percent_decoded("%6Bey") == "key");
-    BOOST_TEST(percent_decoded("api%2Dkey") == "api-key");
-    BOOST_TEST(percent_decoded("%6Bey%zz") == "key%zz");
-    BOOST_TEST(percent_decoded("50%") == "50%");
-    BOOST_TEST(percent_decoded("%4") == "%4");
-    BOOST_TEST(percent_decoded("a+b") == "a+b");
-    BOOST_TEST(percent_decoded("") == "");
-}
-
-BOOST_AUTO_TEST_SUITE_END()

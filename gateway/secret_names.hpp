@@ -1,8 +1,9 @@
 #pragma once
 
+#include <string>
 #include <string_view>
 
-namespace gateway::http {
+namespace gateway {
 
 // Whether a header's or query parameter's name says its value is a secret (docs/operations.md,
 // "Logging"): one of the listed names (`sig`, `code`, `pass`, `pwd`, `sid`, `otp`), or a name
@@ -13,4 +14,8 @@ namespace gateway::http {
 // (a query name percent-decoded first). Pure.
 bool names_a_secret(std::string_view name);
 
-}  // namespace gateway::http
+// `text` with every valid `%XX` decoded and anything else kept as it is ("%6Bey%zz" is `key%zz`):
+// a query's name as an upstream reads it, leaning to what a lenient server would hear. Pure.
+std::string percent_decoded(std::string_view text);
+
+}  // namespace gateway

@@ -1,9 +1,9 @@
-#include "gateway/http/secret_names.hpp"
+#include "gateway/secret_names.hpp"
 
 #include <algorithm>
 #include <cctype>
 
-namespace gateway::http {
+namespace gateway {
 
 namespace {
 
@@ -38,4 +38,31 @@ bool names_a_secret(std::string_view name) {
     return false;
 }
 
-}  // namespace gateway::http
+namespace {
+
+int hex_value(char h) {
+    return h >= '0' && h <= '9'   ? h - '0'
+           : h >= 'a' && h <= 'f' ? h - 'a' + 10
+           : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                  : -1;
+}
+
+}  // namespace
+
+std::string percent_decoded(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        int hi = text[i] == '%' && i + 2 < text.size() ? hex_value(text[i + 1]) : -1;
+        int lo = hi >= 0 ? hex_value(text[i + 2]) : -1;
+        if (lo >= 0) {
+            out += static_cast<char>(hi * 16 + lo);
+            i += 2;
+        } else {
+            out += text[i];
+        }
+    }
+    return out;
+}
+
+}  // namespace gateway
