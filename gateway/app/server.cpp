@@ -86,6 +86,26 @@ std::string server::reload_workflows() {
     return context_ ? context_->reload_workflows() : std::string();
 }
 
+namespace {
+
+// The address to listen on: an IP literal, or the first address a host name resolves to.
+config::parsed<tcp::endpoint> listen_endpoint(const config::listen_address& listen) {
+    boost::system::error_code ec;
+    auto address = net::ip::make_address(listen.host, ec);
+    if (ec) {
+        net::io_context resolve_io;
+        tcp::resolver resolver(resolve_io);
+        auto results = resolver.resolve(listen.host, std::to_string(listen.port), ec);
+        if (ec || results.empty())
+            return config::parsed<tcp::endpoint>::fail("cannot resolve listen address `" +
+                                                       listen.host + "`: " + ec.message());
+        address = results.begin()->endpoint().address();
+    }
+    return {tcp::endpoint(address, listen.port), {}};
+}
+
+}  // namespace
+
 // Operations: metrics, virtual keys with their limits (shared by replicas through Redis or
 // seeded from the store), the response cache and the admin API. The error, or "".
 std::string server::start_operations() {
@@ -169,6 +189,107 @@ std::string server::listen_for_metrics(const http::handler& scrape) {
     return {};
 }
 
+// One worker: the route table over this worker's /v1 handler (`forward`), the Context API, the
+// console, MCP and the admin API, the guards every request head passes, and the drain hooks.
+std::unique_ptr<http::worker> server::make_worker(passthrough::handler& handler,
+                                                  const http::handler& scrape) {
+    auto& api = context_->api();
+    auto* mcp = &context_->mcp();
+    auto* mcp_server = context_->mcp_endpoint();
+    auto* forward = &handler;
+    // The route table, aligned so it reads like the API reference.
+    // clang-format off
+    using a = context::api;
+    std::vector<http::route> routes{
+        {"GET",    "/healthz",                                false, healthz},
+        {"GET",    "/readyz",                                 false, readyz},
+        {"GET",    "/v1/system-prompts",                      false, api.route(&a::list_prompts)},
+        {"GET",    "/v1/system-prompts/{id}",                 false, api.route(&a::get_prompt)},
+        {"GET",    "/v1/system-prompts/{id}/enhanced",        false, api.route(&a::get_enhanced_prompt)},
+        {"*",      "/v1/system-prompts",                      true,  not_allowed},
+        {"GET",    "/context/workspaces",                     false, api.route(&a::list_workspaces)},
+        {"POST",   "/context/chats",                          false, api.route(&a::create_chat)},
+        {"GET",    "/context/chats",                          false, api.route(&a::list_chats)},
+        {"GET",    "/context/chats/{id}",                     false, api.route(&a::get_chat)},
+        {"GET",    "/context/chats/{id}/messages",            false, api.route(&a::list_messages)},
+        {"DELETE", "/context/chats/{id}",                     false, api.route(&a::delete_chat)},
+        {"PATCH",  "/context/chats/{id}",                     false, api.route(&a::patch_chat)},
+        {"POST",   "/context/chats/{id}/messages",            false, api.route(&a::post_message)},
+        {"PUT",    "/context/chats/{id}/document",            false, api.route(&a::put_document)},
+        {"GET",    "/context/chats/{id}/document",            false, api.route(&a::get_document)},
+        {"GET",    "/context/chats/{id}/sessions",            false, api.route(&a::list_sessions)},
+        {"GET",    "/context/sessions/{id}",                  false, api.route(&a::get_session)},
+        {"POST",   "/context/sessions/{id}/accept",           false, api.route(&a::accept_session)},
+        {"POST",   "/context/sessions/{id}/reject",           false, api.route(&a::reject_session)},
+        {"GET",    "/context/runs/{id}",                      false, api.route(&a::get_run)},
+        {"GET",    "/context/runs/{id}/calls/{call_id}",      false, api.route(&a::get_call)},
+        {"GET",    "/context/runs/{id}/events",               false, api.route(&a::run_events)},
+        {"POST",   "/context/runs/{id}/cancel",               false, api.route(&a::cancel_run)},
+        {"POST",   "/context/runs/{id}/undo",                 false, api.route(&a::undo_run)},
+        {"POST",   "/context/runs/{id}/approvals/{call_id}",  false, api.route(&a::decide)},
+        {"GET",    "/context/workflows",                      false, api.route(&a::list_workflows)},
+        {"GET",    "/context/workflows/categories",           false, api.route(&a::workflow_categories)},
+        {"GET",    "/context/workflows/{id}",                 false, api.route(&a::get_workflow)},
+        {"POST",   "/context/workflows/{id}/runs",            false, api.route(&a::start_workflow)},
+        {"GET",    "/context/mcp/servers",                    false, [mcp](http::request_context& c) { return mcp_reply(c, context::list_mcp_servers(*mcp, c)); }},
+        {"POST",   "/context/mcp/servers/{name}/refresh",     false, [mcp](http::request_context& c) { return mcp_reply(c, context::refresh_mcp_server(*mcp, c)); }},
+        {"*",      "/v1/",                                    true,  [forward](http::request_context& c) { return (*forward)(c); }},
+        {"*",      "/v1beta/",                                true,  [forward](http::request_context& c) { return (*forward)(c); }},
+    };
+    // clang-format on
+    if (config_.server.console) {
+        // Public files (the key is asked for by the page and sent only to /context).
+        auto serve = [site = &console_](http::request_context& c) { return site->serve(c); };
+        routes.push_back({"GET", "/console", false, serve});
+        routes.push_back({"HEAD", "/console", false, serve});
+        routes.push_back({"GET", "/console/", true, serve});
+        routes.push_back({"HEAD", "/console/", true, serve});
+    }
+    if (config_.metrics.enabled && !config_.metrics.listen)
+        routes.push_back({"GET", "/metrics", false, scrape});
+    // Checked on the head of every request, before its body is read and before its route
+    // is looked up: Host and Origin on every path (DNS rebinding, cross-site pages), then
+    // the keys under each prefix, then JSON bodies for the gateway's own APIs (/mcp
+    // answers that in JSON-RPC's envelope itself).
+    std::vector<http::guard> guards{origins_->as_guard(), api.guard("/context"),
+                                    api.guard("/v1/system-prompts")};
+    if (mcp_server) {
+        using m = context::mcp_endpoint;
+        routes.push_back({"POST", "/mcp", false, mcp_server->route(&m::post)});
+        routes.push_back({"GET", "/mcp", false, mcp_server->route(&m::get)});
+        routes.push_back({"DELETE", "/mcp", false, mcp_server->route(&m::remove)});
+        guards.push_back(api.guard("/mcp"));
+    }
+    if (admin_) {
+        // clang-format off
+        using k = admin::api;
+        std::vector<http::route> admin_routes{
+            {"POST",   "/admin/keys",      false, admin_->route(&k::create_key)},
+            {"GET",    "/admin/keys",      false, admin_->route(&k::list_keys)},
+            {"GET",    "/admin/keys/{id}", false, admin_->route(&k::get_key)},
+            {"PATCH",  "/admin/keys/{id}", false, admin_->route(&k::update_key)},
+            {"DELETE", "/admin/keys/{id}", false, admin_->route(&k::delete_key)},
+            {"GET",    "/admin/usage",     false, admin_->route(&k::usage)},
+            {"GET",    "/admin/health",    false, admin_->route(&k::health)},
+            {"GET",    "/admin/log",       false, admin_->route(&k::request_log)},
+        };
+        // clang-format on
+        for (auto& r : admin_routes) routes.push_back(std::move(r));
+        guards.push_back(admin_->guard());
+    }
+    for (std::string_view own : {"/context", "/v1/system-prompts", "/admin"})
+        guards.push_back(http::json_body_guard(own));
+    auto w = std::make_unique<http::worker>(config_.server, config_.logging.access_log,
+                                            http::router(std::move(routes), std::move(guards)));
+    w->on_drain_over([forward] { forward->stop_waiting(); });
+    w->on_drain([forward, &api, mcp_server] {
+        forward->close_idle();
+        api.end_streams();
+        if (mcp_server) mcp_server->end_streams();
+    });
+    return w;
+}
+
 std::string server::start() {
     std::vector<std::shared_ptr<net::ssl::context>> tls_contexts;
     for (const auto& up : config_.upstreams) {
@@ -190,9 +311,6 @@ std::string server::start() {
     auto started = context_service::start(config_, *routing_, tls_contexts);
     if (!started) return started.error;
     context_ = std::move(*started.value);
-    auto& api = context_->api();
-    auto* mcp = &context_->mcp();
-    auto* mcp_server = context_->mcp_endpoint();
 
     if (auto problem = start_operations(); !problem.empty()) return problem;
 
@@ -200,17 +318,9 @@ std::string server::start() {
     auto allowed_hosts = config_.server.allowed_hosts;
     for (const auto& h : config_.mcp.allowed_hosts) allowed_hosts.push_back(h);
     origins_ = std::make_unique<http::origin_rule>(allowed_hosts, listen.host);
-    boost::system::error_code ec;
-    auto address = net::ip::make_address(listen.host, ec);
-    if (ec) {
-        net::io_context resolve_io;
-        tcp::resolver resolver(resolve_io);
-        auto results = resolver.resolve(listen.host, std::to_string(listen.port), ec);
-        if (ec || results.empty())
-            return "cannot resolve listen address `" + listen.host + "`: " + ec.message();
-        address = results.begin()->endpoint().address();
-    }
-    tcp::endpoint at(address, listen.port);
+    auto endpoint = listen_endpoint(listen);
+    if (!endpoint) return endpoint.error;
+    auto at = *endpoint.value;
 
     unsigned count = config_.server.workers ? config_.server.workers
                                             : std::max(1u, std::thread::hardware_concurrency());
@@ -225,96 +335,7 @@ std::string server::start() {
             &context_->ledger(), passthrough::cache_setup{cache_.get(), &config_.cache});
         auto* forward = handler.get();
         handlers_.push_back(std::move(handler));
-        // The route table, aligned so it reads like the API reference.
-        // clang-format off
-        using a = context::api;
-        std::vector<http::route> routes{
-            {"GET",    "/healthz",                                false, healthz},
-            {"GET",    "/readyz",                                 false, readyz},
-            {"GET",    "/v1/system-prompts",                      false, api.route(&a::list_prompts)},
-            {"GET",    "/v1/system-prompts/{id}",                 false, api.route(&a::get_prompt)},
-            {"GET",    "/v1/system-prompts/{id}/enhanced",        false, api.route(&a::get_enhanced_prompt)},
-            {"*",      "/v1/system-prompts",                      true,  not_allowed},
-            {"GET",    "/context/workspaces",                     false, api.route(&a::list_workspaces)},
-            {"POST",   "/context/chats",                          false, api.route(&a::create_chat)},
-            {"GET",    "/context/chats",                          false, api.route(&a::list_chats)},
-            {"GET",    "/context/chats/{id}",                     false, api.route(&a::get_chat)},
-            {"GET",    "/context/chats/{id}/messages",            false, api.route(&a::list_messages)},
-            {"DELETE", "/context/chats/{id}",                     false, api.route(&a::delete_chat)},
-            {"PATCH",  "/context/chats/{id}",                     false, api.route(&a::patch_chat)},
-            {"POST",   "/context/chats/{id}/messages",            false, api.route(&a::post_message)},
-            {"PUT",    "/context/chats/{id}/document",            false, api.route(&a::put_document)},
-            {"GET",    "/context/chats/{id}/document",            false, api.route(&a::get_document)},
-            {"GET",    "/context/chats/{id}/sessions",            false, api.route(&a::list_sessions)},
-            {"GET",    "/context/sessions/{id}",                  false, api.route(&a::get_session)},
-            {"POST",   "/context/sessions/{id}/accept",           false, api.route(&a::accept_session)},
-            {"POST",   "/context/sessions/{id}/reject",           false, api.route(&a::reject_session)},
-            {"GET",    "/context/runs/{id}",                      false, api.route(&a::get_run)},
-            {"GET",    "/context/runs/{id}/calls/{call_id}",      false, api.route(&a::get_call)},
-            {"GET",    "/context/runs/{id}/events",               false, api.route(&a::run_events)},
-            {"POST",   "/context/runs/{id}/cancel",               false, api.route(&a::cancel_run)},
-            {"POST",   "/context/runs/{id}/undo",                 false, api.route(&a::undo_run)},
-            {"POST",   "/context/runs/{id}/approvals/{call_id}",  false, api.route(&a::decide)},
-            {"GET",    "/context/workflows",                      false, api.route(&a::list_workflows)},
-            {"GET",    "/context/workflows/categories",           false, api.route(&a::workflow_categories)},
-            {"GET",    "/context/workflows/{id}",                 false, api.route(&a::get_workflow)},
-            {"POST",   "/context/workflows/{id}/runs",            false, api.route(&a::start_workflow)},
-            {"GET",    "/context/mcp/servers",                    false, [mcp](http::request_context& c) { return mcp_reply(c, context::list_mcp_servers(*mcp, c)); }},
-            {"POST",   "/context/mcp/servers/{name}/refresh",     false, [mcp](http::request_context& c) { return mcp_reply(c, context::refresh_mcp_server(*mcp, c)); }},
-            {"*",      "/v1/",                                    true,  [forward](http::request_context& c) { return (*forward)(c); }},
-            {"*",      "/v1beta/",                                true,  [forward](http::request_context& c) { return (*forward)(c); }},
-        };
-        // clang-format on
-        if (config_.server.console) {
-            // Public files (the key is asked for by the page and sent only to /context).
-            auto serve = [site = &console_](http::request_context& c) { return site->serve(c); };
-            routes.push_back({"GET", "/console", false, serve});
-            routes.push_back({"HEAD", "/console", false, serve});
-            routes.push_back({"GET", "/console/", true, serve});
-            routes.push_back({"HEAD", "/console/", true, serve});
-        }
-        if (config_.metrics.enabled && !config_.metrics.listen)
-            routes.push_back({"GET", "/metrics", false, scrape});
-        // Checked on the head of every request, before its body is read and before its route
-        // is looked up: Host and Origin on every path (DNS rebinding, cross-site pages), then
-        // the keys under each prefix, then JSON bodies for the gateway's own APIs (/mcp
-        // answers that in JSON-RPC's envelope itself).
-        std::vector<http::guard> guards{origins_->as_guard(), api.guard("/context"),
-                                        api.guard("/v1/system-prompts")};
-        if (mcp_server) {
-            using m = context::mcp_endpoint;
-            routes.push_back({"POST", "/mcp", false, mcp_server->route(&m::post)});
-            routes.push_back({"GET", "/mcp", false, mcp_server->route(&m::get)});
-            routes.push_back({"DELETE", "/mcp", false, mcp_server->route(&m::remove)});
-            guards.push_back(api.guard("/mcp"));
-        }
-        if (admin_) {
-            // clang-format off
-            using k = admin::api;
-            std::vector<http::route> admin_routes{
-                {"POST",   "/admin/keys",      false, admin_->route(&k::create_key)},
-                {"GET",    "/admin/keys",      false, admin_->route(&k::list_keys)},
-                {"GET",    "/admin/keys/{id}", false, admin_->route(&k::get_key)},
-                {"PATCH",  "/admin/keys/{id}", false, admin_->route(&k::update_key)},
-                {"DELETE", "/admin/keys/{id}", false, admin_->route(&k::delete_key)},
-                {"GET",    "/admin/usage",     false, admin_->route(&k::usage)},
-                {"GET",    "/admin/health",    false, admin_->route(&k::health)},
-                {"GET",    "/admin/log",       false, admin_->route(&k::request_log)},
-            };
-            // clang-format on
-            for (auto& r : admin_routes) routes.push_back(std::move(r));
-            guards.push_back(admin_->guard());
-        }
-        for (std::string_view own : {"/context", "/v1/system-prompts", "/admin"})
-            guards.push_back(http::json_body_guard(own));
-        auto w = std::make_unique<http::worker>(config_.server, config_.logging.access_log,
-                                                http::router(std::move(routes), std::move(guards)));
-        w->on_drain_over([forward] { forward->stop_waiting(); });
-        w->on_drain([forward, &api, mcp_server] {
-            forward->close_idle();
-            api.end_streams();
-            if (mcp_server) mcp_server->end_streams();
-        });
+        auto w = make_worker(*forward, scrape);
         if (workers_.empty()) {
             tcp::endpoint bound;
             if (auto bind_ec = w->listen(at, bound); bind_ec)

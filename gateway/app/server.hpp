@@ -71,6 +71,8 @@ private:
     // Parts of start(), each answering its error or "".
     std::string start_operations();
     std::string listen_for_metrics(const http::handler& scrape);
+    std::unique_ptr<http::worker> make_worker(passthrough::handler& handler,
+                                              const http::handler& scrape);
 
     config::gateway_config config_;
     console::site console_{console::embedded_assets()};
