@@ -3,6 +3,7 @@
 #include "gateway/http/context.hpp"
 #include "gateway/providers/conversation.hpp"
 #include "gateway/upstream/connection.hpp"
+#include "gateway/upstream/routes.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -75,6 +76,9 @@ struct exchange_state
     // Whether the client's credential may go to this attempt's target (its provider is the one
     // the credential was presented for: forwarded_provider).
     bool forward_key = true;
+    // Whose key a translated attempt's target heard (translate() sets it): how its refusal is
+    // judged.
+    upstream::credential presented = upstream::credential::gateway;
     // While nothing is committed, no read waits past this: the route's deadline.
     std::optional<std::chrono::steady_clock::time_point> hold_until;
     // The worker's drain time is over: the attempt in flight (or its backoff) was stopped, and

@@ -341,7 +341,6 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
     // A failure before anything was written comes back (unless this is the last attempt), and
     // the next target is tried; once content came it is the client's.
     auto asked = std::chrono::steady_clock::now();
-    auto whose = translated_key(ctx_.req, !ctx_.key_id.empty(), up, state_.forward_key).whose;
     auto held = co_await translate(
         ctx_, pool, state_, in, !terms.last, plan_.first_byte_timeout(up.first_byte_timeout),
         [this] { return plan_.spend_resend(); }, terms.may_move);
@@ -368,7 +367,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
         co_return outcome{outcome::end::held, held->judged, held->retry_after};
     }
     // Written: judged by the status the client got.
-    auto judged = upstream::judge_status(ctx_.status, {}, whose);
+    auto judged = upstream::judge_status(ctx_.status, {}, state_.presented);
     answered = &up;
     answer = read_kept_answer(ctx_, state_, up);
     describe_answer(span, ctx_, state_, answer ? &*answer : nullptr, asked);
@@ -420,7 +419,9 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     if (!terms.last && !parser->is_done() && !is_event_stream(res))
         broken = co_await upstream::read_body(*conn, *parser, held, answer_limit, up.idle_timeout,
                                               state_.hold_until);
-    auto whose = forwarded_credential(ctx_.req, up, !ctx_.key_id.empty());
+    // Whose key it heard matters only to a refusal: not worked out for an answer that is none.
+    auto whose = status >= 400 ? forwarded_credential(ctx_.req, up, !ctx_.key_id.empty())
+                               : upstream::credential::gateway;
     auto judged = upstream::judge_status(status, held, whose);
     if (broken) judged = upstream::verdict::failed;
     bool context_window = judged == upstream::verdict::context_window && terms.may_move;

@@ -358,6 +358,7 @@ net::awaitable<std::optional<translate_failure>> translate(
         co_return std::nullopt;
     }
     auto key = translated_key(ctx.req, !ctx.key_id.empty(), up, state.forward_key);
+    state.presented = key.whose;
     auto head = request_head(ctx, up, adapter, r, body.size(), state.trace, key.value);
 
     std::optional<upstream::response_parser> parser;

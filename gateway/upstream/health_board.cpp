@@ -126,6 +126,8 @@ void health_board::failed(slot at, clock::time_point now,
         std::lock_guard lock(mutex_);
         auto& t = *at;
         ended(t, failure);
+        // An attempt begun before the target's key was refused does not shorten that.
+        if (t.now == state::unusable && now < t.until) return;
         count(t.upstream, cooldown);
         ++t.failures;
         auto cooldown = std::chrono::duration_cast<clock::duration>(settings_.cooldown);

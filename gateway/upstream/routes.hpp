@@ -225,8 +225,9 @@ public:
     void declined(std::optional<config::duration> retry_after = std::nullopt);
     void refused();
     void abandoned();
-    // Tells the plan a verdict: the call above that it names (success and client_error:
-    // nothing; the caller tells a success with its time, and a client error needs no report).
+    // Tells the plan a verdict: the call above that it names; success, client_error and
+    // context_window end the attempt unjudged (abandoned(): the caller tells a success with its
+    // time through succeeded(), and the other two say nothing of the target).
     void judged(verdict v, std::optional<config::duration> retry_after = std::nullopt);
 
     // Spends one attempt on sending the current target's request again on a new connection (a

@@ -50,6 +50,18 @@ BOOST_AUTO_TEST_CASE(a_refused_key_ends_and_its_failed_probe_starts_it_again) {
     BOOST_TEST((h.of(0, "m")->until == now + 60s));
 }
 
+BOOST_AUTO_TEST_CASE(a_failure_that_ends_meanwhile_does_not_shorten_a_refused_key) {
+    health_board h({1s, 30s});
+    auto now = clock::now();
+    h.take(0, "m", now, true);
+    h.take(0, "m", now, true);
+    h.refused_key(0, "m", now);
+    h.failed(0, "m", now + 1s);  // began before the refusal; its 1 s cooldown would end sooner
+    BOOST_TEST((h.of(0, "m")->now == state::unusable));
+    BOOST_TEST((h.of(0, "m")->until == now + 30s));
+    BOOST_TEST(h.of(0, "m")->in_flight == 0);
+}
+
 BOOST_AUTO_TEST_CASE(another_replicas_changes_take_the_later_end_and_a_restore_ends_them) {
     health_board h({1s, 60s});
     auto now = clock::now();
