@@ -3,12 +3,8 @@
 
 namespace gateway::config {
 
-namespace {
-
-using namespace schema;
+// The field kinds, and through them the schema's own (field_kinds uses schema).
 using namespace field_kinds;
-
-}  // namespace
 
 const fields<mcp_server_config>& mcp_server_fields() {
     using S = mcp_server_config;
