@@ -806,9 +806,15 @@ net::awaitable<void> fake_upstream::impl::connection(tcp::socket s) {
         net::ssl::stream<tcp::socket> secure(std::move(s), *tls);
         auto [ec] = co_await secure.async_handshake(net::ssl::stream_base::server, use_ec);
         if (!ec) co_await serve(secure, secure.next_layer());
+        boost::system::error_code ignored;
+        secure.next_layer().close(ignored);
     } else {
         co_await serve(s, s);
+        boost::system::error_code ignored;
+        s.close(ignored);
     }
+    // Counted closed only once the socket is: a test that waits for it may then rely on the
+    // gateway's side seeing the end.
     closed();
 }
 
