@@ -261,6 +261,12 @@ net::awaitable<void> run_journal::land(live_run& run, std::shared_ptr<commit_in_
     while (!run.on_way.empty() && run.on_way.front()->finished) run.on_way.pop_front();
 }
 
+net::awaitable<void> run_journal::landed(const live_run& run) {
+    if (run.on_way.empty()) co_return;
+    auto last = run.on_way.back();  // kept: the run may leave its driver meanwhile
+    co_await wait_for(*last);
+}
+
 net::awaitable<void> run_journal::settle(live_run& run) {
     // The last one lands after all the others (each is queued behind the one before).
     if (!run.on_way.empty()) co_await land(run, run.on_way.back());

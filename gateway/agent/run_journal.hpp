@@ -110,6 +110,10 @@ public:
     // and the final events. `released` is called after the commit and before the watchers are
     // woken: a client that hears of the end finds the chat free for its next message.
     net::awaitable<void> finish(live_run& run, const std::function<void()>& released);
+    // Waits for the last commit on the run's way to land, failed or not. A watcher that reads
+    // the store may see the run's end before `released` has run: the next message waits here
+    // for the end it heard of instead of being refused.
+    static net::awaitable<void> landed(const live_run& run);
 
     // The events of one commit, in order, shared by every subscriber of the run.
     using committed = std::shared_ptr<const std::vector<store::event_record>>;

@@ -206,10 +206,21 @@ net::awaitable<started_run> run_registry::admit(store::chat_record chat, tools::
     if (stopping_)
         co_return refusal{errc::shutting_down,
                           "The gateway is stopping; start the run again in a moment."};
-    if (auto it = chats_.find(chat.id); it != chats_.end())
-        co_return refusal{errc::run_in_progress, "Chat " + chat.id +
-                                                     " already has a run in progress (" +
-                                                     it->second + "); wait for it, or cancel it."};
+    for (auto it = chats_.find(chat.id); it != chats_.end(); it = chats_.find(chat.id)) {
+        // A run whose end is being stored holds the chat only until it lands: whoever read
+        // that end from the store may send the next message at once.
+        auto held = runs_.find(it->second);
+        if (held == runs_.end() || !held->second->ended || held->second->stopping ||
+            held->second->on_way.empty() || held->second->on_way.back()->finished)
+            co_return refusal{errc::run_in_progress,
+                              "Chat " + chat.id + " already has a run in progress (" + it->second +
+                                  "); wait for it, or cancel it."};
+        auto ending = held->second;
+        co_await run_journal::landed(*ending);
+        if (stopping_)
+            co_return refusal{errc::shutting_down,
+                              "The gateway is stopping; start the run again in a moment."};
+    }
     auto run = std::make_shared<live_run>(io_.get_executor());
     auto now = now_ms();
     run->record = {new_id("run"),

@@ -168,6 +168,19 @@ BOOST_AUTO_TEST_CASE(fourth_malformed_reply_in_a_row_fails_the_run_with_that_err
     BOOST_TEST(f.run_state(run).at("error").as_string() == error);
 }
 
+BOOST_AUTO_TEST_CASE(the_next_message_is_taken_as_soon_as_the_end_is_heard) {
+    // A watcher may read the run's end from the store a moment before the run lets go of its
+    // chat; the next message then waits for that moment instead of being refused with 409.
+    // (A race: before the fix about one ending in ten was refused here.)
+    context_fixture f;
+    auto chat = f.create_chat();
+    for (int i = 0; i < 40; ++i) {
+        f.fake.script({{"answer " + std::to_string(i)}});
+        auto run = f.start(chat, "turn " + std::to_string(i));
+        BOOST_TEST_REQUIRE(f.events(run).back().type == "run.completed");
+    }
+}
+
 BOOST_AUTO_TEST_CASE(direct_answer_without_a_tool_call) {
     context_fixture f;
     f.fake.script({{"Paris is the capital of France."}});
