@@ -69,11 +69,12 @@ net::awaitable<boost::system::error_code> write_response(
     co_return ec;
 }
 
-net::awaitable<boost::system::error_code> write_error(request_context& ctx,
-                                                      boost::system::error_code ec,
-                                                      std::string_view message) {
+net::awaitable<boost::system::error_code> write_error(
+    request_context& ctx, boost::system::error_code ec, std::string_view message,
+    const std::vector<std::pair<std::string, std::string>>& extra) {
     auto response = to_error_response(ec, message);
-    auto written = co_await write_response(ctx, response.status, "application/json", response.body);
+    auto written =
+        co_await write_response(ctx, response.status, "application/json", response.body, extra);
     co_return written;
 }
 

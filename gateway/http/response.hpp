@@ -38,9 +38,9 @@ net::awaitable<boost::system::error_code> write_response(
     const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 // The same with OpenAI's error envelope for `ec` (see gateway::to_error_response).
-net::awaitable<boost::system::error_code> write_error(request_context& ctx,
-                                                      boost::system::error_code ec,
-                                                      std::string_view message = {});
+net::awaitable<boost::system::error_code> write_error(
+    request_context& ctx, boost::system::error_code ec, std::string_view message = {},
+    const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 // Reason phrase for a status code ("OK", "Bad Gateway", ...), "" for unknown codes.
 std::string_view reason_phrase(unsigned status);

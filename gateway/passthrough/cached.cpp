@@ -48,12 +48,11 @@ std::string target_of(const destination& where, const config::route_config& rout
 }  // namespace
 
 cache_plan handler::plan_cache(const http::request_context& ctx, const destination& where,
-                               const config::route_config& route, std::string_view path,
-                               bool post) {
+                               const config::route_config& route, call_reading& reading) {
     cache_plan plan;
     if (!cache_.store) return plan;
     auto ttl = where.route ? route.cache.ttl : upstreams_[*where.upstream].cache.ttl;
-    plan.api = ttl.count() > 0 ? model_call_api(where.dialect, path, post) : nullptr;
+    plan.api = ttl.count() > 0 ? reading.api() : nullptr;
     if (!plan.api) return plan;  // not cached here, or not a model call
     plan.ttl = ttl;
     plan.result = "skip";
@@ -61,14 +60,12 @@ cache_plan handler::plan_cache(const http::request_context& ctx, const destinati
     // A Responses answer passed through byte for byte is not read into the conversation model:
     // cached only when the route's first target translates it.
     const auto& first = upstreams_[route.targets.front().index];
-    if (path == "/v1/responses" && first.provider == config::provider_kind::openai &&
-        !first.translate_responses)
+    if (where.call.api == client_api::responses &&
+        first.provider == config::provider_kind::openai && !first.translate_responses)
         return plan;
     // A hit is written from the conversation model: only requests it reads whole are cached.
-    providers::parse_failure unread;
-    if (!plan.api->parse(ctx.req.body(), plan.asked, unread) ||
-        !plan.api->from_target(ctx.req.target(), plan.asked))
-        return plan;
+    plan.asked = reading.request();
+    if (!plan.asked) return plan;
     // Whose answers these are (the virtual key's, and every credential presented), and what
     // else in the head can change them: the fields the upstream would hear, and the query.
     cache::head_view head;
@@ -84,7 +81,7 @@ cache_plan handler::plan_cache(const http::request_context& ctx, const destinati
         head.key_secret = secret;
     }
     std::string why_not;
-    auto key = cache::key_of(ctx.req.body(), path, target_of(where, route, upstreams_),
+    auto key = cache::key_of(ctx.req.body(), where.call.path, target_of(where, route, upstreams_),
                              cache::head_key_of(head, cache_.config->shared), why_not);
     if (!key) return plan;
     plan.key = std::move(*key);
@@ -111,7 +108,7 @@ net::awaitable<bool> handler::answer_from_cache(http::request_context& ctx, cach
     // A hit used no tokens: the key's limits and budget are charged nothing.
     ctx.input_tokens = 0;
     ctx.output_tokens = 0;
-    co_await answer_stored(ctx, *plan.api, plan.asked, *stored, state.fields.list());
+    co_await answer_stored(ctx, *plan.api, *plan.asked, *stored, state.fields.list());
     co_return true;
 }
 

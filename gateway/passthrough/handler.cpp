@@ -128,117 +128,101 @@ std::string too_long_model_name() {
            " bytes; no model has such a name.";
 }
 
-// For a vendor's own API (`native`: Anthropic's Messages, Gemini's): the model's route, else
-// the upstream whose globs take it, else the first upstream of that vendor (the default for its
-// own client), else the default upstream. True when a route was chosen.
-bool pick_for_native_api(destination& d, const http::request_context& ctx,
-                         const upstream::routing& routing, const std::optional<std::string>& model,
-                         config::provider_kind native) {
+// For a vendor's own API (Anthropic's Messages, Gemini's): the model's route, else the upstream
+// whose globs take it, else the first upstream of that vendor (the default for its own client),
+// else the default upstream. True when a route was chosen.
+bool pick_for_native_api(destination& d, const upstream::routing& routing,
+                         const std::optional<std::string>& model) {
     const auto& router = routing.router();
-    d.dialect = native;
-    if (model && ctx.req.method() == bhttp::verb::post)
+    if (model && d.call.post)
         if (const auto* r = routing.table().find(*model)) {
             d.route = r;
             d.upstream = r->targets.front().index;
             return true;
         }
     if (model) d.upstream = router.match(*model);
-    if (!d.upstream) d.upstream = router.route(model, native);
+    if (!d.upstream) d.upstream = router.route(model, d.call.dialect);
     if (!d.upstream) d.upstream = router.route(model);
     return false;
 }
 
+// `path` is not available for the model: its upstream speaks another dialect, and the gateway
+// translates only `what` to it.
+std::string untranslatable(std::string_view path, std::string_view model,
+                           const config::upstream_config& up, std::string_view what) {
+    return "`" + std::string(path) + "` is not available for model `" + std::string(model) +
+           "`: its upstream `" + up.name + "` speaks " +
+           std::string(providers::provider_name(up.provider)) +
+           ", and the gateway translates only " + std::string(what) + " to it.";
+}
+
 destination choose(const http::request_context& ctx,
                    const std::vector<config::upstream_config>& upstreams,
-                   const upstream::routing& routing) {
-    const auto& router = routing.router();
-    std::string_view target = ctx.req.target();
-    std::string_view path = target.substr(0, target.find('?'));
+                   const upstream::routing& routing, const client_call& call) {
     destination d;
+    d.call = call;
     std::optional<std::string> model;
-    // Gemini's native paths name the model: /v1beta/models/{model}:{method}, and its stable
-    // API's /v1/models/{model}:{method} (a POST; OpenAI's /v1/models/{id} is a GET).
-    bool gemini_v1 = ctx.req.method() == bhttp::verb::post && path.starts_with("/v1/models/") &&
-                     (path.ends_with(":generateContent") ||
-                      path.ends_with(":streamGenerateContent") || path.ends_with(":countTokens"));
-    if (path.starts_with("/v1beta/") || gemini_v1) {
-        if (path.starts_with("/v1beta/models/") || gemini_v1) {
-            model =
-                std::string(providers::gemini_path_model(path.substr(path.find("/models/") + 8)));
-        }
-        if (model && model->size() > providers::max_model_name_bytes) {
-            d.refusal = too_long_model_name();
-            return d;
-        }
-        // Gemini's API, for whatever model its path names: a route's targets, else the upstream
-        // whose globs take the model, else the first Gemini upstream, else the default one. A
-        // target of another provider is translated (generateContent, streamGenerateContent,
-        // countTokens).
-        d.model = model.value_or("");
-        // Below the Gemini upstream's base (…/v1beta): a /v1/ request is asked of the same API.
-        d.target = target.substr(gemini_v1 ? 3 : 7);
-        bool post = ctx.req.method() == bhttp::verb::post;
-        if (pick_for_native_api(d, ctx, routing, model, config::provider_kind::gemini)) return d;
-        const auto& up = upstreams[*d.upstream];
-        bool translatable =
-            post && model &&
-            (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent") ||
-             path.ends_with(":countTokens"));
-        if (up.provider != config::provider_kind::gemini && !translatable)
-            d.refusal = "`" + std::string(path) + "` is not available for model `" + d.model +
-                        "`: its upstream `" + up.name +
-                        "` is not Gemini, and the gateway translates only POST "
-                        "generateContent, streamGenerateContent and countTokens to it.";
-        return d;
+    if (call.dialect == config::provider_kind::gemini) {
+        // Gemini's native paths name the model: /v1beta/models/{model}:{method}, and its stable
+        // API's /v1/models/{model}:{method}.
+        if (!call.path_model.empty() || call.path.starts_with("/v1beta/models/") ||
+            call.gemini_stable)
+            model = std::string(call.path_model);
+    } else if (!ctx.req.body().empty()) {
+        model = upstream::read_model(ctx.req.body());
     }
-    if (!ctx.req.body().empty()) model = upstream::read_model(ctx.req.body());
     if (model && model->size() > providers::max_model_name_bytes) {
         d.refusal = too_long_model_name();
         return d;
     }
     d.model = model.value_or("");
-    if (path == "/v1/messages" || path.starts_with("/v1/messages/")) {
-        // Anthropic's API, for whatever model it names: a route's targets, else the upstream
-        // whose globs take the model, else the first Anthropic upstream (the default for a
-        // Claude client), else the default upstream. A target of another provider is
-        // translated (Anthropic's base URL has no /v1: the client's path is its path).
-        d.target = target;
-        if (pick_for_native_api(d, ctx, routing, model, config::provider_kind::anthropic)) return d;
+    if (call.dialect == config::provider_kind::gemini) {
+        // Gemini's API, for whatever model its path names; a target of another provider is
+        // translated (generateContent, streamGenerateContent, countTokens). Below the Gemini
+        // upstream's base (…/v1beta): a /v1/ request is asked of the same API.
+        d.target = call.target.substr(call.gemini_stable ? 3 : 7);
+        if (pick_for_native_api(d, routing, model)) return d;
         const auto& up = upstreams[*d.upstream];
-        bool post = ctx.req.method() == bhttp::verb::post;
-        bool translatable = post && (path == "/v1/messages" || path == "/v1/messages/count_tokens");
+        bool translatable = model && (call.model_call() || call.counts_tokens());
+        if (up.provider != config::provider_kind::gemini && !translatable)
+            d.refusal = untranslatable(call.path, d.model, up,
+                                       "POST generateContent, streamGenerateContent and "
+                                       "countTokens");
+        return d;
+    }
+    if (call.dialect == config::provider_kind::anthropic) {
+        // Anthropic's API, for whatever model it names; a target of another provider is
+        // translated (Anthropic's base URL has no /v1: the client's path is its path).
+        d.target = call.target;
+        if (pick_for_native_api(d, routing, model)) return d;
+        const auto& up = upstreams[*d.upstream];
+        bool translatable = call.model_call() || call.counts_tokens();
         if (up.provider == config::provider_kind::openai && !translatable) {
             // Anthropic's other paths (batches, …) go as they came: some OpenAI-compatible
             // servers serve them.
-            d.dialect = config::provider_kind::openai;
-            d.target = target.substr(3);
+            d.call.dialect = config::provider_kind::openai;
+            d.target = call.target.substr(3);
         } else if (up.provider == config::provider_kind::gemini && !translatable) {
-            d.refusal = "`" + std::string(path) + "` is not available for model `" +
-                        model.value_or("") + "`: its upstream `" + up.name +
-                        "` speaks gemini, and the gateway translates only POST /v1/messages "
-                        "and /v1/messages/count_tokens to it.";
+            d.refusal = untranslatable(call.path, d.model, up,
+                                       "POST /v1/messages and /v1/messages/count_tokens");
         }
         return d;
     }
-    d.target = target.substr(3);  // after "/v1": the router only sends /v1/... here
-    if (model && ctx.req.method() == bhttp::verb::post)
+    d.target = call.target.substr(3);  // after "/v1": the router only sends /v1/... here
+    if (model && call.post)
         if (const auto* r = routing.table().find(*model)) {
             d.route = r;
             d.upstream = r->targets.front().index;
             return d;
         }
-    d.upstream = router.route(model);
+    d.upstream = routing.router().route(model);
     const auto& up = upstreams[*d.upstream];
     if (up.provider != config::provider_kind::openai) {
         // Translated by the attempt loop; any other path cannot be.
-        bool post = ctx.req.method() == bhttp::verb::post && !is_websocket_upgrade(ctx.req);
-        if (!post || (path != "/v1/chat/completions" && path != "/v1/responses"))
-            d.refusal = "`" + std::string(path) + "` is not available for model `" +
-                        model.value_or("") + "`: its upstream `" + up.name + "` speaks " +
-                        (up.provider == config::provider_kind::anthropic ? "anthropic" : "gemini") +
-                        ", and the gateway translates only /v1/chat/completions and "
-                        "/v1/responses to it.";
-    } else if (up.translate_responses && path == "/v1/responses" && is_websocket_upgrade(ctx.req)) {
+        if (!call.model_call())
+            d.refusal =
+                untranslatable(call.path, d.model, up, "/v1/chat/completions and /v1/responses");
+    } else if (up.translate_responses && call.path == "/v1/responses" && call.upgrade) {
         d.refusal = "Upstream `" + up.name +
                     "` has `responses: translate`: /v1/responses over WebSocket is tunnelled "
                     "only to an upstream that serves it; use HTTP.";
@@ -340,14 +324,14 @@ void handler::stop_waiting() {
 }
 
 destination handler::route(const http::request_context& ctx) const {
-    std::string_view target = ctx.req.target();
-    if (mixed_providers_ && target.substr(0, target.find('?')) == "/v1/models" &&
-        ctx.req.method() == bhttp::verb::get) {
+    auto call = classify(ctx.req);
+    if (mixed_providers_ && call.path == "/v1/models" && ctx.req.method() == bhttp::verb::get) {
         destination listing;
+        listing.call = call;
         listing.listing = true;
         return listing;
     }
-    return choose(ctx, upstreams_, routing_);
+    return choose(ctx, upstreams_, routing_, call);
 }
 
 net::awaitable<void> handler::operator()(http::request_context& ctx) {

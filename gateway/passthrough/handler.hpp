@@ -6,6 +6,7 @@
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/admission.hpp"
 #include "gateway/passthrough/client.hpp"
+#include "gateway/passthrough/client_call.hpp"
 #include "gateway/providers/ingress.hpp"
 #include "gateway/upstream/pool.hpp"
 #include "gateway/upstream/routes.hpp"
@@ -18,6 +19,7 @@
 namespace gateway::passthrough {
 
 struct exchange_state;
+class call_reading;
 
 // Where a request goes: the upstream, the target below its base path, and whether the gateway
 // translates it (Chat Completions to an Anthropic or Gemini upstream).
@@ -25,9 +27,10 @@ struct destination {
     std::optional<std::size_t> upstream;
     std::string model;  // as the client named it ("" when none)
     std::string_view target;
-    // The dialect the client speaks, by its path: Gemini's /v1beta/…, Anthropic's /v1/messages,
-    // else OpenAI's. A target of another provider is translated, or cannot take the request.
-    config::provider_kind dialect = config::provider_kind::openai;
+    // What the request is (classify). Its dialect is the one the targets hear it in: a target
+    // of another provider is translated, or cannot take the request. (Anthropic's paths other
+    // than Messages go to an OpenAI-compatible upstream as they came, in its dialect.)
+    client_call call;
     bool listing = false;  // GET /v1/models across upstreams of several providers
     std::string refusal;   // set: answer 400 with it
     // A route of the configuration matched the model (a /v1 POST with a JSON body): `upstream`
@@ -59,8 +62,8 @@ struct cache_plan {
     bool write = false;       // store the answer (not `no-store`)
     std::string key;
     config::duration ttl{0};
-    const providers::ingress* api = nullptr;  // the client's, to write a hit in
-    providers::request asked;                 // the request as that API reads it
+    const providers::ingress* api = nullptr;    // the client's, to write a hit in
+    const providers::request* asked = nullptr;  // the request as that API reads it
 };
 
 // Forwards /v1/* to an upstream, per the design's passthrough contract: the request body goes
@@ -106,7 +109,7 @@ private:
     // The response cache's part in a model call: whether it is looked up and stored, and under
     // which key. Answers a hit (true) with no upstream call; stores a complete answer.
     cache_plan plan_cache(const http::request_context& ctx, const destination& where,
-                          const config::route_config& route, std::string_view path, bool post);
+                          const config::route_config& route, call_reading& reading);
     net::awaitable<bool> answer_from_cache(http::request_context& ctx, cache_plan& plan,
                                            exchange_state& state);
     net::awaitable<void> keep_in_cache(const cache_plan& plan,

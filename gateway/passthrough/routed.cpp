@@ -102,52 +102,6 @@ net::awaitable<void> pause(http::request_context& ctx, exchange_state& state,
     state.backoff = nullptr;
 }
 
-// The GenAI operation a model API's path names (gen_ai.operation.name; "" for other paths), and
-// the route the request's SERVER span is named by (a static string; "" keeps the router's).
-struct api_operation {
-    std::string_view name;
-    std::string_view route;
-};
-
-api_operation operation_of(std::string_view path) {
-    static constexpr std::pair<std::string_view, api_operation> exact[] = {
-        {"/v1/chat/completions", {"chat", "/v1/chat/completions"}},
-        {"/v1/responses", {"chat", "/v1/responses"}},
-        {"/v1/messages", {"chat", "/v1/messages"}},
-        {"/v1/completions", {"text_completion", "/v1/completions"}},
-        {"/v1/embeddings", {"embeddings", "/v1/embeddings"}},
-        {"/v1/messages/count_tokens", {"", "/v1/messages/count_tokens"}},
-    };
-    for (const auto& [p, op] : exact)
-        if (path == p) return op;
-    // Gemini's: /v1beta/models/{model}:{method}, and its stable API's /v1/models/… (which
-    // @google/genai calls).
-    struct gemini_method {
-        std::string_view suffix;
-        api_operation beta;
-        api_operation stable;
-    };
-    static constexpr gemini_method methods[] = {
-        {":generateContent",
-         {"generate_content", "/v1beta/models/{model}:generateContent"},
-         {"generate_content", "/v1/models/{model}:generateContent"}},
-        {":streamGenerateContent",
-         {"generate_content", "/v1beta/models/{model}:streamGenerateContent"},
-         {"generate_content", "/v1/models/{model}:streamGenerateContent"}},
-        {":embedContent",
-         {"embeddings", "/v1beta/models/{model}:embedContent"},
-         {"embeddings", "/v1/models/{model}:embedContent"}},
-        {":countTokens",
-         {"", "/v1beta/models/{model}:countTokens"},
-         {"", "/v1/models/{model}:countTokens"}},
-    };
-    bool beta = path.starts_with("/v1beta/models/");
-    if (beta || path.starts_with("/v1/models/"))
-        for (const auto& m : methods)
-            if (path.ends_with(m.suffix)) return beta ? m.beta : m.stable;
-    return {};
-}
-
 // error.type for a failed connection or a broken answer: the gateway's error code name.
 std::string failure_type(const upstream::failure& f) {
     if (f.ec.category() == gateway_category())
@@ -157,23 +111,23 @@ std::string failure_type(const upstream::failure& f) {
 
 // The CLIENT span of one attempt, `{operation} {model}`, under the request's SERVER span, with
 // the GenAI attributes known before the call and the route's: the target and attempt number.
-observability::span attempt_span(const http::request_context& ctx, api_operation op,
+observability::span attempt_span(const http::request_context& ctx, const client_call& call,
                                  const config::upstream_config& up, std::string_view model,
                                  const config::route_config* route, int attempt) {
     if (!ctx.trace.recording()) return {};
-    auto name = op.name.empty() ? std::string(ctx.req.method_string())
-                : model.empty() ? std::string(op.name)
-                                : std::string(op.name) + " " + std::string(model);
+    auto op = call.operation;
+    auto name = op.empty()      ? std::string(ctx.req.method_string())
+                : model.empty() ? std::string(op)
+                                : std::string(op) + " " + std::string(model);
     auto s = ctx.trace.child(std::move(name), observability::span_kind::client);
-    if (!op.name.empty())
-        providers::describe_call(s, op.name, up.provider, model, up.endpoint.host,
-                                 up.endpoint.port);
+    if (!op.empty())
+        providers::describe_call(s, op, up.provider, model, up.endpoint.host, up.endpoint.port);
     else
         s.set("server.address", up.endpoint.host);
     if (route) s.set("contextgate.route", route->model);
     s.set("contextgate.target", up.name);
     s.set("contextgate.attempt", attempt);
-    if (!op.name.empty() && observability::capture_content()) {
+    if (!op.empty() && observability::capture_content()) {
         // What the client sent, in its API's shape: messages (Chat, Messages), input
         // (Responses), contents (Gemini).
         boost::system::error_code ec;
@@ -210,6 +164,36 @@ void describe_answer(observability::span& s, const http::request_context& ctx,
         s.fail("stream_cut", "the answer broke off before its end");
 }
 
+// No attempt committed: the client gets the last failure as one answer, with the route's
+// fields (the target tried last, the attempts made), in its own API's error envelope when the
+// gateway makes it; a request the drain stopped gets the 503 that says so.
+net::awaitable<void> answer_unanswered(http::request_context& ctx, const exchange_state& state,
+                                       const last_failure& last, const providers::ingress* envelope,
+                                       std::string_view model) {
+    if (ctx.response_started) co_return;
+    auto fields = state.fields.list();
+    if (last.status && !state.stopping) {
+        ctx.status = last.status;
+        ctx.started();
+        // Named first: GCC 12 destroys a conditional's temporary twice in a co_await.
+        std::string type = last.content_type.empty() ? "application/json" : last.content_type;
+        auto ec = co_await http::write_response(ctx, last.status, type, last.body, fields);
+        if (ec) ctx.keep_alive = false;
+        co_return;
+    }
+    upstream::failure failure =
+        state.stopping ? stopped_by_shutdown()
+        : last.transport
+            ? last.transport
+            : failure_of(errc::upstream_unreachable,
+                         "no target of the route for `" + std::string(model) + "` can be used");
+    if (state.stopping) ctx.keep_alive = false;
+    if (envelope)
+        co_await write_error_as(ctx, *envelope, failure.ec, failure.detail, std::move(fields));
+    else
+        co_await http::write_error(ctx, failure.ec, failure.detail, fields);
+}
+
 }  // namespace
 
 // The /v1 face's side of the attempt loop (upstream::run_attempts) for one request: an attempt
@@ -220,12 +204,8 @@ void describe_answer(observability::span& s, const http::request_context& ctx,
 class handler::routed_attempts final : public upstream::attempt_face {
 public:
     routed_attempts(handler& h, http::request_context& ctx, const destination& where,
-                    upstream::attempt_plan& plan, exchange_state& state, api_operation op)
-        : h_(h), ctx_(ctx), where_(where), plan_(plan), state_(state), op_(op) {
-        std::string_view target = ctx.req.target();
-        path_ = target.substr(0, target.find('?'));
-        post_ = ctx.req.method() == bhttp::verb::post;
-    }
+                    upstream::attempt_plan& plan, exchange_state& state, call_reading& reading)
+        : h_(h), ctx_(ctx), where_(where), plan_(plan), state_(state), reading_(reading) {}
 
     bool stopped() const override { return state_.client_gone || state_.stopping; }
 
@@ -265,7 +245,7 @@ private:
         state_.fields.attempts = plan_.attempts();
     }
     net::awaitable<outcome> translated(const config::upstream_config& up, upstream::pool& pool,
-                                       const providers::ingress& in, observability::span& attempt,
+                                       std::string_view model, observability::span& attempt,
                                        const upstream::attempt_terms& terms);
     net::awaitable<outcome> forwarded(const config::upstream_config& up, upstream::pool& pool,
                                       observability::span& attempt,
@@ -276,9 +256,7 @@ private:
     const destination& where_;
     upstream::attempt_plan& plan_;
     exchange_state& state_;
-    api_operation op_;
-    std::string_view path_;
-    bool post_ = false;
+    call_reading& reading_;
     // A forwarded credential goes only to targets of the provider it was presented for: worked
     // out at the first translated attempt (a forwarded one needs neither).
     std::optional<config::provider_kind> key_provider_;
@@ -288,13 +266,13 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     const config::route_target& t, const upstream::attempt_terms& terms) {
     auto& pool = h_.pools_[t.index];
     const auto& up = pool.upstream();
-    auto spoken = where_.dialect;
-    bool responses = post_ && path_ == "/v1/responses";
-    bool translated_call = up.provider != spoken || (responses && up.translate_responses);
-    const auto* in = translated_call ? model_call_api(spoken, path_, post_) : nullptr;
-    if (translated_call && !in)
+    const auto& call = where_.call;
+    auto spoken = call.dialect;
+    bool translated_call =
+        up.provider != spoken || (call.api == client_api::responses && up.translate_responses);
+    if (translated_call && !reading_.api())
         co_return skipped(failure_of(
-            errc::bad_request, "upstream `" + up.name + "` cannot take `" + std::string(path_) +
+            errc::bad_request, "upstream `" + up.name + "` cannot take `" + std::string(call.path) +
                                    "`: the gateway translates only POST /v1/chat/completions, "
                                    "/v1/responses, /v1/messages and Gemini's generateContent "
                                    "to another provider"));
@@ -312,38 +290,38 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
                                        std::string(providers::provider_name(*key_provider_)) +
                                        ": a forwarded key never goes to another provider"));
     }
-    // Each target hears the client's body: only the model name may change (when the target
-    // names another) and the usage request be added (stream_usage: inject).
     bool renamed = !t.model.empty() && t.model != where_.model;
-    bool inject =
-        up.inject_stream_usage && post_ && path_ == "/v1/chat/completions" && !translated_call;
-    if (!original.empty())
-        ctx_.req.body() = original;
-    else if ((renamed || inject) && !terms.last)
-        original = ctx_.req.body();
-    if (renamed) upstream::replace_model(ctx_.req.body(), t.model);
-    if (inject) providers::inject_include_usage(ctx_.req.body());
-    auto span = attempt_span(ctx_, op_, up, renamed ? t.model : where_.model, where_.route,
-                             plan_.attempts());
+    std::string_view model = renamed ? std::string_view(t.model) : where_.model;
+    auto span = attempt_span(ctx_, call, up, model, where_.route, plan_.attempts());
     state_.trace = span.context();
     count_attempts(up);
+    // The client's body as it came (an earlier target may have heard it changed).
+    if (!original.empty()) ctx_.req.body() = original;
     if (translated_call) {
-        auto out = co_await translated(up, pool, *in, span, terms);
+        // The request read once is encoded for each target, with the target's model.
+        auto out = co_await translated(up, pool, model, span, terms);
         co_return out;
     }
+    // A forwarded target hears the client's body: only the model name may change (when the
+    // target names another) and the usage request be added (stream_usage: inject).
+    bool inject = up.inject_stream_usage && call.api == client_api::chat_completions;
+    if (original.empty() && (renamed || inject) && !terms.last) original = ctx_.req.body();
+    if (renamed) upstream::replace_model(ctx_.req.body(), t.model);
+    if (inject) providers::inject_include_usage(ctx_.req.body());
     auto out = co_await forwarded(up, pool, span, terms);
     co_return out;
 }
 
 net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
-    const config::upstream_config& up, upstream::pool& pool, const providers::ingress& in,
+    const config::upstream_config& up, upstream::pool& pool, std::string_view model,
     observability::span& span, const upstream::attempt_terms& terms) {
     // A failure before anything was written comes back (unless this is the last attempt), and
     // the next target is tried; once content came it is the client's.
     auto asked = std::chrono::steady_clock::now();
     auto held = co_await translate(
-        ctx_, pool, state_, in, !terms.last, plan_.first_byte_timeout(up.first_byte_timeout),
-        [this] { return plan_.spend_resend(); }, terms.may_move);
+        ctx_, pool, state_, reading_, model, !terms.last,
+        plan_.first_byte_timeout(up.first_byte_timeout), [this] { return plan_.spend_resend(); },
+        terms.may_move);
     // Its connection is pooled or closed by now: nothing may close it on a disconnect or a stop.
     state_.upstream = nullptr;
     count_attempts(up);
@@ -487,21 +465,14 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     auto plan = configured ? upstream::attempt_plan(route, routing_.health())
                            : upstream::attempt_plan(route);
     ctx.model = where.model;
-    std::string_view target = ctx.req.target();
-    std::string_view path = target.substr(0, target.find('?'));
-    bool post = ctx.req.method() == bhttp::verb::post;
-    auto spoken = where.dialect;
-    // What the spans say of the call; nothing to work out for a request that is not traced.
-    auto op = ctx.trace.recording() ? operation_of(path) : api_operation{};
-    if (!op.route.empty()) ctx.route = op.route;
+    const auto& call = where.call;
+    auto spoken = call.dialect;
+    if (!call.route.empty()) ctx.route = call.route;
     // Gateway errors in the client's envelope (Anthropic's for Messages, Google's for Gemini).
     const providers::ingress* envelope = nullptr;
     if (spoken == config::provider_kind::anthropic) envelope = &providers::messages();
     if (spoken == config::provider_kind::gemini) envelope = &providers::generate_content();
-    bool counting =
-        post && (path == "/v1/messages/count_tokens" ||
-                 (spoken == config::provider_kind::gemini && path.ends_with(":countTokens")));
-    if (counting && envelope && pools_[*where.upstream].upstream().provider != spoken) {
+    if (call.counts_tokens() && envelope && pools_[*where.upstream].upstream().provider != spoken) {
         // Not a model call on a translated route: the gateway's estimate answers it.
         co_await count_tokens(ctx, *envelope);
         co_return;
@@ -511,19 +482,21 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     state.ctx = &ctx;
     in_flight_.push_front(state);
     if (auto rest = plan.left()) state.hold_until = std::chrono::steady_clock::now() + *rest;
-    auto cached = plan_cache(ctx, where, route, path, post);
+    // The body in the conversation model, read on first need (the cache's, a translation's).
+    call_reading reading(ctx.req, ingress_of(call));
+    auto cached = plan_cache(ctx, where, route, reading);
     if (!cached.result.empty()) {
         if (co_await answer_from_cache(ctx, cached, state)) co_return;
         state.keep_answer = cached.write && !cached.key.empty();
         // The relayed bytes (an event stream) are several times the answer they hold.
         state.kept_limit = 16 * cache_.config->max_entry_bytes;
     }
-    if (ctx.trace.recording() && !op.name.empty() && !state.keep_answer) {
+    if (ctx.trace.recording() && !call.operation.empty() && !state.keep_answer) {
         // The answer is read back for its span (response model, finish reasons).
         state.keep_answer = true;
         state.kept_limit = 4 << 20;
     }
-    routed_attempts attempts(*this, ctx, where, plan, state, op);
+    routed_attempts attempts(*this, ctx, where, plan, state, reading);
     auto started = std::chrono::steady_clock::now();
     {
         client_watch watch(ctx, state, watches_);
@@ -531,7 +504,6 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
         if (watch.reading()) co_await watch.stop();
         state.trace = nullptr;
     }
-    auto& last = attempts.last;
     const auto* answered = attempts.answered;
     if (!attempts.original.empty()) ctx.req.body() = std::move(attempts.original);
     if (state.client_gone) {
@@ -539,34 +511,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
         if (ctx.status == 0) ctx.status = 499;  // as nginx logs it: client closed the request
         observability::log_info("request " + ctx.request_id +
                                 ": client went away; upstream request cancelled");
-    } else if (!answered && state.stopping && !ctx.response_started) {
-        auto stopped = stopped_by_shutdown();
-        ctx.keep_alive = false;
-        if (envelope)
-            co_await write_error_as(ctx, *envelope, stopped.ec, stopped.detail);
-        else
-            co_await http::write_error(ctx, stopped.ec, stopped.detail);
     } else if (!answered) {
-        // No attempt held: the client gets the last failure, as one answer.
-        if (last.status) {
-            ctx.status = last.status;
-            ctx.started();
-            // Named first: GCC 12 destroys a conditional's temporary twice in a co_await.
-            std::string type = last.content_type.empty() ? "application/json" : last.content_type;
-            auto ec = co_await http::write_response(ctx, last.status, type, last.body,
-                                                    state.fields.list());
-            if (ec) ctx.keep_alive = false;
-        } else {
-            auto failure =
-                last.transport
-                    ? last.transport
-                    : failure_of(errc::upstream_unreachable,
-                                 "no target of the route for `" + where.model + "` can be used");
-            if (envelope)
-                co_await write_error_as(ctx, *envelope, failure.ec, failure.detail);
-            else
-                co_await http::write_error(ctx, failure.ec, failure.detail);
-        }
+        co_await answer_unanswered(ctx, state, attempts.last, envelope, where.model);
     }
     finish_usage(ctx, state);
     if (answered) account(ctx, *answered, state, started);

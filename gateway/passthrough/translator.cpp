@@ -329,24 +329,37 @@ net::awaitable<void> write_reply_as_stream(
 
 }  // namespace
 
+const providers::request* call_reading::request() {
+    if (!api_) return nullptr;
+    if (!read_) {
+        read_ = true;
+        providers::request r;
+        if (api_->parse(req_.body(), r, failure_)) {
+            if (api_->from_target(req_.target(), r))
+                request_ = std::move(r);
+            else
+                failure_ = {"", "The request's path names no model."};
+        }
+    }
+    return request_ ? &*request_ : nullptr;
+}
+
 net::awaitable<std::optional<translate_failure>> translate(
-    http::request_context& ctx, upstream::pool& pool, exchange_state& state,
-    const providers::ingress& in, bool hold_failures, config::duration first_byte,
+    http::request_context& ctx, upstream::pool& pool, exchange_state& state, call_reading& asked,
+    std::string_view model, bool hold_failures, config::duration first_byte,
     std::function<bool()> resend, bool hold_context_window) {
     co_await net::this_coro::throw_if_cancelled(false);
     const auto& up = pool.upstream();
     const auto& adapter = providers::adapter_for(up.provider);
-    providers::request r;
-    providers::parse_failure refused;
-    if (!in.parse(ctx.req.body(), r, refused)) {
-        co_await refuse(ctx, in, std::move(refused));
+    const auto& in = *asked.api();
+    const auto* read = asked.request();
+    if (!read) {
+        co_await refuse(ctx, in, asked.failure());
         co_return std::nullopt;
     }
-    if (!in.from_target(ctx.req.target(), r)) {
-        providers::parse_failure unnamed{"", "The request's path names no model."};
-        co_await refuse(ctx, in, std::move(unnamed));
-        co_return std::nullopt;
-    }
+    // A copy: each attempt encodes it for its own target.
+    providers::request r = *read;
+    if (!model.empty()) r.model = std::string(model);
     providers::answer_names names{std::string(in.id_prefix()) + ctx.request_id, r.model,
                                   now_seconds(), ctx.req.target()};
     r.model = upstream::upstream_model(up, r.model);
@@ -377,7 +390,8 @@ net::awaitable<std::optional<translate_failure>> translate(
         observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                 "`: " + started.failed.detail);
         if (state.stopping) started.failed = stopped_by_shutdown();
-        co_await write_error_as(ctx, in, started.failed.ec, started.failed.detail);
+        co_await write_error_as(ctx, in, started.failed.ec, started.failed.detail,
+                                state.fields.list());
         co_return std::nullopt;
     }
     auto& conn = *started.conn;
@@ -405,7 +419,7 @@ net::awaitable<std::optional<translate_failure>> translate(
         }
         if (failed) {
             if (state.stopping) failed = stopped_by_shutdown();
-            co_await write_error_as(ctx, in, failed.ec, failed.detail);
+            co_await write_error_as(ctx, in, failed.ec, failed.detail, state.fields.list());
             co_return std::nullopt;
         }
         bool reusable = parser->get().keep_alive();
@@ -473,21 +487,6 @@ net::awaitable<std::optional<translate_failure>> translate(
     co_return std::nullopt;
 }
 
-const providers::ingress* model_call_api(config::provider_kind spoken, std::string_view path,
-                                         bool post) {
-    if (!post) return nullptr;
-    if (spoken == config::provider_kind::openai && path == "/v1/chat/completions")
-        return &providers::chat_completions();
-    if (spoken == config::provider_kind::openai && path == "/v1/responses")
-        return &providers::responses();
-    if (spoken == config::provider_kind::anthropic && path == "/v1/messages")
-        return &providers::messages();
-    if (spoken == config::provider_kind::gemini &&
-        (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent")))
-        return &providers::generate_content();
-    return nullptr;
-}
-
 net::awaitable<void> answer_stored(http::request_context& ctx, const providers::ingress& in,
                                    const providers::request& asked, const providers::reply& stored,
                                    std::vector<std::pair<std::string, std::string>> fields) {
@@ -502,13 +501,14 @@ net::awaitable<void> answer_stored(http::request_context& ctx, const providers::
 }
 
 net::awaitable<void> write_error_as(http::request_context& ctx, const providers::ingress& in,
-                                    boost::system::error_code ec, std::string_view detail) {
+                                    boost::system::error_code ec, std::string_view detail,
+                                    std::vector<std::pair<std::string, std::string>> fields) {
     auto [status, ignored] = to_error_response(ec, detail);
     providers::provider_error said;
     said.status = status;
     said.type = providers::detail::error_type_for(status);
     said.message = detail.empty() ? ec.message() : std::string(detail);
-    co_await write_json(ctx, status, in.error_body(said));
+    co_await write_json(ctx, status, in.error_body(said), std::move(fields));
 }
 
 net::awaitable<void> count_tokens(http::request_context& ctx, const providers::ingress& in) {

@@ -34,6 +34,28 @@ namespace gateway::passthrough {
 // a request that met a reset on a reused connection may go again (exchange_hooks::resend).
 // The key sent is translated_key(…, up, state.forward_key); while nothing is committed no read
 // waits past state.hold_until; with state.stopping a failed connection answers 503.
+// A model call read into the conversation model by the client's API, at most once per request:
+// for the response cache's key and for every translated attempt. What it reads is the body as
+// the client sent it (a target that names another model is told so by the attempt, not by a
+// body rewritten for it) and the model a Gemini path names.
+class call_reading {
+public:
+    call_reading(const http::request& req, const providers::ingress* api) : req_(req), api_(api) {}
+
+    const providers::ingress* api() const { return api_; }
+    // The request as its API reads it; null when it cannot be (failure() says why) or when the
+    // request is no model call (api() is null).
+    const providers::request* request();
+    const providers::parse_failure& failure() const { return failure_; }
+
+private:
+    const http::request& req_;
+    const providers::ingress* api_;
+    bool read_ = false;
+    std::optional<providers::request> request_;
+    providers::parse_failure failure_;
+};
+
 struct translate_failure {
     unsigned upstream_status = 0;  // the provider's status; 0: the connection failed
     upstream::verdict judged = upstream::verdict::failed;  // the provider's answer, judged
@@ -42,16 +64,12 @@ struct translate_failure {
     std::optional<config::duration> retry_after;
     upstream::failure transport;
 };
+// `asked`: the request read (its api() is the client's API); `model`: the name this target is
+// to hear ("" keeps the one the request names).
 net::awaitable<std::optional<translate_failure>> translate(
-    http::request_context& ctx, upstream::pool& pool, exchange_state& state,
-    const providers::ingress& in, bool hold_failures = false, config::duration first_byte = {},
+    http::request_context& ctx, upstream::pool& pool, exchange_state& state, call_reading& asked,
+    std::string_view model = {}, bool hold_failures = false, config::duration first_byte = {},
     std::function<bool()> resend = {}, bool hold_context_window = false);
-
-// The client's API for a model call (a POST of Chat Completions, Responses, Messages or
-// Gemini's generateContent), as the gateway reads and answers it when it translates or answers
-// from the response cache; null for any other request.
-const providers::ingress* model_call_api(config::provider_kind spoken, std::string_view path,
-                                         bool post);
 
 // An answer kept by the response cache, written in the client's API (`in`) as `asked` wants it:
 // whole, or as the events of a stream (one write), under a fresh id and the model the client
@@ -62,7 +80,8 @@ net::awaitable<void> answer_stored(http::request_context& ctx, const providers::
 
 // A gateway error (`ec`, with `detail`) in the client's error envelope.
 net::awaitable<void> write_error_as(http::request_context& ctx, const providers::ingress& in,
-                                    boost::system::error_code ec, std::string_view detail);
+                                    boost::system::error_code ec, std::string_view detail,
+                                    std::vector<std::pair<std::string, std::string>> fields = {});
 
 // Anthropic's count_tokens or Gemini's countTokens (`in`) on a translated route: the gateway's
 // estimate (providers::estimate_input_tokens), or the 400 for a body it cannot read.

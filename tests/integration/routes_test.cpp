@@ -326,6 +326,24 @@ BOOST_AUTO_TEST_CASE(when_every_attempt_fails_the_client_gets_the_last_failure_o
     BOOST_TEST(g.fakes[1]->scripted_requests().size() == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_502_the_gateway_makes_on_a_route_says_how_many_attempts_it_made) {
+    // No target answered at all (refused connections): the gateway's own 502, in the client's
+    // envelope, still carries the route's fields, as an upstream's failure does.
+    routed_gateway g(1, {"dead"});
+    auto r = g.chat();
+    BOOST_TEST(r.status == 502u, r.body);
+    BOOST_TEST(r.header("x-contextgate-attempts") == "3");
+    BOOST_TEST(r.header("x-contextgate-upstream") == "dead");
+    client c(g.gateway->port());
+    auto m = c.request(make_request(
+        "POST", "/v1/messages",
+        R"({"model":"smart","max_tokens":8,"messages":[{"role":"user","content":"hi"}]})",
+        "Content-Type: application/json\r\nanthropic-version: 2023-06-01\r\n"));
+    BOOST_TEST(m.status == 502u, m.body);
+    BOOST_TEST(json::parse(m.body).at("type") == "error");  // Anthropic's envelope
+    BOOST_TEST(m.header("x-contextgate-attempts") == "3");
+}
+
 BOOST_AUTO_TEST_CASE(a_429_cools_its_target_for_its_retry_after) {
     routed_gateway g(2, {"up0", "up1"});
     g.fakes[0]->script({{"slow down", "stop", 429, "30", 0}, {"never"}});
@@ -596,6 +614,28 @@ BOOST_AUTO_TEST_CASE(messages_fall_back_from_anthropic_to_a_translated_target) {
     BOOST_TEST(heard.target == "/v1/chat/completions");
     BOOST_TEST(heard.header("anthropic-version").empty());
     BOOST_TEST(heard.header("anthropic-beta").empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_gemini_client_on_a_route_is_heard_under_each_targets_model) {
+    // The request is read once and encoded for each target with the target's model: a Gemini
+    // path names the route, the target names the model its upstream knows.
+    routed_gateway g(2, {"up0", "up1"}, "gpt-heard");
+    g.fakes[0]->script({{"overloaded", "stop", 503, "", 0}});
+    g.fakes[1]->script({{"From the second."}});
+    client c(g.gateway->port());
+    auto r = c.request(make_request("POST", "/v1beta/models/smart:generateContent",
+                                    R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})",
+                                    "Content-Type: application/json\r\n"));
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST(r.header("x-contextgate-upstream") == "up1");
+    for (const auto& fake : g.fakes) {
+        BOOST_TEST_REQUIRE(fake->requests().size() == 1u);
+        auto heard = json::parse(fake->requests().back().body).as_object();
+        BOOST_TEST(heard.at("model") == "gpt-heard");
+    }
+    auto answer = json::parse(r.body).as_object();
+    BOOST_TEST(answer.at("candidates").at(0).at("content").at("parts").at(0).at("text") ==
+               "From the second.");
 }
 
 // Review round four: what one client's credentials or request provoke is that client's answer;
