@@ -169,10 +169,10 @@ net::awaitable<std::optional<tools::tool_result>> approval_gate::ask_and_wait(li
         p.asked = true;
         p.requested_at = now_ms();
         run.decided.reset();
-        run.record.status = status_name(run_status::awaiting_approval);
+        run.record.status = run_status::awaiting_approval;
         auto diff = diff_of(preview);
         if (run.call) {
-            run.call->status = "awaiting_approval";
+            run.call->status = tool_call_status::awaiting_approval;
             run.call->preview = diff;
         }
         json::object asked{{"call_id", p.call_id},
@@ -199,13 +199,13 @@ net::awaitable<std::optional<tools::tool_result>> approval_gate::ask_and_wait(li
     while (!run.decided) {
         if (run.stopping) co_return std::nullopt;
         if (run.cancel_requested) {
-            if (run.call) run.call->status = "cancelled";
+            if (run.call) run.call->status = tool_call_status::cancelled;
             run.end(run_status::cancelled, "", "");
             co_return std::nullopt;
         }
         auto left = deadline - now_ms();
         if (left <= 0) {
-            if (run.call) run.call->status = "expired";
+            if (run.call) run.call->status = tool_call_status::expired;
             run.end(run_status::failed, "",
                     "No decision on `" + p.tool + "` (" + p.call_id + ") within " +
                         duration_text(limits_.approval_timeout) + "; nothing was changed.");
@@ -219,7 +219,7 @@ net::awaitable<std::optional<tools::tool_result>> approval_gate::ask_and_wait(li
     run.decided.reset();
     run.approval_waited_ms = std::max<std::int64_t>(0, now_ms() - p.requested_at);
     run.segment_started = std::chrono::steady_clock::now();
-    run.record.status = status_name(run_status::running);
+    run.record.status = run_status::running;
     if (decided.parameters) p.parameters = *decided.parameters;
     if (decided.approve && decided.whole_run) run.state.approved_tools.push_back(p.tool);
     json::object resolved{{"call_id", p.call_id},
@@ -229,7 +229,8 @@ net::awaitable<std::optional<tools::tool_result>> approval_gate::ask_and_wait(li
     if (!decided.feedback.empty()) resolved["feedback"] = decided.feedback;
     if (decided.parameters) resolved["parameters"] = *decided.parameters;
     if (run.call) {
-        run.call->status = decided.approve ? "approved" : "rejected";
+        run.call->status =
+            decided.approve ? tool_call_status::approved : tool_call_status::rejected;
         if (decided.parameters) run.call->parameters = json::serialize(*decided.parameters);
     }
     auto b = journal_.begin(run);
@@ -257,7 +258,7 @@ net::awaitable<tools::tool_result> approval_gate::execute(live_run& run) {
             p.executing = plan->intent;
             auto b = journal_.begin(run);
             if (run.call) {
-                run.call->status = "executing";
+                run.call->status = tool_call_status::executing;
                 if (run.call->preview.empty()) run.call->preview = diff_of(preview);
                 b.call();
             }
@@ -280,7 +281,9 @@ void approval_gate::record_result(live_run& run, run_journal::batch& b,
     auto& p = *run.state.pending;
     bool denied = result.error_code == tools::code::denied_by_user;
     if (run.call) {
-        run.call->status = denied ? "rejected" : result.ok ? "done" : "failed";
+        run.call->status = denied      ? tool_call_status::rejected
+                           : result.ok ? tool_call_status::done
+                                       : tool_call_status::failed;
         run.call->result = json::serialize(json::object{{"ok", result.ok},
                                                         {"error_code", result.error_code},
                                                         {"text", result.text},
@@ -307,9 +310,9 @@ net::awaitable<std::optional<refusal>> approval_gate::decide(live_run& run, std:
     if (run.decided && run.state.pending && run.state.pending->call_id == call_id)
         co_return refusal{errc::conflict, "Call " + call_id + " has been decided already."};
     if (!run.awaiting(call_id))
-        co_return refusal{errc::call_not_pending, "Call " + call_id +
-                                                      " is not awaiting approval (the run is " +
-                                                      run.record.status + ")."};
+        co_return refusal{errc::call_not_pending,
+                          "Call " + call_id + " is not awaiting approval (the run is " +
+                              std::string(status_name(run.record.status)) + ")."};
     const auto& tool = run.state.pending->tool;
     if (d.parameters)
         if (auto problem = tools_.validate(tool, *d.parameters); !problem.empty())
@@ -321,9 +324,9 @@ net::awaitable<std::optional<refusal>> approval_gate::decide(live_run& run, std:
     // the call decided and the run going on, never the call still awaiting approval, so the
     // call's and the run's statuses go in the decision's own commit. The run, once it wakes,
     // records approval.resolved (ask_and_wait).
-    run.record.status = status_name(run_status::running);
+    run.record.status = run_status::running;
     if (run.call) {
-        run.call->status = d.approve ? "approved" : "rejected";
+        run.call->status = d.approve ? tool_call_status::approved : tool_call_status::rejected;
         if (d.parameters) run.call->parameters = json::serialize(*d.parameters);
     }
     auto b = journal_.begin(run);

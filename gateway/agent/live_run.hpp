@@ -106,16 +106,21 @@ struct live_run {
     void end(run_status status, std::string output, std::string error) {
         ended = run_ending{status, std::move(output), std::move(error)};
     }
-    // Makes `p` the pending call: its stored record starts as "pending" at this step.
+    // Makes `p` the pending call: its stored record starts as pending at this step.
     void open_call(pending_call p) {
-        call = store::tool_call_record{
-            p.call_id, record.id, record.step, p.tool, boost::json::serialize(p.parameters),
-            "pending", "",        now_ms()};
+        call = store::tool_call_record{p.call_id,
+                                       record.id,
+                                       record.step,
+                                       p.tool,
+                                       boost::json::serialize(p.parameters),
+                                       tool_call_status::pending,
+                                       "",
+                                       now_ms()};
         state.pending = std::move(p);
     }
     bool awaiting(const std::string& call_id) const {
         return state.pending && state.pending->asked && state.pending->call_id == call_id &&
-               record.status == status_name(run_status::awaiting_approval);
+               record.status == run_status::awaiting_approval;
     }
 };
 

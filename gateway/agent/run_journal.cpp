@@ -281,7 +281,7 @@ net::awaitable<void> run_journal::forget_failure(live_run& run) {
 
 net::awaitable<void> run_journal::finish(live_run& run, const std::function<void()>& released) {
     const auto& ending = *run.ended;
-    run.record.status = status_name(ending.status);
+    run.record.status = ending.status;
     run.record.output = ending.output;
     run.record.error = ending.error;
     run.state.pending.reset();

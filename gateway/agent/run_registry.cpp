@@ -225,7 +225,7 @@ net::awaitable<started_run> run_registry::admit(store::chat_record chat, tools::
     auto now = now_ms();
     run->record = {new_id("run"),
                    chat.id,
-                   std::string(status_name(run_status::running)),
+                   run_status::running,
                    0,
                    static_cast<int>(limits_.max_steps),
                    "",
@@ -340,7 +340,7 @@ namespace {
 
 // Whether a stored run is driven by some replica (not ended).
 bool unfinished(const std::optional<store::run_record>& run) {
-    return run && !is_final_status(run->status);
+    return run && !is_final(run->status);
 }
 
 }  // namespace
@@ -370,8 +370,9 @@ net::awaitable<std::optional<refusal>> run_registry::decide_here(std::string run
     if (!call || call->run_id != run_id)
         co_return refusal{errc::not_found, "Run " + run_id + " has no call " + call_id + "."};
     co_return refusal{errc::call_not_pending,
-                      "Call " + call_id + " is not awaiting approval (it is " + call->status +
-                          "; the run is " + stored->status + ")."};
+                      "Call " + call_id + " is not awaiting approval (it is " +
+                          std::string(status_name(call->status)) + "; the run is " +
+                          std::string(status_name(stored->status)) + ")."};
 }
 
 net::awaitable<std::optional<refusal>> run_registry::cancel_here(std::string run_id, bool forward) {
@@ -389,8 +390,8 @@ net::awaitable<std::optional<refusal>> run_registry::cancel_here(std::string run
         auto answer = co_await link_->ask_owner(run_id, std::move(command));
         co_return answer;
     }
-    co_return refusal{errc::run_ended,
-                      "Run " + run_id + " has already ended (" + stored->status + ")."};
+    co_return refusal{errc::run_ended, "Run " + run_id + " has already ended (" +
+                                           std::string(status_name(stored->status)) + ")."};
 }
 
 net::awaitable<std::variant<json::object, refusal>> run_registry::undo(std::string run_id) {
@@ -586,7 +587,8 @@ net::awaitable<void> run_registry::adopt(store::run_record record) {
     runs_[id] = run;
     ++live_;
     observability::metrics().runs_active.with().add(1);
-    observability::log_info("run " + id + ": resumed (" + run->record.status + ")");
+    observability::log_info("run " + id + ": resumed (" +
+                            std::string(status_name(run->record.status)) + ")");
     run->trace = agent_span(*run, nullptr);
     run->trace.set("contextgate.resumed", true);
     drives_.spawn("run " + run->record.id, this->drive(run, std::move(drive)));

@@ -14,8 +14,6 @@ namespace {
 
 using boost::system::result;
 
-constexpr std::array<std::string_view, 5> status_names{"running", "awaiting_approval", "completed",
-                                                       "failed", "cancelled"};
 constexpr std::array<std::string_view, 5> phase_names{"", "extract", "tool", "prompt", "agent"};
 
 boost::system::error_code mismatch() {
@@ -108,25 +106,6 @@ void put_optional(json::object& o, std::string_view key, const std::optional<T>&
 }
 
 }  // namespace
-
-std::string_view status_name(run_status s) {
-    return status_names[static_cast<std::size_t>(s)];
-}
-
-std::optional<run_status> parse_status(std::string_view name) {
-    for (std::size_t i = 0; i < status_names.size(); ++i)
-        if (status_names[i] == name) return static_cast<run_status>(i);
-    return std::nullopt;
-}
-
-bool is_final(run_status s) {
-    return s == run_status::completed || s == run_status::failed || s == run_status::cancelled;
-}
-
-bool is_final_status(std::string_view name) {
-    auto s = parse_status(name);
-    return s && is_final(*s);
-}
 
 bool is_final_event(std::string_view type) {
     return event::ends_run(type);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/agent/conversation.hpp"
+#include "gateway/record_status.hpp"
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -24,12 +25,8 @@ namespace gateway::agent {
 
 namespace json = boost::json;
 
-enum class run_status { running, awaiting_approval, completed, failed, cancelled };
-std::string_view status_name(run_status s);
-std::optional<run_status> parse_status(std::string_view name);
-// completed, failed and cancelled: the run will not change again.
-bool is_final(run_status s);
-bool is_final_status(std::string_view name);
+// A run's status (run_status, is_final) is gateway/record_status.hpp's, shared with the store.
+
 // run.completed, run.failed and run.cancelled: the last event of a run.
 bool is_final_event(std::string_view type);
 

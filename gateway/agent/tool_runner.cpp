@@ -262,7 +262,7 @@ net::awaitable<tools::tool_result> tool_runner::record(
             session.chat_id = run.chat.id;
             session.kind = target.kind;
             session.path = target.path;
-            session.status = "open";
+            session.status = edit_session_status::open;
             if (target.kind == "document") {
                 session.name = document ? document->name : "untitled";
                 session.base_snapshot = document ? document->content : "";

@@ -252,7 +252,7 @@ net::awaitable<reply> api::get_chat(http::request_context& ctx) {
     // The chat's run in progress, wherever its messages are: a client opening the chat follows it.
     json::value live_run = nullptr;
     for (const auto& r : all_runs)
-        if (r.status == "running" || r.status == "awaiting_approval") live_run = json::value(r.id);
+        if (!is_final(r.status)) live_run = json::value(r.id);
     // Runs no message names (workflow runs) are shown with the page they fall in.
     std::int64_t window =
         page.older && !page.messages.empty() ? page.messages.front().created_at : 0;
@@ -299,7 +299,7 @@ net::awaitable<reply> api::delete_chat(http::request_context& ctx) {
     const auto& id = ctx.path_params[0];
     auto runs = co_await store_.runs_of_chat(id);
     for (const auto& r : runs)
-        if (!agent::is_final_status(r.status))
+        if (!is_final(r.status))
             co_return reply::error(
                 errc::run_in_progress,
                 "Chat " + id + " has a run in progress (" + r.id + "); cancel it first.");
@@ -341,7 +341,7 @@ http::reply api::started(http::request_context& ctx, const agent::started_run& r
     const auto& run_id = std::get<std::string>(run);
     if (wants_stream(ctx.req)) return streams_.stream(run_id, 0);
     body["run_id"] = run_id;
-    body["status"] = "running";
+    body["status"] = status_name(run_status::running);
     return reply::json(202, body);
 }
 

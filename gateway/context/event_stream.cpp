@@ -297,7 +297,7 @@ net::awaitable<bool> event_streams::pump(http::request_context& ctx, watch& w,
             auto stored = co_await store_.events_after(run_id, after, events_per_page, page_bytes);
             behind = !stored.empty();  // read on until a page comes back empty
             // Caught up with a run that has ended (or is gone: its chat deleted): done.
-            if (stored.empty() && (!status || agent::is_final_status(*status))) co_return true;
+            if (stored.empty() && (!status || is_final(*status))) co_return true;
             if (!stored.empty()) page.push_back(render(stored));
         }
         auto hung_up = co_await http::cancelled();
@@ -331,7 +331,7 @@ net::awaitable<void> event_streams::wait_until_ended(std::string run_id,
     watch w(*this, run_id, executor);
     while (std::chrono::steady_clock::now() < until) {
         auto status = co_await store_.run_status(run_id);
-        if (!status || agent::is_final_status(*status)) co_return;
+        if (!status || is_final(*status)) co_return;
         co_await w.wait(until);
     }
 }
@@ -345,7 +345,7 @@ net::awaitable<std::vector<store::event_record>> event_streams::next_events(
     for (;;) {
         auto status = co_await store_.run_status(run_id);
         auto stored = co_await store_.events_after(run_id, after, events_per_page, page_bytes);
-        if (!stored.empty() || !status || agent::is_final_status(*status) || closing_ ||
+        if (!stored.empty() || !status || is_final(*status) || closing_ ||
             std::chrono::steady_clock::now() >= until)
             co_return stored;
         co_await w.wait(until);

@@ -179,7 +179,7 @@ net::awaitable<std::optional<json::object>> mcp_endpoint::relay(http::request_co
         if (events.empty()) {
             // Nothing new: a run gone (its chat deleted) or ended, else a keep-alive.
             auto status = co_await store_.run_status(c.run_id);
-            if (!status || agent::is_final_status(*status)) {
+            if (!status || is_final(*status)) {
                 auto answer = co_await outcome(s, c, why_not);
                 co_return answer;
             }
@@ -252,9 +252,9 @@ net::awaitable<json::object> mcp_endpoint::outcome(session& s, const call& c, st
     auto record = co_await store_.run(c.run_id);
     if (!record) co_return rpc_result(c.id, tool_text("The run " + c.run_id + " is gone.", true));
     json::object result;
-    if (record->status == "completed")
+    if (record->status == run_status::completed)
         result = tool_text(record->output, false);
-    else if (record->status == "failed")
+    else if (record->status == run_status::failed)
         result = tool_text(record->error, true);
     else {
         if (why_not.empty()) {

@@ -64,7 +64,7 @@ json::object tool_call_json(const store::tool_call_record& t) {
             {"step", t.step},
             {"tool", t.tool},
             {"parameters", json_or_string(t.parameters)},
-            {"status", t.status},
+            {"status", status_name(t.status)},
             {"preview", text_or_null(t.preview)},
             {"result", json_or_string(t.result)},
             {"created_at", t.created_at}};
@@ -89,13 +89,13 @@ json::value run_json(const store::run_record& r, const std::vector<store::tool_c
     auto run_url = "/context/runs/" + r.id;
     for (const auto& t : calls) {
         auto call = excerpt_of(tool_call_json(t), limit, run_url + "/calls/" + t.id);
-        if (t.status == "awaiting_approval") pending = call;
+        if (t.status == tool_call_status::awaiting_approval) pending = call;
         shown_calls.push_back(std::move(call));
     }
     json::object run{{"id", r.id},
                      {"object", "run"},
                      {"chat_id", r.chat_id},
-                     {"status", r.status},
+                     {"status", status_name(r.status)},
                      {"step", r.step},
                      {"max_steps", r.max_steps},
                      {"output", text_or_null(r.output)},

@@ -37,7 +37,7 @@ json::object summary_json(const store::edit_session_record& s) {
                         {"object", "edit_session"},
                         {"chat_id", s.chat_id},
                         {"kind", s.kind},
-                        {"status", s.status},
+                        {"status", status_name(s.status)},
                         {"edit_count", s.edit_count},
                         {"base_existed", s.base_existed},
                         {"ai_exists", s.ai_exists},
@@ -114,7 +114,7 @@ net::awaitable<edit_sessions::outcome> edit_sessions::view(std::string session_i
     json::array hunks;
     for (const auto& h : review_hunks(s.base_snapshot, s.ai_version)) hunks.push_back(hunk_json(h));
     body["hunks"] = std::move(hunks);
-    if (s.status == "open") {
+    if (s.status == edit_session_status::open) {
         auto chat = co_await store_.chat(s.chat_id);
         if (!chat)
             co_return refusal{errc::session_not_found, "No edit session " + session_id + "."};
@@ -205,7 +205,7 @@ net::awaitable<edit_sessions::outcome> edit_sessions::accept(std::string session
     }
     bool done = !partial || (s.base_snapshot == s.ai_version && s.ai_exists);
     if (done) {
-        s.status = "accepted";
+        s.status = edit_session_status::accepted;
         s.resolved_at = now_ms();
     }
     bool saved = co_await store_.save_edit_session(s, before.revision, std::nullopt);
@@ -238,7 +238,7 @@ net::awaitable<edit_sessions::outcome> edit_sessions::reject(std::string session
     if (auto* refused = std::get_if<refusal>(&opened)) co_return *refused;
     auto s = std::get<store::edit_session_record>(std::move(opened));
     auto revision = s.revision;
-    s.status = "rejected";
+    s.status = edit_session_status::rejected;
     s.resolved_at = now_ms();
     bool saved = co_await store_.save_edit_session(s, revision, std::nullopt);
     if (!saved)
@@ -312,9 +312,10 @@ net::awaitable<std::variant<store::edit_session_record, refusal>> edit_sessions:
     std::string session_id) {
     auto found = co_await store_.edit_session(session_id);
     if (!found) co_return refusal{errc::session_not_found, "No edit session " + session_id + "."};
-    if (found->status != "open")
-        co_return refusal{errc::session_resolved,
-                          "Edit session " + found->id + " was " + found->status + " already."};
+    if (found->status != edit_session_status::open)
+        co_return refusal{errc::session_resolved, "Edit session " + found->id + " was " +
+                                                      std::string(status_name(found->status)) +
+                                                      " already."};
     co_return std::move(*found);
 }
 
@@ -324,7 +325,7 @@ net::awaitable<void> edit_sessions::announce_resolution(const store::edit_sessio
     if (edits.empty() || edits.back().run_id.empty()) co_return;
     extra["session_id"] = s.id;
     extra["kind"] = s.kind;
-    extra["status"] = s.status;
+    extra["status"] = status_name(s.status);
     co_await announce_(edits.back().run_id, std::string(event::session_resolved),
                        with_target(std::move(extra), s));
 }

@@ -23,14 +23,12 @@ namespace {
 // A claim takes each expired lease once: a second claimer waits for the first one's row lock,
 // then finds the lease renewed and skips the row.
 constexpr const char* claim_runs_sql =
-    "UPDATE runs SET owner = $1, lease_expires = $2 WHERE status IN ('running', "
-    "'awaiting_approval') AND lease_expires < $3 RETURNING " RUN_COLUMNS;
+    "UPDATE runs SET owner = $1, lease_expires = $2 WHERE " UNFINISHED_RUN
+    " AND lease_expires < $3 RETURNING " RUN_COLUMNS;
 constexpr const char* renew_leases_sql =
-    "UPDATE runs SET lease_expires = $2 WHERE owner = $1 AND status IN ('running', "
-    "'awaiting_approval') RETURNING id";
+    "UPDATE runs SET lease_expires = $2 WHERE owner = $1 AND " UNFINISHED_RUN " RETURNING id";
 constexpr const char* release_leases_sql =
-    "UPDATE runs SET lease_expires = 0 WHERE owner = $1 AND status IN ('running', "
-    "'awaiting_approval')";
+    "UPDATE runs SET lease_expires = 0 WHERE owner = $1 AND " UNFINISHED_RUN;
 
 constexpr const char* insert_request =
     "INSERT INTO run_requests (run_id, kind, body, created_at) VALUES ($1, $2, $3, $4) "

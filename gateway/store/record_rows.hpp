@@ -2,8 +2,11 @@
 
 #include "gateway/store/records.hpp"
 #include "gateway/store/sql_driver.hpp"
+#include "gateway/store/state_store.hpp"
 
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 // A query's rows as records, for the SQL store's files: one reader per record, each beside the
@@ -30,6 +33,17 @@ inline std::string first_text(const sql_row& r) {
     return r.text(0);
 }
 
+// A status column read through `parse` (record_status.hpp). A name that is none of the status's
+// is a corrupt row (or one a newer build wrote): store_error, never a guess.
+template <class Status>
+Status status_column(const sql_row& r, int column, std::string_view what,
+                     std::optional<Status> (*parse)(std::string_view)) {
+    auto name = r.text(column);
+    if (auto status = parse(name)) return *status;
+    throw store_error("a stored " + std::string(what) + " has the status `" + name +
+                      "`, which is none this build knows");
+}
+
 #define CHAT_COLUMNS "id, created_at, system_prompt, model, workspace, role, edits, title"
 inline chat_record chat_from(const sql_row& r) {
     // An edit mode this build does not know (a newer one's) reads as the safe one: approve.
@@ -51,7 +65,7 @@ inline message_record message_from(const sql_row& r) {
 #define CALL_COLUMNS "id, run_id, step, tool, parameters, status, result, created_at, preview"
 inline tool_call_record tool_call_from(const sql_row& r) {
     return {r.text(0), r.text(1),    static_cast<int>(r.integer(2)),
-            r.text(3), r.text(4),    r.text(5),
+            r.text(3), r.text(4),    status_column(r, 5, "tool call", parse_tool_call_status),
             r.text(6), r.integer(7), r.text(8)};
 }
 
@@ -59,9 +73,14 @@ inline tool_call_record tool_call_from(const sql_row& r) {
     "id, chat_id, kind, path, name, status, base_existed, base_snapshot, ai_exists, ai_version, " \
     "revision, edit_count, created_at, updated_at, resolved_at"
 inline edit_session_record edit_session_from(const sql_row& r) {
-    return {r.text(0),     r.text(1),         r.text(2),     r.text(3),         r.text(4),
-            r.text(5),     r.integer(6) != 0, r.text(7),     r.integer(8) != 0, r.text(9),
-            r.integer(10), r.integer(11),     r.integer(12), r.integer(13),     r.integer(14)};
+    return {r.text(0),         r.text(1),
+            r.text(2),         r.text(3),
+            r.text(4),         status_column(r, 5, "edit session", parse_edit_session_status),
+            r.integer(6) != 0, r.text(7),
+            r.integer(8) != 0, r.text(9),
+            r.integer(10),     r.integer(11),
+            r.integer(12),     r.integer(13),
+            r.integer(14)};
 }
 
 #define EDIT_COLUMNS                                                                  \
@@ -72,12 +91,20 @@ inline session_edit_record session_edit_from(const sql_row& r) {
             r.text(6), r.text(7), r.text(8),    r.text(9), r.integer(10)};
 }
 
+inline run_status run_status_from(const sql_row& r) {
+    return status_column(r, 0, "run", parse_run_status);
+}
+
+// A run not final (is_final in record_status.hpp), as a query's condition: the statuses a restart
+// resumes. The schema's partial indexes (schema.cpp) are written with the same condition.
+#define UNFINISHED_RUN "status IN ('running', 'awaiting_approval')"
+
 #define RUN_COLUMNS \
     "id, chat_id, status, step, max_steps, output, error, state, created_at, updated_at"
 inline run_record run_from(const sql_row& r) {
     return {r.text(0),
             r.text(1),
-            r.text(2),
+            status_column(r, 2, "run", parse_run_status),
             static_cast<int>(r.integer(3)),
             static_cast<int>(r.integer(4)),
             r.text(5),

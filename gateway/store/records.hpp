@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/edit_mode.hpp"
+#include "gateway/record_status.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -9,7 +10,8 @@
 #include <vector>
 
 // The rows of the Context API's state, as plain structs: what a state_store keeps and returns.
-// JSON columns hold serialized JSON text; times are Unix milliseconds.
+// JSON columns hold serialized JSON text; times are Unix milliseconds. Statuses are typed here and
+// stored by their names (record_status.hpp); a row holding another name is refused as corrupt.
 namespace gateway::store {
 
 struct chat_record {
@@ -41,7 +43,7 @@ struct message_record {
 struct run_record {
     std::string id;
     std::string chat_id;
-    std::string status;  // running | awaiting_approval | completed | failed | cancelled
+    run_status status = run_status::running;
     int step = 0;
     int max_steps = 0;
     std::string output;
@@ -76,9 +78,7 @@ struct tool_call_record {
     int step = 0;
     std::string tool;
     std::string parameters;  // JSON
-    // pending | awaiting_approval | approved | rejected | executing | done | failed | cancelled
-    // | expired
-    std::string status;
+    tool_call_status status = tool_call_status::pending;
     std::string result;  // JSON, empty until it ran
     std::int64_t created_at = 0;
     std::string preview;  // the write's unified diff shown for approval, empty otherwise
@@ -121,10 +121,10 @@ struct backup_record {
 struct edit_session_record {
     std::string id;
     std::string chat_id;
-    std::string kind;          // file | document
-    std::string path;          // the workspace file; "" for the document
-    std::string name;          // the document's name; the path for a file
-    std::string status;        // open | accepted | rejected
+    std::string kind;  // file | document
+    std::string path;  // the workspace file; "" for the document
+    std::string name;  // the document's name; the path for a file
+    edit_session_status status = edit_session_status::open;
     bool base_existed = true;  // false: the agent created the file
     std::string base_snapshot;
     bool ai_exists = true;  // false: the agent deleted the file

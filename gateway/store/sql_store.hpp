@@ -57,7 +57,7 @@ public:
                                                 std::optional<std::int64_t> base_version) override;
 
     net::awaitable<std::optional<run_record>> run(std::string id) override;
-    net::awaitable<std::optional<std::string>> run_status(std::string id) override;
+    net::awaitable<std::optional<gateway::run_status>> run_status(std::string id) override;
     net::awaitable<std::vector<run_record>> runs_of_chat(std::string chat_id) override;
     net::awaitable<std::vector<run_record>> unfinished_runs() override;
     net::awaitable<std::vector<run_message_record>> run_messages(std::string run_id) override;

@@ -30,8 +30,7 @@ constexpr const char* select_run_status = "SELECT status FROM runs WHERE id = $1
 constexpr const char* select_runs_of_chat =
     "SELECT " RUN_COLUMNS " FROM runs WHERE chat_id = $1 ORDER BY created_at, id";
 constexpr const char* select_unfinished_runs =
-    "SELECT " RUN_COLUMNS
-    " FROM runs WHERE status IN ('running', 'awaiting_approval') ORDER BY created_at, id";
+    "SELECT " RUN_COLUMNS " FROM runs WHERE " UNFINISHED_RUN " ORDER BY created_at, id";
 // An upsert, not a replace (a replace deletes the row first, and the cascade would take the
 // run's events and tool calls with it), fenced by the lease: a row another replica has claimed
 // is not written (nothing is returned, and the commit fails with lease_lost).
@@ -96,7 +95,7 @@ void apply(sql_connection& db, const write_batch& batch, const std::string& owne
     for (const auto& r : batch.runs) {
         try {
             auto written = db.query(upsert_run,
-                                    {r.id, r.chat_id, r.status, std::int64_t{r.step},
+                                    {r.id, r.chat_id, status_name(r.status), std::int64_t{r.step},
                                      std::int64_t{r.max_steps}, r.output, r.error, r.state,
                                      r.created_at ? r.created_at : now, now, owner, lease_expires});
             if (written.empty())
@@ -110,8 +109,9 @@ void apply(sql_connection& db, const write_batch& batch, const std::string& owne
     for (const auto& m : batch.run_messages)
         db.query(insert_run_message, {m.run_id, m.seq, m.role, m.content, m.format});
     for (const auto& c : batch.tool_calls)
-        db.query(upsert_call, {c.id, c.run_id, std::int64_t{c.step}, c.tool, c.parameters, c.status,
-                               c.result, c.created_at ? c.created_at : now, c.preview});
+        db.query(upsert_call,
+                 {c.id, c.run_id, std::int64_t{c.step}, c.tool, c.parameters, status_name(c.status),
+                  c.result, c.created_at ? c.created_at : now, c.preview});
     for (const auto& a : batch.approvals)
         db.query(upsert_approval, {a.call_id, a.run_id, a.decision, a.parameters, a.feedback,
                                    a.scope, a.decided_at ? a.decided_at : now});
@@ -149,8 +149,8 @@ net::awaitable<std::optional<run_record>> sql_store::run(std::string id) {
     return read_one(select_run, run_from, std::move(id));
 }
 
-net::awaitable<std::optional<std::string>> sql_store::run_status(std::string id) {
-    return read_one(select_run_status, first_text, std::move(id));
+net::awaitable<std::optional<gateway::run_status>> sql_store::run_status(std::string id) {
+    return read_one(select_run_status, run_status_from, std::move(id));
 }
 
 net::awaitable<std::vector<run_record>> sql_store::runs_of_chat(std::string chat_id) {

@@ -72,9 +72,9 @@ net::awaitable<bool> sql_store::save_edit_session(edit_session_record session,
                 if (expected_revision == 0) session.created_at = now;
                 const auto& s = session;
                 db.query(upsert_session,
-                         {s.id, s.chat_id, s.kind, s.path, s.name, s.status, s.base_existed,
-                          s.base_snapshot, s.ai_exists, s.ai_version, s.revision, s.edit_count,
-                          s.created_at, s.updated_at, s.resolved_at});
+                         {s.id, s.chat_id, s.kind, s.path, s.name, status_name(s.status),
+                          s.base_existed, s.base_snapshot, s.ai_exists, s.ai_version, s.revision,
+                          s.edit_count, s.created_at, s.updated_at, s.resolved_at});
                 if (edit)
                     db.query(insert_session_edit,
                              {edit->id, s.id, edit->order, edit->tool, edit->command,

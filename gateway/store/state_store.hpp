@@ -75,7 +75,8 @@ public:
     virtual ~run_store() = default;
 
     virtual net::awaitable<std::optional<run_record>> run(std::string id) = 0;
-    virtual net::awaitable<std::optional<std::string>> run_status(std::string id) = 0;
+    // The run's status alone (gateway:: because this function's name hides the type's here).
+    virtual net::awaitable<std::optional<gateway::run_status>> run_status(std::string id) = 0;
     virtual net::awaitable<std::vector<run_record>> runs_of_chat(std::string chat_id) = 0;
     // Runs that were running or awaiting approval: what a start resumes.
     virtual net::awaitable<std::vector<run_record>> unfinished_runs() = 0;

@@ -12,7 +12,6 @@ namespace gateway::workflows {
 
 namespace json = boost::json;
 using agent::live_run;
-using agent::run_status;
 using agent::workflow_phase;
 
 namespace {

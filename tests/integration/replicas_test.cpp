@@ -190,12 +190,12 @@ BOOST_AUTO_TEST_CASE(leases_fence_writes_and_expire_to_the_next_claimer) {
 
     wait(A.insert_chat({"c1", 1, "coding", "m", "/w", "editor"}));
     store::write_batch start;
-    start.runs.push_back({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
+    start.runs.push_back({"r1", "c1", gateway::run_status::running, 0, 10, "", "", "{}", 0, 0});
     wait(A.commit(start));
     BOOST_TEST(wait(B.claim_runs()).empty());  // A holds it
     // One unfinished run per chat, whoever asks.
     store::write_batch second;
-    second.runs.push_back({"r2", "c1", "running", 0, 10, "", "", "{}", 0, 0});
+    second.runs.push_back({"r2", "c1", gateway::run_status::running, 0, 10, "", "", "{}", 0, 0});
     BOOST_CHECK_THROW(wait(B.commit(second)), store::live_run_exists);
     BOOST_TEST(wait(A.renew_leases()) == std::vector<std::string>{"r1"});
 
@@ -210,7 +210,8 @@ BOOST_AUTO_TEST_CASE(leases_fence_writes_and_expire_to_the_next_claimer) {
     BOOST_TEST(claimed[0].id == "r1");
     // A's next write of the run is refused, and nothing of that batch is kept.
     store::write_batch late;
-    late.runs.push_back({"r1", "c1", "completed", 1, 10, "late", "", "{}", 0, 0});
+    late.runs.push_back(
+        {"r1", "c1", gateway::run_status::completed, 1, 10, "late", "", "{}", 0, 0});
     late.events.push_back({"r1", 1, "run.completed", "{}", 0});
     BOOST_CHECK_THROW(wait(A.commit(late)), store::lease_lost);
     BOOST_TEST(wait(A.last_event("r1")) == 0);

@@ -12,7 +12,7 @@ BOOST_AUTO_TEST_CASE(a_final_answer_ends_the_segment) {
     auto run = f.new_run("capital of France?");
     f.run_loop(*run);
     BOOST_TEST_REQUIRE(run->ended.has_value());
-    BOOST_TEST((run->ended->status == agent::run_status::completed));
+    BOOST_TEST((run->ended->status == gateway::run_status::completed));
     BOOST_TEST(run->ended->output == "Paris.");
     BOOST_TEST(run->conversation.back().text() == "Paris.");
     std::vector<std::string> expected{"run.started", "model.requested"};
@@ -28,7 +28,7 @@ BOOST_AUTO_TEST_CASE(a_read_call_is_settled_and_its_result_goes_back) {
     f.model.replies = {{call("read_file", {{"path", "README.md"}})}, {"It has a typo."}};
     auto run = f.new_run("read the readme");
     f.run_loop(*run);
-    BOOST_TEST((run->ended->status == agent::run_status::completed));
+    BOOST_TEST((run->ended->status == gateway::run_status::completed));
     std::vector<std::string> expected{"run.started", "model.requested", "tool.call", "tool.result",
                                       "model.requested"};
     BOOST_TEST(f.types(run->record.id) == expected, boost::test_tools::per_element());
@@ -39,7 +39,7 @@ BOOST_AUTO_TEST_CASE(a_read_call_is_settled_and_its_result_goes_back) {
     BOOST_TEST(run->record.step == 2);
     auto calls = f.wait(f.store->tool_calls(run->record.id));
     BOOST_TEST_REQUIRE(calls.size() == 1u);
-    BOOST_TEST(calls[0].status == "done");
+    BOOST_TEST((calls[0].status == gateway::tool_call_status::done));
 }
 
 BOOST_AUTO_TEST_CASE(a_malformed_reply_is_re_asked_and_leaves_the_history_once_recovered) {
@@ -49,7 +49,7 @@ BOOST_AUTO_TEST_CASE(a_malformed_reply_is_re_asked_and_leaves_the_history_once_r
                        {"Done."}};
     auto run = f.new_run("read");
     f.run_loop(*run);
-    BOOST_TEST((run->ended->status == agent::run_status::completed));
+    BOOST_TEST((run->ended->status == gateway::run_status::completed));
     auto events = f.events(run->record.id);
     BOOST_TEST(events[2].at("type").as_string() == "model.retry");
     BOOST_TEST(events[2].at("reason").as_string() == "INVALID_JSON");
@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(limits_steps_identical_calls_and_tool_errors) {
         auto run = f.new_run("read");
         run->record.max_steps = 1;
         f.run_loop(*run);
-        BOOST_TEST((run->ended->status == agent::run_status::completed));
+        BOOST_TEST((run->ended->status == gateway::run_status::completed));
         BOOST_TEST(f.model.messages(1).back().at("content").as_string().find(
                        "reached the limit of 1 tool steps") != std::string::npos);
     }
@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(limits_steps_identical_calls_and_tool_errors) {
         for (int i = 0; i < 5; ++i) f.model.replies.push_back({call("list_files", {})});
         auto run = f.new_run("list");
         f.run_loop(*run);
-        BOOST_TEST((run->ended->status == agent::run_status::failed));
+        BOOST_TEST((run->ended->status == gateway::run_status::failed));
         BOOST_TEST(run->ended->error.find("same call to `list_files` 5 times") != std::string::npos,
                    run->ended->error);
         // From the third identical call on, the result carries a warning.
@@ -90,7 +90,7 @@ BOOST_AUTO_TEST_CASE(limits_steps_identical_calls_and_tool_errors) {
             f.model.replies.push_back({call("read_file", {{"path", path}})});
         auto run = f.new_run("read missing files");
         f.run_loop(*run);
-        BOOST_TEST((run->ended->status == agent::run_status::failed));
+        BOOST_TEST((run->ended->status == gateway::run_status::failed));
         BOOST_TEST(run->ended->error.find("3 tool calls failed in a row") == 0u);
     }
 }
@@ -106,7 +106,7 @@ BOOST_AUTO_TEST_CASE(upstream_retries_are_announced_and_a_cancel_cuts_the_model_
     run->canceller.cancel();
     f.io.run();
     done.get();
-    BOOST_TEST((run->ended->status == agent::run_status::cancelled));
+    BOOST_TEST((run->ended->status == gateway::run_status::cancelled));
 
     engine_fixture g;
     g.model.replies = {{"Fine.", "stop", "", false, true}};

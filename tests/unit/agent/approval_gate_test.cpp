@@ -15,8 +15,14 @@ void pend(engine_fixture& f, agent::live_run& run, std::string tool, json::objec
     p.call_id = gateway::new_id("call");
     p.tool = std::move(tool);
     p.parameters = std::move(parameters);
-    run.call = store::tool_call_record{
-        p.call_id, run.record.id, 1, p.tool, json::serialize(p.parameters), "pending", "", 1};
+    run.call = store::tool_call_record{p.call_id,
+                                       run.record.id,
+                                       1,
+                                       p.tool,
+                                       json::serialize(p.parameters),
+                                       gateway::tool_call_status::pending,
+                                       "",
+                                       1};
     run.state.pending = p;
     auto b = f.journal->begin(run);
     b.call();
@@ -30,8 +36,8 @@ std::optional<gateway::tools::tool_result> settle(engine_fixture& f, agent::live
     f.io.restart();
     while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
         f.io.run_one();
-        if (decide && run.record.status == "awaiting_approval" && run.state.pending &&
-            run.state.pending->asked) {
+        if (decide && run.record.status == gateway::run_status::awaiting_approval &&
+            run.state.pending && run.state.pending->asked) {
             auto once = std::move(decide);
             decide = nullptr;
             once();
@@ -120,8 +126,8 @@ BOOST_AUTO_TEST_CASE(no_decision_within_the_timeout_fails_the_run) {
     auto result = settle(f, *run);
     BOOST_TEST(!result.has_value());
     BOOST_TEST_REQUIRE(run->ended.has_value());
-    BOOST_TEST((run->ended->status == agent::run_status::failed));
-    BOOST_TEST(run->call->status == "expired");
+    BOOST_TEST((run->ended->status == gateway::run_status::failed));
+    BOOST_TEST((run->call->status == gateway::tool_call_status::expired));
     BOOST_TEST(text_of(f.workspace / "log.txt") == "start\n");
 }
 

@@ -187,7 +187,16 @@ struct engine_fixture {
     std::shared_ptr<agent::live_run> new_run(std::string message = "do it") {
         auto run = std::make_shared<agent::live_run>(io.get_executor());
         run->chat = *wait(store->chat("chat_1"));
-        run->record = {gateway::new_id("run"), "chat_1", "running", 0, 10, "", "", "", 1, 1};
+        run->record = {gateway::new_id("run"),
+                       "chat_1",
+                       gateway::run_status::running,
+                       0,
+                       10,
+                       "",
+                       "",
+                       "",
+                       1,
+                       1};
         run->system_prompt = "You are a test.";
         run->state.turn_start = 0;
         run->conversation.push_back(agent::user_text(std::move(message)));

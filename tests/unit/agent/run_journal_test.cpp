@@ -61,14 +61,14 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_stores_the_state_and_each_message_once) {
 BOOST_AUTO_TEST_CASE(the_end_is_stored_the_chat_released_then_watchers_woken) {
     engine_fixture f;
     auto run = f.new_run("question");
-    run->end(agent::run_status::completed, "The answer.", "");
+    run->end(gateway::run_status::completed, "The answer.", "");
     std::vector<std::string> order;
     auto handle = f.journal->subscribe(run->record.id, [&](auto) { order.push_back("woken"); });
     f.wait(f.journal->finish(*run, [&] { order.push_back("released"); }));
     std::vector<std::string> expected{"released", "woken"};
     BOOST_TEST(order == expected, boost::test_tools::per_element());
     auto stored = f.wait(f.store->run(run->record.id));
-    BOOST_TEST(stored->status == "completed");
+    BOOST_TEST((stored->status == gateway::run_status::completed));
     BOOST_TEST(stored->output == "The answer.");
     auto types = f.types(run->record.id);
     std::vector<std::string> events{"run.started", "message", "run.completed"};

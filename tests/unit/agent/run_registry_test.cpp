@@ -47,7 +47,8 @@ struct registry_fixture {
                 std::lock_guard lock(mutex);
                 before = wakes;
             }
-            status = f.wait(f.store->run_status(run_id)).value_or("");
+            auto stored = f.wait(f.store->run_status(run_id));
+            status = stored ? std::string(gateway::status_name(*stored)) : "";
             if (done(status)) break;
             std::unique_lock lock(mutex);
             woken.wait_until(lock, deadline, [&] { return wakes != before; });
@@ -75,7 +76,8 @@ struct registry_fixture {
 };
 
 bool final(const std::string& s) {
-    return agent::is_final_status(s);
+    auto status = gateway::parse_run_status(s);
+    return status && gateway::is_final(*status);
 }
 
 }  // namespace
@@ -150,12 +152,13 @@ BOOST_AUTO_TEST_CASE(runs_awaiting_approval_are_resumed_at_start) {
     state.pending = p;
     state.turn_start = 0;
     gateway::store::write_batch b;
-    b.runs.push_back({"run_stored", "chat_1", "awaiting_approval", 1, 10, "", "",
+    b.runs.push_back({"run_stored", "chat_1", gateway::run_status::awaiting_approval, 1, 10, "", "",
                       agent::serialize_state(state), 1, 1});
     // The conversation as an older build stored it (format 1): read on.
     b.run_messages.push_back({"run_stored", 0, "user", "append something", 1});
     b.tool_calls.push_back({"call_stored", "run_stored", 1, "append_file",
-                            json::serialize(p.parameters), "awaiting_approval", "", 1, ""});
+                            json::serialize(p.parameters),
+                            gateway::tool_call_status::awaiting_approval, "", 1, ""});
     b.events.push_back({"run_stored", 1, "run.started", "{}", 1});
     r.f.wait(r.f.store->commit(std::move(b)));
     r.f.model.replies = {{"Appended."}};

@@ -8,18 +8,6 @@ using namespace gateway::agent;
 
 BOOST_AUTO_TEST_SUITE(run_state_suite)
 
-BOOST_AUTO_TEST_CASE(statuses_have_names_and_finality) {
-    for (auto s : {run_status::running, run_status::awaiting_approval, run_status::completed,
-                   run_status::failed, run_status::cancelled})
-        BOOST_TEST((parse_status(status_name(s)) == s));
-    BOOST_TEST(!parse_status("done"));
-    BOOST_TEST(is_final(run_status::cancelled));
-    BOOST_TEST(!is_final(run_status::awaiting_approval));
-    BOOST_TEST(is_final_status("failed"));
-    BOOST_TEST(!is_final_status("running"));
-    BOOST_TEST(!is_final_status("nonsense"));
-}
-
 BOOST_AUTO_TEST_CASE(a_state_survives_its_stored_form) {
     run_state s;
     s.failed = {assistant_text("garbage"), user_text("Reply with one JSON object.")};

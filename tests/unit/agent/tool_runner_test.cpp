@@ -48,7 +48,7 @@ public:
     awaitable<std::optional<store::run_record>> run(std::string id) override {
         return real_.run(id);
     }
-    awaitable<std::optional<std::string>> run_status(std::string id) override {
+    awaitable<std::optional<gateway::run_status>> run_status(std::string id) override {
         return real_.run_status(id);
     }
     awaitable<std::vector<store::run_record>> runs_of_chat(std::string c) override {
@@ -141,13 +141,13 @@ BOOST_AUTO_TEST_CASE(an_edit_to_a_session_resolved_meanwhile_is_session_not_foun
     racing.after_open_sessions_read = [&]() -> awaitable<void> {
         auto s = co_await f.store->edit_session(id);
         auto revision = s->revision;
-        s->status = "rejected";
+        s->status = gateway::edit_session_status::rejected;
         co_await f.store->save_edit_session(*s, revision, std::nullopt);
     };
     auto second = f.wait(runner.run(*run, "append_file", append, gateway::tools::mode::execute));
     BOOST_TEST(second.error_code == "SESSION_NOT_FOUND", second.text);
     auto s = f.wait(f.store->edit_session(id));
-    BOOST_TEST(s->status == "rejected");
+    BOOST_TEST((s->status == gateway::edit_session_status::rejected));
     BOOST_TEST(s->ai_version == "start\none\n");  // the late edit left no trace
     BOOST_TEST(f.wait(f.store->session_edits(id)).size() == 1u);
     // The next edit opens a new session on the target as it is.

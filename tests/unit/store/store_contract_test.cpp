@@ -28,7 +28,10 @@
 namespace fs = std::filesystem;
 namespace net = boost::asio;
 using namespace gateway::store;
+using gateway::edit_session_status;
 using gateway::now_ms;
+using gateway::run_status;
+using gateway::tool_call_status;
 
 namespace {
 
@@ -114,7 +117,7 @@ struct temp_store {
         wait(s->insert_chat({id, now_ms(), "coding", "gpt-test", "/srv/projects/app", "editor"}));
     }
     void run(const std::string& id, const std::string& chat,
-             const std::string& status = "running") {
+             run_status status = run_status::running) {
         write_batch b;
         b.runs.push_back({id, chat, status, 0, 10, "", "", "{}", 0, 0});
         commit(std::move(b));
@@ -157,7 +160,8 @@ BOOST_AUTO_TEST_CASE(migrates_once_and_survives_reopening) {
     t.chat("c1");
     t.message("c1", "r1", "user", "fix the typo");
     write_batch b;
-    b.runs.push_back({"r1", "c1", "awaiting_approval", 2, 10, "", "", R"({"pending":1})", 0, 0});
+    b.runs.push_back(
+        {"r1", "c1", run_status::awaiting_approval, 2, 10, "", "", R"({"pending":1})", 0, 0});
     b.events.push_back({"r1", 1, "run.started", "{}", 0});
     t.commit(std::move(b));
     t.reopen();  // like a process exit: what was committed is there
@@ -177,7 +181,7 @@ BOOST_AUTO_TEST_CASE(a_batch_commits_all_or_nothing) {
     temp_store t;
     t.chat("c1");
     write_batch bad;
-    bad.runs.push_back({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
+    bad.runs.push_back({"r1", "c1", run_status::running, 0, 10, "", "", "{}", 0, 0});
     bad.events.push_back({"r1", 1, "run.started", "{}", 0});
     bad.events.push_back({"r1", 1, "duplicate", "{}", 0});  // the same (run, seq): fails
     BOOST_CHECK_THROW(t.commit(std::move(bad)), store_error);
@@ -185,7 +189,26 @@ BOOST_AUTO_TEST_CASE(a_batch_commits_all_or_nothing) {
     BOOST_TEST(t.wait(t.s->events_after("r1", 0, 100, SIZE_MAX)).empty());
     // The store still works after a failed transaction.
     t.run("r1", "c1");
-    BOOST_TEST(t.wait(t.s->run_status("r1")).value_or("") == "running");
+    BOOST_TEST((t.wait(t.s->run_status("r1")) == run_status::running));
+}
+
+// Statuses are stored by name; a row holding a name that is none of them is corrupt (or a newer
+// build's), and reading it is an error rather than a guess.
+BOOST_AUTO_TEST_CASE(a_stored_status_of_no_known_name_is_refused) {
+    temp_store t;
+    t.chat("c1");
+    write_batch b;
+    b.runs.push_back({"r1", "c1", run_status::running, 0, 10, "", "", "{}", 0, 0});
+    b.tool_calls.push_back(
+        {"call-1", "r1", 1, "edit_file", "{}", tool_call_status::pending, "", 0, ""});
+    t.commit(std::move(b));
+    BOOST_TEST((t.wait(t.s->tool_call("call-1"))->status == tool_call_status::pending));
+    t.raw()->execute("UPDATE runs SET status = 'paused' WHERE id = 'r1'");
+    t.raw()->execute("UPDATE tool_calls SET status = 'Done' WHERE id = 'call-1'");
+    BOOST_CHECK_THROW(t.wait(t.s->run("r1")), store_error);
+    BOOST_CHECK_THROW(t.wait(t.s->run_status("r1")), store_error);
+    BOOST_CHECK_THROW(t.wait(t.s->runs_of_chat("c1")), store_error);
+    BOOST_CHECK_THROW(t.wait(t.s->tool_call("call-1")), store_error);
 }
 
 BOOST_AUTO_TEST_CASE(a_chat_has_one_unfinished_run_at_most) {
@@ -194,20 +217,20 @@ BOOST_AUTO_TEST_CASE(a_chat_has_one_unfinished_run_at_most) {
     t.chat("c2");
     t.run("r1", "c1");
     BOOST_CHECK_THROW(t.run("r2", "c1"), live_run_exists);
-    BOOST_CHECK_THROW(t.run("r2", "c1", "awaiting_approval"), live_run_exists);
+    BOOST_CHECK_THROW(t.run("r2", "c1", run_status::awaiting_approval), live_run_exists);
     BOOST_TEST(!t.wait(t.s->run("r2")).has_value());  // nothing of the refused batch was kept
     t.run("r3", "c2");                                // other chats are not concerned
-    t.run("r4", "c1", "completed");                   // ended runs are not counted
-    t.run("r1", "c1", "completed");
+    t.run("r4", "c1", run_status::completed);         // ended runs are not counted
+    t.run("r1", "c1", run_status::completed);
     t.run("r2", "c1");  // free again once it ended
-    BOOST_TEST(t.wait(t.s->run_status("r2")).value_or("") == "running");
+    BOOST_TEST((t.wait(t.s->run_status("r2")) == run_status::running));
 }
 
 BOOST_AUTO_TEST_CASE(events_are_read_in_bounded_pages) {
     temp_store t;
     t.chat("c1");
     t.run("r1", "c1");
-    t.run("r2", "c1", "completed");
+    t.run("r2", "c1", run_status::completed);
     write_batch b;
     for (int i = 1; i <= 10; ++i) b.events.push_back({"r1", i, "e", std::string(100, 'x'), 0});
     b.events.push_back({"r2", 1, "other", "{}", 0});
@@ -226,9 +249,10 @@ BOOST_AUTO_TEST_CASE(deleting_a_chat_deletes_everything_it_owns) {
     t.chat("c1");
     t.chat("c2");
     write_batch b;
-    b.runs.push_back({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
+    b.runs.push_back({"r1", "c1", run_status::running, 0, 10, "", "", "{}", 0, 0});
     b.run_messages.push_back({"r1", 0, "user", "hi", 1});
-    b.tool_calls.push_back({"call-1", "r1", 1, "edit_file", "{}", "awaiting_approval", "", 0, ""});
+    b.tool_calls.push_back(
+        {"call-1", "r1", 1, "edit_file", "{}", tool_call_status::awaiting_approval, "", 0, ""});
     b.approvals.push_back({"call-1", "r1", "approve", "", "", "once", 0});
     b.backups.push_back({"call-1", "r1", "a.txt", true, "old", "abc", 0, 0});
     b.events.push_back({"r1", 1, "run.started", "{}", 0});
@@ -251,21 +275,22 @@ BOOST_AUTO_TEST_CASE(saving_a_run_or_call_again_keeps_what_hangs_off_it) {
     temp_store t;
     t.chat("c1");
     write_batch b;
-    b.runs.push_back({"r1", "c1", "running", 0, 10, "", "", "{}", 0, 0});
-    b.tool_calls.push_back(
-        {"call-1", "r1", 1, "edit_file", "{}", "awaiting_approval", "", 0, "--- a/x"});
+    b.runs.push_back({"r1", "c1", run_status::running, 0, 10, "", "", "{}", 0, 0});
+    b.tool_calls.push_back({"call-1", "r1", 1, "edit_file", "{}",
+                            tool_call_status::awaiting_approval, "", 0, "--- a/x"});
     b.approvals.push_back({"call-1", "r1", "approve", "", "", "once", 0});
     b.events.push_back({"r1", 1, "run.started", "{}", 0});
     t.commit(std::move(b));
     write_batch again;
-    again.runs.push_back({"r1", "c1", "completed", 1, 10, "done", "", "{}", 0, 0});
-    again.tool_calls.push_back({"call-1", "r1", 1, "edit_file", "{}", "done", "{}", 0, "--- a/x"});
+    again.runs.push_back({"r1", "c1", run_status::completed, 1, 10, "done", "", "{}", 0, 0});
+    again.tool_calls.push_back(
+        {"call-1", "r1", 1, "edit_file", "{}", tool_call_status::done, "{}", 0, "--- a/x"});
     t.commit(std::move(again));
     BOOST_TEST(t.wait(t.s->events_after("r1", 0, 100, SIZE_MAX)).size() == 1u);
     BOOST_TEST(t.wait(t.s->tool_calls("r1")).size() == 1u);
     BOOST_TEST(t.wait(t.s->approval("call-1")).has_value());
-    BOOST_TEST(t.wait(t.s->run("r1"))->status == "completed");
-    BOOST_TEST(t.wait(t.s->tool_call("call-1"))->status == "done");
+    BOOST_TEST((t.wait(t.s->run("r1"))->status == run_status::completed));
+    BOOST_TEST((t.wait(t.s->tool_call("call-1"))->status == tool_call_status::done));
     BOOST_TEST(t.wait(t.s->tool_call("call-1"))->preview == "--- a/x");
     BOOST_TEST(t.wait(t.s->unfinished_runs()).empty());
 }
@@ -344,9 +369,10 @@ BOOST_AUTO_TEST_CASE(backups_give_the_last_write_not_undone) {
     temp_store t;
     t.chat("c1");
     write_batch b;
-    b.runs.push_back({"r1", "c1", "completed", 0, 10, "", "", "{}", 0, 0});
+    b.runs.push_back({"r1", "c1", run_status::completed, 0, 10, "", "", "{}", 0, 0});
     for (auto id : {"call-1", "call-2"})
-        b.tool_calls.push_back({id, "r1", 1, "edit_file", "{}", "done", "{}", 0, ""});
+        b.tool_calls.push_back(
+            {id, "r1", 1, "edit_file", "{}", tool_call_status::done, "{}", 0, ""});
     b.backups.push_back({"call-1", "r1", "a.txt", true, "a0", "h1", 0, 1000});
     b.backups.push_back({"call-2", "r1", "b.txt", false, "", "h2", 0, 2000});
     t.commit(std::move(b));
@@ -394,8 +420,9 @@ BOOST_AUTO_TEST_CASE(edit_sessions_are_written_only_on_the_revision_they_read) {
     BOOST_TEST((t.wait(t.s->chat("c1"))->edits == gateway::edit_mode::review));
     BOOST_TEST(!t.wait(t.s->update_chat("nope", {.edits = gateway::edit_mode::review})));
 
-    edit_session_record s{"s1", "c1",    "file", "a.txt", "a.txt", "open", true, "one\n",
-                          true, "two\n", 0,      1,       0,       0,      0};
+    edit_session_record s{"s1", "c1",    "file", "a.txt", "a.txt", edit_session_status::open,
+                          true, "one\n", true,   "two\n", 0,       1,
+                          0,    0,       0};
     session_edit_record e{"e1", "s1", 1, "edit_file", "", "{}", "r1", "call_1", "diff", "{}", 0};
     BOOST_TEST(t.wait(t.s->save_edit_session(s, 0, e)));
     // A second open session for the same target is refused; a new id cannot reuse expected 0.
@@ -412,7 +439,7 @@ BOOST_AUTO_TEST_CASE(edit_sessions_are_written_only_on_the_revision_they_read) {
 
     // Resolved at revision 1: a writer that read revision 1 before is refused afterwards.
     auto resolved = *stored;
-    resolved.status = "accepted";
+    resolved.status = edit_session_status::accepted;
     BOOST_TEST(t.wait(t.s->save_edit_session(resolved, 1, std::nullopt)));
     auto late = *stored;
     late.ai_version = "three\n";
@@ -598,8 +625,8 @@ BOOST_AUTO_TEST_CASE(commits_that_arrive_together_share_a_transaction_and_fail_a
     auto& transactions = gateway::observability::metrics().store_transactions.with();
     auto batch = [](const std::string& run, std::int64_t seq) {
         write_batch b;
-        b.runs.push_back(
-            {run, "c" + run.substr(1), "running", static_cast<int>(seq), 10, "", "", "{}", 0, 0});
+        b.runs.push_back({run, "c" + run.substr(1), run_status::running, static_cast<int>(seq), 10,
+                          "", "", "{}", 0, 0});
         b.events.push_back({run, seq, "tool.call", "{}", 0});
         return b;
     };
@@ -648,10 +675,10 @@ BOOST_AUTO_TEST_CASE(a_run_another_replica_holds_is_not_written) {
     t.run("r1", "c1");
     t.raw()->execute("UPDATE runs SET owner = 'elsewhere' WHERE id = 'r1'");
     write_batch b;
-    b.runs.push_back({"r1", "c1", "succeeded", 3, 10, "done", "", "{}", 0, 0});
+    b.runs.push_back({"r1", "c1", run_status::completed, 3, 10, "done", "", "{}", 0, 0});
     b.events.push_back({"r1", 1, "run.succeeded", "{}", 0});
     BOOST_CHECK_THROW(t.commit(std::move(b)), lease_lost);
-    BOOST_TEST(t.wait(t.s->run_status("r1")).value_or("") == "running");
+    BOOST_TEST((t.wait(t.s->run_status("r1")) == run_status::running));
     BOOST_TEST(t.wait(t.s->last_event("r1")) == 0);  // the batch's other writes went with it
 }
 
@@ -670,7 +697,7 @@ BOOST_AUTO_TEST_CASE(a_postgres_database_from_before_the_lists_merged_is_migrate
     t.reopen();
     BOOST_TEST(t.s->schema_version() == latest_schema_version());
     BOOST_TEST(t.wait(t.s->chat("c1")).has_value());
-    BOOST_TEST(t.wait(t.s->run_status("r1")).value_or("") == "running");
+    BOOST_TEST((t.wait(t.s->run_status("r1")) == run_status::running));
     t.s.reset();
     t.raw()->execute("UPDATE contextgate_schema SET version = 99");
     gateway::config::store_config config;

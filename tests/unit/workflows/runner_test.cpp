@@ -52,7 +52,8 @@ struct runner_fixture {
                 std::lock_guard lock(mutex);
                 before = wakes;
             }
-            if (agent::is_final_status(f.wait(f.store->run_status(run_id)).value_or(""))) break;
+            auto status = f.wait(f.store->run_status(run_id));
+            if (status && gateway::is_final(*status)) break;
             std::unique_lock lock(mutex);
             woken.wait_until(lock, deadline, [&] { return wakes != before; });
         }
