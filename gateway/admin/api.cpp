@@ -321,8 +321,7 @@ net::awaitable<http::reply> api::create_key(http::request_context& ctx) {
     key.created_at = now_ms();
     // Into the ring first, where taking the name is one step with adding the key.
     if (keys_.put_named(key) == key_ring::named_put::name_taken) co_return name_taken(key.name);
-    auto record = to_record(key);
-    co_await store_.save_key(std::move(record));
+    co_await store_.save_key(key);
     auto view = key_json(key, {});
     view["key"] = secret;
     co_return http::reply::json(201, view);
@@ -364,8 +363,7 @@ net::awaitable<http::reply> api::update_key(http::request_context& ctx) {
         case key_ring::named_put::done:
             break;
     }
-    auto record = to_record(key);
-    co_await store_.save_key(std::move(record));
+    co_await store_.save_key(key);
     auto used = co_await usage_by_key(store_, ledger_, keys_);
     co_return http::reply::json(200, key_json(key, used[key.id]));
 }

@@ -1,10 +1,7 @@
 #include "gateway/admin/key_ring.hpp"
 
-#include "gateway/config/glob.hpp"
+#include "gateway/config/config.hpp"
 #include "gateway/ids.hpp"
-
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <openssl/rand.h>
 
@@ -12,69 +9,6 @@
 #include <stdexcept>
 
 namespace gateway::admin {
-
-namespace json = boost::json;
-
-bool virtual_key::allows_model(std::string_view model) const {
-    if (models.empty()) return true;
-    for (const auto& glob : models)
-        if (config::glob_match(glob, model)) return true;
-    return false;
-}
-
-virtual_key from_config(const config::virtual_key_config& declared) {
-    virtual_key k;
-    k.id = declared.id;
-    k.name = declared.name;
-    k.digest = config::hashed_key(declared.key);
-    k.models = declared.models;
-    k.rpm = declared.rpm;
-    k.tpm = declared.tpm;
-    k.max_parallel = declared.max_parallel;
-    k.budget_tokens = declared.budget_tokens;
-    k.budget_period = declared.budget_period;
-    k.expires_at = declared.expires_at;
-    k.declared = true;
-    return k;
-}
-
-virtual_key from_record(const store::key_record& r) {
-    virtual_key k;
-    k.id = r.id;
-    k.name = r.name;
-    k.digest = r.digest;
-    boost::system::error_code ec;
-    auto models = json::parse(r.models, ec);
-    if (!ec && models.is_array())
-        for (const auto& m : models.as_array())
-            if (m.is_string()) k.models.emplace_back(m.as_string());
-    k.rpm = static_cast<std::uint64_t>(r.rpm);
-    k.tpm = static_cast<std::uint64_t>(r.tpm);
-    k.max_parallel = static_cast<std::uint64_t>(r.max_parallel);
-    k.budget_tokens = static_cast<std::uint64_t>(r.budget_tokens);
-    k.budget_period = r.budget_period;
-    k.expires_at = r.expires_at;
-    k.created_at = r.created_at;
-    return k;
-}
-
-store::key_record to_record(const virtual_key& k) {
-    store::key_record r;
-    r.id = k.id;
-    r.name = k.name;
-    r.digest = k.digest;
-    json::array models;
-    for (const auto& m : k.models) models.emplace_back(m);
-    r.models = json::serialize(models);
-    r.rpm = static_cast<std::int64_t>(k.rpm);
-    r.tpm = static_cast<std::int64_t>(k.tpm);
-    r.max_parallel = static_cast<std::int64_t>(k.max_parallel);
-    r.budget_tokens = static_cast<std::int64_t>(k.budget_tokens);
-    r.budget_period = k.budget_period;
-    r.expires_at = k.expires_at;
-    r.created_at = k.created_at;
-    return r;
-}
 
 namespace {
 
@@ -115,9 +49,11 @@ namespace {
 std::atomic<std::uint64_t> rings_made{0};
 }
 
-key_ring::key_ring(const std::vector<config::virtual_key_config>& declared)
-    : instance_(++rings_made) {
-    for (const auto& d : declared) put(from_config(d));
+key_ring::key_ring(const std::vector<virtual_key>& declared) : instance_(++rings_made) {
+    for (auto key : declared) {
+        key.declared = true;
+        put(std::move(key));
+    }
 }
 
 std::shared_ptr<const virtual_key> key_ring::by_secret(std::string_view secret) const {
@@ -192,10 +128,10 @@ std::vector<std::string> key_ring::adopt(const std::vector<store::key_record>& r
     std::vector<std::string> clashes;
     for (const auto& record : records) {
         if (record.revoked_at) {
-            remove(record.id);
+            remove(record.key.id);
             note_revoked();
-        } else if (!put(from_record(record)) && !removed(record.id)) {
-            clashes.push_back(record.name);
+        } else if (!put(record.key) && !removed(record.key.id)) {
+            clashes.push_back(record.key.name);
         }
     }
     return clashes;

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "gateway/config/config.hpp"
+#include "gateway/config/virtual_key.hpp"
 #include "gateway/store/records.hpp"
 
 #include <atomic>
@@ -16,28 +16,9 @@
 
 namespace gateway::admin {
 
-// A virtual key as the gateway checks it. Zero limits mean none.
-struct virtual_key {
-    std::string id;
-    std::string name;
-    std::string digest;               // "sha256:<hex>" of the secret
-    std::vector<std::string> models;  // globs; empty: every model
-    std::uint64_t rpm = 0;
-    std::uint64_t tpm = 0;
-    std::uint64_t max_parallel = 0;
-    std::uint64_t budget_tokens = 0;
-    std::string budget_period = "month";  // day | month
-    std::int64_t expires_at = 0;          // Unix ms; 0: never
-    std::int64_t created_at = 0;
-    bool declared = false;  // from the configuration (not changeable through /admin/keys)
-
-    bool allows_model(std::string_view model) const;
-    bool expired(std::int64_t now_ms) const { return expires_at != 0 && now_ms >= expires_at; }
-};
-
-virtual_key from_config(const config::virtual_key_config& declared);
-virtual_key from_record(const store::key_record& record);
-store::key_record to_record(const virtual_key& key);
+// The key, one struct from the configuration through the store to the ring
+// (config/virtual_key.hpp).
+using config::virtual_key;
 
 // A new secret: "sk-cg-" and 43 characters of base64url (256 random bits).
 std::string new_secret();
@@ -51,7 +32,8 @@ std::string new_key_id();
 // lock. Thread-safe.
 class key_ring {
 public:
-    explicit key_ring(const std::vector<config::virtual_key_config>& declared);
+    // `declared`: the configuration's keys, marked `declared` here.
+    explicit key_ring(const std::vector<virtual_key>& declared);
 
     // Whether keys are required on /v1: once any key was declared or made (even if every one was
     // revoked since), a request without a live key is refused; before that, /v1 is open as

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gateway/config/virtual_key.hpp"
 #include "gateway/edit_mode.hpp"
 
 #include <chrono>
@@ -115,23 +116,9 @@ struct metrics_config {
     bool key_labels = false;               // per-virtual-key series (one per key)
 };
 
-// A virtual key for /v1: who may use which models, and how much. Zero means no limit.
-struct virtual_key_config {
-    std::string id;
-    std::string name;
-    std::string key;                      // as configured: the key, or "sha256:<hex>" of it
-    std::vector<std::string> models;      // globs; empty: every model
-    std::uint64_t rpm = 0;                // requests per minute
-    std::uint64_t tpm = 0;                // tokens (input + output) per minute
-    std::uint64_t max_parallel = 0;       // requests in flight at once
-    std::uint64_t budget_tokens = 0;      // tokens per budget period
-    std::string budget_period = "month";  // day | month (UTC)
-    std::int64_t expires_at = 0;          // Unix milliseconds; 0: never
-};
-
 struct admin_config {
     std::string api_key;  // Bearer key for /admin (16+ characters or sha256:<hex>); "": no /admin
-    std::vector<virtual_key_config> keys;  // declared keys (besides those made with /admin/keys)
+    std::vector<virtual_key> keys;  // declared keys (besides those made with /admin/keys)
 };
 
 enum class limits_backend { memory, redis };

@@ -202,8 +202,8 @@ const fields<metrics_config>& metrics_fields() {
     return all;
 }
 
-const fields<virtual_key_config>& virtual_key_fields() {
-    using S = virtual_key_config;
+const fields<virtual_key>& virtual_key_fields() {
+    using S = virtual_key;
     static const fields<S> all{
         {"name", "1-64 letters, digits, _ - .",
          [](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
@@ -213,12 +213,14 @@ const fields<virtual_key_config>& virtual_key_fields() {
              s.id = "cfg-" + s.name;
          },
          [](const S& s) { return quoted(s.name); }},
+        // The configured key is kept only as its digest, as a key made through /admin/keys is.
         {"key", "the key, or sha256:<hex> of it",
          [](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
-             s.key = r.scalar(n, "key");
-             check_secret(r, n, s.key, std::string(section) + ".key");
+             auto key = r.scalar(n, "key");
+             check_secret(r, n, key, std::string(section) + ".key");
+             s.digest = hashed_key(key);
          },
-         [](const S& s) { return quoted(hashed_key(s.key)); }, true},
+         [](const S& s) { return quoted(s.digest); }, true},
         list_field("models", &S::models, "globs; empty: every model"),
         count_field("rpm", &S::rpm, 0, 1'000'000'000'000, "requests per minute; 0: no limit"),
         count_field("tpm", &S::tpm, 0, 1'000'000'000'000, "tokens per minute; 0: no limit"),
@@ -267,7 +269,7 @@ const fields<admin_config>& admin_fields() {
                  std::string section = "admin.keys[" + std::to_string(i) + "]";
                  if (!n[i]["name"]) r.fail(n[i], section + ": `name` is required");
                  if (!n[i]["key"]) r.fail(n[i], section + ": `key` is required");
-                 virtual_key_config k;
+                 virtual_key k;
                  schema::read(r, n[i], section, virtual_key_fields(), k);
                  if (!names.insert(k.name).second)
                      r.fail(n[i]["name"], "duplicate key name `" + k.name + "`");

@@ -114,26 +114,6 @@ inline run_record run_from(const sql_row& r) {
             r.integer(9)};
 }
 
-#define KEY_COLUMNS                                                                    \
-    "id, name, digest, models, rpm, tpm, max_parallel, budget_tokens, budget_period, " \
-    "expires_at, created_at, revoked_at"
-inline key_record key_from(const sql_row& r) {
-    key_record k;
-    k.id = r.text(0);
-    k.name = r.text(1);
-    k.digest = r.text(2);
-    k.models = r.text(3);
-    k.rpm = r.integer(4);
-    k.tpm = r.integer(5);
-    k.max_parallel = r.integer(6);
-    k.budget_tokens = r.integer(7);
-    k.budget_period = r.text(8);
-    k.expires_at = r.integer(9);
-    k.created_at = r.integer(10);
-    k.revoked_at = r.integer(11);
-    return k;
-}
-
 inline usage_row usage_from(const sql_row& r) {
     usage_row u;
     u.day = r.text(0);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gateway/config/virtual_key.hpp"
 #include "gateway/edit_mode.hpp"
 #include "gateway/record_status.hpp"
 
@@ -215,21 +216,12 @@ struct document_write {
     bool conflict = false;
 };
 
-// A virtual key made with /admin/keys (declared keys live in the configuration only). The
-// secret is never stored: `digest` is "sha256:<hex>" of it.
+// A virtual key made with /admin/keys as the store holds it (declared keys live in the
+// configuration only): the key itself, whose secret is never stored (only its digest), and when
+// it was revoked. The row keeps the models as a JSON array.
 struct key_record {
-    std::string id;
-    std::string name;
-    std::string digest;
-    std::string models = "[]";  // JSON array of globs
-    std::int64_t rpm = 0;
-    std::int64_t tpm = 0;
-    std::int64_t max_parallel = 0;
-    std::int64_t budget_tokens = 0;
-    std::string budget_period = "month";
-    std::int64_t expires_at = 0;  // 0: never
-    std::int64_t created_at = 0;
-    std::int64_t revoked_at = 0;  // 0: live
+    config::virtual_key key;
+    std::int64_t revoked_at = 0;  // Unix ms; 0: live
 };
 
 // Token usage summed per UTC day, virtual key ("" for none, "context" for agent runs), model

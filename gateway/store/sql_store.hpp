@@ -83,7 +83,7 @@ public:
                                            std::int64_t expected_revision,
                                            std::optional<session_edit_record> edit) override;
 
-    net::awaitable<void> save_key(key_record key) override;
+    net::awaitable<void> save_key(config::virtual_key key) override;
     net::awaitable<std::vector<key_record>> keys() override;
     net::awaitable<bool> revoke_key(std::string id) override;
     net::awaitable<void> add_usage(std::vector<usage_row> rows) override;

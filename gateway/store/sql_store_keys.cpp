@@ -3,9 +3,61 @@
 
 #include "gateway/store/record_rows.hpp"
 
+#include <boost/json/array.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
 namespace gateway::store {
 
 namespace {
+
+namespace json = boost::json;
+
+// A key's models as the row keeps them: a JSON array of globs.
+std::string models_text(const std::vector<std::string>& models) {
+    json::array out;
+    for (const auto& m : models) out.emplace_back(m);
+    return json::serialize(out);
+}
+
+// The row's models; text that is not a JSON array of strings is a corrupt row, refused rather
+// than read as no restriction.
+std::vector<std::string> models_of(const std::string& key_id, const std::string& text) {
+    boost::system::error_code ec;
+    auto parsed = json::parse(text, ec);
+    std::vector<std::string> out;
+    if (!ec && parsed.is_array()) {
+        for (const auto& m : parsed.get_array()) {
+            if (!m.is_string()) break;
+            out.emplace_back(m.get_string());
+        }
+        if (out.size() == parsed.get_array().size()) return out;
+    }
+    throw store_error("the stored virtual key " + key_id +
+                      " has models that are not a JSON list of strings");
+}
+
+// The readers' column list and the reader, in its order (as record_rows.hpp does for the rest).
+#define KEY_COLUMNS                                                                    \
+    "id, name, digest, models, rpm, tpm, max_parallel, budget_tokens, budget_period, " \
+    "expires_at, created_at, revoked_at"
+key_record key_from(const sql_row& r) {
+    key_record record;
+    auto& k = record.key;
+    k.id = r.text(0);
+    k.name = r.text(1);
+    k.digest = r.text(2);
+    k.models = models_of(k.id, r.text(3));
+    k.rpm = static_cast<std::uint64_t>(r.integer(4));
+    k.tpm = static_cast<std::uint64_t>(r.integer(5));
+    k.max_parallel = static_cast<std::uint64_t>(r.integer(6));
+    k.budget_tokens = static_cast<std::uint64_t>(r.integer(7));
+    k.budget_period = r.text(8);
+    k.expires_at = r.integer(9);
+    k.created_at = r.integer(10);
+    record.revoked_at = r.integer(11);
+    return record;
+}
 
 // Queries as sql_store.cpp says: literals, written once for both databases.
 constexpr const char* upsert_key =
@@ -36,13 +88,16 @@ constexpr const char* select_usage =
 
 }  // namespace
 
-net::awaitable<void> sql_store::save_key(key_record key) {
+net::awaitable<void> sql_store::save_key(config::virtual_key key) {
     auto work = [key = std::move(key)](sql_connection& db) {
         const auto& k = key;
+        auto models = models_text(k.models);
         db.transaction([&] {
-            db.query(upsert_key, {k.id, k.name, k.digest, k.models, k.rpm, k.tpm, k.max_parallel,
-                                  k.budget_tokens, k.budget_period, k.expires_at,
-                                  k.created_at ? k.created_at : now_ms()});
+            db.query(upsert_key,
+                     {k.id, k.name, k.digest, models, static_cast<std::int64_t>(k.rpm),
+                      static_cast<std::int64_t>(k.tpm), static_cast<std::int64_t>(k.max_parallel),
+                      static_cast<std::int64_t>(k.budget_tokens), k.budget_period, k.expires_at,
+                      k.created_at ? k.created_at : now_ms()});
             // The other replicas hear of it on commit.
             if (const char* announce = db.dialect().announce_keys) db.query(announce, {k.id});
         });

@@ -138,7 +138,7 @@ public:
 
     // Virtual keys: inserted or updated by id; every key ever made (revoked ones with their
     // revoked_at); revoke is false when there was no such live key.
-    virtual net::awaitable<void> save_key(key_record key) = 0;
+    virtual net::awaitable<void> save_key(config::virtual_key key) = 0;
     virtual net::awaitable<std::vector<key_record>> keys() = 0;
     virtual net::awaitable<bool> revoke_key(std::string id) = 0;
 

@@ -25,10 +25,10 @@ struct admin_gateway {
     admin_gateway() {
         auto c = make_config(fake);
         c.admin.api_key = "admin-key-0123456789";
-        config::virtual_key_config declared;
+        config::virtual_key declared;
         declared.id = "cfg-ops";
         declared.name = "ops";
-        declared.key = "sk-declared-ops-0123456789";
+        declared.digest = config::key_digest("sk-declared-ops-0123456789");
         c.admin.keys.push_back(declared);
         gw.emplace(c);
     }

@@ -525,11 +525,11 @@ BOOST_AUTO_TEST_CASE(a_model_name_longer_than_any_models_is_refused_at_the_edge)
 
 namespace {
 
-gateway::config::virtual_key_config limited_key(std::string name, std::string secret) {
-    gateway::config::virtual_key_config k;
+gateway::config::virtual_key limited_key(std::string name, const std::string& secret) {
+    gateway::config::virtual_key k;
     k.id = "cfg-" + name;
     k.name = std::move(name);
-    k.key = std::move(secret);
+    k.digest = gateway::config::key_digest(secret);
     return k;
 }
 

@@ -88,14 +88,14 @@ const std::string alice = "sk-cache-alice-0123456789";
 const std::string bob = "sk-cache-bob-0123456789ab";
 
 // Two virtual keys, Alice's and Bob's, each with `budget` tokens a month (0: none).
-std::vector<config::virtual_key_config> alice_and_bob(std::uint64_t budget) {
-    std::vector<config::virtual_key_config> keys(2);
+std::vector<config::virtual_key> alice_and_bob(std::uint64_t budget) {
+    std::vector<config::virtual_key> keys(2);
     keys[0].id = "key-alice";
     keys[0].name = "alice";
-    keys[0].key = alice;
+    keys[0].digest = config::key_digest(alice);
     keys[1].id = "key-bob";
     keys[1].name = "bob";
-    keys[1].key = bob;
+    keys[1].digest = config::key_digest(bob);
     for (auto& k : keys) k.budget_tokens = budget;
     return keys;
 }
@@ -434,7 +434,7 @@ BOOST_AUTO_TEST_CASE(a_declared_key_rotated_or_of_another_deployment_reads_no_en
             c.cache.backend = config::cache_backend::redis;
             c.cache.redis_url = "redis://127.0.0.1:" + std::to_string(redis.port());
             c.admin.keys = alice_and_bob(0);
-            c.admin.keys[0].key = secret;
+            c.admin.keys[0].digest = config::key_digest(secret);
         };
     };
     cached_gateway first(with_alice(alice));

@@ -349,10 +349,10 @@ BOOST_AUTO_TEST_CASE(a_gemini_model_name_cannot_smuggle_a_request_or_leave_its_p
 BOOST_AUTO_TEST_CASE(a_virtual_key_is_never_sent_to_a_translated_provider) {
     fake_upstream fake;
     auto c = three_providers(fake, config::auth_mode::forward);
-    config::virtual_key_config key;
+    config::virtual_key key;
     key.id = "cfg-v";
     key.name = "v";
-    key.key = "sk-cg-virtual-0123456789";
+    key.digest = config::key_digest("sk-cg-virtual-0123456789");
     c.admin.keys = {key};
     running_gateway gw(c);
     for (std::string model : {"claude-sonnet-4-5", "gemini-2.5-pro"}) {
@@ -424,6 +424,53 @@ response post_to(providers_fixture& f, std::string_view path, const std::string&
     client c(f.gw.port());
     return c.request(make_request("POST", path, body,
                                   "Content-Type: application/json\r\n" + std::string(headers)));
+}
+
+BOOST_AUTO_TEST_CASE(an_upstream_without_a_key_is_named_with_the_setting_to_change) {
+    // Anthropic refuses a request without x-api-key; the client's OpenAI key is never sent to
+    // it, so the gateway says which setting is missing instead of passing on "invalid x-api-key".
+    fake_upstream fake;
+    auto cfg = three_providers(fake, config::auth_mode::forward);
+    cfg.upstreams[1].api_key.clear();
+    running_gateway gw{cfg};
+    client c(gw.port());
+    auto r = c.request(make_request(
+        "POST", "/v1/chat/completions",
+        R"({"model":"claude-sonnet","messages":[{"role":"user","content":"hi"}]})",
+        "Content-Type: application/json\r\nAuthorization: Bearer sk-openai-client\r\n"));
+    BOOST_TEST(r.status == 401u, r.body);
+    auto message = std::string(json::parse(r.body).at("error").at("message").as_string());
+    BOOST_TEST(message.find("the gateway sent it no key: set `api_key` on upstream `up1`") !=
+                   std::string::npos,
+               message);
+    BOOST_TEST(message.find("x-api-key header is required") != std::string::npos, message);
+    BOOST_TEST(fake.requests().back().header("x-api-key").empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_translated_request_that_is_no_json_or_lacks_a_field_says_so_plainly) {
+    providers_fixture f;
+    auto before = f.fake.requests().size();
+    // Malformed JSON is an invalid body, not an unsupported parameter.
+    auto broken = f.post(R"({"model":"claude-sonnet","messages":[)");
+    BOOST_TEST(broken.status == 400u);
+    auto e1 = json::parse(broken.body).at("error").as_object();
+    BOOST_TEST(e1.at("code") == "invalid_json");
+    BOOST_TEST(e1.at("type") == "invalid_request_error");
+    BOOST_TEST(e1.at("message").as_string().starts_with("The request body is not valid JSON"));
+    // A missing field is named once, with OpenAI's code for it.
+    auto empty = f.post(R"({"model":"claude-sonnet","messages":[]})");
+    BOOST_TEST(empty.status == 400u);
+    auto e2 = json::parse(empty.body).at("error").as_object();
+    BOOST_TEST(e2.at("message") == "`messages` must be a non-empty array");
+    BOOST_TEST(e2.at("param") == "messages");
+    BOOST_TEST(e2.at("code") == "missing_required_parameter");
+    // The same in Anthropic's envelope for a Messages client on a translated target.
+    auto m = post_to(f, "/v1/messages", R"({"model":"gpt-4o","max_tokens":8,"messages":[]})",
+                     "anthropic-version: 2023-06-01\r\n");
+    BOOST_TEST(m.status == 400u);
+    BOOST_TEST(json::parse(m.body).at("error").at("message") ==
+               "messages: must be a non-empty array");
+    BOOST_TEST(f.fake.requests().size() == before);
 }
 
 const std::string claude_headers =

@@ -1,6 +1,7 @@
 #include "gateway/admin/key_ring.hpp"
 
 #include "gateway/admin/gatekeeper.hpp"
+#include "gateway/config/config.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -9,10 +10,10 @@ using namespace gateway::admin;
 BOOST_AUTO_TEST_SUITE(virtual_key_ring)
 
 BOOST_AUTO_TEST_CASE(a_change_or_removal_is_seen_by_the_next_lookup_despite_the_cache) {
-    gateway::config::virtual_key_config declared;
+    virtual_key declared;
     declared.id = "cfg-a";
     declared.name = "a";
-    declared.key = "sk-a-0123456789abcdef";
+    declared.digest = gateway::config::key_digest("sk-a-0123456789abcdef");
     declared.rpm = 1;
     key_ring ring({declared});
     BOOST_TEST(ring.enforced());
@@ -45,10 +46,10 @@ BOOST_AUTO_TEST_CASE(two_keys_cannot_share_a_secret) {
 
 // /admin/keys gives no two live keys one name; what the store holds is adopted as it is.
 BOOST_AUTO_TEST_CASE(a_named_put_refuses_a_name_another_key_has) {
-    gateway::config::virtual_key_config declared;
+    virtual_key declared;
     declared.id = "cfg-ops";
     declared.name = "ops";
-    declared.key = "sk-ops-0123456789abcdef";
+    declared.digest = gateway::config::key_digest("sk-ops-0123456789abcdef");
     key_ring ring({declared});
     virtual_key k;
     k.id = "key_1";

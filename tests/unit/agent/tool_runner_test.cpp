@@ -106,7 +106,7 @@ public:
         return real_.last_backup(r);
     }
     awaitable<void> commit(store::write_batch b) override { return real_.commit(b); }
-    awaitable<void> save_key(store::key_record k) override { return real_.save_key(k); }
+    awaitable<void> save_key(gateway::config::virtual_key k) override { return real_.save_key(k); }
     awaitable<std::vector<store::key_record>> keys() override { return real_.keys(); }
     awaitable<bool> revoke_key(std::string id) override { return real_.revoke_key(id); }
     awaitable<void> add_usage(std::vector<store::usage_row> r) override {

@@ -76,9 +76,9 @@ BOOST_AUTO_TEST_CASE(every_setting_is_documented_in_the_shipped_config) {
     BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
     auto& c = *loaded.value;
     c.upstreams.at(0).model_map.emplace_back("gpt-alias", "gpt-real");
-    virtual_key_config key;
+    virtual_key key;
     key.name = "ci";
-    key.key = std::string(20, 'k');
+    key.digest = hashed_key(std::string(20, 'k'));
     c.admin.keys.push_back(key);
     mcp_server_config server;
     server.name = "files";
@@ -387,7 +387,7 @@ limits:
     BOOST_TEST(text.find("redis://:***@127.0.0.1:6390/2") != std::string::npos);
     auto again = load_string(text, "effective.yaml");
     BOOST_TEST_REQUIRE(static_cast<bool>(again), again.error + "\n" + text);
-    BOOST_TEST(again.value->admin.keys.at(0).key == hashed_key("sk-ci-0123456789abcdef"));
+    BOOST_TEST(again.value->admin.keys.at(0).digest == hashed_key("sk-ci-0123456789abcdef"));
 }
 
 BOOST_AUTO_TEST_CASE(context_store_is_sqlite_by_default_or_postgres_with_a_dsn) {

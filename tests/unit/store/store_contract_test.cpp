@@ -522,11 +522,11 @@ BOOST_AUTO_TEST_CASE(conversation_rows_from_before_the_typed_conversation_keep_f
 
 BOOST_AUTO_TEST_CASE(virtual_keys_are_saved_updated_and_revoked) {
     temp_store t;
-    key_record k;
+    gateway::config::virtual_key k;
     k.id = "key_1";
     k.name = "ci";
     k.digest = "sha256:" + std::string(64, 'a');
-    k.models = R"(["gpt-*"])";
+    k.models = {"gpt-*"};
     k.rpm = 5;
     k.budget_tokens = 1000;
     k.budget_period = "day";
@@ -537,17 +537,21 @@ BOOST_AUTO_TEST_CASE(virtual_keys_are_saved_updated_and_revoked) {
     auto keys = t.wait(t.s->keys());
     BOOST_TEST_REQUIRE(keys.size() == 1u);
     BOOST_TEST(keys[0].revoked_at == 0);
-    BOOST_TEST(keys[0].name == "ci-2");
-    BOOST_TEST(keys[0].rpm == 7);
-    BOOST_TEST(keys[0].models == R"(["gpt-*"])");
-    BOOST_TEST(keys[0].budget_period == "day");
-    BOOST_TEST(keys[0].created_at > 0);
+    BOOST_TEST(keys[0].key.name == "ci-2");
+    BOOST_TEST(keys[0].key.rpm == 7u);
+    BOOST_TEST((keys[0].key.models == std::vector<std::string>{"gpt-*"}));
+    BOOST_TEST(keys[0].key.budget_period == "day");
+    BOOST_TEST(keys[0].key.created_at > 0);
     BOOST_TEST(t.wait(t.s->revoke_key("key_1")));
     BOOST_TEST(!t.wait(t.s->revoke_key("key_1")));  // already revoked
     BOOST_TEST(t.wait(t.s->keys()).at(0).revoked_at > 0);
     // The digest stays taken: a revoked key's secret cannot be registered again.
     k.id = "key_2";
     BOOST_CHECK_THROW(t.wait(t.s->save_key(k)), store_error);
+    // Models the row holds as something else than a JSON list are a corrupt row, never read as
+    // "every model".
+    t.raw()->execute("UPDATE virtual_keys SET models = '{\"gpt-*\": 1}' WHERE id = 'key_1'");
+    BOOST_CHECK_THROW(t.wait(t.s->keys()), store_error);
 }
 
 BOOST_AUTO_TEST_CASE(usage_adds_up_per_day_key_and_model) {
