@@ -528,10 +528,10 @@ BOOST_AUTO_TEST_CASE(only_the_winning_attempt_is_charged) {
     using namespace std::chrono_literals;
     const std::string secret = "sk-routed-0123456789";
     routed_gateway g(2, {"up0", "up1"}, {}, [&](config::gateway_config& c) {
-        config::virtual_key_config k;
+        config::virtual_key k;
         k.id = "cfg-routed";
         k.name = "routed";
-        k.key = secret;
+        k.digest = config::key_digest(secret);
         k.budget_tokens = 1'000'000;
         c.admin.keys = {k};
     });
