@@ -122,6 +122,56 @@ async function send(page, text) {
   await page.getByRole('button', { name: 'Send' }).click();
 }
 
+// Boxes that share any area (Playwright bounding boxes, in CSS pixels of the viewport).
+const overlap = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+
+// What is wrong with the layout of the diffs under `scope`, as seen in the page: a line-number
+// cell drawn over its row's code, a number cut off by its cell, or the two numbers of an inline
+// row not side by side (the console's own table padding once squeezed diff2html's cells so).
+async function diffLayoutProblems(scope) {
+  await scope.locator('.d2h-file-wrapper').first().waitFor(WAIT);
+  return scope.evaluate((root) => {
+    const problems = [];
+    const rect = (e) => e.getBoundingClientRect();
+    const covers = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+    for (const row of root.querySelectorAll('.d2h-diff-tbody tr')) {
+      const code = [...row.querySelectorAll('.d2h-code-line-prefix, .d2h-code-line-ctn')].map(rect).filter((r) => r.width > 0);
+      for (const cell of row.querySelectorAll('.d2h-code-linenumber, .d2h-code-side-linenumber')) {
+        const c = rect(cell);
+        if (code.some((r) => covers(c, r))) problems.push(`line-number cell over the code: ${cell.textContent.trim()}`);
+        if (cell.scrollWidth > cell.clientWidth + 1 || cell.scrollHeight > cell.clientHeight + 1)
+          problems.push(`line-number cell overflows: ${cell.textContent.trim()}`);
+        const numbers = [...cell.querySelectorAll('.line-num1, .line-num2')];
+        for (const n of numbers) {
+          const r = rect(n);
+          if (n.textContent.trim() && (r.left < c.left - 0.5 || r.right > c.right + 0.5 || r.top < c.top - 0.5 || r.bottom > c.bottom + 0.5))
+            problems.push(`line number ${n.textContent.trim()} cut off by its cell`);
+        }
+        if (numbers.length === 2 && Math.abs(rect(numbers[0]).top - rect(numbers[1]).top) > 1)
+          problems.push(`line numbers ${cell.textContent.trim()} on two lines`);
+      }
+    }
+    return problems;
+  });
+}
+
+// A tap at the middle and at the lower edge of each button lands on it: nothing drawn over it.
+async function assertButtonsClear(page, buttons) {
+  const viewport = page.viewportSize();
+  for (const button of await buttons.all()) {
+    const b = await button.boundingBox();
+    const name = await button.textContent();
+    assert.ok(b.y >= 0 && b.y + b.height <= viewport.height, `${name} not fully on screen: ${JSON.stringify(b)}`);
+    for (const y of [b.y + b.height / 2, b.y + b.height - 1]) {
+      const hit = await page.evaluate(([x, y]) => {
+        const e = document.elementFromPoint(x, y);
+        return e?.closest('button')?.textContent ?? e?.outerHTML.slice(0, 80) ?? null;
+      }, [b.x + b.width / 2, y]);
+      assert.equal(hit, name, `at y=${y} of ${JSON.stringify(b)}`);
+    }
+  }
+}
+
 test('a chat: steps arrive, an approval edited before approving writes the edited text', async () => {
   const { gw, workspace } = await setup('console-edit', [
     call('read_file', { path: 'README.md' }),
@@ -169,8 +219,64 @@ test('a chat: steps arrive, an approval edited before approving writes the edite
   assert.deepEqual(page.problems, []);
 });
 
-// Boxes that share any area (Playwright bounding boxes, in CSS pixels of the viewport).
-const overlap = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+
+const MARKDOWN_ANSWER = [
+  '## Title',
+  '',
+  'Some **bold** words and [the docs](https://example.com/docs).',
+  '',
+  '<img src="x" onerror="window.__injected = 1"><script>window.__injected = 2</script>',
+  '',
+  '```cpp',
+  'int main() { return 0; }',
+  '```',
+  '',
+  // Long enough that the approval asked next lies at the bottom of a scrolled page.
+  ...Array.from({ length: 12 }, (_, i) => `${i + 1}. A point worth making, number ${i + 1}.`),
+].join('\n');
+
+test('1280×800: an answer as Markdown (no raw HTML), then an approval whose buttons the message box leaves clear', async () => {
+  const { gw } = await setup('console-markdown', [
+    MARKDOWN_ANSWER,
+    call('replace_in_file', { path: 'README.md', find: 'teh', replace: 'the' }),
+    'Fixed.',
+  ]);
+  const page = await openPage(gw.base);
+  await newChat(page, { title: 'Markdown' });
+  await send(page, 'Explain');
+  const answer = page.locator('.message.assistant .markdown').first();
+  await answer.getByRole('heading', { name: 'Title', level: 2 }).waitFor(WAIT);
+  assert.equal(await answer.locator('strong').innerText(), 'bold');
+  const link = answer.getByRole('link', { name: 'the docs' });
+  assert.equal(await link.getAttribute('href'), 'https://example.com/docs');
+  assert.equal(await link.getAttribute('rel'), 'noopener noreferrer');
+  assert.equal(await link.getAttribute('target'), '_blank');
+  const code = answer.locator('pre > code');
+  assert.equal((await code.innerText()).trim(), 'int main() { return 0; }');
+  assert.match(await code.evaluate((e) => getComputedStyle(e).fontFamily), /mono|Menlo|Consolas/i);
+  assert.ok(await code.locator('.hljs-keyword').count() > 0, 'the code is highlighted');
+  // The raw HTML is text: no element of it, nothing run.
+  assert.equal(await answer.locator('img, script').count(), 0);
+  assert.match(await answer.innerText(), /<img src="x" onerror=/);
+  assert.equal(await page.evaluate(() => window.__injected), undefined);
+  await screenshot(page, 'markdown-answer');
+
+  await send(page, 'Fix the typo in README.md');
+  const card = page.locator('section.approval');
+  await card.locator('.d2h-file-wrapper').waitFor(WAIT);
+  // Side by side at this width; the line numbers beside the code, not over it.
+  assert.equal(await card.getByRole('button', { name: 'Side by side' }).getAttribute('aria-pressed'), 'true');
+  assert.deepEqual(await diffLayoutProblems(card), []);
+  // Where the page scrolled to by itself, every action is whole on screen and takes a click.
+  await assertButtonsClear(page, card.locator('.actions button'));
+  await screenshot(page, 'approval-after-answer');
+  await card.getByRole('button', { name: 'Inline' }).click();
+  assert.deepEqual(await diffLayoutProblems(card), []);
+  await assertButtonsClear(page, card.locator('.actions button'));
+  await card.getByRole('button', { name: /^Approve a$/ }).click();
+  await page.getByText('Fixed.').first().waitFor(WAIT);
+  assert.deepEqual(page.problems, []);
+});
 
 test('on a phone (390×844): the approval is reachable past the message box, the diff inline, every tab in reach', async () => {
   const { gw, workspace } = await setup('console-phone', [
@@ -197,6 +303,8 @@ test('on a phone (390×844): the approval is reachable past the message box, the
   const composer = await page.locator('.composer').boundingBox();
   const actions = await card.locator('.actions').first().boundingBox();
   assert.ok(!composer || !overlap(composer, actions), `composer ${JSON.stringify(composer)} covers ${JSON.stringify(actions)}`);
+  // Each line number whole, beside the code (the console's table padding once broke them).
+  assert.deepEqual(await diffLayoutProblems(card), []);
   // The diff's line numbers scrolled with it (diff2html places them absolutely).
   const diffBox = await card.locator('.diff').boundingBox();
   for (const number of await card.locator('.d2h-code-linenumber').all()) {
@@ -489,6 +597,7 @@ test('review: hunks picked by checkbox are accepted, the rest rejected', async (
   assert.equal(await session.locator('.hunk').count(), 2);
   assert.match(await session.locator('h3').innerText(), /list\.txt/);
   await screenshot(page, 'review');
+  assert.deepEqual(await diffLayoutProblems(session), []);
   // Only the first hunk.
   await session.locator('.hunk').nth(1).getByRole('checkbox').uncheck();
   await page.getByRole('button', { name: 'Accept selected (1)' }).click();

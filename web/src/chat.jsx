@@ -1,6 +1,6 @@
 // One chat: its messages, the run in progress (status line, steps, the answer as it is
 // generated, the approval card), earlier runs' steps on request, and the chat's other panels.
-import { useCallback, useEffect, useReducer, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks';
 import { ApiError, api, get, post } from './api.js';
 import { followRun } from './events.js';
 import { applyEvent, initialRun, isLive } from './run.js';
@@ -9,6 +9,14 @@ import { ReviewPanel } from './review.jsx';
 import { WorkflowPanel } from './workflows.jsx';
 import { DocumentPanel } from './document.jsx';
 import { chatTitle } from './chats.jsx';
+import { renderMarkdown } from './markdown.js';
+
+// An answer's Markdown, rendered again as streamed text arrives. markdown-it with HTML off
+// escapes every tag of the text: the markup is its own.
+function Markdown({ text }) {
+  const html = useMemo(() => renderMarkdown(typeof text === 'string' ? text : JSON.stringify(text, null, 2)), [text]);
+  return <div class="content markdown" dangerouslySetInnerHTML={{ __html: html }} />;
+}
 
 const runReducer = (state, action) => {
   if (action.type === 'reset') return initialRun(action.id);
@@ -101,7 +109,7 @@ function Composer({ disabled, onSend }) {
     if (ok) setText('');
   };
   return (
-    <form class="composer" onSubmit={send}>
+    <form class={'composer' + (disabled ? '' : ' ready')} onSubmit={send}>
       <label for="message" class="visually-hidden">Message</label>
       <textarea id="message" rows={3} value={text} placeholder={disabled ? 'The agent is working…' : 'Ask the agent (Ctrl+Enter sends)'}
         onInput={(e) => setText(e.currentTarget.value)}
@@ -223,7 +231,7 @@ export function ChatView({ chatId, onChanged }) {
               return (
                 <li key={m.id} class="message workflow-run">
                   <span class="who">Workflow run</span>
-                  {m.output && <div class="content">{m.output}</div>}
+                  {m.output && <Markdown text={m.output} />}
                   <PastRun run={m} />
                 </li>
               );
@@ -233,7 +241,7 @@ export function ChatView({ chatId, onChanged }) {
             return (
               <li key={m.id} class={'message ' + m.role}>
                 <span class="who">{m.role === 'user' ? 'You' : 'Agent'}</span>
-                <div class="content">{m.content}</div>
+                {m.role === 'user' ? <div class="content">{m.content}</div> : <Markdown text={m.content} />}
                 {past && <PastRun run={runsById[m.run_id]} />}
               </li>
             );
@@ -249,7 +257,7 @@ export function ChatView({ chatId, onChanged }) {
             </p>
             <Timeline run={run} />
             {run.pending && <ApprovalCard key={run.pending.call_id} runId={liveId} approval={run.pending} />}
-            {run.answer && <div class="message assistant streaming"><span class="who">Agent</span><div class="content">{run.answer}</div></div>}
+            {run.answer && <div class="message assistant streaming"><span class="who">Agent</span><Markdown text={run.answer} /></div>}
             {run.status === 'failed' && <p class="error" role="alert">{run.error}</p>}
           </div>
         )}

@@ -3,6 +3,7 @@
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import 'diff2html/bundles/css/diff2html.min.css';
+import 'highlight.js/styles/github.css';
 import './style.css';
 import { ApiError, get, getKey, setKey } from './api.js';
 import { ChatList, NewChat } from './chats.jsx';
