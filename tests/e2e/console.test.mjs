@@ -190,6 +190,9 @@ test('a chat: steps arrive, an approval edited before approving writes the edite
   // The diff, rendered.
   await page.locator('section.approval .d2h-file-wrapper').waitFor(WAIT);
   assert.match(await page.locator('section.approval .diff').innerText(), /teh/);
+  // The chat list marks the chat that waits for its human.
+  const listed = page.locator('.chat-list li', { hasText: 'Fix the typo' });
+  await listed.locator('.awaiting', { hasText: 'awaiting approval' }).waitFor(WAIT);
   await screenshot(page, 'approval-card');
 
   await page.getByRole('button', { name: 'Edit before approving' }).click();
@@ -198,6 +201,7 @@ test('a chat: steps arrive, an approval edited before approving writes the edite
   await page.getByText('Fixed the typo.').first().waitFor(WAIT);
   assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), 'hello THE world\n');
   assert.equal(await card.count(), 0);
+  await listed.locator('.awaiting').waitFor({ ...WAIT, state: 'detached' });
 
   // The finished run's steps, replayed on request.
   await page.getByRole('button', { name: /Show steps \(2 tool calls, completed\)/ }).click();
@@ -587,11 +591,16 @@ test('review: hunks picked by checkbox are accepted, the rest rejected', async (
   writeFileSync(join(workspace, 'list.txt'), numbered);
   const page = await openPage(gw.base);
   await newChat(page, { title: 'Review', edits: 'review' });
+  // The conversation says the chat is in review mode, and how much waits there.
+  await page.locator('.chat-head .review-mode').waitFor(WAIT);
   await send(page, 'Spell out two numbers');
   await page.getByText('Two suggestions await your review.').first().waitFor(WAIT);
   assert.equal(readFileSync(join(workspace, 'list.txt'), 'utf8'), numbered);
+  await page.getByRole('button', { name: '2 suggestions to review' }).waitFor(WAIT);
+  assert.equal(await page.getByRole('tab', { name: 'Review' }).innerText(), 'Review2');
 
-  await page.getByRole('tab', { name: 'Review' }).click();
+  await page.getByRole('button', { name: '2 suggestions to review' }).click();
+  assert.equal(await page.getByRole('tab', { name: 'Review' }).getAttribute('aria-selected'), 'true');
   const session = page.locator('article.session');
   await session.locator('.hunk').nth(1).waitFor(WAIT);
   assert.equal(await session.locator('.hunk').count(), 2);
@@ -604,9 +613,11 @@ test('review: hunks picked by checkbox are accepted, the rest rejected', async (
   await page.locator('article.session .hunk').filter({ hasText: 'nineteen' }).waitFor(WAIT);
   await page.waitForFunction(() => document.querySelectorAll('article.session .hunk').length === 1);
   assert.equal(readFileSync(join(workspace, 'list.txt'), 'utf8'), numbered.replace('line 2\n', 'line two\n'));
+  await page.getByRole('button', { name: '1 suggestion to review' }).waitFor(WAIT);
   // The rest is rejected: nothing more is written.
   await page.getByRole('button', { name: 'Reject' }).click();
   await page.getByText('Nothing awaits review.').waitFor(WAIT);
+  await page.getByRole('button', { name: /suggestions? to review/ }).waitFor({ ...WAIT, state: 'detached' });
   await page.getByText(/Resolved \(1\)/).waitFor(WAIT);
   assert.equal(readFileSync(join(workspace, 'list.txt'), 'utf8'), numbered.replace('line 2\n', 'line two\n'));
   assert.deepEqual(page.problems, []);

@@ -158,6 +158,29 @@ export function ChatView({ chatId, onChanged }) {
 
   useEffect(() => { bottom.current?.scrollIntoView?.({ block: 'end' }); }, [run.items.length, run.answer, chat?.messages?.length]);
 
+  // The chat list marks chats waiting for an approval: it is told when this one starts or stops.
+  const awaiting = run.status === 'awaiting_approval';
+  const seenAwaiting = useRef(awaiting);
+  useEffect(() => {
+    if (seenAwaiting.current === awaiting) return;
+    seenAwaiting.current = awaiting;
+    onChanged();
+  }, [awaiting, onChanged]);
+
+  // The suggestions waiting in the Review tab: the hunks of the chat's open sessions.
+  const [pending, setPending] = useState(0);
+  const countPending = useCallback(async () => {
+    try {
+      const { data } = await get(`/context/chats/${encodeURIComponent(chatId)}/sessions`);
+      const open = await Promise.all(data.filter((s) => s.status === 'open')
+        .map((s) => get(`/context/sessions/${encodeURIComponent(s.id)}`)));
+      setPending(open.reduce((n, s) => n + s.hunks.length, 0));
+    } catch {
+      // The count stays as it was; the Review tab says what failed.
+    }
+  }, [chatId]);
+  useEffect(() => { countPending(); }, [countPending, run.sessionsChanged]);
+
   const send = async (content) => {
     try {
       const started = await post(`/context/chats/${encodeURIComponent(chatId)}/messages`, { content });
@@ -205,6 +228,16 @@ export function ChatView({ chatId, onChanged }) {
       <header class="chat-head">
         <a class="button small back" href="#/">Chats</a>
         <h1 id="chat-title">{chatTitle(chat)}</h1>
+        {(chat.edits === 'review' || pending > 0) && (
+          <p class="review-state">
+            {chat.edits === 'review' && <span class="badge review-mode">Review mode: the agent's writes wait for you</span>}
+            {pending > 0 && (
+              <button type="button" class="link" onClick={() => setTab('review')}>
+                {pending} suggestion{pending === 1 ? '' : 's'} to review
+              </button>
+            )}
+          </p>
+        )}
         <p class="meta">
           {chat.model} · {chat.workspace ?? 'no workspace'} · {chat.role} ·{' '}
           <label>edits{' '}
@@ -217,7 +250,9 @@ export function ChatView({ chatId, onChanged }) {
         <div role="tablist" aria-label="Chat panels" class="tabs">
           {tabs.map(([id, label]) => (
             <button key={id} type="button" role="tab" id={'tab-' + id} aria-selected={tab === id}
-              aria-controls={'panel-' + id} onClick={() => setTab(id)}>{label}</button>
+              aria-controls={'panel-' + id} onClick={() => setTab(id)}>
+              {label}{id === 'review' && pending > 0 && <span class="badge count">{pending}</span>}
+            </button>
           ))}
         </div>
       </header>
@@ -265,7 +300,7 @@ export function ChatView({ chatId, onChanged }) {
         <Composer disabled={!!live} onSend={send} />
       </div>
       <div role="tabpanel" id="panel-review" aria-labelledby="tab-review" hidden={tab !== 'review'}>
-        {tab === 'review' && <ReviewPanel chatId={chatId} changed={run.sessionsChanged} />}
+        {tab === 'review' && <ReviewPanel chatId={chatId} changed={run.sessionsChanged} onChanged={countPending} />}
       </div>
       <div role="tabpanel" id="panel-workflows" aria-labelledby="tab-workflows" hidden={tab !== 'workflows'}>
         {tab === 'workflows' && (

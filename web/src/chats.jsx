@@ -4,7 +4,8 @@ import { api, get, post } from './api.js';
 
 export const chatTitle = (chat) => chat.title || 'Untitled chat';
 
-export function ChatList({ chats, current, onChanged }) {
+// `waiting`: the ids of the chats whose run waits for an approval, marked in the list.
+export function ChatList({ chats, waiting = new Set(), current, onChanged }) {
   const [query, setQuery] = useState('');
   const [confirming, setConfirming] = useState(null);
   const [error, setError] = useState('');
@@ -39,6 +40,7 @@ export function ChatList({ chats, current, onChanged }) {
             <a href={'#/chat/' + encodeURIComponent(chat.id)} aria-current={chat.id === current ? 'page' : undefined}>
               <span class="title">{chatTitle(chat)}</span>
               <span class="meta">{chat.model}{chat.edits === 'review' ? ' · review' : ''}</span>
+              {waiting.has(chat.id) && <span class="badge awaiting">awaiting approval</span>}
             </a>
             {confirming === chat.id ? (
               <button type="button" class="danger small" onClick={() => remove(chat)}

@@ -74,12 +74,14 @@ function Session({ id, onResolved }) {
   );
 }
 
-export function ReviewPanel({ chatId, changed }) {
+// `onChanged`: told after a session was accepted or rejected (the chat's pending count).
+export function ReviewPanel({ chatId, changed, onChanged }) {
   const [sessions, setSessions] = useState(null);
   const [error, setError] = useState('');
   const load = useCallback(() => get(`/context/chats/${encodeURIComponent(chatId)}/sessions`)
     .then((r) => { setSessions(r.data); setError(''); })
     .catch((err) => setError(err.message)), [chatId]);
+  const afterResolving = useCallback(() => { load(); onChanged?.(); }, [load, onChanged]);
   useEffect(() => { load(); }, [load, changed]);
 
   if (!sessions) return error ? <p class="error">{error}</p> : <p class="loading">Loading…</p>;
@@ -90,7 +92,7 @@ export function ReviewPanel({ chatId, changed }) {
       <h2>Suggestions to review</h2>
       {error && <p class="error" role="alert">{error}</p>}
       {!open.length && <p class="muted">Nothing awaits review. In a chat whose edits are recorded for review, the agent's writes appear here.</p>}
-      {open.map((s) => <Session key={s.id + ':' + s.updated_at} id={s.id} onResolved={load} />)}
+      {open.map((s) => <Session key={s.id + ':' + s.updated_at} id={s.id} onResolved={afterResolving} />)}
       {resolved.length > 0 && (
         <details>
           <summary>Resolved ({resolved.length})</summary>
