@@ -36,6 +36,12 @@ async function openPage(base, viewport = { width: 1280, height: 800 }) {
   page.on('console', (m) => {
     if (/Content Security Policy|Refused to/i.test(m.text())) page.problems.push('csp: ' + m.text());
   });
+  // The console asks /admin whether it has operator pages; settled once that answer is handled.
+  const probe = page.waitForResponse((r) => new URL(r.url()).pathname === '/admin/health', WAIT).catch(() => null);
+  page.operatorProbed = async () => {
+    await probe;
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
+  };
   await page.goto(base + '/console/');
   return page;
 }
@@ -179,6 +185,10 @@ test('a chat: steps arrive, an approval edited before approving writes the edite
     'Fixed the typo.',
   ]);
   const page = await openPage(gw.base);
+  // This gateway has no admin key: no link to operator pages that could not work.
+  await page.getByRole('link', { name: 'New chat' }).waitFor(WAIT);
+  await page.operatorProbed();
+  assert.equal(await page.getByRole('link', { name: 'Operator' }).count(), 0);
   await newChat(page);
   await send(page, 'Fix the typo in README.md');
 
@@ -339,7 +349,9 @@ routes:
   - model: smart
     targets: [{upstream: fake, model: fake-model}]
 `);
-  const page = await openPage(gw.base + '/console/#/admin/keys');
+  const page = await openPage(gw.base);
+  // This gateway has an admin key: the chats' page links to the operator pages.
+  await page.getByRole('link', { name: 'Operator' }).click();
   // The admin key, asked for once; a wrong one is refused.
   await page.getByLabel('Admin key').fill('not-the-admin-key-0000');
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -355,6 +367,11 @@ routes:
   await page.getByRole('button', { name: 'Create key' }).click();
   const secret = await page.getByLabel("The new key's secret").inputValue();
   assert.match(secret, /^sk-cg-[A-Za-z0-9_-]{43}$/);
+  // Copied with one click.
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.base });
+  await page.getByRole('button', { name: 'Copy the secret' }).click();
+  await page.getByText('Copied.').waitFor(WAIT);
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
   const row = page.locator('table.keys tbody tr', { hasText: 'alice' });
   await row.waitFor(WAIT);
   assert.match(await row.innerText(), /fake-\*, smart[\s\S]*60\/min[\s\S]*0 \/ 100,000 a month/);
@@ -390,15 +407,31 @@ routes:
   const logged = page.locator('table.request-log tbody tr', { hasText: '/v1/chat/completions' });
   await logged.waitFor(WAIT);
   assert.match(await logged.innerText(), /POST \/v1\/chat\/completions\s+200[\s\S]*fake[\s\S]*smart/);
+  // The key by its name, as the keys page shows it, not by its id.
+  assert.equal(await logged.locator('td').nth(6).innerText(), 'alice');
   await page.getByLabel('Filter').fill('/admin/usage');  // nothing of the kind finished since
   await page.getByText('No request matches.').waitFor(WAIT);
   await page.getByLabel('Filter').fill('smart');
   await logged.waitFor(WAIT);
   await screenshot(page, 'operator-log');
   assert.equal((await fetch(gw.base + '/admin/log')).status, 401);  // the admin key, or nothing
+  // On a phone the rows are cards: the log's key and the Revoke button in sight, no sideways
+  // scroll.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await logged.locator('td', { hasText: 'alice' }).waitFor(WAIT);
+  await screenshot(page, 'operator-log-phone');
   // Revoked from the page: the key is refused at once.
   await page.getByRole('link', { name: 'Keys' }).click();
-  await page.getByRole('button', { name: 'Revoke alice', exact: true }).click();
+  const revoke = page.getByRole('button', { name: 'Revoke alice', exact: true });
+  await revoke.waitFor(WAIT);
+  const tableBox = await page.locator('table.keys').boundingBox();
+  assert.ok(tableBox.x >= 0 && tableBox.x + tableBox.width <= 390, `the keys table is wider than the phone: ${JSON.stringify(tableBox)}`);
+  const revokeBox = await revoke.boundingBox();
+  assert.ok(revokeBox.x >= 0 && revokeBox.x + revokeBox.width <= 390, `Revoke off screen: ${JSON.stringify(revokeBox)}`);
+  await revoke.scrollIntoViewIfNeeded();
+  await assertButtonsClear(page, revoke);
+  await screenshot(page, 'operator-keys-phone');
+  await revoke.click();
   await page.getByRole('button', { name: 'Revoke alice?' }).click();
   await page.getByText('No keys yet.').waitFor(WAIT);
   assert.equal((await chat(secret)).status, 401);

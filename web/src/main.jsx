@@ -8,7 +8,7 @@ import './style.css';
 import { ApiError, get, getKey, setKey } from './api.js';
 import { ChatList, NewChat } from './chats.jsx';
 import { ChatView } from './chat.jsx';
-import { Operator } from './operator.jsx';
+import { Operator, operatorAvailable } from './operator.jsx';
 
 const routeOf = () => {
   const hash = location.hash.replace(/^#\/?/, '');
@@ -75,6 +75,8 @@ function App() {
   const [chats, setChats] = useState([]);
   const [error, setError] = useState('');
   const [waiting, setWaiting] = useState(new Set());
+  const [operator, setOperator] = useState(false);
+  useEffect(() => { operatorAvailable().then(setOperator); }, []);
 
   const loadChats = useCallback(async () => {
     try {
@@ -106,7 +108,7 @@ function App() {
     <div class={'layout' + (open || route.page === 'new' ? ' has-main' : '')}>
       <header class="topbar">
         <a class="brand" href="#/">contextgate</a>
-        <a class="link" href="#/admin/keys">Operator</a>
+        {operator && <a class="link" href="#/admin/keys">Operator</a>}
         {getKey() && (
           <button type="button" class="link" onClick={() => { setKey(''); setAuth('needed'); }}>Sign out</button>
         )}

@@ -1,7 +1,7 @@
 // The operator's pages, behind the admin key (/admin): virtual keys (made with their limits and
 // model globs, the secret shown once, revoked), token usage by day with a chart, the health of
 // the routes' targets, and the requests as they finish. The admin key lives in sessionStorage, apart from the Context API key.
-import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from './api.js';
 import { sseParser } from './sse.js';
 
@@ -9,6 +9,18 @@ const ADMIN = 'contextgate.admin';
 const adminKey = () => sessionStorage.getItem(ADMIN) ?? '';
 const setAdminKey = (key) => (key ? sessionStorage.setItem(ADMIN, key) : sessionStorage.removeItem(ADMIN));
 const admin = (method, path, body) => api(method, path, body, { bearer: adminKey() });
+
+// Whether this gateway has operator pages: an admin key in this tab, or /admin asking for one
+// (a gateway without `admin.api_key` has no /admin routes).
+export async function operatorAvailable() {
+  if (adminKey()) return true;
+  try {
+    const res = await fetch('/admin/health');
+    return res.status === 401;
+  } catch {
+    return false;
+  }
+}
 
 const PAGES = [['keys', 'Keys'], ['usage', 'Usage'], ['health', 'Health'], ['log', 'Request log']];
 const number = (n) => (n ?? 0).toLocaleString('en-US');
@@ -60,6 +72,28 @@ function useAdmin(path, onRefused) {
   return { data, error, reload };
 }
 
+// Copies `text`; where the clipboard API is refused (a page not served over HTTPS or from
+// localhost), the field `field` is selected and copied the old way.
+function CopyButton({ text, field, label }) {
+  const [state, setState] = useState('');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setState('Copied.');
+    } catch {
+      const input = document.getElementById(field);
+      input?.select();
+      setState(document.execCommand?.('copy') ? 'Copied.' : 'Copy failed: the secret is selected, copy it by hand.');
+    }
+  };
+  return (
+    <>
+      <button type="button" class="small" onClick={copy} aria-label={label}>Copy</button>
+      <span class="copy-state" role="status">{state}</span>
+    </>
+  );
+}
+
 function NewKey({ onMade }) {
   const empty = { name: '', models: '', rpm: '', tpm: '', max_parallel: '', budget: '', period: 'month', expires_at: '' };
   const [form, setForm] = useState(empty);
@@ -90,7 +124,10 @@ function NewKey({ onMade }) {
       {made && (
         <div class="secret" role="status">
           <p>The key for <strong>{made.name}</strong>. Copy it now: it is shown this once.</p>
-          <input aria-label="The new key's secret" readOnly value={made.key} onFocus={(e) => e.currentTarget.select()} />
+          <div class="copy-row">
+            <input id="new-secret" aria-label="The new key's secret" readOnly value={made.key} onFocus={(e) => e.currentTarget.select()} />
+            <CopyButton text={made.key} field="new-secret" label="Copy the secret" />
+          </div>
         </div>
       )}
       <form onSubmit={submit}>
@@ -138,19 +175,19 @@ function Keys({ onRefused }) {
       {(error || failed) && <p class="error" role="alert">{error || failed}</p>}
       {!data ? <p class="loading">Loading…</p> : (
         <div class="table-scroll">
-          <table class="keys">
+          <table class="keys cards">
             <thead><tr><th>Name</th><th>Models</th><th>Limits</th><th>Budget used</th><th>Requests</th><th>Tokens</th><th>Expires</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
             <tbody>
               {data.data.map((k) => (
                 <tr key={k.id} data-key-id={k.id}>
-                  <th scope="row">{k.name}<span class="meta">{k.id}{k.source === 'config' ? ' · from the file' : ''}</span></th>
-                  <td>{k.models.length ? k.models.join(', ') : 'every model'}</td>
-                  <td>{limits(k)}</td>
-                  <td>{k.budget.tokens ? `${number(k.usage.budget_used)} / ${number(k.budget.tokens)} a ${k.budget.period}` : '—'}</td>
-                  <td>{number(k.usage.requests)}</td>
-                  <td>{number(k.usage.total_tokens)}</td>
-                  <td>{k.expires_at ? k.expires_at.slice(0, 10) : 'never'}</td>
-                  <td>{k.source === 'config' ? null : confirming === k.id ? (
+                  <th scope="row" data-label="Name">{k.name}<span class="meta">{k.id}{k.source === 'config' ? ' · from the file' : ''}</span></th>
+                  <td data-label="Models">{k.models.length ? k.models.join(', ') : 'every model'}</td>
+                  <td data-label="Limits">{limits(k)}</td>
+                  <td data-label="Budget used">{k.budget.tokens ? `${number(k.usage.budget_used)} / ${number(k.budget.tokens)} a ${k.budget.period}` : '—'}</td>
+                  <td data-label="Requests">{number(k.usage.requests)}</td>
+                  <td data-label="Tokens">{number(k.usage.total_tokens)}</td>
+                  <td data-label="Expires">{k.expires_at ? k.expires_at.slice(0, 10) : 'never'}</td>
+                  <td class="row-actions">{k.source === 'config' ? null : confirming === k.id ? (
                     <button type="button" class="danger small" onClick={() => revoke(k)}>Revoke {k.name}?</button>
                   ) : (
                     <button type="button" class="small" onClick={() => setConfirming(k.id)} aria-label={`Revoke ${k.name}`}>Revoke</button>
@@ -211,13 +248,13 @@ function Usage({ onRefused }) {
         <>
           <UsageChart days={days} />
           <div class="table-scroll">
-            <table class="usage">
+            <table class="usage cards">
               <thead><tr><th>Day</th><th>Key</th><th>Model</th><th>Requests</th><th>Input tokens</th><th>Output tokens</th></tr></thead>
               <tbody>
                 {[...data.data].sort((a, b) => b.day.localeCompare(a.day)).map((r) => (
                   <tr key={r.day + r.key_id + r.model}>
-                    <td>{r.day}</td><td>{r.key_name || r.key_id || '—'}</td><td>{r.model}</td>
-                    <td>{number(r.requests)}</td><td>{number(r.input_tokens)}</td><td>{number(r.output_tokens)}</td>
+                    <td data-label="Day">{r.day}</td><td data-label="Key">{r.key_name || r.key_id || '—'}</td><td data-label="Model">{r.model}</td>
+                    <td data-label="Requests">{number(r.requests)}</td><td data-label="Input tokens">{number(r.input_tokens)}</td><td data-label="Output tokens">{number(r.output_tokens)}</td>
                   </tr>
                 ))}
                 {!data.data.length && <tr><td colSpan={6} class="muted">No usage in these days.</td></tr>}
@@ -242,17 +279,17 @@ function Health({ onRefused }) {
         <section class="route" key={r.model} aria-label={`Route ${r.model}`}>
           <h3><code>{r.model}</code> <span class="badge">{r.strategy}</span></h3>
           <div class="table-scroll">
-            <table class="targets">
+            <table class="targets cards">
               <thead><tr><th>Upstream</th><th>Model</th><th>State</th><th>Failures in a row</th><th>In flight</th><th>First byte</th></tr></thead>
               <tbody>
                 {r.targets.map((t, i) => (
                   <tr key={i} class={'state-' + t.state}>
-                    <td>{t.upstream}{t.on_context_window ? ' (context window)' : ''}</td>
-                    <td>{t.model ?? r.model}</td>
-                    <td><span class="badge">{t.state}</span>{t.cooled_for_ms ? ` for ${Math.ceil(t.cooled_for_ms / 1000)} s` : ''}</td>
-                    <td>{t.failures_in_a_row}</td>
-                    <td>{t.in_flight}</td>
-                    <td>{t.first_byte_ms !== undefined ? `${number(t.first_byte_ms)} ms` : '—'}</td>
+                    <td data-label="Upstream">{t.upstream}{t.on_context_window ? ' (context window)' : ''}</td>
+                    <td data-label="Model">{t.model ?? r.model}</td>
+                    <td data-label="State"><span class="badge">{t.state}</span>{t.cooled_for_ms ? ` for ${Math.ceil(t.cooled_for_ms / 1000)} s` : ''}</td>
+                    <td data-label="Failures in a row">{t.failures_in_a_row}</td>
+                    <td data-label="In flight">{t.in_flight}</td>
+                    <td data-label="First byte">{t.first_byte_ms !== undefined ? `${number(t.first_byte_ms)} ms` : '—'}</td>
                   </tr>
                 ))}
               </tbody>
@@ -268,6 +305,18 @@ function Health({ onRefused }) {
 // admin key goes in a header), the latest 500 kept, filtered by any text they hold.
 function RequestLog({ onRefused }) {
   const [lines, setLines] = useState([]);
+  // The log names a key by its id; the names come from the keys list, read again when a line
+  // names a key made since.
+  const keys = useAdmin('/admin/keys', onRefused);
+  const names = useMemo(() => new Map((keys.data?.data ?? []).map((k) => [k.id, k.name])), [keys.data]);
+  const unknown = lines.find((l) => l.key_id && !names.has(l.key_id))?.key_id;
+  const asked = useRef(new Set());
+  useEffect(() => {
+    if (!keys.data || !unknown || asked.current.has(unknown)) return;
+    asked.current.add(unknown);
+    keys.reload();
+  }, [unknown, keys.data, keys.reload]);
+  const keyName = (id) => (!id ? '—' : names.get(id) ?? id);
   const [filter, setFilter] = useState('');
   const [state, setState] = useState('connecting');
   useEffect(() => {
@@ -301,8 +350,8 @@ function RequestLog({ onRefused }) {
   }, [onRefused]);
   const shown = useMemo(() => {
     const q = filter.trim().toLowerCase();
-    return q ? lines.filter((l) => JSON.stringify(l).toLowerCase().includes(q)) : lines;
-  }, [lines, filter]);
+    return q ? lines.filter((l) => (JSON.stringify(l) + ' ' + (names.get(l.key_id) ?? '')).toLowerCase().includes(q)) : lines;
+  }, [lines, filter, names]);
   return (
     <>
       <h2>Requests as they finish <span class="badge" role="status">{state}</span></h2>
@@ -310,20 +359,20 @@ function RequestLog({ onRefused }) {
       <input id="log-filter" type="search" placeholder="a path, a status, a model, a key, cache=hit…" value={filter}
         onInput={(e) => setFilter(e.currentTarget.value)} />
       <div class="table-scroll">
-        <table class="request-log">
+        <table class="request-log cards">
           <thead><tr><th>Time</th><th>Request</th><th>Status</th><th>Time taken</th><th>Upstream</th><th>Model</th><th>Key</th><th>Cache</th><th>Tokens</th></tr></thead>
           <tbody>
             {shown.map((l) => (
               <tr key={l.request_id + l.time}>
-                <td>{l.time.slice(11, 23)}</td>
-                <td><code>{l.method} {l.path}</code></td>
-                <td>{l.status}</td>
-                <td>{(l.duration_us / 1000).toFixed(1)} ms</td>
-                <td>{l.upstream ?? '—'}{l.attempts > 1 ? ` (${l.attempts} attempts)` : ''}</td>
-                <td>{l.model ?? '—'}</td>
-                <td>{l.key_id ?? '—'}</td>
-                <td>{l.cache ?? '—'}</td>
-                <td>{l.input_tokens !== undefined ? `${number(l.input_tokens)} / ${number(l.output_tokens)}` : '—'}</td>
+                <td data-label="Time">{l.time.slice(11, 23)}</td>
+                <td data-label="Request"><code>{l.method} {l.path}</code></td>
+                <td data-label="Status">{l.status}</td>
+                <td data-label="Time taken">{(l.duration_us / 1000).toFixed(1)} ms</td>
+                <td data-label="Upstream">{l.upstream ?? '—'}{l.attempts > 1 ? ` (${l.attempts} attempts)` : ''}</td>
+                <td data-label="Model">{l.model ?? '—'}</td>
+                <td data-label="Key">{keyName(l.key_id)}</td>
+                <td data-label="Cache">{l.cache ?? '—'}</td>
+                <td data-label="Tokens">{l.input_tokens !== undefined ? `${number(l.input_tokens)} / ${number(l.output_tokens)}` : '—'}</td>
               </tr>
             ))}
             {!shown.length && <tr><td colSpan={9} class="muted">{lines.length ? 'No request matches.' : 'No request finished since this page opened.'}</td></tr>}
