@@ -45,6 +45,11 @@ error_info info(errc e) {
         case errc::rate_limited:
             return {429, "requests", "rate_limit_exceeded",
                     "Rate limit reached for this API key; retry after the time retry-after gives."};
+        case errc::token_rate_limited:
+            // OpenAI's own: a tokens-per-minute refusal has the type "tokens".
+            return {429, "tokens", "rate_limit_exceeded",
+                    "Token rate limit reached for this API key; retry after the time retry-after "
+                    "gives."};
         case errc::quota_exceeded:
             return {429, "insufficient_quota", "insufficient_quota",
                     "This API key has used its token budget for the period."};

@@ -22,6 +22,7 @@ enum class errc {
     forbidden,
     model_not_allowed,
     rate_limited,
+    token_rate_limited,
     quota_exceeded,
     method_not_allowed,
     conflict,

@@ -99,11 +99,12 @@ net::awaitable<std::variant<passthrough::ticket, http::reply>> gatekeeper::admit
     if (decided.refused == "requests")
         message = "Rate limit reached for requests: " + std::to_string(key->rpm) +
                   " per minute for key `" + key->name + "`.";
-    else if (decided.refused == "tokens")
+    else if (decided.refused == "tokens") {
+        code = errc::token_rate_limited;
         message = "Rate limit reached for tokens: " + std::to_string(key->tpm) +
                   " per minute for key `" + key->name + "`; this request needs about " +
                   std::to_string(c.estimate) + ".";
-    else if (decided.refused == "parallel")
+    } else if (decided.refused == "parallel")
         message = "Too many requests at once: key `" + key->name + "` may have " +
                   std::to_string(key->max_parallel) + " in flight.";
     else {

@@ -285,7 +285,9 @@ test('limits: exact counts for requests, tokens, parallel requests and budgets, 
   for (let i = 0; i < 3; ++i) assert.equal((await settledChat(gw, rpm.key)).status, 200);
   const fourth = await settledChat(gw, rpm.key);
   assert.equal(fourth.status, 429);
-  assert.equal((await fourth.json()).error.code, 'rate_limit_exceeded');
+  const requestsRefusal = (await fourth.json()).error;
+  assert.equal(requestsRefusal.code, 'rate_limit_exceeded');
+  assert.equal(requestsRefusal.type, 'requests');
   assert.equal(fourth.headers.get('x-ratelimit-limit-requests'), '3');
   assert.equal(fourth.headers.get('x-ratelimit-remaining-requests'), '0');
   assert.match(fourth.headers.get('x-ratelimit-reset-requests'), /^(\d+(\.\d+)?s|\d+ms)$/);
@@ -302,6 +304,11 @@ test('limits: exact counts for requests, tokens, parallel requests and budgets, 
   assert.equal((await settledChat(gw, tpm.key)).status, 200);   // 21 + estimate fits
   const third = await settledChat(gw, tpm.key);                  // 42 + estimate does not
   assert.equal(third.status, 429);
+  // As OpenAI says it: a tokens-per-minute refusal has the type "tokens".
+  const tokensRefusal = (await third.json()).error;
+  assert.equal(tokensRefusal.type, 'tokens');
+  assert.equal(tokensRefusal.code, 'rate_limit_exceeded');
+  assert.match(tokensRefusal.message, /Rate limit reached for tokens/);
   assert.equal(third.headers.get('x-ratelimit-limit-tokens'), String(USED + USED + ESTIMATE - 1));
   assert.equal(third.headers.get('x-ratelimit-remaining-tokens'), String(ESTIMATE - 1));
 
