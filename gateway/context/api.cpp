@@ -184,7 +184,8 @@ net::awaitable<reply> api::get_enhanced_prompt(http::request_context& ctx) {
 
 net::awaitable<reply> api::create_chat(http::request_context& ctx) {
     std::string error;
-    auto body = http::body_object(ctx.req.body(), error);
+    auto body = http::body_object(
+        ctx.req.body(), error, {"system_prompt", "model", "workspace", "role", "edits", "title"});
     store::chat_record chat;
     if (body) {
         chat.system_prompt = http::string_member(*body, "system_prompt", error);
@@ -349,7 +350,7 @@ net::awaitable<reply> api::post_message(http::request_context& ctx) {
     auto chat = co_await store_.chat(ctx.path_params[0]);
     if (!chat) co_return not_found("No chat " + ctx.path_params[0] + ".");
     std::string error;
-    auto body = http::body_object(ctx.req.body(), error);
+    auto body = http::body_object(ctx.req.body(), error, {"content"});
     std::string content;
     if (body) content = http::string_member(*body, "content", error);
     if (error.empty() && content.empty()) error = "`content` is required: the user's message.";
@@ -377,7 +378,7 @@ net::awaitable<reply> api::put_document(http::request_context& ctx) {
     auto chat = co_await store_.chat(id);
     if (!chat) co_return not_found("No chat " + id + ".");
     std::string error;
-    auto body = http::body_object(ctx.req.body(), error);
+    auto body = http::body_object(ctx.req.body(), error, {"name", "content", "base_version"});
     std::string name, content;
     std::optional<std::int64_t> base;
     if (body) {

@@ -113,7 +113,8 @@ net::awaitable<reply> api::decide(http::request_context& ctx) {
     const auto& run_id = ctx.path_params[0];
     const auto& call_id = ctx.path_params[1];
     std::string error;
-    auto body = http::body_object(ctx.req.body(), error);
+    auto body =
+        http::body_object(ctx.req.body(), error, {"decision", "feedback", "scope", "parameters"});
     agent::decision d;
     if (body) {
         auto verdict = http::string_member(*body, "decision", error);
@@ -156,8 +157,9 @@ net::awaitable<reply> api::get_session(http::request_context& ctx) {
 // `{}` accepts everything, `{"hunks": [ids]}` those hunks, `{"content": "…"}` that text.
 net::awaitable<reply> api::accept_session(http::request_context& ctx) {
     std::string error;
-    auto body = ctx.req.body().empty() ? std::optional<json::object>(json::object{})
-                                       : http::body_object(ctx.req.body(), error);
+    auto body = ctx.req.body().empty()
+                    ? std::optional<json::object>(json::object{})
+                    : http::body_object(ctx.req.body(), error, {"hunks", "content"});
     sessions::edit_sessions::acceptance what;
     if (body) {
         if (auto* hunks = body->if_contains("hunks"); hunks && !hunks->is_null()) {
@@ -241,7 +243,7 @@ net::awaitable<reply> api::start_workflow(http::request_context& ctx) {
     if (!found)
         co_return reply::error(errc::not_found, "No workflow `" + ctx.path_params[0] + "`.");
     std::string error;
-    auto body = http::body_object(ctx.req.body(), error);
+    auto body = http::body_object(ctx.req.body(), error, {"chat_id", "input", "parameters"});
     std::string chat_id, input;
     std::optional<json::object> parameters;
     if (body) {

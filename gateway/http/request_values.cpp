@@ -1,5 +1,8 @@
 #include "gateway/http/request_values.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "gateway/secret_names.hpp"
 
 #include <boost/json/parse.hpp>
@@ -38,6 +41,61 @@ std::optional<json::object> body_object(std::string_view body, std::string& erro
         return std::nullopt;
     }
     return std::move(value.as_object());
+}
+
+std::string_view nearest_name(std::string_view name,
+                              std::initializer_list<std::string_view> known) {
+    // Levenshtein distance, one row at a time; names are short.
+    auto distance = [](std::string_view a, std::string_view b) {
+        std::vector<std::size_t> row(b.size() + 1);
+        for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+        for (std::size_t i = 1; i <= a.size(); ++i) {
+            std::size_t diagonal = row[0];
+            row[0] = i;
+            for (std::size_t j = 1; j <= b.size(); ++j) {
+                std::size_t above = row[j];
+                row[j] = std::min(
+                    {row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+                diagonal = above;
+            }
+        }
+        return row[b.size()];
+    };
+    std::string_view best;
+    std::size_t best_distance = 0;
+    for (auto candidate : known) {
+        auto d = distance(name, candidate);
+        if (best.empty() || d < best_distance) {
+            best = candidate;
+            best_distance = d;
+        }
+    }
+    if (best.empty() || best_distance * 3 > std::max(best.size(), name.size())) return {};
+    return best;
+}
+
+std::optional<json::object> body_object(std::string_view body, std::string& error,
+                                        std::initializer_list<std::string_view> members) {
+    auto object = body_object(body, error);
+    if (!object) return object;
+    for (const auto& member : *object) {
+        std::string_view name = member.key();
+        if (std::find(members.begin(), members.end(), name) != members.end()) continue;
+        error = "Unknown member `" + std::string(name) + "`";
+        if (auto meant = nearest_name(name, members); !meant.empty())
+            error += "; did you mean `" + std::string(meant) + "`?";
+        else {
+            error += "; the members are";
+            std::string_view separator = " ";
+            for (auto known : members) {
+                error += std::string(separator) + "`" + std::string(known) + "`";
+                separator = ", ";
+            }
+            error += ".";
+        }
+        return std::nullopt;
+    }
+    return object;
 }
 
 std::string string_member(const json::object& o, std::string_view key, std::string& error) {

@@ -578,6 +578,14 @@ BOOST_AUTO_TEST_CASE(chat_creation_is_validated) {
     BOOST_TEST(r6.status == 201u, r6.body);
     auto [r7, j7] = f.send("GET", "/context/chats/chat_nope");
     BOOST_TEST(r7.status == 404u);
+    // A misspelt member is refused by name, not ignored (a chat without its workspace).
+    auto chats_before = f.send("GET", "/context/chats").second.at("data").as_array().size();
+    auto [r8, j8] = f.send("POST", "/context/chats",
+                           json::object{{"model", "m"}, {"workspce", f.workspace.string()}});
+    BOOST_TEST(r8.status == 400u);
+    BOOST_TEST(j8.at("error").at("message") ==
+               "Unknown member `workspce`; did you mean `workspace`?");
+    BOOST_TEST(f.send("GET", "/context/chats").second.at("data").as_array().size() == chats_before);
     BOOST_TEST(j7.at("error").at("code").as_string() == "not_found");
 }
 

@@ -37,4 +37,19 @@ BOOST_AUTO_TEST_CASE(bodies_must_be_json_objects) {
     BOOST_TEST(member_error == "`n` must be a string.");
 }
 
+BOOST_AUTO_TEST_CASE(a_member_the_api_does_not_know_is_refused_by_name) {
+    std::string error;
+    BOOST_TEST(body_object(R"({"model":"m","workspace":"/w"})", error, {"model", "workspace"})
+                   .has_value());
+    BOOST_TEST(error.empty());
+    BOOST_TEST(!body_object(R"({"model":"m","workspce":"/w"})", error, {"model", "workspace"})
+                    .has_value());
+    BOOST_TEST(error == "Unknown member `workspce`; did you mean `workspace`?");
+    error.clear();
+    BOOST_TEST(!body_object(R"({"colour":"red"})", error, {"model", "workspace"}).has_value());
+    BOOST_TEST(error == "Unknown member `colour`; the members are `model`, `workspace`.");
+    BOOST_TEST(nearest_name("contnet", {"content", "name"}) == "content");
+    BOOST_TEST(nearest_name("x", {"content"}).empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
