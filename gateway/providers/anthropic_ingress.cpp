@@ -13,6 +13,7 @@ namespace gateway::providers {
 namespace {
 
 using detail::fail;
+using detail::missing;
 using detail::number_of;
 using detail::string_of;
 
@@ -137,7 +138,7 @@ bool read_system(const json::value* system, const std::string& at, std::string& 
 
 bool read_messages(const json::value* messages, request& out, parse_failure& f) {
     if (!messages || !messages->is_array() || messages->as_array().empty())
-        return fail(f, "messages", "`messages` must be a non-empty array");
+        return missing(f, "messages", "must be a non-empty array");
     const auto& list = messages->as_array();
     std::unordered_map<std::string, std::string> call_names;  // echoed call id -> tool name
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -236,7 +237,7 @@ bool parse_messages(std::string_view body, request& out, parse_failure& f) {
                         "answer)");
     }
     out.model = string_of(o.if_contains("model"));
-    if (out.model.empty()) return fail(f, "model", "`model` is required");
+    if (out.model.empty()) return missing(f, "model", "is required");
     if (!read_system(o.if_contains("system"), "system", out.system, f)) return false;
     if (!read_messages(o.if_contains("messages"), out, f)) return false;
     if (!read_tools(o, out, f) || !read_tool_choice(o, out, f)) return false;

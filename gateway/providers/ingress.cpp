@@ -78,8 +78,14 @@ std::optional<json::value> detail::parse_body(std::string_view body, parse_failu
     json::parse_options options;
     options.max_depth = 64;
     auto v = json::parse(body, ec, {}, options);
-    if (ec || !v.is_object()) {
+    if (ec) {
+        fail(f, "", "The request body is not valid JSON (" + ec.message() + ").");
+        f.code = "invalid_json";
+        return std::nullopt;
+    }
+    if (!v.is_object()) {
         fail(f, "", "The request body is not a JSON object.");
+        f.code = "invalid_json";
         return std::nullopt;
     }
     return v;

@@ -23,6 +23,9 @@ namespace gateway::providers {
 struct parse_failure {
     std::string param;
     std::string message;
+    // OpenAI's error code for it: "" is unsupported_parameter (a field the gateway cannot
+    // translate); missing_required_parameter, invalid_json.
+    std::string code;
 };
 
 namespace detail {
@@ -30,6 +33,12 @@ namespace detail {
 inline bool fail(parse_failure& f, std::string param, std::string message) {
     f.param = std::move(param);
     f.message = std::move(message);
+    return false;
+}
+// The same for a required field that is absent or empty.
+inline bool missing(parse_failure& f, std::string param, std::string message) {
+    fail(f, std::move(param), std::move(message));
+    f.code = "missing_required_parameter";
     return false;
 }
 // Calls `each(item, "key[i]")` for each element of the array `o[key]` (none when it is absent or

@@ -10,6 +10,7 @@ namespace gateway::providers::openai {
 namespace {
 
 using detail::fail;
+using detail::missing;
 using detail::number_of;
 using detail::string_of;
 
@@ -558,10 +559,10 @@ bool parse_chat_request(std::string_view body, request& out, parse_failure& f) {
     const auto& o = v->as_object();
     if (!refuse_untranslatable(o, f)) return false;
     out.model = string_of(member(o, "model"));
-    if (out.model.empty()) return fail(f, "model", "`model` is required");
+    if (out.model.empty()) return missing(f, "model", "is required");
     const auto* messages = member(o, "messages");
     if (!messages || !messages->is_array() || messages->as_array().empty())
-        return fail(f, "messages", "`messages` must be a non-empty array");
+        return missing(f, "messages", "must be a non-empty array");
     return read_messages(messages->as_array(), out, f) && read_tools(o, out, f) &&
            read_options(o, out, f);
 }

@@ -259,11 +259,13 @@ namespace gateway::providers {
 std::string detail::unsupported_parameter(const parse_failure& f) {
     auto message = f.param.empty() ? f.message : "`" + f.param + "` " + f.message;
     json::value param = f.param.empty() ? json::value(nullptr) : json::value(f.param);
-    return json::serialize(json::object{{"error",
-                                         {{"message", message},
-                                          {"type", "invalid_request_error"},
-                                          {"param", param},
-                                          {"code", "unsupported_parameter"}}}});
+    return json::serialize(
+        json::object{{"error",
+                      {{"message", message},
+                       {"type", "invalid_request_error"},
+                       {"param", param},
+                       {"code", f.code.empty() ? std::string_view("unsupported_parameter")
+                                               : std::string_view(f.code)}}}});
 }
 
 const ingress& chat_completions() {

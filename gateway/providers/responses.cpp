@@ -14,6 +14,7 @@ namespace gateway::providers {
 namespace {
 
 using detail::fail;
+using detail::missing;
 using detail::number_of;
 using detail::string_of;
 
@@ -228,7 +229,7 @@ bool parse_responses(std::string_view body, request& out, parse_failure& f) {
     if (const auto* prompt = o.if_contains("prompt"); prompt && !prompt->is_null())
         return fail(f, "prompt", "stored prompts cannot be used with this model's provider");
     out.model = string_of(o.if_contains("model"));
-    if (out.model.empty()) return fail(f, "model", "`model` is required");
+    if (out.model.empty()) return missing(f, "model", "is required");
     out.system = string_of(o.if_contains("instructions"));
     if (!read_input(o.if_contains("input"), out, f)) return false;
     if (out.messages.empty()) return fail(f, "input", "holds no message");

@@ -58,8 +58,8 @@ BOOST_AUTO_TEST_CASE(other_methods_and_upgrades_are_no_model_call) {
 }
 
 BOOST_AUTO_TEST_CASE(the_path_and_geminis_model_are_read_without_the_query) {
-    auto call = classify(verb::post, "/v1beta/models/llama3:70b:streamGenerateContent?alt=sse",
-                         false);
+    auto call =
+        classify(verb::post, "/v1beta/models/llama3:70b:streamGenerateContent?alt=sse", false);
     BOOST_TEST(call.path == "/v1beta/models/llama3:70b:streamGenerateContent");
     BOOST_TEST(call.path_model == "llama3:70b");  // split at the last colon
     BOOST_TEST(call.route == "/v1beta/models/{model}:streamGenerateContent");
