@@ -7,6 +7,7 @@
 #include "gateway/admin/redis_limiter.hpp"
 #include "gateway/admin/usage_ledger.hpp"
 #include "gateway/clock.hpp"
+#include "gateway/console/assets.hpp"
 #include "gateway/console/console.hpp"
 #include "gateway/context/api.hpp"
 #include "gateway/context/mcp_endpoint.hpp"
@@ -415,9 +416,25 @@ int serve(const config::gateway_config& config) {
         observability::log_error(error);
         return 1;
     }
-    observability::log_info("contextgate " CONTEXTGATE_VERSION " listening on http://" +
-                            config.server.listen.host + ":" + std::to_string(gateway.port()) +
+    for (const auto& up : config.upstreams)
+        if (up.provider != config::provider_kind::openai && up.api_key.empty())
+            // Anthropic and Gemini always want a key; the agent's calls and requests translated
+            // from another dialect carry none but this one.
+            observability::log_warn(
+                "upstream `" + up.name + "` (" +
+                std::string(providers::provider_name(up.provider)) +
+                ") has no api_key: the agent's calls and requests translated to it from another "
+                "dialect reach it without a key and will be refused; set `api_key` (e.g. "
+                "${" +
+                (up.provider == config::provider_kind::anthropic ? "ANTHROPIC_API_KEY"
+                                                                 : "GEMINI_API_KEY") +
+                "})");
+    auto origin = "http://" + config.server.listen.host + ":" + std::to_string(gateway.port());
+    // The console's address is the first thing a new user opens: on the line they read.
+    bool console = config.server.console && !console::embedded_assets().empty();
+    observability::log_info("contextgate " CONTEXTGATE_VERSION " listening on " + origin +
                             " with " + std::to_string(gateway.workers()) + " worker(s)" +
+                            (console ? "; console at " + origin + "/console" : "") +
                             (gateway.metrics_port()
                                  ? "; metrics on port " + std::to_string(gateway.metrics_port())
                                  : ""));

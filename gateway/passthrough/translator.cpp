@@ -425,6 +425,16 @@ net::awaitable<std::optional<translate_failure>> translate(
         bool reusable = parser->get().keep_alive();
         if (status >= 400) {
             auto said = adapter.decode_error(status, reply_body);
+            if ((status == 401 || status == 403) && key.whose == upstream::credential::none)
+                // The provider's words ("invalid x-api-key") do not say that the gateway sent
+                // no key at all, nor where to set one.
+                said.message = "Upstream `" + up.name + "` (" +
+                               std::string(providers::provider_name(up.provider)) +
+                               ") refused the request, and the gateway sent it no key: set "
+                               "`api_key` on upstream `" +
+                               up.name +
+                               "` (a client's key is never sent to another provider). It said: " +
+                               said.message;
             auto envelope = in.error_body(said);
             auto judged = upstream::judge_status(status, reply_body, key.whose);
             bool moves = judged == upstream::verdict::context_window && hold_context_window;

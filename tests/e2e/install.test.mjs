@@ -51,9 +51,13 @@ test('an installed gateway started from / serves the shipped prompts and workflo
     child.stderr.on('data', (d) => {
       seen += d;
       const match = seen.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (match) resolve(`http://127.0.0.1:${match[1]}`);
+      if (match) resolve({ base: `http://127.0.0.1:${match[1]}`, line: seen });
     });
     child.on('exit', (code) => reject(new Error(`exited ${code}: ${seen}`)));
+  }).then(({ base, line }) => {
+    // The start line names the console's address, the first page a new user opens.
+    assert.match(line, new RegExp(`console at ${base.replace(/[.]/g, '\\.')}/console`));
+    return base;
   });
   const prompts = await (await fetch(`${gw}/v1/system-prompts`)).json();
   assert.deepEqual(prompts.data.map((p) => p.id).sort(), ['coding', 'writing']);

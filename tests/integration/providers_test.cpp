@@ -427,17 +427,17 @@ response post_to(providers_fixture& f, std::string_view path, const std::string&
 }
 
 BOOST_AUTO_TEST_CASE(an_upstream_without_a_key_is_named_with_the_setting_to_change) {
-    // Anthropic refuses a request without x-api-key; the client's OpenAI key is never sent to
-    // it, so the gateway says which setting is missing instead of passing on "invalid x-api-key".
+    // Anthropic refuses a request without x-api-key. A client that sends no key of its own (the
+    // console, a local tool) is told which setting is missing, not only "x-api-key required".
     fake_upstream fake;
     auto cfg = three_providers(fake, config::auth_mode::forward);
     cfg.upstreams[1].api_key.clear();
     running_gateway gw{cfg};
     client c(gw.port());
-    auto r = c.request(make_request(
-        "POST", "/v1/chat/completions",
-        R"({"model":"claude-sonnet","messages":[{"role":"user","content":"hi"}]})",
-        "Content-Type: application/json\r\nAuthorization: Bearer sk-openai-client\r\n"));
+    auto r = c.request(
+        make_request("POST", "/v1/chat/completions",
+                     R"({"model":"claude-sonnet","messages":[{"role":"user","content":"hi"}]})",
+                     "Content-Type: application/json\r\n"));
     BOOST_TEST(r.status == 401u, r.body);
     auto message = std::string(json::parse(r.body).at("error").at("message").as_string());
     BOOST_TEST(message.find("the gateway sent it no key: set `api_key` on upstream `up1`") !=
