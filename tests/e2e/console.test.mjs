@@ -438,6 +438,32 @@ routes:
   assert.deepEqual(page.problems, []);
 });
 
+test('the playground: a prompt to a route, the answer streamed as Markdown with its upstream and times', async () => {
+  const { gw } = await setup('console-playground', ['Hello from **the playground**.'], `routes:
+  - model: smart
+    targets: [{upstream: fake, model: fake-model}]
+`);
+  const page = await openPage(gw.base);
+  await page.getByRole('link', { name: 'Playground' }).click();
+  await page.getByLabel('Model').fill('smart');
+  await page.getByLabel('Prompt').fill('Say hello');
+  await page.getByRole('button', { name: 'Send' }).click();
+  const answer = page.locator('.playground .message .markdown');
+  await answer.locator('strong', { hasText: 'the playground' }).waitFor(WAIT);
+  const stats = page.getByRole('definition');
+  await page.locator('[data-stat=total]', { hasText: / ms$/ }).waitFor(WAIT);
+  assert.equal(await page.locator('[data-stat=upstream]').innerText(), 'fake');
+  assert.match(await page.locator('[data-stat=first-token]').innerText(), /^\d[\d,]* ms$/);
+  assert.match(await page.locator('[data-stat=tokens]').innerText(), /^(\d+ in, \d+ out|not reported by the upstream)$/);
+  assert.ok(await stats.count() >= 4);
+  await screenshot(page, 'playground');
+  // A model nothing serves: the gateway's error, shown.
+  await page.getByLabel('Model').fill('no-such-model-\u00e9');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.locator('.playground [role=alert]').waitFor(WAIT);
+  assert.deepEqual(page.problems, []);
+});
+
 test('reject with feedback: the model is told, and the file is untouched', async () => {
   const { gw, workspace } = await setup('console-reject', [
     call('replace_in_file', { path: 'README.md', find: 'teh', replace: 'teh!' }),

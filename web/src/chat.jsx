@@ -13,7 +13,7 @@ import { renderMarkdown } from './markdown.js';
 
 // An answer's Markdown, rendered again as streamed text arrives. markdown-it with HTML off
 // escapes every tag of the text: the markup is its own.
-function Markdown({ text }) {
+export function Markdown({ text }) {
   const html = useMemo(() => renderMarkdown(typeof text === 'string' ? text : JSON.stringify(text, null, 2)), [text]);
   return <div class="content markdown" dangerouslySetInnerHTML={{ __html: html }} />;
 }

@@ -9,6 +9,7 @@ import { ApiError, get, getKey, setKey } from './api.js';
 import { ChatList, NewChat } from './chats.jsx';
 import { ChatView } from './chat.jsx';
 import { Operator, operatorAvailable } from './operator.jsx';
+import { Playground } from './playground.jsx';
 
 const routeOf = () => {
   const hash = location.hash.replace(/^#\/?/, '');
@@ -105,9 +106,10 @@ function App() {
 
   const open = route.page === 'chat' && route.id;
   return (
-    <div class={'layout' + (open || route.page === 'new' ? ' has-main' : '')}>
+    <div class={'layout' + (open || route.page === 'new' || route.page === 'playground' ? ' has-main' : '')}>
       <header class="topbar">
         <a class="brand" href="#/">contextgate</a>
+        <a class="link push" href="#/playground">Playground</a>
         {operator && <a class="link" href="#/admin/keys">Operator</a>}
         {getKey() && (
           <button type="button" class="link" onClick={() => { setKey(''); setAuth('needed'); }}>Sign out</button>
@@ -120,7 +122,8 @@ function App() {
         {error && <p class="error" role="alert">{error}</p>}
         {route.page === 'new' && <NewChat onCreated={(chat) => { loadChats(); location.hash = '#/chat/' + encodeURIComponent(chat.id); }} />}
         {open && <ChatView key={route.id} chatId={route.id} onChanged={loadChats} />}
-        {!open && route.page !== 'new' && (
+        {route.page === 'playground' && <Playground />}
+        {!open && route.page !== 'new' && route.page !== 'playground' && (
           <section class="empty">
             <h1>Chats with an agent that works in your workspace</h1>
             <p>Pick a chat on the left, or <a href="#/new">start a new one</a>.</p>
