@@ -92,7 +92,8 @@ bool origin_rule::listed(std::string_view host) const {
 bool origin_rule::allowed_host(std::string_view authority) const {
     auto host = host_part(authority);
     if (host.empty()) return false;
-    return is_ip_literal(host) || is_loopback_name(host) || listed(host);
+    // The listed names first: the usual Host is the listen address, found without parsing it.
+    return listed(host) || is_ip_literal(host) || is_loopback_name(host);
 }
 
 bool origin_rule::allowed_origin(std::string_view origin, std::string_view host) const {

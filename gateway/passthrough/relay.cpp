@@ -299,10 +299,10 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
                                        prefetched);
     }
     if (observer) {
-        state.used = observer->finish();
+        state.complete = parser.is_done() && !state.client_gone;
+        state.used = observer->finish(state.complete);
         if (state.used.known) state.usage_source = sse ? "stream" : "body";
         state.delivered_bytes = observer->delivered_bytes();
-        state.complete = parser.is_done() && !state.client_gone;
     }
     co_return reusable;
 }

@@ -296,10 +296,10 @@ void usage_observer::feed(std::string_view bytes) {
     }
 }
 
-providers::usage usage_observer::finish() {
+providers::usage usage_observer::finish(bool complete) {
     if (!event_stream_ && !overflow_) {
         if (mentions_usage(body_)) read_document(body_);
-        count_content(body_);
+        if (!(complete && used_.known)) count_content(body_);
         body_.clear();  // counted once
     }
     return used_;

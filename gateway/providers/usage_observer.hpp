@@ -25,14 +25,17 @@ public:
     explicit usage_observer(bool event_stream, std::size_t max_body = 4 << 20);
 
     void feed(std::string_view bytes);
-    // The usage found, `known` false when the answer reported none.
-    providers::usage finish();
+    // The usage found, `known` false when the answer reported none. `complete`: the answer was
+    // relayed whole. A whole JSON body that reported its usage is then charged that usage alone
+    // (settled_usage reads no delivered bytes), so its content is not counted: the parse that
+    // counts it costs more than the rest of the observer.
+    providers::usage finish(bool complete = false);
     // Bytes of content the relayed copy carried so far: the strings of answer text, reasoning
     // and call arguments in every dialect (`content`, `text`, `arguments`, `partial_json`,
     // `thinking`, a Responses `delta`…), counted in stream events that add content (no name,
     // or a name ending in `delta`; `.done` and `response.completed` repeat what came before)
-    // and in a whole JSON body once finish() has read it. What the client received, for the
-    // settlement rule (settled_usage).
+    // and in a whole JSON body once finish() has read it (unless it needs no counting, above).
+    // What the client received, for the settlement rule (settled_usage).
     std::uint64_t delivered_bytes() const { return delivered_; }
 
 private:

@@ -203,6 +203,28 @@ BOOST_AUTO_TEST_CASE(settlement_charges_at_least_what_was_delivered) {
     BOOST_TEST(settled_usage({true, 5, 500}, 40, 10, false).used.output == 500);
 }
 
+BOOST_AUTO_TEST_CASE(a_whole_body_that_reports_its_usage_is_charged_that_alone) {
+    const std::string body = R"({"choices":[{"message":{"content":"Hello there"}}],)"
+                             R"("usage":{"prompt_tokens":3,"completion_tokens":2}})";
+    auto counted = [&](bool complete) {
+        usage_observer o(false);
+        o.feed(body);
+        auto used = o.finish(complete);
+        BOOST_TEST(used.known);
+        // What the settlement charges from it: the report, whether the content was counted.
+        BOOST_TEST(settled_usage(used, o.delivered_bytes(), 10, complete).used.output ==
+                   (complete ? 2 : 3));
+        return o.delivered_bytes();
+    };
+    BOOST_TEST(counted(true) == 0u);    // relayed whole: the report is charged, nothing counted
+    BOOST_TEST(counted(false) == 11u);  // cut short: what was delivered sets the floor
+    // A whole body without a report is counted: the estimate needs it.
+    usage_observer unreported(false);
+    unreported.feed(R"({"choices":[{"message":{"content":"Hello there"}}]})");
+    BOOST_TEST(!unreported.finish(true).known);
+    BOOST_TEST(unreported.delivered_bytes() == 11u);
+}
+
 BOOST_AUTO_TEST_CASE(a_body_over_the_cap_is_not_kept) {
     usage_observer o(false, 64);
     o.feed(R"({"usage":{"prompt_tokens":1,"completion_tokens":1},"pad":")");
