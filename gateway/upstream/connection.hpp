@@ -94,7 +94,9 @@ public:
     void park() { deadline_->disarm(); }
 
     // For a pooled connection: true when the upstream has neither closed it nor sent stray bytes.
-    // `probe`: ask the socket (a system call); otherwise only what is known without one. A
+    // `probe`: ask the socket — the reactor first (with the gateway's Asio patch it knows
+    // whether anything arrived since the last read emptied the socket), then, only when it saw
+    // something, the socket itself (a system call); otherwise only what is known without one. A
     // connection the upstream closed unnoticed is met by start_exchange's retry (a reused
     // connection that got no byte back), as one closed just after a probe would be.
     bool looks_alive(bool probe);

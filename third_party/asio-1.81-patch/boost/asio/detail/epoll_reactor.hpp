@@ -11,7 +11,7 @@
 //
 // contextgate: Boost 1.81's boost/asio/detail/epoll_reactor.hpp with one member added,
 // descriptor_state::peer_closed_ (see impl/epoll_reactor.ipp and reactive_socket_recv_op.hpp in
-// this folder for why).
+// this folder for why), and one function that reads it, descriptor_state::may_have_input().
 //
 
 #ifndef BOOST_ASIO_DETAIL_EPOLL_REACTOR_HPP
@@ -81,6 +81,18 @@ public:
     // then on a short read no longer exhausts the descriptor: the end of stream or the error is
     // still to be read, and no further readiness event would announce it.
     bool peer_closed_;
+
+  public:
+    // contextgate: whether a read could find anything now (bytes, an end of stream, an error):
+    // the peer closed, or readiness was reported since a read last emptied the descriptor.
+    // False: nothing the reactor has seen arrived since. For a socket no one reads (an idle
+    // pooled connection), this is what asking the socket would say, without the system call,
+    // as of the reactor's last poll.
+    bool may_have_input()
+    {
+      mutex::scoped_lock lock(mutex_);
+      return peer_closed_ || try_speculative_[read_op];
+    }
 
     BOOST_ASIO_DECL descriptor_state(bool locking);
     void set_ready_events(uint32_t events) { task_result_ = events; }
