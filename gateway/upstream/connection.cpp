@@ -1,6 +1,7 @@
 #include "gateway/upstream/connection.hpp"
 
 #include "gateway/error.hpp"
+#include "gateway/io/socket_input.hpp"
 #include "gateway/io/write_all.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -35,22 +36,6 @@ using tcp = net::ip::tcp;
 using boost::system::error_code;
 constexpr std::size_t read_capacity = 16 * 1024;
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
-
-#if defined(CONTEXTGATE_ASIO_PATCH)
-// Whether the patched reactor (third_party/asio-1.81-patch) saw input on the socket since a read
-// last emptied it. The socket's implementation is a protected member of its base: reached
-// through a member pointer formed in a derived class, the one way the language allows.
-struct socket_access : tcp::socket {
-    static bool saw_input(tcp::socket& socket) {
-        auto& impl = (socket.*(&socket_access::impl_)).get_implementation();
-        return !impl.reactor_data_ || impl.reactor_data_->may_have_input();
-    }
-};
-
-bool reactor_saw_input(tcp::socket& socket) {
-    return socket_access::saw_input(socket);
-}
-#endif
 
 bool is_ip_literal(const std::string& host) {
     error_code ec;
@@ -313,12 +298,10 @@ bool connection::looks_alive(bool probe_socket) {
     auto& socket = tcp();
     if (!socket.is_open() || buffer_.size() != 0) return false;
     if (!probe_socket) return true;
-#if defined(CONTEXTGATE_ASIO_PATCH)
     // Nothing arrived that the reactor saw (no byte, no end, no error) since the last read
     // emptied the socket: it is idle and open, as the recv below would say, one system call
     // per pooled POST cheaper.
-    if (!reactor_saw_input(socket)) return true;
-#endif
+    if (!io::may_have_input(socket)) return true;
     char probe;
     ssize_t n = ::recv(socket.native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
     // 0: the upstream closed; >0: bytes nobody asked for; only "would block" means idle and alive.

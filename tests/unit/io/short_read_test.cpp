@@ -1,5 +1,7 @@
 // The Asio change in third_party/asio-1.81-patch: a short read of a socket waits for the next
 // readiness event instead of calling recv() again at once, and loses no byte doing so.
+#include "gateway/io/socket_input.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -176,6 +178,32 @@ BOOST_AUTO_TEST_CASE(bytes_and_a_reset_in_one_event_fail_the_read_after_them) {
     p.start_read();
     BOOST_TEST_REQUIRE(p.wait_read(1000ms));
     BOOST_TEST(p.read_ec == net::error::connection_reset);
+}
+
+// What a pool asks of an idle connection (gateway::io::may_have_input): after a short read
+// nothing is pending, known without a recv(); once the reactor has seen the peer close, or
+// bytes nobody asked for, that is known too, again without one.
+BOOST_AUTO_TEST_CASE(an_idle_socket_is_known_quiet_or_closed_without_calling_recv) {
+    for (bool stray_bytes : {false, true}) {
+        socket_pair p;
+        p.short_read("abc");
+        int before = recv_calls.load();
+        BOOST_TEST(!gateway::io::may_have_input(p.near));
+        if (stray_bytes)
+            p.send("x");
+        else
+            p.far.close();
+        // The worker's reactor polls while other work is pending; here a timer keeps it polling.
+        net::steady_timer tick(p.io);
+        for (int i = 0; i < 200 && !gateway::io::may_have_input(p.near); ++i) {
+            tick.expires_after(5ms);
+            tick.async_wait([](boost::system::error_code) {});
+            p.io.restart();
+            p.io.run_one_for(50ms);
+        }
+        BOOST_TEST(gateway::io::may_have_input(p.near), (stray_bytes ? "bytes" : "close"));
+        BOOST_TEST(recv_calls.load() == before);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
