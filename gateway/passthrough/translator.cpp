@@ -327,6 +327,23 @@ net::awaitable<void> write_reply_as_stream(
     if (auto ec = co_await write_client(ctx, net::buffer(bytes)); ec) ctx.keep_alive = false;
 }
 
+// What the provider's error answer said, in the conversation model. A refusal of a request the
+// gateway sent without any key says so and names the setting: the provider's own words
+// ("invalid x-api-key") say neither.
+providers::provider_error provider_refusal(const config::upstream_config& up,
+                                           const providers::adapter& adapter, unsigned status,
+                                           std::string_view body, upstream::credential whose) {
+    auto said = adapter.decode_error(status, body);
+    if ((status == 401 || status == 403) && whose == upstream::credential::none)
+        said.message =
+            "Upstream `" + up.name + "` (" + std::string(providers::provider_name(up.provider)) +
+            ") refused the request, and the gateway sent it no key: set `api_key` on "
+            "upstream `" +
+            up.name +
+            "` (a client's key is never sent to another provider). It said: " + said.message;
+    return said;
+}
+
 }  // namespace
 
 const providers::request* call_reading::request() {
@@ -424,17 +441,7 @@ net::awaitable<std::optional<translate_failure>> translate(
         }
         bool reusable = parser->get().keep_alive();
         if (status >= 400) {
-            auto said = adapter.decode_error(status, reply_body);
-            if ((status == 401 || status == 403) && key.whose == upstream::credential::none)
-                // The provider's words ("invalid x-api-key") do not say that the gateway sent
-                // no key at all, nor where to set one.
-                said.message = "Upstream `" + up.name + "` (" +
-                               std::string(providers::provider_name(up.provider)) +
-                               ") refused the request, and the gateway sent it no key: set "
-                               "`api_key` on upstream `" +
-                               up.name +
-                               "` (a client's key is never sent to another provider). It said: " +
-                               said.message;
+            auto said = provider_refusal(up, adapter, status, reply_body, key.whose);
             auto envelope = in.error_body(said);
             auto judged = upstream::judge_status(status, reply_body, key.whose);
             bool moves = judged == upstream::verdict::context_window && hold_context_window;
