@@ -3,7 +3,7 @@
 import { after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,9 +61,13 @@ ${context}${extra}`);
   return path;
 }
 
-// Processes started by the helpers below; killed when the test file ends.
+// Processes started by the helpers below; killed when the test file ends, and the scratch
+// folder removed with them (a test run leaves nothing in /tmp).
 const started = [];
-after(() => started.forEach((c) => c.kill('SIGKILL')));
+after(() => {
+  started.forEach((c) => c.kill('SIGKILL'));
+  rmSync(dir, { recursive: true, force: true });
+});
 
 // The fake upstream playing the model from `script` (its replies in order); resolves its port.
 export async function startScriptedFake(script) {

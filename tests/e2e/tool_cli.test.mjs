@@ -1,8 +1,8 @@
 // Black-box checks of `contextgate tool`: the binary as a user or a script runs it.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,8 +12,13 @@ function tool(...args) {
   return spawnSync(GATEWAY, ['tool', ...args], { encoding: 'utf8', timeout: 30000 });
 }
 
+// The scratch folders made below, removed when the file's tests end.
+const made = [];
+after(() => made.forEach((base) => rmSync(base, { recursive: true, force: true })));
+
 function workspace() {
   const base = mkdtempSync(join(tmpdir(), 'contextgate-cli-'));
+  made.push(base);
   const root = join(base, 'ws');
   mkdirSync(join(root, 'src'), { recursive: true });
   writeFileSync(join(base, 'secret.txt'), 'do not read');
