@@ -28,6 +28,11 @@ bool match_path(std::string_view pattern, std::string_view path, bool prefix,
     return prefix || path.empty();
 }
 
+router::router(std::vector<route> routes, std::vector<guard> guards)
+    : routes_(std::move(routes)), guards_(std::move(guards)) {
+    for (const auto& r : routes_) literals_.push_back(r.path.substr(0, r.path.find('{')));
+}
+
 const guard* router::refusing_guard(const beast::http::request_header<>& head) const {
     std::string_view target = head.target();
     std::string_view path = target.substr(0, target.find('?'));
@@ -45,8 +50,10 @@ net::awaitable<void> router::dispatch(request_context& ctx) const {
     const route* found = nullptr;
     bool path_known = false;
     std::vector<std::string> captures;
-    for (const auto& r : routes_) {
-        if (!match_path(r.path, path, r.prefix, captures)) continue;
+    for (std::size_t i = 0; i < routes_.size(); ++i) {
+        const auto& r = routes_[i];
+        if (!path.starts_with(literals_[i]) || !match_path(r.path, path, r.prefix, captures))
+            continue;
         path_known = true;
         if (r.method == "*" || r.method == ctx.req.method_string()) {
             found = &r;

@@ -41,8 +41,7 @@ bool match_path(std::string_view pattern, std::string_view path, bool prefix,
 
 class router {
 public:
-    explicit router(std::vector<route> routes, std::vector<guard> guards = {})
-        : routes_(std::move(routes)), guards_(std::move(guards)) {}
+    explicit router(std::vector<route> routes, std::vector<guard> guards = {});
 
     // The guard that refuses this request head, or null when it may go on.
     const guard* refusing_guard(const beast::http::request_header<>& head) const;
@@ -51,6 +50,9 @@ public:
 
 private:
     std::vector<route> routes_;
+    // Each route's path up to its first `{`: a path that does not start with it is passed over
+    // by one comparison (a request meets some thirty routes before /v1/).
+    std::vector<std::string_view> literals_;
     std::vector<guard> guards_;
 };
 
