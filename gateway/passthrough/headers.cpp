@@ -79,6 +79,26 @@ bool is_hop_by_hop(std::string_view name) {
     return name.size() >= 6 && iequals(name.substr(0, 6), "proxy-");
 }
 
+namespace {
+
+// The same for a field Beast has already named: the six hop-by-hop names are told by their
+// enum, and only the proxy- prefix is compared (a request's dozen fields, each once).
+bool is_hop_by_hop(http::field f, std::string_view name) {
+    switch (f) {
+        case http::field::connection:
+        case http::field::keep_alive:
+        case http::field::te:
+        case http::field::trailer:
+        case http::field::transfer_encoding:
+        case http::field::upgrade:
+            return true;
+        default:
+            return name.size() >= 6 && iequals(name.substr(0, 6), "proxy-");
+    }
+}
+
+}  // namespace
+
 void for_each_end_to_end(const http::fields& from, field_visitor visit) {
     // Fields named by Connection are hop-by-hop for this message only (RFC 9110 7.6.1).
     std::vector<std::string_view> named;
@@ -94,7 +114,7 @@ void for_each_end_to_end(const http::fields& from, field_visitor visit) {
     }
     for (const auto& f : from) {
         std::string_view name = f.name_string();
-        if (is_hop_by_hop(name) || f.name() == http::field::host ||
+        if (is_hop_by_hop(f.name(), name) || f.name() == http::field::host ||
             f.name() == http::field::content_length)
             continue;
         bool listed = false;

@@ -31,6 +31,12 @@ BOOST_AUTO_TEST_CASE(end_to_end_fields_are_copied_in_order_with_their_spelling) 
     from.insert("x-custom-thing", "2");
     from.insert("Retry-After", "7");
     from.insert("OpenAI-Organization", "org-1");
+    // Every hop-by-hop kind, known to Beast by name or not.
+    from.insert("TE", "trailers");
+    from.insert("Trailer", "x-checksum");
+    from.insert("Upgrade", "websocket");
+    from.insert("Proxy-Authorization", "Basic eA==");
+    from.insert("proxy-x-custom", "1");
     std::vector<std::string> got;
     for_each_end_to_end(from, [&](http::field, std::string_view name, std::string_view value) {
         got.push_back(std::string(name) + ": " + std::string(value));
