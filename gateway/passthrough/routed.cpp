@@ -248,7 +248,7 @@ private:
                                        std::string_view model, observability::span& attempt,
                                        const upstream::attempt_terms& terms);
     net::awaitable<outcome> forwarded(const config::upstream_config& up, upstream::pool& pool,
-                                      observability::span& attempt,
+                                      std::string_view target, observability::span& attempt,
                                       const upstream::attempt_terms& terms);
 
     handler& h_;
@@ -308,7 +308,17 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     if (original.empty() && (renamed || inject) && !terms.last) original = ctx_.req.body();
     if (renamed) upstream::replace_model(ctx_.req.body(), t.model);
     if (inject) providers::inject_include_usage(ctx_.req.body());
-    auto out = co_await forwarded(up, pool, span, terms);
+    // Gemini names the model in the path (…/models/{model}:{method}): renamed there.
+    std::string renamed_target;
+    if (renamed && !call.path_model.empty()) {
+        std::string_view target = where_.target;
+        auto at = target.find("/models/");
+        renamed_target = std::string(target.substr(0, at + 8)) + t.model +
+                         std::string(target.substr(at + 8 + call.path_model.size()));
+    }
+    auto out = co_await forwarded(
+        up, pool, renamed_target.empty() ? where_.target : std::string_view(renamed_target), span,
+        terms);
     co_return out;
 }
 
@@ -354,16 +364,15 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
 }
 
 net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
-    const config::upstream_config& up, upstream::pool& pool, observability::span& span,
-    const upstream::attempt_terms& terms) {
+    const config::upstream_config& up, upstream::pool& pool, std::string_view target,
+    observability::span& span, const upstream::attempt_terms& terms) {
     // The connection is pooled or closed when this attempt ends: from then on nothing may close
     // it on a disconnect or a stop (a backoff may follow).
     struct forget_connection {
         exchange_state& state;
         ~forget_connection() { state.upstream = nullptr; }
     } forget{state_};
-    auto head =
-        upstream_request_head(ctx_, up, where_.target, false, !ctx_.key_id.empty(), state_.trace);
+    auto head = upstream_request_head(ctx_, up, target, false, !ctx_.key_id.empty(), state_.trace);
     std::optional<upstream::response_parser> parser;
     upstream::exchange_hooks hooks{
         [this](upstream::connection* c) { state_.upstream = c; }, [this] { return stopped(); },

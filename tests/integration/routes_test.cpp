@@ -638,6 +638,26 @@ BOOST_AUTO_TEST_CASE(a_gemini_client_on_a_route_is_heard_under_each_targets_mode
                "From the second.");
 }
 
+BOOST_AUTO_TEST_CASE(a_gemini_target_of_a_gemini_client_hears_the_targets_model_in_its_path) {
+    // Gemini names the model in the path, not the body: a forwarded attempt renames it there.
+    fake_upstream fake;
+    auto c = three_providers(fake, config::auth_mode::replace);
+    config::route_config r;
+    r.model = "smart";
+    r.targets.push_back({c.upstreams[2].name, "gemini-real", 1, 2});
+    c.routes.push_back(r);
+    running_gateway gw(c);
+    client cl(gw.port());
+    auto answer =
+        cl.request(make_request("POST", "/v1beta/models/smart:generateContent?alt=json",
+                                R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})",
+                                "Content-Type: application/json\r\n"));
+    BOOST_TEST(answer.status == 200u, answer.body);
+    BOOST_TEST_REQUIRE(fake.requests().size() == 1u);
+    BOOST_TEST(fake.requests().back().target ==
+               "/v1beta/models/gemini-real:generateContent?alt=json");
+}
+
 // Review round four: what one client's credentials or request provoke is that client's answer;
 // only failures that belong to the target change its health for everyone.
 BOOST_AUTO_TEST_CASE(a_refusal_of_one_clients_own_key_leaves_the_target_in_service_for_all) {
