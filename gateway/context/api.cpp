@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <unordered_map>
 #include <variant>
 
 namespace gateway::context {
@@ -222,10 +223,22 @@ net::awaitable<reply> api::create_chat(http::request_context& ctx) {
     co_return reply::json(201, chat_json(chat));
 }
 
+// Every chat, each with its run in progress (`live_run`: its id and status, or null), so that a
+// list can mark the chats waiting for an approval without asking each one.
 net::awaitable<reply> api::list_chats(http::request_context&) {
     auto chats = co_await store_.chats();
+    auto unfinished = co_await store_.unfinished_runs();
+    std::unordered_map<std::string_view, const store::run_record*> live;
+    for (const auto& r : unfinished) live[r.chat_id] = &r;
     json::array data;
-    for (const auto& c : chats) data.push_back(chat_json(c));
+    for (const auto& c : chats) {
+        auto chat = chat_json(c);
+        json::value run = nullptr;
+        if (auto it = live.find(c.id); it != live.end())
+            run = json::object{{"id", it->second->id}, {"status", status_name(it->second->status)}};
+        chat["live_run"] = std::move(run);
+        data.push_back(std::move(chat));
+    }
     co_return reply::json(200, json::object{{"object", "list"}, {"data", std::move(data)}});
 }
 

@@ -542,6 +542,20 @@ BOOST_AUTO_TEST_CASE(one_run_per_chat_at_a_time) {
     auto [r, j] =
         f.send("POST", "/context/chats/" + chat + "/messages", json::object{{"content", "again"}});
     BOOST_TEST(r.status == 409u, r.body);
+    // The chat list says which run each chat has in progress, and that it waits for approval.
+    auto idle = f.create_chat();
+    auto listed = f.send("GET", "/context/chats").second.at("data").as_array();
+    for (const auto& c : listed) {
+        const auto& live = c.at("live_run");
+        if (c.at("id").as_string() == chat) {
+            BOOST_TEST(live.at("id").as_string() == run);
+            BOOST_TEST(live.at("status") == "awaiting_approval");
+        } else {
+            BOOST_TEST(c.at("id").as_string() == idle);
+            BOOST_TEST(live.is_null());
+        }
+    }
+    BOOST_TEST(listed.size() == 2u);
     auto [d, dj] = f.send("DELETE", "/context/chats/" + chat);
     BOOST_TEST(d.status == 409u);
     f.send("POST", "/context/runs/" + run + "/cancel");

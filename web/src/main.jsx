@@ -46,28 +46,10 @@ function SignIn({ onSignedIn, failed }) {
   );
 }
 
-// The ids of the chats whose run in progress waits for an approval. The chat list has no run
-// state, so each chat is asked for its newest message and live run (the newest chats first, a
-// few at a time).
-async function chatsAwaitingApproval(chats, most = 50) {
-  const newest = [...chats].sort((a, b) => b.created_at - a.created_at).slice(0, most);
-  const waiting = new Set();
-  const next = newest.values();
-  const worker = async () => {
-    for (const chat of next) {
-      try {
-        const body = await get(`/context/chats/${encodeURIComponent(chat.id)}?limit=1`);
-        if (!body.live_run) continue;
-        const run = body.runs?.find((r) => r.id === body.live_run)
-          ?? await get(`/context/runs/${encodeURIComponent(body.live_run)}`);
-        if (run.status === 'awaiting_approval') waiting.add(chat.id);
-      } catch {
-        // A chat deleted meanwhile, or a refused key: no mark.
-      }
-    }
-  };
-  await Promise.all([worker(), worker(), worker(), worker()]);
-  return waiting;
+// The ids of the chats whose run in progress waits for an approval: the chat list carries each
+// chat's live run and its status.
+function chatsAwaitingApproval(chats) {
+  return new Set(chats.filter((c) => c.live_run?.status === 'awaiting_approval').map((c) => c.id));
 }
 
 function App() {
@@ -85,7 +67,7 @@ function App() {
       setChats(list.data);
       setAuth('ok');
       setError('');
-      setWaiting(await chatsAwaitingApproval(list.data));
+      setWaiting(chatsAwaitingApproval(list.data));
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) setAuth(getKey() ? 'refused' : 'needed');
       else setError(err.message);
