@@ -145,6 +145,7 @@ struct fake_upstream::impl {
     bool stopped = false;
     bool scripted = false;
     std::deque<scripted_reply> script;
+    std::vector<scripted_reply> looped;  // the whole script, when it starts again once used up
     std::vector<std::string> scripted_bodies;
     std::vector<scripted_reply> turns;  // turn mode when not empty
     std::vector<turn_timing> timings;
@@ -158,6 +159,7 @@ struct fake_upstream::impl {
         if (!scripted) return std::nullopt;
         scripted_bodies.push_back(body);
         changed.notify_all();
+        if (script.empty() && !looped.empty()) script.assign(looped.begin(), looped.end());
         if (script.empty()) return scripted_reply{"fake: script exhausted", "stop", 500, "", 0};
         auto next = std::move(script.front());
         script.pop_front();
@@ -869,6 +871,11 @@ void fake_upstream::script(std::vector<scripted_reply> replies) {
     std::lock_guard lock(impl_->mutex);
     impl_->scripted = true;
     for (auto& r : replies) impl_->script.push_back(std::move(r));
+}
+
+void fake_upstream::loop_script() {
+    std::lock_guard lock(impl_->mutex);
+    impl_->looped.assign(impl_->script.begin(), impl_->script.end());
 }
 
 void fake_upstream::script_by_turn(std::vector<scripted_reply> replies) {

@@ -128,6 +128,9 @@ public:
 
     // Appends replies to the script (see above).
     void script(std::vector<scripted_reply> replies);
+    // Once the script is used up, it starts again from its first reply instead of answering
+    // "script exhausted" (the binary's --script: a demo's second run, a console chat).
+    void loop_script();
     std::size_t script_left() const;
     // Bodies of the chat completion requests answered from the script, parsed, in order.
     std::vector<std::string> scripted_requests() const;

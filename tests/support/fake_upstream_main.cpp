@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
                    "  --script FILE: a JSON array of model replies for the agent loop, each a\n"
                    "  string or {\"content\", \"finish_reason\", \"status\", \"retry_after\",\n"
                    "  \"delay_ms\", \"expect\", \"calls\": [{\"name\", \"arguments\"}]}, answered "
-                   "in order to non-streaming chat completions\n";
+                   "in order to non-streaming chat completions, from the first again once used "
+                   "up\n";
             return 2;
         }
     }
@@ -103,6 +104,7 @@ int main(int argc, char** argv) {
         auto replies = read_script(script_file);
         if (!replies) return 2;
         fake.script(std::move(*replies));
+        fake.loop_script();
     }
     std::cout << "listening on " << fake.port() << std::endl;
     int received = 0;
