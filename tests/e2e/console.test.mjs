@@ -439,7 +439,8 @@ routes:
 });
 
 test('the playground: a prompt to a route, the answer streamed as Markdown with its upstream and times', async () => {
-  const { gw } = await setup('console-playground', ['Hello from **the playground**.'], `routes:
+  const { gw } = await setup('console-playground', ['Hello from **the playground**.',
+    { content: 'The fake model is overloaded.', status: 503 }], `routes:
   - model: smart
     targets: [{upstream: fake, model: fake-model}]
 `);
@@ -457,10 +458,12 @@ test('the playground: a prompt to a route, the answer streamed as Markdown with 
   assert.match(await page.locator('[data-stat=tokens]').innerText(), /^(\d+ in, \d+ out|not reported by the upstream)$/);
   assert.ok(await stats.count() >= 4);
   await screenshot(page, 'playground');
-  // A model nothing serves: the gateway's error, shown.
-  await page.getByLabel('Model').fill('no-such-model-\u00e9');
+  // An upstream that fails: its error, shown (the model itself, not the route, which would
+  // try again).
+  await page.getByLabel('Model').fill('fake-model');
+  await page.getByLabel('Prompt').fill('Again');
   await page.getByRole('button', { name: 'Send' }).click();
-  await page.locator('.playground [role=alert]').waitFor(WAIT);
+  await page.locator('.playground [role=alert]', { hasText: /503|overloaded/ }).waitFor(WAIT);
   assert.deepEqual(page.problems, []);
 });
 
