@@ -115,7 +115,14 @@ export function ApprovalCard({ runId, approval }) {
     return () => window.removeEventListener('keydown', onKey);
   });
 
-  useEffect(() => { card.current?.focus(); }, []);
+  // Focused for the shortcuts without the browser's own scroll (which shows the card's top and
+  // may push its buttons below the fold, racing the chat's scroll to the end); then the buttons,
+  // the card's end, are brought into view.
+  const actions = useRef(null);
+  useEffect(() => {
+    card.current?.focus({ preventScroll: true });
+    actions.current?.scrollIntoView?.({ block: 'nearest' });
+  }, []);
 
   return (
     <section class="approval" ref={card} tabIndex={-1} aria-labelledby={'approval-' + approval.call_id}
@@ -151,7 +158,7 @@ export function ApprovalCard({ runId, approval }) {
           )}
           {error && <p class="error" role="alert">{error}</p>}
           {!rejecting && (
-            <div class="actions">
+            <div class="actions" ref={actions}>
               <button type="button" class="primary" disabled={busy} onClick={() => approve('once')} aria-keyshortcuts="a">
                 {editing ? 'Approve edited' : 'Approve'} <kbd>a</kbd>
               </button>
