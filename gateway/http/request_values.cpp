@@ -1,11 +1,11 @@
 #include "gateway/http/request_values.hpp"
 
-#include <algorithm>
-#include <vector>
-
 #include "gateway/secret_names.hpp"
 
 #include <boost/json/parse.hpp>
+
+#include <algorithm>
+#include <vector>
 
 namespace gateway::http {
 

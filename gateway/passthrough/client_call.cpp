@@ -2,8 +2,6 @@
 
 #include <boost/beast/core/string.hpp>
 
-#include <utility>
-
 namespace gateway::passthrough {
 
 namespace {
@@ -85,9 +83,12 @@ client_call classify(bhttp::verb method, std::string_view target, bool upgrade) 
     return call;
 }
 
+bool is_websocket_upgrade(const http::request& req) {
+    return boost::beast::iequals(req[bhttp::field::upgrade], "websocket");
+}
+
 client_call classify(const http::request& req) {
-    return classify(req.method(), req.target(),
-                    boost::beast::iequals(req[bhttp::field::upgrade], "websocket"));
+    return classify(req.method(), req.target(), is_websocket_upgrade(req));
 }
 
 const providers::ingress* ingress_of(const client_call& call) {

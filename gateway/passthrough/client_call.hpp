@@ -53,7 +53,10 @@ struct client_call {
     }
 };
 
-// Pure; `upgrade` from the request's Connection/Upgrade fields.
+// Whether the request asks for a WebSocket (`Upgrade: websocket`): tunnelled, never translated.
+bool is_websocket_upgrade(const http::request& req);
+
+// Pure; `upgrade`: is_websocket_upgrade.
 client_call classify(boost::beast::http::verb method, std::string_view target, bool upgrade);
 client_call classify(const http::request& req);
 

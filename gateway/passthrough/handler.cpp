@@ -40,10 +40,6 @@ using boost::system::error_code;
 using namespace net::experimental::awaitable_operators;
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 
-bool is_websocket_upgrade(const http::request& req) {
-    return beast::iequals(req[bhttp::field::upgrade], "websocket");
-}
-
 // Pumps raw bytes one way until either side closes; for tunnelled (101) connections.
 net::awaitable<void> pump_client_to_upstream(http::request_context& ctx, upstream::connection& conn,
                                              config::duration idle) {
@@ -165,8 +161,7 @@ destination choose(const http::request_context& ctx,
     if (call.dialect == config::provider_kind::gemini) {
         // Gemini's native paths name the model: /v1beta/models/{model}:{method}, and its stable
         // API's /v1/models/{model}:{method}.
-        if (!call.path_model.empty() || call.path.starts_with("/v1beta/models/") ||
-            call.gemini_stable)
+        if (call.path.starts_with("/v1beta/models/") || call.gemini_stable)
             model = std::string(call.path_model);
     } else if (!ctx.req.body().empty()) {
         model = upstream::read_model(ctx.req.body());
