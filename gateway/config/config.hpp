@@ -97,6 +97,9 @@ struct upstream_config {
     // it through. Anthropic and Gemini upstreams are always translated.
     bool translate_responses = false;
     cache_policy cache;  // for requests that reach it without a route of their own
+    // How often the gateway asks it for its model list to learn its health (docs/routing.md);
+    // unset: health.probe_interval; 0: never.
+    std::optional<duration> probe_interval;
 };
 
 enum class log_level { debug, info, warn, error };
@@ -263,6 +266,11 @@ struct route_config {
 struct health_config {
     duration cooldown{5'000};        // after a failure; doubled while it keeps failing
     duration max_cooldown{300'000};  // the most it grows to
+    // Active probes: every upstream is asked for its model list this often (0: none, unless an
+    // upstream sets its own probe_interval); a probe's answer head must come within
+    // probe_timeout.
+    duration probe_interval{0};
+    duration probe_timeout{5'000};
 };
 
 struct gateway_config {

@@ -125,6 +125,13 @@ const fields<upstream_config>& upstream_fields() {
         count_field("max_idle_connections", &S::max_idle_connections, 0, 100'000,
                     "pooled per worker"),
         duration_field("pool_idle_timeout", &S::pool_idle_timeout, "pooled connections closed"),
+        {"probe_interval", "asked for its model list this often (0: never; unset: health's)",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.probe_interval = r.get_duration(n, "probe_interval");
+         },
+         [](const S& s) {
+             return s.probe_interval ? format_duration(*s.probe_interval) : std::string();
+         }},
         ca_file_field(&S::ca_file, "CA bundle for this upstream; empty: the system store"),
         bool_field("tls_insecure", &S::tls_insecure, "skip certificate checks (development)"),
         bool_field("json_schema", &S::json_schema, "the agent may send response_format"),

@@ -102,6 +102,10 @@ const fields<health_config>& health_fields() {
         duration_field("cooldown", &S::cooldown, "a target that failed is skipped this long", true),
         duration_field("max_cooldown", &S::max_cooldown,
                        "the cooldown doubles while a target keeps failing, up to this", true),
+        duration_field("probe_interval", &S::probe_interval,
+                       "every upstream is asked for its model list this often (0: no probes)"),
+        duration_field("probe_timeout", &S::probe_timeout, "a probe's answer head within this",
+                       true),
     };
     return all;
 }
