@@ -113,7 +113,8 @@ for (const model of ['claude-e2e', 'gemini-flash']) {
     assert.equal(message.tool_calls[0].function.name, 'get_weather');
 
     // The assistant message goes back as the SDK returned it, with the result: the provider
-    // accepts the turn (Gemini checks its signature, Claude the tool_result pairing).
+    // accepts the turn (Gemini checks its signature, Claude the tool_result pairing) and, the
+    // result in hand, answers (the fake calls tools only until a result comes back).
     const next = await openai.chat.completions.create({
       model,
       messages: [
@@ -123,7 +124,8 @@ for (const model of ['claude-e2e', 'gemini-flash']) {
       ],
       tools,
     });
-    assert.equal(next.choices[0].finish_reason, 'tool_calls');
+    assert.equal(next.choices[0].finish_reason, 'stop');
+    assert.equal(next.choices[0].message.content, 'Hello from the fake upstream!');
   });
 }
 

@@ -416,6 +416,45 @@ answer gemini_answer(const turn& t, std::string_view model, bool stream, int ser
     return a;
 }
 
+bool holds_tool_result(const json::value& body) {
+    const auto* o = body.if_object();
+    if (!o) return false;
+    auto list = [&](std::string_view key) -> const json::array* {
+        const auto* v = o->if_contains(key);
+        return v ? v->if_array() : nullptr;
+    };
+    auto any_in = [](const json::array* items, std::string_view key, auto&& is_result) {
+        if (items)
+            for (const auto& item : *items)
+                if (const auto* i = item.if_object())
+                    if (const auto* inner = i->if_contains(key); inner && inner->is_array())
+                        for (const auto& part : inner->as_array())
+                            if (const auto* p = part.if_object(); p && is_result(*p)) return true;
+        return false;
+    };
+    if (const auto* messages = list("messages"))
+        for (const auto& m : *messages)
+            if (const auto* mo = m.if_object())
+                if (const auto* role = mo->if_contains("role");
+                    role && role->is_string() && role->as_string() == "tool")
+                    return true;
+    auto typed = [](std::string_view type) {
+        return [type](const json::object& p) {
+            const auto* t = p.if_contains("type");
+            return t && t->is_string() && t->as_string() == type;
+        };
+    };
+    if (any_in(list("messages"), "content", typed("tool_result"))) return true;
+    if (any_in(list("contents"), "parts",
+               [](const json::object& p) { return p.contains("functionResponse"); }))
+        return true;
+    if (const auto* input = list("input"))
+        for (const auto& item : *input)
+            if (const auto* i = item.if_object(); i && typed("function_call_output")(*i))
+                return true;
+    return false;
+}
+
 turn canned_turn(const json::value& body, bool gemini) {
     turn t;
     const auto* o = body.if_object();
@@ -432,7 +471,7 @@ turn canned_turn(const json::value& body, bool gemini) {
                     tools.push_back(&e);
                 }
             }
-    if (tools.empty()) {
+    if (tools.empty() || holds_tool_result(body)) {
         t.text = "Hello from the fake upstream!";
         return t;
     }

@@ -43,9 +43,16 @@ answer gemini_answer(const turn& t, std::string_view model, bool stream, int ser
 answer anthropic_error(unsigned status, std::string_view type, std::string_view message);
 answer gemini_error(unsigned status, std::string_view message);
 
-// The unscripted answer: text, or, when the request declares tools, a call to the first tool
-// (and to the second too, in parallel, when there are two or more), with arguments made from
-// the required properties of its schema.
+// The unscripted answer: text, or, when the request declares tools and holds no tool result
+// yet, a call to the first tool (and to the second too, in parallel, when there are two or
+// more), with arguments made from the required properties of its schema. Once a result came
+// back the answer is text, so a client that runs tools (Claude Code, Gemini CLI) ends its turn
+// instead of calling them forever.
 turn canned_turn(const boost::json::value& body, bool gemini);
+
+// Whether a request body holds a tool's result in any dialect: an OpenAI `tool` message, an
+// Anthropic `tool_result` block, a Gemini `functionResponse` part, a Responses
+// `function_call_output` item.
+bool holds_tool_result(const boost::json::value& body);
 
 }  // namespace gateway::testing::fake_providers

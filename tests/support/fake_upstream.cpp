@@ -580,7 +580,9 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
                          : std::string("fake-model");
         bool stream_requested =
             object && object->contains("stream") && (*object).at("stream") == json::value(true);
-        bool tools = object && object->contains("tools");
+        // Tool calls until a tool's result comes back, then text (see canned_turn).
+        bool tools =
+            object && object->contains("tools") && !fake_providers::holds_tool_result(body);
         bool usage = false;
         if (object && object->contains("stream_options"))
             if (auto* so = (*object).at("stream_options").if_object())

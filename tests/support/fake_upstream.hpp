@@ -4,7 +4,8 @@
 // steered per request by `x-fake-*` headers (which the gateway forwards like any other header):
 //
 //   (no header)              canned answer by path: POST /v1/chat/completions (JSON, or SSE when
-//                            the body has "stream": true; tool calls when it has "tools"),
+//                            the body has "stream": true; tool calls when it has "tools" and
+//                            no tool result yet, so a client that runs tools ends its turn),
 //                            POST /v1/responses (JSON or SSE), GET /v1/models
 //   x-fake-mode: echo        200 with the exact request bytes received (line, headers, body)
 //   x-fake-mode: stall       never answers; notices when the connection is closed
