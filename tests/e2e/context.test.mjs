@@ -1,5 +1,6 @@
-// The Context API as a new user meets it: the real gateway binary, the scripted fake model as a
-// process, a workspace on disk, SSE read with fetch, and a SIGKILL while a run awaits approval.
+// The Context API beyond the README's demo (whose blocks tests/docs runs as written): the real
+// gateway binary, the scripted fake model as a process, a workspace on disk, SSE read with fetch,
+// a key, a SIGKILL while a run awaits approval and the events resumed after it.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -46,9 +47,6 @@ test('fix a typo with approval, surviving a SIGKILL while the run waits', async 
   assert.equal(approval.tool, 'replace_in_file');
   assert.match(approval.preview, /\+This is the readme\./);
   assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), '# Demo\n\nThis is teh readme.\n');
-  // The README's second terminal finds the waiting run in the chat list.
-  const listed = await api(gw.base, 'GET', '/context/chats');
-  assert.deepEqual(listed.json.data.map((c) => c.live_run), [{ id: runId, status: 'awaiting_approval' }]);
 
   // The gateway dies without warning, then comes back on the same data_dir.
   gw.child.kill('SIGKILL');
@@ -74,25 +72,6 @@ test('fix a typo with approval, surviving a SIGKILL while the run waits', async 
   const done = await api(gw.base, 'GET', `/context/runs/${runId}`);
   assert.equal(done.json.status, 'completed');
   assert.equal(done.json.tool_calls.length, 3);
-
-  // The README's review-mode steps: the fake plays its script again for the next run (it said
-  // "script exhausted" before), and the edit waits as a suggestion until it is accepted.
-  writeFileSync(join(workspace, 'README.md'), '# Demo\n\nThis is teh readme.\n');
-  const review = await api(gw.base, 'POST', '/context/chats', { model: 'gpt-test', workspace, edits: 'review' });
-  assert.equal(review.status, 201);
-  const second = await api(gw.base, 'POST', `/context/chats/${review.json.id}/messages`,
-    { content: 'fix the typo teh in README.md' });
-  assert.equal(second.status, 202);
-  const reviewed = await events(gw.base, second.json.run_id);
-  assert.equal(reviewed.at(-1).type, 'run.completed');
-  assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), '# Demo\n\nThis is teh readme.\n');
-  const sessions = await api(gw.base, 'GET', `/context/chats/${review.json.id}/sessions`);
-  assert.equal(sessions.json.data.length, 1);
-  const session = await api(gw.base, 'GET', `/context/sessions/${sessions.json.data[0].id}`);
-  assert.match(session.json.hunks[0].diff, /\+This is the readme\./);
-  const accepted = await api(gw.base, 'POST', `/context/sessions/${sessions.json.data[0].id}/accept`);
-  assert.equal(accepted.status, 200);
-  assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), '# Demo\n\nThis is the readme.\n');
 });
 
 test('SIGHUP reloads the workflows and keeps them when an edit breaks one', async () => {
