@@ -61,6 +61,8 @@ const WALKTHROUGH_TIMEOUT = Number(process.env.WALKTHROUGH_TIMEOUT_MS ?? 150_000
 const WALKTHROUGHS = {
   'README.md': ['readme-fake', 'readme-demo'],
   'docs/providers.md': ['providers'],
+  'docs/routing.md': ['routing'],
+  'docs/operations.md': ['operations'],
 };
 
 // The CLIs tests/agents installs (its package.json), as the docs call them.
