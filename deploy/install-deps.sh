@@ -19,6 +19,7 @@ packages=(
   hey
 )
 $build_only || packages+=(
+  curl jq   # the docs' walkthroughs, which tests/docs runs
   redis-server python3-prometheus-client postgresql
   universal-ctags clang-format
   nginx-light wrk valgrind

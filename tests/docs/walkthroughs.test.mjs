@@ -34,14 +34,15 @@
 //   is a scratch folder too, and `claude`, `codex`, `gemini` and `qwen` on PATH are the CLIs
 //   tests/agents installs from npm, run offline (their telemetry and update checks off).
 // - Ports, so that walkthroughs run in parallel with each other and with every other test: each
-//   port a walkthrough names after `localhost:`, `127.0.0.1:` or `--port ` is replaced, wherever
-//   it appears in that walkthrough's blocks and in its copy of config/, by a free loopback port
-//   picked for this run (the same one for every occurrence).
-// - `/tmp/`, in the blocks and the config copy, is the walkthrough's own scratch tmp folder.
+//   port of two digits or more a walkthrough names after `localhost:`, `127.0.0.1:` or `--port `
+//   is replaced, wherever it appears in that walkthrough's blocks, markers and shown output and in
+//   its copy of config/, by a free loopback port picked for this run (the same one for every
+//   occurrence). Port 9, where nothing listens, stays.
+// - `/tmp/`, in the same places, is the walkthrough's own scratch tmp folder.
 // Every walkthrough has a time limit; its processes are killed and its folder removed at the end.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync,
   statSync, symlinkSync, writeFileSync,
@@ -159,7 +160,9 @@ function freePort() {
 async function rewriter(blocks, scratchTmp) {
   const ports = new Map();
   const pattern = /(localhost:|127\.0\.0\.1:|--port\s+)(\d{2,5})\b/g;
-  for (const b of blocks) for (const m of b.text.matchAll(pattern)) if (!ports.has(m[2])) ports.set(m[2], String(await freePort()));
+  for (const b of blocks)
+    for (const text of [b.text, b.until ?? '', ...(b.expect ?? [])])
+      for (const m of text.matchAll(pattern)) if (!ports.has(m[2])) ports.set(m[2], String(await freePort()));
   return (text) => text
     .replace(pattern, (_, before, port) => before + (ports.get(port) ?? port))
     .replace(/(?<![\w.])\/tmp\//g, `${scratchTmp}/`);
@@ -194,15 +197,28 @@ function layout(scratch, rewrite, clis) {
   return { root, bin };
 }
 
-// A terminal: a bash reading the blocks typed into it, in the walkthrough's process group.
+// Every terminal's process group is killed if this process is stopped (ctest's timeout): its
+// jobs (gateways, fakes) would otherwise outlive it. The scratch folders go too.
+const live = new Set();
+const scratches = new Set();
+function killAll() {
+  for (const t of live) try { process.kill(-t.child.pid, 'SIGKILL'); } catch { /* gone */ }
+  for (const d of scratches) rmSync(d, { recursive: true, force: true });
+}
+process.on('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => { killAll(); process.exit(1); });
+
+// A terminal: a bash reading the blocks typed into it, in a process group of its own.
 class Terminal {
   constructor(name, cwd, env) {
     this.name = name;
     this.child = spawn('bash', ['--noprofile', '--norc'], { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    live.add(this);
     this.screen = '';
     this.current = null;
     this.exited = new Promise((done) => this.child.on('exit', (code, signal) => {
       this.exit = { code, signal };
+      live.delete(this);
       this.current?.finish(code ?? 128);
       done();
     }));
@@ -254,16 +270,26 @@ function showsInOrder(actual, shown) {
   return null;
 }
 
-// Runs the walkthrough; past WALKTHROUGH_TIMEOUT it fails with what each terminal showed.
+// Runs the walkthrough; past WALKTHROUGH_TIMEOUT it fails with what each terminal showed, once
+// its terminals are killed and its folder removed.
 async function runWalkthrough(name, blocks, clis) {
   const terminals = new Map();
   let timer;
+  let late = null;
+  const walking = walk(name, blocks, clis, terminals);
   const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${name} did not finish in ${WALKTHROUGH_TIMEOUT / 1000} s; ` +
-      [...terminals.values()].map((t) => `terminal ${t.name} showed:\n${t.screen}`).join('\n'))), WALKTHROUGH_TIMEOUT);
+    timer = setTimeout(() => {
+      late = new Error(`${name} did not finish in ${WALKTHROUGH_TIMEOUT / 1000} s; ` +
+        [...terminals.values()].map((t) => `terminal ${t.name} showed:\n${t.screen}`).join('\n'));
+      for (const t of terminals.values()) try { process.kill(-t.child.pid, 'SIGKILL'); } catch { /* gone */ }
+      reject(late);
+    }, WALKTHROUGH_TIMEOUT);
   });
   try {
-    await Promise.race([walk(name, blocks, clis, terminals), timeout]);
+    await Promise.race([walking, timeout]);
+  } catch (error) {
+    await walking.catch(() => {});
+    throw late ?? error;
   } finally {
     clearTimeout(timer);
   }
@@ -271,6 +297,7 @@ async function runWalkthrough(name, blocks, clis) {
 
 async function walk(name, blocks, clis, terminals) {
   const scratch = mkdtempSync(join(tmpdir(), `contextgate-doc-${name}-`));
+  scratches.add(scratch);
   const log = [];
   try {
     const tmp = join(scratch, 'tmp');
@@ -294,7 +321,7 @@ async function walk(name, blocks, clis, terminals) {
     for (const [i, b] of blocks.entries()) {
       if (b.output) {
         assert.ok(previous, `${b.where}: an output block before any command`);
-        previous.outputs.push(b);
+        previous.outputs.push({ ...b, text: rewrite(b.text) });
         continue;
       }
       const text = rewrite(b.text);
@@ -313,12 +340,13 @@ async function walk(name, blocks, clis, terminals) {
       previous = { block: b, run: r, outputs: [] };
       log.push(previous);
       if (b.until) {
+        const until = rewrite(b.until);
         await new Promise((done) => {
-          const check = () => { if (r.output.includes(b.until) || r.status !== null) done(); };
+          const check = () => { if (r.output.includes(until) || r.status !== null) done(); };
           r.onOutput = check;
           check();
         });
-        assert.ok(r.output.includes(b.until), `${b.where}: never showed \`${b.until}\`\n${describe(b, r)}`);
+        assert.ok(r.output.includes(until), `${b.where}: never showed \`${until}\`\n${describe(b, r)}`);
       } else {
         await r.ended;
       }
@@ -329,7 +357,7 @@ async function walk(name, blocks, clis, terminals) {
       await r.ended;
       if (process.env.WALKTHROUGH_SHOW) console.log(describe(b, r));
       assert.equal(r.status, 0, `${b.where} failed\n${describe(b, r)}`);
-      for (const text of b.expect ?? [])
+      for (const text of (b.expect ?? []).map(rewrite))
         assert.ok(r.output.includes(text), `${b.where}: no \`${text}\` in its output\n${describe(b, r)}`);
       for (const o of entry.outputs) {
         const missing = showsInOrder(r.output, o.text);
@@ -342,12 +370,16 @@ async function walk(name, blocks, clis, terminals) {
       await t.exited;
     }
     rmSync(scratch, { recursive: true, force: true });
+    scratches.delete(scratch);
   }
 }
 
 // The walkthroughs run side by side (each has its own ports and folders). ONLY=name runs one,
 // WALKTHROUGH_SHOW=1 prints each block's output (to write the output a doc shows).
 describe('docs walkthroughs', { concurrency: true }, () => {
+  for (const tool of ['curl', 'jq'])
+    if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0)
+      throw new Error(`the docs' walkthroughs need ${tool}: deploy/install-deps.sh installs it`);
   const clis = cliCommands();
   for (const [file, names] of Object.entries(WALKTHROUGHS)) {
     const blocks = extract(file);
