@@ -22,8 +22,8 @@
 //
 // Blocks run with `set -euo pipefail`, so a failing command or an unset variable (a step that
 // needs something from another terminal) fails the walkthrough. A marker the runner does not
-// understand, or on a block it cannot run (a language other than sh/bash/console, without file=
-// or output), fails too: nothing marked is skipped. Each file lists the walkthroughs it must hold
+// understand, or on a block it cannot run (a language other than sh, bash or shell, without
+// file= or output), fails too: nothing marked is skipped. Each file lists the walkthroughs it must hold
 // (WALKTHROUGHS below), so a marker deleted by accident fails as well.
 //
 // What the runner changes, and nothing else:
@@ -44,7 +44,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import {
-  chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync,
+  chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync,
   statSync, symlinkSync, writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
@@ -137,7 +137,7 @@ export function extract(file) {
   }
   if (pending) throw new Error(`${pending.where}: the marker is not followed by a fenced block`);
   for (const b of blocks) {
-    const runnable = ['sh', 'bash', 'shell', 'console'].includes(b.lang);
+    const runnable = ['sh', 'bash', 'shell'].includes(b.lang);
     if (!b.file && !b.output && !runnable)
       throw new Error(`${b.where}: a \`${b.lang || 'plain'}\` block is neither run (sh, bash) nor a file= or output block`);
   }
