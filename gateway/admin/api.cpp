@@ -6,6 +6,7 @@
 #include "gateway/http/request_values.hpp"
 #include "gateway/http/streaming.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/providers/conversation.hpp"
 #include "gateway/store/state_store.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -151,21 +152,38 @@ api::api(const std::string& admin_key, key_ring& keys, store::key_store& store,
       ledger_(ledger),
       routing_(routing) {}
 
+namespace {
+
+std::int64_t ms_between(upstream::clock::time_point from, upstream::clock::time_point to) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
+}
+
+// What a record adds beside a state: since when, and the last failure (kept after a recovery).
+void describe(json::object& o, upstream::health_status status,
+              const upstream::health_board::record& seen) {
+    o["health"] = upstream::health_status_name(status);
+    o["since"] = seen.since ? json::value(config::format_time(seen.since)) : nullptr;
+    o["last_error"] = seen.last_error_at ? json::value(seen.last_error) : nullptr;
+    o["last_error_at"] =
+        seen.last_error_at ? json::value(config::format_time(seen.last_error_at)) : nullptr;
+}
+
+}  // namespace
+
 net::awaitable<http::reply> api::health(http::request_context&) {
     using state = upstream::health_board::state;
+    using board = upstream::health_board;
     auto now = upstream::clock::now();
     const auto& table = routing_.table();
+    auto& health = routing_.health();
     json::array routes;
     for (const auto& r : table.routes()) {
         json::array targets;
         for (const auto* list : {&r.targets, &r.on_context_window})
             for (const auto& t : *list) {
                 auto model = upstream::target_model(t, r.model);
-                auto s = routing_.health().of(t.index, model);
+                auto s = health.of(t.index, model);
                 auto now_state = s ? s->now : state::healthy;
-                if (now_state == state::cooled &&
-                    upstream::health_board::available(now_state, s->until, now))
-                    now_state = state::healthy;  // its cooldown is over
                 static constexpr std::string_view names[] = {"healthy", "cooled", "probing",
                                                              "unusable"};
                 json::object o{
@@ -175,22 +193,41 @@ net::awaitable<http::reply> api::health(http::request_context&) {
                     {"failures_in_a_row", s ? s->failures : 0},
                     {"in_flight", s ? s->in_flight : 0}};
                 if (list == &r.on_context_window) o["on_context_window"] = true;
-                if (now_state == state::unusable && s->until > now)
-                    o["unusable_for_ms"] =
-                        std::chrono::duration_cast<std::chrono::milliseconds>(s->until - now)
-                            .count();
+                // A cooldown that ended reads 0: the target stays out of `healthy` until a
+                // request shows it back (its `health` says `down`).
+                if (now_state == state::unusable)
+                    o["unusable_for_ms"] = std::max<std::int64_t>(0, ms_between(now, s->until));
                 if (now_state == state::cooled)
-                    o["cooled_for_ms"] =
-                        std::chrono::duration_cast<std::chrono::milliseconds>(s->until - now)
-                            .count();
+                    o["cooled_for_ms"] = std::max<std::int64_t>(0, ms_between(now, s->until));
                 if (s && s->first_byte_ms) o["first_byte_ms"] = *s->first_byte_ms;
+                describe(o, board::status_of(s, now), s ? s->seen : board::record{});
                 targets.push_back(std::move(o));
             }
         routes.push_back(json::object{{"model", r.model},
                                       {"strategy", config::route_strategy_name(r.strategy)},
                                       {"targets", std::move(targets)}});
     }
-    co_return http::reply::json(200, json::object{{"routes", std::move(routes)}});
+    // Every upstream, whether a route names it or a model reaches it by its globs.
+    json::array upstreams;
+    const auto& ups = table.upstreams();
+    for (std::size_t i = 0; i < ups.size(); ++i) {
+        auto u = health.upstream_of(i).value_or(board::upstream_state{});
+        auto status = board::status_of(u, now);
+        json::object o{{"name", ups[i].name},
+                       {"provider", providers::provider_name(ups[i].provider)},
+                       {"failures_in_a_row", u.failures}};
+        describe(o, status, u.seen);
+        if (status == upstream::health_status::cooling)
+            o["cooling_for_ms"] = ms_between(now, u.until);
+        auto interval = upstream::probe_interval_of(ups[i], routing_.health_settings());
+        o["probe_interval_ms"] =
+            interval.count() ? json::value(interval.count()) : json::value(nullptr);
+        o["last_probe_at"] =
+            u.last_probe_at ? json::value(config::format_time(u.last_probe_at)) : nullptr;
+        upstreams.push_back(std::move(o));
+    }
+    co_return http::reply::json(
+        200, json::object{{"upstreams", std::move(upstreams)}, {"routes", std::move(routes)}});
 }
 
 namespace {

@@ -300,7 +300,8 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
         if (result.transport.ec.category() == gateway_category())
             code = static_cast<errc>(result.transport.ec.value());
         last = {code, false, "upstream `" + up.name + "`: " + result.transport.detail};
-        co_return outcome{outcome::end::held, upstream::verdict::failed};
+        co_return outcome{outcome::end::held, upstream::verdict::failed, {}, {},
+                          result.transport.detail};
     }
     // The gateway makes the agent's calls with the upstream's own key (or none it was given): a
     // refusal is about the gateway's configuration, never about a caller.
@@ -310,7 +311,8 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
             // A 2xx that is no reply is not retried: the server would answer it again.
             last = {errc::upstream_bad_response, false,
                     "upstream `" + up.name + "`: " + result.unreadable};
-            co_return outcome{outcome::end::committed, upstream::verdict::failed};
+            co_return outcome{outcome::end::committed, upstream::verdict::failed, {}, {},
+                              result.unreadable};
         }
         auto& reply = result.reply;
         for (auto& p : reply.content.parts)
@@ -328,10 +330,11 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
                                 "); it is left out for health.max_cooldown");
     auto asked = upstream::retry_after(result.retry_after_ms, result.retry_after);
     bool moves = judged == upstream::verdict::context_window && terms.may_move;
+    auto said = "answered " + std::to_string(result.status);
     if (upstream::tries_another(judged) || moves)
-        co_return outcome{outcome::end::held, judged, asked};
+        co_return outcome{outcome::end::held, judged, asked, {}, said};
     // The request's own fault: no other target would take it.
-    co_return outcome{outcome::end::committed, judged, asked};
+    co_return outcome{outcome::end::committed, judged, asked, {}, said};
 }
 
 net::awaitable<model_result<providers::reply>> model_client::converse(
@@ -340,13 +343,14 @@ net::awaitable<model_result<providers::reply>> model_client::converse(
     config::route_config scratch;
     const auto& route = routing_.table().route(request.model, scratch);
     // Without a route of its own a model's upstream is tried once and retried model_retries
-    // times, as before routes, and keeps no health (as on /v1: with nothing to choose between
-    // there is nothing to keep out; a refused key fails the call, not the upstream); a route
-    // says its own max_attempts.
+    // times, as before routes, and is never kept out (as on /v1: with nothing to choose between
+    // there is nothing to keep out; a refused key fails the call); its attempts are told to the
+    // upstream's health all the same. A route says its own max_attempts.
     bool own_route = &route != &scratch;
     if (!own_route) scratch.max_attempts = 1 + model_retries_;
     auto plan = own_route ? upstream::attempt_plan(route, routing_.health())
-                          : upstream::attempt_plan(route);
+                          : upstream::attempt_plan(route, routing_.health(),
+                                                   upstream::attempt_plan::reporting{});
     request.stream = static_cast<bool>(on_text);
     request.include_usage = request.stream;
     call_attempts attempts(*this, request, std::move(request_id), cancel, on_retry, on_text, trace,

@@ -7,10 +7,12 @@
 #include <boost/container/small_vector.hpp>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -60,6 +62,18 @@ inline bool tries_another(verdict v) {
 verdict judge_status(unsigned status, std::string_view body = {},
                      credential presented = credential::gateway);
 
+// What an upstream's or a target's health is called where people read it (GET /admin/health, the
+// console's Health page; docs/routing.md).
+enum class health_status {
+    unknown,  // nothing has been judged yet: no request or probe has reached it since the start
+    healthy,  // the last request or probe it got succeeded
+    cooling,  // it failed: routes skip it until its cooldown ends
+    down,     // it failed and nothing has succeeded since; no cooldown keeps it out any more (it
+              // ended, or a failed probe set none): the next request or probe tries it
+    probing,  // it was failing, and one request (half open) or probe is trying it now
+};
+std::string_view health_status_name(health_status s);
+
 // The health of every target (an upstream and the model it hears), shared by all workers:
 // a target that failed is cooled for `cooldown`, doubled while it keeps failing up to
 // `max_cooldown` (and at least as long as a retry-after it was given, itself at most
@@ -74,6 +88,7 @@ public:
     std::string name_of(std::size_t upstream) const {
         return upstream < names_.size() ? names_[upstream] : std::to_string(upstream);
     }
+    config::duration max_cooldown() const { return settings_.max_cooldown; }
 
     enum class state { healthy, cooled, probing, unusable };
     // Whether a target in state `s`, out until `until`, may be tried at `now`: healthy, or cooled
@@ -82,6 +97,14 @@ public:
         return s == state::healthy ||
                ((s == state::cooled || s == state::unusable) && now >= until);
     }
+    // The last failure seen and when (wall clock, Unix milliseconds), and since when the
+    // current run of successes or failures lasts: what the Health page says beside a state.
+    struct record {
+        bool judged = false;  // something succeeded or failed (or another replica told)
+        std::string last_error;
+        std::int64_t last_error_at = 0;
+        std::int64_t since = 0;
+    };
     struct target_state {
         std::size_t upstream = 0;
         std::string model;
@@ -90,7 +113,39 @@ public:
         clock::time_point until{};            // the end of the cooldown (or of `unusable`)
         std::optional<double> first_byte_ms;  // decaying average of time to first byte
         int in_flight = 0;
+        record seen;
     };
+    // What a target's state reads as at `now` (a cooldown that ended is `down`, not healthy).
+    static health_status status_of(const std::optional<target_state>& t, clock::time_point now);
+
+    // An upstream as a whole, whatever model it was asked for: every attempt judged on it (a
+    // route's target, or a model without a route) and every probe of it.
+    struct upstream_state {
+        bool failing = false;
+        int failures = 0;           // in a row
+        clock::time_point until{};  // a failed request's cooldown (none after a failed probe)
+        int probes = 0;             // in flight
+        std::int64_t last_probe_at = 0;
+        record seen;
+    };
+    static health_status status_of(const upstream_state& u, clock::time_point now);
+    std::optional<upstream_state> upstream_of(std::size_t upstream) const;
+    // Takes `from` as upstream's record (carried over from another board on a reload), without
+    // its probes in flight.
+    void carry_upstream(std::size_t upstream, const upstream_state& from);
+
+    // A model without a route: its one upstream's attempts, told only to the upstream's record
+    // (that upstream is never kept out: there is nowhere else to send the request). A success
+    // while the upstream is healthy takes no lock.
+    void upstream_succeeded(std::size_t upstream);
+    void upstream_failed(std::size_t upstream, clock::time_point now, std::string_view error,
+                         std::optional<config::duration> retry_after = std::nullopt);
+    // A probe (prober.hpp) of `upstream` begins, and how it ended: `error` empty for a
+    // success. A failed probe leaves the upstream down (routes do not skip it for a probe).
+    void probe_started(std::size_t upstream);
+    void probe_ended(std::size_t upstream, std::string_view error);
+    // A probe cut short by the prober's stop: it tells nothing.
+    void probe_cancelled(std::size_t upstream);
 
     // Whether take() would let it through (no probe is claimed).
     bool available(std::size_t upstream, const std::string& model, clock::time_point now) const;
@@ -108,10 +163,12 @@ public:
     bool take(std::size_t upstream, const std::string& model, clock::time_point now, bool force);
     // The attempt's end: `first_byte` for a success (the latency strategy's average).
     void succeeded(std::size_t upstream, const std::string& model, clock::duration first_byte);
+    // `error`: what failed, for the Health page ("connect: connection refused", "answered 503").
     void failed(std::size_t upstream, const std::string& model, clock::time_point now,
-                std::optional<config::duration> retry_after = std::nullopt);
+                std::optional<config::duration> retry_after = std::nullopt,
+                std::string_view error = {});
     void refused_key(std::size_t upstream, const std::string& model,
-                     clock::time_point now = clock::now());
+                     clock::time_point now = clock::now(), std::string_view error = {});
     // An attempt that ended without a verdict (the client went away): only in_flight changes.
     void abandoned(std::size_t upstream, const std::string& model);
 
@@ -123,8 +180,9 @@ public:
     bool take(slot t, clock::time_point now, bool force);
     void succeeded(slot t, clock::duration first_byte);
     void failed(slot t, clock::time_point now,
-                std::optional<config::duration> retry_after = std::nullopt);
-    void refused_key(slot t, clock::time_point now = clock::now());
+                std::optional<config::duration> retry_after = std::nullopt,
+                std::string_view error = {});
+    void refused_key(slot t, clock::time_point now = clock::now(), std::string_view error = {});
     void abandoned(slot t);
 
     std::optional<target_state> of(std::size_t upstream, const std::string& model) const;
@@ -159,6 +217,16 @@ private:
     void count(std::size_t upstream, outcome o) const;
     // An attempt at `t` ended as `o` (under the lock): one fewer in flight, and counted.
     void ended(target_state& t, outcome o) const;
+    // The cooldown after `failures` failures in a row, at least `retry_after`, at most
+    // max_cooldown.
+    clock::duration cooldown_after(int failures, std::optional<config::duration> retry_after) const;
+    // Under the lock: upstream `u` (when the board knows it) succeeded, or failed with `error`
+    // at `now` (cooling as a target would, at least `retry_after`), or in a probe (nullopt: no
+    // cooldown).
+    void upstream_success(std::size_t u, std::int64_t at_ms);
+    void upstream_failure(std::size_t u, std::optional<clock::time_point> now,
+                          std::optional<config::duration> retry_after, std::string_view error,
+                          std::int64_t at_ms);
 
     config::health_config settings_;
     std::vector<std::string> names_;
@@ -166,6 +234,10 @@ private:
     std::vector<std::array<observability::counter*, outcomes>> series_;
     mutable std::mutex mutex_;
     std::map<std::pair<std::size_t, std::string>, target_state> targets_;
+    std::vector<upstream_state> upstreams_;  // by index, as names_
+    // Each upstream's record says healthy: read without the lock, so that a success of a model
+    // without a route costs no lock while nothing is wrong.
+    std::unique_ptr<std::atomic<bool>[]> healthy_;
     std::function<void(const change&)> tell_;
 };
 
@@ -202,10 +274,16 @@ class attempt_plan {
 public:
     attempt_plan(const config::route_config& route, health_board& health,
                  clock::time_point started = clock::now());
-    // A plan that keeps no health: its route's first target, as often as it allows (a /v1
-    // model without a route: its one upstream, once, with nothing to choose between).
+    // A plan that keeps no health: its route's first target, as often as it allows.
     explicit attempt_plan(const config::route_config& route,
                           clock::time_point started = clock::now());
+    // A model without a route (on /v1 and for the agent alike): its route's first target, as
+    // often as it allows, never kept out for its health (with nothing to choose between there
+    // is nowhere else to go); how each attempt ended is told to the upstream's record on
+    // `health`, for the Health page.
+    struct reporting {};
+    attempt_plan(const config::route_config& route, health_board& health, reporting,
+                 clock::time_point started = clock::now());
 
     // The next target, or nullopt when the attempts or the deadline are used up, or no target is
     // left (all refused their keys). A target not yet tried this request and available comes
@@ -218,17 +296,19 @@ public:
     // for it). `declined` and `refused` concern this request only and leave the board as it was:
     // a declined target may be tried again after its backoff (`retry_after`), a refused one not
     // for this request.
+    // `error` says what failed, for the Health page.
     void succeeded(clock::duration first_byte);
     void failed(std::optional<config::duration> retry_after = std::nullopt,
-                clock::time_point now = clock::now());
-    void refused_key(clock::time_point now = clock::now());
+                clock::time_point now = clock::now(), std::string_view error = {});
+    void refused_key(clock::time_point now = clock::now(), std::string_view error = {});
     void declined(std::optional<config::duration> retry_after = std::nullopt);
     void refused();
     void abandoned();
     // Tells the plan a verdict: the call above that it names; success, client_error and
     // context_window end the attempt unjudged (abandoned(): the caller tells a success with its
     // time through succeeded(), and the other two say nothing of the target).
-    void judged(verdict v, std::optional<config::duration> retry_after = std::nullopt);
+    void judged(verdict v, std::optional<config::duration> retry_after = std::nullopt,
+                std::string_view error = {});
 
     // Spends one attempt on sending the current target's request again on a new connection (a
     // reused one reset before answering: the upstream may have taken it). False, and nothing
@@ -268,7 +348,8 @@ private:
     void set_targets(const std::vector<config::route_target>& targets);
 
     const config::route_config& route_;
-    health_board* health_;  // null: none kept
+    health_board* health_;             // null: none kept
+    health_board* reports_ = nullptr;  // a model without a route: told, never asked
     const std::vector<config::route_target>* targets_;
     clock::time_point started_;
     int attempts_ = 0;
@@ -282,21 +363,38 @@ private:
     boost::container::small_vector<health_board::slot, 8> slots_;  // each target's, with health
 };
 
+class prober;
+
+// How often `u` is probed (prober.hpp): its own probe_interval, else health.probe_interval; 0:
+// never.
+inline config::duration probe_interval_of(const config::upstream_config& u,
+                                          const config::health_config& health) {
+    return u.probe_interval.value_or(health.probe_interval);
+}
+
 // Where a model's requests go, for every path that calls a model: the upstreams' globs, the
-// routes, and the health of every target. One per process; shared by the workers.
+// routes, the health of every upstream and target, and the probes that keep it when the
+// configuration asks for them (health.probe_interval, an upstream's probe_interval: they start
+// with the routing, on a thread of their own). One per configuration; shared by the workers.
 class routing {
 public:
     routing(const std::vector<config::upstream_config>& upstreams,
-            const std::vector<config::route_config>& routes, config::health_config health)
-        : router_(upstreams),
-          table_(upstreams, routes, router_),
-          health_(health, names(upstreams)) {}
+            const std::vector<config::route_config>& routes, config::health_config health);
+    ~routing();
     routing(const routing&) = delete;
     routing& operator=(const routing&) = delete;
 
     const model_router& router() const { return router_; }
     const route_table& table() const { return table_; }
+    // Which models are served, and what /v1/models lists (its lists asked of the upstreams).
     health_board& health() { return health_; }
+    const config::health_config& health_settings() const { return settings_; }
+
+    // Cancels the active probes (prober.hpp) and waits for them to end; the routing keeps
+    // serving, unprobed. Safe to call twice, and without probes; the destructor calls it (a
+    // configuration no longer used should be stopped by its owner, off the workers' threads:
+    // the wait may last until a probe's connect gives up).
+    void stop();
 
 private:
     static std::vector<std::string> names(const std::vector<config::upstream_config>& ups) {
@@ -305,9 +403,12 @@ private:
         return out;
     }
 
+    const std::vector<config::upstream_config>& upstreams_;
+    config::health_config settings_;
     model_router router_;
     route_table table_;
     health_board health_;
+    std::unique_ptr<prober> prober_;  // while probes run
 };
 
 // Seconds or milliseconds to wait from retry-after-ms / retry-after (delta seconds); nullopt
