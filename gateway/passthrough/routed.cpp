@@ -35,6 +35,11 @@ namespace {
 
 namespace bhttp = boost::beast::http;
 
+// What an upstream's failing status says on the Health page; nothing for a success.
+std::string answered_with(unsigned status) {
+    return status / 100 == 2 ? std::string() : "answered " + std::to_string(status);
+}
+
 // A whole JSON answer (or an error answer) the loop reads before it commits to it.
 constexpr std::size_t answer_limit = 64 * 1024 * 1024;
 // What a stream may send before its first content event; past it the stream is committed to.
@@ -349,10 +354,11 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
                                 said + "; trying the route's next target");
         if (!held->upstream_status) {
             last.failed(held->transport);
-            co_return outcome{outcome::end::held, upstream::verdict::failed};
+            co_return outcome{
+                outcome::end::held, upstream::verdict::failed, {}, {}, held->transport.detail};
         }
         last.answer(held->status, "application/json", std::move(held->body));
-        co_return outcome{outcome::end::held, held->judged, held->retry_after};
+        co_return outcome{outcome::end::held, held->judged, held->retry_after, {}, said};
     }
     // Written: judged by the status the client got.
     auto judged = upstream::judge_status(ctx_.status, {}, state_.presented);
@@ -360,7 +366,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
     answer = read_kept_answer(ctx_, state_, up);
     describe_answer(span, ctx_, state_, answer ? &*answer : nullptr, asked);
     co_return outcome{outcome::end::committed, judged, std::nullopt,
-                      std::chrono::steady_clock::now() - asked};
+                      std::chrono::steady_clock::now() - asked, answered_with(ctx_.status)};
 }
 
 net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
@@ -392,7 +398,8 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
         observability::log_warn("request " + ctx_.request_id + ": upstream `" + up.name +
                                 "`: " + exchange.failed.detail);
         last.failed(exchange.failed);
-        co_return outcome{outcome::end::held, upstream::verdict::failed};
+        co_return outcome{
+            outcome::end::held, upstream::verdict::failed, {}, {}, exchange.failed.detail};
     }
     auto first_byte = upstream::clock::now() - sent;
     auto& conn = exchange.conn;
@@ -426,7 +433,8 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
         else
             last.answer(status, res[bhttp::field::content_type], std::move(held));
         if (!broken && parser->is_done() && res.keep_alive()) pool.give_back(std::move(conn));
-        co_return outcome{outcome::end::held, judged, asked};
+        co_return outcome{
+            outcome::end::held, judged, asked, {}, broken ? broken.detail : answered_with(status)};
     }
     if (!terms.last && judged == upstream::verdict::success && !parser->is_done()) {
         // A stream: held back until its first content event.
@@ -451,7 +459,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
             last.failed(failure_of(late ? errc::upstream_idle_timeout : errc::upstream_bad_response,
                                    "upstream `" + up.name + "`: " + why));
             conn->close();
-            co_return outcome{outcome::end::held, upstream::verdict::failed};
+            co_return outcome{outcome::end::held, upstream::verdict::failed, {}, {}, why};
         }
     }
     // Committed: this answer is the client's (on the last attempt, a failure too).
@@ -462,17 +470,18 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     answered = &up;
     answer = read_kept_answer(ctx_, state_, up);
     describe_answer(span, ctx_, state_, answer ? &*answer : nullptr, sent);
-    co_return outcome{outcome::end::committed, judged, asked, first_byte};
+    co_return outcome{outcome::end::committed, judged, asked, first_byte, answered_with(status)};
 }
 
 net::awaitable<void> handler::forward_routed(http::request_context& ctx, const destination& where,
                                              const config::route_config& route) {
     // A route of the configuration says so in the answer and the access log, and keeps its
     // targets' health; the default route (the upstream the model's globs pick, tried once) has
-    // nothing to choose and leaves the answer as it was.
+    // nothing to choose and leaves the answer as it was, and only tells its upstream's health.
     bool configured = where.route != nullptr;
     auto plan = configured ? upstream::attempt_plan(route, routing_.health())
-                           : upstream::attempt_plan(route);
+                           : upstream::attempt_plan(route, routing_.health(),
+                                                    upstream::attempt_plan::reporting{});
     ctx.model = where.model;
     const auto& call = where.call;
     auto spoken = call.dialect;

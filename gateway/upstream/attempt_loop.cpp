@@ -57,13 +57,13 @@ net::awaitable<attempts_end> run_attempts(attempt_plan& plan, attempt_face& face
                     plan.to_context_window_targets();
                     continue;
                 }
-                plan.judged(outcome.judged, outcome.retry_after);
+                plan.judged(outcome.judged, outcome.retry_after, outcome.error);
                 continue;
             case end::committed:
                 if (outcome.judged == verdict::success)
                     plan.succeeded(outcome.first_byte);
                 else
-                    plan.judged(outcome.judged, outcome.retry_after);
+                    plan.judged(outcome.judged, outcome.retry_after, outcome.error);
                 co_return attempts_end::committed;
         }
     }

@@ -6,6 +6,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <optional>
+#include <string>
 
 // The one attempt loop (docs/routing.md) of every path that calls a model: the /v1 face's
 // forwarded and translated requests and the agent's model calls. The loop owns what both faces
@@ -30,6 +31,8 @@ struct attempt_outcome {
     verdict judged = verdict::failed;             // committed or held: the answer, judged
     std::optional<config::duration> retry_after;  // what the answer asked for
     clock::duration first_byte{};                 // a success: request sent -> its head
+    // A failure: what failed, for the Health page ("cannot connect to …", "answered 503").
+    std::string error;
 };
 
 // What the loop tells an attempt besides its target.

@@ -2,6 +2,7 @@
 
 #include "gateway/config/glob.hpp"
 #include "gateway/observability/metrics.hpp"
+#include "gateway/upstream/prober.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -71,6 +72,27 @@ route_table::route_table(const std::vector<config::upstream_config>& upstreams,
                          const model_router& router)
     : upstreams_(upstreams), routes_(routes), router_(router) {}
 
+routing::routing(const std::vector<config::upstream_config>& upstreams,
+                 const std::vector<config::route_config>& routes, config::health_config health)
+    : upstreams_(upstreams),
+      settings_(health),
+      router_(upstreams),
+      table_(upstreams, routes, router_),
+      health_(health, names(upstreams)) {
+    bool probed = std::any_of(upstreams_.begin(), upstreams_.end(), [&](const auto& u) {
+        return probe_interval_of(u, settings_).count() > 0;
+    });
+    if (probed) prober_ = std::make_unique<prober>(upstreams_, settings_, health_);
+}
+
+routing::~routing() {
+    stop();
+}
+
+void routing::stop() {
+    if (prober_) prober_->stop();
+}
+
 const config::route_config* route_table::find(std::string_view model) const {
     for (const auto& r : routes_)
         if (config::glob_match(r.model, model)) return &r;
@@ -100,6 +122,12 @@ attempt_plan::attempt_plan(const config::route_config& route, clock::time_point 
     set_targets(route.targets);
 }
 
+attempt_plan::attempt_plan(const config::route_config& route, health_board& health, reporting,
+                           clock::time_point started)
+    : route_(route), health_(nullptr), reports_(&health), started_(started) {
+    set_targets(route.targets);
+}
+
 void attempt_plan::set_targets(const std::vector<config::route_target>& targets) {
     targets_ = &targets;
     current_ = nullptr;  // its outcome was told before the switch
@@ -120,20 +148,27 @@ std::optional<clock::duration> attempt_plan::left(clock::time_point now) const {
 void attempt_plan::succeeded(clock::duration first_byte) {
     if (!current_) return;
     if (health_) health_->succeeded(slot(current_), first_byte);
+    if (reports_) reports_->upstream_succeeded(current_->index);
     why_ = "success";
 }
 
-void attempt_plan::failed(std::optional<config::duration> retry_after, clock::time_point now) {
+void attempt_plan::failed(std::optional<config::duration> retry_after, clock::time_point now,
+                          std::string_view error) {
     if (!current_) return;
-    if (health_) health_->failed(slot(current_), now, retry_after);
+    if (health_) health_->failed(slot(current_), now, retry_after, error);
+    if (reports_) reports_->upstream_failed(current_->index, now, error, retry_after);
     ++failures_;
     asked_ = retry_after;
     why_ = "failed";
 }
 
-void attempt_plan::refused_key(clock::time_point now) {
+void attempt_plan::refused_key(clock::time_point now, std::string_view error) {
     if (!current_) return;
-    if (health_) health_->refused_key(slot(current_), now);
+    if (health_) health_->refused_key(slot(current_), now, error);
+    if (reports_)
+        reports_->upstream_failed(current_->index, now,
+                                  error.empty() ? "the gateway's key was refused" : error,
+                                  reports_->max_cooldown());
     refused_.push_back(current_);
     why_ = "unusable";
 }
@@ -159,13 +194,14 @@ void attempt_plan::abandoned() {
     why_ = "unsupported";  // the request was not for it (or the client left: no next attempt)
 }
 
-void attempt_plan::judged(verdict v, std::optional<config::duration> retry_after) {
+void attempt_plan::judged(verdict v, std::optional<config::duration> retry_after,
+                          std::string_view error) {
     switch (v) {
         case verdict::failed:
-            failed(retry_after);
+            failed(retry_after, clock::now(), error);
             break;
         case verdict::key_refused:
-            refused_key();
+            refused_key(clock::now(), error);
             break;
         case verdict::declined:
             declined(retry_after);

@@ -97,4 +97,74 @@ BOOST_AUTO_TEST_CASE(changes_are_told_for_the_replicas_but_not_probes_or_abandon
     h.on_change(nullptr);
 }
 
+// What the Health page reads (health_status): a target's cooldown that ended is `down`, not
+// healthy, until a request shows it back; one never judged is `unknown`.
+BOOST_AUTO_TEST_CASE(a_targets_status_names_what_is_known) {
+    health_board h({1s, 60s}, {"up0"});
+    auto now = clock::now();
+    using hs = health_status;
+    BOOST_TEST((health_board::status_of(h.of(0, "m"), now) == hs::unknown));
+    h.take(0, "m", now, true);
+    BOOST_TEST((health_board::status_of(h.of(0, "m"), now) == hs::unknown));  // in flight only
+    h.failed(0, "m", now, std::nullopt, "answered 503");
+    BOOST_TEST((health_board::status_of(h.of(0, "m"), now) == hs::cooling));
+    BOOST_TEST(h.of(0, "m")->seen.last_error == "answered 503");
+    BOOST_TEST(h.of(0, "m")->seen.last_error_at > 0);
+    BOOST_TEST((health_board::status_of(h.of(0, "m"), now + 1s) == hs::down));
+    BOOST_TEST(h.take(0, "m", now + 1s, false));  // the half-open probe
+    BOOST_TEST((health_board::status_of(h.of(0, "m"), now + 1s) == hs::probing));
+    h.succeeded(0, "m", 1ms);
+    BOOST_TEST((health_board::status_of(h.of(0, "m"), now + 1s) == hs::healthy));
+    BOOST_TEST(h.of(0, "m")->seen.last_error == "answered 503");  // kept, with its time
+    h.take(0, "m", now, true);
+    h.refused_key(0, "m", now);
+    BOOST_TEST((health_board::status_of(h.of(0, "m"), now) == hs::cooling));
+    BOOST_TEST(h.of(0, "m")->seen.last_error == "the gateway's key was refused");
+}
+
+// Every upstream has a record, fed by its targets' attempts, the attempts of models without a
+// route, and its probes.
+BOOST_AUTO_TEST_CASE(an_upstreams_record_follows_requests_and_probes) {
+    health_board h({1s, 60s}, {"up0", "up1"});
+    auto now = clock::now();
+    using hs = health_status;
+    auto status = [&](std::size_t u, clock::time_point at) {
+        return health_board::status_of(*h.upstream_of(u), at);
+    };
+    BOOST_TEST((status(0, now) == hs::unknown));
+    BOOST_TEST(!h.upstream_of(2).has_value());
+    // A model without a route.
+    h.upstream_failed(0, now, "cannot connect to upstream 127.0.0.1:1: Connection refused");
+    BOOST_TEST((status(0, now) == hs::cooling));
+    BOOST_TEST((status(0, now + 1s) == hs::down));
+    h.upstream_failed(0, now + 1s, "again");
+    BOOST_TEST((h.upstream_of(0)->until == now + 3s));  // doubled, as a target's
+    h.upstream_succeeded(0);
+    BOOST_TEST((status(0, now) == hs::healthy));
+    BOOST_TEST(h.upstream_of(0)->seen.last_error == "again");
+    h.upstream_succeeded(0);  // healthy already: nothing changes
+    BOOST_TEST(h.upstream_of(0)->failures == 0);
+    // A route's target on up1.
+    h.take(1, "m", now, true);
+    h.failed(1, "m", now, std::nullopt, "answered 502");
+    BOOST_TEST((status(1, now) == hs::cooling));
+    BOOST_TEST(h.upstream_of(1)->seen.last_error == "answered 502");
+    h.take(1, "m", now, true);
+    h.succeeded(1, "m", 1ms);
+    BOOST_TEST((status(1, now) == hs::healthy));
+    // A probe: in flight, it says probing when the upstream was failing; a failed one leaves it
+    // down at once (no cooldown), a success restores it.
+    h.probe_started(0);
+    h.probe_ended(0, "probe answered 503");
+    BOOST_TEST((status(0, now) == hs::down));
+    BOOST_TEST(h.upstream_of(0)->last_probe_at > 0);
+    h.probe_started(0);
+    BOOST_TEST((status(0, now) == hs::probing));
+    h.probe_ended(0, "");
+    BOOST_TEST((status(0, now) == hs::healthy));
+    h.probe_started(0);
+    h.probe_cancelled(0);
+    BOOST_TEST(h.upstream_of(0)->probes == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -213,6 +213,36 @@ BOOST_AUTO_TEST_CASE(a_request_sent_again_counts_as_an_attempt) {
     BOOST_TEST(!once.spend_resend(now));
 }
 
+// A model without a route: its one upstream, never kept out for its health, and every attempt's
+// end told to the upstream's record (the Health page), as both faces do.
+BOOST_AUTO_TEST_CASE(a_model_without_a_route_reports_its_upstreams_health_and_is_never_refused) {
+    health_board h(cooling(1s), {"up0"});
+    auto r = route_of(config::route_strategy::priority, {1}, 1);
+    auto status = [&] { return health_board::status_of(*h.upstream_of(0), clock::now()); };
+    {
+        attempt_plan plan(r, h, attempt_plan::reporting{});
+        BOOST_TEST_REQUIRE(plan.next());
+        plan.judged(verdict::failed, std::nullopt, "answered 503");
+    }
+    BOOST_TEST((status() == health_status::cooling));
+    BOOST_TEST(h.upstream_of(0)->seen.last_error == "answered 503");
+    BOOST_TEST(!h.of(0, "m0").has_value());  // no target kept on the board
+    {
+        attempt_plan plan(r, h, attempt_plan::reporting{});
+        BOOST_TEST(plan.next() == &r.targets[0]);  // cooling, and still tried
+        plan.succeeded(5ms);
+    }
+    BOOST_TEST((status() == health_status::healthy));
+    {
+        attempt_plan plan(r, h, attempt_plan::reporting{});
+        BOOST_TEST_REQUIRE(plan.next());
+        plan.judged(verdict::key_refused);
+        BOOST_TEST(!plan.next());  // one attempt
+    }
+    BOOST_TEST((status() == health_status::cooling));
+    BOOST_TEST(h.upstream_of(0)->seen.last_error == "the gateway's key was refused");
+}
+
 BOOST_AUTO_TEST_CASE(weighted_shares_follow_the_weights) {
     health_board h(cooling(1s));
     auto r = route_of(config::route_strategy::weighted, {1, 3});
