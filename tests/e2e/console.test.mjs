@@ -438,6 +438,54 @@ routes:
   assert.deepEqual(page.problems, []);
 });
 
+// A beginner's configuration (upstreams, no routes): the Health page shows every upstream with its
+// health and its last error, the one a request failed on included.
+test('health: every upstream with its state and last error, in a route or not', async () => {
+  const ADMIN = 'admin-key-0123456789abcdef';
+  const fakePort = await startScriptedFake(['Hello.']);
+  const path = join(dir, 'console-health.yaml');
+  writeFileSync(path, `server:
+  listen: 127.0.0.1:0
+  workers: 2
+upstreams:
+  - name: unreachable
+    base_url: http://127.0.0.1:1/v1
+    models: ["gone-*"]
+  - name: fake
+    base_url: http://127.0.0.1:${fakePort}/v1
+    models: ["*"]
+health:
+  cooldown: 60s
+admin:
+  api_key: ${ADMIN}
+context:
+  data_dir: ${join(dir, 'console-health-data')}
+  prompts_dir: ${PROMPTS}
+`);
+  const gw = await startGateway(path);
+  const failed = await fetch(gw.base + '/v1/chat/completions', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gone-1', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  assert.equal(failed.status, 502);
+  const page = await openPage(gw.base);
+  await page.getByRole('link', { name: 'Operator' }).click();
+  await page.getByLabel('Admin key').fill(ADMIN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('link', { name: 'Health' }).click();
+  const upstreams = page.getByRole('region', { name: 'Upstreams' });
+  const row = upstreams.locator('tbody tr', { hasText: 'unreachable' });
+  await row.waitFor(WAIT);
+  assert.match(await row.innerText(), /unreachable\s+openai\s+cooling for \d+ s[\s\S]*cannot connect to upstream 127\.0\.0\.1:1/);
+  assert.equal(await row.locator('.badge').getAttribute('title'), 'It failed: routes skip it until its cooldown ends.');
+  // Not yet used: unknown, not "healthy".
+  assert.match(await upstreams.locator('tbody tr', { hasText: 'fake' }).innerText(), /fake\s+openai\s+unknown/);
+  await page.getByText('No routes are configured').waitFor(WAIT);
+  await screenshot(page, 'operator-health-upstreams');
+  assert.deepEqual(page.problems, []);
+});
+
 test('the playground: a prompt to a route, the answer streamed as Markdown with its upstream and times', async () => {
   const { gw } = await setup('console-playground', ['Hello from **the playground**.',
     { content: 'The fake model is overloaded.', status: 503 }], `routes:

@@ -1,6 +1,6 @@
 // The operator's pages, behind the admin key (/admin): virtual keys (made with their limits and
 // model globs, the secret shown once, revoked), token usage by day with a chart, the health of
-// the routes' targets, and the requests as they finish. The admin key lives in sessionStorage, apart from the Context API key.
+// every upstream and of the routes' targets, and the requests as they finish. The admin key lives in sessionStorage, apart from the Context API key.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from './api.js';
 import { sseParser } from './sse.js';
@@ -267,29 +267,77 @@ function Usage({ onRefused }) {
   );
 }
 
+// What each health means, as docs/routing.md says it (shown as the badge's title).
+const HEALTH_MEANS = {
+  unknown: 'Nothing has reached it since the gateway started.',
+  healthy: 'The last request or probe it got succeeded.',
+  cooling: 'It failed: routes skip it until its cooldown ends.',
+  down: 'It failed and nothing has succeeded since; the next request or probe tries it.',
+  probing: 'It was failing; a request or probe is trying it now.',
+};
+const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
+
+function HealthBadge({ health, coolingMs }) {
+  return (
+    <>
+      <span class="badge" title={HEALTH_MEANS[health]}>{health}</span>
+      {health === 'cooling' && coolingMs ? ` for ${Math.ceil(coolingMs / 1000)} s` : ''}
+    </>
+  );
+}
+
+// The last failure and when, kept after a recovery.
+function LastError({ of }) {
+  if (!of.last_error) return '—';
+  return <>{of.last_error} <time class="meta" datetime={of.last_error_at}>{when(of.last_error_at)}</time></>;
+}
+
 function Health({ onRefused }) {
   const { data, error, reload } = useAdmin('/admin/health', onRefused);
   return (
     <>
-      <h2>Routes and their targets <button type="button" class="small" onClick={reload}>Refresh</button></h2>
+      <h2>Upstreams <button type="button" class="small" onClick={reload}>Refresh</button></h2>
       {error && <p class="error" role="alert">{error}</p>}
-      {!data ? <p class="loading">Loading…</p> : !data.routes.length ? (
+      {!data ? <p class="loading">Loading…</p> : (
+        <section aria-label="Upstreams">
+          <div class="table-scroll">
+            <table class="upstreams cards">
+              <thead><tr><th>Upstream</th><th>Provider</th><th>Health</th><th>Since</th><th>Last error</th><th>Probes</th></tr></thead>
+              <tbody>
+                {(data.upstreams ?? []).map((u) => (
+                  <tr key={u.name} class={'health-' + u.health}>
+                    <td data-label="Upstream">{u.name}</td>
+                    <td data-label="Provider">{u.provider}</td>
+                    <td data-label="Health"><HealthBadge health={u.health} coolingMs={u.cooling_for_ms} /></td>
+                    <td data-label="Since">{u.since ? <time datetime={u.since}>{when(u.since)}</time> : '—'}</td>
+                    <td data-label="Last error"><LastError of={u} /></td>
+                    <td data-label="Probes">{u.probe_interval_ms ? `every ${number(u.probe_interval_ms / 1000)} s` : 'off'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </section>
+      )}
+      <h2>Routes and their targets</h2>
+      {!data ? null : !data.routes.length ? (
         <p class="muted">No routes are configured: each model goes to the upstream its globs pick (docs/routing.md).</p>
       ) : data.routes.map((r) => (
         <section class="route" key={r.model} aria-label={`Route ${r.model}`}>
           <h3><code>{r.model}</code> <span class="badge">{r.strategy}</span></h3>
           <div class="table-scroll">
             <table class="targets cards">
-              <thead><tr><th>Upstream</th><th>Model</th><th>State</th><th>Failures in a row</th><th>In flight</th><th>First byte</th></tr></thead>
+              <thead><tr><th>Upstream</th><th>Model</th><th>Health</th><th>Failures in a row</th><th>In flight</th><th>First byte</th><th>Last error</th></tr></thead>
               <tbody>
                 {r.targets.map((t, i) => (
-                  <tr key={i} class={'state-' + t.state}>
+                  <tr key={i} class={'health-' + t.health}>
                     <td data-label="Upstream">{t.upstream}{t.on_context_window ? ' (context window)' : ''}</td>
                     <td data-label="Model">{t.model ?? r.model}</td>
-                    <td data-label="State"><span class="badge">{t.state}</span>{t.cooled_for_ms ? ` for ${Math.ceil(t.cooled_for_ms / 1000)} s` : ''}</td>
+                    <td data-label="Health"><HealthBadge health={t.health} coolingMs={t.cooled_for_ms ?? t.unusable_for_ms} /></td>
                     <td data-label="Failures in a row">{t.failures_in_a_row}</td>
                     <td data-label="In flight">{t.in_flight}</td>
                     <td data-label="First byte">{t.first_byte_ms !== undefined ? `${number(t.first_byte_ms)} ms` : '—'}</td>
+                    <td data-label="Last error"><LastError of={t} /></td>
                   </tr>
                 ))}
               </tbody>
