@@ -16,6 +16,10 @@
 //                   TEXT; it may be given more than once
 //   file=PATH       the block is a file's content, written to PATH (relative to the walkthrough's
 //                   folder; `~/` is its home) where the docs tell the reader to save it
+//   browser=STEPS url=URL
+//                   a marker of its own, on no block: the steps the text around it describes,
+//                   taken in Chromium at URL (browser_steps.mjs holds them; the docs' words are
+//                   not code, so these are written by hand), once every terminal's block ended
 //   output          the block is output shown in the docs for the block before it: each of its
 //                   non-empty lines appears in that block's output, in order (`…` stands for any
 //                   text within a line; an answer without a final newline runs into the next one)
@@ -52,6 +56,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { browserSteps } from './browser_steps.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GATEWAY = resolve(process.env.CONTEXTGATE_BIN ?? join(ROOT, 'build/contextgate'));
@@ -98,7 +103,7 @@ function parseMarker(text, where) {
     const [, key, quoted, bare] = a;
     const value = quoted ?? bare;
     if (key === 'expect' && value !== undefined) marker.expect = [...(marker.expect ?? []), value];
-    else if (['terminal', 'until', 'file'].includes(key) && value !== undefined) marker[key] = value;
+    else if (['terminal', 'until', 'file', 'browser', 'url'].includes(key) && value !== undefined) marker[key] = value;
     else if (key === 'output' && value === undefined) marker.output = true;
     else throw new Error(`${where}: unknown walkthrough attribute \`${a[0].trim()}\``);
     end = attrs.lastIndex;
@@ -116,8 +121,12 @@ function extract(file) {
   for (let i = 0; i < lines.length; ++i) {
     const line = lines[i];
     if (line.trimStart().startsWith('<!-- walkthrough')) {
-      pending = parseMarker(line.trim(), `${file}:${i + 1}`);
-      if (!pending) throw new Error(`${file}:${i + 1}: cannot read the marker`);
+      if (pending) throw new Error(`${pending.where}: the marker is not followed by a fenced block`);
+      const marker = parseMarker(line.trim(), `${file}:${i + 1}`);
+      if (!marker) throw new Error(`${file}:${i + 1}: cannot read the marker`);
+      // A browser step stands alone: the steps are the text around it.
+      if (marker.browser) blocks.push({ ...marker, text: '' });
+      else pending = marker;
       continue;
     }
     const fence = line.match(/^(\s*)(`{3,}|~{3,})\s*([\w-]*)/);
@@ -138,6 +147,11 @@ function extract(file) {
   }
   if (pending) throw new Error(`${pending.where}: the marker is not followed by a fenced block`);
   for (const b of blocks) {
+    if (b.browser) {
+      if (!browserSteps[b.browser]) throw new Error(`${b.where}: no browser steps named \`${b.browser}\` in browser_steps.mjs`);
+      if (!b.url) throw new Error(`${b.where}: a browser step needs the url= it opens`);
+      continue;
+    }
     const runnable = ['sh', 'bash', 'shell'].includes(b.lang);
     if (!b.file && !b.output && !runnable)
       throw new Error(`${b.where}: a \`${b.lang || 'plain'}\` block is neither run (sh, bash) nor a file= or output block`);
@@ -162,7 +176,7 @@ async function rewriter(blocks, scratchTmp) {
   const ports = new Map();
   const pattern = /(localhost:|127\.0\.0\.1:|--port\s+)(\d{2,5})\b/g;
   for (const b of blocks)
-    for (const text of [b.text, b.until ?? '', ...(b.expect ?? [])])
+    for (const text of [b.text, b.until ?? '', b.url ?? '', ...(b.expect ?? [])])
       for (const m of text.matchAll(pattern)) if (!ports.has(m[2])) ports.set(m[2], String(await freePort()));
   return (text) => text
     .replace(pattern, (_, before, port) => before + (ports.get(port) ?? port))
@@ -323,6 +337,11 @@ async function walk(name, blocks, clis, terminals) {
       if (b.output) {
         assert.ok(previous, `${b.where}: an output block before any command`);
         previous.outputs.push({ ...b, text: rewrite(b.text) });
+        continue;
+      }
+      if (b.browser) {
+        for (const t of terminals.values()) if (t.current) await t.current.ended;
+        await browserSteps[b.browser]({ url: rewrite(b.url), path: (p) => rewrite(p) });
         continue;
       }
       const text = rewrite(b.text);
