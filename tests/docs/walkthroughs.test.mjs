@@ -27,8 +27,9 @@
 // Blocks run with `set -euo pipefail`, so a failing command or an unset variable (a step that
 // needs something from another terminal) fails the walkthrough. A marker the runner does not
 // understand, or on a block it cannot run (a language other than sh, bash or shell, without
-// file= or output), fails too: nothing marked is skipped. Each file lists the walkthroughs it must hold
-// (WALKTHROUGHS below), so a marker deleted by accident fails as well.
+// file= or output), fails too: nothing marked is skipped. Each file lists the walkthroughs it
+// must hold (WALKTHROUGHS below), so a marker deleted by accident, or one in a file not listed,
+// fails as well.
 //
 // What the runner changes, and nothing else:
 // - The folder. Each walkthrough runs in a scratch folder laid out as the repository's root (the
@@ -253,7 +254,8 @@ class Terminal {
     this.child.stderr.on('data', seen);
   }
 
-  // Types `file`'s block; resolves when it ends, with its status and output.
+  // Types `file`'s block; returns it: its `output` so far, `ended` (a promise) and its `status`
+  // once it ended (its last command's, or the shell's when a failing command ended the shell).
   type(file, index) {
     const block = { output: '', sentinel: `__walkthrough_block_${index}_done`, status: null };
     block.ended = new Promise((done) => {
