@@ -253,6 +253,16 @@ void health_board::carry_upstream(std::size_t upstream, const upstream_state& fr
     healthy_[upstream].store(from.seen.judged && !from.failing, std::memory_order_relaxed);
 }
 
+void health_board::carry_target(std::size_t upstream, const target_state& from) {
+    std::lock_guard lock(mutex_);
+    auto& t = entry(upstream, from.model);
+    t.now = from.now == state::probing ? state::cooled : from.now;
+    t.failures = from.failures;
+    t.until = from.until;
+    t.first_byte_ms = from.first_byte_ms;
+    t.seen = from.seen;
+}
+
 void health_board::probe_cancelled(std::size_t upstream) {
     if (upstream >= upstreams_.size()) return;
     std::lock_guard lock(mutex_);

@@ -133,6 +133,10 @@ public:
     // Takes `from` as upstream's record (carried over from another board on a reload), without
     // its probes in flight.
     void carry_upstream(std::size_t upstream, const upstream_state& from);
+    // Takes `from` (another board's target, on a reload) as the target of `upstream` (its index
+    // on this board) and the same model: its state, failures, last error and average, without
+    // its requests in flight (a probe in flight is cooled again: it reports to the other board).
+    void carry_target(std::size_t upstream, const target_state& from);
 
     // A model without a route: its one upstream's attempts, told only to the upstream's record
     // (that upstream is never kept out: there is nowhere else to send the request). A success

@@ -167,4 +167,23 @@ BOOST_AUTO_TEST_CASE(an_upstreams_record_follows_requests_and_probes) {
     BOOST_TEST(h.upstream_of(0)->probes == 0);
 }
 
+// A reload carries each target's and upstream's record to the new board: the state, its time and
+// its last error, not what is in flight.
+BOOST_AUTO_TEST_CASE(records_carry_over_to_another_board) {
+    health_board before({1s, 60s}, {"a", "b"}), after({1s, 60s}, {"b", "a"});
+    auto now = clock::now();
+    before.take(1, "m", now, true);
+    before.failed(1, "m", now, std::nullopt, "answered 502");
+    before.probe_started(1);
+    for (const auto& t : before.snapshot()) after.carry_target(0, t);
+    after.carry_upstream(0, *before.upstream_of(1));
+    BOOST_TEST((after.of(0, "m")->now == state::cooled));
+    BOOST_TEST((after.of(0, "m")->until == now + 1s));
+    BOOST_TEST(after.of(0, "m")->seen.last_error == "answered 502");
+    BOOST_TEST(after.of(0, "m")->in_flight == 0);
+    BOOST_TEST(after.upstream_of(0)->seen.last_error == "answered 502");
+    BOOST_TEST(after.upstream_of(0)->probes == 0);
+    BOOST_TEST((health_board::status_of(*after.upstream_of(0), now) == health_status::cooling));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
