@@ -1,5 +1,6 @@
 // The health of every upstream (docs/routing.md, "What the Health page says"): what requests
 // without a route report, what the active probes find, and how GET /admin/health says it.
+#include "tests/integration/context_fixture.hpp"
 #include "tests/integration/harness.hpp"
 
 #include <boost/json.hpp>
@@ -208,6 +209,18 @@ BOOST_AUTO_TEST_CASE(probes_run_only_where_configured) {
     BOOST_TEST(quiet.requests().empty());
     BOOST_TEST(text(upstream_health(g, c.upstreams[1].name), "health") == "healthy");
     BOOST_TEST(text(upstream_health(g, c.upstreams[0].name), "health") == "unknown");
+}
+
+// The agent's calls for a model without a route tell the upstream's health as /v1 requests do:
+// a 503 it retried past is its last error, and the success after it makes it healthy.
+BOOST_AUTO_TEST_CASE(the_agents_calls_without_a_route_tell_the_upstreams_health) {
+    context_fixture f([](config::gateway_config& c) { c.admin.api_key = admin_key; });
+    f.fake.script({{"overloaded", "stop", 503, "", 0}, {"Answered."}});
+    auto events = f.events(f.start(f.create_chat(), "hello"));
+    BOOST_TEST_REQUIRE(events.back().type == "run.completed");
+    auto u = upstream_health(*f.gateway, f.config.upstreams[0].name);
+    BOOST_TEST(text(u, "health") == "healthy");
+    BOOST_TEST(text(u, "last_error") == "answered 503");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
