@@ -300,8 +300,8 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
         if (result.transport.ec.category() == gateway_category())
             code = static_cast<errc>(result.transport.ec.value());
         last = {code, false, "upstream `" + up.name + "`: " + result.transport.detail};
-        co_return outcome{outcome::end::held, upstream::verdict::failed, {}, {},
-                          result.transport.detail};
+        co_return outcome{
+            outcome::end::held, upstream::verdict::failed, {}, {}, result.transport.detail};
     }
     // The gateway makes the agent's calls with the upstream's own key (or none it was given): a
     // refusal is about the gateway's configuration, never about a caller.
@@ -311,8 +311,8 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
             // A 2xx that is no reply is not retried: the server would answer it again.
             last = {errc::upstream_bad_response, false,
                     "upstream `" + up.name + "`: " + result.unreadable};
-            co_return outcome{outcome::end::committed, upstream::verdict::failed, {}, {},
-                              result.unreadable};
+            co_return outcome{
+                outcome::end::committed, upstream::verdict::failed, {}, {}, result.unreadable};
         }
         auto& reply = result.reply;
         for (auto& p : reply.content.parts)
