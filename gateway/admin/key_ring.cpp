@@ -137,6 +137,29 @@ std::vector<std::string> key_ring::adopt(const std::vector<store::key_record>& r
     return clashes;
 }
 
+std::vector<std::string> key_ring::declare(const std::vector<virtual_key>& declared) {
+    std::set<std::string, std::less<>> named;
+    for (const auto& key : declared) named.insert(key.id);
+    std::vector<std::string> refused;
+    std::unique_lock lock(mutex_);
+    for (auto it = by_id_.begin(); it != by_id_.end();) {
+        if (it->second->declared && !named.count(it->first)) {
+            by_digest_.erase(it->second->digest);
+            it = by_id_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (auto key : declared) {
+        key.declared = true;
+        auto name = key.name;
+        if (!put_locked(std::make_shared<const virtual_key>(std::move(key))))
+            refused.push_back(std::move(name));
+    }
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    return refused;
+}
+
 bool key_ring::removed(std::string_view id) const {
     std::shared_lock lock(mutex_);
     return removed_.count(std::string(id)) > 0;

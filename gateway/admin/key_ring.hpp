@@ -60,6 +60,10 @@ public:
     // live record is put, each revoked one removed; keys declared in the configuration stay.
     // The names of records whose secret another key has (not used) are returned.
     std::vector<std::string> adopt(const std::vector<store::key_record>& records);
+    // The configuration's keys after a reload, in one step: a declared key it no longer names
+    // goes (a later reload may declare it again), the others are put as declared now; keys made
+    // through /admin/keys stay. The names of keys not taken (another key has their secret).
+    std::vector<std::string> declare(const std::vector<virtual_key>& declared);
 
 private:
     bool removed(std::string_view id) const;

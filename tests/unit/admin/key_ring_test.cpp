@@ -5,6 +5,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <string>
+#include <vector>
+
 using namespace gateway::admin;
 
 BOOST_AUTO_TEST_SUITE(virtual_key_ring)
@@ -83,6 +86,37 @@ BOOST_AUTO_TEST_CASE(a_removed_key_is_never_put_back) {
     BOOST_TEST(!ring.by_id("key_r"));
     BOOST_TEST(!ring.by_secret("sk-revoked-0123456789"));
     BOOST_TEST(!ring.remove("key_r"));  // the DELETE of a DELETE: nothing there
+}
+
+BOOST_AUTO_TEST_CASE(a_reload_declares_the_files_keys_and_keeps_those_made_by_the_api) {
+    auto key = [](std::string name, std::string secret, unsigned rpm = 0) {
+        virtual_key k;
+        k.id = "cfg-" + name;
+        k.name = std::move(name);
+        k.digest = gateway::config::key_digest(secret);
+        k.rpm = rpm;
+        return k;
+    };
+    key_ring ring({key("a", "sk-a-0123456789abcdef"), key("b", "sk-b-0123456789abcdef")});
+    virtual_key made = key("api", "sk-api-0123456789abcd");
+    made.id = "key_0123456789abcdef";
+    BOOST_TEST_REQUIRE(ring.put(made));
+    BOOST_TEST_REQUIRE(ring.by_secret("sk-b-0123456789abcdef"));  // cached in this thread
+
+    // b leaves the file, a changes, c arrives, and d has the API key's secret.
+    auto refused =
+        ring.declare({key("a", "sk-a-0123456789abcdef", 7), key("c", "sk-c-0123456789abcdef"),
+                      key("d", "sk-api-0123456789abcd")});
+    BOOST_TEST(refused == std::vector<std::string>{"d"});
+    BOOST_TEST(!ring.by_secret("sk-b-0123456789abcdef"));
+    BOOST_TEST(ring.by_secret("sk-a-0123456789abcdef")->rpm == 7u);
+    BOOST_TEST(ring.by_secret("sk-a-0123456789abcdef")->declared);
+    BOOST_TEST(ring.by_secret("sk-c-0123456789abcdef"));
+    BOOST_TEST(ring.by_secret("sk-api-0123456789abcd")->id == "key_0123456789abcdef");
+    // A key a reload took away may be declared again by the next one.
+    ring.declare({key("b", "sk-b-0123456789abcdef")});
+    BOOST_TEST(ring.by_secret("sk-b-0123456789abcdef"));
+    BOOST_TEST(!ring.by_secret("sk-a-0123456789abcdef"));
 }
 
 BOOST_AUTO_TEST_CASE(secrets_and_estimates) {
