@@ -90,6 +90,9 @@ error_info info(errc e) {
         case errc::unsupported_media_type:
             return {415, "invalid_request_error", "unsupported_media_type",
                     "The request body's Content-Type is not one this endpoint takes."};
+        case errc::invalid_config:
+            return {400, "invalid_request_error", "invalid_config",
+                    "The configuration file does not validate; the running configuration stays."};
         case errc::shutting_down:
             return {503, "server_error", "shutting_down", "The gateway is shutting down."};
         case errc::upstream_unreachable:

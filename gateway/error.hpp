@@ -37,6 +37,7 @@ enum class errc {
     merge_conflict,
     websocket_refused,
     unsupported_media_type,
+    invalid_config,
     shutting_down,
     upstream_unreachable,
     upstream_reset,

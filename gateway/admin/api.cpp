@@ -145,12 +145,12 @@ json::object key_json(const virtual_key& k, const key_usage& used) {
 }  // namespace
 
 api::api(const std::string& admin_key, key_ring& keys, store::key_store& store,
-         usage_ledger& ledger, upstream::routing& routing)
+         usage_ledger& ledger, routing_now routing)
     : admin_digest_(config::hashed_key(admin_key)),
       keys_(keys),
       store_(store),
       ledger_(ledger),
-      routing_(routing) {}
+      routing_(std::move(routing)) {}
 
 namespace {
 
@@ -174,8 +174,9 @@ net::awaitable<http::reply> api::health(http::request_context&) {
     using state = upstream::health_board::state;
     using board = upstream::health_board;
     auto now = upstream::clock::now();
-    const auto& table = routing_.table();
-    auto& health = routing_.health();
+    auto routing = routing_();
+    const auto& table = routing->table();
+    auto& health = routing->health();
     json::array routes;
     for (const auto& r : table.routes()) {
         json::array targets;
@@ -219,7 +220,7 @@ net::awaitable<http::reply> api::health(http::request_context&) {
         describe(o, status, u.seen);
         if (status == upstream::health_status::cooling)
             o["cooling_for_ms"] = ms_between(now, u.until);
-        auto interval = upstream::probe_interval_of(ups[i], routing_.health_settings());
+        auto interval = upstream::probe_interval_of(ups[i], routing->health_settings());
         o["probe_interval_ms"] =
             interval.count() ? json::value(interval.count()) : json::value(nullptr);
         o["last_probe_at"] =

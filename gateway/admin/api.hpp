@@ -7,6 +7,8 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <functional>
+#include <memory>
 #include <string>
 
 namespace gateway::store {
@@ -28,14 +30,17 @@ class usage_ledger;
 //   PATCH  /admin/keys/{id}   any of the fields above (declared keys cannot change: 409)
 //   DELETE /admin/keys/{id}   revokes at once; its usage stays in the reports
 //   GET    /admin/usage?key=&model=&from=&to=&group_by=day
-//   GET    /admin/health      every route's targets with their health (docs/routing.md)
+//   GET    /admin/health      every upstream's and route target's health (docs/routing.md)
 //   GET    /admin/log         the access lines as they happen, as server-sent events
 //
 // Thread-safe: one instance serves every worker.
 class api {
 public:
+    // The routes and health of the configuration serving now (a reload switches them), held
+    // while one request reads them.
+    using routing_now = std::function<std::shared_ptr<upstream::routing>()>;
     api(const std::string& admin_key, key_ring& keys, store::key_store& store, usage_ledger& ledger,
-        upstream::routing& routing);
+        routing_now routing);
 
     using method = net::awaitable<http::reply> (api::*)(http::request_context&);
     http::handler route(method m);
@@ -57,7 +62,7 @@ private:
     key_ring& keys_;
     store::key_store& store_;
     usage_ledger& ledger_;
-    upstream::routing& routing_;
+    routing_now routing_;
 };
 
 }  // namespace gateway::admin

@@ -130,7 +130,7 @@ model_client::model_client(const std::vector<config::upstream_config>& upstreams
         pools_.emplace_back(upstreams[i], tls_contexts[i]);
 }
 
-const config::upstream_config& model_client::upstream_for(std::string_view model) const {
+config::upstream_config model_client::upstream_for(std::string_view model) const {
     config::route_config scratch;
     return upstreams_[routing_.table().route(model, scratch).targets.front().index];
 }

@@ -46,7 +46,7 @@ public:
         retry_hook on_retry, text_hook on_text = {},
         const observability::trace_context* trace = nullptr) override;
 
-    const config::upstream_config& upstream_for(std::string_view model) const override;
+    config::upstream_config upstream_for(std::string_view model) const override;
 
     // Closes the pooled connections and pools none from now on (the engine is stopping).
     void shutdown() override;

@@ -79,7 +79,8 @@ public:
         providers::request request, std::string request_id, call_canceller& cancel,
         retry_hook on_retry, text_hook on_text = {},
         const observability::trace_context* trace = nullptr) = 0;
-    virtual const config::upstream_config& upstream_for(std::string_view model) const = 0;
+    // A copy: the configuration it comes from may be reloaded while the caller holds it.
+    virtual config::upstream_config upstream_for(std::string_view model) const = 0;
     // The engine is stopping: release what is kept between calls (pooled connections).
     virtual void shutdown() = 0;
 };

@@ -4,6 +4,7 @@
 #include "gateway/agent/agent_loop.hpp"
 #include "gateway/agent/approval_gate.hpp"
 #include "gateway/agent/model_client.hpp"
+#include "gateway/agent/model_switch.hpp"
 #include "gateway/agent/run_journal.hpp"
 #include "gateway/agent/run_registry.hpp"
 #include "gateway/agent/system_prompts.hpp"
@@ -74,8 +75,7 @@ config::parsed<context_files> load_context_files(const config::gateway_config& c
 }
 
 config::parsed<std::unique_ptr<context_service>> context_service::start(
-    const config::gateway_config& config, upstream::routing& routing,
-    const std::vector<std::shared_ptr<boost::asio::ssl::context>>& tls_contexts) {
+    const config::gateway_config& config, std::shared_ptr<const generation> serving) {
     using result = config::parsed<std::unique_ptr<context_service>>;
     const auto& context = config.context;
     auto files = load_context_files(config);
@@ -113,9 +113,9 @@ config::parsed<std::unique_ptr<context_service>> context_service::start(
     for (const auto& problem : s->roots_->unusable())
         observability::log_warn("context.workspaces: " + problem + "; chats cannot use it");
     s->prompts_ = std::make_unique<agent::system_prompts>(std::move(files.value->prompts), tools);
-    s->model_ = std::make_unique<agent::model_client>(
-        config.upstreams, config.context.model_retries, routing, tls_contexts,
-        s->engine_.get_executor(), s->ledger_.get());
+    s->model_retries_ = context.model_retries;
+    s->model_ = std::make_unique<agent::model_switch>(s->engine_.get_executor());
+    s->use(std::move(serving));
     s->journal_ = std::make_unique<agent::run_journal>(*s->store_, context.event_excerpt_bytes);
     // Eight tool threads: a write waits on fsync (the file, then its folder) far longer than it
     // computes, so with two, hundreds of runs' approved writes queued behind one another
@@ -175,9 +175,32 @@ void context_service::stop() {
     if (store_)
         if (auto* replicas = store_->replicas()) replicas->stop_listening();
     if (runs_) runs_->stop();
+    if (model_) model_->release();
     if (runner_) runner_->stop();
     if (mcp_) mcp_->stop();
     if (ledger_) ledger_->stop();
+}
+
+namespace {
+
+// The engine's model client over one generation, and the generation it reads.
+struct engine_face {
+    engine_face(std::shared_ptr<const generation> g, unsigned model_retries,
+                boost::asio::any_io_executor engine, upstream::usage_sink* ledger)
+        : built_from(std::move(g)),
+          client(built_from->config.upstreams, model_retries, *built_from->routing,
+                 built_from->tls_contexts, std::move(engine), ledger) {}
+
+    std::shared_ptr<const generation> built_from;
+    agent::model_client client;
+};
+
+}  // namespace
+
+void context_service::use(std::shared_ptr<const generation> serving) {
+    auto face = std::make_shared<engine_face>(std::move(serving), model_retries_,
+                                              engine_.get_executor(), ledger_.get());
+    model_->use(std::shared_ptr<agent::model_port>(face, &face->client));
 }
 
 std::string context_service::reload_workflows() {

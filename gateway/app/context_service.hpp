@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gateway/app/generation.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/prompts/prompt_library.hpp"
 #include "gateway/workflows/registry.hpp"
@@ -17,7 +18,7 @@ class usage_ledger;
 namespace gateway::agent {
 class agent_loop;
 class approval_gate;
-class model_client;
+class model_switch;
 class run_journal;
 class run_registry;
 class system_prompts;
@@ -32,9 +33,6 @@ class edit_sessions;
 }
 namespace gateway::mcp {
 class hub;
-}
-namespace gateway::upstream {
-class routing;
 }
 namespace gateway::store {
 class data_dir_lock;
@@ -73,9 +71,9 @@ class context_service {
 public:
     // Loads the prompts and workflows, takes the data directory, opens the store and starts the
     // engine, which resumes the unfinished runs. The error names what failed.
+    // The agent's model calls go to `serving`'s upstreams and routes.
     static config::parsed<std::unique_ptr<context_service>> start(
-        const config::gateway_config& config, upstream::routing& routing,
-        const std::vector<std::shared_ptr<boost::asio::ssl::context>>& tls_contexts);
+        const config::gateway_config& config, std::shared_ptr<const generation> serving);
     ~context_service();
 
     context::api& api() { return *api_; }
@@ -87,6 +85,9 @@ public:
 
     // SIGHUP: loads the workflows again; a broken change keeps the old set. Returns the error.
     std::string reload_workflows();
+    // A reload: the model calls that start from now on go to `serving`'s upstreams and routes;
+    // a call in flight ends on the generation it started with.
+    void use(std::shared_ptr<const generation> serving);
 
     // Stops the engine: every run where it stands (resumable), then the tools, then writes the
     // pending usage. Idempotent.
@@ -107,7 +108,8 @@ private:
 
     std::unique_ptr<agent::system_prompts> prompts_;
     boost::asio::io_context engine_{1};
-    std::unique_ptr<agent::model_client> model_;
+    unsigned model_retries_ = 3;  // context.model_retries
+    std::unique_ptr<agent::model_switch> model_;
     std::unique_ptr<agent::run_journal> journal_;
     std::unique_ptr<agent::tool_runner> runner_;
     std::unique_ptr<agent::approval_gate> gate_;

@@ -35,6 +35,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <latch>
 
 namespace gateway::app {
 
@@ -76,15 +77,166 @@ net::awaitable<void> not_allowed(http::request_context& ctx) {
 
 }  // namespace
 
-server::server(config::gateway_config config) : config_(std::move(config)) {}
+struct server::v1_face {
+    v1_face(std::shared_ptr<const generation> g, const config::gateway_config& running,
+            passthrough::admission* gate, upstream::usage_sink* ledger)
+        : built_from(std::move(g)),
+          handler(running.server, built_from->config.upstreams, *built_from->routing,
+                  built_from->tls_contexts, gate, ledger,
+                  passthrough::cache_setup{built_from->cache.get(), &built_from->config.cache}) {}
+
+    std::shared_ptr<const generation> built_from;
+    passthrough::handler handler;
+};
+
+struct server::v1_slot {
+    std::shared_ptr<v1_face> now;
+    std::vector<std::weak_ptr<v1_face>> before;
+
+    // Each face that may still serve a request: the current one and those retired whose last
+    // request has not ended.
+    template <class F>
+    void each(F f) {
+        std::erase_if(before, [](const auto& w) { return w.expired(); });
+        if (now) f(now->handler);
+        for (auto& w : before)
+            if (auto face = w.lock()) f(face->handler);
+    }
+};
+
+server::server(config::gateway_config config)
+    : config_(std::move(config)), replica_(random_id("replica-", 6)) {}
 
 server::~server() {
     stop();
     wait();
+    // The generations go before the workers: what they hold (the Redis cache's connections, the
+    // handlers' pools) lives on the workers' io_contexts. The engine let go of its own in wait().
+    slots_.clear();
+    std::lock_guard lock(current_mutex_);
+    generation_.reset();
 }
 
 std::string server::reload_workflows() {
     return context_ ? context_->reload_workflows() : std::string();
+}
+
+std::shared_ptr<const generation> server::current() const {
+    std::lock_guard lock(current_mutex_);
+    return generation_;
+}
+
+std::shared_ptr<server::v1_face> server::make_face(std::shared_ptr<const generation> g) {
+    return std::make_shared<v1_face>(std::move(g), config_, gate_.get(), &context_->ledger());
+}
+
+namespace {
+
+// Anthropic and Gemini always want a key; the agent's calls and requests translated from another
+// dialect carry none but the upstream's own.
+void warn_of_missing_keys(const std::vector<config::upstream_config>& upstreams) {
+    for (const auto& up : upstreams)
+        if (up.provider != config::provider_kind::openai && up.api_key.empty())
+            observability::log_warn(
+                "upstream `" + up.name + "` (" +
+                std::string(providers::provider_name(up.provider)) +
+                ") has no api_key: the agent's calls and requests translated to it from another "
+                "dialect reach it without a key and will be refused; set `api_key` (e.g. "
+                "${" +
+                (up.provider == config::provider_kind::anthropic ? "ANTHROPIC_API_KEY"
+                                                                 : "GEMINI_API_KEY") +
+                "})");
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+}
+
+}  // namespace
+
+reload_outcome server::reload(config::gateway_config next) {
+    reload_outcome outcome;
+    std::lock_guard lock(reload_mutex_);
+    outcome.generation = generation_ ? generation_->number : 0;
+    if (stopping_ || !generation_) {
+        outcome.error = stopping_ ? "the gateway is stopping" : "the gateway has not started";
+        return outcome;
+    }
+    outcome.restart_needed = keep_restart_sections(config_, next);
+    auto built = build_generation(std::move(next), generation_.get(), replica_);
+    if (!built) {
+        outcome.error = built.error;
+        return outcome;
+    }
+    auto g = std::move(*built.value);
+    // Keys first: a request admitted by a key the new file removed is refused from here on.
+    for (const auto& name : keys_->declare(g->config.admin.keys))
+        observability::log_warn("virtual key `" + name +
+                                "` has the secret of another key; it is not used");
+    context_->use(g);
+    // Each worker switches on its own thread, between two requests; the retired face closes its
+    // idle connections and ends with the last request it serves.
+    std::latch switched(static_cast<std::ptrdiff_t>(slots_.size()));
+    for (std::size_t i = 0; i < slots_.size(); ++i)
+        net::post(workers_[i]->io(), [this, slot = slots_[i].get(), g, &switched] {
+            auto before = std::exchange(slot->now, make_face(g));
+            before->handler.close_idle();
+            slot->before.push_back(before);
+            switched.count_down();
+        });
+    switched.wait();
+    std::shared_ptr<generation> before;
+    {
+        std::lock_guard current(current_mutex_);
+        before = std::exchange(generation_, g);
+    }
+    // The retired generation's active probes end here, off the workers' threads; the requests
+    // it still serves finish on it unprobed.
+    before->routing->stop();
+    outcome.applied = true;
+    outcome.generation = g->number;
+    warn_of_missing_keys(g->config.upstreams);
+    observability::log_info("configuration reloaded (generation " + std::to_string(g->number) +
+                            "): " + std::to_string(g->config.upstreams.size()) + " upstream(s), " +
+                            std::to_string(g->config.routes.size()) + " route(s), " +
+                            std::to_string(g->config.admin.keys.size()) + " declared key(s)" +
+                            (outcome.restart_needed.empty() ? std::string()
+                                                            : "; needs a restart to change: " +
+                                                                  joined(outcome.restart_needed)));
+    return outcome;
+}
+
+reload_outcome server::reload_file() {
+    reload_outcome outcome;
+    auto loaded = config::load_file(config_.source);
+    if (!loaded) {
+        outcome.error = loaded.error;
+        outcome.generation = current()->number;
+    } else {
+        outcome = reload(std::move(*loaded.value));
+    }
+    if (!outcome.applied)
+        observability::log_error("configuration not reloaded, the running one stays: " +
+                                 outcome.error);
+    outcome.workflows_error = reload_workflows();
+    return outcome;
+}
+
+net::awaitable<void> server::reload_request(http::request_context& ctx) {
+    auto outcome = co_await io::run_on(reloads_.get_executor(), [this] { return reload_file(); });
+    if (!outcome.applied) {
+        co_await http::write_reply(ctx, http::reply::error(errc::invalid_config, outcome.error));
+        co_return;
+    }
+    boost::json::array restart;
+    for (const auto& name : outcome.restart_needed) restart.emplace_back(name);
+    boost::json::object body{{"reloaded", true},
+                             {"generation", outcome.generation},
+                             {"restart_needed", std::move(restart)}};
+    if (!outcome.workflows_error.empty()) body["workflows_error"] = outcome.workflows_error;
+    co_await http::write_reply(ctx, http::reply::json(200, body));
 }
 
 namespace {
@@ -139,9 +291,6 @@ std::string server::start_operations() {
         auto address = admin::parse_redis_url(config_.limits.redis_url);
         if (!address) return config_.source + ": limits.redis_url: " + address.error;
         limiter_ = std::make_unique<admin::redis_limiter>(config_.limits);
-        // Replicas that share limits share the health of their routes' targets too.
-        health_share_ = std::make_unique<upstream::health_share>(
-            *address.value, routing_->health(), config_.upstreams, random_id("replica-", 6));
     } else {
         auto memory = std::make_unique<admin::memory_limiter>();
         // Budgets survive a restart: each key starts its period with what the store recorded.
@@ -159,15 +308,12 @@ std::string server::start_operations() {
         limiter_ = std::move(memory);
     }
     gate_ = std::make_unique<admin::gatekeeper>(*keys_, *limiter_);
-    // The response cache, when some upstream or route keeps answers.
-    bool caching = std::any_of(config_.upstreams.begin(), config_.upstreams.end(),
-                               [](const auto& u) { return u.cache.ttl.count() > 0; }) ||
-                   std::any_of(config_.routes.begin(), config_.routes.end(),
-                               [](const auto& r) { return r.cache.ttl.count() > 0; });
-    if (caching) cache_ = cache::make_cache(config_.cache, config_.limits);
     if (!config_.admin.api_key.empty())
-        admin_ = std::make_unique<admin::api>(config_.admin.api_key, *keys_, context_->store(),
-                                              context_->ledger(), *routing_);
+        admin_ = std::make_unique<admin::api>(
+            config_.admin.api_key, *keys_, context_->store(), context_->ledger(), [this] {
+                auto g = current();
+                return std::shared_ptr<upstream::routing>(g, g->routing.get());
+            });
     return {};
 }
 
@@ -192,12 +338,15 @@ std::string server::listen_for_metrics(const http::handler& scrape) {
 
 // One worker: the route table over this worker's /v1 handler (`forward`), the Context API, the
 // console, MCP and the admin API, the guards every request head passes, and the drain hooks.
-std::unique_ptr<http::worker> server::make_worker(passthrough::handler& handler,
-                                                  const http::handler& scrape) {
+std::unique_ptr<http::worker> server::make_worker(v1_slot& slot, const http::handler& scrape) {
     auto& api = context_->api();
     auto* mcp = &context_->mcp();
     auto* mcp_server = context_->mcp_endpoint();
-    auto* forward = &handler;
+    // The face current when a request arrives serves it to its end, a reload notwithstanding.
+    auto forward = [slot = &slot](http::request_context& c) {
+        auto face = slot->now;
+        return face->handler(c, face);
+    };
     // The route table, aligned so it reads like the API reference.
     // clang-format off
     using a = context::api;
@@ -234,8 +383,8 @@ std::unique_ptr<http::worker> server::make_worker(passthrough::handler& handler,
         {"POST",   "/context/workflows/{id}/runs",            false, api.route(&a::start_workflow)},
         {"GET",    "/context/mcp/servers",                    false, [mcp](http::request_context& c) { return mcp_reply(c, context::list_mcp_servers(*mcp, c)); }},
         {"POST",   "/context/mcp/servers/{name}/refresh",     false, [mcp](http::request_context& c) { return mcp_reply(c, context::refresh_mcp_server(*mcp, c)); }},
-        {"*",      "/v1/",                                    true,  [forward](http::request_context& c) { return (*forward)(c); }},
-        {"*",      "/v1beta/",                                true,  [forward](http::request_context& c) { return (*forward)(c); }},
+        {"*",      "/v1/",                                    true,  forward},
+        {"*",      "/v1beta/",                                true,  forward},
     };
     // clang-format on
     if (config_.server.console) {
@@ -273,6 +422,7 @@ std::unique_ptr<http::worker> server::make_worker(passthrough::handler& handler,
             {"GET",    "/admin/usage",     false, admin_->route(&k::usage)},
             {"GET",    "/admin/health",    false, admin_->route(&k::health)},
             {"GET",    "/admin/log",       false, admin_->route(&k::request_log)},
+            {"POST",   "/admin/reload",    false, [this](http::request_context& c) { return reload_request(c); }},
         };
         // clang-format on
         for (auto& r : admin_routes) routes.push_back(std::move(r));
@@ -282,9 +432,9 @@ std::unique_ptr<http::worker> server::make_worker(passthrough::handler& handler,
         guards.push_back(http::json_body_guard(own));
     auto w = std::make_unique<http::worker>(config_.server, config_.logging.access_log,
                                             http::router(std::move(routes), std::move(guards)));
-    w->on_drain_over([forward] { forward->stop_waiting(); });
-    w->on_drain([forward, &api, mcp_server] {
-        forward->close_idle();
+    w->on_drain_over([slot = &slot] { slot->each([](auto& h) { h.stop_waiting(); }); });
+    w->on_drain([slot = &slot, &api, mcp_server] {
+        slot->each([](auto& h) { h.close_idle(); });
         api.end_streams();
         if (mcp_server) mcp_server->end_streams();
     });
@@ -292,24 +442,15 @@ std::unique_ptr<http::worker> server::make_worker(passthrough::handler& handler,
 }
 
 std::string server::start() {
-    std::vector<std::shared_ptr<net::ssl::context>> tls_contexts;
-    for (const auto& up : config_.upstreams) {
-        if (!up.endpoint.tls) {
-            tls_contexts.push_back(nullptr);
-            continue;
-        }
-        auto context = upstream::make_client_context(up);
-        if (!context) return context.error;
-        tls_contexts.push_back(*context.value);
-    }
-    routing_ =
-        std::make_unique<upstream::routing>(config_.upstreams, config_.routes, config_.health);
+    auto built = build_generation(config_, nullptr, replica_);
+    if (!built) return built.error;
+    generation_ = std::move(*built.value);
     // Before the engine resumes runs: their spans are recorded too.
     if (!config_.tracing.otlp_endpoint.empty() && !observability::tracing()) {
         observability::start_tracing(config_.tracing);
         tracing_ = true;
     }
-    auto started = context_service::start(config_, *routing_, tls_contexts);
+    auto started = context_service::start(config_, generation_);
     if (!started) return started.error;
     context_ = std::move(*started.value);
 
@@ -326,17 +467,15 @@ std::string server::start() {
     unsigned count = config_.server.workers ? config_.server.workers
                                             : std::max(1u, std::thread::hardware_concurrency());
     // The scrape: the gauges read from state (the route targets skipped now) are set first.
-    auto scrape = [health = &routing_->health()](http::request_context& ctx) {
-        health->show_out();
+    auto scrape = [this](http::request_context& ctx) {
+        current()->routing->health().show_out();
         return metrics_page(ctx);
     };
     for (unsigned i = 0; i < count; ++i) {
-        auto handler = std::make_unique<passthrough::handler>(
-            config_.server, config_.upstreams, *routing_, tls_contexts, gate_.get(),
-            &context_->ledger(), passthrough::cache_setup{cache_.get(), &config_.cache});
-        auto* forward = handler.get();
-        handlers_.push_back(std::move(handler));
-        auto w = make_worker(*forward, scrape);
+        auto slot = std::make_unique<v1_slot>();
+        slot->now = make_face(generation_);
+        auto w = make_worker(*slot, scrape);
+        slots_.push_back(std::move(slot));
         if (workers_.empty()) {
             tcp::endpoint bound;
             if (auto bind_ec = w->listen(at, bound); bind_ec)
@@ -369,12 +508,17 @@ std::string server::start() {
 
 std::vector<std::size_t> server::connections_per_worker() const {
     std::vector<std::size_t> loads;
-    for (std::size_t i = 0; i < handlers_.size() && i < workers_.size(); ++i)
+    for (std::size_t i = 0; i < slots_.size() && i < workers_.size(); ++i)
         loads.push_back(workers_[i]->load());
     return loads;
 }
 
 void server::stop() {
+    {
+        // A reload under way finishes first (its switch needs the workers running).
+        std::lock_guard lock(reload_mutex_);
+        stopping_ = true;
+    }
     for (auto& w : workers_) net::post(w->io(), [worker = w.get()] { worker->drain(); });
     // In-flight requests that wait on the engine (a decision forwarded to another replica) end
     // now instead of holding the drain.
@@ -386,7 +530,7 @@ void server::wait() {
         if (t.joinable()) t.join();
     // Runs stop where they stand, resumable from the store at the next start.
     if (context_) context_->stop();
-    if (health_share_) health_share_->stop();
+    reloads_.join();
     // What the requests and runs recorded goes to the collector before the process ends.
     if (tracing_) {
         observability::stop_tracing();
@@ -416,19 +560,7 @@ int serve(const config::gateway_config& config) {
         observability::log_error(error);
         return 1;
     }
-    for (const auto& up : config.upstreams)
-        if (up.provider != config::provider_kind::openai && up.api_key.empty())
-            // Anthropic and Gemini always want a key; the agent's calls and requests translated
-            // from another dialect carry none but this one.
-            observability::log_warn(
-                "upstream `" + up.name + "` (" +
-                std::string(providers::provider_name(up.provider)) +
-                ") has no api_key: the agent's calls and requests translated to it from another "
-                "dialect reach it without a key and will be refused; set `api_key` (e.g. "
-                "${" +
-                (up.provider == config::provider_kind::anthropic ? "ANTHROPIC_API_KEY"
-                                                                 : "GEMINI_API_KEY") +
-                "})");
+    warn_of_missing_keys(config.upstreams);
     auto origin = "http://" + config.server.listen.host + ":" + std::to_string(gateway.port());
     // The console's address is the first thing a new user opens: on the line they read.
     bool console = config.server.console && !console::embedded_assets().empty();
@@ -447,7 +579,7 @@ int serve(const config::gateway_config& config) {
         [&](boost::system::error_code ec, int number) {
             if (ec) return;
             if (number == SIGHUP) {
-                gateway.reload_workflows();
+                gateway.reload_file();
                 signals.async_wait(on_signal);
                 return;
             }

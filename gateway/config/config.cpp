@@ -238,6 +238,40 @@ const char* route_strategy_name(route_strategy s) {
     return "priority";
 }
 
+std::vector<std::string> differing_sections(const gateway_config& a, const gateway_config& b) {
+    std::vector<std::string> differ;
+    auto compare = [&](std::string_view name, auto print) {
+        std::ostringstream one, other;
+        print(one, a);
+        print(other, b);
+        if (one.str() != other.str()) differ.emplace_back(name);
+    };
+    auto section = [](const auto& member, const auto& fields) {
+        return [member, fields](std::ostringstream& out, const gateway_config& c) {
+            schema::print(out, c.*member, fields(), "");
+        };
+    };
+    auto list = [](const auto& member, const auto& fields) {
+        return [member, fields](std::ostringstream& out, const gateway_config& c) {
+            for (const auto& item : c.*member) schema::print(out, item, fields(), "  ", "- ");
+        };
+    };
+    compare("server", section(&gateway_config::server, server_fields));
+    compare("upstreams", list(&gateway_config::upstreams, upstream_fields));
+    compare("routes", list(&gateway_config::routes, route_fields));
+    compare("health", section(&gateway_config::health, health_fields));
+    compare("logging", section(&gateway_config::logging, logging_fields));
+    compare("metrics", section(&gateway_config::metrics, metrics_fields));
+    compare("admin", section(&gateway_config::admin, admin_fields));
+    compare("limits", section(&gateway_config::limits, limits_fields));
+    compare("cache", section(&gateway_config::cache, cache_fields));
+    compare("tracing", section(&gateway_config::tracing, tracing_fields));
+    compare("context", section(&gateway_config::context, context_fields));
+    compare("mcp_servers", list(&gateway_config::mcp_servers, mcp_server_fields));
+    compare("mcp", section(&gateway_config::mcp, mcp_serve_fields));
+    return differ;
+}
+
 std::string to_yaml(const gateway_config& config) {
     std::ostringstream out;
     out << "server:\n";

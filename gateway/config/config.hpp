@@ -332,6 +332,10 @@ const char* route_strategy_name(route_strategy s);
 // The effective configuration as YAML, with every secret masked.
 std::string to_yaml(const gateway_config& config);
 
+// The top-level sections ("server", "upstreams", …) in which `a` and `b` differ, as to_yaml
+// prints them (a secret is compared masked: a change of a secret alone is not seen).
+std::vector<std::string> differing_sections(const gateway_config& a, const gateway_config& b);
+
 // "250ms", "10s", "5m", "1h" or a bare number of seconds.
 std::optional<duration> parse_duration(std::string_view text);
 // "512", "64KiB", "10MiB", "1GiB" (also KB/MB/GB as powers of 1024, and k/m/g).

@@ -329,7 +329,7 @@ destination handler::route(const http::request_context& ctx) const {
     return choose(ctx, upstreams_, routing_, call);
 }
 
-net::awaitable<void> handler::operator()(http::request_context& ctx) {
+net::awaitable<void> handler::operator()(http::request_context& ctx, std::shared_ptr<const void>) {
     bool upgrade = is_websocket_upgrade(ctx.req);
     if (upgrade && !server_.websocket_tunnel) {
         co_await http::write_error(ctx, errc::websocket_refused);

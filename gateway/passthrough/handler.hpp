@@ -83,7 +83,9 @@ public:
             admission* gate = nullptr, upstream::usage_sink* ledger = nullptr,
             cache_setup cache = {});
 
-    net::awaitable<void> operator()(http::request_context& ctx);
+    // `hold`: kept until the request ends (what owns this handler and the configuration it reads).
+    net::awaitable<void> operator()(http::request_context& ctx,
+                                    std::shared_ptr<const void> hold = {});
 
     // Closes every pooled connection; used when the worker drains. Connections finishing their
     // response while draining are not pooled again.

@@ -101,9 +101,7 @@ public:
                                                      : pv::finish::stop;
         co_return reply;
     }
-    const config::upstream_config& upstream_for(std::string_view) const override {
-        return upstream;
-    }
+    config::upstream_config upstream_for(std::string_view) const override { return upstream; }
     void shutdown() override {}
 
     // The messages of request `n` as Chat Completions has them (the system prompt first).

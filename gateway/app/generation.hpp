@@ -1,0 +1,56 @@
+#pragma once
+
+#include "gateway/cache/response_cache.hpp"
+#include "gateway/config/config.hpp"
+
+#include <boost/asio/ssl/context.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gateway::upstream {
+class health_share;
+class routing;
+}  // namespace gateway::upstream
+
+namespace gateway::app {
+
+// What one configuration builds to serve model requests: its upstreams' TLS contexts, the routes
+// and their health, the response cache, and the health shared with other replicas. A reload
+// (server::reload) builds the next one, and each /v1 worker, the agent's model calls and the
+// admin API switch to it for what starts from then on; a request in flight holds the one it
+// started with, which ends when the last such request does. Immutable once built, but for the
+// health its requests report.
+struct generation {
+    std::uint64_t number = 0;  // 1 at start, one more per reload
+    config::gateway_config config;
+    std::vector<std::shared_ptr<boost::asio::ssl::context>>
+        tls_contexts;  // per upstream; null: plain
+    std::unique_ptr<upstream::routing> routing;
+    std::shared_ptr<cache::response_cache> cache;  // null: no upstream or route caches
+    // limits.backend: redis. Declared after `routing`, so it stops before the board it tells goes.
+    std::unique_ptr<upstream::health_share> health_share;
+
+    generation();
+    ~generation();
+    generation(const generation&) = delete;
+    generation& operator=(const generation&) = delete;
+};
+
+// Builds the generation of `config`. `before` (the running one, or null at start) gives what
+// carries over: each target's health, by upstream name and model, and the cache when its section
+// is unchanged. `replica`: this process's name on the shared health channel. The error names
+// what failed (a TLS file, the Redis URL).
+config::parsed<std::shared_ptr<generation>> build_generation(config::gateway_config config,
+                                                             const generation* before,
+                                                             const std::string& replica);
+
+// The sections a reload cannot change in a running process (listen address, workers, the store,
+// MCP, tracing, …), named as the file names them, where `next` differs from `running`; `next`
+// takes the running values of those, so that a reload changes only what it can.
+std::vector<std::string> keep_restart_sections(const config::gateway_config& running,
+                                               config::gateway_config& next);
+
+}  // namespace gateway::app
