@@ -276,6 +276,45 @@ test('virtual keys: made, used by the openai client, never sent upstream, restri
   await gw.exited;
 });
 
+test('SIGHUP and POST /admin/reload switch to the file as it is now; a broken file changes nothing', async () => {
+  const declared = (key) => `admin:\n  api_key: ${ADMIN_KEY}\n  keys:\n    - name: reloaded\n      key: ${key}\n`;
+  const config = writeConfig('ops-reload.yaml', FAKE_PORT, `admin:\n  api_key: ${ADMIN_KEY}\n`);
+  const gw = await startGateway(config);
+  const reloads = (word) => (gw.output().match(new RegExp(`configuration ${word}`, 'g')) ?? []).length;
+  assert.equal((await chat(gw.base)).status, 200);  // no keys: /v1 is open
+
+  // A declared key arrives with SIGHUP: /v1 now wants it, and the openai client uses it.
+  const KEY = 'sk-reloaded-0123456789abcdef';
+  writeConfig('ops-reload.yaml', FAKE_PORT, declared(KEY));
+  gw.child.kill('SIGHUP');
+  await until(() => reloads('reloaded') === 1, 5000);
+  assert.match(gw.output(), /configuration reloaded \(generation 2\)/);
+  assert.equal((await chat(gw.base)).status, 401);
+  const openai = new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: KEY, maxRetries: 0 });
+  const answer = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+  assert.equal(answer.usage.total_tokens, 21);
+
+  // A file that does not validate: logged with its line, the running configuration stays.
+  writeFileSync(config, 'server:\n  listen: [\n');
+  gw.child.kill('SIGHUP');
+  await until(() => reloads('not reloaded') === 1, 5000);
+  assert.match(gw.output(), /configuration not reloaded, the running one stays: .*ops-reload\.yaml:\d+/);
+  assert.equal((await chat(gw.base, KEY)).status, 200);
+  const refused = await admin(gw.base, 'POST', '/admin/reload');
+  assert.equal(refused.status, 400);
+  assert.equal(refused.json.error.code, 'invalid_config');
+
+  // The same through the admin API, with a section that needs a restart: named, not applied.
+  writeConfig('ops-reload.yaml', FAKE_PORT, declared('sk-rotated-0123456789abcdef').replace('admin:', 'logging:\n  level: debug\nadmin:'));
+  const reloaded = await admin(gw.base, 'POST', '/admin/reload');
+  assert.equal(reloaded.status, 200, JSON.stringify(reloaded.json));
+  assert.deepEqual(reloaded.json, { reloaded: true, generation: 3, restart_needed: ['logging'] });
+  assert.equal((await chat(gw.base, KEY)).status, 401);  // the rotated secret replaced it
+  assert.equal((await chat(gw.base, 'sk-rotated-0123456789abcdef')).status, 200);
+  gw.child.kill('SIGTERM');
+  assert.deepEqual(await gw.exited, { code: 0, signal: null });
+});
+
 test('limits: exact counts for requests, tokens, parallel requests and budgets, with OpenAI headers', async () => {
   const config = writeConfig('ops-limits.yaml', FAKE_PORT, `admin:\n  api_key: ${ADMIN_KEY}\n`);
   const gw = await startGateway(config);
