@@ -2,6 +2,7 @@
 // requests take the new upstreams, routes and keys at once; requests in flight finish on what
 // they started with; a file that does not validate changes nothing; and a steady stream of
 // requests loses none across twenty reloads.
+#include "tests/integration/context_fixture.hpp"
 #include "tests/integration/harness.hpp"
 
 #include <boost/json/parse.hpp>
@@ -190,6 +191,29 @@ BOOST_AUTO_TEST_CASE(a_section_that_needs_a_restart_is_named_and_left_as_it_runs
     BOOST_TEST(g.gw->server().workers() == 2u);
     BOOST_TEST(g.chat().status == 200u);  // the rest was applied
     BOOST_TEST(b.requests().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(an_agents_model_call_in_flight_ends_where_it_began_and_the_next_goes_anew) {
+    context_fixture f;
+    fake_upstream b;
+    f.fake.script({{.content = "From the first upstream.", .delay_ms = 800}});
+    b.script({{.content = "From the second upstream."}});
+    auto chat = f.create_chat();
+    auto run = f.start(chat, "hi");
+    BOOST_TEST_REQUIRE(f.fake.wait_requests(1, 5s));  // the call is under way
+
+    auto next = f.config;
+    next.upstreams[0].base_url = b.base_url();
+    next.upstreams[0].endpoint = *config::parse_base_url(b.base_url()).value;
+    auto outcome = f.gateway->server().reload(next);
+    BOOST_TEST_REQUIRE(outcome.applied, outcome.error);
+
+    BOOST_TEST(f.events(run).back().type == "run.completed");
+    BOOST_TEST(b.scripted_requests().empty());
+    auto second = f.start(chat, "again");
+    BOOST_TEST(f.events(second).back().type == "run.completed");
+    BOOST_TEST(b.scripted_requests().size() == 1u);
+    BOOST_TEST(f.fake.scripted_requests().size() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(twenty_reloads_under_load_lose_no_request) {
