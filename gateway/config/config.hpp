@@ -74,6 +74,9 @@ struct upstream_config {
     std::vector<std::string> models{"*"};  // globs; first matching upstream wins
     // The client's model name -> the upstream's (the rest go as they are).
     std::vector<std::pair<std::string, std::string>> model_map;
+    // How long its own model list, asked of it for /v1/models when `models` holds a glob, is
+    // kept before it is asked again; 0: it is not asked.
+    duration model_list_ttl{300'000};
     // Default: native for anthropic and gemini, json for openai (many compatible servers have
     // no tool support).
     tool_calling_mode tool_calling = tool_calling_mode::json;

@@ -118,6 +118,8 @@ const fields<upstream_config>& upstream_fields() {
          },
          // None: only routes reach it (it was a route's target without `models`).
          [](const S& s) { return s.models.empty() ? std::string() : flow_list(s.models); }},
+        duration_field("model_list_ttl", &S::model_list_ttl,
+                       "its own model list kept for /v1/models; 0: not asked"),
         duration_field("connect_timeout", &S::connect_timeout, "TCP and TLS connect", true),
         duration_field("first_byte_timeout", &S::first_byte_timeout, "request sent to header",
                        true),

@@ -2,6 +2,7 @@
 
 #include "gateway/config/config.hpp"
 #include "gateway/observability/metrics.hpp"
+#include "gateway/upstream/model_catalog.hpp"
 #include "gateway/upstream/model_router.hpp"
 
 #include <boost/container/small_vector.hpp>
@@ -391,6 +392,8 @@ public:
     const model_router& router() const { return router_; }
     const route_table& table() const { return table_; }
     // Which models are served, and what /v1/models lists (its lists asked of the upstreams).
+    model_catalog& catalog() { return catalog_; }
+    const model_catalog& catalog() const { return catalog_; }
     health_board& health() { return health_; }
     const config::health_config& health_settings() const { return settings_; }
 
@@ -411,6 +414,7 @@ private:
     config::health_config settings_;
     model_router router_;
     route_table table_;
+    model_catalog catalog_{table_.upstreams(), table_.routes()};
     health_board health_;
     std::unique_ptr<prober> prober_;  // while probes run
 };
