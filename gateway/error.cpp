@@ -42,6 +42,9 @@ error_info info(errc e) {
         case errc::model_not_allowed:
             return {403, "permission_error", "model_not_allowed",
                     "This API key may not use the model requested."};
+        case errc::model_not_found:
+            return {404, "invalid_request_error", "model_not_found",
+                    "The model does not exist on this gateway."};
         case errc::rate_limited:
             return {429, "requests", "rate_limit_exceeded",
                     "Rate limit reached for this API key; retry after the time retry-after gives."};

@@ -50,7 +50,7 @@ std::variant<passthrough::caller, http::reply> gatekeeper::identify(const http::
     if (!key) return http::reply::error(errc::unauthorized, "The API key is not valid.");
     if (key->expired(now_ms))
         return http::reply::error(errc::unauthorized, "The API key has expired.");
-    return passthrough::caller{key->id, key->name, key};
+    return passthrough::caller{key->id, key->name, key, key->models};
 }
 
 net::awaitable<std::variant<passthrough::ticket, http::reply>> gatekeeper::admit(

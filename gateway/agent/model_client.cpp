@@ -340,6 +340,13 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
 net::awaitable<model_result<providers::reply>> model_client::converse(
     providers::request request, std::string request_id, call_canceller& cancel, retry_hook on_retry,
     text_hook on_text, const observability::trace_context* trace) {
+    // A model no route and no upstream takes fails the call with that reason (it went to the
+    // first upstream, whose error said nothing of it).
+    if (!routing_.catalog().serves(request.model))
+        co_return model_failure{errc::model_not_found, false,
+                                "The model `" + request.model +
+                                    "` does not exist on this gateway: no route and no "
+                                    "upstream's `models` take it (GET /v1/models lists them)."};
     config::route_config scratch;
     const auto& route = routing_.table().route(request.model, scratch);
     // Without a route of its own a model's upstream is tried once and retried model_retries

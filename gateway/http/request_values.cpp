@@ -43,35 +43,49 @@ std::optional<json::object> body_object(std::string_view body, std::string& erro
     return std::move(value.as_object());
 }
 
+namespace {
+
+// Edit distance with transpositions (optimal string alignment): `smrat` is one edit from
+// `smart`, as a typo is. Names are short.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i)
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                                d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::vector<std::string_view> nearest_names(std::string_view name,
+                                            const std::vector<std::string_view>& known,
+                                            std::size_t most) {
+    // Near enough: at most a third of the letters differ.
+    std::vector<std::pair<std::size_t, std::string_view>> near;
+    for (auto candidate : known) {
+        auto d = edit_distance(name, candidate);
+        if (d * 3 > std::max(candidate.size(), name.size())) continue;
+        bool again = std::any_of(near.begin(), near.end(),
+                                 [&](const auto& n) { return n.second == candidate; });
+        if (!again) near.emplace_back(d, candidate);
+    }
+    std::stable_sort(near.begin(), near.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string_view> out;
+    for (std::size_t i = 0; i < near.size() && i < most; ++i) out.push_back(near[i].second);
+    return out;
+}
+
 std::string_view nearest_name(std::string_view name,
                               std::initializer_list<std::string_view> known) {
-    // Levenshtein distance, one row at a time; names are short.
-    auto distance = [](std::string_view a, std::string_view b) {
-        std::vector<std::size_t> row(b.size() + 1);
-        for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-        for (std::size_t i = 1; i <= a.size(); ++i) {
-            std::size_t diagonal = row[0];
-            row[0] = i;
-            for (std::size_t j = 1; j <= b.size(); ++j) {
-                std::size_t above = row[j];
-                row[j] = std::min(
-                    {row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-                diagonal = above;
-            }
-        }
-        return row[b.size()];
-    };
-    std::string_view best;
-    std::size_t best_distance = 0;
-    for (auto candidate : known) {
-        auto d = distance(name, candidate);
-        if (best.empty() || d < best_distance) {
-            best = candidate;
-            best_distance = d;
-        }
-    }
-    if (best.empty() || best_distance * 3 > std::max(best.size(), name.size())) return {};
-    return best;
+    auto nearest = nearest_names(name, std::vector<std::string_view>(known), 1);
+    return nearest.empty() ? std::string_view{} : nearest.front();
 }
 
 std::optional<json::object> body_object(std::string_view body, std::string& error,

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 // What the gateway's own APIs (/context, /admin) read from a request: its JSON body and its
 // query parameters. Pure functions.
@@ -25,6 +26,11 @@ std::optional<boost::json::object> body_object(std::string_view body, std::strin
 // The member of `known` nearest to `name` by edit distance, when it is near enough to be the
 // one meant (at most a third of its letters differ); "" otherwise.
 std::string_view nearest_name(std::string_view name, std::initializer_list<std::string_view> known);
+// The members of `known` near enough to `name` in the same sense, nearest first, at most `most`
+// (each once).
+std::vector<std::string_view> nearest_names(std::string_view name,
+                                            const std::vector<std::string_view>& known,
+                                            std::size_t most);
 // A string member, "" when absent or null; `error` is set when present with another type.
 std::string string_member(const boost::json::object& o, std::string_view key, std::string& error);
 // The value of the query parameter `name` in a request target, percent-decoded (`+` is kept:

@@ -31,6 +31,7 @@ struct caller {
     std::string key_id;
     std::string key_name;
     std::shared_ptr<const void> key;
+    std::vector<std::string> models;  // the key's model globs (empty: every model), for listings
 };
 
 // A request let in: handed back to settle() when it ends (`claim` is the admission's own).

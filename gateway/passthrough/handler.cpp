@@ -1,8 +1,10 @@
 #include "gateway/passthrough/handler.hpp"
 
 #include "gateway/clock.hpp"
+#include "gateway/config/glob.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/credentials.hpp"
+#include "gateway/http/request_values.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
@@ -14,6 +16,7 @@
 #include "gateway/passthrough/translator.hpp"
 #include "gateway/providers/adapter.hpp"
 #include "gateway/providers/ingress.hpp"
+#include "gateway/providers/model_lists.hpp"
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
 #include "gateway/upstream/exchange.hpp"
@@ -171,6 +174,11 @@ destination choose(const http::request_context& ctx,
         return d;
     }
     d.model = model.value_or("");
+    if (model && !routing.catalog().serves(*model)) {
+        // No route and no upstream takes it: nothing goes upstream (it went to the first one).
+        d.unknown_model = true;
+        return d;
+    }
     if (call.dialect == config::provider_kind::gemini) {
         // Gemini's API, for whatever model its path names; a target of another provider is
         // translated (generateContent, streamGenerateContent, countTokens). Below the Gemini
@@ -266,19 +274,36 @@ handler::handler(const config::server_config& server,
         alone.targets.push_back({upstreams[i].name, "", 1, i});
         default_routes_.push_back(std::move(alone));
     }
-    for (const auto& up : upstreams)
-        if (up.provider != config::provider_kind::openai) mixed_providers_ = true;
 }
 
-// GET /v1/models with upstreams of several providers: what each OpenAI-compatible upstream lists
-// (asked with the client's headers, as a forwarded request would be), then the model names the
-// configuration gives the others. An upstream that cannot answer is left out and logged.
-net::awaitable<void> handler::list_models(http::request_context& ctx) {
-    std::vector<std::string> listed;
-    for (auto& pool : pools_) {
+// GET /v1/models: the catalogue's lists (asked with the gateway's own key, kept), and those of the
+// upstreams whose list is the client's to see, asked now with the client's headers as a
+// forwarded request would be; merged and cut to the caller's key. An upstream that cannot answer
+// is left out and logged; when it was the only one asked and nothing else is listed, its answer
+// (or the gateway's 502) is the client's, as a forwarded listing's would have been.
+net::awaitable<void> handler::list_models(http::request_context& ctx, const destination& where,
+                                          const std::vector<std::string>& allowed) {
+    auto& catalog = routing_.catalog();
+    auto listed = co_await catalog.fetched();
+    bool asked = false;
+    bool answered = false;
+    std::optional<std::pair<unsigned, std::string>> refused;  // the first upstream refusal
+    upstream::failure unreachable;
+    std::string_view target = ctx.req.target();
+    std::string query(target.substr(std::min(target.find('?'), target.size())));
+    for (std::size_t i = 0; i < pools_.size(); ++i) {
+        if (catalog.source_of(i) != upstream::model_catalog::source::client) continue;
+        asked = true;
+        auto& pool = pools_[i];
         const auto& up = pool.upstream();
-        if (up.provider != config::provider_kind::openai) continue;
-        auto head = upstream_request_head(ctx, up, "/models", false, !ctx.key_id.empty());
+        // A client of another dialect presented no key for this upstream: asked with none.
+        auto head =
+            where.call.dialect == config::provider_kind::openai
+                ? upstream_request_head(ctx, up, "/models" + query, false, !ctx.key_id.empty())
+                : "GET " + up.endpoint.base_path +
+                      "/models HTTP/1.1\r\nHost: " + upstream::host_header(up.endpoint) +
+                      "\r\nAccept: application/json\r\nx-request-id: " + ctx.request_id +
+                      "\r\n\r\n";
         std::optional<upstream::response_parser> parser;
         upstream::exchange_hooks hooks;
         auto started = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head, {},
@@ -288,20 +313,71 @@ net::awaitable<void> handler::list_models(http::request_context& ctx) {
         if (started.conn)
             failed = co_await upstream::read_body(*started.conn, *parser, body, 8 << 20,
                                                   up.idle_timeout);
-        if (failed || parser->get().result_int() != 200) {
-            observability::log_warn(
-                "request " + ctx.request_id + ": upstream `" + up.name +
-                "` did not list its models: " +
-                (failed ? failed.detail
-                        : "it answered " + std::to_string(parser->get().result_int())));
+        unsigned status = failed ? 0 : parser->get().result_int();
+        upstream::model_catalog::models models;
+        std::string next;
+        std::string error;
+        if (!failed && status == 200 &&
+            providers::read_model_page(up.provider, body, models, next, error)) {
+            if (parser->get().keep_alive()) pool.give_back(std::move(started.conn));
+            catalog.remember(i, models);
+            listed[i] = std::move(models);
+            answered = true;
             continue;
         }
-        if (parser->get().keep_alive()) pool.give_back(std::move(started.conn));
-        listed.push_back(std::move(body));
+        observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
+                                "` did not list its models: " +
+                                (failed          ? failed.detail
+                                 : status != 200 ? "it answered " + std::to_string(status)
+                                                 : error));
+        if (failed && !unreachable) unreachable = failed;
+        if (!failed && status != 200 && !refused) refused.emplace(status, std::move(body));
     }
-    auto models = merged_models_json(listed, upstreams_);
+    auto models = catalog.merge(listed, allowed);
+    if (models.empty() && asked && !answered) {
+        if (refused) {
+            ctx.status = refused->first;
+            auto ec = co_await http::write_response(ctx, refused->first, "application/json",
+                                                    refused->second);
+            if (ec) ctx.keep_alive = false;
+        } else if (unreachable) {
+            co_await http::write_error(ctx, unreachable.ec, unreachable.detail);
+        }
+        if (refused || unreachable) co_return;
+    }
+    auto body = providers::model_list_answer(where.call.dialect, models, ctx.req.target());
     ctx.status = 200;
-    auto ec = co_await http::write_response(ctx, 200, "application/json", models);
+    auto ec = co_await http::write_response(ctx, 200, "application/json", body);
+    if (ec) ctx.keep_alive = false;
+}
+
+net::awaitable<void> handler::refuse_unknown_model(http::request_context& ctx,
+                                                   const destination& where,
+                                                   const std::vector<std::string>& allowed) {
+    auto names = routing_.catalog().known_names();
+    std::vector<std::string_view> candidates;
+    for (const auto& n : names) {
+        bool taken = allowed.empty();
+        for (const auto& glob : allowed) taken = taken || config::glob_match(glob, n);
+        if (taken) candidates.push_back(n);
+    }
+    auto nearest = http::nearest_names(where.model, candidates, 3);
+    std::string message = "The model `" + where.model + "` does not exist on this gateway";
+    if (nearest.empty()) {
+        message += "; GET /v1/models lists the models it serves.";
+    } else {
+        message += "; did you mean ";
+        for (std::size_t i = 0; i < nearest.size(); ++i)
+            message += (i == 0                    ? ""
+                        : i + 1 == nearest.size() ? " or "
+                                                  : ", ") +
+                       ("`" + std::string(nearest[i]) + "`");
+        message += "?";
+    }
+    ctx.model = where.model;
+    ctx.status = 404;
+    auto body = providers::model_not_found_body(where.call.dialect, message);
+    auto ec = co_await http::write_response(ctx, 404, "application/json", body);
     if (ec) ctx.keep_alive = false;
 }
 
@@ -320,10 +396,18 @@ void handler::stop_waiting() {
 
 destination handler::route(const http::request_context& ctx) const {
     auto call = classify(ctx.req);
-    if (mixed_providers_ && call.path == "/v1/models" && ctx.req.method() == bhttp::verb::get) {
+    if (ctx.req.method() == bhttp::verb::get &&
+        (call.path == "/v1/models" || call.path == "/v1beta/models")) {
         destination listing;
         listing.call = call;
         listing.listing = true;
+        // Claude Code's model picker (and the Anthropic SDK) ask /v1/models with Anthropic's
+        // headers, a Gemini client with its key's: each gets its own provider's page.
+        if (call.path == "/v1/models" &&
+            (!ctx.req["anthropic-version"].empty() || !ctx.req["x-api-key"].empty()))
+            listing.call.dialect = config::provider_kind::anthropic;
+        else if (call.path == "/v1/models" && !ctx.req["x-goog-api-key"].empty())
+            listing.call.dialect = config::provider_kind::gemini;
         return listing;
     }
     return choose(ctx, upstreams_, routing_, call);
@@ -342,8 +426,10 @@ net::awaitable<void> handler::operator()(http::request_context& ctx, std::shared
     auto where = route(ctx);
     if (!where.refusal.empty())
         co_await http::write_error(ctx, errc::bad_request, where.refusal);
+    else if (where.unknown_model)
+        co_await refuse_unknown_model(ctx, where, {});
     else if (where.listing)
-        co_await list_models(ctx);
+        co_await list_models(ctx, where, {});
     else
         co_await forward(ctx, where, upgrade);
 }
@@ -366,6 +452,10 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
         co_await http::write_error(ctx, errc::bad_request, where.refusal);
         co_return;
     }
+    if (where.unknown_model) {
+        co_await refuse_unknown_model(ctx, where, who.models);
+        co_return;
+    }
     // Routing read the JSON body's model already (where.model, "" when it found none).
     auto asked = models_of(
         ctx.req, upgrade,
@@ -381,7 +471,7 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
     }
     auto ticket = std::get<0>(std::move(admitted));
     if (where.listing)
-        co_await list_models(ctx);
+        co_await list_models(ctx, where, ticket.who.models);
     else
         co_await forward(ctx, where, upgrade);
     co_await settle(ctx, std::move(ticket));

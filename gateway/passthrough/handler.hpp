@@ -31,8 +31,11 @@ struct destination {
     // of another provider is translated, or cannot take the request. (Anthropic's paths other
     // than Messages go to an OpenAI-compatible upstream as they came, in its dialect.)
     client_call call;
-    bool listing = false;  // GET /v1/models across upstreams of several providers
-    std::string refusal;   // set: answer 400 with it
+    // GET /v1/models (or Gemini's /v1beta/models): answered by the gateway from its catalogue,
+    // in the dialect `call.dialect` names (Anthropic's for a client that sends its headers).
+    bool listing = false;
+    std::string refusal;         // set: answer 400 with it
+    bool unknown_model = false;  // no route and no upstream takes `model`: answer 404
     // A route of the configuration matched the model (a /v1 POST with a JSON body): `upstream`
     // is then its first target. Without one, the attempt loop takes `upstream`'s default route.
     const config::route_config* route = nullptr;
@@ -100,7 +103,13 @@ private:
 
     destination route(const http::request_context& ctx) const;
     net::awaitable<void> serve_with_key(http::request_context& ctx, bool upgrade);
-    net::awaitable<void> list_models(http::request_context& ctx);
+    // `allowed`: the caller's key's model globs (empty: every model).
+    net::awaitable<void> list_models(http::request_context& ctx, const destination& where,
+                                     const std::vector<std::string>& allowed);
+    // The 404 for a model no route and no upstream takes, in the client's dialect, with the
+    // names nearest to it that `allowed` takes.
+    net::awaitable<void> refuse_unknown_model(http::request_context& ctx, const destination& where,
+                                              const std::vector<std::string>& allowed);
     // The exchange with the upstream `where` names (chosen and admitted by operator()).
     net::awaitable<void> forward(http::request_context& ctx, const destination& where,
                                  bool upgrade);
@@ -133,7 +142,6 @@ private:
     watch_list watches_;  // client watches not yet reading
     // The requests in the attempt loop, for stop_waiting(); each leaves as it ends.
     boost::intrusive::list<exchange_state, boost::intrusive::constant_time_size<false>> in_flight_;
-    bool mixed_providers_ = false;  // some upstream is not OpenAI-compatible
     admission* gate_;
     upstream::usage_sink* ledger_;
     cache_setup cache_;

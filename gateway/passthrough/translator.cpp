@@ -22,7 +22,6 @@
 #include <chrono>
 #include <cstdio>
 #include <iterator>
-#include <set>
 
 namespace gateway::passthrough {
 
@@ -543,33 +542,6 @@ net::awaitable<void> count_tokens(http::request_context& ctx, const providers::i
     // Named first: GCC 12 cannot copy a braced list into a coroutine's frame.
     std::vector<std::pair<std::string, std::string>> fields{{"x-contextgate-estimate", "true"}};
     co_await write_json(ctx, 200, std::move(body), std::move(fields));
-}
-
-std::string merged_models_json(const std::vector<std::string>& listed,
-                               const std::vector<config::upstream_config>& upstreams) {
-    json::array data;
-    std::set<std::string> seen;
-    for (const auto& body : listed) {
-        boost::system::error_code ec;
-        auto v = json::parse(body, ec);
-        const auto* list = !ec && v.is_object() ? v.as_object().if_contains("data") : nullptr;
-        if (!list || !list->is_array()) continue;
-        for (const auto& m : list->as_array())
-            if (const auto* id = m.is_object() ? m.as_object().if_contains("id") : nullptr;
-                id && id->is_string() && seen.insert(std::string(id->as_string())).second)
-                data.push_back(m);
-    }
-    auto add = [&](const std::string& id, const std::string& owner) {
-        if (!seen.insert(id).second) return;
-        data.push_back({{"id", id}, {"object", "model"}, {"created", 0}, {"owned_by", owner}});
-    };
-    for (const auto& up : upstreams) {
-        for (const auto& [from, to] : up.model_map) add(from, up.name);
-        if (up.provider == config::provider_kind::openai) continue;  // it listed its own
-        for (const auto& m : up.models)
-            if (m.find_first_of("*?[") == std::string::npos) add(m, up.name);
-    }
-    return json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}});
 }
 
 }  // namespace gateway::passthrough

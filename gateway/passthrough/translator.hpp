@@ -87,10 +87,4 @@ net::awaitable<void> write_error_as(http::request_context& ctx, const providers:
 // estimate (providers::estimate_input_tokens), or the 400 for a body it cannot read.
 net::awaitable<void> count_tokens(http::request_context& ctx, const providers::ingress& in);
 
-// GET /v1/models when some upstream is not OpenAI-compatible: the models the OpenAI-compatible
-// upstreams listed (their `/models` bodies, in `listed`), then every model name the configuration
-// gives the others (the `models` entries without wildcards and the model_map names), each once.
-std::string merged_models_json(const std::vector<std::string>& listed,
-                               const std::vector<config::upstream_config>& upstreams);
-
 }  // namespace gateway::passthrough

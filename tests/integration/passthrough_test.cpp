@@ -494,10 +494,13 @@ BOOST_AUTO_TEST_CASE(model_globs_route_to_upstreams) {
     c.request(make_request("POST", "/v1/chat/completions", R"({"model":"claude-3-opus"})"));
     c.request(make_request("POST", "/v1/chat/completions", R"({"model":"llama-3"})"));
     c.request(make_request("POST", "/v1/chat/completions", R"({"model":"gpt-4o"})"));
-    c.request(make_request("POST", "/v1/chat/completions", R"({"model":"unknown"})"));  // default
-    c.request(make_request("GET", "/v1/models"));                                       // default
-    BOOST_TEST(first.requests().size() == 3u);
-    BOOST_TEST(second.requests().size() == 2u);
+    // No glob takes it, and no upstream takes every model: nothing is sent (docs/routing.md).
+    auto unknown =
+        c.request(make_request("POST", "/v1/chat/completions", R"({"model":"unknown"})"));
+    BOOST_TEST(unknown.status == 404u);
+    c.request(make_request("GET", "/v1/models"));  // asks both
+    BOOST_TEST(first.requests().size() == 2u);
+    BOOST_TEST(second.requests().size() == 3u);
 }
 
 BOOST_AUTO_TEST_CASE(upstream_connections_are_pooled_and_stale_ones_replaced) {

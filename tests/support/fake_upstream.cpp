@@ -18,6 +18,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -149,6 +150,11 @@ struct fake_upstream::impl {
     std::vector<std::string> scripted_bodies;
     std::vector<scripted_reply> turns;  // turn mode when not empty
     std::vector<turn_timing> timings;
+    bool lists_fail = false;
+    std::size_t lists_asked = 0;
+
+    // A model list in `provider`'s shape ("openai", "anthropic", "gemini"), or its 503.
+    std::pair<int, std::string> model_list(std::string_view provider, const std::string& target);
 
     // The next scripted reply for this request, or nullopt when not in scripted mode. In turn
     // mode, `timing` is set to the index of this answer's entry in `timings`.
@@ -478,6 +484,82 @@ std::string fake_upstream::models_json() {
     return json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}});
 }
 
+std::vector<std::string> fake_upstream::anthropic_model_ids() {
+    return {"claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5"};
+}
+
+std::vector<std::string> fake_upstream::gemini_model_ids() {
+    return {"gemini-2.5-pro", "gemini-2.5-flash", "text-embedding-004"};
+}
+
+namespace {
+
+// The query parameter `name` of `target` (no decoding: the fake's values need none).
+std::string query_parameter(const std::string& target, std::string_view name) {
+    auto q = target.find('?');
+    if (q == std::string::npos) return {};
+    std::string_view query = std::string_view(target).substr(q + 1);
+    while (!query.empty()) {
+        auto pair = query.substr(0, query.find('&'));
+        if (pair.starts_with(name) && pair.size() > name.size() && pair[name.size()] == '=')
+            return std::string(pair.substr(name.size() + 1));
+        if (pair.size() == query.size()) break;
+        query.remove_prefix(pair.size() + 1);
+    }
+    return {};
+}
+
+}  // namespace
+
+std::pair<int, std::string> fake_upstream::impl::model_list(std::string_view provider,
+                                                            const std::string& target) {
+    {
+        std::lock_guard lock(mutex);
+        ++lists_asked;
+        changed.notify_all();
+        if (lists_fail)
+            return {503, R"({"error":{"message":"fake: lists fail","type":"server_error"}})"};
+    }
+    if (provider == "openai") return {200, models_json()};
+    // Pages of at most 2, from the model after `after_id` (Anthropic) or at `pageToken`.
+    auto ids = provider == "anthropic" ? anthropic_model_ids() : gemini_model_ids();
+    std::size_t from = 0;
+    if (provider == "anthropic") {
+        auto after = query_parameter(target, "after_id");
+        if (!after.empty())
+            from =
+                static_cast<std::size_t>(std::find(ids.begin(), ids.end(), after) - ids.begin()) +
+                1;
+    } else if (auto token = query_parameter(target, "pageToken"); !token.empty()) {
+        from = std::stoul(token.substr(5));  // "page-N"
+    }
+    from = std::min(from, ids.size());
+    auto to = std::min(ids.size(), from + 2);
+    json::array data;
+    for (auto i = from; i < to; ++i) {
+        if (provider == "anthropic")
+            data.push_back({{"type", "model"},
+                            {"id", ids[i]},
+                            {"display_name", "Fake " + ids[i]},
+                            {"created_at", "2025-09-29T00:00:00Z"}});
+        else
+            data.push_back({{"name", "models/" + ids[i]},
+                            {"displayName", "Fake " + ids[i]},
+                            {"supportedGenerationMethods", {"generateContent"}}});
+    }
+    json::object page;
+    if (provider == "anthropic") {
+        page = {{"data", std::move(data)},
+                {"has_more", to < ids.size()},
+                {"first_id", from < to ? json::value(ids[from]) : json::value(nullptr)},
+                {"last_id", from < to ? json::value(ids[to - 1]) : json::value(nullptr)}};
+    } else {
+        page = {{"models", std::move(data)}};
+        if (to < ids.size()) page["nextPageToken"] = "page-" + std::to_string(to);
+    }
+    return {200, json::serialize(page)};
+}
+
 template <class Stream>
 net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& lowest) {
     std::string pending;
@@ -589,11 +671,16 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
                 usage =
                     so->contains("include_usage") && so->at("include_usage") == json::value(true);
 
-        if (path == "/v1/models" && (r.method == "GET" || r.method == "HEAD")) {
-            auto models = models_json();
-            std::string head =
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                std::to_string(models.size()) + "\r\n\r\n";
+        if ((path == "/v1/models" || path == "/v1beta/models") &&
+            (r.method == "GET" || r.method == "HEAD")) {
+            auto [status, models] =
+                model_list(path == "/v1beta/models"                 ? "gemini"
+                           : !r.header("anthropic-version").empty() ? "anthropic"
+                                                                    : "openai",
+                           r.target);
+            std::string head = "HTTP/1.1 " + std::to_string(status) +
+                               " Fake\r\nContent-Type: application/json\r\nContent-Length: " +
+                               std::to_string(models.size()) + "\r\n\r\n";
             if (r.method == "HEAD") models.clear();
             {
                 bool ok = co_await write_all(stream, head + models);
@@ -650,6 +737,7 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
             }
         if (!stream_requested) {
             auto answer = chat ? chat_completion_json(model, tools) : responses_json(model);
+            if (auto u = r.header("x-fake-usage"); !u.empty()) answer = fake_providers::with_usage(answer, u);
             std::string head =
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 "openai-processing-ms: 1\r\nx-request-id: req_fake\r\n"
@@ -795,6 +883,8 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
         bool go_on = co_await write_events(stream, lowest, r, std::move(a.events), a.content_type);
         co_return go_on;
     }
+    if (auto u = r.header("x-fake-usage"); !u.empty() && a.status == 200)
+        a.body = fp::with_usage(a.body, u);
     std::string head = "HTTP/1.1 " + std::to_string(a.status) +
                        (a.status == 200 ? " OK" : " Error") +
                        "\r\nContent-Type: application/json\r\n" + a.extra_headers +
@@ -873,6 +963,16 @@ void fake_upstream::script(std::vector<scripted_reply> replies) {
     std::lock_guard lock(impl_->mutex);
     impl_->scripted = true;
     for (auto& r : replies) impl_->script.push_back(std::move(r));
+}
+
+void fake_upstream::fail_model_lists(bool on) {
+    std::lock_guard lock(impl_->mutex);
+    impl_->lists_fail = on;
+}
+
+std::size_t fake_upstream::model_lists_asked() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->lists_asked;
 }
 
 void fake_upstream::loop_script() {

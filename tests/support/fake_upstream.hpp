@@ -21,6 +21,11 @@
 //   x-fake-close-after: 1    closes the connection after the response without saying so
 //   Upgrade: websocket       101 Switching Protocols, then echoes every byte back
 //
+// Model lists in each provider's shape: GET /v1/models (OpenAI's; Anthropic's page when the
+// request has `anthropic-version`: `limit`, `after_id`, `has_more`, `last_id`) and GET
+// /v1beta/models (Gemini's: `pageSize`, `pageToken`, `nextPageToken`); both providers' pages
+// hold at most 2 models, so that a client of them reads several.
+//
 // Anthropic Messages (POST /v1/messages) and Gemini (POST /v1beta/models/{m}:generateContent,
 // :streamGenerateContent?alt=sse) are spoken too, JSON and SSE, with each provider's rules
 // enforced and its own 400s (see fake_providers.hpp); x-fake-status answers in that provider's
@@ -127,6 +132,11 @@ public:
 
     void stop();
 
+    // While on, every model list is answered 503 (a list that fails).
+    void fail_model_lists(bool on);
+    // The model lists asked for so far (any provider's shape).
+    std::size_t model_lists_asked() const;
+
     // Appends replies to the script (see above).
     void script(std::vector<scripted_reply> replies);
     // Once the script is used up, it starts again from its first reply instead of answering
@@ -147,6 +157,9 @@ public:
     static std::string responses_json(std::string_view model);
     static std::vector<std::string> responses_stream_events(std::string_view model);
     static std::string models_json();
+    // The models the fake lists in Anthropic's and Gemini's shapes.
+    static std::vector<std::string> anthropic_model_ids();
+    static std::vector<std::string> gemini_model_ids();
 
     struct impl;
 
