@@ -91,6 +91,7 @@ routing::~routing() {
 
 void routing::stop() {
     if (prober_) prober_->stop();
+    catalog_.stop();
 }
 
 const config::route_config* route_table::find(std::string_view model) const {

@@ -397,10 +397,11 @@ public:
     health_board& health() { return health_; }
     const config::health_config& health_settings() const { return settings_; }
 
-    // Cancels the active probes (prober.hpp) and waits for them to end; the routing keeps
-    // serving, unprobed. Safe to call twice, and without probes; the destructor calls it (a
-    // configuration no longer used should be stopped by its owner, off the workers' threads:
-    // the wait may last until a probe's connect gives up).
+    // Cancels the active probes (prober.hpp) and the model catalogue's asks, and waits for them
+    // to end; the routing keeps serving, unprobed (a listing gets the names it declares). Safe
+    // to call twice, and without probes; the destructor calls it (a configuration no longer
+    // used should be stopped by its owner, off the workers' threads: the wait may last until a
+    // probe's connect gives up).
     void stop();
 
 private:
