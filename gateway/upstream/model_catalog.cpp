@@ -89,8 +89,11 @@ bool model_catalog::serves(std::string_view model) const {
     return false;
 }
 
-void model_catalog::start() {
-    std::call_once(started_, [this] {
+bool model_catalog::start() {
+    std::lock_guard lock(start_mutex_);
+    if (stopped_) return false;
+    if (!started_) {
+        started_ = true;
         for (std::size_t i = 0; i < upstreams_.size(); ++i) {
             auto s = std::make_unique<slot>();
             const auto& u = upstreams_[i];
@@ -111,11 +114,16 @@ void model_catalog::start() {
             io::name_this_thread("models");
             io_.run();
         });
-    });
+    }
+    return true;
 }
 
 void model_catalog::stop() {
-    if (stopped_.exchange(true) || !thread_.joinable()) return;
+    {
+        std::lock_guard lock(start_mutex_);
+        stopped_ = true;
+    }
+    if (!thread_.joinable()) return;
     net::post(io_, [this] {
         tasks_.cancel();
         for (auto& s : slots_) {
@@ -131,8 +139,7 @@ void model_catalog::stop() {
 net::awaitable<model_catalog::lists> model_catalog::fetched() {
     bool wanted = false;
     for (auto s : sources_) wanted = wanted || s == source::gateway;
-    if (!wanted || stopped_) co_return lists(upstreams_.size());
-    start();
+    if (!wanted || !start()) co_return lists(upstreams_.size());
     auto gathered = co_await net::co_spawn(io_, gather(), net::use_awaitable);
     co_return gathered;
 }

@@ -90,7 +90,8 @@ public:
 
 private:
     struct slot;
-    void start();
+    // Starts the thread once; false after stop().
+    bool start();
     // On the catalogue's thread.
     net::awaitable<lists> gather();
     net::awaitable<void> refresh(std::size_t index);
@@ -102,7 +103,8 @@ private:
     catalog_settings settings_;
     std::vector<source> sources_;  // by upstream index
 
-    std::once_flag started_;
+    std::mutex start_mutex_;  // start() and stop(), from any thread
+    bool started_ = false;
     std::atomic<bool> stopped_{false};
     net::io_context io_;
     std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
