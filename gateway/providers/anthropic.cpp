@@ -14,6 +14,39 @@ namespace {
 using detail::count_of;
 using detail::string_of;
 
+// An Anthropic usage object into `used`: input_tokens with the cache reads and writes added
+// (Anthropic counts them apart; they are input the model read), the writes split into the 5-minute
+// and 1-hour caches when `cache_creation` says so (else all 5-minute), output_tokens. A member that
+// is missing keeps what `used` had: message_start reports the input, message_delta the output so
+// far (and, lately, the input counts again).
+void read_usage(const json::object& u, usage& used) {
+    used.known = true;
+    auto fresh = used.input - used.cache_read - used.cache_write - used.cache_write_1h;
+    auto take = [&](const char* name, std::int64_t& into) {
+        if (const auto* v = u.if_contains(name)) into = count_of(v, used);
+    };
+    take("input_tokens", fresh);
+    take("output_tokens", used.output);
+    take("cache_read_input_tokens", used.cache_read);
+    if (const auto* v = u.if_contains("cache_creation_input_tokens")) {
+        // A total without its split keeps the 1-hour share an earlier event gave.
+        auto total = count_of(v, used);
+        used.cache_write_1h = std::min(used.cache_write_1h, total);
+        used.cache_write = total - used.cache_write_1h;
+    }
+    if (const auto* split = u.if_contains("cache_creation"); split && split->is_object()) {
+        const auto& c = split->as_object();
+        std::int64_t five = 0, hour = 0;
+        if (const auto* v = c.if_contains("ephemeral_5m_input_tokens")) five = count_of(v, used);
+        if (const auto* v = c.if_contains("ephemeral_1h_input_tokens")) hour = count_of(v, used);
+        if (five + hour > 0) {
+            used.cache_write = std::max(used.cache_write - hour, five);
+            used.cache_write_1h = hour;
+        }
+    }
+    used.input = fresh + used.cache_read + used.cache_write + used.cache_write_1h;
+}
+
 // An event's block index: -1 (refused) when it is there but no integer; 0 when it is missing.
 std::int64_t block_index(const json::object& event) {
     const auto* index = event.if_contains("index");
@@ -89,14 +122,8 @@ public:
                 d.what = stream_delta::kind::started;
                 d.id = string_of(m->as_object().if_contains("id"));
                 d.name = string_of(m->as_object().if_contains("model"));
-                if (const auto* u = m->as_object().if_contains("usage"); u && u->is_object()) {
-                    used_.known = true;
-                    used_.input =
-                        count_of(u->as_object().if_contains("input_tokens"), used_) +
-                        count_of(u->as_object().if_contains("cache_read_input_tokens"), used_) +
-                        count_of(u->as_object().if_contains("cache_creation_input_tokens"), used_);
-                    used_.output = count_of(u->as_object().if_contains("output_tokens"), used_);
-                }
+                if (const auto* u = m->as_object().if_contains("usage"); u && u->is_object())
+                    read_usage(u->as_object(), used_);
                 out.push_back(std::move(d));
             }
         } else if (type == "content_block_start") {
@@ -157,10 +184,9 @@ public:
                 if (auto reason = string_of(delta->as_object().if_contains("stop_reason"));
                     !reason.empty())
                     why_ = finish_from(reason);
-            if (const auto* u = o.if_contains("usage"); u && u->is_object()) {
-                used_.known = true;
-                used_.output = count_of(u->as_object().if_contains("output_tokens"), used_);
-            }
+            // Cumulative: the output so far, and (lately) the input counts again.
+            if (const auto* u = o.if_contains("usage"); u && u->is_object())
+                read_usage(u->as_object(), used_);
         } else if (type == "message_stop") {
             stream_delta d;
             d.what = stream_delta::kind::finished;
@@ -299,14 +325,8 @@ public:
         out.id = string_of(o->if_contains("id"));
         out.model = string_of(o->if_contains("model"));
         out.why = finish_from(string_of(o->if_contains("stop_reason")));
-        if (const auto* u = o->if_contains("usage"); u && u->is_object()) {
-            const auto& uo = u->as_object();
-            out.used.known = true;
-            out.used.input = count_of(uo.if_contains("input_tokens"), out.used) +
-                             count_of(uo.if_contains("cache_read_input_tokens"), out.used) +
-                             count_of(uo.if_contains("cache_creation_input_tokens"), out.used);
-            out.used.output = count_of(uo.if_contains("output_tokens"), out.used);
-        }
+        if (const auto* u = o->if_contains("usage"); u && u->is_object())
+            read_usage(u->as_object(), out.used);
         std::string text;
         std::vector<part> calls;
         for (const auto& b : content->as_array()) {

@@ -142,10 +142,21 @@ struct request {
 enum class finish { stop, length, tool_calls, content_filter, error };
 std::string_view openai_finish_reason(finish f);
 
+// The tokens an answer used, split as the providers bill them. `input` and `output` are the
+// totals (what limits and the ledger count); the rest are parts of them, whichever way the
+// provider reported them: `cache_read`, `cache_write` (a 5-minute cache) and `cache_write_1h` are
+// part of `input` (OpenAI's and Gemini's cached tokens are part of their prompt count, Anthropic's
+// cache reads and writes come apart from input_tokens and are added to it), `reasoning` is part of
+// `output` (OpenAI's reasoning_tokens are part of completion_tokens, Gemini's thoughts come apart
+// from its candidates and are added). pricing::cost charges each part once.
 struct usage {
     bool known = false;
     std::int64_t input = 0;
     std::int64_t output = 0;
+    std::int64_t cache_read = 0;
+    std::int64_t cache_write = 0;
+    std::int64_t cache_write_1h = 0;
+    std::int64_t reasoning = 0;
     // A figure was a number but no token count (negative, not finite, past
     // detail::max_reported_tokens): it counted 0, and whoever settles the usage logs it.
     bool unreadable = false;

@@ -48,8 +48,10 @@ usage usage_from(const json::value* u) {
     const auto& o = u->as_object();
     out.known = true;
     out.input = count_of(o.if_contains("promptTokenCount"), out);
-    out.output = count_of(o.if_contains("candidatesTokenCount"), out) +
-                 count_of(o.if_contains("thoughtsTokenCount"), out);
+    // Thoughts come apart from the candidates; cached content is part of the prompt.
+    out.reasoning = count_of(o.if_contains("thoughtsTokenCount"), out);
+    out.output = count_of(o.if_contains("candidatesTokenCount"), out) + out.reasoning;
+    out.cache_read = std::min(count_of(o.if_contains("cachedContentTokenCount"), out), out.input);
     return out;
 }
 

@@ -80,6 +80,14 @@ usage usage_from(const json::value* u) {
     out.known = true;
     out.input = detail::count_of(o.if_contains("prompt_tokens"), out);
     out.output = detail::count_of(o.if_contains("completion_tokens"), out);
+    // Parts of those two: cached prompt tokens and reasoning tokens.
+    auto part = [&](const char* details, const char* member) -> std::int64_t {
+        const auto* d = o.if_contains(details);
+        if (!d || !d->is_object()) return 0;
+        return detail::count_of(d->as_object().if_contains(member), out);
+    };
+    out.cache_read = std::min(part("prompt_tokens_details", "cached_tokens"), out.input);
+    out.reasoning = std::min(part("completion_tokens_details", "reasoning_tokens"), out.output);
     return out;
 }
 

@@ -79,7 +79,8 @@ struct content_handler {
     bool on_comment(json::string_view, json::error_code&) { return true; }
 };
 
-// The members of a usage object the dialects count tokens in, by name.
+// The members of a usage object the dialects count tokens in, by name: first those at its top
+// level (with the objects that hold the nested ones), then those inside such an object.
 enum member : std::size_t {
     prompt_tokens,
     completion_tokens,
@@ -90,14 +91,58 @@ enum member : std::size_t {
     prompt_token_count,
     candidates_token_count,
     thoughts_token_count,
+    cached_content_token_count,
+    prompt_tokens_details,      // OpenAI Chat Completions: cached_tokens
+    input_tokens_details,       // the Responses API: cached_tokens
+    completion_tokens_details,  // reasoning_tokens
+    output_tokens_details,      // reasoning_tokens
+    cache_creation,             // Anthropic: ephemeral_5m_input_tokens, ephemeral_1h_input_tokens
+    top_level_count,
+    cached_tokens = top_level_count,
+    reasoning_tokens,
+    ephemeral_5m_input_tokens,
+    ephemeral_1h_input_tokens,
     member_count,
     other_member = member_count
 };
 
-constexpr std::string_view member_names[member_count] = {
-    "prompt_tokens",    "completion_tokens",           "input_tokens",
-    "output_tokens",    "cache_creation_input_tokens", "cache_read_input_tokens",
-    "promptTokenCount", "candidatesTokenCount",        "thoughtsTokenCount"};
+constexpr std::string_view member_names[member_count] = {"prompt_tokens",
+                                                         "completion_tokens",
+                                                         "input_tokens",
+                                                         "output_tokens",
+                                                         "cache_creation_input_tokens",
+                                                         "cache_read_input_tokens",
+                                                         "promptTokenCount",
+                                                         "candidatesTokenCount",
+                                                         "thoughtsTokenCount",
+                                                         "cachedContentTokenCount",
+                                                         "prompt_tokens_details",
+                                                         "input_tokens_details",
+                                                         "completion_tokens_details",
+                                                         "output_tokens_details",
+                                                         "cache_creation",
+                                                         "cached_tokens",
+                                                         "reasoning_tokens",
+                                                         "ephemeral_5m_input_tokens",
+                                                         "ephemeral_1h_input_tokens"};
+
+// The nested member `name` of the top-level object `parent`, or other_member.
+member nested_member(member parent, std::string_view name) {
+    switch (parent) {
+        case prompt_tokens_details:
+        case input_tokens_details:
+            return name == member_names[cached_tokens] ? cached_tokens : other_member;
+        case completion_tokens_details:
+        case output_tokens_details:
+            return name == member_names[reasoning_tokens] ? reasoning_tokens : other_member;
+        case cache_creation:
+            return name == member_names[ephemeral_5m_input_tokens]   ? ephemeral_5m_input_tokens
+                   : name == member_names[ephemeral_1h_input_tokens] ? ephemeral_1h_input_tokens
+                                                                     : other_member;
+        default:
+            return other_member;
+    }
+}
 
 // What one usage object holds of those members: present (with any value) and, for a number,
 // its value (0 for a negative or one past detail::max_reported_tokens, fractions truncated).
@@ -110,8 +155,9 @@ struct usage_members {
     std::int64_t operator[](member m) const { return value[m]; }
 };
 
-// SAX handler reading a usage object's top-level members into usage_members: no document is
-// built, nothing is allocated. Nested values are skipped.
+// SAX handler reading a usage object's members into usage_members: its top-level ones and
+// those of the detail objects named above; no document is built, nothing is allocated. Other
+// nested values are skipped.
 struct usage_handler {
     static constexpr std::size_t max_object_size = std::size_t(-1);
     static constexpr std::size_t max_array_size = std::size_t(-1);
@@ -120,12 +166,13 @@ struct usage_handler {
 
     usage_members found;
     int depth = 0;
-    member current = other_member;  // the depth-1 member whose value comes next
+    member current = other_member;  // the member whose value comes next
+    member parent = other_member;   // the depth-1 member whose object is open at depth 2
     std::array<char, 32> key{};     // a key given in parts (escapes); longer ones match nothing
     std::size_t key_size = 0;
 
-    // The value of `current`: only a depth-1 key sets it, and the next value event (a scalar, or
-    // a container opening) is that key's value, so no depth is checked here.
+    // The value of `current`: only a key that was read sets it, and the next value event (a
+    // scalar, or a container opening) is that key's value, so no depth is checked here.
     bool value(std::optional<std::int64_t> number) {
         if (current == other_member) return true;
         found.present[current] = true;
@@ -134,8 +181,9 @@ struct usage_handler {
         return true;
     }
     bool open() {
+        auto opened = current;
         value(std::nullopt);
-        ++depth;
+        if (++depth == 2) parent = opened;
         return true;
     }
     bool close() {
@@ -148,20 +196,26 @@ struct usage_handler {
     bool on_object_end(std::size_t, json::error_code&) { return close(); }
     bool on_array_begin(json::error_code&) { return open(); }
     bool on_array_end(std::size_t, json::error_code&) { return close(); }
+    // Keys read: every top-level one, and those inside a detail object.
+    bool reading_keys() const { return depth == 1 || (depth == 2 && parent != other_member); }
     bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
-        if (depth != 1) return true;
+        if (!reading_keys()) return true;
         if (key_size + s.size() <= key.size()) std::copy(s.begin(), s.end(), key.data() + key_size);
         key_size += s.size();
         return true;
     }
     bool on_key(json::string_view s, std::size_t, json::error_code& ec) {
-        if (depth != 1) return true;
+        if (!reading_keys()) return true;
         on_key_part(s, 0, ec);
         std::string_view name =
             key_size <= key.size() ? std::string_view(key.data(), key_size) : std::string_view{};
         current = other_member;
-        for (std::size_t m = 0; m < member_count; ++m)
-            if (name == member_names[m]) current = static_cast<member>(m);
+        if (depth == 2) {
+            current = nested_member(parent, name);
+        } else {
+            for (std::size_t m = 0; m < top_level_count; ++m)
+                if (name == member_names[m]) current = static_cast<member>(m);
+        }
         key_size = 0;
         return true;
     }
@@ -206,31 +260,56 @@ std::optional<usage_members> read_usage_object(std::string_view text) {
     return parser.handler().found;
 }
 
-// One usage object in any of the dialects; merged into `used` by taking the larger values.
+// One usage object in any of the dialects; merged into `used` by taking the larger value of
+// each count (a stream reports its counts so far, more than once).
 void merge(const usage_members& u, providers::usage& used, bool gemini) {
-    std::int64_t input = 0, output = 0;
+    providers::usage one;
     bool any = false;
     if (gemini) {
-        input = u[prompt_token_count];
-        output = u[candidates_token_count] + u[thoughts_token_count];
+        // Thoughts come apart from the candidates; cached content is part of the prompt.
+        one.input = u[prompt_token_count];
+        one.reasoning = u[thoughts_token_count];
+        one.output = u[candidates_token_count] + one.reasoning;
+        one.cache_read = u[cached_content_token_count];
         any = u.has(prompt_token_count) || u.has(candidates_token_count);
-    } else {
-        if (u.has(prompt_tokens) || u.has(completion_tokens)) {
-            input = u[prompt_tokens];
-            output = u[completion_tokens];
-            any = true;
-        } else if (u.has(input_tokens) || u.has(output_tokens)) {
-            // Anthropic reports cached input apart; it still is input the model read.
-            input = u[input_tokens] + u[cache_creation_input_tokens] + u[cache_read_input_tokens];
-            output = u[output_tokens];
-            any = true;
+    } else if (u.has(prompt_tokens) || u.has(completion_tokens)) {
+        // Chat Completions: cached and reasoning tokens are part of the two counts.
+        one.input = u[prompt_tokens];
+        one.output = u[completion_tokens];
+        one.cache_read = u[cached_tokens];
+        one.reasoning = u[reasoning_tokens];
+        any = true;
+    } else if (u.has(input_tokens) || u.has(output_tokens)) {
+        one.output = u[output_tokens];
+        one.reasoning = u[reasoning_tokens];  // the Responses API's
+        if (u.has(cache_read_input_tokens) || u.has(cache_creation_input_tokens) ||
+            u.has(cache_creation)) {
+            // Anthropic reports cache reads and writes apart from input_tokens; they still are
+            // input the model read. A total without its 5m/1h split keeps an earlier 1h share.
+            one.cache_read = u[cache_read_input_tokens];
+            auto total = u[cache_creation_input_tokens];
+            bool split = u.has(ephemeral_5m_input_tokens) || u.has(ephemeral_1h_input_tokens);
+            one.cache_write_1h =
+                split ? u[ephemeral_1h_input_tokens] : std::min(used.cache_write_1h, total);
+            one.cache_write = std::max(total - one.cache_write_1h,
+                                       split ? u[ephemeral_5m_input_tokens] : std::int64_t(0));
+            one.input = u[input_tokens] + one.cache_read + one.cache_write + one.cache_write_1h;
+        } else {
+            // The Responses API: cached tokens are part of input_tokens.
+            one.input = u[input_tokens];
+            one.cache_read = u[cached_tokens];
         }
+        any = true;
     }
     if (!any) return;
     used.known = true;
     used.unreadable = used.unreadable || u.unreadable;
-    used.input = std::max(used.input, input);
-    used.output = std::max(used.output, output);
+    used.input = std::max(used.input, one.input);
+    used.output = std::max(used.output, one.output);
+    used.cache_read = std::max(used.cache_read, one.cache_read);
+    used.cache_write = std::max(used.cache_write, one.cache_write);
+    used.cache_write_1h = std::max(used.cache_write_1h, one.cache_write_1h);
+    used.reasoning = std::max(used.reasoning, one.reasoning);
 }
 
 }  // namespace

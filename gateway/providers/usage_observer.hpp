@@ -18,7 +18,10 @@ namespace gateway::providers {
 // (`usage.prompt_tokens`/`completion_tokens`, the last chunk with `include_usage`), the Responses
 // API (`usage.input_tokens`/`output_tokens`, `response.completed`'s `response.usage`), Anthropic
 // (`message.usage` at message_start, cumulative `usage` at message_delta, cache tokens counted as
-// input) and Gemini (`usageMetadata`). In a stream the largest value seen for each counts.
+// input) and Gemini (`usageMetadata`), with the parts each bills apart (providers::usage): cached
+// and reasoning tokens in OpenAI's `*_tokens_details`, Anthropic's cache reads and its writes
+// (`cache_creation`'s 5m/1h split), Gemini's `cachedContentTokenCount` and `thoughtsTokenCount`.
+// In a stream the largest value seen for each counts.
 // Not thread-safe; one per response.
 class usage_observer {
 public:
