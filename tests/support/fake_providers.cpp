@@ -501,4 +501,14 @@ turn canned_turn(const json::value& body, bool gemini) {
     return t;
 }
 
+std::string with_usage(const std::string& body, std::string_view usage) {
+    boost::system::error_code ec;
+    auto answer = json::parse(body, ec);
+    auto replaced = ec ? json::value() : json::parse(usage, ec);
+    if (ec || !answer.is_object() || !replaced.is_object()) return body;
+    auto& o = answer.as_object();
+    o[o.contains("usageMetadata") ? "usageMetadata" : "usage"] = std::move(replaced);
+    return json::serialize(answer);
+}
+
 }  // namespace gateway::testing::fake_providers

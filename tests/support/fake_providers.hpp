@@ -55,4 +55,9 @@ turn canned_turn(const boost::json::value& body, bool gemini);
 // `function_call_output` item.
 bool holds_tool_result(const boost::json::value& body);
 
+// A JSON answer with its usage object (`usage`, or Gemini's `usageMetadata`) replaced by the
+// JSON text `usage` (the x-fake-usage header: cached and reasoning tokens on request); the body
+// as it was when either is no JSON object.
+std::string with_usage(const std::string& body, std::string_view usage);
+
 }  // namespace gateway::testing::fake_providers

@@ -737,7 +737,8 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
             }
         if (!stream_requested) {
             auto answer = chat ? chat_completion_json(model, tools) : responses_json(model);
-            if (auto u = r.header("x-fake-usage"); !u.empty()) answer = fake_providers::with_usage(answer, u);
+            if (auto u = r.header("x-fake-usage"); !u.empty())
+                answer = fake_providers::with_usage(answer, u);
             std::string head =
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 "openai-processing-ms: 1\r\nx-request-id: req_fake\r\n"
