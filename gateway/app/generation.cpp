@@ -59,6 +59,9 @@ config::parsed<std::shared_ptr<generation>> build_generation(config::gateway_con
         if (!context) return result::fail(context.error);
         g->tls_contexts.push_back(*context.value);
     }
+    auto prices = pricing::build_prices(c.pricing);
+    if (!prices) return result::fail(prices.error);
+    g->prices = std::move(*prices.value);
     g->routing = std::make_unique<upstream::routing>(c.upstreams, c.routes, c.health);
     if (before) carry_health(*before->routing, *g->routing, c.upstreams);
     if (caching(c)) {
@@ -87,7 +90,7 @@ std::vector<std::string> keep_restart_sections(const config::gateway_config& run
     std::vector<std::string> kept;
     for (const auto& name : config::differing_sections(running, next)) {
         if (name == "upstreams" || name == "routes" || name == "health" || name == "cache" ||
-            name == "admin")
+            name == "admin" || name == "pricing")
             continue;
         kept.push_back(name);
     }

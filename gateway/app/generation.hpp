@@ -2,6 +2,7 @@
 
 #include "gateway/cache/response_cache.hpp"
 #include "gateway/config/config.hpp"
+#include "gateway/pricing/price_table.hpp"
 
 #include <boost/asio/ssl/context.hpp>
 
@@ -18,8 +19,8 @@ class routing;
 namespace gateway::app {
 
 // What one configuration builds to serve model requests: its upstreams' TLS contexts, the routes
-// and their health, the response cache, and the health shared with other replicas. A reload
-// (server::reload) builds the next one, and each /v1 worker, the agent's model calls and the
+// and their health, the response cache, the prices, and the health shared with other replicas. A
+// reload (server::reload) builds the next one, and each /v1 worker, the agent's model calls and the
 // admin API switch to it for what starts from then on; a request in flight holds the one it
 // started with, which ends when the last such request does. Immutable once built, but for the
 // health its requests report.
@@ -30,6 +31,8 @@ struct generation {
         tls_contexts;  // per upstream; null: plain
     std::unique_ptr<upstream::routing> routing;
     std::shared_ptr<cache::response_cache> cache;  // null: no upstream or route caches
+    // The shipped table or pricing.file, with pricing.overrides: read again at each reload.
+    std::shared_ptr<const pricing::price_table> prices;
     // limits.backend: redis. Declared after `routing`, so it stops before the board it tells goes.
     std::unique_ptr<upstream::health_share> health_share;
 
@@ -42,7 +45,7 @@ struct generation {
 // Builds the generation of `config`. `before` (the running one, or null at start) gives what
 // carries over: each target's health, by upstream name and model, and the cache when its section
 // is unchanged. `replica`: this process's name on the shared health channel. The error names
-// what failed (a TLS file, the Redis URL).
+// what failed (a TLS file, the Redis URL, the price table's file and line).
 config::parsed<std::shared_ptr<generation>> build_generation(config::gateway_config config,
                                                              const generation* before,
                                                              const std::string& replica);

@@ -83,7 +83,8 @@ struct server::v1_face {
         : built_from(std::move(g)),
           handler(running.server, built_from->config.upstreams, *built_from->routing,
                   built_from->tls_contexts, gate, ledger,
-                  passthrough::cache_setup{built_from->cache.get(), &built_from->config.cache}) {}
+                  passthrough::cache_setup{built_from->cache.get(), &built_from->config.cache},
+                  built_from->prices.get()) {}
 
     std::shared_ptr<const generation> built_from;
     passthrough::handler handler;

@@ -269,6 +269,7 @@ std::vector<std::string> differing_sections(const gateway_config& a, const gatew
     compare("context", section(&gateway_config::context, context_fields));
     compare("mcp_servers", list(&gateway_config::mcp_servers, mcp_server_fields));
     compare("mcp", section(&gateway_config::mcp, mcp_serve_fields));
+    compare("pricing", section(&gateway_config::pricing, pricing_fields));
     return differ;
 }
 
@@ -301,6 +302,8 @@ std::string to_yaml(const gateway_config& config) {
         schema::print(out, m, mcp_server_fields(), "    ", "  - ");
     out << "mcp:\n";
     schema::print(out, config.mcp, mcp_serve_fields(), "  ");
+    out << "pricing:\n";
+    schema::print(out, config.pricing, pricing_fields(), "  ");
     return out.str();
 }
 

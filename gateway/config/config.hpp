@@ -276,6 +276,47 @@ struct health_config {
     duration probe_timeout{5'000};
 };
 
+// Prices in USD per 1M tokens (docs/operations.md "Prices and cost"). A rate not given is
+// charged as pricing::cost says: cache reads and writes at the input rate, the 1-hour cache write
+// at the 5-minute one, reasoning at the output rate.
+struct token_rates {
+    std::optional<double> input;
+    std::optional<double> output;
+    std::optional<double> cache_read;
+    std::optional<double> cache_write;  // a 5-minute cache
+    std::optional<double> cache_write_1h;
+    std::optional<double> reasoning;
+};
+
+// The rates of a request whose input passes `above` tokens (Gemini 2.5 Pro's and Claude
+// Sonnet's above 200k); 0: no such tier.
+struct price_tier {
+    std::int64_t above = 0;
+    token_rates rates;
+};
+
+// One model's price: an entry of the price table, or an override (`pricing.overrides`).
+struct price_entry {
+    std::string model;     // a name or a glob
+    std::string upstream;  // only as this upstream serves it; "": every upstream
+    std::string source;    // the published page the price was taken from
+    token_rates rates;     // input and output are required
+    price_tier long_context;
+};
+
+// A price table as its file says it (the shipped one, or `pricing.file`).
+struct price_list {
+    std::string date;    // when its prices were read from their sources
+    std::string origin;  // the file, or "the shipped table"
+    std::vector<price_entry> models;
+};
+
+struct pricing_config {
+    std::string file;  // replaces the table shipped with the binary; "": that table
+    // Checked before the table, the first that matches the upstream and model wins.
+    std::vector<price_entry> overrides;
+};
+
 struct gateway_config {
     std::string source;  // the file it came from, for messages
     server_config server;
@@ -291,6 +332,7 @@ struct gateway_config {
     tracing_config tracing;
     std::vector<mcp_server_config> mcp_servers;
     mcp_serve_config mcp;
+    pricing_config pricing;
 };
 
 // A value or the reason there is none; for expected failures such as bad user input.
@@ -322,6 +364,12 @@ parsed<gateway_config> load_file(const std::string& path);
 
 // The same from YAML text; `source` is used in error messages only.
 parsed<gateway_config> load_string(const std::string& yaml, const std::string& source);
+
+// A price table's text (`date:` and `models:`, a list of price entries, as overrides are
+// written), read through the same declared fields; errors name `source` and the line.
+parsed<price_list> load_price_list(const std::string& yaml, const std::string& source);
+// The same from a file.
+parsed<price_list> load_price_file(const std::string& path);
 
 // `scheme://user:password@host` with the password as ***; other URLs unchanged.
 std::string mask_url_password(const std::string& url);

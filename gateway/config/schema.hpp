@@ -212,5 +212,8 @@ const schema::fields<health_config>& health_fields();
 const schema::fields<cache_policy>& cache_policy_fields();
 const schema::fields<cache_config>& cache_fields();
 const schema::fields<tracing_config>& tracing_fields();
+const schema::fields<price_entry>& price_entry_fields();
+const schema::fields<price_tier>& price_tier_fields();
+const schema::fields<pricing_config>& pricing_fields();
 
 }  // namespace gateway::config

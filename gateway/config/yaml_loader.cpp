@@ -125,6 +125,16 @@ public:
         return out;
     }
 
+    // An override's upstream must be one of the configuration's.
+    pricing_config pricing(const YAML::Node& node, const std::set<std::string>& upstreams) const {
+        auto p = section(node, "pricing", pricing_fields());
+        for (std::size_t i = 0; i < p.overrides.size(); ++i)
+            if (const auto& up = p.overrides[i].upstream; !up.empty() && !upstreams.contains(up))
+                fail(node["overrides"][i]["upstream"], "pricing.overrides[" + std::to_string(i) +
+                                                           "]: no upstream is named `" + up + "`");
+        return p;
+    }
+
     mcp_serve_config mcp_serve(const YAML::Node& node) const {
         auto m = section(node, "mcp", mcp_serve_fields());
         if (m.serve && m.model.empty())
@@ -136,7 +146,7 @@ public:
         if (!node.IsDefined() || node.IsNull()) fail(node, "the file is empty");
         check_keys(node, "top level",
                    {"server", "upstreams", "routes", "health", "logging", "context", "metrics",
-                    "admin", "limits", "cache", "tracing", "mcp_servers", "mcp"});
+                    "admin", "limits", "cache", "tracing", "mcp_servers", "mcp", "pricing"});
         gateway_config c;
         c.source = source();
         if (auto n = node["server"]) c.server = section(n, "server", server_fields());
@@ -199,6 +209,7 @@ public:
             }
         }
         if (auto n = node["mcp"]) c.mcp = mcp_serve(n);
+        if (auto n = node["pricing"]) c.pricing = pricing(n, names);
         return c;
     }
 };

@@ -3,6 +3,7 @@
 #include "gateway/config/config.hpp"
 #include "gateway/io/deadline.hpp"
 #include "gateway/observability/trace.hpp"
+#include "gateway/pricing/request_cost.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,9 @@ struct request_context {
     std::string key_id;
     std::int64_t input_tokens = -1;
     std::int64_t output_tokens = -1;
+    // What the answer cost, once settlement priced it (a model request answered 2xx): for the
+    // access log, and the ledger and budgets to take. nullopt: nothing was priced.
+    std::optional<pricing::request_cost> cost;
     // The router's pattern that took it ("/context/chats/{id}", "/v1"), or the handler's more
     // precise one ("/v1/chat/completions"): a static string, for the SERVER span's name.
     std::string_view route;

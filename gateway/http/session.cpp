@@ -8,6 +8,7 @@
 #include "gateway/io/write_all.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
+#include "gateway/pricing/request_cost.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -143,6 +144,12 @@ void finished(const request_context& ctx, std::chrono::steady_clock::time_point 
     entry.key_id = ctx.key_id;
     entry.input_tokens = ctx.input_tokens;
     entry.output_tokens = ctx.output_tokens;
+    std::string cost;
+    if (ctx.cost) {
+        cost = pricing::cost_text(*ctx.cost);
+        entry.cost = cost;
+        entry.cost_estimated = ctx.cost->estimated;
+    }
     if (access_log) observability::log_access(entry);
     observability::feed_access(entry);
 }

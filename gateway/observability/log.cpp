@@ -214,6 +214,13 @@ void write_access_json(std::string& line, const access_entry& e) {
     if (!e.key_id.empty()) json_field(line, "key_id", e.key_id);
     if (e.input_tokens >= 0) json_field(line, "input_tokens", e.input_tokens);
     if (e.output_tokens >= 0) json_field(line, "output_tokens", e.output_tokens);
+    if (e.cost == "unpriced") {
+        line += ",\"cost_usd\":null,\"unpriced\":true";
+    } else if (!e.cost.empty()) {
+        line += ",\"cost_usd\":";  // a plain decimal: a JSON number as it is
+        line += e.cost;
+    }
+    if (!e.cost.empty() && e.cost_estimated) line += ",\"cost_estimated\":true";
     line += '}';
 }
 
@@ -313,6 +320,11 @@ void log_access(const access_entry& e) {
         if (e.input_tokens >= 0 || e.output_tokens >= 0)
             line += " tokens=" + std::to_string(std::max<std::int64_t>(e.input_tokens, 0)) + "/" +
                     std::to_string(std::max<std::int64_t>(e.output_tokens, 0));
+        if (!e.cost.empty()) {
+            line += " cost=";
+            line += e.cost;
+            if (e.cost_estimated) line += " cost_estimated=true";
+        }
         line += " id=";
         append_text_value(line, e.request_id);
     }

@@ -130,6 +130,9 @@ struct gateway_metrics {
     family<histogram> operation_duration;
     family<histogram> time_to_first_token;  // streams only
     family<counter> usage_reports;          // + source: body|stream|estimate|agent|none
+    // Money (pricing::cost): upstream, model (the name the upstream heard).
+    family<counter> cost_usd;           // USD of the requests priced, estimates included
+    family<counter> unpriced_requests;  // answered requests whose model has no price
     // Per virtual key (only when metrics.key_labels is on): key, gen_ai_token_type.
     family<counter> key_tokens;
     family<counter> key_requests;

@@ -105,9 +105,11 @@ net::awaitable<bool> handler::answer_from_cache(http::request_context& ctx, cach
     m.cache_lookups.with({std::string(plan.result)}).inc();
     state.fields.cache = ctx.cache = plan.result;
     if (!stored) co_return false;
-    // A hit used no tokens: the key's limits and budget are charged nothing.
+    // A hit used no tokens and cost nothing: the key's limits and budget are charged nothing.
     ctx.input_tokens = 0;
     ctx.output_tokens = 0;
+    ctx.cost = pricing::request_cost{0, true, false};
+    state.fields.cost = "0";
     co_await answer_stored(ctx, *plan.api, *plan.asked, *stored, state.fields.list());
     co_return true;
 }

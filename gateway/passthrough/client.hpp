@@ -18,6 +18,10 @@
 #include <utility>
 #include <vector>
 
+namespace gateway::observability {
+class counter;
+}  // namespace gateway::observability
+
 namespace gateway::passthrough {
 
 namespace net = boost::asio;
@@ -29,6 +33,9 @@ struct route_fields {
     std::string_view upstream;  // the target's upstream name (the configuration's string)
     int attempts = 0;           // 0: no route of the configuration took the request
     std::string_view cache;     // x-contextgate-cache: hit | miss | skip; "": not cached
+    // x-contextgate-cost-usd (pricing::cost_text), when the cost is known before the head goes
+    // out: a whole JSON answer, a cache hit; "": not given.
+    std::string_view cost;
     // As a list, for the writers that take one.
     std::vector<std::pair<std::string, std::string>> list() const {
         std::vector<std::pair<std::string, std::string>> out;
@@ -37,8 +44,17 @@ struct route_fields {
             out.emplace_back("x-contextgate-attempts", std::to_string(attempts));
         }
         if (!cache.empty()) out.emplace_back("x-contextgate-cache", std::string(cache));
+        if (!cost.empty()) out.emplace_back("x-contextgate-cost-usd", std::string(cost));
         return out;
     }
+};
+
+// The price of one model as one upstream serves it (the name the upstream hears), on one worker,
+// with its metric series: found once (handler::price_of). Null counters: metrics are off.
+struct model_price {
+    const config::price_entry* price = nullptr;  // null: unpriced
+    observability::counter* usd = nullptr;
+    observability::counter* unpriced = nullptr;
 };
 
 // Shared between the exchange and the client watcher of one request. Linked into its handler's
@@ -62,6 +78,10 @@ struct exchange_state
     std::uint64_t delivered_bytes = 0;
     bool complete = false;
     route_fields fields;  // for the client's head besides the upstream's
+    // The attempt's price (its upstream, the model it heard) when the request is a model call and
+    // the configuration has prices; its cost as the head gives it (fields.cost views it).
+    const model_price* price = nullptr;
+    std::string cost_text;
     // For the response cache, when the answer may be stored (`keep_answer`): the body relayed
     // as it came (up to `kept_limit`; `kept_whole` false past it), or the answer a translation
     // read.
@@ -92,6 +112,21 @@ upstream::failure stopped_by_shutdown();
 // The usage to charge for a finished answer (providers::settled_usage for a 2xx to a request
 // that names a model), on the context for the access log, the key's limits and the ledger.
 void finish_usage(http::request_context& ctx, exchange_state& state);
+
+// What the usage `state` holds costs at `state.price` (pricing::cost; estimated when the usage
+// was); nullopt when the request has no price to look up (no table, not a model call).
+std::optional<pricing::request_cost> cost_of(const exchange_state& state);
+
+// For a whole answer whose usage is read before its head goes out (a JSON answer, relayed or
+// translated): its cost, as settlement will charge it, into the head (`state.fields.cost`).
+// `reported`: the usage the answer gave; `delivered_bytes`: its content's bytes.
+void cost_in_head(const http::request_context& ctx, exchange_state& state,
+                  const providers::usage& reported, std::uint64_t delivered_bytes);
+
+// Settlement's money step, once finish_usage settled the usage of a 2xx answer: its cost on the
+// context (`ctx.cost`, for the access log and later the ledger) and in the metrics
+// (contextgate_cost_usd_total, or contextgate_unpriced_requests_total).
+void settle_cost(http::request_context& ctx, const exchange_state& state);
 
 class watch_list;
 

@@ -257,15 +257,18 @@ void finish_usage(http::request_context& ctx, exchange_state& state) {
 handler::handler(const config::server_config& server,
                  const std::vector<config::upstream_config>& upstreams, upstream::routing& routing,
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
-                 admission* gate, upstream::usage_sink* ledger, cache_setup cache)
+                 admission* gate, upstream::usage_sink* ledger, cache_setup cache,
+                 const pricing::price_table* prices)
     : server_(server),
       upstreams_(upstreams),
       router_(routing.router()),
       routing_(routing),
       gate_(gate),
       ledger_(ledger),
-      cache_(cache) {
+      cache_(cache),
+      prices_(prices) {
     series_.resize(upstreams.size());
+    priced_.resize(upstreams.size());
     pools_.reserve(upstreams.size());
     for (std::size_t i = 0; i < upstreams.size(); ++i) {
         pools_.emplace_back(upstreams[i], tls_contexts[i]);

@@ -7,6 +7,7 @@
 #include "gateway/passthrough/admission.hpp"
 #include "gateway/passthrough/client.hpp"
 #include "gateway/passthrough/client_call.hpp"
+#include "gateway/pricing/price_table.hpp"
 #include "gateway/providers/ingress.hpp"
 #include "gateway/upstream/pool.hpp"
 #include "gateway/upstream/routes.hpp"
@@ -79,12 +80,13 @@ struct cache_plan {
 // that worker's pools and is used from that worker's thread only.
 class handler {
 public:
-    // `gate` (virtual keys and limits) and `ledger` (token usage) may be null.
+    // `gate` (virtual keys and limits), `ledger` (token usage) and `prices` (what requests
+    // cost) may be null.
     handler(const config::server_config& server,
             const std::vector<config::upstream_config>& upstreams, upstream::routing& routing,
             const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
             admission* gate = nullptr, upstream::usage_sink* ledger = nullptr,
-            cache_setup cache = {});
+            cache_setup cache = {}, const pricing::price_table* prices = nullptr);
 
     // `hold`: kept until the request ends (what owns this handler and the configuration it reads).
     net::awaitable<void> operator()(http::request_context& ctx,
@@ -158,6 +160,11 @@ private:
     };
     model_series& series_of(std::size_t upstream, const std::string& model);
     std::vector<std::map<std::string, model_series, std::less<>>> series_;
+    // The price of each (upstream, model it hears), found once per worker (settlement.cpp);
+    // null without a price table or a model.
+    const model_price* price_of(std::size_t upstream, std::string_view model);
+    const pricing::price_table* prices_;
+    std::vector<std::map<std::string, model_price, std::less<>>> priced_;
 };
 
 }  // namespace gateway::passthrough

@@ -233,6 +233,7 @@ std::string response_head(const bhttp::response_header<>& res, const http::reque
         head.field("x-contextgate-attempts", std::to_string(route.attempts));
     }
     if (!route.cache.empty()) head.field("x-contextgate-cache", route.cache);
+    if (!route.cost.empty()) head.field("x-contextgate-cost-usd", route.cost);
     return head.finish(ctx.request_id, hop_line, connection);
 }
 
@@ -269,6 +270,16 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
         framing = "Content-Length: 0";
     }
     if (ctx.draining) ctx.keep_alive = false;
+    // Only successful answers report usage; the observer reads a copy of what is relayed.
+    std::optional<providers::usage_observer> observer;
+    if (res.result_int() / 100 == 2 && body_follows) observer.emplace(sse);
+    auto* watching = observer ? &*observer : nullptr;
+    if (observer && !sse && parser.is_done() && state.price) {
+        // A whole JSON answer (read before the commit): its cost is known, and goes in the head.
+        observer->feed(prefetched);
+        cost_in_head(ctx, state, observer->finish(true), observer->delivered_bytes());
+        watching = nullptr;  // fed; nothing more comes
+    }
     auto head = response_head(res, ctx, framing, ctx.keep_alive ? "" : "close", state.fields);
     ctx.started();
     // Body bytes that came with the header go out with it, in one write.
@@ -283,10 +294,6 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
 
     body_writer writer(ctx, chunked, std::move(head));
     sse::boundary_tracker tracker;
-    // Only successful answers report usage; the observer reads a copy of what is relayed.
-    std::optional<providers::usage_observer> observer;
-    if (res.result_int() / 100 == 2 && body_follows) observer.emplace(sse);
-    auto* watching = observer ? &*observer : nullptr;
     state.streamed = sse;
     bool reusable = false;
     if (sse && chunked && ctx.server.sse_heartbeat.count() > 0) {

@@ -241,6 +241,12 @@ private:
         if (!last.status && !last.transport) last.failed(std::move(why));
         return {outcome::end::skipped};
     }
+    // The committed answer's usage and cost, settled once, and the cost on its span.
+    void settle(observability::span& span) {
+        finish_usage(ctx_, state_);
+        settle_cost(ctx_, state_);
+        if (ctx_.cost && ctx_.cost->priced) span.set("contextgate.cost_usd", ctx_.cost->usd);
+    }
     // The attempt's count on the client's head and the access log (a resend counts).
     void count_attempts(const config::upstream_config& up) {
         ctx_.upstream = up.name;
@@ -299,6 +305,12 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     std::string_view model = renamed ? std::string_view(t.model) : where_.model;
     auto span = attempt_span(ctx_, call, up, model, where_.route, plan_.attempts());
     state_.trace = span.context();
+    // Priced as this target serves it: its upstream, the model it hears (after its model_map;
+    // counting tokens is free, and a request that names no model has no price).
+    std::string mapped;
+    std::string_view heard = model;
+    if (!up.model_map.empty()) heard = mapped = upstream::upstream_model(up, model);
+    state_.price = call.counts_tokens() ? nullptr : h_.price_of(t.index, heard);
     count_attempts(up);
     // The client's body as it came (an earlier target may have heard it changed).
     if (!original.empty()) ctx_.req.body() = original;
@@ -365,6 +377,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
     answered = &up;
     answer = read_kept_answer(ctx_, state_, up);
     describe_answer(span, ctx_, state_, answer ? &*answer : nullptr, asked);
+    settle(span);
     co_return outcome{outcome::end::committed, judged, std::nullopt,
                       std::chrono::steady_clock::now() - asked, answered_with(ctx_.status)};
 }
@@ -409,8 +422,10 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     auto asked = upstream::retry_after(res["retry-after-ms"], res["retry-after"]);
     std::string held;
     upstream::failure broken;
-    // Before the last attempt a JSON answer (or an error) is read whole, to judge it.
-    if (!terms.last && !parser->is_done() && !is_event_stream(res))
+    // Before the last attempt a JSON answer (or an error) is read whole, to judge it; a priced
+    // answer on the last too, so that its head can carry its cost (x-contextgate-cost-usd).
+    bool priced = state_.price && status / 100 == 2;
+    if ((!terms.last || priced) && !parser->is_done() && !is_event_stream(res))
         broken = co_await upstream::read_body(*conn, *parser, held, answer_limit, up.idle_timeout,
                                               state_.hold_until);
     // Whose key it heard matters only to a refusal: not worked out for an answer that is none.
@@ -470,6 +485,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     answered = &up;
     answer = read_kept_answer(ctx_, state_, up);
     describe_answer(span, ctx_, state_, answer ? &*answer : nullptr, sent);
+    settle(span);
     co_return outcome{outcome::end::committed, judged, asked, first_byte, answered_with(status)};
 }
 
@@ -532,7 +548,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     } else if (!answered) {
         co_await answer_unanswered(ctx, state, attempts.last, envelope, where.model);
     }
-    finish_usage(ctx, state);
+    // Settled by the attempt that committed (routed_attempts::settle): usage, cost.
     if (answered) account(ctx, *answered, state, started);
     if (answered && !cached.key.empty()) co_await keep_in_cache(cached, attempts.answer);
 }

@@ -474,6 +474,7 @@ net::awaitable<std::optional<translate_failure>> translate(
             for (const auto* call : reply.content.calls())
                 state.delivered_bytes += json::serialize(call->arguments).size();
             state.complete = true;
+            cost_in_head(ctx, state, state.used, state.delivered_bytes);
             if (state.keep_answer) state.translated_reply = reply;
             if (r.stream) {
                 auto writer = in.writer(names, r);

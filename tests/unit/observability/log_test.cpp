@@ -114,6 +114,36 @@ BOOST_AUTO_TEST_CASE(an_access_line_is_one_line_and_hides_the_key) {
     BOOST_TEST(json.find("AIzaSECRET") == std::string::npos, json);
 }
 
+// The cost settlement priced: `cost=` in text, a number (or unpriced) in JSON, and an estimate
+// said so; no cost field for a request nothing priced.
+BOOST_AUTO_TEST_CASE(an_access_line_shows_the_cost) {
+    set_format(gateway::config::log_format::text);
+    set_level(gateway::config::log_level::info);
+    access_entry e;
+    e.request_id = "r";
+    e.method = "POST";
+    e.path = "/v1/chat/completions";
+    e.status = 200;
+    BOOST_TEST(captured([&] { log_access(e); }).find("cost") == std::string::npos);
+    e.cost = "0.000123";
+    auto text = captured([&] { log_access(e); });
+    BOOST_TEST(text.find(" cost=0.000123 ") != std::string::npos, text);
+    BOOST_TEST(text.find("cost_estimated") == std::string::npos, text);
+    e.cost_estimated = true;
+    text = captured([&] { log_access(e); });
+    BOOST_TEST(text.find(" cost=0.000123 cost_estimated=true ") != std::string::npos, text);
+    set_format(gateway::config::log_format::json);
+    auto json = captured([&] { log_access(e); });
+    e.cost = "unpriced";
+    e.cost_estimated = false;
+    auto unpriced = captured([&] { log_access(e); });
+    set_format(gateway::config::log_format::text);
+    BOOST_TEST(json.find("\"cost_usd\":0.000123,\"cost_estimated\":true") != std::string::npos,
+               json);
+    BOOST_TEST(unpriced.find("\"cost_usd\":null,\"unpriced\":true") != std::string::npos, unpriced);
+    BOOST_TEST(captured([&] { log_access(e); }).find(" cost=unpriced ") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(followed_access_lines_are_json_kept_only_while_followed) {
     access_entry e;
     e.request_id = "r-1";
