@@ -4,7 +4,8 @@
 // route, the upstream its globs pick, tried once. Nothing reaches the client before the gateway
 // commits to an answer: a JSON answer once its body is read whole, a stream at its first content
 // event (its head and what came before are held back); after that no other upstream is called.
-// The last attempt a route allows (a default route's only one) commits at the head.
+// The last attempt a route allows (a default route's only one) commits at the head, but for a
+// 2xx JSON answer to a model request, read whole first so that its head carries its cost.
 #include "gateway/passthrough/handler.hpp"
 
 #include "gateway/error.hpp"
