@@ -89,9 +89,9 @@ bool model_catalog::serves(std::string_view model) const {
     return false;
 }
 
-bool model_catalog::start() {
+std::optional<model_catalog::hold> model_catalog::start() {
     std::lock_guard lock(start_mutex_);
-    if (stopped_) return false;
+    if (stopped_) return std::nullopt;
     if (!started_) {
         started_ = true;
         for (std::size_t i = 0; i < upstreams_.size(); ++i) {
@@ -115,7 +115,7 @@ bool model_catalog::start() {
             io_.run();
         });
     }
-    return true;
+    return net::make_work_guard(io_);
 }
 
 void model_catalog::stop() {
@@ -139,7 +139,9 @@ void model_catalog::stop() {
 net::awaitable<model_catalog::lists> model_catalog::fetched() {
     bool wanted = false;
     for (auto s : sources_) wanted = wanted || s == source::gateway;
-    if (!wanted || !start()) co_return lists(upstreams_.size());
+    if (!wanted) co_return lists(upstreams_.size());
+    auto running = start();
+    if (!running) co_return lists(upstreams_.size());
     auto gathered = co_await net::co_spawn(io_, gather(), net::use_awaitable);
     co_return gathered;
 }
@@ -163,6 +165,7 @@ net::awaitable<model_catalog::lists> model_catalog::gather() {
     limit.expires_after(settings_.first_wait);
     for (std::size_t i = 0; i < slots_.size(); ++i) {
         auto& s = *slots_[i];
+        if (stopped_) break;  // its asks are cancelled: nothing more will arrive
         if (sources_[i] != source::gateway || s.tried || !s.arrived) continue;
         // The first ask of this upstream is in flight: wait for it, within the limit.
         auto ended = co_await (s.arrived->async_wait(use_ec) || limit.async_wait(use_ec));

@@ -91,7 +91,11 @@ public:
 private:
     struct slot;
     // Starts the thread once; false after stop().
-    bool start();
+    // Starts the thread at the first call. While the returned hold lives, the thread runs on: a
+    // listing keeps it until its gather has run, so that a stop() coming between this call and
+    // the spawn cannot leave the listing waiting on a thread that ended. Nullopt once stopped.
+    using hold = net::executor_work_guard<net::io_context::executor_type>;
+    std::optional<hold> start();
     // On the catalogue's thread.
     net::awaitable<lists> gather();
     net::awaitable<void> refresh(std::size_t index);
