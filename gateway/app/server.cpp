@@ -193,8 +193,8 @@ reload_outcome server::reload(config::gateway_config next) {
         std::lock_guard current(current_mutex_);
         before = std::exchange(generation_, g);
     }
-    // The retired generation's active probes end here, off the workers' threads; the requests
-    // it still serves finish on it unprobed.
+    // The retired generation's background work (active probes, model-list asks) ends here, off
+    // the workers' threads; the requests it still serves finish on it.
     before->routing->stop();
     outcome.applied = true;
     outcome.generation = g->number;
@@ -346,7 +346,8 @@ std::unique_ptr<http::worker> server::make_worker(v1_slot& slot, const http::han
     // The face current when a request arrives serves it to its end, a reload notwithstanding.
     auto forward = [slot = &slot](http::request_context& c) {
         auto face = slot->now;
-        return face->handler(c, face);
+        auto& handler = face->handler;
+        return handler(c, std::move(face));
     };
     // The route table, aligned so it reads like the API reference.
     // clang-format off
