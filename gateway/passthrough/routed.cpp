@@ -5,7 +5,7 @@
 // commits to an answer: a JSON answer once its body is read whole, a stream at its first content
 // event (its head and what came before are held back); after that no other upstream is called.
 // The last attempt a route allows (a default route's only one) commits at the head, but for a
-// 2xx JSON answer to a model request, read whole first so that its head carries its cost.
+// 2xx JSON answer to a model call, read whole first so that its head carries its cost.
 #include "gateway/passthrough/handler.hpp"
 
 #include "gateway/error.hpp"
@@ -423,9 +423,10 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     auto asked = upstream::retry_after(res["retry-after-ms"], res["retry-after"]);
     std::string held;
     upstream::failure broken;
-    // Before the last attempt a JSON answer (or an error) is read whole, to judge it; a priced
-    // answer on the last too, so that its head can carry its cost (x-contextgate-cost-usd).
-    bool priced = state_.price && status / 100 == 2;
+    // Before the last attempt a JSON answer (or an error) is read whole, to judge it; a model
+    // call's answer on the last too, so that its head can carry its cost (x-contextgate-cost-usd;
+    // not other APIs': an embeddings answer may be tens of megabytes).
+    bool priced = state_.price && status / 100 == 2 && where_.call.model_call();
     if ((!terms.last || priced) && !parser->is_done() && !is_event_stream(res))
         broken = co_await upstream::read_body(*conn, *parser, held, answer_limit, up.idle_timeout,
                                               state_.hold_until);

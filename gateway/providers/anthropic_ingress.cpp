@@ -17,6 +17,21 @@ using detail::missing;
 using detail::number_of;
 using detail::string_of;
 
+// A usage as Anthropic reports it: input_tokens without the cache reads and writes, which come
+// apart (so that a client adding them up counts each token once).
+json::object usage_json(const usage& u) {
+    auto cached = u.cache_read + u.cache_write + u.cache_write_1h;
+    json::object out{{"input_tokens", std::max<std::int64_t>(u.input - cached, 0)},
+                     {"output_tokens", u.output}};
+    if (u.cache_read > 0) out["cache_read_input_tokens"] = u.cache_read;
+    if (u.cache_write + u.cache_write_1h > 0) {
+        out["cache_creation_input_tokens"] = u.cache_write + u.cache_write_1h;
+        out["cache_creation"] = {{"ephemeral_5m_input_tokens", u.cache_write},
+                                 {"ephemeral_1h_input_tokens", u.cache_write_1h}};
+    }
+    return out;
+}
+
 // An image block's source as the conversation model keeps images: a data: URL or a URL.
 bool image_url(const json::object& block, std::string& url) {
     const auto* source = block.if_contains("source");
@@ -400,7 +415,7 @@ protected:
             event("message_delta",
                   {{"delta",
                     {{"stop_reason", stop_reason(d.why, calls() > 0)}, {"stop_sequence", nullptr}}},
-                   {"usage", {{"input_tokens", d.used.input}, {"output_tokens", d.used.output}}}});
+                   {"usage", usage_json(d.used)}});
         out += event("message_stop", {});
     }
 
@@ -432,15 +447,14 @@ public:
                                    {"input", p.call.arguments}});
             }
         }
-        return json::serialize(json::object{
-            {"id", names.id},
-            {"type", "message"},
-            {"role", "assistant"},
-            {"model", names.model},
-            {"content", std::move(content)},
-            {"stop_reason", stop_reason(r.why, called)},
-            {"stop_sequence", nullptr},
-            {"usage", {{"input_tokens", r.used.input}, {"output_tokens", r.used.output}}}});
+        return json::serialize(json::object{{"id", names.id},
+                                            {"type", "message"},
+                                            {"role", "assistant"},
+                                            {"model", names.model},
+                                            {"content", std::move(content)},
+                                            {"stop_reason", stop_reason(r.why, called)},
+                                            {"stop_sequence", nullptr},
+                                            {"usage", usage_json(r.used)}});
     }
     std::unique_ptr<event_writer> writer(const answer_names& names, const request&) const override {
         return std::make_unique<messages_writer>(names);

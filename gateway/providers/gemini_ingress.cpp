@@ -344,9 +344,13 @@ json::object error_json(unsigned status, std::string_view message) {
 }
 
 json::object usage_json(const usage& u) {
-    return {{"promptTokenCount", u.input},
-            {"candidatesTokenCount", u.output},
-            {"totalTokenCount", u.input + u.output}};
+    // Thoughts apart from the candidates, cached content part of the prompt, as Gemini says them.
+    json::object out{{"promptTokenCount", u.input},
+                     {"candidatesTokenCount", u.output - u.reasoning},
+                     {"totalTokenCount", u.input + u.output}};
+    if (u.cache_read > 0) out["cachedContentTokenCount"] = u.cache_read;
+    if (u.reasoning > 0) out["thoughtsTokenCount"] = u.reasoning;
+    return out;
 }
 
 json::object call_part(const std::string& id, const std::string& name,

@@ -373,9 +373,14 @@ json::object call_json(const tool_call& c) {
 }
 
 json::object usage_json(const usage& u) {
-    return {{"prompt_tokens", u.input},
-            {"completion_tokens", u.output},
-            {"total_tokens", u.input + u.output}};
+    json::object out{{"prompt_tokens", u.input},
+                     {"completion_tokens", u.output},
+                     {"total_tokens", u.input + u.output}};
+    // The parts another provider reported, as OpenAI names them (part of the two counts).
+    if (auto cached = u.cache_read; cached > 0)
+        out["prompt_tokens_details"] = {{"cached_tokens", cached}};
+    if (u.reasoning > 0) out["completion_tokens_details"] = {{"reasoning_tokens", u.reasoning}};
+    return out;
 }
 
 namespace {

@@ -281,9 +281,9 @@ bool is_freeform(const request& r, std::string_view name) {
 
 json::object usage_json(const usage& u) {
     return {{"input_tokens", u.input},
-            {"input_tokens_details", {{"cached_tokens", 0}}},
+            {"input_tokens_details", {{"cached_tokens", u.cache_read}}},
             {"output_tokens", u.output},
-            {"output_tokens_details", {{"reasoning_tokens", 0}}},
+            {"output_tokens_details", {{"reasoning_tokens", u.reasoning}}},
             {"total_tokens", u.input + u.output}};
 }
 

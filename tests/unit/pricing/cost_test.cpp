@@ -2,6 +2,7 @@
 
 #include "gateway/pricing/price_table.hpp"
 #include "gateway/providers/adapter.hpp"
+#include "gateway/providers/ingress.hpp"
 #include "gateway/providers/usage_observer.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -268,6 +269,37 @@ BOOST_AUTO_TEST_CASE(gemini_long_context_tier) {
       "candidatesTokenCount":1000,"totalTokenCount":251000}})";
     auto u = observed(false, body);
     BOOST_TEST(std::abs(usd_of(u, "gemini", "gemini-2.5-pro") - 0.64) < exact);
+}
+
+// A translated answer tells its client the parts it was charged for, in the client's own terms:
+// read back from what the client receives, Claude's cache reads and writes and Gemini's thoughts
+// and cached content come out as they went in (OpenAI's dialects have no cache writes: they
+// say the reads).
+BOOST_AUTO_TEST_CASE(a_translated_answer_keeps_the_usage_parts_for_its_client) {
+    providers::reply claude;
+    claude.content.parts.push_back(providers::part::of_text("hi"));
+    claude.used = decoded(config::provider_kind::anthropic, anthropic_cached);
+    providers::answer_names names{"msg_1", "claude-sonnet-4-5", 1, "/v1/messages"};
+    auto as_messages = observed(false, providers::messages().answer(claude, names, {}));
+    BOOST_TEST(as_messages.input == 30050);
+    BOOST_TEST(as_messages.cache_write_1h == 6000);
+    BOOST_TEST(std::abs(usd_of(as_messages, "anthropic", "claude-sonnet-4-5") - 0.06765) < exact);
+    auto as_chat = observed(false, providers::chat_completions().answer(claude, names, {}));
+    BOOST_TEST(as_chat.input == 30050);
+    BOOST_TEST(as_chat.cache_read == 20000);
+    auto as_responses = observed(false, providers::responses().answer(claude, names, {}));
+    BOOST_TEST(as_responses.cache_read == 20000);
+
+    providers::reply gemini;
+    gemini.content.parts.push_back(providers::part::of_text("hi"));
+    gemini.used = decoded(config::provider_kind::gemini, gemini_thoughts);
+    for (const auto* in : {&providers::generate_content(), &providers::chat_completions(),
+                           &providers::responses()}) {
+        auto seen = observed(false, in->answer(gemini, names, {}));
+        BOOST_TEST(seen.reasoning == 1600);
+        BOOST_TEST(seen.cache_read == 8000);
+        BOOST_TEST(std::abs(usd_of(seen, "gemini", "gemini-2.5-pro") - 0.026) < exact);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(an_unpriced_model_is_never_zero_dollars) {
