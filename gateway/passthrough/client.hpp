@@ -78,9 +78,10 @@ struct exchange_state
     std::uint64_t delivered_bytes = 0;
     bool complete = false;
     route_fields fields;  // for the client's head besides the upstream's
-    // The attempt's price (its upstream, the model it heard) when the request is a model call and
-    // the configuration has prices; its cost as the head gives it (fields.cost views it).
-    const model_price* price = nullptr;
+    // The attempt's price (its upstream, the model it heard) when the request names a model (and
+    // counts no tokens); a copy, as a lookup past the per-worker bound is kept nowhere. Its cost
+    // as the head gives it (fields.cost views it).
+    std::optional<model_price> price;
     std::string cost_text;
     // For the response cache, when the answer may be stored (`keep_answer`): the body relayed
     // as it came (up to `kept_limit`; `kept_whole` false past it), or the answer a translation

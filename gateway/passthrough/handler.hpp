@@ -161,8 +161,8 @@ private:
     model_series& series_of(std::size_t upstream, const std::string& model);
     std::vector<std::map<std::string, model_series, std::less<>>> series_;
     // The price of each (upstream, model it hears), found once per worker (settlement.cpp);
-    // null without a price table or a model.
-    const model_price* price_of(std::size_t upstream, std::string_view model);
+    // nullopt without a price table or a model.
+    std::optional<model_price> price_of(std::size_t upstream, std::string_view model);
     const pricing::price_table* prices_;
     std::vector<std::map<std::string, model_price, std::less<>>> priced_;
 };

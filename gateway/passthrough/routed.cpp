@@ -311,7 +311,8 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     std::string mapped;
     std::string_view heard = model;
     if (!up.model_map.empty()) heard = mapped = upstream::upstream_model(up, model);
-    state_.price = call.counts_tokens() ? nullptr : h_.price_of(t.index, heard);
+    state_.price.reset();
+    if (!call.counts_tokens()) state_.price = h_.price_of(t.index, heard);
     count_attempts(up);
     // The client's body as it came (an earlier target may have heard it changed).
     if (!original.empty()) ctx_.req.body() = original;

@@ -35,10 +35,10 @@ void settle_cost(http::request_context& ctx, const exchange_state& state) {
     }
 }
 
-const model_price* handler::price_of(std::size_t upstream, std::string_view model) {
-    if (!prices_ || model.empty()) return nullptr;
+std::optional<model_price> handler::price_of(std::size_t upstream, std::string_view model) {
+    if (!prices_ || model.empty()) return std::nullopt;
     auto& known = priced_[upstream];
-    if (auto it = known.find(model); it != known.end()) return &it->second;
+    if (auto it = known.find(model); it != known.end()) return it->second;
     const auto& name = upstreams_[upstream].name;
     model_price p{prices_->find(name, model)};
     auto& m = observability::metrics();
@@ -47,12 +47,8 @@ const model_price* handler::price_of(std::size_t upstream, std::string_view mode
         p.unpriced = &m.unpriced_requests.with({name, std::string(model)});
     }
     // Model names come from clients: past a bound, prices are looked up each time instead.
-    if (known.size() >= 1000) {
-        thread_local model_price uncached;
-        uncached = p;
-        return &uncached;
-    }
-    return &known.emplace(std::string(model), p).first->second;
+    if (known.size() < 1000) known.emplace(std::string(model), p);
+    return p;
 }
 
 }  // namespace gateway::passthrough
