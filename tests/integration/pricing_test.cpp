@@ -25,15 +25,18 @@ const std::string cached_usage =
     "x-fake-usage: {\"prompt_tokens\":2006,\"completion_tokens\":300,\"total_tokens\":2306,"
     "\"prompt_tokens_details\":{\"cached_tokens\":1920}}\r\n";
 
+// `stream`: 1 streams with include_usage, 2 streams without it (no usage reported).
 response chat(std::uint16_t port, std::string_view model, std::string_view headers = {},
-              bool stream = false) {
+              int stream = 0) {
     client c(port);
-    return c.request(make_request(
-        "POST", "/v1/chat/completions",
-        R"({"model":")" + std::string(model) + R"(",)" +
-            (stream ? R"("stream":true,"stream_options":{"include_usage":true},)" : "") +
-            R"("messages":[{"role":"user","content":"hi"}]})",
-        "Content-Type: application/json\r\n" + std::string(headers)));
+    return c.request(
+        make_request("POST", "/v1/chat/completions",
+                     R"({"model":")" + std::string(model) + R"(",)" +
+                         (stream == 1 ? R"("stream":true,"stream_options":{"include_usage":true},)"
+                          : stream == 2 ? R"("stream":true,)"
+                                        : "") +
+                         R"("messages":[{"role":"user","content":"hi"}]})",
+                     "Content-Type: application/json\r\n" + std::string(headers)));
 }
 
 // The value of a metric series, 0 when it is not there.
@@ -77,12 +80,20 @@ BOOST_AUTO_TEST_CASE(a_json_answer_carries_its_cost_in_the_head_the_log_and_the_
 
     // A stream's head goes out before its usage is known: no header, but the log has the cost
     // (the fake's stream reports 9 prompt and 12 completion tokens: 22.5 + 120 = $0.0001425).
-    auto streamed = chat(gw.port(), "gpt-4o", {}, true);
+    auto streamed = chat(gw.port(), "gpt-4o", {}, 1);
     BOOST_TEST_REQUIRE(streamed.status == 200u, streamed.body);
     BOOST_TEST(streamed.header("x-contextgate-cost-usd").empty());
     auto stream_line = access_line(follower, "gpt-4o");
     BOOST_TEST(stream_line.find("\"cost_usd\":0.0001425") != std::string::npos, stream_line);
     BOOST_TEST(std::abs(metric(gw.port(), series) - before - 0.005615 - 0.0001425) < 1e-9);
+    BOOST_TEST(stream_line.find("cost_estimated") == std::string::npos, stream_line);
+
+    // A stream that reports no usage is charged the gateway's estimate, priced and marked so.
+    auto unreported = chat(gw.port(), "gpt-4o", {}, 2);
+    BOOST_TEST_REQUIRE(unreported.status == 200u, unreported.body);
+    auto estimate_line = access_line(follower, "gpt-4o");
+    BOOST_TEST(estimate_line.find("\"cost_usd\":0.") != std::string::npos, estimate_line);
+    BOOST_TEST(estimate_line.find("\"cost_estimated\":true") != std::string::npos, estimate_line);
 }
 
 BOOST_AUTO_TEST_CASE(an_unpriced_model_is_counted_as_unpriced_never_as_zero) {
