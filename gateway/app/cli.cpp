@@ -5,6 +5,7 @@
 #include "gateway/app/tool_command.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/pricing/price_table.hpp"
 #include "gateway/workflows/registry.hpp"
 
 #include <iostream>
@@ -75,8 +76,14 @@ int run_cli(const std::vector<std::string>& args) {
             std::cerr << "contextgate: " << files.error << "\n";
             return 1;
         }
+        auto prices = pricing::build_prices(loaded.value->pricing);
+        if (!prices) {
+            std::cerr << "contextgate: " << prices.error << "\n";
+            return 1;
+        }
         std::cout << "# " << path << ": valid; " << files.value->prompts.size() << " prompt(s), "
-                  << files.value->workflows->all()->size() << " workflow(s)\n"
+                  << files.value->workflows->all()->size() << " workflow(s), "
+                  << (*prices.value)->size() << " price(s) of " << (*prices.value)->date() << "\n"
                   << config::to_yaml(*loaded.value);
         return 0;
     }
