@@ -35,7 +35,7 @@ test('chat completion, not streamed', async () => {
   assert.equal(completion._request_id, 'req_fake');
   // One access log line per request: method, target, status, bytes, time, upstream, request id.
   // It is written just after the response, so wait for it (bounded) rather than sleep.
-  const line = /INFO POST \/v1\/chat\/completions 200 bytes=\d+ time_ms=[\d.]+ ttfb_ms=[\d.]+ upstream=fake model=gpt-4o-mini tokens=9\/12 id=[0-9a-f]{32}/;
+  const line = /INFO POST \/v1\/chat\/completions 200 bytes=\d+ time_ms=[\d.]+ ttfb_ms=[\d.]+ upstream=fake model=gpt-4o-mini tokens=9\/12 cost=0\.00000855 id=[0-9a-f]{32}/;
   await until(() => line.test(gateway.output()), 2000);
   assert.match(gateway.output(), line);
 });
