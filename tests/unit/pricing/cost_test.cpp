@@ -354,6 +354,11 @@ BOOST_AUTO_TEST_CASE(cost_text_is_a_plain_decimal) {
     BOOST_TEST(pricing::cost_text({0.000123, true}) == "0.000123");
     BOOST_TEST(pricing::cost_text({12.5, true}) == "12.5");
     BOOST_TEST(pricing::cost_text({0.00000005, true}) == "0.00000005");
+    BOOST_TEST(pricing::cost_text({0.1 + 0.2, true}) == "0.3");  // to the nano-dollar
+    BOOST_TEST(pricing::cost_text({1234.000000001, true}) == "1234.000000001");
+    BOOST_TEST(pricing::cost_text({0.0000000004, true}) == "0");
+    BOOST_TEST(pricing::cost_text({0.0000000006, true}) == "0.000000001");
+    BOOST_TEST(pricing::cost_text({2.5e12, true}) == "2500000000000");  // past a billion
     BOOST_TEST(pricing::cost_text({0, false}) == "unpriced");
 }
 
