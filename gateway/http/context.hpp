@@ -3,7 +3,7 @@
 #include "gateway/config/config.hpp"
 #include "gateway/io/deadline.hpp"
 #include "gateway/observability/trace.hpp"
-#include "gateway/pricing/request_cost.hpp"
+#include "gateway/request_cost.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -55,7 +55,7 @@ struct request_context {
     std::int64_t output_tokens = -1;
     // What the answer cost, once settlement priced it (a model request answered 2xx): for the
     // access log, and the ledger and budgets to take. nullopt: nothing was priced.
-    std::optional<pricing::request_cost> cost;
+    std::optional<request_cost> cost;
     // The router's pattern that took it ("/context/chats/{id}", "/v1"), or the handler's more
     // precise one ("/v1/chat/completions"): a static string, for the SERVER span's name.
     std::string_view route;

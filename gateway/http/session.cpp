@@ -8,7 +8,7 @@
 #include "gateway/io/write_all.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
-#include "gateway/pricing/request_cost.hpp"
+#include "gateway/request_cost.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -146,7 +146,7 @@ void finished(const request_context& ctx, std::chrono::steady_clock::time_point 
     entry.output_tokens = ctx.output_tokens;
     std::string cost;
     if (ctx.cost) {
-        cost = pricing::cost_text(*ctx.cost);
+        cost = cost_text(*ctx.cost);
         entry.cost = cost;
         entry.cost_estimated = ctx.cost->estimated;
     }

@@ -55,7 +55,7 @@ struct access_entry {
     std::string_view key_id;
     std::int64_t input_tokens = -1;  // -1: not reported
     std::int64_t output_tokens = -1;
-    // What the answer cost (pricing::cost_text): "0.000123", "unpriced", or "" (nothing priced);
+    // What the answer cost (cost_text): "0.000123", "unpriced", or "" (nothing priced);
     // `cost_estimated`: priced from the gateway's estimate of the usage.
     std::string_view cost;
     bool cost_estimated = false;

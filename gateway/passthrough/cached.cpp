@@ -108,7 +108,7 @@ net::awaitable<bool> handler::answer_from_cache(http::request_context& ctx, cach
     // A hit used no tokens and cost nothing: the key's limits and budget are charged nothing.
     ctx.input_tokens = 0;
     ctx.output_tokens = 0;
-    ctx.cost = pricing::request_cost{0, true, false};
+    ctx.cost = request_cost{0, true, false};
     state.fields.cost = "0";
     co_await answer_stored(ctx, *plan.api, *plan.asked, *stored, state.fields.list());
     co_return true;

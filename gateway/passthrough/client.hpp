@@ -33,7 +33,7 @@ struct route_fields {
     std::string_view upstream;  // the target's upstream name (the configuration's string)
     int attempts = 0;           // 0: no route of the configuration took the request
     std::string_view cache;     // x-contextgate-cache: hit | miss | skip; "": not cached
-    // x-contextgate-cost-usd (pricing::cost_text), when the cost is known before the head goes
+    // x-contextgate-cost-usd (cost_text), when the cost is known before the head goes
     // out: a whole JSON answer, a cache hit; "": not given.
     std::string_view cost;
     // As a list, for the writers that take one.
@@ -116,7 +116,7 @@ void finish_usage(http::request_context& ctx, exchange_state& state);
 
 // What the usage `state` holds costs at `state.price` (pricing::cost; estimated when the usage
 // was); nullopt when the request has no price to look up (no table, not a model call).
-std::optional<pricing::request_cost> cost_of(const exchange_state& state);
+std::optional<request_cost> cost_of(const exchange_state& state);
 
 // For a whole answer whose usage is read before its head goes out (a JSON answer, relayed or
 // translated): its cost, as settlement will charge it, into the head (`state.fields.cost`).

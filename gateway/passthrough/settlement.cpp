@@ -10,7 +10,7 @@
 
 namespace gateway::passthrough {
 
-std::optional<pricing::request_cost> cost_of(const exchange_state& state) {
+std::optional<request_cost> cost_of(const exchange_state& state) {
     if (!state.price || !state.used.known) return std::nullopt;
     return pricing::cost(state.used, state.price->price, state.usage_source == "estimate");
 }
@@ -19,8 +19,7 @@ void cost_in_head(const http::request_context& ctx, exchange_state& state,
                   const providers::usage& reported, std::uint64_t delivered_bytes) {
     if (!state.price) return;
     auto settled = providers::settled_usage(reported, delivered_bytes, ctx.req.body().size(), true);
-    state.cost_text =
-        pricing::cost_text(pricing::cost(settled.used, state.price->price, settled.estimated));
+    state.cost_text = cost_text(pricing::cost(settled.used, state.price->price, settled.estimated));
     state.fields.cost = state.cost_text;
 }
 

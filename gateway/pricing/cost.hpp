@@ -1,8 +1,8 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
-#include "gateway/pricing/request_cost.hpp"
 #include "gateway/providers/conversation.hpp"
+#include "gateway/request_cost.hpp"
 
 namespace gateway::pricing {
 

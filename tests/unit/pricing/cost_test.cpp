@@ -311,11 +311,11 @@ BOOST_AUTO_TEST_CASE(an_unpriced_model_is_never_zero_dollars) {
     BOOST_TEST(none == nullptr);
     auto c = pricing::cost(u, none);
     BOOST_TEST(!c.priced);
-    BOOST_TEST(pricing::cost_text(c) == "unpriced");
+    BOOST_TEST(gateway::cost_text(c) == "unpriced");
     // Priced, even at nothing used, says so.
     auto zero = pricing::cost(usage{true}, shipped().find("openai", "gpt-4o"));
     BOOST_TEST(zero.priced);
-    BOOST_TEST(pricing::cost_text(zero) == "0");
+    BOOST_TEST(gateway::cost_text(zero) == "0");
 }
 
 // A cut stream's usage is the gateway's estimate: priced all the same, and marked.
@@ -327,7 +327,7 @@ BOOST_AUTO_TEST_CASE(an_estimated_usage_is_priced_and_marked) {
     BOOST_TEST(c.estimated);
     // 1000 x 0.15 + 100 x 0.60 = 210: $0.00021.
     BOOST_TEST(std::abs(c.usd - 0.00021) < exact);
-    BOOST_TEST(pricing::cost_text(c) == "0.00021");
+    BOOST_TEST(gateway::cost_text(c) == "0.00021");
 }
 
 // Parts reported larger than their totals are cut to them: no token is charged twice, none
@@ -351,15 +351,15 @@ BOOST_AUTO_TEST_CASE(parts_larger_than_their_totals_are_cut) {
 }
 
 BOOST_AUTO_TEST_CASE(cost_text_is_a_plain_decimal) {
-    BOOST_TEST(pricing::cost_text({0.000123, true}) == "0.000123");
-    BOOST_TEST(pricing::cost_text({12.5, true}) == "12.5");
-    BOOST_TEST(pricing::cost_text({0.00000005, true}) == "0.00000005");
-    BOOST_TEST(pricing::cost_text({0.1 + 0.2, true}) == "0.3");  // to the nano-dollar
-    BOOST_TEST(pricing::cost_text({1234.000000001, true}) == "1234.000000001");
-    BOOST_TEST(pricing::cost_text({0.0000000004, true}) == "0");
-    BOOST_TEST(pricing::cost_text({0.0000000006, true}) == "0.000000001");
-    BOOST_TEST(pricing::cost_text({2.5e12, true}) == "2500000000000");  // past a billion
-    BOOST_TEST(pricing::cost_text({0, false}) == "unpriced");
+    BOOST_TEST(gateway::cost_text({0.000123, true}) == "0.000123");
+    BOOST_TEST(gateway::cost_text({12.5, true}) == "12.5");
+    BOOST_TEST(gateway::cost_text({0.00000005, true}) == "0.00000005");
+    BOOST_TEST(gateway::cost_text({0.1 + 0.2, true}) == "0.3");  // to the nano-dollar
+    BOOST_TEST(gateway::cost_text({1234.000000001, true}) == "1234.000000001");
+    BOOST_TEST(gateway::cost_text({0.0000000004, true}) == "0");
+    BOOST_TEST(gateway::cost_text({0.0000000006, true}) == "0.000000001");
+    BOOST_TEST(gateway::cost_text({2.5e12, true}) == "2500000000000");  // past a billion
+    BOOST_TEST(gateway::cost_text({0, false}) == "unpriced");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace gateway::pricing {
+namespace gateway {
 
 // What a request cost (pricing::cost). `priced` false: its model has no price, and `usd` means
 // nothing (an unpriced request is counted as such, never as $0). `estimated`: the usage priced was
@@ -18,4 +18,4 @@ struct request_cost {
 // to 1e-9 USD without trailing zeros ("0.000123", "0"); "unpriced" when it is not priced.
 std::string cost_text(const request_cost& c);
 
-}  // namespace gateway::pricing
+}  // namespace gateway
