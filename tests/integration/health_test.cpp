@@ -170,24 +170,30 @@ BOOST_AUTO_TEST_CASE(a_target_whose_cooldown_ended_is_not_healthy) {
 // Active probes: a dead upstream is found down with no client request, and a probe that is
 // answered restores it. The probe asks the model list with the gateway's key.
 BOOST_AUTO_TEST_CASE(a_probe_finds_a_dead_upstream_down_and_a_later_one_restores_it) {
-    auto port = unused_port();
-    auto c = with_admin(make_config({"http://127.0.0.1:" + std::to_string(port) + "/v1"}));
+    // Nothing listens on the first upstream's port; the second answers its model list 503 until
+    // it comes back. (A released port is not bound again later: under parallel tests another
+    // socket may hold it by then.)
+    fake_upstream fake;
+    fake.fail_model_lists(true);
+    auto c = with_admin(make_config(
+        {"http://127.0.0.1:" + std::to_string(unused_port()) + "/v1", fake.base_url()}));
     c.health.probe_interval = config::duration(30);
-    c.upstreams[0].api_key = "sk-gateway-probe";
+    c.upstreams[1].api_key = "sk-gateway-probe";
     running_gateway g(c);
-    auto name = c.upstreams[0].name;
+    auto dead = await_upstream(g, c.upstreams[0].name,
+                               [](const json::object& u) { return text(u, "health") == "down"; });
+    BOOST_TEST(text(dead, "health") == "down");
+    BOOST_TEST(text(dead, "last_error").find("cannot connect") != std::string::npos,
+               text(dead, "last_error"));
+    BOOST_TEST(dead.at("probe_interval_ms").as_int64() == 30);
+    BOOST_TEST(!text(dead, "last_probe_at").empty());
+
+    auto name = c.upstreams[1].name;
     auto down =
         await_upstream(g, name, [](const json::object& u) { return text(u, "health") == "down"; });
-    BOOST_TEST(text(down, "health") == "down");
-    BOOST_TEST(text(down, "last_error").find("cannot connect") != std::string::npos,
-               text(down, "last_error"));
-    BOOST_TEST(down.at("probe_interval_ms").as_int64() == 30);
-    BOOST_TEST(!text(down, "last_probe_at").empty());
-    // The upstream comes up on its port.
-    fake_options o;
-    o.port = port;
-    fake_upstream fake(o);
-    BOOST_TEST_REQUIRE(fake.wait_requests(1, 5s));
+    BOOST_TEST(text(down, "last_error").find("503") != std::string::npos, text(down, "last_error"));
+    // It comes back.
+    fake.fail_model_lists(false);
     auto back = await_upstream(
         g, name, [](const json::object& u) { return text(u, "health") == "healthy"; });
     BOOST_TEST(text(back, "health") == "healthy");
