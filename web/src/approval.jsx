@@ -117,12 +117,11 @@ export function ApprovalCard({ runId, approval }) {
 
   // Focused for the shortcuts without the browser's own scroll (which shows the card's top and
   // may push its buttons below the fold, racing the chat's scroll to the end); then the buttons,
-  // the card's end, are brought into view.
+  // the card's end, are brought into view, and again when the diff's layout changes its height
+  // (inline is taller than side by side: the buttons went below the fold).
   const actions = useRef(null);
-  useEffect(() => {
-    card.current?.focus({ preventScroll: true });
-    actions.current?.scrollIntoView?.({ block: 'nearest' });
-  }, []);
+  useEffect(() => { card.current?.focus({ preventScroll: true }); }, []);
+  useEffect(() => { actions.current?.scrollIntoView?.({ block: 'nearest' }); }, [mode]);
 
   return (
     <section class="approval" ref={card} tabIndex={-1} aria-labelledby={'approval-' + approval.call_id}
