@@ -25,9 +25,7 @@
 #include "gateway/observability/trace.hpp"
 #include "gateway/passthrough/handler.hpp"
 #include "gateway/store/state_store.hpp"
-#include "gateway/upstream/health_share.hpp"
 #include "gateway/upstream/routes.hpp"
-#include "gateway/upstream/tls.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -289,8 +287,7 @@ std::string server::start_operations() {
         return std::string("cannot read the virtual keys: ") + e.what();
     }
     if (config_.limits.backend == config::limits_backend::redis) {
-        auto address = admin::parse_redis_url(config_.limits.redis_url);
-        if (!address) return config_.source + ": limits.redis_url: " + address.error;
+        // limits.redis_url was read when the first generation was built (its health share).
         limiter_ = std::make_unique<admin::redis_limiter>(config_.limits);
     } else {
         auto memory = std::make_unique<admin::memory_limiter>();
