@@ -6,6 +6,7 @@
 #include "gateway/store/state_store.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <limits>
 
@@ -45,10 +46,34 @@ usage_ledger::~usage_ledger() {
     stop();
 }
 
-void usage_ledger::record(std::string_view key_id, std::string_view model,
-                          std::string_view upstream, std::int64_t input, std::int64_t output,
-                          std::int64_t now_ms) {
-    const std::string& day = utc_day(now_ms);
+namespace {
+
+// A cost in whole nano-dollars (the ledger's sums stay exact).
+std::int64_t nano(double usd) {
+    return static_cast<std::int64_t>(std::llround(usd * 1e9));
+}
+
+void add(store::usage_row& to, const store::usage_row& r) {
+    to.requests += r.requests;
+    to.input_tokens += r.input_tokens;
+    to.output_tokens += r.output_tokens;
+    to.cache_read_tokens += r.cache_read_tokens;
+    to.cache_write_tokens += r.cache_write_tokens;
+    to.reasoning_tokens += r.reasoning_tokens;
+    to.usd_nano += r.usd_nano;
+    to.unpriced_requests += r.unpriced_requests;
+    to.estimated_requests += r.estimated_requests;
+    to.cache_hits += r.cache_hits;
+    to.saved_usd_nano += r.saved_usd_nano;
+}
+
+}  // namespace
+
+void usage_ledger::record(const upstream::usage_record& used) {
+    auto model = used.model;
+    auto key_id = used.key_id;
+    auto upstream = used.upstream;
+    const std::string& day = utc_day(used.now_ms);
     std::lock_guard lock(mutex_);
     if (day != seen_day_) {
         seen_day_ = day;
@@ -77,10 +102,27 @@ void usage_ledger::record(std::string_view key_id, std::string_view model,
                              std::move(fresh))
                     .first;
     }
-    auto& row = found->second;
-    ++row.requests;
-    row.input_tokens += std::max<std::int64_t>(input, 0);
-    row.output_tokens += std::max<std::int64_t>(output, 0);
+    store::usage_row one;
+    one.requests = 1;
+    if (used.cache_hit) {
+        one.cache_hits = 1;
+        if (used.saved && used.saved->priced) one.saved_usd_nano = nano(used.saved->usd);
+    } else {
+        auto count = [](std::int64_t n) { return std::max<std::int64_t>(n, 0); };
+        one.input_tokens = count(used.input_tokens);
+        one.output_tokens = count(used.output_tokens);
+        one.cache_read_tokens = count(used.cache_read_tokens);
+        one.cache_write_tokens = count(used.cache_write_tokens);
+        one.reasoning_tokens = count(used.reasoning_tokens);
+        if (used.cost) {
+            if (!used.cost->priced)
+                one.unpriced_requests = 1;
+            else
+                one.usd_nano = nano(used.cost->usd);
+            if (used.cost->estimated) one.estimated_requests = 1;
+        }
+    }
+    add(found->second, one);
 }
 
 std::vector<store::usage_row> usage_ledger::take() {
@@ -100,9 +142,7 @@ void usage_ledger::put_back(std::vector<store::usage_row> rows) {
             row = std::move(r);
             continue;
         }
-        row.requests += r.requests;
-        row.input_tokens += r.input_tokens;
-        row.output_tokens += r.output_tokens;
+        add(row, r);
     }
 }
 

@@ -24,8 +24,8 @@ namespace gateway::admin {
 
 namespace net = boost::asio;
 
-// Token usage on its way to the store: record() adds to in-memory totals per UTC day, key, model
-// and upstream (a lock and a map update, no I/O on the request's path); a thread of its own
+// Usage on its way to the store: record() adds to in-memory totals (tokens, money, cache hits)
+// per UTC day, key, model and upstream (a lock and a map update, no I/O on the request's path); a thread of its own
 // writes them every `interval` in one transaction, and stop() writes what is left. A failed
 // write keeps the totals for the next one. Model names come from clients: per key and UTC day
 // the first `max_models_per_key_day` distinct names get rows of their own and later ones are
@@ -41,9 +41,7 @@ public:
     usage_ledger(const usage_ledger&) = delete;
     usage_ledger& operator=(const usage_ledger&) = delete;
 
-    void record(std::string_view key_id, std::string_view model, std::string_view upstream,
-                std::int64_t input_tokens, std::int64_t output_tokens,
-                std::int64_t now_ms) override;
+    void record(const upstream::usage_record& used) override;
 
     // Writes the pending totals now (a report reads the store right after); on failure they are
     // kept for the next write.

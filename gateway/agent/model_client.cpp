@@ -387,7 +387,18 @@ void model_client::account(const config::upstream_config& up, const std::string&
         m.token_usage.with({up.name, provider, model, "output"})
             .observe(static_cast<double>(used.output));
     }
-    if (ledger_) ledger_->record("context", model, up.name, used.input, used.output, now_ms());
+    if (ledger_) {
+        upstream::usage_record r{"context",
+                                 model,
+                                 up.name,
+                                 used.input,
+                                 used.output,
+                                 used.cache_read,
+                                 used.cache_write + used.cache_write_1h,
+                                 used.reasoning};
+        r.now_ms = now_ms();
+        ledger_->record(r);
+    }
 }
 
 }  // namespace gateway::agent

@@ -545,9 +545,20 @@ void handler::account(const http::request_context& ctx, const config::upstream_c
             s.output->observe(static_cast<double>(state.used.output));
         }
     }
-    if (ledger_ && ctx.status / 100 == 2)
-        ledger_->record(ctx.key_id, ctx.model, up.name, state.used.input, state.used.output,
-                        now_ms());
+    if (ledger_ && ctx.status / 100 == 2) {
+        const auto& u = state.used;
+        upstream::usage_record r{ctx.key_id,
+                                 ctx.model,
+                                 up.name,
+                                 u.input,
+                                 u.output,
+                                 u.cache_read,
+                                 u.cache_write + u.cache_write_1h,
+                                 u.reasoning};
+        r.cost = ctx.cost;
+        r.now_ms = now_ms();
+        ledger_->record(r);
+    }
 }
 
 net::awaitable<void> handler::forward(http::request_context& ctx, const destination& where,

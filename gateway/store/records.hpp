@@ -232,8 +232,19 @@ struct usage_row {
     std::string model;
     std::string upstream;  // empty in a report
     std::int64_t requests = 0;
-    std::int64_t input_tokens = 0;
-    std::int64_t output_tokens = 0;
+    std::int64_t input_tokens = 0;   // all input, its cache-read and cache-written parts included
+    std::int64_t output_tokens = 0;  // all output, its reasoning part included
+    std::int64_t cache_read_tokens = 0;
+    std::int64_t cache_write_tokens = 0;
+    std::int64_t reasoning_tokens = 0;
+    // Money in whole nano-dollars (1e-9 USD), so sums are exact: what the priced requests cost,
+    // and how many requests had no price (never counted as $0) or were priced on estimated usage.
+    std::int64_t usd_nano = 0;
+    std::int64_t unpriced_requests = 0;
+    std::int64_t estimated_requests = 0;
+    // Answered from the response cache (counted in `requests`, no tokens), and what they saved.
+    std::int64_t cache_hits = 0;
+    std::int64_t saved_usd_nano = 0;
 };
 
 // A usage report's filter: empty strings match everything; days inclusive.

@@ -25,10 +25,14 @@ BOOST_AUTO_TEST_CASE(invented_model_names_share_one_row_past_the_bound) {
         auto& db = **opened.value;
         admin::usage_ledger ledger(db, std::chrono::hours(1));
         const std::int64_t day = 1'795'000'000'000;  // one UTC day
-        for (int i = 0; i < 150; ++i)
-            ledger.record("key_a", "model-" + std::to_string(i), "up", 10, 1, day);
-        ledger.record("key_a", "model-7", "up", 10, 1, day);    // a known name keeps its row
-        ledger.record("key_b", "model-149", "up", 10, 1, day);  // counted per key
+        auto used = [&](std::string_view key, const std::string& model) {
+            upstream::usage_record r{key, model, "up", 10, 1};
+            r.now_ms = day;
+            ledger.record(r);
+        };
+        for (int i = 0; i < 150; ++i) used("key_a", "model-" + std::to_string(i));
+        used("key_a", "model-7");    // a known name keeps its row
+        used("key_b", "model-149");  // counted per key
         io::run_blocking(ledger.flush());
         auto rows = io::run_blocking(db.usage(store::usage_query{}));
         std::size_t for_a = 0;
