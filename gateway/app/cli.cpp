@@ -1,6 +1,7 @@
 #include "gateway/app/cli.hpp"
 
 #include "gateway/app/mcp_command.hpp"
+#include "gateway/app/prices_command.hpp"
 #include "gateway/app/server.hpp"
 #include "gateway/app/tool_command.hpp"
 #include "gateway/config/config.hpp"
@@ -22,6 +23,8 @@ Usage:
                                              secrets masked
   contextgate tool list|run ...              list the agent's tools or run one (see `tool --help`)
   contextgate mcp tools|call ...             list or call an MCP server's tools (see `mcp --help`)
+  contextgate prices import FILE ...         a price table from LiteLLM's price map (see
+                                             `prices --help`)
   contextgate --help                         this text
   contextgate --version                      the version
 
@@ -47,6 +50,7 @@ int run_cli(const std::vector<std::string>& args) {
     }
     if (command == "tool") return run_tool_command({args.begin() + 1, args.end()});
     if (command == "mcp") return run_mcp_command({args.begin() + 1, args.end()});
+    if (command == "prices") return run_prices_command({args.begin() + 1, args.end()});
     if (command != "serve" && command != "check-config") {
         std::cerr << "contextgate: unknown command `" << command << "`\n\n" << usage;
         return 2;

@@ -286,6 +286,7 @@ struct token_rates {
     std::optional<double> cache_write;  // a 5-minute cache
     std::optional<double> cache_write_1h;
     std::optional<double> reasoning;
+    bool operator==(const token_rates&) const = default;
 };
 
 // The rates of a request whose input passes `above` tokens (Gemini 2.5 Pro's and Claude
@@ -293,6 +294,7 @@ struct token_rates {
 struct price_tier {
     std::int64_t above = 0;
     token_rates rates;
+    bool operator==(const price_tier&) const = default;
 };
 
 // One model's price: an entry of the price table, or an override (`pricing.overrides`).
@@ -370,6 +372,9 @@ parsed<gateway_config> load_string(const std::string& yaml, const std::string& s
 parsed<price_list> load_price_list(const std::string& yaml, const std::string& source);
 // The same from a file.
 parsed<price_list> load_price_file(const std::string& path);
+// `list` as a price table's text (`date:` and `models:`, an entry a line, each rate in its
+// shortest form), which load_price_list reads back as it is.
+std::string price_list_yaml(const price_list& list);
 
 // `scheme://user:password@host` with the password as ***; other URLs unchanged.
 std::string mask_url_password(const std::string& url);

@@ -178,6 +178,12 @@ parsed<price_list> load_price_list(const std::string& yaml, const std::string& s
     }
 }
 
+std::string price_list_yaml(const price_list& list) {
+    std::string out = "date: " + quoted(list.date) + "\nmodels:\n";
+    for (const auto& e : list.models) out += "  - " + flow(e, price_entry_fields()) + "\n";
+    return out;
+}
+
 parsed<price_list> load_price_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return parsed<price_list>::fail(path + ": cannot open the price table");
