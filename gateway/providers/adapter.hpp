@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/json_fields.hpp"
+#include "gateway/providers/aws_eventstream.hpp"
 #include "gateway/providers/conversation.hpp"
 #include "gateway/sse/event_parser.hpp"
 
@@ -25,6 +26,10 @@ public:
     virtual bool end(std::vector<stream_delta>& out) = 0;
 };
 
+// How a dialect frames its event streams: Server-Sent Events (OpenAI, Anthropic, Gemini) or AWS's
+// binary event stream (Bedrock).
+enum class stream_framing { sse, aws_eventstream };
+
 // One upstream dialect: how a conversation request goes on its wire and how its answers come
 // back. Stateless; one instance per provider (adapter_for).
 class adapter {
@@ -38,6 +43,10 @@ public:
     // A whole (non-streamed) answer. False with `error` set when it is not one.
     virtual bool decode(std::string_view body, reply& out, std::string& error) const = 0;
     virtual std::unique_ptr<stream_decoder> decoder() const = 0;
+    // How its streams are framed. An event-stream message reaches decoder() as an sse::event
+    // whose `type` is its :event-type (an exception's :exception-type, an error's :error-code)
+    // and whose `data` is its payload (an error's :error-message as {"message": …}).
+    virtual stream_framing framing() const { return stream_framing::sse; }
     // What an error answer (status >= 400) says.
     virtual provider_error decode_error(unsigned status, std::string_view body) const = 0;
     // The header field that carries this dialect's key, and what precedes the key in it
@@ -50,9 +59,9 @@ public:
 
 const adapter& adapter_for(provider p);
 
-// Reads one reply's event stream in the pieces it arrives in: SSE parsed (events up to
-// `max_event_bytes`), each event decoded by the dialect, the deltas handed out in order. Not
-// thread-safe; one per stream.
+// Reads one reply's event stream in the pieces it arrives in: framed as the dialect frames it (SSE
+// events or event-stream messages up to `max_event_bytes`), each event decoded by the dialect, the
+// deltas handed out in order. Not thread-safe; one per stream.
 class stream_reader {
 public:
     stream_reader(const adapter& a, std::size_t max_event_bytes);
@@ -64,8 +73,14 @@ public:
     bool finish(std::vector<stream_delta>& out, std::string& error);
 
 private:
+    // The events `bytes` completes, into parsed_; false, with `error`, when the framing is broken.
+    bool frame(std::string_view bytes, std::string& error);
+
     std::unique_ptr<stream_decoder> decoder_;
+    stream_framing framing_;
     sse::event_parser events_;
+    aws_eventstream::decoder messages_;
+    std::vector<aws_eventstream::message> framed_;
     std::vector<sse::event> parsed_;
     bool finished_ = false;
 };

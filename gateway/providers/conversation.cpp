@@ -8,6 +8,7 @@
 
 #include <boost/json/error.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 namespace gateway::providers {
 
@@ -249,15 +250,43 @@ std::string adapter::auth_fields(std::string_view key) const {
 }
 
 stream_reader::stream_reader(const adapter& a, std::size_t max_event_bytes)
-    : decoder_(a.decoder()), events_(max_event_bytes) {}
+    : decoder_(a.decoder()),
+      framing_(a.framing()),
+      events_(max_event_bytes),
+      messages_(max_event_bytes) {}
 
-bool stream_reader::feed(std::string_view bytes, std::vector<stream_delta>& out,
-                         std::string& error) {
+bool stream_reader::frame(std::string_view bytes, std::string& error) {
     parsed_.clear();
-    if (!events_.feed(bytes, parsed_)) {
+    if (framing_ == stream_framing::sse) {
+        if (events_.feed(bytes, parsed_)) return true;
         error = "an event of the upstream's stream is too large";
         return false;
     }
+    framed_.clear();
+    bool whole = messages_.feed(bytes, framed_, error);
+    for (auto& m : framed_) {
+        sse::event e;
+        auto kind = m.string_header(":message-type");
+        if (kind == "exception") {
+            e.type = m.string_header(":exception-type");
+            e.data = std::move(m.payload);
+        } else if (kind == "error") {
+            e.type = m.string_header(":error-code");
+            e.data = json::serialize(json::object{{"message", m.string_header(":error-message")}});
+        } else {
+            e.type = m.string_header(":event-type");
+            e.data = std::move(m.payload);
+        }
+        parsed_.push_back(std::move(e));
+    }
+    return whole;
+}
+
+bool stream_reader::feed(std::string_view bytes, std::vector<stream_delta>& out,
+                         std::string& error) {
+    // The events before a broken frame are decoded first: what came before the break is kept.
+    std::string broken;
+    bool framed = frame(bytes, broken);
     for (const auto& e : parsed_) {
         auto before = out.size();
         provider_error said;
@@ -270,11 +299,15 @@ bool stream_reader::feed(std::string_view bytes, std::vector<stream_delta>& out,
         for (auto i = before; i < out.size(); ++i)
             finished_ = finished_ || out[i].what == stream_delta::kind::finished;
     }
-    return true;
+    if (!framed) error = std::move(broken);
+    return framed;
 }
 
 bool stream_reader::finish(std::vector<stream_delta>& out, std::string& error) {
-    if (finished_ || decoder_->end(out)) return true;
+    if (finished_) return true;
+    // A message cut off at the end of the body is a broken stream, not an early end to decode.
+    if (framing_ == stream_framing::aws_eventstream && !messages_.finish(error)) return false;
+    if (decoder_->end(out)) return true;
     error = "the upstream's stream ended before the reply was complete";
     return false;
 }
