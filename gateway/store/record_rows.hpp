@@ -114,14 +114,24 @@ inline run_record run_from(const sql_row& r) {
             r.integer(9)};
 }
 
+// A usage report's row: what it is per (day, key, model, upstream), then its sums.
 inline usage_row usage_from(const sql_row& r) {
     usage_row u;
     u.day = r.text(0);
     u.key_id = r.text(1);
     u.model = r.text(2);
-    u.requests = r.integer(3);
-    u.input_tokens = r.integer(4);
-    u.output_tokens = r.integer(5);
+    u.upstream = r.text(3);
+    u.requests = r.integer(4);
+    u.input_tokens = r.integer(5);
+    u.output_tokens = r.integer(6);
+    u.cache_read_tokens = r.integer(7);
+    u.cache_write_tokens = r.integer(8);
+    u.reasoning_tokens = r.integer(9);
+    u.usd_nano = r.integer(10);
+    u.unpriced_requests = r.integer(11);
+    u.estimated_requests = r.integer(12);
+    u.cache_hits = r.integer(13);
+    u.saved_usd_nano = r.integer(14);
     return u;
 }
 

@@ -225,12 +225,12 @@ struct key_record {
 };
 
 // Token usage summed per UTC day, virtual key ("" for none, "context" for agent runs), model
-// and upstream.
+// and upstream. In a report, what it is not grouped by is empty.
 struct usage_row {
-    std::string day;  // "2026-11-23"; empty in a report not grouped by day
+    std::string day;  // "2026-11-23"
     std::string key_id;
     std::string model;
-    std::string upstream;  // empty in a report
+    std::string upstream;  // "" for response-cache hits: no upstream answered them
     std::int64_t requests = 0;
     std::int64_t input_tokens = 0;   // all input, its cache-read and cache-written parts included
     std::int64_t output_tokens = 0;  // all output, its reasoning part included
@@ -247,13 +247,18 @@ struct usage_row {
     std::int64_t saved_usd_nano = 0;
 };
 
-// A usage report's filter: empty strings match everything; days inclusive.
+// A usage report: its filter (empty strings match everything; days inclusive) and what its rows
+// are per; the rows sum everything else. By default, one row per key and model.
 struct usage_query {
     std::string key_id;
     std::string model;
+    std::string upstream;
     std::string from_day = "0000-00-00";
     std::string to_day = "9999-99-99";
     bool by_day = false;
+    bool by_key = true;
+    bool by_model = true;
+    bool by_upstream = false;
 };
 
 }  // namespace gateway::store

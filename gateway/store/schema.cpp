@@ -371,6 +371,32 @@ constexpr migration migrations[] = {
      R"sql(
     ALTER TABLE run_messages ADD COLUMN format INTEGER NOT NULL DEFAULT 1;
     )sql"},
+    // 11: usage in money: the token split pricing charges, the cost in whole nano-dollars (sums
+    // stay exact), the requests no price covered or priced on an estimate, and response-cache
+    // hits with what they saved. The requests recorded before had no cost recorded: unpriced,
+    // never $0.
+    {R"sql(
+    ALTER TABLE usage_daily ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN usd_nano INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN unpriced_requests INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN estimated_requests INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN cache_hits INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN saved_usd_nano INTEGER NOT NULL DEFAULT 0;
+    UPDATE usage_daily SET unpriced_requests = requests;
+    )sql",
+     R"sql(
+    ALTER TABLE usage_daily ADD COLUMN cache_read_tokens BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN reasoning_tokens BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN usd_nano BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN unpriced_requests BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN estimated_requests BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN cache_hits BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE usage_daily ADD COLUMN saved_usd_nano BIGINT NOT NULL DEFAULT 0;
+    UPDATE usage_daily SET unpriced_requests = requests;
+    )sql"},
 };
 
 }  // namespace

@@ -72,19 +72,37 @@ constexpr const char* revoke_key_sql =
     "UPDATE virtual_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at = 0";
 constexpr const char* add_usage_sql =
     "INSERT INTO usage_daily (day, key_id, model, upstream, requests, input_tokens, "
-    "output_tokens) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+    "output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, usd_nano, "
+    "unpriced_requests, estimated_requests, cache_hits, saved_usd_nano) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) "
     "ON CONFLICT (day, key_id, model, upstream) DO UPDATE SET "
     "requests = usage_daily.requests + excluded.requests, "
     "input_tokens = usage_daily.input_tokens + excluded.input_tokens, "
-    "output_tokens = usage_daily.output_tokens + excluded.output_tokens";
-// The casts tell PostgreSQL the parameters' types (it cannot infer them from `$1 = ''`).
+    "output_tokens = usage_daily.output_tokens + excluded.output_tokens, "
+    "cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens, "
+    "cache_write_tokens = usage_daily.cache_write_tokens + excluded.cache_write_tokens, "
+    "reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens, "
+    "usd_nano = usage_daily.usd_nano + excluded.usd_nano, "
+    "unpriced_requests = usage_daily.unpriced_requests + excluded.unpriced_requests, "
+    "estimated_requests = usage_daily.estimated_requests + excluded.estimated_requests, "
+    "cache_hits = usage_daily.cache_hits + excluded.cache_hits, "
+    "saved_usd_nano = usage_daily.saved_usd_nano + excluded.saved_usd_nano";
+// One query for every grouping: a dimension the report is not per reads '' in every row, so
+// those rows sum into one. The casts tell PostgreSQL the parameters' types (it cannot infer them
+// from `$1 = ''`).
 constexpr const char* select_usage =
-    "SELECT CASE WHEN CAST($5 AS BIGINT) <> 0 THEN day ELSE '' END AS d, key_id, model, "
-    "SUM(requests), SUM(input_tokens), SUM(output_tokens) FROM usage_daily "
+    "SELECT CASE WHEN CAST($6 AS BIGINT) <> 0 THEN day ELSE '' END AS d, "
+    "CASE WHEN CAST($7 AS BIGINT) <> 0 THEN key_id ELSE '' END AS k, "
+    "CASE WHEN CAST($8 AS BIGINT) <> 0 THEN model ELSE '' END AS m, "
+    "CASE WHEN CAST($9 AS BIGINT) <> 0 THEN upstream ELSE '' END AS u, "
+    "SUM(requests), SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens), "
+    "SUM(cache_write_tokens), SUM(reasoning_tokens), SUM(usd_nano), SUM(unpriced_requests), "
+    "SUM(estimated_requests), SUM(cache_hits), SUM(saved_usd_nano) FROM usage_daily "
     "WHERE (CAST($1 AS TEXT) = '' OR key_id = CAST($1 AS TEXT)) "
     "AND (CAST($2 AS TEXT) = '' OR model = CAST($2 AS TEXT)) "
-    "AND day >= CAST($3 AS TEXT) AND day <= CAST($4 AS TEXT) "
-    "GROUP BY d, key_id, model ORDER BY d, key_id, model";
+    "AND (CAST($3 AS TEXT) = '' OR upstream = CAST($3 AS TEXT)) "
+    "AND day >= CAST($4 AS TEXT) AND day <= CAST($5 AS TEXT) "
+    "GROUP BY d, k, m, u ORDER BY d, k, m, u";
 
 }  // namespace
 
@@ -127,8 +145,11 @@ net::awaitable<void> sql_store::add_usage(std::vector<usage_row> rows) {
     auto work = [rows = std::move(rows)](sql_connection& db) {
         db.transaction([&] {
             for (const auto& r : rows)
-                db.query(add_usage_sql, {r.day, r.key_id, r.model, r.upstream, r.requests,
-                                         r.input_tokens, r.output_tokens});
+                db.query(add_usage_sql,
+                         {r.day, r.key_id, r.model, r.upstream, r.requests, r.input_tokens,
+                          r.output_tokens, r.cache_read_tokens, r.cache_write_tokens,
+                          r.reasoning_tokens, r.usd_nano, r.unpriced_requests, r.estimated_requests,
+                          r.cache_hits, r.saved_usd_nano});
         });
     };
     co_await write(std::move(work));
@@ -136,7 +157,8 @@ net::awaitable<void> sql_store::add_usage(std::vector<usage_row> rows) {
 
 net::awaitable<std::vector<usage_row>> sql_store::usage(usage_query query) {
     return read_all(select_usage, usage_from, std::move(query.key_id), std::move(query.model),
-                    std::move(query.from_day), std::move(query.to_day), query.by_day);
+                    std::move(query.upstream), std::move(query.from_day), std::move(query.to_day),
+                    query.by_day, query.by_key, query.by_model, query.by_upstream);
 }
 
 }  // namespace gateway::store

@@ -142,8 +142,8 @@ public:
     virtual net::awaitable<std::vector<key_record>> keys() = 0;
     virtual net::awaitable<bool> revoke_key(std::string id) = 0;
 
-    // Token usage: `rows` added to the day's totals (one transaction); the report for `query`,
-    // ordered by day, key and model.
+    // Usage (tokens, cost, cache hits): `rows` added to the day's totals (one transaction); the
+    // report for `query`, one row per group it asks for, ordered by day, key, model and upstream.
     virtual net::awaitable<void> add_usage(std::vector<usage_row> rows) = 0;
     virtual net::awaitable<std::vector<usage_row>> usage(usage_query query) = 0;
 };

@@ -138,6 +138,18 @@ struct temp_store {
     }
 };
 
+// Undoes what the steps after schema version 10 added, for the tests that make a database as an
+// older contextgate left it (a new step adds its undoing here).
+const std::string undo_steps_after_10 =
+    "ALTER TABLE usage_daily DROP COLUMN cache_read_tokens; "
+    "ALTER TABLE usage_daily DROP COLUMN cache_write_tokens; "
+    "ALTER TABLE usage_daily DROP COLUMN reasoning_tokens; "
+    "ALTER TABLE usage_daily DROP COLUMN usd_nano; "
+    "ALTER TABLE usage_daily DROP COLUMN unpriced_requests; "
+    "ALTER TABLE usage_daily DROP COLUMN estimated_requests; "
+    "ALTER TABLE usage_daily DROP COLUMN cache_hits; "
+    "ALTER TABLE usage_daily DROP COLUMN saved_usd_nano; ";
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(store_contract)
@@ -505,10 +517,12 @@ BOOST_AUTO_TEST_CASE(conversation_rows_from_before_the_typed_conversation_keep_f
         sqlite3* raw = nullptr;
         BOOST_TEST_REQUIRE(sqlite3_open(t.path.c_str(), &raw) == SQLITE_OK);
         BOOST_TEST(sqlite3_exec(raw,
-                                "ALTER TABLE run_messages DROP COLUMN format; "
-                                "INSERT INTO run_messages (run_id, seq, role, content) "
-                                "VALUES ('r1', 0, 'assistant_calls', '{\"calls\":[]}'); "
-                                "PRAGMA user_version=9;",
+                                (undo_steps_after_10 +
+                                 "ALTER TABLE run_messages DROP COLUMN format; "
+                                 "INSERT INTO run_messages (run_id, seq, role, content) "
+                                 "VALUES ('r1', 0, 'assistant_calls', '{\"calls\":[]}'); "
+                                 "PRAGMA user_version=9;")
+                                    .c_str(),
                                 nullptr, nullptr, nullptr) == SQLITE_OK);
         sqlite3_close(raw);
     }
@@ -582,6 +596,147 @@ BOOST_AUTO_TEST_CASE(usage_adds_up_per_day_key_and_model) {
     usage_query by_model;
     by_model.model = "gpt-b";
     BOOST_TEST(t.wait(t.s->usage(by_model)).at(0).requests == 3);
+}
+
+// Every money column is added on conflict and summed; a report is per exactly the dimensions it
+// asks for, in one row per group, and may be filtered by upstream.
+BOOST_AUTO_TEST_CASE(usage_money_adds_up_and_is_grouped_as_asked) {
+    temp_store t;
+    std::vector<usage_row> rows{{.day = "2026-11-22",
+                                 .key_id = "k1",
+                                 .model = "gpt-a",
+                                 .upstream = "up",
+                                 .requests = 2,
+                                 .input_tokens = 10,
+                                 .output_tokens = 20,
+                                 .cache_read_tokens = 4,
+                                 .cache_write_tokens = 1,
+                                 .reasoning_tokens = 3,
+                                 .usd_nano = 1500,
+                                 .estimated_requests = 1},
+                                {.day = "2026-11-23",
+                                 .key_id = "k1",
+                                 .model = "gpt-a",
+                                 .upstream = "up",
+                                 .requests = 1,
+                                 .input_tokens = 5,
+                                 .output_tokens = 5,
+                                 .usd_nano = 250},
+                                // A response-cache hit: no upstream, no tokens, what it saved.
+                                {.day = "2026-11-23",
+                                 .key_id = "k1",
+                                 .model = "gpt-a",
+                                 .requests = 1,
+                                 .cache_hits = 1,
+                                 .saved_usd_nano = 700},
+                                {.day = "2026-11-23",
+                                 .key_id = "k2",
+                                 .model = "house",
+                                 .upstream = "other",
+                                 .requests = 3,
+                                 .input_tokens = 30,
+                                 .output_tokens = 30,
+                                 .unpriced_requests = 3}};
+    t.wait(t.s->add_usage(rows));
+    // Added to the day's row, every column.
+    t.wait(t.s->add_usage({{.day = "2026-11-22",
+                            .key_id = "k1",
+                            .model = "gpt-a",
+                            .upstream = "up",
+                            .requests = 1,
+                            .input_tokens = 1,
+                            .output_tokens = 1,
+                            .cache_read_tokens = 1,
+                            .cache_write_tokens = 1,
+                            .reasoning_tokens = 1,
+                            .usd_nano = 1,
+                            .unpriced_requests = 1,
+                            .estimated_requests = 1,
+                            .cache_hits = 1,
+                            .saved_usd_nano = 1}}));
+
+    auto totals = t.wait(t.s->usage(usage_query{}));  // per key and model
+    BOOST_TEST_REQUIRE(totals.size() == 2u);
+    const auto& a = totals[0];
+    BOOST_TEST((a.key_id == "k1" && a.model == "gpt-a" && a.day.empty() && a.upstream.empty()));
+    BOOST_TEST(a.requests == 5);
+    BOOST_TEST(a.input_tokens == 16);
+    BOOST_TEST(a.output_tokens == 26);
+    BOOST_TEST(a.cache_read_tokens == 5);
+    BOOST_TEST(a.cache_write_tokens == 2);
+    BOOST_TEST(a.reasoning_tokens == 4);
+    BOOST_TEST(a.usd_nano == 1751);
+    BOOST_TEST(a.unpriced_requests == 1);
+    BOOST_TEST(a.estimated_requests == 2);
+    BOOST_TEST(a.cache_hits == 2);
+    BOOST_TEST(a.saved_usd_nano == 701);
+    BOOST_TEST(totals[1].unpriced_requests == 3);
+
+    usage_query by_upstream;
+    by_upstream.by_key = by_upstream.by_model = false;
+    by_upstream.by_upstream = true;
+    auto ups = t.wait(t.s->usage(by_upstream));
+    BOOST_TEST_REQUIRE(ups.size() == 3u);  // the cache's "", other, up
+    BOOST_TEST((ups[0].upstream.empty() && ups[0].cache_hits == 1 && ups[0].key_id.empty()));
+    BOOST_TEST((ups[1].upstream == "other" && ups[1].requests == 3));
+    BOOST_TEST((ups[2].upstream == "up" && ups[2].requests == 4 && ups[2].usd_nano == 1751));
+
+    usage_query by_day;
+    by_day.by_key = by_day.by_model = false;
+    by_day.by_day = true;
+    auto days = t.wait(t.s->usage(by_day));
+    BOOST_TEST_REQUIRE(days.size() == 2u);
+    BOOST_TEST((days[0].day == "2026-11-22" && days[0].requests == 3 && days[0].model.empty()));
+    BOOST_TEST((days[1].day == "2026-11-23" && days[1].requests == 5));
+
+    usage_query everything;
+    everything.by_key = everything.by_model = false;
+    auto all = t.wait(t.s->usage(everything));
+    BOOST_TEST_REQUIRE(all.size() == 1u);
+    BOOST_TEST(all[0].requests == 8);
+    BOOST_TEST(all[0].usd_nano == 1751);
+
+    usage_query each;
+    each.by_day = each.by_upstream = true;
+    BOOST_TEST(t.wait(t.s->usage(each)).size() == 4u);  // the rows as written
+
+    usage_query other;
+    other.upstream = "other";
+    auto filtered = t.wait(t.s->usage(other));
+    BOOST_TEST_REQUIRE(filtered.size() == 1u);
+    BOOST_TEST(filtered[0].key_id == "k2");
+}
+
+// A database from before usage was priced keeps its usage rows through the step that adds the
+// money columns; their requests count as unpriced (no cost was recorded for them), never as $0.
+BOOST_AUTO_TEST_CASE(usage_from_before_prices_is_kept_and_counted_unpriced) {
+    temp_store t;
+    t.s.reset();
+    {
+        auto db = t.raw();
+        db->execute(undo_steps_after_10.c_str());
+        db->execute(
+            "INSERT INTO usage_daily (day, key_id, model, upstream, requests, input_tokens, "
+            "output_tokens) VALUES ('2026-11-20', 'k1', 'gpt-a', 'up', 4, 40, 8)");
+        db->set_schema_version(10);
+    }
+    t.reopen();
+    BOOST_TEST(t.s->schema_version() == latest_schema_version());
+    t.wait(t.s->add_usage({{.day = "2026-11-20",
+                            .key_id = "k1",
+                            .model = "gpt-a",
+                            .upstream = "up",
+                            .requests = 1,
+                            .input_tokens = 10,
+                            .output_tokens = 2,
+                            .usd_nano = 3000}}));
+    auto rows = t.wait(t.s->usage(usage_query{}));
+    BOOST_TEST_REQUIRE(rows.size() == 1u);
+    BOOST_TEST(rows[0].requests == 5);
+    BOOST_TEST(rows[0].input_tokens == 50);
+    BOOST_TEST(rows[0].output_tokens == 10);
+    BOOST_TEST(rows[0].unpriced_requests == 4);
+    BOOST_TEST(rows[0].usd_nano == 3000);
 }
 
 BOOST_AUTO_TEST_CASE(sqlite_open_errors_name_the_file,
@@ -696,8 +851,9 @@ BOOST_AUTO_TEST_CASE(a_postgres_database_from_before_the_lists_merged_is_migrate
     t.run("r1", "c1");
     t.s.reset();
     // As such a database is: without what later steps added.
-    t.raw()->execute(
-        "ALTER TABLE run_messages DROP COLUMN format; UPDATE contextgate_schema SET version = 1");
+    t.raw()->execute((undo_steps_after_10 + "ALTER TABLE run_messages DROP COLUMN format; "
+                                            "UPDATE contextgate_schema SET version = 1")
+                         .c_str());
     t.reopen();
     BOOST_TEST(t.s->schema_version() == latest_schema_version());
     BOOST_TEST(t.wait(t.s->chat("c1")).has_value());
