@@ -51,4 +51,67 @@ BOOST_AUTO_TEST_CASE(invented_model_names_share_one_row_past_the_bound) {
     fs::remove_all(dir);
 }
 
+// What the ledger sums per row: the token split, the cost of priced requests in whole
+// nano-dollars, unpriced and estimated requests counted apart, and cache hits with what they
+// saved (their tokens are not added); a negative token figure counts 0.
+BOOST_AUTO_TEST_CASE(money_and_cache_hits_are_summed_in_nano_dollars) {
+    char pattern[] = "/tmp/contextgate-ledger-XXXXXX";
+    fs::path dir = ::mkdtemp(pattern);
+    {
+        auto opened = store::sqlite_store::open((dir / "contextgate.db").string());
+        BOOST_TEST_REQUIRE(static_cast<bool>(opened), opened.error);
+        auto& db = **opened.value;
+        admin::usage_ledger ledger(db, std::chrono::hours(1));
+        const std::int64_t day = 1'795'000'000'000;
+        auto record = [&](upstream::usage_record r) {
+            r.key_id = "key_a";
+            r.model = "gpt-4o";
+            r.upstream = "up";
+            r.now_ms = day;
+            ledger.record(r);
+        };
+        // gpt-4o with a cached prompt: 86 x 2.50 + 1920 x 1.25 + 300 x 10.00 = $0.005615.
+        upstream::usage_record priced{.input_tokens = 2006,
+                                      .output_tokens = 300,
+                                      .cache_read_tokens = 1920,
+                                      .cache_write_tokens = 7,
+                                      .reasoning_tokens = 100,
+                                      .cost = request_cost{0.005615, true, false}};
+        record(priced);
+        upstream::usage_record estimated{
+            .input_tokens = 3, .output_tokens = 5, .cost = request_cost{0.0000001236, true, true}};
+        record(estimated);
+        upstream::usage_record unpriced{
+            .input_tokens = 10, .output_tokens = -4, .cost = request_cost{0, false, false}};
+        record(unpriced);
+        upstream::usage_record unnamed{.input_tokens = 1, .output_tokens = 1};  // nothing priced
+        record(unnamed);
+        upstream::usage_record hit{.input_tokens = 2006,
+                                   .output_tokens = 300,
+                                   .cache_hit = true,
+                                   .saved = request_cost{0.005615, true, false}};
+        record(hit);
+        upstream::usage_record unpriced_hit{.cache_hit = true,
+                                            .saved = request_cost{0, false, false}};
+        record(unpriced_hit);
+        io::run_blocking(ledger.flush());
+        auto rows = io::run_blocking(db.usage(store::usage_query{}));
+        BOOST_TEST_REQUIRE(rows.size() == 1u);
+        const auto& r = rows[0];
+        BOOST_TEST(r.requests == 6);
+        BOOST_TEST(r.input_tokens == 2006 + 3 + 10 + 1);
+        BOOST_TEST(r.output_tokens == 300 + 5 + 0 + 1);
+        BOOST_TEST(r.cache_read_tokens == 1920);
+        BOOST_TEST(r.cache_write_tokens == 7);
+        BOOST_TEST(r.reasoning_tokens == 100);
+        BOOST_TEST(r.usd_nano == 5'615'000 + 124);  // rounded to the nearest nano-dollar
+        BOOST_TEST(r.unpriced_requests == 1);
+        BOOST_TEST(r.estimated_requests == 1);
+        BOOST_TEST(r.cache_hits == 2);
+        BOOST_TEST(r.saved_usd_nano == 5'615'000);
+        ledger.stop();
+    }
+    fs::remove_all(dir);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
