@@ -1,5 +1,7 @@
 #include "tests/support/fake_providers.hpp"
 
+#include "gateway/providers/aws_eventstream.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -65,6 +67,57 @@ std::string unknown_schema_key(const json::value& v) {
     return {};
 }
 
+std::string string_of_member(const json::object& o, std::string_view key) {
+    const auto* v = o.if_contains(key);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+std::string string_of_member(const json::value& v, std::string_view key) {
+    const auto* o = v.if_object();
+    return o ? string_of_member(*o, key) : std::string();
+}
+
+std::optional<answer> refuse_converse(std::string message) {
+    return converse_error(400, "ValidationException", message);
+}
+
+// One ConverseStream event: its JSON payload padded as Bedrock pads them (`p`, a run of letters
+// that hides the payload's length), framed.
+std::string converse_event(std::string_view type, json::object payload) {
+    static constexpr std::string_view letters =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    payload["p"] = letters.substr(0, 3 + json::serialize(payload).size() % 40);
+    namespace es = gateway::providers::aws_eventstream;
+    es::message m;
+    m.headers = {es::header::of_string(":event-type", std::string(type)),
+                 es::header::of_string(":content-type", "application/json"),
+                 es::header::of_string(":message-type", "event")};
+    m.payload = json::serialize(payload);
+    return es::encode(m);
+}
+
+// A base64 text as Converse's JSON carries a blob: the alphabet, `=` only as padding.
+bool is_base64(std::string_view s) {
+    if (s.empty() || s.size() % 4 != 0) return false;
+    auto body = s.substr(0, s.find_last_not_of('=') + 1);
+    if (s.size() - body.size() > 2) return false;
+    return std::all_of(body.begin(), body.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+               c == '+' || c == '/';
+    });
+}
+
+// The one member of a Converse union (a content block, a toolChoice): its name, or "" when the
+// object has none or more than one.
+std::string union_member(const json::object& o) {
+    return o.size() == 1 ? std::string(o.begin()->key()) : std::string();
+}
+
+bool blank(const json::value* text) {
+    return !text || !text->is_string() ||
+           text->as_string().find_first_not_of(" \t\r\n") == json::string::npos;
+}
+
 }  // namespace
 
 answer anthropic_error(unsigned status, std::string_view type, std::string_view message) {
@@ -89,6 +142,257 @@ answer gemini_error(unsigned status, std::string_view message) {
         json::object{{"error", {{"code", status}, {"message", message}, {"status", code}}}});
     if (status == 429) a.extra_headers = "retry-after: 7\r\n";
     return a;
+}
+
+answer converse_error(unsigned status, std::string_view type, std::string_view message) {
+    answer a;
+    a.status = status;
+    a.body = json::serialize(json::object{{"message", message}});
+    a.extra_headers = "x-amzn-ErrorType: " + std::string(type) +
+                      ":http://internal.amazon.com/coral/com.amazon.bedrock/\r\n";
+    return a;
+}
+
+std::string converse_stream_exception(std::string_view type, std::string_view message) {
+    namespace es = gateway::providers::aws_eventstream;
+    es::message m;
+    m.headers = {es::header::of_string(":exception-type", std::string(type)),
+                 es::header::of_string(":content-type", "application/json"),
+                 es::header::of_string(":message-type", "exception")};
+    m.payload = json::serialize(json::object{{"message", message}});
+    return es::encode(m);
+}
+
+std::optional<answer> converse_credential_refusal(const received_request& r) {
+    auto authorization = r.header("authorization");
+    if (authorization.empty())
+        return converse_error(403, "MissingAuthenticationTokenException",
+                              "Missing Authentication Token");
+    if (authorization.rfind("Bearer ", 0) == 0) return std::nullopt;
+    bool sigv4 = authorization.rfind("AWS4-HMAC-SHA256 Credential=", 0) == 0 &&
+                 authorization.find("SignedHeaders=") != std::string::npos &&
+                 authorization.find("Signature=") != std::string::npos;
+    if (!sigv4)
+        return converse_error(403, "IncompleteSignatureException",
+                              "Authorization header requires 'Credential', 'Signature' and "
+                              "'SignedHeaders' parameters.");
+    if (r.header("x-amz-date").empty())
+        return converse_error(403, "IncompleteSignatureException",
+                              "Authorization header requires existence of either a 'X-Amz-Date' "
+                              "or a 'Date' header.");
+    // The signature itself is verified here once the SigV4 signer lands (InvalidSignatureException
+    // 403: "The request signature we calculated does not match the signature you provided.").
+    return std::nullopt;
+}
+
+std::optional<answer> converse_refusal(const received_request& r, const json::value& body) {
+    if (auto refused = converse_credential_refusal(r)) return refused;
+    const auto* o = body.if_object();
+    if (!o)
+        return refuse_converse(
+            "Malformed input request, please reformat your input and try again.");
+    for (const auto& [key, value] : *o)
+        if (key != "messages" && key != "system" && key != "inferenceConfig" &&
+            key != "toolConfig" && key != "guardrailConfig" &&
+            key != "additionalModelRequestFields" && key != "additionalModelResponseFieldPaths" &&
+            key != "promptVariables" && key != "requestMetadata" && key != "performanceConfig")
+            return refuse_converse("Malformed input request: extraneous key [" + std::string(key) +
+                                   "] is not permitted, please reformat your input and try again.");
+    if (const auto* system = o->if_contains("system")) {
+        if (!system->is_array()) return refuse_converse("system: expected a list of blocks");
+        for (std::size_t i = 0; i < system->as_array().size(); ++i) {
+            const auto* b = system->as_array()[i].if_object();
+            auto member = b ? union_member(*b) : "";
+            if (member != "text" && member != "cachePoint" && member != "guardContent")
+                return refuse_converse("system." + std::to_string(i) + ": unknown block `" +
+                                       member + "`");
+            if (member == "text" && blank(b->if_contains("text")))
+                return refuse_converse(
+                    "The text field in the SystemContentBlock object at system." +
+                    std::to_string(i) + " is blank. Add text to the text field, and try again.");
+        }
+    }
+    if (const auto* inference = o->if_contains("inferenceConfig")) {
+        if (!inference->is_object()) return refuse_converse("inferenceConfig: expected an object");
+        for (const auto& [key, value] : inference->as_object()) {
+            if (key == "maxTokens") {
+                if (!value.is_int64() || value.as_int64() < 1)
+                    return refuse_converse("inferenceConfig.maxTokens: must be at least 1");
+            } else if (key == "temperature" || key == "topP") {
+                if (!value.is_number() || value.to_number<double>() < 0 ||
+                    value.to_number<double>() > 1)
+                    return refuse_converse("inferenceConfig." + std::string(key) +
+                                           ": must be between 0 and 1");
+            } else if (key == "stopSequences") {
+                if (!value.is_array())
+                    return refuse_converse("inferenceConfig.stopSequences: expected a list");
+            } else {
+                return refuse_converse("Malformed input request: extraneous key [" +
+                                       std::string(key) +
+                                       "] is not permitted, please reformat your input and try "
+                                       "again.");
+            }
+        }
+    }
+    std::vector<std::string> declared;
+    const auto* config = o->if_contains("toolConfig");
+    if (config) {
+        const auto* c = config->if_object();
+        const auto* tools = c ? c->if_contains("tools") : nullptr;
+        if (!tools || !tools->is_array() || tools->as_array().empty())
+            return refuse_converse("toolConfig.tools: must hold at least one tool");
+        for (const auto& [key, value] : *c)
+            if (key != "tools" && key != "toolChoice")
+                return refuse_converse("Malformed input request: extraneous key [" +
+                                       std::string(key) + "] is not permitted");
+        for (std::size_t i = 0; i < tools->as_array().size(); ++i) {
+            auto at = "toolConfig.tools." + std::to_string(i);
+            const auto* t = tools->as_array()[i].if_object();
+            auto member = t ? union_member(*t) : "";
+            if (member == "cachePoint") continue;
+            if (member != "toolSpec") return refuse_converse(at + ": expected a toolSpec");
+            const auto* spec = t->at("toolSpec").if_object();
+            const auto* name = spec ? spec->if_contains("name") : nullptr;
+            if (!name || !name->is_string() || name->as_string().empty())
+                return refuse_converse(at + ".toolSpec.name: must not be empty");
+            for (const auto& [key, value] : *spec)
+                if (key != "name" && key != "description" && key != "inputSchema")
+                    return refuse_converse("Malformed input request: extraneous key [" +
+                                           std::string(key) + "] is not permitted");
+            if (const auto* d = spec->if_contains("description");
+                d && (!d->is_string() || d->as_string().empty()))
+                return refuse_converse(at + ".toolSpec.description: must not be empty");
+            const auto* schema = spec->if_contains("inputSchema");
+            const auto* json_schema =
+                schema && schema->is_object() ? schema->as_object().if_contains("json") : nullptr;
+            if (!json_schema || !json_schema->is_object() || schema->as_object().size() != 1)
+                return refuse_converse(at + ".toolSpec.inputSchema: expected {\"json\": {…}}");
+            declared.push_back(std::string(name->as_string()));
+        }
+        if (const auto* choice = c->if_contains("toolChoice")) {
+            const auto* ch = choice->if_object();
+            auto member = ch ? union_member(*ch) : "";
+            if (member == "tool") {
+                auto name = string_of_member(ch->at("tool"), "name");
+                if (std::find(declared.begin(), declared.end(), name) == declared.end())
+                    return refuse_converse("toolConfig.toolChoice.tool.name: `" + name +
+                                           "` is not one of the tools");
+            } else if (member != "auto" && member != "any") {
+                return refuse_converse("toolConfig.toolChoice: expected one of auto, any, tool");
+            }
+        }
+    }
+    const auto* messages = o->if_contains("messages");
+    if (!messages || !messages->is_array() || messages->as_array().empty())
+        return refuse_converse("messages: at least one message is required");
+    const auto& list = messages->as_array();
+    bool tool_blocks = false;
+    std::vector<std::string> open_calls;  // toolUseIds of the previous assistant turn
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        auto at = "messages." + std::to_string(i);
+        const auto* m = list[i].if_object();
+        if (!m) return refuse_converse(at + ": expected an object");
+        for (const auto& [key, value] : *m)
+            if (key != "role" && key != "content")
+                return refuse_converse("Malformed input request: extraneous key [" +
+                                       std::string(key) + "] is not permitted");
+        auto role = string_of_member(*m, "role");
+        if (role != "user" && role != "assistant")
+            return refuse_converse(at + ".role: must be user or assistant");
+        if (i == 0 && role != "user")
+            return refuse_converse(
+                "A conversation must start with a user message. Try again with a conversation "
+                "that starts with a user message.");
+        if (i > 0 && role == string_of_member(list[i - 1], "role"))
+            return refuse_converse(
+                "A conversation must alternate between user and assistant roles. Make sure the "
+                "conversation alternates between user and assistant roles and try again.");
+        const auto* content = m->if_contains("content");
+        if (!content || !content->is_array() || content->as_array().empty())
+            return refuse_converse(at + ".content: must hold at least one block");
+        std::vector<std::string> calls, answered;
+        for (std::size_t j = 0; j < content->as_array().size(); ++j) {
+            auto bat = at + ".content." + std::to_string(j);
+            const auto* b = content->as_array()[j].if_object();
+            auto member = b ? union_member(*b) : "";
+            if (member == "text") {
+                if (blank(b->if_contains("text")))
+                    return refuse_converse("The text field in the ContentBlock object at " + bat +
+                                           " is blank. Add text to the text field, and try "
+                                           "again.");
+            } else if (member == "image") {
+                const auto* image = b->at("image").if_object();
+                auto format = image ? string_of_member(*image, "format") : "";
+                if (format != "png" && format != "jpeg" && format != "gif" && format != "webp")
+                    return refuse_converse(bat + ".image.format: must be png, jpeg, gif or webp");
+                const auto* source = image->if_contains("source");
+                const auto* bytes = source && source->is_object()
+                                        ? source->as_object().if_contains("bytes")
+                                        : nullptr;
+                if (!bytes || !bytes->is_string() || !is_base64(bytes->as_string()))
+                    return refuse_converse(bat + ".image.source.bytes: must be base64");
+            } else if (member == "toolUse") {
+                tool_blocks = true;
+                if (role != "assistant")
+                    return refuse_converse(bat +
+                                           ": toolUse blocks are only allowed in assistant "
+                                           "messages");
+                const auto* use = b->at("toolUse").if_object();
+                const auto* input = use ? use->if_contains("input") : nullptr;
+                auto id = use ? string_of_member(*use, "toolUseId") : "";
+                if (id.empty() || string_of_member(*use, "name").empty() || !input ||
+                    !input->is_object())
+                    return refuse_converse(bat +
+                                           ".toolUse: needs toolUseId, name and an input "
+                                           "object");
+                calls.push_back(id);
+            } else if (member == "toolResult") {
+                tool_blocks = true;
+                if (role != "user")
+                    return refuse_converse(bat +
+                                           ": toolResult blocks are only allowed in user "
+                                           "messages");
+                const auto* result = b->at("toolResult").if_object();
+                auto id = result ? string_of_member(*result, "toolUseId") : "";
+                if (std::find(open_calls.begin(), open_calls.end(), id) == open_calls.end())
+                    return refuse_converse("The toolResult block at " + bat + " has toolUseId " +
+                                           id +
+                                           ", which no toolUse block of the previous turn has.");
+                if (auto status = string_of_member(*result, "status");
+                    result->contains("status") && status != "success" && status != "error")
+                    return refuse_converse(bat + ".toolResult.status: must be success or error");
+                const auto* parts = result->if_contains("content");
+                if (!parts || !parts->is_array())
+                    return refuse_converse(bat + ".toolResult.content: expected a list");
+                for (std::size_t k = 0; k < parts->as_array().size(); ++k) {
+                    const auto* p = parts->as_array()[k].if_object();
+                    auto kind = p ? union_member(*p) : "";
+                    if (kind == "text" && blank(p->if_contains("text")))
+                        return refuse_converse(
+                            "The text field in the ToolResultContentBlock object at " + bat +
+                            ".toolResult.content." + std::to_string(k) +
+                            " is blank. Add text to the text field, and try again.");
+                    if (kind != "text" && kind != "json" && kind != "image" && kind != "document")
+                        return refuse_converse(bat + ".toolResult.content." + std::to_string(k) +
+                                               ": unknown block `" + kind + "`");
+                }
+                answered.push_back(id);
+            } else if (member != "reasoningContent" && member != "cachePoint" &&
+                       member != "document" && member != "guardContent") {
+                return refuse_converse(bat + ": unknown content block `" + member + "`");
+            }
+        }
+        for (const auto& id : open_calls)
+            if (std::find(answered.begin(), answered.end(), id) == answered.end())
+                return refuse_converse("Expected toolResult blocks at " + at +
+                                       ".content for the following Ids: " + id);
+        open_calls = role == "assistant" ? calls : std::vector<std::string>{};
+    }
+    if (tool_blocks && !config)
+        return refuse_converse(
+            "The toolConfig field must be defined when using toolUse and toolResult content "
+            "blocks.");
+    return std::nullopt;
 }
 
 std::optional<answer> anthropic_refusal(const received_request& r, const json::value& body) {
@@ -416,6 +720,60 @@ answer gemini_answer(const turn& t, std::string_view model, bool stream, int ser
     return a;
 }
 
+answer converse_answer(const turn& t, bool stream, int serial) {
+    json::array content;
+    if (!t.text.empty()) content.push_back(json::object{{"text", t.text}});
+    std::vector<std::string> ids;
+    for (std::size_t i = 0; i < t.calls.size(); ++i) {
+        ids.push_back("tooluse_fake" + std::to_string(serial) + "_" + std::to_string(i));
+        content.push_back(json::object{{"toolUse",
+                                        {{"toolUseId", ids.back()},
+                                         {"name", t.calls[i].name},
+                                         {"input", arguments_of(t.calls[i])}}}});
+    }
+    std::string stop = t.calls.empty() ? "end_turn" : "tool_use";
+    json::object usage{{"inputTokens", 10}, {"outputTokens", 5}, {"totalTokens", 15}};
+    json::object metrics{{"latencyMs", 42}};
+    answer a;
+    if (!stream) {
+        a.body = json::serialize(
+            json::object{{"output", {{"message", {{"role", "assistant"}, {"content", content}}}}},
+                         {"stopReason", stop},
+                         {"usage", usage},
+                         {"metrics", metrics}});
+        return a;
+    }
+    a.content_type = "application/vnd.amazon.eventstream";
+    a.events.push_back(converse_event("messageStart", {{"role", "assistant"}}));
+    std::size_t index = 0;
+    // A text block has no contentBlockStart: its first delta starts it.
+    if (!t.text.empty()) {
+        auto half = t.text.size() / 2;
+        for (auto piece : {t.text.substr(0, half), t.text.substr(half)})
+            if (!piece.empty())
+                a.events.push_back(
+                    converse_event("contentBlockDelta",
+                                   {{"contentBlockIndex", index}, {"delta", {{"text", piece}}}}));
+        a.events.push_back(converse_event("contentBlockStop", {{"contentBlockIndex", index}}));
+        ++index;
+    }
+    for (std::size_t i = 0; i < t.calls.size(); ++i, ++index) {
+        a.events.push_back(converse_event(
+            "contentBlockStart",
+            {{"contentBlockIndex", index},
+             {"start", {{"toolUse", {{"toolUseId", ids[i]}, {"name", t.calls[i].name}}}}}}));
+        auto args = json::serialize(arguments_of(t.calls[i]));
+        for (auto piece : {args.substr(0, args.size() / 2), args.substr(args.size() / 2)})
+            a.events.push_back(converse_event(
+                "contentBlockDelta",
+                {{"contentBlockIndex", index}, {"delta", {{"toolUse", {{"input", piece}}}}}}));
+        a.events.push_back(converse_event("contentBlockStop", {{"contentBlockIndex", index}}));
+    }
+    a.events.push_back(converse_event("messageStop", {{"stopReason", stop}}));
+    a.events.push_back(converse_event("metadata", {{"usage", usage}, {"metrics", metrics}}));
+    return a;
+}
+
 bool holds_tool_result(const json::value& body) {
     const auto* o = body.if_object();
     if (!o) return false;
@@ -445,6 +803,9 @@ bool holds_tool_result(const json::value& body) {
         };
     };
     if (any_in(list("messages"), "content", typed("tool_result"))) return true;
+    if (any_in(list("messages"), "content",
+               [](const json::object& p) { return p.contains("toolResult"); }))
+        return true;
     if (any_in(list("contents"), "parts",
                [](const json::object& p) { return p.contains("functionResponse"); }))
         return true;

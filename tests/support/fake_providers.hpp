@@ -1,10 +1,11 @@
 #pragma once
 
-// The fake upstream's Anthropic Messages and Gemini generateContent dialects: each answers in
-// the provider's real wire format (JSON and SSE) and refuses, with the provider's own 400, what
-// the real API refuses. Written from the providers' documentation, independently of
-// gateway/providers, so the gateway's adapters are checked against it rather than against
-// themselves.
+// The fake upstream's Anthropic Messages, Gemini generateContent and Bedrock Converse dialects:
+// each answers in the provider's real wire format (JSON, and SSE or AWS's binary event stream) and
+// refuses, with the provider's own 400, what the real API refuses. Written from the providers'
+// documentation, independently of gateway/providers (only the event-stream framing is shared, and
+// it is checked against AWS's published vectors), so the gateway's adapters are checked against it
+// rather than against themselves.
 
 #include "tests/support/fake_upstream.hpp"
 
@@ -27,21 +28,42 @@ struct answer {
     unsigned status = 200;
     std::string content_type = "application/json";
     std::string body;                 // a JSON answer
-    std::vector<std::string> events;  // a streamed answer, one SSE frame each
+    std::vector<std::string> events;  // a streamed answer, one SSE frame or AWS message each
     std::string extra_headers;        // "Name: value\r\n" each
 };
 
 // The provider's error answer when `r` breaks one of its rules, else nullopt.
 std::optional<answer> anthropic_refusal(const received_request& r, const boost::json::value& body);
 std::optional<answer> gemini_refusal(const received_request& r, const boost::json::value& body);
+// Bedrock Converse (`/model/{id}/converse`, `/converse-stream`): the credential (see
+// converse_credential_refusal), then the body as Converse's ValidationException has it: no field
+// it does not know, roles alternating from a user turn, no blank text (in a toolResult neither),
+// toolUse only from the assistant and each answered by a toolResult in the very next user turn
+// (and no toolResult without its toolUse there), images as base64 bytes of a format it takes,
+// `toolConfig` whenever the history holds tool blocks, a toolChoice naming a declared tool.
+std::optional<answer> converse_refusal(const received_request& r, const boost::json::value& body);
+// The credential of a Converse request: a Bedrock API key (`Authorization: Bearer …`) or an AWS
+// SigV4 `Authorization: AWS4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…` with its
+// x-amz-date. Only their presence and form are checked: verifying the signature against the
+// fake's credentials is the hook where the SigV4 checker goes once gateway/upstream signs.
+std::optional<answer> converse_credential_refusal(const received_request& r);
 
 // `t` in the provider's format. `serial` makes ids and signatures unique per answer.
 answer anthropic_answer(const turn& t, std::string_view model, bool stream, int serial);
 answer gemini_answer(const turn& t, std::string_view model, bool stream, int serial);
+// Converse's answer; streamed, one event-stream message per event (messageStart, the text's
+// deltas, each call's contentBlockStart and its input in two deltas, messageStop, metadata), each
+// payload padded with Bedrock's `p` field.
+answer converse_answer(const turn& t, bool stream, int serial);
 
 // An error in the provider's format (status 429 adds retry-after: 7).
 answer anthropic_error(unsigned status, std::string_view type, std::string_view message);
 answer gemini_error(unsigned status, std::string_view message);
+// Bedrock's error answer: {"message"} with the type ("ThrottlingException") in x-amzn-ErrorType.
+answer converse_error(unsigned status, std::string_view type, std::string_view message);
+// One event-stream exception message as ConverseStream sends one mid-stream (`type`:
+// "throttlingException", "modelStreamErrorException"…).
+std::string converse_stream_exception(std::string_view type, std::string_view message);
 
 // The unscripted answer: text, or, when the request declares tools and holds no tool result
 // yet, a call to the first tool (and to the second too, in parallel, when there are two or
@@ -52,7 +74,7 @@ turn canned_turn(const boost::json::value& body, bool gemini);
 
 // Whether a request body holds a tool's result in any dialect: an OpenAI `tool` message, an
 // Anthropic `tool_result` block, a Gemini `functionResponse` part, a Responses
-// `function_call_output` item.
+// `function_call_output` item, a Converse `toolResult` block.
 bool holds_tool_result(const boost::json::value& body);
 
 // A JSON answer with its usage object (`usage`, or Gemini's `usageMetadata`) replaced by the
