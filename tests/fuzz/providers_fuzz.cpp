@@ -1,16 +1,19 @@
 // libFuzzer target for what the provider adapters read from outside: a client's body in each API
 // the gateway translates (Chat Completions, Messages, Responses: read by its ingress, then encoded
-// for each dialect, its target and size checked whatever the model name and the schemas hold) and
-// an upstream's answer in each dialect, whole and as an event stream cut at a position the input
-// chooses, written back by every ingress's event writer. Any bytes must
-// give a refusal or a value that keeps the invariants below; never a crash, a hang or a leak (run
-// under ASan+UBSan).
+// for each dialect, its target and size checked whatever the model name and the schemas hold), an
+// upstream's answer in each dialect (Bedrock's Converse streams in AWS's binary event stream),
+// whole and as an event stream cut at a position the input chooses, written back by every
+// ingress's event writer, and AWS event-stream framing on its own. The first byte chooses, as a
+// digit ('0'-'8', so the corpus files read as what they test). Any bytes must give a refusal or a
+// value that keeps the invariants below; never a crash, a hang or a leak (run under ASan+UBSan).
 // Build with clang: cmake -DCONTEXTGATE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ …, then run
 // build-fuzz/tests/providers_fuzz -dict=tests/fuzz/providers.dict build-fuzz/corpus-providers
 // tests/fuzz/providers_corpus. With g++ the same function is driven by tests/fuzz/driver.cpp
 // (ctest `fuzz_smoke`).
 
 #include "gateway/providers/adapter.hpp"
+#include "gateway/providers/aws_eventstream.hpp"
+#include "gateway/providers/bedrock.hpp"
 #include "gateway/providers/ingress.hpp"
 #include "gateway/providers/openai.hpp"
 
@@ -28,8 +31,10 @@ namespace {
     __builtin_trap();
 }
 
-constexpr providers::provider dialects[] = {
-    providers::provider::openai, providers::provider::anthropic, providers::provider::gemini};
+const providers::adapter* const dialects[] = {
+    &providers::adapter_for(providers::provider::openai),
+    &providers::adapter_for(providers::provider::anthropic),
+    &providers::adapter_for(providers::provider::gemini), &providers::bedrock::converse_adapter()};
 
 // A client's body: refused with a reason, or read and encodable as JSON in every dialect.
 const providers::ingress* const ingresses[] = {&providers::chat_completions(),
@@ -48,8 +53,8 @@ void client_body(const providers::ingress& in, std::string_view body) {
     // Gemini's body names no model: its path does.
     if (!in.from_target("/v1beta/models/fuzz-model:streamGenerateContent?alt=sse", r)) broken();
     if (r.model.empty() || r.messages.empty()) broken();
-    for (auto p : dialects) {
-        const auto& adapter = providers::adapter_for(p);
+    for (const auto* dialect : dialects) {
+        const auto& adapter = *dialect;
         // Whatever the model name holds, the target stays one request line's worth of visible
         // ASCII below the base path: no CR/LF, no fragment, no dot segment.
         auto target = adapter.target(r);
@@ -80,8 +85,9 @@ void upstream_answer(const providers::adapter& a, std::string_view body, std::si
     providers::reply whole;
     std::string error;
     if (!a.decode(body, whole, error) && error.empty()) broken();
+    // An error stays one (Bedrock's type may change the status a client sees: 429, 503…).
     auto said = a.decode_error(500, body);
-    if (said.status != 500 || said.type.empty()) broken();
+    if (said.status < 400 || said.type.empty()) broken();
 
     providers::stream_reader reader(a, 1 << 20);
     providers::reply_builder builder;
@@ -122,17 +128,36 @@ void upstream_answer(const providers::adapter& a, std::string_view body, std::si
         if (in->answer(reply, {"x_1", "m", 0}, asked).empty()) broken();
 }
 
+// AWS event-stream bytes: decoded alike whole and cut in two, and each message decoded is the
+// bytes it came from (the framing has one encoding), so encoding it gives them back.
+void event_stream(std::string_view bytes, std::size_t cut) {
+    namespace es = providers::aws_eventstream;
+    std::vector<es::message> whole, pieces;
+    std::string error, cut_error;
+    es::decoder one(1 << 16), two(1 << 16);
+    bool ok = one.feed(bytes, whole, error) && one.finish(error);
+    bool cut_ok = two.feed(bytes.substr(0, cut), pieces, cut_error) &&
+                  two.feed(bytes.substr(cut), pieces, cut_error) && two.finish(cut_error);
+    if (ok != cut_ok || whole.size() != pieces.size()) broken();
+    if (!ok && error.empty()) broken();
+    std::string again;
+    for (const auto& m : whole) es::encode(m, again);
+    if (again != bytes.substr(0, again.size())) broken();
+    if (ok && again.size() != bytes.size()) broken();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 2) return 0;
     std::string_view rest(reinterpret_cast<const char*>(data) + 2, size - 2);
-    auto choice = data[0] % 7;
-    if (choice < 4) {
+    auto cut = rest.empty() ? 0 : data[1] % (rest.size() + 1);
+    auto choice = static_cast<std::uint8_t>(data[0] - '0') % 9;
+    if (choice < 4)
         client_body(*ingresses[choice], rest);
-    } else {
-        const auto& a = providers::adapter_for(dialects[choice - 4]);
-        upstream_answer(a, rest, rest.empty() ? 0 : data[1] % (rest.size() + 1));
-    }
+    else if (choice < 8)
+        upstream_answer(*dialects[choice - 4], rest, cut);
+    else
+        event_stream(rest, cut);
     return 0;
 }
