@@ -42,6 +42,10 @@ error_info info(errc e) {
         case errc::model_not_allowed:
             return {403, "permission_error", "model_not_allowed",
                     "This API key may not use the model requested."};
+        case errc::model_not_priced:
+            return {403, "permission_error", "model_not_priced",
+                    "This API key has a USD budget, and the gateway has no price for the model "
+                    "requested."};
         case errc::model_not_found:
             return {404, "invalid_request_error", "model_not_found",
                     "The model does not exist on this gateway."};
@@ -55,7 +59,7 @@ error_info info(errc e) {
                     "gives."};
         case errc::quota_exceeded:
             return {429, "insufficient_quota", "insufficient_quota",
-                    "This API key has used its token budget for the period."};
+                    "This API key has used its budget for the period."};
         case errc::method_not_allowed:
             return {405, "invalid_request_error", "method_not_allowed",
                     "This method is not allowed on this endpoint."};

@@ -21,6 +21,7 @@ enum class errc {
     unauthorized,
     forbidden,
     model_not_allowed,
+    model_not_priced,
     model_not_found,
     rate_limited,
     token_rate_limited,

@@ -19,6 +19,8 @@
 
 #include <openssl/crypto.h>
 
+#include <charconv>
+#include <cmath>
 #include <map>
 
 namespace gateway::admin {
@@ -37,6 +39,19 @@ http::reply name_taken(const std::string& name) {
     return http::reply::error(errc::conflict, "Another key is named `" + name +
                                                   "`: key names are unique, those in the "
                                                   "configuration included.");
+}
+
+// A USD amount as JSON gives it: a number (its shortest decimal form, which is what was
+// written) or a string such as "25.00"; in nano-dollars.
+std::optional<std::uint64_t> usd_of(const json::value& v) {
+    if (v.is_string()) return config::parse_usd(v.get_string());
+    if (v.is_int64() || v.is_uint64()) return config::parse_usd(json::serialize(v));
+    if (!v.is_double() || !std::isfinite(v.get_double()) || v.get_double() < 0) return std::nullopt;
+    char text[64];
+    auto [end, ec] =
+        std::to_chars(text, text + sizeof text, v.get_double(), std::chars_format::fixed);
+    if (ec != std::errc()) return std::nullopt;
+    return config::parse_usd(std::string_view(text, static_cast<std::size_t>(end - text)));
 }
 
 // Applies the members of `body` that describe a key to `key`; the error names the member.
@@ -83,17 +98,24 @@ std::string apply(const json::object& body, virtual_key& key, bool creating) {
                               {"max_parallel", &key.max_parallel}})
         if (auto error = count(body, name, *into); !error.empty()) return error;
     if (const auto* v = body.if_contains("budget"); v && !v->is_null()) {
-        if (!v->is_object()) return "`budget` must be {tokens, period}";
+        if (!v->is_object()) return "`budget` must be {usd, tokens, period}";
         const auto& b = v->get_object();
         for (const auto& [name, value] : b)
-            if (name != "tokens" && name != "period")
+            if (name != "usd" && name != "tokens" && name != "period")
                 return "unknown member `budget." + std::string(name) + "`";
+        if (const auto* usd = b.if_contains("usd"); usd && !usd->is_null()) {
+            auto nano = usd_of(*usd);
+            if (!nano)
+                return "`budget.usd` must be an amount of USD such as 25.00 (0: no budget), "
+                       "up to 9 decimals";
+            key.budget_usd_nano = *nano;
+        }
         if (auto error = count(b, "tokens", key.budget_tokens); !error.empty())
-            return "budget." + error.substr(1);
+            return "`budget." + error.substr(1);
         if (const auto* p = b.if_contains("period")) {
-            if (!p->is_string() || (p->get_string() != "day" && p->get_string() != "month"))
-                return "`budget.period` must be day or month";
-            key.budget_period = std::string(p->get_string());
+            auto period = p->is_string() ? config::budget_period_of(p->get_string()) : std::nullopt;
+            if (!period) return "`budget.period` must be day, week or month";
+            key.budget_period = *period;
         }
     }
     if (const auto* v = body.if_contains("expires_at")) {
@@ -114,7 +136,8 @@ struct key_usage {
     std::int64_t requests = 0;
     std::int64_t input = 0;
     std::int64_t output = 0;
-    std::int64_t budget_used = 0;
+    std::int64_t budget_used = 0;  // tokens in the budget period
+    std::int64_t spent_nano = 0;   // USD in the budget period
 };
 
 json::object key_json(const virtual_key& k, const key_usage& used) {
@@ -128,14 +151,18 @@ json::object key_json(const virtual_key& k, const key_usage& used) {
         {"rpm", k.rpm},
         {"tpm", k.tpm},
         {"max_parallel", k.max_parallel},
-        {"budget", {{"tokens", k.budget_tokens}, {"period", k.budget_period}}},
+        {"budget",
+         {{"usd", static_cast<double>(k.budget_usd_nano) / 1e9},
+          {"tokens", k.budget_tokens},
+          {"period", config::budget_period_name(k.budget_period)}}},
         {"source", k.declared ? "config" : "api"},
         {"usage",
          {{"requests", used.requests},
           {"input_tokens", used.input},
           {"output_tokens", used.output},
           {"total_tokens", used.input + used.output},
-          {"budget_used", used.budget_used}}},
+          {"budget_used", used.budget_used},
+          {"spent_usd", static_cast<double>(used.spent_nano) / 1e9}}},
     };
     o["expires_at"] = k.expires_at ? json::value(config::format_time(k.expires_at)) : nullptr;
     o["created_at"] = k.created_at ? json::value(config::format_time(k.created_at)) : nullptr;
@@ -145,11 +172,12 @@ json::object key_json(const virtual_key& k, const key_usage& used) {
 }  // namespace
 
 api::api(const std::string& admin_key, key_ring& keys, store::key_store& store,
-         usage_ledger& ledger, routing_now routing)
+         usage_ledger& ledger, limiter& limits, routing_now routing)
     : admin_digest_(config::hashed_key(admin_key)),
       keys_(keys),
       store_(store),
       ledger_(ledger),
+      limits_(limits),
       routing_(std::move(routing)) {}
 
 namespace {
@@ -316,7 +344,7 @@ http::handler api::route(method m) {
 
 namespace {
 
-// Usage per key: all time, and in each key's current budget period (the month holds the day).
+// Usage per key: all time, and in each key's current budget period (tokens and USD).
 net::awaitable<std::map<std::string, key_usage>> usage_by_key(store::key_store& store,
                                                               usage_ledger& ledger,
                                                               const key_ring& keys) {
@@ -330,17 +358,20 @@ net::awaitable<std::map<std::string, key_usage>> usage_by_key(store::key_store& 
         u.input += r.input_tokens;
         u.output += r.output_tokens;
     }
+    // Every period that holds today starts within this month or this ISO week (which may have
+    // begun last month).
     auto now = now_ms();
-    store::usage_query month;
-    month.from_day = utc_day(period_start("month", now));
-    month.by_day = true;
-    auto days = co_await store.usage(month);
-    auto today = utc_day(now);
+    store::usage_query recent;
+    recent.from_day = utc_day(std::min(period_start(config::budget_period::month, now),
+                                       period_start(config::budget_period::week, now)));
+    recent.by_day = true;
+    auto days = co_await store.usage(recent);
     for (const auto& r : days) {
         auto key = keys.by_id(r.key_id);
-        if (!key) continue;
-        if (key->budget_period == "day" && r.day != today) continue;
-        out[r.key_id].budget_used += r.input_tokens + r.output_tokens;
+        if (!key || r.day < utc_day(period_start(key->budget_period, now))) continue;
+        auto& u = out[r.key_id];
+        u.budget_used += r.input_tokens + r.output_tokens;
+        u.spent_nano += r.usd_nano;
     }
     co_return out;
 }
@@ -402,7 +433,10 @@ net::awaitable<http::reply> api::update_key(http::request_context& ctx) {
             break;
     }
     co_await store_.save_key(key);
+    // A budget period the limiter does not count yet for the key starts from what it spent.
     auto used = co_await usage_by_key(store_, ledger_, keys_);
+    std::vector<std::shared_ptr<const virtual_key>> changed{keys_.by_id(key.id)};
+    co_await seed_from_store(limits_, store_, std::move(changed), now_ms());
     co_return http::reply::json(200, key_json(key, used[key.id]));
 }
 

@@ -18,12 +18,14 @@ class key_store;
 namespace gateway::admin {
 
 namespace net = boost::asio;
+class limiter;
 class usage_ledger;
 
 // /admin: virtual keys and usage reports, for operators. Every request needs
 // `Authorization: Bearer <admin.api_key>` (guard()); without an admin key the routes do not exist.
 //
-//   POST   /admin/keys        {name, models?, rpm?, tpm?, max_parallel?, budget?: {tokens, period},
+//   POST   /admin/keys        {name, models?, rpm?, tpm?, max_parallel?,
+//                             budget?: {usd, tokens, period: day | week | month},
 //                             expires_at?} -> 201 with the key's view and `key`, the secret, once
 //   GET    /admin/keys        every live key with its usage (all time and in its budget period)
 //   GET    /admin/keys/{id}
@@ -40,7 +42,7 @@ public:
     // while one request reads them.
     using routing_now = std::function<std::shared_ptr<upstream::routing>()>;
     api(const std::string& admin_key, key_ring& keys, store::key_store& store, usage_ledger& ledger,
-        routing_now routing);
+        limiter& limits, routing_now routing);
 
     using method = net::awaitable<http::reply> (api::*)(http::request_context&);
     http::handler route(method m);
@@ -62,6 +64,7 @@ private:
     key_ring& keys_;
     store::key_store& store_;
     usage_ledger& ledger_;
+    limiter& limits_;
     routing_now routing_;
 };
 

@@ -1,19 +1,32 @@
 #include "gateway/admin/gatekeeper.hpp"
 
+#include "gateway/admin/budget_alerts.hpp"
 #include "gateway/clock.hpp"
 #include "gateway/http/credentials.hpp"
 #include "gateway/ids.hpp"
 #include "gateway/json_fields.hpp"
 #include "gateway/observability/metrics.hpp"
+#include "gateway/pricing/cost.hpp"
 
 #include <boost/json/parse.hpp>
+
+#include <cmath>
 
 namespace gateway::admin {
 
 namespace json = boost::json;
 
-std::uint64_t estimate_tokens(std::string_view body) {
-    std::uint64_t estimate = (body.size() + 3) / 4;
+namespace {
+
+// USD as whole nano-dollars, rounded as the usage ledger rounds them.
+std::uint64_t nano_of(double usd) {
+    return static_cast<std::uint64_t>(std::llround(usd * 1e9));
+}
+
+}  // namespace
+
+token_estimate estimate_of(std::string_view body) {
+    token_estimate estimate{(body.size() + 3) / 4, std::nullopt};
     // Most requests set no output cap: the body is parsed only when one may be there.
     if (body.find("ax_") == std::string_view::npos &&
         body.find("axOutput") == std::string_view::npos)
@@ -28,16 +41,48 @@ std::uint64_t estimate_tokens(std::string_view body) {
     // wrapped the estimate around to almost nothing).
     constexpr std::int64_t max_cap = 2'147'483'647;
     for (auto name : {"max_completion_tokens", "max_tokens", "max_output_tokens"})
-        if (auto cap = integer_of(o.if_contains(name), 1, max_cap))
-            return estimate + static_cast<std::uint64_t>(*cap);
+        if (auto cap = integer_of(o.if_contains(name), 1, max_cap)) {
+            estimate.output_cap = static_cast<std::uint64_t>(*cap);
+            return estimate;
+        }
     // Gemini's generationConfig.maxOutputTokens.
     if (const auto* g = o.if_contains("generationConfig"); g && g->is_object())
         if (auto cap = integer_of(g->get_object().if_contains("maxOutputTokens"), 1, max_cap))
-            return estimate + static_cast<std::uint64_t>(*cap);
+            estimate.output_cap = static_cast<std::uint64_t>(*cap);
     return estimate;
 }
 
-gatekeeper::gatekeeper(const key_ring& keys, limiter& limits) : keys_(keys), limits_(limits) {}
+std::uint64_t estimate_tokens(std::string_view body) {
+    auto estimate = estimate_of(body);
+    return estimate.input + estimate.output_cap.value_or(0);
+}
+
+std::optional<std::uint64_t> estimate_usd_nano(
+    const token_estimate& estimate, std::uint64_t default_output,
+    const std::vector<passthrough::target_price>& prices) {
+    providers::usage used;
+    used.known = true;
+    used.input = static_cast<std::int64_t>(estimate.input);
+    used.output = static_cast<std::int64_t>(estimate.output_cap.value_or(default_output));
+    std::uint64_t most = 0;
+    for (const auto& target : prices) {
+        if (!target.price) return std::nullopt;
+        auto usd = pricing::cost(used, target.price).usd;
+        most = std::max(most, nano_of(usd));
+    }
+    return most;
+}
+
+gatekeeper::gatekeeper(const key_ring& keys, limiter& limits, const config::admin_config& settings,
+                       budget_alerts* alerts)
+    : keys_(keys), limits_(limits), alerts_(alerts) {
+    configure(settings);
+}
+
+void gatekeeper::configure(const config::admin_config& settings) {
+    default_output_tokens_.store(settings.budget_default_output_tokens, std::memory_order_relaxed);
+    if (alerts_) alerts_->configure(settings.budget_alerts);
+}
 
 std::variant<passthrough::caller, http::reply> gatekeeper::identify(const http::request& req,
                                                                     std::int64_t now_ms) const {
@@ -53,15 +98,86 @@ std::variant<passthrough::caller, http::reply> gatekeeper::identify(const http::
     return passthrough::caller{key->id, key->name, key, key->models};
 }
 
+namespace {
+
+std::string money(std::uint64_t nano) {
+    return "$" + config::usd_text(nano);
+}
+
+// The 403 for a key with a USD budget and a request one of whose targets has no price.
+http::reply not_priced(const virtual_key& key, const passthrough::requested_models& asked,
+                       const std::vector<passthrough::target_price>& prices) {
+    const passthrough::target_price* unpriced = nullptr;
+    for (const auto& t : prices)
+        if (!t.price && !unpriced) unpriced = &t;
+    auto model =
+        unpriced->model.empty() && !asked.names.empty() ? asked.names.front() : unpriced->model;
+    if (model.empty())
+        return http::reply::error(
+            errc::model_not_priced,
+            "The API key `" + key.name +
+                "` has a USD budget, and the gateway cannot tell which model this request uses, "
+                "so it cannot price it.");
+    return http::reply::error(
+        errc::model_not_priced,
+        "The API key `" + key.name +
+            "` has a USD budget, and the gateway has no price for model `" + model +
+            "` at upstream `" + unpriced->upstream +
+            "`: add one under `pricing.overrides` (such as {model: \"" + model +
+            "\", input: 1.00, output: 4.00}, USD per 1M tokens) or use a priced model.");
+}
+
+// The 429's message for refusal `r` of claim `c` (the key's counts as `decided` saw them).
+std::pair<errc, std::string> refusal_message(const virtual_key& key, const claim& c,
+                                             const admission& decided) {
+    auto period = std::string(config::budget_period_name(key.budget_period));
+    switch (decided.refused) {
+        case refusal::requests:
+            return {errc::rate_limited,
+                    "Rate limit reached for requests: " + std::to_string(key.rpm) +
+                        " per minute for key `" + key.name + "`."};
+        case refusal::tokens:
+            return {errc::token_rate_limited,
+                    "Rate limit reached for tokens: " + std::to_string(key.tpm) +
+                        " per minute for key `" + key.name + "`; this request needs about " +
+                        std::to_string(c.estimate) + "."};
+        case refusal::parallel:
+            return {errc::rate_limited, "Too many requests at once: key `" + key.name +
+                                            "` may have " + std::to_string(key.max_parallel) +
+                                            " in flight."};
+        case refusal::budget:
+            return {errc::quota_exceeded, "Key `" + key.name + "` has used its budget of " +
+                                              std::to_string(key.budget_tokens) + " tokens per " +
+                                              period + "."};
+        case refusal::usd_budget:
+        case refusal::none:
+            break;
+    }
+    const auto& seen = decided.seen;
+    std::string message = "Key `" + key.name + "` has reached its budget of " +
+                          money(key.budget_usd_nano) + " per " + period + ": " +
+                          money(seen.usd_spent) + " spent";
+    if (seen.usd_reserved)
+        message += " and " + money(seen.usd_reserved) + " held by requests in flight";
+    message += ", and this request may cost up to " + money(c.usd_estimate_nano) +
+               ". The budget resets at " +
+               config::format_time(period_end(key.budget_period, c.now_ms)) + ".";
+    return {errc::quota_exceeded, message};
+}
+
+}  // namespace
+
 net::awaitable<std::variant<passthrough::ticket, http::reply>> gatekeeper::admit(
-    passthrough::caller who, const http::request& req, const passthrough::requested_models& asked) {
+    passthrough::caller who, const http::request& req, const passthrough::requested_models& asked,
+    const std::vector<passthrough::target_price>& prices) {
     auto key = std::static_pointer_cast<const virtual_key>(who.key);
-    if (asked.tunnel && (!key->models.empty() || key->tpm || key->budget_tokens))
+    if (asked.tunnel &&
+        (!key->models.empty() || key->tpm || key->budget_tokens || key->budget_usd_nano))
         co_return http::reply::error(
             errc::model_not_allowed,
             "The API key `" + key->name +
-                "` has model or token limits, which the gateway cannot apply to a WebSocket "
-                "tunnel's frames; send the requests over HTTP.");
+                "` has model or token limits or a budget, which the gateway cannot apply to a "
+                "WebSocket tunnel's frames; send the requests over HTTP.");
     if (!key->models.empty() && !asked.model_less && !asked.tunnel) {
         if (!asked.established || asked.names.empty())
             co_return http::reply::error(
@@ -77,7 +193,9 @@ net::awaitable<std::variant<passthrough::ticket, http::reply>> gatekeeper::admit
     }
     auto p = std::make_shared<pass>();
     passthrough::ticket admitted{std::move(who), p};
-    if (!key->rpm && !key->tpm && !key->max_parallel && !key->budget_tokens) co_return admitted;
+    if (!key->rpm && !key->tpm && !key->max_parallel && !key->budget_tokens &&
+        !key->budget_usd_nano)
+        co_return admitted;
     auto& c = p->counted;
     c.key_id = key->id;
     c.slot_id = random_id("slot_", 12);
@@ -85,44 +203,47 @@ net::awaitable<std::variant<passthrough::ticket, http::reply>> gatekeeper::admit
     c.tpm = key->tpm;
     c.max_parallel = key->max_parallel;
     c.budget_tokens = key->budget_tokens;
+    c.budget_usd_nano = key->budget_usd_nano;
     c.budget_period = key->budget_period;
-    c.estimate = key->tpm || key->budget_tokens ? estimate_tokens(req.body()) : 0;
+    auto estimate = estimate_of(req.body());
+    if (key->tpm || key->budget_tokens)
+        c.estimate = estimate.input + estimate.output_cap.value_or(0);
+    // A request that uses no model (a listing, a file) or counts tokens costs nothing.
+    if (key->budget_usd_nano && !asked.model_less) {
+        auto usd = estimate_usd_nano(
+            estimate, default_output_tokens_.load(std::memory_order_relaxed), prices);
+        if (!usd) co_return not_priced(*key, asked, prices);
+        c.usd_estimate_nano = *usd;
+    }
     c.now_ms = now_ms();
     auto decided = co_await limits_.admit(c);
     if (decided.allowed) {
         p->limited = !decided.backend_failed;
         co_return admitted;
     }
-    observability::metrics().limit_refusals.with({decided.refused}).inc();
-    std::string message;
-    auto code = errc::rate_limited;
-    if (decided.refused == "requests")
-        message = "Rate limit reached for requests: " + std::to_string(key->rpm) +
-                  " per minute for key `" + key->name + "`.";
-    else if (decided.refused == "tokens") {
-        code = errc::token_rate_limited;
-        message = "Rate limit reached for tokens: " + std::to_string(key->tpm) +
-                  " per minute for key `" + key->name + "`; this request needs about " +
-                  std::to_string(c.estimate) + ".";
-    } else if (decided.refused == "parallel")
-        message = "Too many requests at once: key `" + key->name + "` may have " +
-                  std::to_string(key->max_parallel) + " in flight.";
-    else {
-        code = errc::quota_exceeded;
-        message = "Key `" + key->name + "` has used its budget of " +
-                  std::to_string(key->budget_tokens) + " tokens per " + key->budget_period + ".";
-    }
+    observability::metrics()
+        .limit_refusals.with({std::string(refusal_name(decided.refused))})
+        .inc();
+    auto [code, message] = refusal_message(*key, c, decided);
     auto refusal = http::reply::error(code, message);
     for (auto& [name, value] : limit_headers(decided, c)) refusal.header(name, value);
     co_return refusal;
 }
 
 net::awaitable<void> gatekeeper::settle(passthrough::ticket admitted,
-                                        std::optional<std::uint64_t> used_tokens) {
+                                        passthrough::request_usage used) {
     auto p = std::static_pointer_cast<pass>(admitted.claim);
     if (!p || !p->limited) co_return;
-    auto actual = used_tokens.value_or(p->counted.estimate);
-    co_await limits_.settle(p->counted, actual);
+    const auto& c = p->counted;
+    usage_spent spent;
+    spent.tokens = used.tokens.value_or(c.estimate);
+    // A cost settlement could not tell (an unpriced answer) keeps the reservation charged: never
+    // $0.
+    spent.usd_nano = used.usd && *used.usd >= 0 ? nano_of(*used.usd) : c.usd_estimate_nano;
+    spent.now_ms = now_ms();
+    auto change = co_await limits_.settle(c, spent);
+    if (change && alerts_)
+        alerts_->observe(*std::static_pointer_cast<const virtual_key>(admitted.who.key), *change);
 }
 
 }  // namespace gateway::admin

@@ -8,6 +8,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,8 @@
 #include <vector>
 
 namespace gateway::admin {
+
+class budget_alerts;
 
 // A request let in: its claim on the key's limits (a ticket's claim).
 struct pass {
@@ -25,11 +28,21 @@ struct pass {
 // Virtual keys in front of /v1: with no key ever configured every request goes on as before;
 // once there was one, a request must present a live one (401 otherwise), ask for a model the key
 // allows (403) and fit its limits (429 with retry-after and x-ratelimit-* headers). Tokens are
-// reserved from an estimate (request bytes / 4, plus max_tokens when the body sets it) and settled
-// with the answer's reported usage by settle(). The passthrough's admission. Thread-safe.
+// reserved from an estimate (estimate_of) and settled with the answer's reported usage by
+// settle(). A key with a USD budget reserves what the request may cost at the most expensive of
+// the targets it may reach (its estimated input at their input rate, its output cap or
+// `admin.budget_default_output_tokens` at their output rate), is refused (403) a request one of
+// those targets has no price for, and settles with the cost settlement priced; each settled cost
+// goes past the budget alerts' thresholds at most once (budget_alerts). The passthrough's
+// admission. Thread-safe.
 class gatekeeper final : public passthrough::admission {
 public:
-    gatekeeper(const key_ring& keys, limiter& limits);
+    // `alerts` may be null (no alerts).
+    gatekeeper(const key_ring& keys, limiter& limits, const config::admin_config& settings,
+               budget_alerts* alerts = nullptr);
+
+    // The settings of a reloaded configuration, for the requests admitted from now on.
+    void configure(const config::admin_config& settings);
 
     bool active() const override { return keys_.enforced(); }
 
@@ -44,21 +57,39 @@ public:
     // settle.
     net::awaitable<std::variant<passthrough::ticket, http::reply>> admit(
         passthrough::caller who, const http::request& req,
-        const passthrough::requested_models& asked) override;
+        const passthrough::requested_models& asked,
+        const std::vector<passthrough::target_price>& prices) override;
 
-    // The request ended: its reserved tokens replaced by `used_tokens` (the estimate when the
-    // answer reported none), its parallel slot freed.
+    // The request ended: its reserved tokens replaced by what it used (the estimate when the
+    // answer reported none), its USD reservation by its cost (the reservation stays charged when
+    // the cost is unknown), its parallel slot freed.
     net::awaitable<void> settle(passthrough::ticket admitted,
-                                std::optional<std::uint64_t> used_tokens) override;
+                                passthrough::request_usage used) override;
 
 private:
     const key_ring& keys_;
     limiter& limits_;
+    budget_alerts* alerts_;
+    std::atomic<std::uint64_t> default_output_tokens_;
 };
 
-// The tokens a request will use at most as far as can be told before it runs: its body's bytes
-// / 4 (about a token each) plus `max_tokens` / `max_completion_tokens` / `max_output_tokens`
-// when the body sets one.
+// What a request will use at most as far as can be told before it runs: its input, its body's
+// bytes / 4 (about a token each), and its output cap, `max_tokens` / `max_completion_tokens` /
+// `max_output_tokens` (Gemini's generationConfig.maxOutputTokens) when the body sets one.
+struct token_estimate {
+    std::uint64_t input = 0;
+    std::optional<std::uint64_t> output_cap;
+};
+token_estimate estimate_of(std::string_view body);
+
+// The tokens a request will use at most for token limits: its input and its output cap when it
+// sets one.
 std::uint64_t estimate_tokens(std::string_view body);
+
+// What a request estimated as `estimate` (its output as `default_output` when it sets no cap)
+// costs at the most expensive of `prices`, in nano-dollars; nullopt when one of them is unpriced.
+std::optional<std::uint64_t> estimate_usd_nano(
+    const token_estimate& estimate, std::uint64_t default_output,
+    const std::vector<passthrough::target_price>& prices);
 
 }  // namespace gateway::admin

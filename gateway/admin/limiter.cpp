@@ -1,5 +1,9 @@
 #include "gateway/admin/limiter.hpp"
 
+#include "gateway/admin/usage_ledger.hpp"
+#include "gateway/config/config.hpp"
+#include "gateway/store/state_store.hpp"
+
 #include <algorithm>
 #include <chrono>
 
@@ -25,21 +29,64 @@ std::uint64_t remaining(std::uint64_t limit, std::uint64_t used) {
 
 }  // namespace
 
+std::string_view refusal_name(refusal r) {
+    switch (r) {
+        case refusal::none:
+            return "";
+        case refusal::requests:
+            return "requests";
+        case refusal::tokens:
+            return "tokens";
+        case refusal::parallel:
+            return "parallel";
+        case refusal::budget:
+            return "budget";
+        case refusal::usd_budget:
+            return "usd_budget";
+    }
+    return "";
+}
+
 std::int64_t minute_start(std::int64_t now_ms) {
     return now_ms - ((now_ms % minute_ms) + minute_ms) % minute_ms;
 }
 
-std::int64_t period_start(std::string_view period, std::int64_t now_ms) {
+std::int64_t period_start(config::budget_period period, std::int64_t now_ms) {
     auto date = date_of(now_ms);
-    if (period == "day") return ms_of(date);
+    switch (period) {
+        case config::budget_period::day:
+            return ms_of(date);
+        case config::budget_period::week: {
+            // ISO weeks start on Monday (C's encoding: Sunday 0).
+            std::chrono::sys_days day(date);
+            auto since_monday = (std::chrono::weekday(day).c_encoding() + 6) % 7;
+            return ms_of(day - std::chrono::days(since_monday));
+        }
+        case config::budget_period::month:
+            break;
+    }
     return ms_of(date.year() / date.month() / std::chrono::day(1));
 }
 
-std::int64_t period_end(std::string_view period, std::int64_t now_ms) {
-    auto date = date_of(now_ms);
-    if (period == "day") return ms_of(date) + day_ms;
-    auto next = date.year() / date.month() / std::chrono::day(1) + std::chrono::months(1);
-    return ms_of(next);
+std::int64_t period_end(config::budget_period period, std::int64_t now_ms) {
+    auto start = period_start(period, now_ms);
+    switch (period) {
+        case config::budget_period::day:
+            return start + day_ms;
+        case config::budget_period::week:
+            return start + 7 * day_ms;
+        case config::budget_period::month:
+            break;
+    }
+    auto date = date_of(start);
+    return ms_of(date.year() / date.month() / std::chrono::day(1) + std::chrono::months(1));
+}
+
+void memory_limiter::enter_period(counters& k, std::int64_t start) {
+    if (k.budget_period == start) return;
+    k.budget_period = start;
+    k.budget_used = 0;
+    k.usd_spent = 0;
 }
 
 admission memory_limiter::admit_now(const claim& c) {
@@ -51,75 +98,85 @@ admission memory_limiter::admit_now(const claim& c) {
         k.requests = 0;
         k.tokens = 0;
     }
-    auto period = period_start(c.budget_period, c.now_ms);
-    if (k.budget_period != period) {
-        k.budget_period = period;
-        k.budget_used = 0;
-    }
-    std::string refused;
+    enter_period(k, period_start(c.budget_period, c.now_ms));
+    auto refused = refusal::none;
     if (c.max_parallel && k.running >= c.max_parallel)
-        refused = "parallel";
+        refused = refusal::parallel;
     else if (c.rpm && k.requests >= c.rpm)
-        refused = "requests";
+        refused = refusal::requests;
     else if (c.tpm && k.tokens + c.estimate > c.tpm)
-        refused = "tokens";
+        refused = refusal::tokens;
     else if (c.budget_tokens && k.budget_used + c.estimate > c.budget_tokens)
-        refused = "budget";
-    if (refused.empty()) {
+        refused = refusal::budget;
+    else if (c.budget_usd_nano &&
+             k.usd_spent + k.usd_reserved + c.usd_estimate_nano > c.budget_usd_nano)
+        refused = refusal::usd_budget;
+    if (refused == refusal::none) {
         ++k.requests;
         k.tokens += c.estimate;
         k.budget_used += c.estimate;
+        if (c.budget_usd_nano) k.usd_reserved += c.usd_estimate_nano;
         if (c.max_parallel) ++k.running;
     }
-    return decided(c, std::move(refused), k.requests, k.tokens);
+    return decided(c, refused, {k.requests, k.tokens, k.usd_spent, k.usd_reserved});
 }
 
-void memory_limiter::settle_now(const claim& c, std::uint64_t actual) {
+std::optional<spend_change> memory_limiter::settle_now(const claim& c, const usage_spent& used) {
     std::lock_guard lock(mutex_);
     auto it = keys_.find(c.key_id);
-    if (it == keys_.end()) return;
+    if (it == keys_.end()) return std::nullopt;
     auto& k = it->second;
     // Only a claim that took a slot is settled (a refused one is not), so the count is exact.
     if (c.max_parallel && k.running > 0) --k.running;
     // The estimate was counted in the window and period the request started in; when those
     // have passed, the difference belongs to counts that no longer exist.
     auto adjust = [&](std::uint64_t& counter) {
-        counter = actual >= c.estimate ? counter + (actual - c.estimate)
-                                       : counter - std::min(counter, c.estimate - actual);
+        counter = used.tokens >= c.estimate ? counter + (used.tokens - c.estimate)
+                                            : counter - std::min(counter, c.estimate - used.tokens);
     };
     if (k.window == minute_start(c.now_ms)) adjust(k.tokens);
     if (k.budget_period == period_start(c.budget_period, c.now_ms)) adjust(k.budget_used);
+    if (!c.budget_usd_nano) return std::nullopt;
+    // The reservation is given back whenever it ends; the cost counts in the period of now.
+    k.usd_reserved -= std::min(k.usd_reserved, c.usd_estimate_nano);
+    auto start = period_start(c.budget_period, used.now_ms);
+    enter_period(k, start);
+    spend_change change{start, k.usd_spent, k.usd_spent + used.usd_nano};
+    k.usd_spent = change.after;
+    return change;
 }
 
-void memory_limiter::seed_budget(const std::string& key_id, std::int64_t start,
-                                 std::uint64_t used) {
+void memory_limiter::seed(const std::string& key_id, std::int64_t start, std::uint64_t tokens,
+                          std::uint64_t usd_nano) {
     std::lock_guard lock(mutex_);
     auto& k = keys_[key_id];
+    if (k.budget_period == start) return;
     k.budget_period = start;
-    k.budget_used = used;
+    k.budget_used = tokens;
+    k.usd_spent = usd_nano;
 }
 
 net::awaitable<admission> memory_limiter::admit(claim c) {
     co_return admit_now(c);
 }
 
-net::awaitable<void> memory_limiter::settle(claim c, std::uint64_t actual_tokens) {
-    settle_now(c, actual_tokens);
-    co_return;
+net::awaitable<std::optional<spend_change>> memory_limiter::settle(claim c, usage_spent used) {
+    co_return settle_now(c, used);
 }
 
-admission decided(const claim& c, std::string refused, std::uint64_t requests,
-                  std::uint64_t tokens) {
+admission decided(const claim& c, refusal refused, const counts& seen) {
     admission a;
+    a.seen = seen;
     auto window_left = minute_start(c.now_ms) + minute_ms - c.now_ms;
-    a.requests = {c.rpm, remaining(c.rpm, requests), window_left};
-    a.tokens = {c.tpm, remaining(c.tpm, tokens), window_left};
-    if (refused.empty()) return a;
+    a.requests = {c.rpm, remaining(c.rpm, seen.requests), window_left};
+    a.tokens = {c.tpm, remaining(c.tpm, seen.tokens), window_left};
+    if (refused == refusal::none) return a;
     a.allowed = false;
-    a.retry_after_ms = refused == "parallel" ? 1000
-                       : refused == "budget" ? period_end(c.budget_period, c.now_ms) - c.now_ms
-                                             : window_left;
-    a.refused = std::move(refused);
+    a.refused = refused;
+    a.retry_after_ms = refused == refusal::parallel ? 1000
+                       : refused == refusal::budget || refused == refusal::usd_budget
+                           ? period_end(c.budget_period, c.now_ms) - c.now_ms
+                           : window_left;
     return a;
 }
 
@@ -153,7 +210,38 @@ std::vector<std::pair<std::string, std::string>> limit_headers(const admission& 
         out.emplace_back("x-ratelimit-remaining-tokens", std::to_string(a.tokens.remaining));
         out.emplace_back("x-ratelimit-reset-tokens", reset_text(a.tokens.reset_ms));
     }
+    // The USD budget in the same style: what is left of it, reserved amounts taken, and when the
+    // period ends.
+    if (c.budget_usd_nano) {
+        auto used = a.seen.usd_spent + a.seen.usd_reserved;
+        out.emplace_back("x-ratelimit-limit-usd", config::usd_text(c.budget_usd_nano));
+        out.emplace_back("x-ratelimit-remaining-usd",
+                         config::usd_text(remaining(c.budget_usd_nano, used)));
+        out.emplace_back("x-ratelimit-reset-usd",
+                         reset_text(period_end(c.budget_period, c.now_ms) - c.now_ms));
+    }
     return out;
+}
+
+net::awaitable<void> seed_from_store(limiter& limits, store::key_store& store,
+                                     std::vector<std::shared_ptr<const config::virtual_key>> keys,
+                                     std::int64_t now_ms) {
+    if (!limits.counts_in_memory()) co_return;
+    for (const auto& key : keys) {
+        if (!key || (!key->budget_tokens && !key->budget_usd_nano)) continue;
+        auto start = period_start(key->budget_period, now_ms);
+        store::usage_query q;
+        q.key_id = key->id;
+        q.from_day = utc_day(start);
+        std::uint64_t tokens = 0;
+        std::uint64_t usd_nano = 0;
+        auto rows = co_await store.usage(q);
+        for (const auto& row : rows) {
+            tokens += static_cast<std::uint64_t>(row.input_tokens + row.output_tokens);
+            usd_nano += static_cast<std::uint64_t>(std::max<std::int64_t>(row.usd_nano, 0));
+        }
+        limits.seed(key->id, start, tokens, usd_nano);
+    }
 }
 
 }  // namespace gateway::admin

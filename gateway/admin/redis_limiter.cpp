@@ -25,15 +25,22 @@ namespace {
 using namespace net::experimental::awaitable_operators;
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 constexpr std::int64_t parallel_max_age_ms = 600'000;
+// USD reservations are counted per 5-minute span of admissions and each span is kept an hour: a
+// replica that died with requests in flight holds their reservations for at most that long (a
+// request still running after an hour is no longer counted as reserved).
+constexpr std::int64_t reserve_span_ms = 300'000;
+constexpr std::int64_t reserve_spans = 12;
 
-// KEYS: requests window, tokens window, budget period, parallel set.
-// ARGV: rpm, tpm, budget, max_parallel, estimate, request id, now, window ttl, budget ttl,
-// parallel max age. Returns {refused (0 none, 1 requests, 2 tokens, 3 parallel, 4 budget),
-// requests, tokens, budget used, parallel}.
+// KEYS: requests window, tokens window, token budget period, parallel set, USD spent in the
+// period, then the USD reservation spans from the newest. ARGV: rpm, tpm, budget, max_parallel,
+// estimate, request id, now, window ttl, budget ttl, parallel max age, USD budget, USD estimate,
+// reservation span ttl. Returns {refused (0 none, then refusal's order), requests, tokens, budget
+// used, parallel, USD spent, USD reserved}.
 constexpr const char* admit_script = R"lua(
 local rpm, tpm, budget, maxp = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local est, id, now = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
 local window_ttl, budget_ttl, max_age = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local usd_budget, usd_est, span_ttl = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
 local requests = tonumber(redis.call('GET', KEYS[1]) or '0')
 local tokens = tonumber(redis.call('GET', KEYS[2]) or '0')
 local spent = tonumber(redis.call('GET', KEYS[3]) or '0')
@@ -42,11 +49,17 @@ if maxp > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - max_age)
   parallel = redis.call('ZCARD', KEYS[4])
 end
+local usd_spent, reserved = 0, 0
+if usd_budget > 0 then
+  usd_spent = tonumber(redis.call('GET', KEYS[5]) or '0')
+  for i = 6, #KEYS do reserved = reserved + tonumber(redis.call('GET', KEYS[i]) or '0') end
+end
 local refused = 0
 if maxp > 0 and parallel >= maxp then refused = 3
 elseif rpm > 0 and requests >= rpm then refused = 1
 elseif tpm > 0 and tokens + est > tpm then refused = 2
-elseif budget > 0 and spent + est > budget then refused = 4 end
+elseif budget > 0 and spent + est > budget then refused = 4
+elseif usd_budget > 0 and usd_spent + reserved + usd_est > usd_budget then refused = 5 end
 if refused == 0 then
   requests = redis.call('INCR', KEYS[1])
   redis.call('PEXPIRE', KEYS[1], window_ttl)
@@ -59,12 +72,20 @@ if refused == 0 then
     redis.call('PEXPIRE', KEYS[4], max_age)
     parallel = parallel + 1
   end
+  if usd_budget > 0 and usd_est > 0 then
+    redis.call('INCRBY', KEYS[6], usd_est)
+    redis.call('PEXPIRE', KEYS[6], span_ttl)
+    reserved = reserved + usd_est
+  end
 end
-return {refused, requests, tokens, spent, parallel}
+return {refused, requests, tokens, spent, parallel, usd_spent, reserved}
 )lua";
 
-// KEYS: tokens window, budget period, parallel set. ARGV: difference, request id. Counters that
-// expired meanwhile are not brought back.
+// KEYS: tokens window, token budget period, parallel set, USD spent in the period the request
+// ended in, the USD reservation span it was admitted in. ARGV: token difference, request id,
+// whether it has a USD budget, its cost, its USD estimate, the spend's ttl. Counters that expired
+// meanwhile are not brought back. Returns {USD spent before, after} (-1 without a USD budget):
+// INCRBY's one atomic step, so each threshold is crossed by one request on one replica.
 constexpr const char* settle_script = R"lua(
 local diff = tonumber(ARGV[1])
 if diff ~= 0 then
@@ -76,7 +97,15 @@ if diff ~= 0 then
   end
 end
 redis.call('ZREM', KEYS[3], ARGV[2])
-return 1
+if ARGV[3] == '0' then return {-1, -1} end
+local cost, est = tonumber(ARGV[4]), tonumber(ARGV[5])
+if est > 0 and redis.call('EXISTS', KEYS[5]) == 1 then
+  local v = redis.call('DECRBY', KEYS[5], est)
+  if v < 0 then redis.call('SET', KEYS[5], 0, 'KEEPTTL') end
+end
+local after = redis.call('INCRBY', KEYS[4], cost)
+redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[6]))
+return {after - cost, after}
 )lua";
 
 }  // namespace
@@ -142,8 +171,11 @@ net::awaitable<admission> redis_limiter::admit(claim c) {
     auto period = period_start(c.budget_period, c.now_ms);
     auto period_left = period_end(c.budget_period, c.now_ms) - c.now_ms;
     std::vector<std::string> keys{counter_key(c, "rq", window), counter_key(c, "tk", window),
-                                  counter_key(c, "bg", period),
-                                  "contextgate:{" + c.key_id + "}:pl"};
+                                  counter_key(c, "bg", period), "contextgate:{" + c.key_id + "}:pl",
+                                  counter_key(c, "us", period)};
+    auto span = c.now_ms / reserve_span_ms;
+    for (std::int64_t i = 0; c.budget_usd_nano && i <= reserve_spans; ++i)
+        keys.push_back(counter_key(c, "ur", span - i));
     std::vector<std::string> args{std::to_string(c.rpm),
                                   std::to_string(c.tpm),
                                   std::to_string(c.budget_tokens),
@@ -153,26 +185,45 @@ net::awaitable<admission> redis_limiter::admit(claim c) {
                                   std::to_string(c.now_ms),
                                   std::to_string(2 * 60'000),
                                   std::to_string(period_left + 3'600'000),
-                                  std::to_string(parallel_max_age_ms)};
+                                  std::to_string(parallel_max_age_ms),
+                                  std::to_string(c.budget_usd_nano),
+                                  std::to_string(c.usd_estimate_nano),
+                                  std::to_string((reserve_spans + 1) * reserve_span_ms)};
     auto values = co_await eval(admit_script, std::move(keys), std::move(args));
-    if (!values || values->size() != 5) {
+    if (!values || values->size() != 7) {
         admission failed;
         failed.backend_failed = true;
         co_return failed;
     }
-    static constexpr const char* kinds[] = {"", "requests", "tokens", "parallel", "budget"};
-    auto refused = std::min<std::uint64_t>(to_u64((*values)[0]), 4);
-    co_return decided(c, kinds[refused], to_u64((*values)[1]), to_u64((*values)[2]));
+    static constexpr refusal refusals[] = {refusal::none,   refusal::requests,
+                                           refusal::tokens, refusal::parallel,
+                                           refusal::budget, refusal::usd_budget};
+    auto refused = std::min<std::uint64_t>(to_u64((*values)[0]), std::size(refusals) - 1);
+    co_return decided(
+        c, refusals[refused],
+        {to_u64((*values)[1]), to_u64((*values)[2]), to_u64((*values)[5]), to_u64((*values)[6])});
 }
 
-net::awaitable<void> redis_limiter::settle(claim c, std::uint64_t actual_tokens) {
+net::awaitable<std::optional<spend_change>> redis_limiter::settle(claim c, usage_spent used) {
     auto window = minute_start(c.now_ms);
     auto period = period_start(c.budget_period, c.now_ms);
+    // The cost counts in the period the request ended in, as the usage ledger counts it.
+    auto ended_in = period_start(c.budget_period, used.now_ms);
     std::vector<std::string> keys{counter_key(c, "tk", window), counter_key(c, "bg", period),
-                                  "contextgate:{" + c.key_id + "}:pl"};
-    auto diff = static_cast<long long>(actual_tokens) - static_cast<long long>(c.estimate);
-    std::vector<std::string> args{std::to_string(diff), c.slot_id};
-    co_await eval(settle_script, std::move(keys), std::move(args));
+                                  "contextgate:{" + c.key_id + "}:pl",
+                                  counter_key(c, "us", ended_in),
+                                  counter_key(c, "ur", c.now_ms / reserve_span_ms)};
+    auto diff = static_cast<long long>(used.tokens) - static_cast<long long>(c.estimate);
+    auto spend_ttl = period_end(c.budget_period, used.now_ms) - used.now_ms + 3'600'000;
+    std::vector<std::string> args{std::to_string(diff),
+                                  c.slot_id,
+                                  c.budget_usd_nano ? "1" : "0",
+                                  std::to_string(used.usd_nano),
+                                  std::to_string(c.usd_estimate_nano),
+                                  std::to_string(spend_ttl)};
+    auto values = co_await eval(settle_script, std::move(keys), std::move(args));
+    if (!c.budget_usd_nano || !values || values->size() != 2) co_return std::nullopt;
+    co_return spend_change{ended_in, to_u64((*values)[0]), to_u64((*values)[1])};
 }
 
 }  // namespace gateway::admin

@@ -23,17 +23,21 @@ using io::redis_connection;
 // script that reads the key's counters, decides and counts atomically, so two gateways can never
 // both take the last request of a window; settle() is one more. Counters expire with their
 // window or period; a parallel slot is a sorted-set member that a crashed replica's requests
-// leave for at most 10 minutes. The protocol is parsed by hiredis' reader over an Asio socket
-// (no thread blocks on Redis); connections are kept per worker thread (io::redis_pool). When Redis
-// does not answer within `redis_timeout`, the request is let through and the failure counted and
-// logged: an outage of the limiter does not become an outage of the gateway.
+// leave for at most 10 minutes, a USD reservation for at most an hour. The protocol is parsed by
+// hiredis' reader over an Asio socket (no thread blocks on Redis); connections are kept per worker
+// thread (io::redis_pool). When Redis does not answer within `redis_timeout`, the request is let
+// through and the failure counted and logged: an outage of the limiter does not become an outage of
+// the gateway.
 class redis_limiter final : public limiter {
 public:
     explicit redis_limiter(const config::limits_config& config);
     ~redis_limiter() override;
 
     net::awaitable<admission> admit(claim c) override;
-    net::awaitable<void> settle(claim c, std::uint64_t actual_tokens) override;
+    net::awaitable<std::optional<spend_change>> settle(claim c, usage_spent used) override;
+    bool counts_in_memory() const override { return false; }
+    // Redis keeps the counts for every replica, across restarts of each: nothing to seed.
+    void seed(const std::string&, std::int64_t, std::uint64_t, std::uint64_t) override {}
 
 private:
     // Runs EVAL with `script`; the reply's integers (an error reply or a failure: empty).

@@ -1,6 +1,7 @@
 #include "gateway/app/server.hpp"
 
 #include "gateway/admin/api.hpp"
+#include "gateway/admin/budget_alerts.hpp"
 #include "gateway/admin/gatekeeper.hpp"
 #include "gateway/admin/key_ring.hpp"
 #include "gateway/admin/limiter.hpp"
@@ -174,6 +175,16 @@ reload_outcome server::reload(config::gateway_config next) {
     for (const auto& name : keys_->declare(g->config.admin.keys))
         observability::log_warn("virtual key `" + name +
                                 "` has the secret of another key; it is not used");
+    gate_->configure(g->config.admin);
+    // A key new to the limiter, or whose budget period changed, starts from what it spent.
+    try {
+        io::run_blocking(context_->ledger().flush());
+        io::run_blocking(
+            admin::seed_from_store(*limiter_, context_->store(), keys_->all(), now_ms()));
+    } catch (const std::exception& e) {
+        observability::log_warn(std::string("cannot read the keys' spend from the store: ") +
+                                e.what());
+    }
     context_->use(g);
     // Each worker switches on its own thread, between two requests; the retired face closes its
     // idle connections and ends with the last request it serves.
@@ -286,32 +297,22 @@ std::string server::start_operations() {
     } catch (const std::exception& e) {
         return std::string("cannot read the virtual keys: ") + e.what();
     }
-    if (config_.limits.backend == config::limits_backend::redis) {
+    if (config_.limits.backend == config::limits_backend::redis)
         // limits.redis_url was read when the first generation was built (its health share).
         limiter_ = std::make_unique<admin::redis_limiter>(config_.limits);
-    } else {
-        auto memory = std::make_unique<admin::memory_limiter>();
-        // Budgets survive a restart: each key starts its period with what the store recorded.
-        auto now = now_ms();
-        for (const auto& key : keys_->all()) {
-            if (!key->budget_tokens) continue;
-            store::usage_query q;
-            q.key_id = key->id;
-            q.from_day = admin::utc_day(admin::period_start(key->budget_period, now));
-            std::uint64_t used = 0;
-            for (const auto& row : io::run_blocking(context_->store().usage(q)))
-                used += static_cast<std::uint64_t>(row.input_tokens + row.output_tokens);
-            memory->seed_budget(key->id, admin::period_start(key->budget_period, now), used);
-        }
-        limiter_ = std::move(memory);
-    }
-    gate_ = std::make_unique<admin::gatekeeper>(*keys_, *limiter_);
+    else
+        limiter_ = std::make_unique<admin::memory_limiter>();
+    // Budgets survive a restart: each key starts its period with what the store recorded.
+    io::run_blocking(admin::seed_from_store(*limiter_, context_->store(), keys_->all(), now_ms()));
+    alerts_ = std::make_unique<admin::budget_alerts>(config_.admin.budget_alerts);
+    gate_ = std::make_unique<admin::gatekeeper>(*keys_, *limiter_, config_.admin, alerts_.get());
     if (!config_.admin.api_key.empty())
-        admin_ = std::make_unique<admin::api>(
-            config_.admin.api_key, *keys_, context_->store(), context_->ledger(), [this] {
-                auto g = current();
-                return std::shared_ptr<upstream::routing>(g, g->routing.get());
-            });
+        admin_ = std::make_unique<admin::api>(config_.admin.api_key, *keys_, context_->store(),
+                                              context_->ledger(), *limiter_, [this] {
+                                                  auto g = current();
+                                                  return std::shared_ptr<upstream::routing>(
+                                                      g, g->routing.get());
+                                              });
     return {};
 }
 
@@ -530,6 +531,8 @@ void server::wait() {
     // Runs stop where they stand, resumable from the store at the next start.
     if (context_) context_->stop();
     reloads_.join();
+    // The budget alerts the last requests raised go out before the process ends.
+    if (alerts_) alerts_->stop();
     // What the requests and runs recorded goes to the collector before the process ends.
     if (tracing_) {
         observability::stop_tracing();

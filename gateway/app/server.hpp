@@ -21,6 +21,7 @@ class worker;
 }
 namespace gateway::admin {
 class api;
+class budget_alerts;
 class gatekeeper;
 class key_ring;
 class limiter;
@@ -120,6 +121,7 @@ private:
     // After the workers too: the Redis limiter's connections belong to their io_contexts.
     std::unique_ptr<admin::key_ring> keys_;
     std::unique_ptr<admin::limiter> limiter_;
+    std::unique_ptr<admin::budget_alerts> alerts_;
     std::unique_ptr<admin::gatekeeper> gate_;
     std::unique_ptr<admin::api> admin_;
     std::unique_ptr<http::origin_rule> origins_;   // Host/Origin check of every route

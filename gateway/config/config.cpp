@@ -123,6 +123,36 @@ std::string format_time(std::int64_t unix_ms) {
     return std::string(text, n);
 }
 
+std::optional<std::uint64_t> parse_usd(std::string_view text) {
+    constexpr std::uint64_t nano_per_usd = 1'000'000'000;
+    auto point = text.find('.');
+    auto whole = text.substr(0, point);
+    auto fraction = point == text.npos ? std::string_view() : text.substr(point + 1);
+    if (whole.empty() || whole.size() > 7 || fraction.size() > 9 ||
+        (point != text.npos && fraction.empty()))
+        return std::nullopt;
+    auto digits = [](std::string_view part) {
+        return part.find_first_not_of("0123456789") == std::string_view::npos;
+    };
+    if (!digits(whole) || !digits(fraction)) return std::nullopt;
+    std::uint64_t dollars = 0;
+    std::from_chars(whole.data(), whole.data() + whole.size(), dollars);
+    std::uint64_t nano = 0;
+    for (std::size_t i = 0; i < 9; ++i)
+        nano =
+            nano * 10 + (i < fraction.size() ? static_cast<std::uint64_t>(fraction[i] - '0') : 0);
+    // A million dollars keeps every sum of budgets exact below 2^53 nano-dollars, which the
+    // limiter's Redis scripts count in (Lua's numbers are doubles).
+    if (dollars > 1'000'000 || (dollars == 1'000'000 && nano > 0)) return std::nullopt;
+    return dollars * nano_per_usd + nano;
+}
+
+std::string usd_text(std::uint64_t nano) {
+    auto fraction = std::to_string(1'000'000'000 + nano % 1'000'000'000).substr(1);
+    while (fraction.size() > 2 && fraction.back() == '0') fraction.pop_back();
+    return std::to_string(nano / 1'000'000'000) + "." + fraction;
+}
+
 std::optional<duration> parse_duration(std::string_view text) {
     struct unit {
         std::string_view suffix;

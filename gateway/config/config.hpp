@@ -122,9 +122,22 @@ struct metrics_config {
     bool key_labels = false;               // per-virtual-key series (one per key)
 };
 
+// When a key's spend in a period crosses a share of its USD budget: a warning in the log, once
+// per key, period and threshold, and a JSON event posted to `webhook` when one is set.
+struct budget_alerts_config {
+    std::vector<unsigned> thresholds{50, 80, 100};  // percent of the budget, ascending
+    std::string webhook;                            // http(s) URL; "": the log only
+    upstream_endpoint endpoint;                     // webhook, parsed
+    duration timeout{5'000};                        // one post, connection included
+};
+
 struct admin_config {
     std::string api_key;  // Bearer key for /admin (16+ characters or sha256:<hex>); "": no /admin
     std::vector<virtual_key> keys;  // declared keys (besides those made with /admin/keys)
+    // A key with a USD budget reserves a request's cost at admission: its input (its bytes / 4)
+    // and its output cap (max_tokens and its kin), or this many output tokens when it sets none.
+    std::uint64_t budget_default_output_tokens = 4096;
+    budget_alerts_config budget_alerts;
 };
 
 enum class limits_backend { memory, redis };
@@ -401,6 +414,11 @@ std::optional<std::size_t> parse_size(std::string_view text);
 std::optional<std::int64_t> parse_time(std::string_view text);
 // Unix milliseconds as "2027-01-31T12:00:00Z".
 std::string format_time(std::int64_t unix_ms);
+// A USD amount as the configuration and the admin API write it ("25", "25.00", "0.005"): not
+// negative, at most 9 decimals and a million dollars; in nano-dollars (1e-9 USD), exactly.
+std::optional<std::uint64_t> parse_usd(std::string_view text);
+// Nano-dollars as dollars with two decimals, or as many more as it needs: "25.00", "0.005".
+std::string usd_text(std::uint64_t nano);
 // "host:port" or "[v6]:port".
 std::optional<listen_address> parse_listen(std::string_view text);
 // http(s)://host[:port][/path]; the error says what is wrong.

@@ -200,6 +200,7 @@ const schema::fields<upstream_config>& upstream_fields();
 const schema::fields<logging_config>& logging_fields();
 const schema::fields<metrics_config>& metrics_fields();
 const schema::fields<virtual_key>& virtual_key_fields();
+const schema::fields<budget_alerts_config>& budget_alerts_fields();
 const schema::fields<admin_config>& admin_fields();
 const schema::fields<limits_config>& limits_fields();
 const schema::fields<store_config>& store_fields();

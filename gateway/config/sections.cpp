@@ -3,6 +3,7 @@
 // field that depends on another (tool_calling's default on provider) comes after it.
 #include "gateway/config/field_kinds.hpp"
 
+#include <array>
 #include <charconv>
 #include <fstream>
 #include <set>
@@ -235,17 +236,28 @@ const fields<virtual_key>& virtual_key_fields() {
         count_field("tpm", &S::tpm, 0, 1'000'000'000'000, "tokens per minute; 0: no limit"),
         count_field("max_parallel", &S::max_parallel, 0, 1'000'000'000'000,
                     "requests in flight at once; 0: no limit"),
-        {"budget", "{tokens, period: day | month}",
+        {"budget", "{usd, tokens, period: day | week | month}",
          [](const yaml_reader& r, const YAML::Node& b, std::string_view section, S& s) {
-             r.check_keys(b, std::string(section) + ".budget", {"tokens", "period"});
+             r.check_keys(b, std::string(section) + ".budget", {"usd", "tokens", "period"});
+             if (auto n = b["usd"]) {
+                 auto text = r.scalar(n, "usd");
+                 auto usd = parse_usd(text);
+                 if (!usd)
+                     r.fail(n, "`budget.usd`: `" + text +
+                                   "` must be an amount of USD such as 25.00 (up to 9 decimals)");
+                 s.budget_usd_nano = *usd;
+             }
              if (auto n = b["tokens"])
                  s.budget_tokens = r.get_count(n, "tokens", 0, 1'000'000'000'000'000);
              if (auto n = b["period"])
-                 s.budget_period = r.one_of(n, "budget.period", {"day", "month"}) ? "month" : "day";
+                 s.budget_period = std::array{
+                     budget_period::day, budget_period::week,
+                     budget_period::month}[r.one_of(n, "budget.period", {"day", "week", "month"})];
          },
          [](const S& s) {
-             return "{tokens: " + std::to_string(s.budget_tokens) + ", period: " + s.budget_period +
-                    "}";
+             return "{usd: " + usd_text(s.budget_usd_nano) +
+                    ", tokens: " + std::to_string(s.budget_tokens) +
+                    ", period: " + std::string(budget_period_name(s.budget_period)) + "}";
          }},
         {"expires_at", "2027-01-31 or 2027-01-31T12:00:00Z; absent: never",
          [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
@@ -257,6 +269,49 @@ const fields<virtual_key>& virtual_key_fields() {
              s.expires_at = *at;
          },
          [](const S& s) { return s.expires_at ? format_time(s.expires_at) : std::string(); }},
+    };
+    return all;
+}
+
+const fields<budget_alerts_config>& budget_alerts_fields() {
+    using S = budget_alerts_config;
+    static const fields<S> all{
+        {"thresholds", "percent of a key's USD budget, ascending, 1-100",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             if (!n.IsSequence() || n.size() == 0)
+                 r.fail(n, "`thresholds` must be a list of percentages such as [50, 80, 100]");
+             s.thresholds.clear();
+             for (const auto& item : n) {
+                 auto percent = r.get_unsigned(item, "thresholds", 1, 100);
+                 if (!s.thresholds.empty() && percent <= s.thresholds.back())
+                     r.fail(item, "`thresholds` must be ascending, each once");
+                 s.thresholds.push_back(percent);
+             }
+         },
+         [](const S& s) {
+             std::string out = "[";
+             for (auto t : s.thresholds) out += (out.size() > 1 ? ", " : "") + std::to_string(t);
+             return out + "]";
+         }},
+        // A chat tool's webhook URL holds its token in the path: printed as its origin only.
+        {"webhook", "http(s) URL each alert is posted to as JSON; empty: the log only",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.webhook = r.scalar(n, "webhook");
+             if (s.webhook.empty()) return;
+             auto endpoint = parse_base_url(s.webhook);
+             if (!endpoint)
+                 r.fail(n, "`budget_alerts.webhook`: " + endpoint.error +
+                               " (such as https://hooks.example.com/contextgate)");
+             s.endpoint = *endpoint.value;
+         },
+         [](const S& s) {
+             if (s.webhook.empty()) return quoted("");
+             const auto& e = s.endpoint;
+             return quoted((e.tls ? "https://" : "http://") + e.host + ":" +
+                           std::to_string(e.port) + (e.base_path.empty() ? "" : "/***"));
+         },
+         true},
+        duration_field("timeout", &S::timeout, "one post, connecting included", true),
     };
     return all;
 }
@@ -294,6 +349,15 @@ const fields<admin_config>& admin_fields() {
              text.pop_back();  // print() ends each line; the caller ends this one
              return text;
          }},
+        count_field("budget_default_output_tokens", &S::budget_default_output_tokens, 0, 10'000'000,
+                    "output tokens a USD budget reserves for a request that sets no max_tokens"),
+        {"budget_alerts", "{thresholds, webhook, timeout}: spend passing shares of a USD budget",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             if (!n.IsMap())
+                 r.fail(n, "`admin.budget_alerts` must be a map such as {webhook: URL}");
+             schema::read(r, n, "admin.budget_alerts", budget_alerts_fields(), s.budget_alerts);
+         },
+         [](const S& s) { return flow(s.budget_alerts, budget_alerts_fields()); }},
     };
     return all;
 }

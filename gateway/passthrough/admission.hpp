@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gateway/config/config.hpp"
 #include "gateway/http/context.hpp"
 #include "gateway/http/reply.hpp"
 
@@ -23,6 +24,23 @@ struct requested_models {
     bool established = false;        // `names` is all of them
     bool model_less = false;         // the request uses no model by nature (a listing, a file)
     bool tunnel = false;             // a WebSocket tunnel: its frames are not read
+};
+
+// The price of one target a request may reach: the model that target hears, at its upstream's
+// price (null: the gateway has none). Points into the price table of the configuration serving
+// the request, which outlives it.
+struct target_price {
+    std::string upstream;
+    std::string model;
+    const config::price_entry* price = nullptr;
+};
+
+// What a request used, as settlement found it: its tokens (nullopt: unknown) and what it cost
+// (nullopt: unknown, or its model had no price). A request refused or failed before the model ran
+// used nothing: 0 of both.
+struct request_usage {
+    std::optional<std::uint64_t> tokens;
+    std::optional<double> usd;
 };
 
 // Who a request came as, once identified: the key's id and name (for the access log, the
@@ -55,13 +73,15 @@ public:
                                                        std::int64_t now_ms) const = 0;
 
     // Lets the caller's request for `asked` in (counted against its limits), or the reply
-    // refusing it (403 for a model it may not use, 429 past a limit).
+    // refusing it (403 for a model it may not use, 429 past a limit). `prices`: the price of each
+    // target the request may reach (a route's targets, or the one upstream); empty when it costs
+    // nothing whatever it names (a model listing, counting tokens).
     virtual net::awaitable<std::variant<ticket, http::reply>> admit(
-        caller who, const http::request& req, const requested_models& asked) = 0;
+        caller who, const http::request& req, const requested_models& asked,
+        const std::vector<target_price>& prices) = 0;
 
-    // The request ended: `used_tokens` as the answer reported them (nullopt: unknown).
-    virtual net::awaitable<void> settle(ticket admitted,
-                                        std::optional<std::uint64_t> used_tokens) = 0;
+    // The request ended having used `used`.
+    virtual net::awaitable<void> settle(ticket admitted, request_usage used) = 0;
 };
 
 }  // namespace gateway::passthrough

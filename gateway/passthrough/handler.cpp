@@ -20,6 +20,7 @@
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
 #include "gateway/upstream/exchange.hpp"
+#include "gateway/upstream/model_router.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -463,7 +464,8 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
     auto asked = models_of(
         ctx.req, upgrade,
         where.model.empty() ? std::nullopt : std::optional<std::string_view>(where.model));
-    auto admitted = co_await gate_->admit(std::move(who), ctx.req, asked);
+    auto prices = prices_of(where);
+    auto admitted = co_await gate_->admit(std::move(who), ctx.req, asked, prices);
     if (auto* refused = std::get_if<http::reply>(&admitted)) {
         // A key not allowed what it asks for is refused for its credentials, as above; one over
         // its limits was let in (authenticated) and keeps its caller's sampling.
@@ -480,13 +482,39 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
     co_await settle(ctx, std::move(ticket));
 }
 
+std::vector<target_price> handler::prices_of(const destination& where) {
+    std::vector<target_price> out;
+    if (where.listing || where.call.counts_tokens()) return out;
+    // As settlement prices an attempt: its upstream, the model it hears (after its model_map).
+    auto add = [&](std::size_t index, std::string_view model) {
+        const auto& up = upstreams_[index];
+        auto heard =
+            up.model_map.empty() ? std::string(model) : upstream::upstream_model(up, model);
+        auto price = price_of(index, heard);
+        out.push_back({up.name, std::move(heard), price ? price->price : nullptr});
+    };
+    if (where.route) {
+        for (const auto* list : {&where.route->targets, &where.route->on_context_window})
+            for (const auto& t : *list) add(t.index, upstream::target_model(t, where.model));
+    } else if (where.upstream) {
+        add(*where.upstream, where.model);
+    }
+    return out;
+}
+
 net::awaitable<void> handler::settle(const http::request_context& ctx, ticket admitted) {
-    std::optional<std::uint64_t> used;
+    request_usage used;
+    // Refused or failed before the model ran: nothing was used.
+    bool nothing = !ctx.response_started || ctx.status >= 400;
     if (ctx.input_tokens >= 0 || ctx.output_tokens >= 0)
-        used = static_cast<std::uint64_t>(std::max<std::int64_t>(ctx.input_tokens, 0) +
-                                          std::max<std::int64_t>(ctx.output_tokens, 0));
-    else if (!ctx.response_started || ctx.status >= 400)
-        used = 0;  // refused or failed before the model ran: nothing was used
+        used.tokens = static_cast<std::uint64_t>(std::max<std::int64_t>(ctx.input_tokens, 0) +
+                                                 std::max<std::int64_t>(ctx.output_tokens, 0));
+    else if (nothing)
+        used.tokens = 0;
+    if (ctx.cost && ctx.cost->priced)
+        used.usd = ctx.cost->usd;
+    else if (nothing)
+        used.usd = 0;
     auto& m = observability::metrics();
     if (m.key_labels) {
         const auto& name = admitted.who.key_name;

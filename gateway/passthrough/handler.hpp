@@ -127,7 +127,11 @@ private:
                                            exchange_state& state);
     net::awaitable<void> keep_in_cache(const cache_plan& plan,
                                        const std::optional<providers::reply>& answer);
-    // The key's claim settled with the usage the answer reported.
+    // What `where` may cost per token, for the admission: the price of each target it may
+    // reach (a route's, those for a passed context window included; or the one upstream), as
+    // settlement prices the one that answers; none for a listing or for counting tokens.
+    std::vector<target_price> prices_of(const destination& where);
+    // The key's claim settled with the usage and cost settlement found.
     net::awaitable<void> settle(const http::request_context& ctx, ticket admitted);
     // Metrics and the usage ledger for a finished model request.
     void account(const http::request_context& ctx, const config::upstream_config& up,

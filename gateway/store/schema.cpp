@@ -397,6 +397,14 @@ constexpr migration migrations[] = {
     ALTER TABLE usage_daily ADD COLUMN saved_usd_nano BIGINT NOT NULL DEFAULT 0;
     UPDATE usage_daily SET unpriced_requests = requests;
     )sql"},
+    // 12: a virtual key's budget in USD (whole nano-dollars; 0: none), beside its token budget
+    // and for the same period.
+    {R"sql(
+    ALTER TABLE virtual_keys ADD COLUMN budget_usd_nano INTEGER NOT NULL DEFAULT 0;
+    )sql",
+     R"sql(
+    ALTER TABLE virtual_keys ADD COLUMN budget_usd_nano BIGINT NOT NULL DEFAULT 0;
+    )sql"},
 };
 
 }  // namespace

@@ -371,7 +371,8 @@ test('limits: exact counts for requests, tokens, parallel requests and budgets, 
   // Usage so far, per key and in the report.
   const listed = await admin(gw.base, 'GET', '/admin/keys');
   const view = listed.json.data.find((k) => k.id === budget.id);
-  assert.deepEqual(view.usage, { requests: 1, input_tokens: 9, output_tokens: 12, total_tokens: 21, budget_used: 21 });
+  // spent_usd: gpt-4o-mini's 9 in and 12 out, $0.00000855, in the key's budget period.
+  assert.deepEqual(view.usage, { requests: 1, input_tokens: 9, output_tokens: 12, total_tokens: 21, budget_used: 21, spent_usd: 0.00000855 });
   assert.equal(listed.json.data.find((k) => k.id === rpm.id).usage.requests, 3);
   const report = await admin(gw.base, 'GET', `/admin/usage?key=${tpm.id}&group_by=day`);
   assert.equal(report.status, 200, JSON.stringify(report.json));

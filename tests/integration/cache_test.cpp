@@ -2,17 +2,13 @@
 // fake upstream: what is a hit, what is keyed, what is never stored, and a hit in each client API
 // as JSON or as a stream, whichever the request asks.
 #include "tests/integration/harness.hpp"
+#include "tests/integration/redis_server.hpp"
 #include "tests/support/stream_grammar.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <csignal>
 #include <functional>
 #include <optional>
 #include <set>
@@ -99,54 +95,6 @@ std::vector<config::virtual_key> alice_and_bob(std::uint64_t budget) {
     for (auto& k : keys) k.budget_tokens = budget;
     return keys;
 }
-
-// A redis-server of its own on a free loopback port, nothing saved, stopped at the end; not
-// running when the binary is not installed.
-class redis_server {
-public:
-    redis_server() : port_(unused_port()) {
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            if (int quiet = ::open("/dev/null", O_WRONLY); quiet >= 0) ::dup2(quiet, STDOUT_FILENO);
-            auto port = std::to_string(port_);
-            ::execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1",
-                     "--save", "", "--appendonly", "no", "--loglevel", "warning",
-                     static_cast<char*>(nullptr));
-            ::_exit(127);
-        }
-        // Up when it accepts a connection (within 5 s).
-        auto deadline = std::chrono::steady_clock::now() + 5s;
-        while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
-            boost::asio::io_context io;
-            boost::asio::ip::tcp::socket s(io);
-            boost::system::error_code ec;
-            s.connect({boost::asio::ip::make_address("127.0.0.1"), port_}, ec);
-            if (!ec) {
-                up_ = true;
-                break;
-            }
-            if (int status = 0; ::waitpid(pid_, &status, WNOHANG) == pid_) {
-                pid_ = -1;  // exited: not installed
-                break;
-            }
-            std::this_thread::sleep_for(20ms);
-        }
-    }
-    ~redis_server() {
-        if (pid_ <= 0) return;
-        ::kill(pid_, SIGTERM);
-        ::waitpid(pid_, nullptr, 0);
-    }
-    redis_server(const redis_server&) = delete;
-    redis_server& operator=(const redis_server&) = delete;
-    bool running() const { return up_; }
-    std::uint16_t port() const { return port_; }
-
-private:
-    std::uint16_t port_;
-    pid_t pid_ = -1;
-    bool up_ = false;
-};
 
 std::string content_of(const std::string& body) {
     return std::string(

@@ -359,8 +359,10 @@ admin:
       rpm: 60
       tpm: 10000
       max_parallel: 2
-      budget: {tokens: 500000, period: day}
+      budget: {usd: 12.5, tokens: 500000, period: week}
       expires_at: 2027-01-31
+  budget_default_output_tokens: 2048
+  budget_alerts: {thresholds: [75, 100], webhook: "https://hooks.example.com/T0/secret-path", timeout: 2s}
 limits:
   backend: redis
   redis_url: redis://:secret@127.0.0.1:6390/2
@@ -377,7 +379,12 @@ limits:
     BOOST_TEST(k.id == "cfg-ci");
     BOOST_TEST(k.rpm == 60u);
     BOOST_TEST(k.budget_tokens == 500000u);
-    BOOST_TEST(k.budget_period == "day");
+    BOOST_TEST(k.budget_usd_nano == 12'500'000'000u);
+    BOOST_TEST((k.budget_period == budget_period::week));
+    BOOST_TEST(c.admin.budget_default_output_tokens == 2048u);
+    BOOST_TEST((c.admin.budget_alerts.thresholds == std::vector<unsigned>{75, 100}));
+    BOOST_TEST(c.admin.budget_alerts.endpoint.host == "hooks.example.com");
+    BOOST_TEST(c.admin.budget_alerts.timeout == duration(2000));
     BOOST_TEST(k.expires_at == *parse_time("2027-01-31T00:00:00Z"));
     BOOST_TEST((c.limits.backend == limits_backend::redis));
     auto text = to_yaml(c);
@@ -385,6 +392,8 @@ limits:
     BOOST_TEST(text.find("admin-key-0123456789") == std::string::npos);
     BOOST_TEST(text.find("secret") == std::string::npos);
     BOOST_TEST(text.find("redis://:***@127.0.0.1:6390/2") != std::string::npos);
+    BOOST_TEST(text.find("budget: {usd: 12.50, tokens: 500000, period: week}") != std::string::npos,
+               text);
     auto again = load_string(text, "effective.yaml");
     BOOST_TEST_REQUIRE(static_cast<bool>(again), again.error + "\n" + text);
     BOOST_TEST(again.value->admin.keys.at(0).digest == hashed_key("sk-ci-0123456789abcdef"));
@@ -482,8 +491,22 @@ BOOST_AUTO_TEST_CASE(operations_sections_refuse_bad_values) {
                "test.yaml:7: `admin.keys[0].key`: keys must be at least 16 characters");
     BOOST_TEST(error_of(with_upstream("") +
                         "admin:\n  keys:\n    - name: a\n      key: 0123456789abcdefgh\n"
-                        "      budget: {tokens: 5, period: week}\n") ==
-               "test.yaml:8: `budget.period`: `week` must be day or month");
+                        "      budget: {tokens: 5, period: year}\n") ==
+               "test.yaml:8: `budget.period`: `year` must be day, week or month");
+    for (const auto* usd : {"-1", "1.0000000001", "abc", "1e3", "2000000", ".5", "5."})
+        BOOST_TEST(error_of(with_upstream("") +
+                            "admin:\n  keys:\n    - name: a\n      key: 0123456789abcdefgh\n"
+                            "      budget: {usd: \"" +
+                            std::string(usd) + "\"}\n") ==
+                       "test.yaml:8: `budget.usd`: `" + std::string(usd) +
+                           "` must be an amount of USD such as 25.00 (up to 9 decimals)",
+                   usd);
+    BOOST_TEST(error_of(with_upstream("") + "admin:\n  budget_alerts: {thresholds: [80, 50]}\n") ==
+               "test.yaml:5: `thresholds` must be ascending, each once");
+    BOOST_TEST(error_of(with_upstream("") + "admin:\n  budget_alerts: {thresholds: [0]}\n") ==
+               "test.yaml:5: `thresholds`: `0` must be a whole number from 1 to 100");
+    BOOST_TEST(error_of(with_upstream("") + "admin:\n  budget_alerts: {webhook: \"ftp://x\"}\n")
+                   .find("`budget_alerts.webhook`") != std::string::npos);
     BOOST_TEST(error_of(with_upstream("") + "limits:\n  backend: redis\n") ==
                "test.yaml:5: `limits.backend: redis` needs `redis_url: redis://host:port`");
     BOOST_TEST(error_of(with_upstream("") + "logging:\n  format: xml\n") ==

@@ -148,7 +148,8 @@ const std::string undo_steps_after_10 =
     "ALTER TABLE usage_daily DROP COLUMN unpriced_requests; "
     "ALTER TABLE usage_daily DROP COLUMN estimated_requests; "
     "ALTER TABLE usage_daily DROP COLUMN cache_hits; "
-    "ALTER TABLE usage_daily DROP COLUMN saved_usd_nano; ";
+    "ALTER TABLE usage_daily DROP COLUMN saved_usd_nano; "
+    "ALTER TABLE virtual_keys DROP COLUMN budget_usd_nano; ";
 
 }  // namespace
 
@@ -543,7 +544,8 @@ BOOST_AUTO_TEST_CASE(virtual_keys_are_saved_updated_and_revoked) {
     k.models = {"gpt-*"};
     k.rpm = 5;
     k.budget_tokens = 1000;
-    k.budget_period = "day";
+    k.budget_usd_nano = 25'000'000'001;
+    k.budget_period = gateway::config::budget_period::week;
     t.wait(t.s->save_key(k));
     k.rpm = 7;
     k.name = "ci-2";
@@ -554,7 +556,8 @@ BOOST_AUTO_TEST_CASE(virtual_keys_are_saved_updated_and_revoked) {
     BOOST_TEST(keys[0].key.name == "ci-2");
     BOOST_TEST(keys[0].key.rpm == 7u);
     BOOST_TEST((keys[0].key.models == std::vector<std::string>{"gpt-*"}));
-    BOOST_TEST(keys[0].key.budget_period == "day");
+    BOOST_TEST((keys[0].key.budget_period == gateway::config::budget_period::week));
+    BOOST_TEST(keys[0].key.budget_usd_nano == 25'000'000'001u);
     BOOST_TEST(keys[0].key.created_at > 0);
     BOOST_TEST(t.wait(t.s->revoke_key("key_1")));
     BOOST_TEST(!t.wait(t.s->revoke_key("key_1")));  // already revoked
