@@ -386,14 +386,11 @@ routes:
   await page.reload();
   await row.locator('td', { hasText: /^1$/ }).first().waitFor(WAIT);
   await screenshot(page, 'operator-keys');
-  // Usage: the day's bar and the row for alice's model.
+  // Usage: alice's request, to a model with no price (the Usage page's own test has dollars).
   await page.getByRole('link', { name: 'Usage' }).click();
-  await page.locator('table.usage tbody tr', { hasText: 'alice' }).waitFor(WAIT);
-  assert.match(await page.locator('table.usage tbody tr', { hasText: 'alice' }).innerText(), /smart\s+1\s/);
-  const bars = await page.locator('svg.chart rect').evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('height'))));
-  assert.equal(bars.length, 30);
-  assert.equal(bars.filter((h) => h > 0).length, 1);  // today's
-  await screenshot(page, 'operator-usage');
+  const aliceUsage = page.locator('table.top-key tbody tr', { hasText: 'alice' });
+  await aliceUsage.waitFor(WAIT);
+  assert.match(await aliceUsage.innerText(), /alice\s+no price\s+1\s/);
   // Health: the route's target, healthy after its success.
   await page.getByRole('link', { name: 'Health' }).click();
   const target = page.getByRole('region', { name: 'Route smart' }).locator('tbody tr');
@@ -435,6 +432,153 @@ routes:
   await page.getByRole('button', { name: 'Revoke alice?' }).click();
   await page.getByText('No keys yet.').waitFor(WAIT);
   assert.equal((await chat(secret)).status, 401);
+  assert.deepEqual(page.problems, []);
+});
+
+// The Usage page in dollars: priced traffic through the gateway (an override prices `priced-*`
+// at $2.00 in and $8.00 out per million tokens, so every cost is known), a model with no price,
+// a usage the upstream did not report; the totals, the stacked chart, the rankings, a USD budget
+// and the CSV export.
+test('usage: spend by day stacked by model and by key, unpriced requests, a budget, the CSV export', async () => {
+  const ADMIN = 'admin-key-0123456789abcdef';
+  const fakePort = await startScriptedFake([]);
+  const gw = await startGateway(writeConfig('console-usage.yaml', fakePort, `admin:
+  api_key: ${ADMIN}
+pricing:
+  overrides:
+    - {model: "priced-*", input: 2.00, output: 8.00}
+`));
+  const asAdmin = { authorization: 'Bearer ' + ADMIN, 'content-type': 'application/json' };
+  const makeKey = async (body) => {
+    const res = await fetch(gw.base + '/admin/keys', { method: 'POST', headers: asAdmin, body: JSON.stringify(body) });
+    assert.equal(res.status, 201, await res.clone().text());
+    return (await res.json()).key;
+  };
+  const alice = await makeKey({ name: 'alice' });
+  const bob = await makeKey({ name: 'bob', budget: { usd: 10, period: 'month' } });
+  // The fake upstream reports the usage the x-fake-usage header gives (a streamed answer: none).
+  const chat = async (key, model, usage, stream = false) => {
+    const res = await fetch(gw.base + '/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer ' + key,
+        'x-fake-usage': JSON.stringify({ prompt_tokens: usage[0], completion_tokens: usage[1], total_tokens: usage[0] + usage[1] }) },
+      body: JSON.stringify({ model, stream, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    return res.text();
+  };
+  // alice: twice 1M in and 250K out of priced-big, $4.00 each; homegrown-1, which has no price,
+  // once reported and once streamed without usage (estimated). bob: 250K in and 125K out of
+  // priced-small, $1.50 (a key with a USD budget is refused a model with no price).
+  await chat(alice, 'priced-big', [1_000_000, 250_000]);
+  await chat(alice, 'priced-big', [1_000_000, 250_000]);
+  await chat(alice, 'homegrown-1', [1_000, 1_000]);
+  await chat(alice, 'homegrown-1', [0, 0], true);
+  await chat(bob, 'priced-small', [250_000, 125_000]);
+
+  const page = await openPage(gw.base);
+  await page.getByRole('link', { name: 'Operator' }).click();
+  await page.getByLabel('Admin key').fill(ADMIN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('link', { name: 'Usage' }).click();
+  const total = (name) => page.locator(`[data-total=${name}] dd`);
+  await total('usd').waitFor(WAIT);
+  assert.equal(await total('usd').innerText(), '$9.50');
+  assert.equal(await total('requests').innerText(), '5');
+  assert.equal(await total('estimated').innerText(), '1');
+  await page.getByText('The usage of 1 request was estimated: its upstream reported none.').waitFor(WAIT);
+  // The unpriced requests stand out, with the model to price and where.
+  assert.equal(await total('unpriced').innerText(), '2');
+  assert.match(await page.locator('[data-total=unpriced]').getAttribute('class'), /alarm/);
+  assert.match(await page.locator('.notice.unpriced').innerText(), /2 requests to homegrown-1 had no price[\s\S]*pricing\.overrides/);
+
+  // The rankings: spend, requests, tokens; the unpriced model says so rather than $0.
+  const ranking = async (by) => page.locator(`table.top-${by} tbody tr`).evaluateAll((rows) =>
+    rows.map((r) => [...r.querySelectorAll('th, td')].map((c) => c.innerText)));
+  const keys = await ranking('key');
+  assert.deepEqual(keys.map((r) => r.slice(0, 3)), [['alice', '$8.00', '4'], ['bob', '$1.50', '1']]);
+  assert.equal(keys[1][3], '375,000');  // alice's hold the estimate's too
+  assert.deepEqual((await ranking('model')).map((r) => [r[0], r[1], r[2], r[6]]),
+    [['priced-big', '$8.00', '2', '0'], ['priced-small', '$1.50', '1', '0'], ['homegrown-1', 'no price', '2', '2']]);
+
+  // The chart: today's bar, priced-big stacked under priced-small, as drawn on the canvas, and
+  // the same figures in its table.
+  const today = new Date().toISOString().slice(0, 10);
+  const canvas = page.locator('.usage-chart canvas');
+  assert.match(await canvas.getAttribute('aria-label'), /Spend per day by model, .* to .*: \$9\.50 in all/);
+  const stacking = () => canvas.evaluate((c) => {
+    // The first two colours of the page's palette, found column by column.
+    const want = { first: [0x00, 0x72, 0xb2], second: [0xe6, 0x9f, 0x00] };
+    const { data, width, height } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    const seen = { first: 0, second: 0 };
+    let stacked = 0;
+    for (let x = 0; x < width; ++x) {
+      const ys = { first: [], second: [] };
+      for (let y = 0; y < height; ++y) {
+        const at = (y * width + x) * 4;
+        for (const [name, [r, g, b]] of Object.entries(want))
+          if (data[at] === r && data[at + 1] === g && data[at + 2] === b && data[at + 3] === 255) ys[name].push(y);
+      }
+      seen.first += ys.first.length;
+      seen.second += ys.second.length;
+      // A column through the bar: the second series sits right on top of the first.
+      if (ys.first.length && ys.second.length && Math.max(...ys.second) < Math.min(...ys.first)) ++stacked;
+    }
+    return { ...seen, stacked };
+  });
+  const drawn = await stacking();
+  assert.ok(drawn.stacked > 5, JSON.stringify(drawn));
+  // $8.00 against $1.50, in area (the legend's two boxes are the same size).
+  assert.ok(drawn.first > drawn.second * 3, JSON.stringify(drawn));
+  await screenshot(page, 'operator-usage');
+  await page.getByText('The chart as a table').click();
+  const tableRow = async () => page.locator('.chart-table tbody tr').evaluateAll((rows) =>
+    rows.map((r) => [...r.querySelectorAll('th, td')].map((c) => c.innerText)));
+  assert.deepEqual(await page.locator('.chart-table thead th').allInnerTexts(), ['Day', 'priced-big', 'priced-small', 'In all']);
+  assert.deepEqual(await tableRow(), [[today, '$8.00', '$1.50', '$9.50']]);
+
+  // By key, then in tokens.
+  await page.getByRole('button', { name: 'Key', exact: true }).click();
+  await page.getByRole('heading', { name: 'Spend per day by key' }).waitFor(WAIT);
+  assert.deepEqual(await tableRow(), [[today, '$8.00', '$1.50', '$9.50']]);
+  assert.deepEqual(await page.locator('.chart-table thead th').allInnerTexts(), ['Day', 'alice', 'bob', 'In all']);
+  await page.getByRole('button', { name: 'Tokens' }).click();
+  await page.getByRole('heading', { name: 'Tokens per day by key' }).waitFor(WAIT);
+  assert.deepEqual((await tableRow())[0].slice(2, 3), ['375,000']);
+  assert.equal(await page.getByRole('button', { name: 'Tokens' }).getAttribute('aria-pressed'), 'true');
+
+  // bob's USD budget: $1.50 of $10.00 this month.
+  const budget = page.locator('table.budgets tbody tr', { hasText: 'bob' });
+  await budget.waitFor(WAIT);
+  assert.match(await budget.innerText(), /bob\s+\$1\.50 this month\s+\$10\.00 a month\s+15%/);
+  assert.equal(await budget.locator('meter').getAttribute('value'), '1.5');
+  assert.equal(await page.locator('table.budgets tbody tr', { hasText: 'alice' }).count(), 0);
+
+  // The CSV of the shown range, fetched with the admin key: what /admin/usage answers for it.
+  await page.getByRole('button', { name: '7 days' }).click();
+  await page.getByRole('heading', { name: 'Usage, the last 7 days' }).waitFor(WAIT);
+  const from = new Date(Date.now() - 6 * 86_400_000).toISOString().slice(0, 10);
+  const [download] = await Promise.all([page.waitForEvent('download', WAIT), page.getByRole('button', { name: 'Export CSV' }).click()]);
+  assert.equal(download.suggestedFilename(), `usage-${from}-${today}.csv`);
+  const csv = readFileSync(await download.path(), 'utf8');
+  const direct = await fetch(`${gw.base}/admin/usage?group_by=day,key,model&from=${from}&to=${today}&format=csv`, { headers: asAdmin });
+  assert.equal(csv, await direct.text());
+  const lines = csv.trim().split(/\r?\n/);
+  const head = lines[0].split(',');
+  const rows = lines.slice(1).map((l) => Object.fromEntries(l.split(',').map((v, i) => [head[i], v])));
+  assert.equal(rows.length, 3);
+  const big = rows.find((r) => r.model === 'priced-big');
+  assert.deepEqual([big.day, big.key_name, big.requests, Number(big.usd)], [today, 'alice', '2', 8]);
+  const homegrown = rows.find((r) => r.model === 'homegrown-1');
+  assert.deepEqual([homegrown.key_name, homegrown.unpriced_requests, homegrown.estimated_requests], ['alice', '2', '1']);
+
+  // On a phone: the chart and the rankings within the screen.
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const part of ['.usage-chart', 'table.top-key', 'table.top-model', 'table.budgets']) {
+    const box = await page.locator(part).boundingBox();
+    assert.ok(box.x >= 0 && box.x + box.width <= 390, `${part} is wider than the phone: ${JSON.stringify(box)}`);
+  }
+  await screenshot(page, 'operator-usage-phone');
   assert.deepEqual(page.problems, []);
 });
 

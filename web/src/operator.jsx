@@ -1,14 +1,12 @@
 // The operator's pages, behind the admin key (/admin): virtual keys (made with their limits and
-// model globs, the secret shown once, revoked), token usage by day with a chart, the health of
-// every upstream and of the routes' targets, and the requests as they finish. The admin key lives in sessionStorage, apart from the Context API key.
+// model globs, the secret shown once, revoked), usage and spend (usage.jsx), the health of every
+// upstream and of the routes' targets, and the requests as they finish.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, api } from './api.js';
+import { ApiError } from './api.js';
+import { admin, adminKey, setAdminKey, useAdmin } from './admin.js';
 import { sseParser } from './sse.js';
-
-const ADMIN = 'contextgate.admin';
-const adminKey = () => sessionStorage.getItem(ADMIN) ?? '';
-const setAdminKey = (key) => (key ? sessionStorage.setItem(ADMIN, key) : sessionStorage.removeItem(ADMIN));
-const admin = (method, path, body) => api(method, path, body, { bearer: adminKey() });
+import { Usage } from './usage.jsx';
+import { dollars } from './usage_report.js';
 
 // Whether this gateway has operator pages: an admin key in this tab, or /admin asking for one
 // (a gateway without `admin.api_key` has no /admin routes).
@@ -24,7 +22,6 @@ export async function operatorAvailable() {
 
 const PAGES = [['keys', 'Keys'], ['usage', 'Usage'], ['health', 'Health'], ['log', 'Request log']];
 const number = (n) => (n ?? 0).toLocaleString('en-US');
-const day = (d) => d.toISOString().slice(0, 10);
 
 function AdminSignIn({ onSignedIn, refused }) {
   const [key, setKey] = useState('');
@@ -53,23 +50,6 @@ function AdminSignIn({ onSignedIn, refused }) {
       <button type="submit" class="primary">Sign in</button>
     </form>
   );
-}
-
-// Loads `path` with the admin key; `reload` asks again.
-function useAdmin(path, onRefused) {
-  const [data, setData] = useState(null);
-  const [error, setError] = useState('');
-  const reload = useCallback(async () => {
-    try {
-      setData(await admin('GET', path));
-      setError('');
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 401) onRefused();
-      else setError(err.message);
-    }
-  }, [path, onRefused]);
-  useEffect(() => { reload(); }, [reload]);
-  return { data, error, reload };
 }
 
 // Copies `text`; where the clipboard API is refused (a page not served over HTTPS or from
@@ -168,6 +148,12 @@ function Keys({ onRefused }) {
   };
   const limits = (k) => [k.rpm && `${number(k.rpm)}/min`, k.tpm && `${number(k.tpm)} tokens/min`,
     k.max_parallel && `${k.max_parallel} at once`].filter(Boolean).join(' · ') || 'none';
+  // Tokens, dollars (once the keys list carries USD budgets) or both, in the budget's period.
+  const budgetUsed = (k) => {
+    const used = [k.budget.tokens && `${number(k.usage.budget_used)} / ${number(k.budget.tokens)}`,
+      k.budget.usd && `${dollars(k.usage.spent_usd)} / ${dollars(k.budget.usd)}`].filter(Boolean);
+    return used.length ? `${used.join(' and ')} a ${k.budget.period}` : '—';
+  };
   return (
     <>
       <NewKey onMade={reload} />
@@ -183,7 +169,7 @@ function Keys({ onRefused }) {
                   <th scope="row" data-label="Name">{k.name}<span class="meta">{k.id}{k.source === 'config' ? ' · from the file' : ''}</span></th>
                   <td data-label="Models">{k.models.length ? k.models.join(', ') : 'every model'}</td>
                   <td data-label="Limits">{limits(k)}</td>
-                  <td data-label="Budget used">{k.budget.tokens ? `${number(k.usage.budget_used)} / ${number(k.budget.tokens)} a ${k.budget.period}` : '—'}</td>
+                  <td data-label="Budget used">{budgetUsed(k)}</td>
                   <td data-label="Requests">{number(k.usage.requests)}</td>
                   <td data-label="Tokens">{number(k.usage.total_tokens)}</td>
                   <td data-label="Expires">{k.expires_at ? k.expires_at.slice(0, 10) : 'never'}</td>
@@ -198,70 +184,6 @@ function Keys({ onRefused }) {
             </tbody>
           </table>
         </div>
-      )}
-    </>
-  );
-}
-
-// Tokens per day as bars (SVG attributes only: the console's CSP allows no inline style).
-function UsageChart({ days }) {
-  const top = Math.max(1, ...days.map((d) => d.tokens));
-  const width = 640;
-  const height = 160;
-  const bar = width / days.length;
-  return (
-    <svg class="chart" viewBox={`0 0 ${width} ${height + 20}`} role="img"
-      aria-label={`Tokens per day, ${days[0].day} to ${days[days.length - 1].day}; the most: ${number(top)}`}>
-      {days.map((d, i) => {
-        const h = Math.round((d.tokens / top) * height);
-        return (
-          <rect key={d.day} x={i * bar + 1} y={height - h} width={Math.max(1, bar - 2)} height={h} fill="#1a5fd6">
-            <title>{`${d.day}: ${number(d.tokens)} tokens, ${number(d.requests)} requests`}</title>
-          </rect>
-        );
-      })}
-      <line x1="0" y1={height} x2={width} y2={height} stroke="#5f6368" />
-      <text x="0" y={height + 16} font-size="12" fill="#5f6368">{days[0].day}</text>
-      <text x={width} y={height + 16} font-size="12" fill="#5f6368" text-anchor="end">{days[days.length - 1].day}</text>
-    </svg>
-  );
-}
-
-function Usage({ onRefused }) {
-  const to = new Date();
-  const from = new Date(to.getTime() - 29 * 86_400_000);
-  const { data, error } = useAdmin(`/admin/usage?group_by=day&from=${day(from)}&to=${day(to)}`, onRefused);
-  const days = useMemo(() => {
-    const totals = new Map();
-    for (let t = from.getTime(); t <= to.getTime(); t += 86_400_000) totals.set(day(new Date(t)), { tokens: 0, requests: 0 });
-    for (const row of data?.data ?? []) {
-      const d = totals.get(row.day);
-      if (d) { d.tokens += row.total_tokens; d.requests += row.requests; }
-    }
-    return [...totals].map(([d, v]) => ({ day: d, ...v }));
-  }, [data]);
-  return (
-    <>
-      <h2>Tokens per day, the last 30 days</h2>
-      {error && <p class="error" role="alert">{error}</p>}
-      {!data ? <p class="loading">Loading…</p> : (
-        <>
-          <UsageChart days={days} />
-          <div class="table-scroll">
-            <table class="usage cards">
-              <thead><tr><th>Day</th><th>Key</th><th>Model</th><th>Requests</th><th>Input tokens</th><th>Output tokens</th></tr></thead>
-              <tbody>
-                {[...data.data].sort((a, b) => b.day.localeCompare(a.day)).map((r) => (
-                  <tr key={r.day + r.key_id + r.model}>
-                    <td data-label="Day">{r.day}</td><td data-label="Key">{r.key_name || r.key_id || '—'}</td><td data-label="Model">{r.model}</td>
-                    <td data-label="Requests">{number(r.requests)}</td><td data-label="Input tokens">{number(r.input_tokens)}</td><td data-label="Output tokens">{number(r.output_tokens)}</td>
-                  </tr>
-                ))}
-                {!data.data.length && <tr><td colSpan={6} class="muted">No usage in these days.</td></tr>}
-              </tbody>
-            </table>
-          </div>
-        </>
       )}
     </>
   );

@@ -1,6 +1,6 @@
 // The Usage page's figures, shaped from the rows of `GET /admin/usage?group_by=day,key,model`:
 // the days of a range, spend or tokens per day stacked by model or by key, the keys and models
-// ranked, the totals, and how dollars and tokens are written. Pure: web/test/usage.test.mjs.
+// ranked, the totals, and how dollars and counts are written. Pure: web/test/usage.test.mjs.
 
 const DAY_MS = 86_400_000;
 
@@ -94,7 +94,7 @@ export function dollars(usd) {
   return v.toLocaleString('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: places });
 }
 
-export const tokens = (n) => (n ?? 0).toLocaleString('en-US');
+export const count = (n) => (n ?? 0).toLocaleString('en-US');
 
 // A measure's value in a chart's axis: short ($1.2K, 3.4M tokens).
 export function short(measure, v) {
