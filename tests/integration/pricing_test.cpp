@@ -1,14 +1,17 @@
 // What a request costs (docs/operations.md "Prices and cost") through the real gateway against the
 // fake upstream, which reports the usage the x-fake-usage header gives: the cost in the head of a
 // JSON answer (x-contextgate-cost-usd), the access line, the metrics, an unpriced model, a
-// translated answer, a cache hit, and a reload that changes an override.
+// translated answer, a cache hit, a reload that changes an override, and a table imported from
+// LiteLLM's price map.
 #include "tests/integration/harness.hpp"
 
 #include "gateway/observability/log.hpp"
+#include "gateway/pricing/litellm_import.hpp"
 
 #include <boost/test/unit_test.hpp>
 
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <thread>
@@ -173,6 +176,36 @@ BOOST_AUTO_TEST_CASE(a_reload_that_changes_an_override_changes_the_next_cost) {
     BOOST_TEST_REQUIRE(reloaded.status == 200u, reloaded.body);
     for (int i = 0; i < 4; ++i)
         BOOST_TEST(chat(gw.port(), "gpt-4o").header("x-contextgate-cost-usd") == "0.000156");
+}
+
+// LiteLLM's real map imported (as `contextgate prices import` does), written to a file, named by
+// `pricing.file` and read by the configuration loader: its prices are the ones charged. gpt-4-turbo
+// is not in the shipped table; LiteLLM gives it 10 in, 30 out and no cache rate (cached tokens
+// at input): 2006 x 10 + 300 x 30 = $0.02906.
+BOOST_AUTO_TEST_CASE(a_table_imported_from_litellm_prices_requests_as_pricing_file) {
+    std::ifstream in(CONTEXTGATE_TEST_DATA "/litellm/model_prices_and_context_window.json");
+    std::string map((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto imported = gateway::pricing::import_litellm(map, {.date = "2025-11-01"});
+    BOOST_TEST_REQUIRE(static_cast<bool>(imported), imported.error);
+    auto folder = temporary_folder();
+    std::ofstream(folder + "/litellm.yaml") << config::price_list_yaml(imported.value->prices);
+    fake_upstream fake;
+    std::ofstream(folder + "/gateway.yaml")
+        << "server:\n  listen: 127.0.0.1:0\nlogging:\n  access_log: false\n"
+           "upstreams:\n  - name: main\n    base_url: " +
+               fake.base_url() +
+               "\ncontext:\n  data_dir: data\n  prompts_dir: " CONTEXTGATE_SOURCE_DIR
+               "/prompts\n  workflows_dir: " CONTEXTGATE_SOURCE_DIR
+               "/workflows\npricing:\n  file: litellm.yaml\n";
+    auto loaded = config::load_file(folder + "/gateway.yaml");
+    BOOST_TEST_REQUIRE(loaded.error.empty(), loaded.error);
+    running_gateway gw(*loaded.value);
+    BOOST_TEST(chat(gw.port(), "gpt-4-turbo", cached_usage).header("x-contextgate-cost-usd") ==
+               "0.02906");
+    BOOST_TEST(chat(gw.port(), "gpt-4o", cached_usage).header("x-contextgate-cost-usd") ==
+               "0.005615");
+    // The shipped table's globs are gone with it: a dated snapshot LiteLLM does not list.
+    BOOST_TEST(chat(gw.port(), "gpt-4o-2099-01-01").header("x-contextgate-cost-usd") == "unpriced");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
