@@ -282,9 +282,10 @@ handler::handler(const config::server_config& server,
 
 // GET /v1/models: the catalogue's lists (asked with the gateway's own key, kept), and those of the
 // upstreams whose list is the client's to see, asked now with the client's headers as a
-// forwarded request would be; merged and cut to the caller's key. An upstream that cannot answer
-// is left out and logged; when it was the only one asked and nothing else is listed, its answer
-// (or the gateway's 502) is the client's, as a forwarded listing's would have been.
+// forwarded request would be; merged, cut to the caller's key, each with its price. An upstream
+// that cannot answer is left out and logged; when it was the only one asked and nothing else is
+// listed, its answer (or the gateway's 502) is the client's, as a forwarded listing's would have
+// been.
 net::awaitable<void> handler::list_models(http::request_context& ctx, const destination& where,
                                           const std::vector<std::string>& allowed) {
     auto& catalog = routing_.catalog();
@@ -337,7 +338,7 @@ net::awaitable<void> handler::list_models(http::request_context& ctx, const dest
         if (failed && !unreachable) unreachable = failed;
         if (!failed && status != 200 && !refused) refused.emplace(status, std::move(body));
     }
-    auto models = catalog.merge(listed, allowed);
+    auto models = catalog.merge(listed, allowed, prices_);
     if (models.empty() && asked && !answered) {
         if (refused) {
             ctx.status = refused->first;

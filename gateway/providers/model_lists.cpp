@@ -70,17 +70,51 @@ std::string_view shown_name(const listed_model& m) {
     return m.display_name.empty() ? std::string_view(m.id) : std::string_view(m.display_name);
 }
 
-std::string openai_list(const std::vector<listed_model>& models) {
-    json::array data;
-    for (const auto& m : models) {
-        if (!m.original.empty()) {
-            data.push_back(m.original);
-            continue;
+// `rates` as JSON members, each after a comma; a rate in its shortest decimal form.
+void append_rates(std::string& out, const config::token_rates& rates) {
+    auto rate = [&](std::string_view name, const std::optional<double>& v) {
+        if (!v) return;
+        char number[32];
+        auto [end, ec] = std::to_chars(number, number + sizeof number, *v);
+        out += ",\"";
+        out += name;
+        out += "\":";
+        out.append(number, end);
+    };
+    rate("input", rates.input);
+    rate("output", rates.output);
+    rate("cache_read", rates.cache_read);
+    rate("cache_write", rates.cache_write);
+    rate("cache_write_1h", rates.cache_write_1h);
+    rate("reasoning", rates.reasoning);
+}
+
+// The entries [from, to) of `models` as a JSON array, each as `shape` makes it, with its price
+// as one member more. Written as text: Boost.JSON would give a price of 2.5 as 2.5E0.
+template <class Shape>
+std::string entries(const std::vector<listed_model>& models, std::size_t from, std::size_t to,
+                    Shape shape) {
+    std::string out = "[";
+    for (auto i = from; i < to; ++i) {
+        json::object entry = shape(models[i]);
+        if (models[i].price) entry.erase("contextgate_price");
+        auto text = json::serialize(entry);
+        if (models[i].price) {
+            text.pop_back();  // its '}'
+            text += ",\"contextgate_price\":" + price_json(*models[i].price) + "}";
         }
-        data.push_back(json::object{
-            {"id", m.id}, {"object", "model"}, {"created", m.created}, {"owned_by", m.owned_by}});
+        out += (i > from ? "," : "") + text;
     }
-    return json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}});
+    return out + "]";
+}
+
+std::string openai_list(const std::vector<listed_model>& models) {
+    auto shape = [](const listed_model& m) {
+        if (!m.original.empty()) return m.original;
+        return json::object{
+            {"id", m.id}, {"object", "model"}, {"created", m.created}, {"owned_by", m.owned_by}};
+    };
+    return "{\"object\":\"list\",\"data\":" + entries(models, 0, models.size(), shape) + "}";
 }
 
 // Anthropic's page: `limit` models after `after_id` (or before `before_id`).
@@ -105,19 +139,18 @@ std::string anthropic_list(const std::vector<listed_model>& models, std::string_
     } else {
         to = std::min(models.size(), limit);
     }
-    json::array data;
-    for (auto i = from; i < to; ++i)
-        data.push_back(json::object{{"type", "model"},
-                                    {"id", models[i].id},
-                                    {"display_name", shown_name(models[i])},
-                                    {"created_at", to_rfc3339(models[i].created)}});
+    auto shape = [](const listed_model& m) {
+        return json::object{{"type", "model"},
+                            {"id", m.id},
+                            {"display_name", shown_name(m)},
+                            {"created_at", to_rfc3339(m.created)}};
+    };
     bool more = before.empty() ? to < models.size() : from > 0;
     json::value first = from < to ? json::value(models[from].id) : json::value(nullptr);
     json::value last = from < to ? json::value(models[to - 1].id) : json::value(nullptr);
-    return json::serialize(json::object{{"data", std::move(data)},
-                                        {"has_more", more},
-                                        {"first_id", std::move(first)},
-                                        {"last_id", std::move(last)}});
+    auto rest = json::serialize(json::object{
+        {"has_more", more}, {"first_id", std::move(first)}, {"last_id", std::move(last)}});
+    return "{\"data\":" + entries(models, from, to, shape) + "," + rest.substr(1);
 }
 
 // Gemini's models.list: `pageSize` models from the offset `pageToken` gave.
@@ -126,16 +159,16 @@ std::string gemini_list(const std::vector<listed_model>& models, std::string_vie
     auto token = http::query_value(target, "pageToken");
     std::size_t from = token.empty() ? 0 : count_of(token, models.size(), models.size());
     std::size_t to = std::min(models.size(), from + size);
-    json::array list;
-    for (auto i = from; i < to; ++i)
-        list.push_back(
-            json::object{{"name", "models/" + models[i].id},
-                         {"displayName", shown_name(models[i])},
-                         {"supportedGenerationMethods",
-                          json::array{"generateContent", "streamGenerateContent", "countTokens"}}});
-    json::object out{{"models", std::move(list)}};
-    if (to < models.size()) out["nextPageToken"] = std::to_string(to);
-    return json::serialize(out);
+    auto shape = [](const listed_model& m) {
+        return json::object{
+            {"name", "models/" + m.id},
+            {"displayName", shown_name(m)},
+            {"supportedGenerationMethods",
+             json::array{"generateContent", "streamGenerateContent", "countTokens"}}};
+    };
+    std::string out = "{\"models\":" + entries(models, from, to, shape);
+    if (to < models.size()) out += ",\"nextPageToken\":\"" + std::to_string(to) + "\"";
+    return out + "}";
 }
 
 }  // namespace
@@ -215,6 +248,17 @@ std::string model_list_answer(provider dialect, const std::vector<listed_model>&
             break;
     }
     return openai_list(models);
+}
+
+std::string price_json(const config::price_entry& price) {
+    std::string out = "{\"unit\":\"usd_per_1m_tokens\"";
+    append_rates(out, price.rates);
+    if (price.long_context.above > 0) {
+        out += ",\"long_context\":{\"above\":" + std::to_string(price.long_context.above);
+        append_rates(out, price.long_context.rates);
+        out += "}";
+    }
+    return out + "}";
 }
 
 std::string model_not_found_body(provider dialect, std::string_view message) {

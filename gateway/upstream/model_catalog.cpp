@@ -5,6 +5,7 @@
 #include "gateway/observability/log.hpp"
 #include "gateway/providers/adapter.hpp"
 #include "gateway/upstream/exchange.hpp"
+#include "gateway/upstream/model_router.hpp"
 #include "gateway/upstream/pool.hpp"
 #include "gateway/upstream/tls.hpp"
 
@@ -243,7 +244,8 @@ net::awaitable<std::string> model_catalog::ask(std::size_t index, models& out) {
 }
 
 model_catalog::models model_catalog::merge(const lists& listed,
-                                           const std::vector<std::string>& allowed) const {
+                                           const std::vector<std::string>& allowed,
+                                           const pricing::price_table* prices) const {
     models out;
     std::set<std::string, std::less<>> seen;
     auto add = [&](providers::listed_model m) {
@@ -257,19 +259,40 @@ model_catalog::models model_catalog::merge(const lists& listed,
         m.owned_by = std::move(owner);
         return m;
     };
-    for (const auto& r : routes_)
-        if (!is_glob(r.model)) add(named(r.model, "contextgate"));
+    // The price of `model` (a client's name) as upstream `index` serves it.
+    auto price = [&](std::size_t index, std::string_view model) -> const config::price_entry* {
+        const auto& u = upstreams_[index];
+        return prices ? prices->find(u.name, upstream_model(u, model)) : nullptr;
+    };
+    for (const auto& r : routes_) {
+        if (is_glob(r.model)) continue;
+        auto m = named(r.model, "contextgate");
+        for (const auto& t : r.targets) {
+            const auto* p = price(t.index, t.model.empty() ? r.model : t.model);
+            bool agrees = p && (!m.price || (p->rates == m.price->rates &&
+                                             p->long_context == m.price->long_context));
+            m.price = agrees ? p : nullptr;
+            if (!agrees) break;
+        }
+        add(std::move(m));
+    }
     for (std::size_t i = 0; i < upstreams_.size(); ++i) {
         const auto& u = upstreams_[i];
+        auto named_here = [&](const std::string& id) {
+            auto m = named(id, u.name);
+            m.price = price(i, id);
+            return m;
+        };
         for (const auto& m : u.models)
-            if (!is_glob(m)) add(named(m, u.name));
+            if (!is_glob(m)) add(named_here(m));
         for (const auto& [from, to] : u.model_map)
-            if (any_match(u.models, from)) add(named(from, u.name));
+            if (any_match(u.models, from)) add(named_here(from));
         if (i >= listed.size() || !listed[i]) continue;
         for (const auto& m : *listed[i]) {
             if (!any_match(u.models, m.id)) continue;
             auto copy = m;
             if (copy.owned_by.empty()) copy.owned_by = u.name;
+            copy.price = price(i, m.id);
             add(std::move(copy));
         }
     }

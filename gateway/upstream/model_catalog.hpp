@@ -2,6 +2,7 @@
 
 #include "gateway/config/config.hpp"
 #include "gateway/io/task_group.hpp"
+#include "gateway/pricing/price_table.hpp"
 #include "gateway/providers/model_lists.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -74,8 +75,12 @@ public:
 
     // What a client may call: the routes' names, then, upstream by upstream, its declared names
     // and its list (`listed`, by index) cut to the names its globs take; each name once, and
-    // only those `allowed` takes (a virtual key's model globs; empty: every name).
-    models merge(const lists& listed, const std::vector<std::string>& allowed) const;
+    // only those `allowed` takes (a virtual key's model globs; empty: every name). With
+    // `prices`, each carries what a request for it is charged: its upstream's price of the name
+    // that upstream hears (after its model_map); a route's, the price its targets share (none
+    // when they differ: which one answers decides).
+    models merge(const lists& listed, const std::vector<std::string>& allowed,
+                 const pricing::price_table* prices = nullptr) const;
 
     // Every model name the catalogue knows now (declared, in the lists it keeps, and in the
     // last list a client was given of an upstream of source `client`), for the names nearest

@@ -1,7 +1,7 @@
 // Black-box: the model catalogue (docs/routing.md, "Which model goes where") through the official
 // `openai` npm client and Claude Code's model-picker request. /v1/models lists the routes, the
-// names the configuration gives and the upstreams' own lists their globs take; a misspelt model
-// is a 404 that names the nearest one, and reaches no upstream.
+// names the configuration gives and the upstreams' own lists their globs take, each with its
+// price; a misspelt model is a 404 that names the nearest one, and reaches no upstream.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -54,8 +54,17 @@ const everything = ['smart', 'gpt-4o-mini', 'gpt-4o', 'claude-sonnet-4-5', 'clau
 
 test('models.list offers the route, the OpenAI models and the Claude models its glob takes', async () => {
   const ids = [];
-  for await (const model of client.models.list()) ids.push(model.id);
+  const prices = {};
+  for await (const model of client.models.list()) {
+    ids.push(model.id);
+    prices[model.id] = model.contextgate_price;
+  }
   assert.deepEqual(ids, everything);
+  // Each with what the gateway charges for it (the shipped table), one member more per entry.
+  assert.deepEqual(prices['gpt-4o-mini'],
+    { unit: 'usd_per_1m_tokens', input: 0.15, output: 0.6, cache_read: 0.075 });
+  assert.equal(prices.smart.input, 3);
+  assert.equal(prices.smart.long_context.above, 200000);
 });
 
 test('a misspelt model is a NotFoundError naming the nearest one', async () => {

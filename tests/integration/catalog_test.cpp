@@ -1,11 +1,12 @@
 // The model catalogue (docs/routing.md, "Which model goes where") through the real gateway: what
-// GET /v1/models lists in each client's dialect, the upstreams' own lists asked and kept, a
-// key's model list, and the 404 for a model no route and no upstream takes.
+// GET /v1/models lists in each client's dialect with each model's price, the upstreams' own lists
+// asked and kept, a key's model list, and the 404 for a model no route and no upstream takes.
 #include "tests/integration/context_fixture.hpp"
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <map>
 #include <set>
 
 using namespace gateway::testing;
@@ -138,6 +139,87 @@ BOOST_AUTO_TEST_CASE(anthropic_and_gemini_clients_get_their_providers_shape) {
     BOOST_TEST(tail.at("models").as_array()[0].as_object().at("name") ==
                json::value("models/gemini-2.5-flash"));
     BOOST_TEST(!tail.contains("nextPageToken"));
+}
+
+// Each entry carries what a request for it is charged (the shipped table and the overrides, as
+// its upstream serves it, after model_map), in every dialect; an unpriced model, and a route whose
+// targets charge differently, carry none.
+BOOST_AUTO_TEST_CASE(each_listed_model_carries_its_price_in_every_dialect) {
+    fake_upstream fake;
+    auto c = catalogued(fake);
+    config::price_entry gpt_4o;  // only as up0 serves it
+    gpt_4o.model = "gpt-4o";
+    gpt_4o.upstream = "up0";
+    gpt_4o.rates.input = 2.25;
+    gpt_4o.rates.output = 9.0;
+    c.pricing.overrides.push_back(gpt_4o);
+    config::price_entry elsewhere = gpt_4o;  // another upstream's: not this one
+    elsewhere.upstream = "up1";
+    elsewhere.rates.input = 99.0;
+    c.pricing.overrides.insert(c.pricing.overrides.begin(), elsewhere);
+    config::route_config mixed;  // gpt-4o-mini and Claude Haiku: no one price
+    mixed.model = "mixed";
+    mixed.targets.push_back({"up0", "gpt-4o-mini", 1, 0});
+    mixed.targets.push_back({"up1", "claude-haiku-4-5", 1, 1});
+    c.routes.push_back(mixed);
+    config::route_config twins;  // two names, one price (a name and a glob of the table)
+    twins.model = "twins";
+    twins.targets.push_back({"up0", "gpt-4o-mini", 1, 0});
+    twins.targets.push_back({"up0", "gpt-4o-mini-2024-07-18", 1, 0});
+    c.routes.push_back(twins);
+    running_gateway gw(c);
+
+    auto r = get(gw.port(), "/v1/models", "Authorization: Bearer sk-client\r\n");
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    // Rates in their shortest decimal form, as the price table writes them.
+    BOOST_TEST(
+        r.body.find(R"("id":"gpt-4o-mini","object":"model","created":1700000000,)"
+                    R"("owned_by":"fake","contextgate_price":{"unit":"usd_per_1m_tokens",)"
+                    R"("input":0.15,"output":0.6,"cache_read":0.075}})") != std::string::npos,
+        r.body);
+    std::map<std::string, json::object> by_id;
+    auto openai = json::parse(r.body);
+    for (const auto& m : openai.at("data").as_array())
+        by_id[std::string(m.at("id").as_string())] = m.as_object();
+    auto price_of = [&](const std::string& id) -> const json::value* {
+        BOOST_TEST_REQUIRE(by_id.count(id) == 1u, id);
+        return by_id[id].if_contains("contextgate_price");
+    };
+    BOOST_TEST_REQUIRE(price_of("gpt-4o"));
+    BOOST_TEST(*price_of("gpt-4o") ==
+               json::parse(R"({"unit":"usd_per_1m_tokens","input":2.25,"output":9})"));
+    // `smart` goes to Claude Sonnet 4.5 alone: its price, long-context tier included.
+    BOOST_TEST_REQUIRE(price_of("smart"));
+    const auto& smart = price_of("smart")->as_object();
+    BOOST_TEST(smart.at("input").to_number<double>() == 3.0);
+    BOOST_TEST(smart.at("cache_write_1h").to_number<double>() == 6.0);
+    BOOST_TEST(smart.at("long_context").at("above").to_number<double>() == 200000.0);
+    BOOST_TEST(smart.at("long_context").at("output").to_number<double>() == 22.5);
+    BOOST_TEST(!price_of("mixed"));
+    BOOST_TEST_REQUIRE(price_of("twins"));
+    BOOST_TEST(price_of("twins")->at("input").to_number<double>() == 0.15);
+    BOOST_TEST(!price_of("gemini-fast"));  // up2 hears gemini-3-flash, which has no price
+    BOOST_TEST_REQUIRE(price_of("gemini-2.5-pro"));
+    BOOST_TEST(price_of("gemini-2.5-pro")->at("output").to_number<double>() == 10.0);
+
+    // Anthropic's and Gemini's shapes carry the same member.
+    auto anthropic = get(gw.port(), "/v1/models?limit=100",
+                         "x-api-key: sk-ant-client\r\nanthropic-version: 2023-06-01\r\n");
+    BOOST_TEST_REQUIRE(anthropic.status == 200u, anthropic.body);
+    auto anthropic_page = json::parse(anthropic.body);
+    for (const auto& m : anthropic_page.at("data").as_array())
+        if (m.at("id") == json::value("claude-opus-4-1"))
+            BOOST_TEST(m.at("contextgate_price").at("output").to_number<double>() == 75.0);
+    auto gemini = get(gw.port(), "/v1beta/models?pageSize=100", "x-goog-api-key: g-client\r\n");
+    BOOST_TEST_REQUIRE(gemini.status == 200u, gemini.body);
+    std::size_t priced = 0;
+    auto gemini_page = json::parse(gemini.body);
+    for (const auto& m : gemini_page.at("models").as_array()) {
+        if (m.at("name") == json::value("models/gemini-2.5-flash"))
+            BOOST_TEST(m.at("contextgate_price").at("input").to_number<double>() == 0.3);
+        priced += m.as_object().contains("contextgate_price");
+    }
+    BOOST_TEST(priced == by_id.size() - 2);  // all but mixed and gemini-fast
 }
 
 BOOST_AUTO_TEST_CASE(a_keys_model_list_cuts_the_listing_and_its_suggestions) {
