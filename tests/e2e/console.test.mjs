@@ -455,7 +455,18 @@ pricing:
     return (await res.json()).key;
   };
   const alice = await makeKey({ name: 'alice' });
-  const bob = await makeKey({ name: 'bob', budget: { usd: 10, period: 'month' } });
+  // bob's key, with its USD budget, made on the Keys page.
+  const page = await openPage(gw.base);
+  await page.getByRole('link', { name: 'Operator' }).click();
+  await page.getByLabel('Admin key').fill(ADMIN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByLabel('Name').fill('bob');
+  await page.getByLabel('USD budget').fill('10');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const bob = await page.getByLabel("The new key's secret").inputValue();
+  const bobsKey = page.locator('table.keys tbody tr', { hasText: 'bob' });
+  await bobsKey.waitFor(WAIT);
+  assert.match(await bobsKey.innerText(), /\$0\.00 \/ \$10\.00 a month/);
   // The fake upstream reports the usage the x-fake-usage header gives (a streamed answer: none).
   const chat = async (key, model, usage, stream = false) => {
     const res = await fetch(gw.base + '/v1/chat/completions', {
@@ -476,10 +487,6 @@ pricing:
   await chat(alice, 'homegrown-1', [0, 0], true);
   await chat(bob, 'priced-small', [250_000, 125_000]);
 
-  const page = await openPage(gw.base);
-  await page.getByRole('link', { name: 'Operator' }).click();
-  await page.getByLabel('Admin key').fill(ADMIN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('link', { name: 'Usage' }).click();
   const total = (name) => page.locator(`[data-total=${name}] dd`);
   await total('usd').waitFor(WAIT);

@@ -75,7 +75,7 @@ function CopyButton({ text, field, label }) {
 }
 
 function NewKey({ onMade }) {
-  const empty = { name: '', models: '', rpm: '', tpm: '', max_parallel: '', budget: '', period: 'month', expires_at: '' };
+  const empty = { name: '', models: '', rpm: '', tpm: '', max_parallel: '', budget: '', usd: '', period: 'month', expires_at: '' };
   const [form, setForm] = useState(empty);
   const [made, setMade] = useState(null);
   const [error, setError] = useState('');
@@ -86,7 +86,12 @@ function NewKey({ onMade }) {
     const models = form.models.split(',').map((m) => m.trim()).filter(Boolean);
     if (models.length) body.models = models;
     for (const limit of ['rpm', 'tpm', 'max_parallel']) if (form[limit]) body[limit] = Number(form[limit]);
-    if (form.budget) body.budget = { tokens: Number(form.budget), period: form.period };
+    // The dollars as typed ("25.00"): the gateway reads them as an exact decimal.
+    if (form.budget || form.usd) {
+      body.budget = { period: form.period };
+      if (form.budget) body.budget.tokens = Number(form.budget);
+      if (form.usd) body.budget.usd = form.usd;
+    }
     if (form.expires_at) body.expires_at = form.expires_at;
     try {
       const key = await admin('POST', '/admin/keys', body);
@@ -118,9 +123,10 @@ function NewKey({ onMade }) {
           <div><label for="key-tpm">Tokens per minute</label><input id="key-tpm" type="number" min="0" {...field('tpm')} /></div>
           <div><label for="key-parallel">Requests at once</label><input id="key-parallel" type="number" min="0" {...field('max_parallel')} /></div>
           <div><label for="key-budget">Token budget</label><input id="key-budget" type="number" min="0" {...field('budget')} /></div>
+          <div><label for="key-usd">USD budget</label><input id="key-usd" type="number" min="0" step="0.01" placeholder="25.00" {...field('usd')} /></div>
           <div><label for="key-period">Budget period</label>
             <select id="key-period" {...field('period')} onChange={(e) => setForm({ ...form, period: e.currentTarget.value })}>
-              <option value="month">month</option><option value="day">day</option>
+              <option value="month">month</option><option value="week">week</option><option value="day">day</option>
             </select></div>
           <div><label for="key-expires">Expires</label><input id="key-expires" type="date" {...field('expires_at')} /></div>
         </div>
