@@ -11,6 +11,7 @@
 #include <boost/json/value_to.hpp>
 
 #include <array>
+#include <cmath>
 
 namespace gateway::cache {
 
@@ -127,7 +128,8 @@ std::unique_ptr<response_cache> make_cache(const config::cache_config& config,
 
 // The stored form.
 
-std::string encode_reply(const providers::reply& r) {
+std::string encode_answer(const stored_answer& a) {
+    const auto& r = a.reply;
     std::string_view why = "stop";
     for (const auto& [f, name] : finish_names)
         if (f == r.why) why = name;
@@ -135,10 +137,14 @@ std::string encode_reply(const providers::reply& r) {
     json::object stored{{"v", 1},           {"id", r.id},
                         {"model", r.model}, {"message", json::value_from(r.content)},
                         {"finish", why},    {"usage", std::move(usage)}};
+    // In whole nano-dollars, read back exactly (entries from before have none: nothing saved).
+    if (a.cost && a.cost->priced)
+        stored["cost"] = json::object{{"usd_nano", std::llround(a.cost->usd * 1e9)},
+                                      {"estimated", a.cost->estimated}};
     return json::serialize(stored);
 }
 
-std::optional<providers::reply> decode_reply(std::string_view stored) {
+std::optional<stored_answer> decode_answer(std::string_view stored) {
     boost::system::error_code ec;
     auto v = json::parse(stored, ec);
     const auto* o = ec ? nullptr : v.if_object();
@@ -148,7 +154,8 @@ std::optional<providers::reply> decode_reply(std::string_view stored) {
     auto message = json::try_value_to<providers::message>(o->contains("message") ? o->at("message")
                                                                                  : json::value{});
     if (!message) return std::nullopt;
-    providers::reply r;
+    stored_answer a;
+    auto& r = a.reply;
     r.content = std::move(*message);
     if (const auto* id = o->if_contains("id"); id && id->is_string()) r.id = id->as_string();
     if (const auto* m = o->if_contains("model"); m && m->is_string()) r.model = m->as_string();
@@ -164,7 +171,14 @@ std::optional<providers::reply> decode_reply(std::string_view stored) {
         if (const auto* n = used.if_contains("output"); n && n->is_int64())
             r.used.output = n->as_int64();
     }
-    return r;
+    if (const auto* c = o->if_contains("cost"); c && c->is_object()) {
+        const auto* nano = c->as_object().if_contains("usd_nano");
+        const auto* estimated = c->as_object().if_contains("estimated");
+        if (nano && nano->is_int64() && nano->as_int64() >= 0)
+            a.cost = request_cost{static_cast<double>(nano->as_int64()) / 1e9, true,
+                                  estimated && estimated->is_bool() && estimated->as_bool()};
+    }
+    return a;
 }
 
 }  // namespace gateway::cache

@@ -7,6 +7,7 @@
 #include "gateway/config/config.hpp"
 #include "gateway/io/redis.hpp"
 #include "gateway/providers/conversation.hpp"
+#include "gateway/request_cost.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
@@ -83,8 +84,15 @@ private:
 std::unique_ptr<response_cache> make_cache(const config::cache_config& config,
                                            const config::limits_config& limits);
 
+// An answer as the cache keeps it: the reply, and what it cost when the upstream gave it (nullopt:
+// no price covered it), which is what a hit on it saves.
+struct stored_answer {
+    providers::reply reply;
+    std::optional<request_cost> cost;
+};
+
 // An answer as it is stored, and back (nullopt: not a stored answer, e.g. from another version).
-std::string encode_reply(const providers::reply& r);
-std::optional<providers::reply> decode_reply(std::string_view stored);
+std::string encode_answer(const stored_answer& a);
+std::optional<stored_answer> decode_answer(std::string_view stored);
 
 }  // namespace gateway::cache

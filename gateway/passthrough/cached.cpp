@@ -2,10 +2,12 @@
 // before the attempt loop, a hit answered in the client's API with no upstream call and no
 // tokens charged; a complete 200 answer stored after it. What is stored is the answer in the
 // conversation model, read from the bytes relayed (or the reply a translation read), so a hit
-// is written as JSON or as a stream, whichever the request asks.
+// is written as JSON or as a stream, whichever the request asks, and what the answer cost, so
+// the usage ledger counts what each hit saved.
 #include "gateway/passthrough/handler.hpp"
 
 #include "gateway/cache/cache_key.hpp"
+#include "gateway/clock.hpp"
 #include "gateway/http/credentials.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/headers.hpp"
@@ -99,8 +101,8 @@ net::awaitable<bool> handler::answer_from_cache(http::request_context& ctx, cach
         co_return false;
     }
     auto found = co_await cache_.store->get(plan.key);
-    std::optional<providers::reply> stored;
-    if (found) stored = cache::decode_reply(*found);
+    std::optional<cache::stored_answer> stored;
+    if (found) stored = cache::decode_answer(*found);
     plan.result = stored ? "hit" : "miss";
     m.cache_lookups.with({std::string(plan.result)}).inc();
     state.fields.cache = ctx.cache = plan.result;
@@ -110,7 +112,16 @@ net::awaitable<bool> handler::answer_from_cache(http::request_context& ctx, cach
     ctx.output_tokens = 0;
     ctx.cost = request_cost{0, true, false};
     state.fields.cost = "0";
-    co_await answer_stored(ctx, *plan.api, *plan.asked, *stored, state.fields.list());
+    // The ledger counts it under no upstream (none answered), with what the stored answer cost
+    // when it was made as what it saved.
+    if (ledger_) {
+        upstream::usage_record hit{ctx.key_id, ctx.model, ""};
+        hit.cache_hit = true;
+        hit.saved = stored->cost;
+        hit.now_ms = now_ms();
+        ledger_->record(hit);
+    }
+    co_await answer_stored(ctx, *plan.api, *plan.asked, stored->reply, state.fields.list());
     co_return true;
 }
 
@@ -144,9 +155,10 @@ std::optional<providers::reply> read_kept_answer(const http::request_context& ct
 }
 
 net::awaitable<void> handler::keep_in_cache(const cache_plan& plan,
-                                            const std::optional<providers::reply>& answer) {
+                                            const std::optional<providers::reply>& answer,
+                                            const std::optional<request_cost>& cost) {
     if (!plan.write || plan.key.empty() || !answer) co_return;
-    auto value = cache::encode_reply(*answer);
+    auto value = cache::encode_answer({*answer, cost});
     if (value.size() > cache_.config->max_entry_bytes) co_return;
     co_await cache_.store->put(plan.key, std::move(value), plan.ttl);
     observability::metrics().cache_stores.with().inc();

@@ -553,7 +553,7 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     }
     // Settled by the attempt that committed (routed_attempts::settle): usage, cost.
     if (answered) account(ctx, *answered, state, started);
-    if (answered && !cached.key.empty()) co_await keep_in_cache(cached, attempts.answer);
+    if (answered && !cached.key.empty()) co_await keep_in_cache(cached, attempts.answer, ctx.cost);
 }
 
 }  // namespace gateway::passthrough

@@ -4,6 +4,9 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
+
+using gateway::request_cost;
 using gateway::cache::memory_cache;
 namespace cache = gateway::cache;
 namespace providers = gateway::providers;
@@ -184,8 +187,14 @@ BOOST_AUTO_TEST_CASE(an_answer_survives_its_stored_form) {
     r.content.parts.push_back(providers::part::of_call(call));
     r.why = providers::finish::tool_calls;
     r.used = {true, 9, 12};
-    auto back = cache::decode_reply(cache::encode_reply(r));
-    BOOST_TEST_REQUIRE(back.has_value());
+    auto stored = cache::decode_answer(cache::encode_answer({r, request_cost{0.005615, true}}));
+    BOOST_TEST_REQUIRE(stored.has_value());
+    // What it cost, exactly in nano-dollars: what a hit on it saves.
+    BOOST_TEST_REQUIRE(stored->cost.has_value());
+    BOOST_TEST(std::llround(stored->cost->usd * 1e9) == 5'615'000);
+    BOOST_TEST(stored->cost->priced);
+    BOOST_TEST(!stored->cost->estimated);
+    const auto* back = &stored->reply;
     BOOST_TEST(back->model == "gpt-x");
     BOOST_TEST(back->content.text() == "Hello ✓");
     BOOST_TEST_REQUIRE(back->content.calls().size() == 1u);
@@ -194,8 +203,11 @@ BOOST_AUTO_TEST_CASE(an_answer_survives_its_stored_form) {
     BOOST_TEST((back->why == providers::finish::tool_calls));
     BOOST_TEST(back->used.known);
     BOOST_TEST(back->used.output == 12);
-    BOOST_TEST(!cache::decode_reply("{\"v\":2}").has_value());
-    BOOST_TEST(!cache::decode_reply("not json").has_value());
+    // An unpriced answer (and one stored before costs were) saves nothing known.
+    BOOST_TEST(!cache::decode_answer(cache::encode_answer({r, request_cost{0, false}}))->cost);
+    BOOST_TEST(!cache::decode_answer(cache::encode_answer({r, std::nullopt}))->cost);
+    BOOST_TEST(!cache::decode_answer("{\"v\":2}").has_value());
+    BOOST_TEST(!cache::decode_answer("not json").has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
