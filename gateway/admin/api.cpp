@@ -2,6 +2,7 @@
 
 #include "gateway/admin/limiter.hpp"
 #include "gateway/admin/usage_ledger.hpp"
+#include "gateway/admin/usage_report.hpp"
 #include "gateway/clock.hpp"
 #include "gateway/http/request_values.hpp"
 #include "gateway/http/streaming.hpp"
@@ -454,48 +455,13 @@ net::awaitable<http::reply> api::delete_key(http::request_context& ctx) {
         200, json::object{{"id", id}, {"object", "virtual_key"}, {"deleted", true}});
 }
 
-namespace {
-
-// The report's filter from the query string; the error for a bad parameter.
-std::string usage_query_of(std::string_view target, store::usage_query& q) {
-    q.key_id = http::query_value(target, "key");
-    q.model = http::query_value(target, "model");
-    for (auto [name, into] :
-         {std::pair<const char*, std::string*>{"from", &q.from_day}, {"to", &q.to_day}}) {
-        auto text = http::query_value(target, name);
-        if (text.empty()) continue;
-        auto at = config::parse_time(text);
-        if (!at) return std::string("`") + name + "` must be a day such as 2026-11-01";
-        *into = utc_day(*at);
-    }
-    auto group = http::query_value(target, "group_by");
-    if (!group.empty() && group != "day") return "`group_by` must be day (or absent for totals)";
-    q.by_day = group == "day";
-    return {};
-}
-
-}  // namespace
-
 net::awaitable<http::reply> api::usage(http::request_context& ctx) {
-    store::usage_query q;
-    if (auto error = usage_query_of(ctx.req.target(), q); !error.empty()) co_return bad(error);
+    usage_request asked;
+    if (auto error = usage_request_of(ctx.req.target(), asked); !error.empty())
+        co_return bad(error);
     co_await ledger_.flush();
-    auto rows = co_await store_.usage(q);
-    json::array data;
-    for (const auto& r : rows) {
-        json::object o;
-        if (q.by_day) o["day"] = r.day;
-        o["key_id"] = r.key_id;
-        auto key = keys_.by_id(r.key_id);
-        o["key_name"] = key ? json::value(key->name) : nullptr;
-        o["model"] = r.model;
-        o["requests"] = r.requests;
-        o["input_tokens"] = r.input_tokens;
-        o["output_tokens"] = r.output_tokens;
-        o["total_tokens"] = r.input_tokens + r.output_tokens;
-        data.push_back(std::move(o));
-    }
-    co_return http::reply::json(200, json::object{{"object", "list"}, {"data", std::move(data)}});
+    auto rows = co_await store_.usage(asked.query);
+    co_return usage_reply(rows, asked, keys_, now_ms());
 }
 
 }  // namespace gateway::admin

@@ -31,7 +31,8 @@ class usage_ledger;
 //   GET    /admin/keys/{id}
 //   PATCH  /admin/keys/{id}   any of the fields above (declared keys cannot change: 409)
 //   DELETE /admin/keys/{id}   revokes at once; its usage stays in the reports
-//   GET    /admin/usage?key=&model=&from=&to=&group_by=day
+//   GET    /admin/usage?key=&model=&upstream=&from=&to=&group_by=day,key,model,upstream&format=csv
+//                             usage and spend per the dimensions named (usage_report.hpp)
 //   GET    /admin/health      every upstream's and route target's health (docs/routing.md)
 //   GET    /admin/log         the access lines as they happen, as server-sent events
 //

@@ -374,12 +374,15 @@ test('limits: exact counts for requests, tokens, parallel requests and budgets, 
   // spent_usd: gpt-4o-mini's 9 in and 12 out, $0.00000855, in the key's budget period.
   assert.deepEqual(view.usage, { requests: 1, input_tokens: 9, output_tokens: 12, total_tokens: 21, budget_used: 21, spent_usd: 0.00000855 });
   assert.equal(listed.json.data.find((k) => k.id === rpm.id).usage.requests, 3);
-  const report = await admin(gw.base, 'GET', `/admin/usage?key=${tpm.id}&group_by=day`);
+  const report = await admin(gw.base, 'GET', `/admin/usage?key=${tpm.id}&group_by=day,key,model`);
   assert.equal(report.status, 200, JSON.stringify(report.json));
   assert.equal(report.json.data.length, 1);
+  // gpt-4o-mini's 18 in and 24 out: 18 x 0.15 + 24 x 0.60 = $0.0000171.
   assert.deepEqual(
     { ...report.json.data[0], day: undefined },
-    { day: undefined, key_id: tpm.id, key_name: 'tpm', model: 'gpt-4o-mini', requests: 2, input_tokens: 18, output_tokens: 24, total_tokens: 42 });
+    { day: undefined, key_id: tpm.id, key_name: 'tpm', model: 'gpt-4o-mini', requests: 2, input_tokens: 18, output_tokens: 24, total_tokens: 42,
+      cache_read_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0, usd: 0.0000171, unpriced_requests: 0, estimated_requests: 0,
+      cache_hits: 0, saved_usd: 0 });
   assert.equal(report.json.data[0].day, new Date().toISOString().slice(0, 10));
   assert.equal((await admin(gw.base, 'GET', '/admin/usage?from=someday')).status, 400);
 
