@@ -89,6 +89,40 @@ BOOST_AUTO_TEST_CASE(a_listing_is_answered_in_the_clients_shape_and_pages) {
     BOOST_TEST(gemini.at("nextPageToken") == json::value("2"));
 }
 
+// A priced model's entry has one member more, the same in each dialect; an upstream's own
+// `pricing` (OpenRouter's) is relayed as it is, its `contextgate_price` replaced by ours.
+BOOST_AUTO_TEST_CASE(a_priced_entry_carries_its_price_in_each_shape) {
+    gateway::config::price_entry price;
+    price.rates.input = 1.25;
+    price.rates.output = 10.0;
+    price.rates.cache_read = 0.3125;
+    price.long_context.above = 200'000;
+    price.long_context.rates.input = 2.5;
+    price.long_context.rates.output = 15.0;
+    const std::string shown =
+        R"({"unit":"usd_per_1m_tokens","input":1.25,"output":10,"cache_read":0.3125,)"
+        R"("long_context":{"above":200000,"input":2.5,"output":15}})";
+    BOOST_TEST(providers::price_json(price) == shown);
+
+    auto models = named({"gemini-2.5-pro", "house-model"});
+    models[0].price = &price;
+    models[0].original = json::parse(R"({"id":"gemini-2.5-pro","pricing":{"prompt":"0.00000125"},)"
+                                     R"("contextgate_price":"a gateway before this one"})")
+                             .as_object();
+    BOOST_TEST(
+        providers::model_list_answer(provider::openai, models, "/v1/models") ==
+        R"({"object":"list","data":[{"id":"gemini-2.5-pro","pricing":{"prompt":"0.00000125"},)"
+        R"("contextgate_price":)" +
+            shown + R"(},{"id":"house-model","object":"model","created":0,"owned_by":"up"}]})");
+    auto anthropic = json::parse(providers::model_list_answer(provider::anthropic, models, ""));
+    BOOST_TEST(anthropic.at("data").at(0).at("contextgate_price") == json::parse(shown));
+    BOOST_TEST(!anthropic.at("data").at(1).as_object().contains("contextgate_price"));
+    BOOST_TEST(anthropic.at("last_id") == json::value("house-model"));
+    auto gemini = json::parse(providers::model_list_answer(provider::gemini, models, ""));
+    BOOST_TEST(gemini.at("models").at(0).at("contextgate_price") == json::parse(shown));
+    BOOST_TEST(!gemini.at("models").at(1).as_object().contains("contextgate_price"));
+}
+
 BOOST_AUTO_TEST_CASE(a_model_not_found_is_each_providers_404) {
     auto openai = json::parse(providers::model_not_found_body(provider::openai, "no"));
     BOOST_TEST(openai.at("error").at("code") == json::value("model_not_found"));
