@@ -598,17 +598,22 @@ answer anthropic_answer(const turn& t, std::string_view model, bool stream, int 
                            {"name", t.calls[i].name},
                            {"input", arguments_of(t.calls[i])}});
     std::string stop = t.calls.empty() ? "end_turn" : "tool_use";
+    // A scripted usage goes whole in message_start and message_delta, as Anthropic's newer
+    // message_delta repeats the input counts.
+    auto usage = [&](json::object canned) {
+        return t.usage.empty() ? json::value(std::move(canned)) : json::parse(t.usage);
+    };
     answer a;
     if (!stream) {
-        a.body =
-            json::serialize(json::object{{"id", id},
-                                         {"type", "message"},
-                                         {"role", "assistant"},
-                                         {"model", model},
-                                         {"content", content},
-                                         {"stop_reason", stop},
-                                         {"stop_sequence", nullptr},
-                                         {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}}});
+        a.body = json::serialize(
+            json::object{{"id", id},
+                         {"type", "message"},
+                         {"role", "assistant"},
+                         {"model", model},
+                         {"content", content},
+                         {"stop_reason", stop},
+                         {"stop_sequence", nullptr},
+                         {"usage", usage({{"input_tokens", 10}, {"output_tokens", 5}})}});
         return a;
     }
     a.content_type = "text/event-stream; charset=utf-8";
@@ -621,7 +626,7 @@ answer anthropic_answer(const turn& t, std::string_view model, bool stream, int 
                              {"model", model},
                              {"content", json::array{}},
                              {"stop_reason", nullptr},
-                             {"usage", {{"input_tokens", 10}, {"output_tokens", 1}}}}}},
+                             {"usage", usage({{"input_tokens", 10}, {"output_tokens", 1}})}}}},
               "message_start"));
     a.events.push_back(frame(json::object{{"type", "ping"}}, "ping"));
     std::size_t index = 0;
@@ -671,7 +676,7 @@ answer anthropic_answer(const turn& t, std::string_view model, bool stream, int 
     a.events.push_back(
         frame(json::object{{"type", "message_delta"},
                            {"delta", {{"stop_reason", stop}, {"stop_sequence", nullptr}}},
-                           {"usage", {{"output_tokens", 5}}}},
+                           {"usage", usage({{"output_tokens", 5}})}},
               "message_delta"));
     a.events.push_back(frame(json::object{{"type", "message_stop"}}, "message_stop"));
     return a;
@@ -679,8 +684,11 @@ answer anthropic_answer(const turn& t, std::string_view model, bool stream, int 
 
 answer gemini_answer(const turn& t, std::string_view model, bool stream, int serial) {
     auto response_id = "fake-resp-" + std::to_string(serial);
-    json::object usage{
-        {"promptTokenCount", 10}, {"candidatesTokenCount", 5}, {"totalTokenCount", 15}};
+    json::value usage =
+        t.usage.empty()
+            ? json::value(json::object{
+                  {"promptTokenCount", 10}, {"candidatesTokenCount", 5}, {"totalTokenCount", 15}})
+            : json::parse(t.usage);
     auto chunk = [&](json::array parts, bool last) {
         json::object candidate{{"content", {{"role", "model"}, {"parts", std::move(parts)}}},
                                {"index", 0}};

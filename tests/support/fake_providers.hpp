@@ -22,6 +22,7 @@ namespace gateway::testing::fake_providers {
 struct turn {
     std::string text;
     std::vector<scripted_call> calls;
+    std::string usage;  // set: the usage object to report (JSON text), else the canned one
 };
 
 struct answer {

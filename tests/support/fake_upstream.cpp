@@ -76,7 +76,10 @@ std::string scripted_answer(const scripted_reply& reply, const std::string& mode
                  {"index", 0},
                  {"message", std::move(message)},
                  {"finish_reason", reply.calls.empty() ? reply.finish_reason : "tool_calls"}}}},
-            {"usage", {{"prompt_tokens", 1}, {"completion_tokens", 1}, {"total_tokens", 2}}}});
+            {"usage", reply.usage.empty() ? json::value(json::object{{"prompt_tokens", 1},
+                                                                     {"completion_tokens", 1},
+                                                                     {"total_tokens", 2}})
+                                          : json::parse(reply.usage)}});
     }
     return "HTTP/1.1 " + std::to_string(reply.status) +
            (reply.status == 200 ? " OK" : " Scripted") + "\r\nContent-Type: application/json\r\n" +
@@ -124,6 +127,12 @@ std::vector<std::string> scripted_events(const scripted_reply& reply, const std:
     }
     events.push_back(frame(json::object{},
                            json::string(reply.calls.empty() ? reply.finish_reason : "tool_calls")));
+    if (!reply.usage.empty()) {
+        json::object chunk{{"id", "chatcmpl-scripted"}, {"object", "chat.completion.chunk"},
+                           {"created", 1'700'000'000},  {"model", model},
+                           {"choices", json::array{}},  {"usage", json::parse(reply.usage)}};
+        events.push_back("data: " + json::serialize(chunk) + "\n\n");
+    }
     events.push_back("data: [DONE]\n\n");
     return events;
 }
@@ -862,7 +871,7 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
             if (!scripted->retry_after.empty())
                 a.extra_headers = "retry-after: " + scripted->retry_after + "\r\n";
         } else {
-            t = scripted ? fp::turn{scripted->content, scripted->calls}
+            t = scripted ? fp::turn{scripted->content, scripted->calls, scripted->usage}
                          : fp::canned_turn(body, gemini);
             bool events = stream_requested && !(scripted && scripted->whole);
             a = gemini ? fp::gemini_answer(t, model, events, n)

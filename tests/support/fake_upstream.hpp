@@ -91,6 +91,12 @@ struct scripted_reply {
     // Set: a request whose body does not hold this text is answered 400 instead (a tool round
     // trip's result must reach the model).
     std::string expect;
+    // Set: the usage the answer reports, as the JSON text of the object in its dialect's terms
+    // (OpenAI's `usage`, Anthropic's `usage` in message_start and message_delta, Gemini's
+    // `usageMetadata`) in place of the canned one. An OpenAI stream sends it in a last chunk
+    // with empty `choices`, whatever the request asked; without it a scripted OpenAI stream
+    // reports none.
+    std::string usage;
 };
 
 // One request answered in turn mode: whose, which turn, when it arrived and when its answer's last
