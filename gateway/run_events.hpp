@@ -12,6 +12,7 @@ inline constexpr std::string_view run_failed = "run.failed";
 inline constexpr std::string_view run_cancelled = "run.cancelled";
 
 inline constexpr std::string_view model_requested = "model.requested";
+inline constexpr std::string_view model_replied = "model.replied";
 inline constexpr std::string_view model_retry = "model.retry";
 inline constexpr std::string_view model_salvaged = "model.salvaged";
 inline constexpr std::string_view context_trimmed = "context.trimmed";

@@ -384,11 +384,30 @@ net::awaitable<std::optional<providers::reply>> agent_loop::ask(live_run& run, p
     if (const auto* failed = std::get_if<model_failure>(&turn))
         span.fail(failed->cancelled ? "cancelled" : error_code_name(failed->code), failed->message);
     if (!answered(run, std::get_if<model_failure>(&turn))) co_return std::nullopt;
-    auto& reply = std::get<providers::reply>(turn);
-    providers::describe_reply(span, reply);
-    providers::describe_usage(span, reply.used);
+    auto& answer = std::get<model_answer>(turn);
+    providers::describe_reply(span, answer.reply);
+    providers::describe_usage(span, answer.reply.used);
+    if (answer.settled.cost.priced) span.set("contextgate.cost_usd", answer.settled.cost.usd);
     span.end();
-    co_return std::get<providers::reply>(std::move(turn));
+    account(run, answer.settled);
+    co_return std::move(answer.reply);
+}
+
+void agent_loop::account(live_run& run, const settled_call& call) {
+    auto used = model_usage::of_call(call.used, call.cost);
+    run.state.usage += used;
+    json::object replied{{"upstream", call.upstream},
+                         {"model", call.model},
+                         {"usage", tokens_json(used)},
+                         {"cost", !call.cost.priced     ? "unpriced"
+                                  : call.cost.estimated ? "estimated"
+                                                        : "priced"}};
+    if (call.cost.priced) replied["cost_usd"] = cost_usd_json(used);
+    auto b = journal_.begin(run);
+    b.event(event::model_replied, std::move(replied));
+    // Stored with whatever the run commits next (it always commits after a reply: the call it
+    // opens, the re-ask, its end), in one transaction with the totals in its state.
+    journal_.defer(run, std::move(b));
 }
 
 }  // namespace gateway::agent

@@ -40,7 +40,9 @@ public:
     // One model call under the run's wall-time limit, with upstream retries announced as
     // model.retry. nullopt when the call did not give a reply: the run's ending is set (the
     // wall time ran out, it was cancelled, the upstream failed) unless the engine is stopping.
-    // With `on_text` the reply is streamed and its text told as it arrives.
+    // With `on_text` the reply is streamed and its text told as it arrives. A reply's usage and
+    // cost are added to the run's totals and announced as model.replied, stored with the run's
+    // next commit.
     net::awaitable<std::optional<providers::reply>> ask(live_run& run, providers::request r,
                                                         text_hook on_text = {});
 
@@ -71,6 +73,9 @@ private:
     net::awaitable<void> withdraw_text(live_run& run, bool& told);
     // Ends the run when a model call gave no reply; true when it did.
     bool answered(live_run& run, const model_failure* failed);
+    // Adds what an answered call was charged to the run's totals and holds its model.replied
+    // event back for the run's next commit, which stores the totals with it.
+    void account(live_run& run, const settled_call& call);
     net::awaitable<bool> open_native_turn(live_run& run, const std::string& text,
                                           std::vector<providers::tool_call> calls);
     net::awaitable<bool> open_native_call(live_run& run, pending_call p);

@@ -5,7 +5,9 @@
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
+#include "gateway/pricing/cost.hpp"
 #include "gateway/providers/adapter.hpp"
+#include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/event_parser.hpp"
 #include "gateway/upstream/attempt_loop.hpp"
 #include "gateway/upstream/exchange.hpp"
@@ -14,6 +16,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/string.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <algorithm>
 
@@ -30,6 +33,21 @@ constexpr std::size_t max_response_bytes = 32 * 1024 * 1024;
 void replace_nul(std::string& text) {
     for (auto at = text.find('\0'); at != std::string::npos; at = text.find('\0', at + 3))
         text.replace(at, 1, "\xEF\xBF\xBD");
+}
+
+// The bytes of content a reply carried (its text, reasoning and call arguments): what an
+// estimate of the usage counts as output when the upstream reported none, as /v1 counts the
+// content it relayed.
+std::uint64_t content_bytes(const providers::reply& reply) {
+    std::uint64_t bytes = 0;
+    for (const auto& p : reply.content.parts) {
+        if (p.what == providers::part::kind::tool_call)
+            bytes += boost::json::serialize(p.call.arguments).size();
+        else if (p.what == providers::part::kind::text ||
+                 p.what == providers::part::kind::reasoning)
+            bytes += p.text.size();
+    }
+    return bytes;
 }
 
 }  // namespace
@@ -118,11 +136,13 @@ net::awaitable<upstream::failure> read_stream(upstream::connection& conn,
 
 model_client::model_client(const std::vector<config::upstream_config>& upstreams,
                            unsigned model_retries, upstream::routing& routing,
+                           const pricing::price_table* prices,
                            const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
                            net::any_io_executor executor, upstream::usage_sink* ledger)
     : upstreams_(upstreams),
       model_retries_(model_retries),
       routing_(routing),
+      prices_(prices),
       executor_(std::move(executor)),
       ledger_(ledger) {
     pools_.reserve(upstreams.size());
@@ -263,8 +283,8 @@ private:
 
 public:
     // Declared last: initialized after what they are made of.
-    model_failure last;                      // what the call fails with when no reply comes
-    std::optional<providers::reply> answer;  // the committed reply
+    model_failure last;                  // what the call fails with when no reply comes
+    std::optional<model_answer> answer;  // the committed reply, settled
 };
 
 net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
@@ -317,8 +337,8 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
         auto& reply = result.reply;
         for (auto& p : reply.content.parts)
             if (p.what == providers::part::kind::text) replace_nul(p.text);
-        client_.account(up, heard, reply.used, started);
-        answer = std::move(reply);
+        auto settled = client_.account(up, heard, reply, body.size(), started);
+        answer = model_answer{std::move(reply), std::move(settled)};
         co_return outcome{outcome::end::committed, judged, std::nullopt, result.first_byte};
     }
     last = {code_of_status(result.status), false,
@@ -337,7 +357,7 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
     co_return outcome{outcome::end::committed, judged, asked, {}, said};
 }
 
-net::awaitable<model_result<providers::reply>> model_client::converse(
+net::awaitable<model_result<model_answer>> model_client::converse(
     providers::request request, std::string request_id, call_canceller& cancel, retry_hook on_retry,
     text_hook on_text, const observability::trace_context* trace) {
     // A model no route and no upstream takes fails the call with that reason (it went to the
@@ -369,9 +389,18 @@ net::awaitable<model_result<providers::reply>> model_client::converse(
     co_return attempts.last;
 }
 
-void model_client::account(const config::upstream_config& up, const std::string& model,
-                           const providers::usage& used,
-                           std::chrono::steady_clock::time_point started) {
+settled_call model_client::account(const config::upstream_config& up, const std::string& model,
+                                   const providers::reply& reply, std::size_t request_bytes,
+                                   std::chrono::steady_clock::time_point started) {
+    const auto& used = reply.used;
+    // Charged as /v1 charges a whole answer: the reported usage, or, when there is none, the
+    // estimate from the request's bytes and the reply's content.
+    auto charged = providers::settled_usage(used, content_bytes(reply), request_bytes, true);
+    // The price of the configuration this client was built with: a call that started before a
+    // reload is priced by the table it started with.
+    const auto* price = prices_ ? prices_->find(up.name, model) : nullptr;
+    settled_call settled{up.name, model, charged.used,
+                         pricing::cost(charged.used, price, charged.estimated)};
     auto& m = observability::metrics();
     auto provider = providers::provider_name(up.provider);
     auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started);
@@ -387,18 +416,25 @@ void model_client::account(const config::upstream_config& up, const std::string&
         m.token_usage.with({up.name, provider, model, "output"})
             .observe(static_cast<double>(used.output));
     }
+    if (settled.cost.priced)
+        m.cost_usd.with({up.name, model}).inc(settled.cost.usd);
+    else
+        m.unpriced_requests.with({up.name, model}).inc();
     if (ledger_) {
+        const auto& u = settled.used;
         upstream::usage_record r{"context",
                                  model,
                                  up.name,
-                                 used.input,
-                                 used.output,
-                                 used.cache_read,
-                                 used.cache_write + used.cache_write_1h,
-                                 used.reasoning};
+                                 u.input,
+                                 u.output,
+                                 u.cache_read,
+                                 u.cache_write + u.cache_write_1h,
+                                 u.reasoning};
+        r.cost = settled.cost;
         r.now_ms = now_ms();
         ledger_->record(r);
     }
+    return settled;
 }
 
 }  // namespace gateway::agent

@@ -2,6 +2,7 @@
 
 #include "gateway/agent/model_port.hpp"
 #include "gateway/config/config.hpp"
+#include "gateway/pricing/price_table.hpp"
 #include "gateway/providers/adapter.hpp"
 #include "gateway/upstream/pool.hpp"
 #include "gateway/upstream/routes.hpp"
@@ -27,13 +28,17 @@ namespace net = boost::asio;
 // attempt loop (upstream::run_attempts) that /v1 uses too: a 401 to the gateway's key leaves a
 // route's target out for health.max_cooldown; another 4xx is the request's own failure, except a
 // context-window refusal, which moves to the route's on_context_window. Every attempt is said in
-// its target's dialect.
+// its target's dialect. The answer is settled as /v1 settles one: its usage (or the estimate of
+// it) priced at the answering upstream's price for the model it heard, counted in the metrics
+// and the usage ledger (key "context").
 // One client per executor: its pools are not thread-safe.
 class model_client final : public model_port {
 public:
-    // `upstreams` and `routing` as the /v1 face has them; `model_retries`: context.model_retries.
+    // `upstreams`, `routing` and `prices` as the /v1 face has them, from one configuration
+    // generation that outlives the client (null `prices`: every model is unpriced);
+    // `model_retries`: context.model_retries.
     model_client(const std::vector<config::upstream_config>& upstreams, unsigned model_retries,
-                 upstream::routing& routing,
+                 upstream::routing& routing, const pricing::price_table* prices,
                  const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
                  net::any_io_executor executor, upstream::usage_sink* ledger = nullptr);
 
@@ -41,7 +46,7 @@ public:
     // Completions, Anthropic Messages or Gemini), the reply decoded by its adapter: read by its
     // Content-Type, so that a whole JSON answer to a streamed request is taken as it is.
     // `request_id` goes out as x-request-id.
-    net::awaitable<model_result<providers::reply>> converse(
+    net::awaitable<model_result<model_answer>> converse(
         providers::request request, std::string request_id, call_canceller& cancel,
         retry_hook on_retry, text_hook on_text = {},
         const observability::trace_context* trace = nullptr) override;
@@ -66,13 +71,17 @@ private:
                                            const streaming& stream, config::duration first_byte,
                                            std::function<bool()> resend);
 
-    // Metrics and the usage ledger (key "context") for a model call that succeeded.
-    void account(const config::upstream_config& up, const std::string& model,
-                 const providers::usage& used, std::chrono::steady_clock::time_point started);
+    // Settles a model call that succeeded: what it is charged (`request_bytes`: the request's
+    // body, for the estimate when the upstream reported no usage), then the metrics and the
+    // usage ledger (key "context").
+    settled_call account(const config::upstream_config& up, const std::string& model,
+                         const providers::reply& reply, std::size_t request_bytes,
+                         std::chrono::steady_clock::time_point started);
 
     const std::vector<config::upstream_config>& upstreams_;
     unsigned model_retries_;
     upstream::routing& routing_;
+    const pricing::price_table* prices_;
     net::any_io_executor executor_;
     upstream::usage_sink* ledger_;
     std::vector<upstream::pool> pools_;

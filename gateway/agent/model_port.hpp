@@ -4,6 +4,7 @@
 #include "gateway/error.hpp"
 #include "gateway/observability/trace.hpp"
 #include "gateway/providers/conversation.hpp"
+#include "gateway/request_cost.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
@@ -24,9 +25,27 @@ struct model_failure {
     std::string message;
 };
 
-// A model call's outcome: the reply, or why there is none.
-template <class Reply>
-using model_result = std::variant<Reply, model_failure>;
+// What an answered model call was charged, settled as /v1 settles a request (docs/operations.md
+// "Prices and cost"): the upstream that answered and the model it heard (a route target's own
+// name, after the upstream's model_map); the usage the upstream reported, or the gateway's
+// estimate when it reported none (`cost.estimated`); and what that cost at the upstream's price
+// for the model in the configuration the call started in (`cost.priced` false: it has none).
+struct settled_call {
+    std::string upstream;
+    std::string model;
+    providers::usage used;
+    request_cost cost;
+};
+
+// A model call's reply, and what it was charged.
+struct model_answer {
+    providers::reply reply;
+    settled_call settled;
+};
+
+// A model call's outcome: the answer, or why there is none.
+template <class Answer>
+using model_result = std::variant<Answer, model_failure>;
 
 // A call the model port is about to repeat after a 429, a 5xx or a failed connection.
 struct model_retry {
@@ -74,8 +93,9 @@ public:
     // One turn, said in the dialect of the upstream `request.model` (the chat's model name) is
     // routed to by that provider's adapter, its model_map applied. With `on_text` the request is
     // streamed and its text told as it arrives; the reply is the same. `trace`: the traced span
-    // of the call, sent upstream as its traceparent.
-    virtual boost::asio::awaitable<model_result<providers::reply>> converse(
+    // of the call, sent upstream as its traceparent. The answer is settled: counted in the usage
+    // ledger and priced.
+    virtual boost::asio::awaitable<model_result<model_answer>> converse(
         providers::request request, std::string request_id, call_canceller& cancel,
         retry_hook on_retry, text_hook on_text = {},
         const observability::trace_context* trace = nullptr) = 0;

@@ -25,7 +25,7 @@ std::shared_ptr<model_port> model_switch::now() const {
     return client_;
 }
 
-boost::asio::awaitable<model_result<providers::reply>> model_switch::converse(
+boost::asio::awaitable<model_result<model_answer>> model_switch::converse(
     providers::request request, std::string request_id, call_canceller& cancel, retry_hook on_retry,
     text_hook on_text, const observability::trace_context* trace) {
     auto client = now();

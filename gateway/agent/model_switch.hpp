@@ -20,7 +20,7 @@ public:
     // The client new calls go to from now on. After shutdown() it is shut down at once.
     void use(std::shared_ptr<model_port> client);
 
-    boost::asio::awaitable<model_result<providers::reply>> converse(
+    boost::asio::awaitable<model_result<model_answer>> converse(
         providers::request request, std::string request_id, call_canceller& cancel,
         retry_hook on_retry, text_hook on_text = {},
         const observability::trace_context* trace = nullptr) override;

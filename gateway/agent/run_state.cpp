@@ -227,6 +227,7 @@ void tag_invoke(const json::value_from_tag&, json::value& v, const run_state& s)
     put_optional(o, "pending", s.pending);
     if (!s.queue.empty()) o["queue"] = json::value_from(s.queue);
     put_optional(o, "workflow", s.workflow);
+    if (s.usage.calls > 0) o["usage"] = json::value_from(s.usage);
     v = std::move(o);
 }
 
@@ -252,7 +253,8 @@ result<run_state> tag_invoke(const json::try_value_to_tag<run_state>&, const jso
         .get("active_ms", s.active_ms)
         .get("pending", s.pending)
         .get("queue", s.queue)
-        .get("workflow", s.workflow);
+        .get("workflow", s.workflow)
+        .get("usage", s.usage);
     if (!f.ok() || s.version < 1) return mismatch();
     return s;
 }
@@ -272,6 +274,18 @@ result<run_state> parse_state(std::string_view text) {
         return make_error_code(boost::system::errc::not_supported);
     state->version = run_state::current_version;  // read: it is this version's state now
     return state;
+}
+
+model_usage usage_of(std::string_view text) {
+    if (text.empty()) return {};
+    boost::system::error_code ec;
+    auto value = json::parse(text, ec);
+    const auto* state = value.if_object();
+    if (ec || !state) return {};
+    const auto* usage = state->if_contains("usage");
+    if (!usage) return {};
+    auto read = json::try_value_to<model_usage>(*usage);
+    return read ? *read : model_usage{};
 }
 
 }  // namespace gateway::agent

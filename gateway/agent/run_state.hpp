@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/agent/conversation.hpp"
+#include "gateway/agent/model_usage.hpp"
 #include "gateway/record_status.hpp"
 
 #include <boost/json/object.hpp>
@@ -103,6 +104,8 @@ struct run_state {
     std::optional<pending_call> pending;
     std::vector<pending_call> queue;  // the other calls of a native turn, run after `pending`
     std::optional<workflow_progress> workflow;
+    // What the run's answered model calls used and cost, summed as each is settled.
+    model_usage usage;
 };
 
 void tag_invoke(const json::value_from_tag&, json::value& v, const write_intent& w);
@@ -125,5 +128,8 @@ boost::system::result<run_state> tag_invoke(const json::try_value_to_tag<run_sta
 // a state of a later version than this build knows is refused.
 std::string serialize_state(const run_state& s);
 boost::system::result<run_state> parse_state(std::string_view text);
+// Only the usage of a stored state, for the views that show it without the rest: zero when the
+// state is empty, cannot be read, or has none.
+model_usage usage_of(std::string_view text);
 
 }  // namespace gateway::agent

@@ -183,13 +183,14 @@ void context_service::stop() {
 
 namespace {
 
-// The engine's model client over one generation, and the generation it reads.
+// The engine's model client over one generation, and the generation it reads (its upstreams,
+// routes and prices: a call is priced by the table of the generation it started in).
 struct engine_face {
     engine_face(std::shared_ptr<const generation> g, unsigned model_retries,
                 boost::asio::any_io_executor engine, upstream::usage_sink* ledger)
         : built_from(std::move(g)),
           client(built_from->config.upstreams, model_retries, *built_from->routing,
-                 built_from->tls_contexts, std::move(engine), ledger) {}
+                 built_from->prices.get(), built_from->tls_contexts, std::move(engine), ledger) {}
 
     std::shared_ptr<const generation> built_from;
     agent::model_client client;

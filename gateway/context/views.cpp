@@ -1,6 +1,7 @@
 #include "gateway/context/views.hpp"
 
 #include "gateway/agent/excerpt.hpp"
+#include "gateway/agent/run_state.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -102,6 +103,14 @@ json::value run_json(const store::run_record& r, const std::vector<store::tool_c
                      {"error", text_or_null(r.error)},
                      {"created_at", r.created_at},
                      {"updated_at", r.updated_at}};
+    // What its model calls used and cost, as its state last stored them (with the model.replied
+    // events that announced them).
+    auto used = agent::usage_of(r.state);
+    run["usage"] = agent::tokens_json(used);
+    run["model_calls"] = used.calls;
+    run["cost_usd"] = agent::cost_usd_json(used);
+    run["unpriced_calls"] = used.unpriced_calls;
+    run["estimated_calls"] = used.estimated_calls;
     if (whole) run["input"] = input ? json::value(*input) : json::value(nullptr);
     auto shown = whole ? json::value(std::move(run)) : excerpt_of(std::move(run), limit, run_url);
     shown.as_object()["pending_approval"] = std::move(pending);

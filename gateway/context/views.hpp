@@ -33,9 +33,10 @@ json::object tool_call_json(const store::tool_call_record& t);
 json::value excerpt_of(json::object item, std::size_t limit, const std::string& full);
 
 // A run as the API shows it: its calls as excerpts (each names its own URL for the whole call),
-// and `pending_approval`, the call awaiting a decision. `input` is the user message that started
-// it; when `whole` is false (the chat view, whose messages carry input and output) the run's own
-// long texts are cut too.
+// `pending_approval`, the call awaiting a decision, and what its model calls used and cost
+// (`usage`, `model_calls`, `cost_usd`, `unpriced_calls`, `estimated_calls`). `input` is the user
+// message that started it; when `whole` is false (the chat view, whose messages carry input and
+// output) the run's own long texts are cut too.
 json::value run_json(const store::run_record& r, const std::vector<store::tool_call_record>& calls,
                      const std::optional<std::string>& input, std::size_t limit, bool whole);
 

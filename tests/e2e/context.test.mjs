@@ -63,9 +63,9 @@ test('fix a typo with approval, surviving a SIGKILL while the run waits', async 
   assert.equal(rest[0].id, approval.id + 1);
   assert.deepEqual(rest.map((e) => e.type),
     ['approval.resolved', 'tool.result', 'model.requested', 'message.delta', 'message.delta',
-      'message', 'run.completed']);
+      'model.replied', 'message', 'run.completed']);
   // The answer streamed as the model generated it, then came whole.
-  assert.equal(rest[3].text + rest[4].text, rest[5].content);
+  assert.equal(rest[3].text + rest[4].text, rest[6].content);
   assert.equal(rest.at(-1).output, 'Fixed the typo on line 3 of README.md.');
   assert.equal(readFileSync(join(workspace, 'README.md'), 'utf8'), '# Demo\n\nThis is the readme.\n');
 

@@ -43,17 +43,18 @@ BOOST_AUTO_TEST_CASE(typo_scenario_search_read_edit_approved_summary) {
     BOOST_TEST(read_text(f.workspace / "README.md") == "# Demo\n\nThis is the readme.\n");
 
     auto types = types_of(all);
-    std::vector<std::string> expected{"run.started",       "model.requested",   "tool.call",
-                                      "tool.result",       "model.requested",   "tool.call",
-                                      "tool.result",       "model.requested",   "tool.call",
+    std::vector<std::string> expected{"run.started",       "model.requested",   "model.replied",
+                                      "tool.call",         "tool.result",       "model.requested",
+                                      "model.replied",     "tool.call",         "tool.result",
+                                      "model.requested",   "model.replied",     "tool.call",
                                       "approval.required", "approval.resolved", "tool.result",
                                       "model.requested",   "message.delta",     "message.delta",
-                                      "message",           "run.completed"};
+                                      "model.replied",     "message",           "run.completed"};
     BOOST_TEST(types == expected, boost::test_tools::per_element());
     // The answer streamed as it was generated, then came whole; calls never streamed.
-    BOOST_TEST(std::string(all[13].data.at("text").as_string()) +
-                   std::string(all[14].data.at("text").as_string()) ==
-               all[15].data.at("content").as_string());
+    BOOST_TEST(std::string(all[16].data.at("text").as_string()) +
+                   std::string(all[17].data.at("text").as_string()) ==
+               all[19].data.at("content").as_string());
     for (std::size_t i = 0; i < all.size(); ++i) {
         BOOST_TEST(all[i].id == static_cast<std::int64_t>(i + 1));
         BOOST_TEST(all[i].data.at("run_id").as_string() == run);
@@ -188,9 +189,10 @@ BOOST_AUTO_TEST_CASE(direct_answer_without_a_tool_call) {
     auto all = f.events(run);
     auto types = types_of(all);
     std::vector<std::string> expected{"run.started",   "model.requested", "message.delta",
-                                      "message.delta", "message",         "run.completed"};
+                                      "message.delta", "model.replied",   "message",
+                                      "run.completed"};
     BOOST_TEST(types == expected, boost::test_tools::per_element());
-    BOOST_TEST(all[4].data.at("content").as_string() == "Paris is the capital of France.");
+    BOOST_TEST(all[5].data.at("content").as_string() == "Paris is the capital of France.");
     BOOST_TEST(f.run_state(run).at("output").as_string() == "Paris is the capital of France.");
 }
 

@@ -29,8 +29,10 @@ BOOST_AUTO_TEST_CASE(a_read_call_is_settled_and_its_result_goes_back) {
     auto run = f.new_run("read the readme");
     f.run_loop(*run);
     BOOST_TEST((run->ended->status == gateway::run_status::completed));
-    std::vector<std::string> expected{"run.started", "model.requested", "tool.call", "tool.result",
-                                      "model.requested"};
+    // The last call's model.replied goes out with the run's end, which the loop leaves to its
+    // driver.
+    std::vector<std::string> expected{"run.started", "model.requested", "model.replied",
+                                      "tool.call",   "tool.result",     "model.requested"};
     BOOST_TEST(f.types(run->record.id) == expected, boost::test_tools::per_element());
     auto second = f.model.messages(1);
     auto result = std::string(second.back().at("content").as_string());
@@ -51,10 +53,11 @@ BOOST_AUTO_TEST_CASE(a_malformed_reply_is_re_asked_and_leaves_the_history_once_r
     f.run_loop(*run);
     BOOST_TEST((run->ended->status == gateway::run_status::completed));
     auto events = f.events(run->record.id);
-    BOOST_TEST(events[2].at("type").as_string() == "model.retry");
-    BOOST_TEST(events[2].at("reason").as_string() == "INVALID_JSON");
+    // run.started, model.requested, model.replied (what the malformed reply cost), model.retry
+    BOOST_TEST(events[3].at("type").as_string() == "model.retry");
+    BOOST_TEST(events[3].at("reason").as_string() == "INVALID_JSON");
     auto reask = f.model.messages(1);
-    BOOST_TEST(reask.back().at("content").as_string() == events[2].at("message").as_string());
+    BOOST_TEST(reask.back().at("content").as_string() == events[3].at("message").as_string());
     auto recovered = f.model.messages(2);
     BOOST_TEST(recovered.size() == reask.size());  // bad reply + feedback out, call + result in
     BOOST_TEST(run->state.failed.empty());
@@ -188,6 +191,54 @@ BOOST_AUTO_TEST_CASE(one_conversation_is_said_in_either_tool_protocol) {
     BOOST_TEST(n[4].at("content").as_string() == "Two more.");
     BOOST_TEST(n[4].at("tool_calls").as_array().size() == 2u);
     BOOST_TEST(n[6].at("tool_call_id").as_string() == "toolu_c");
+}
+
+BOOST_AUTO_TEST_CASE(each_answered_call_is_announced_with_its_cost_and_summed_into_the_run) {
+    engine_fixture f;
+    f.model.upstream.name = "up0";
+    gateway::providers::usage first;
+    first.known = true;
+    first.input = 1200;
+    first.output = 80;
+    first.cache_read = 1000;
+    first.reasoning = 30;
+    gateway::providers::usage second;
+    second.known = true;
+    second.input = 1400;
+    second.output = 20;
+    f.model.replies = {{call("read_file", {{"path", "README.md"}})}, {"It has a typo."}};
+    f.model.replies[0].used = first;
+    f.model.replies[0].cost = {0.0004567891, true, false};
+    f.model.replies[1].used = second;  // unpriced, on an estimate
+    f.model.replies[1].cost = {0, false, true};
+    auto run = f.new_run("read the readme");
+    f.run_loop(*run);
+    BOOST_TEST_REQUIRE(run->ended.has_value());
+    // The last call's event goes out with the run's end.
+    f.wait(f.journal->finish(*run, {}));
+    std::vector<json::object> replied;
+    for (auto& e : f.events(run->record.id))
+        if (e.at("type").as_string() == "model.replied") replied.push_back(e);
+    BOOST_TEST_REQUIRE(replied.size() == 2u);
+    BOOST_TEST(replied[0].at("step").as_int64() == 1);
+    BOOST_TEST(replied[0].at("upstream").as_string() == "up0");
+    BOOST_TEST(replied[0].at("cost").as_string() == "priced");
+    BOOST_TEST(replied[0].at("cost_usd").as_double() == 0.000456789);
+    BOOST_TEST(replied[0].at("usage").at("cache_read_tokens").as_int64() == 1000);
+    BOOST_TEST(replied[0].at("usage").at("reasoning_tokens").as_int64() == 30);
+    BOOST_TEST(replied[1].at("cost").as_string() == "unpriced");
+    BOOST_TEST(!replied[1].contains("cost_usd"));
+    BOOST_TEST(replied[1].at("usage").at("input_tokens").as_int64() == 1400);
+    // The totals, as the run holds them and as its stored state has them.
+    for (const auto& totals :
+         {run->state.usage, agent::usage_of(f.wait(f.store->run(run->record.id))->state)}) {
+        BOOST_TEST(totals.calls == 2);
+        BOOST_TEST(totals.input_tokens == 2600);
+        BOOST_TEST(totals.output_tokens == 100);
+        BOOST_TEST(totals.usd_nano == 456'789);
+        BOOST_TEST(totals.unpriced_calls == 1);
+        BOOST_TEST(totals.estimated_calls == 1);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -52,6 +52,9 @@ struct scripted {
     bool retry = false;  // the port reports a retry (awaiting the hook) before answering
     // Native turns: the calls of the reply, after `content` as its text.
     std::vector<gateway::providers::tool_call> calls;
+    // What the call is charged (the port settles it; unknown usage and unpriced by default).
+    gateway::providers::usage used;
+    gateway::request_cost cost;
 };
 
 // A model port that answers from a script and keeps every request, and its body as an OpenAI
@@ -63,7 +66,7 @@ public:
     std::vector<std::string> bodies;
     config::upstream_config upstream;
 
-    net::awaitable<agent::model_result<gateway::providers::reply>> converse(
+    net::awaitable<agent::model_result<agent::model_answer>> converse(
         gateway::providers::request request, std::string, agent::call_canceller& cancel,
         agent::retry_hook on_retry, agent::text_hook = {},
         const gateway::observability::trace_context* = nullptr) override {
@@ -93,13 +96,14 @@ public:
         }
         if (!next.error.empty())
             co_return agent::model_failure{gateway::errc::upstream_bad_response, false, next.error};
+        agent::settled_call settled{upstream.name, requests.back().model, next.used, next.cost};
         pv::reply reply;
         if (!next.content.empty()) reply.content.parts.push_back(pv::part::of_text(next.content));
         for (const auto& c : next.calls) reply.content.parts.push_back(pv::part::of_call(c));
         reply.why = !next.calls.empty()              ? pv::finish::tool_calls
                     : next.finish_reason == "length" ? pv::finish::length
                                                      : pv::finish::stop;
-        co_return reply;
+        co_return agent::model_answer{std::move(reply), std::move(settled)};
     }
     config::upstream_config upstream_for(std::string_view) const override { return upstream; }
     void shutdown() override {}

@@ -40,6 +40,11 @@ BOOST_AUTO_TEST_CASE(a_state_survives_its_stored_form) {
     w.outputs["skip"] = step_output{"", {}, true};
     w.role = "reader";
     s.workflow = w;
+    s.usage.calls = 2;
+    s.usage.input_tokens = 1500;
+    s.usage.cache_read_tokens = 1000;
+    s.usage.usd_nano = 1'234'567;
+    s.usage.unpriced_calls = 1;
 
     auto text = serialize_state(s);
     auto back = parse_state(text);
@@ -53,6 +58,23 @@ BOOST_AUTO_TEST_CASE(a_state_survives_its_stored_form) {
     BOOST_TEST_REQUIRE(back->workflow.has_value());
     BOOST_TEST((back->workflow->phase == workflow_phase::agent));
     BOOST_TEST(back->workflow->outputs.at("skip").skipped);
+    BOOST_TEST(back->usage.usd_nano == 1'234'567);
+    // The views read the usage alone.
+    auto usage = usage_of(text);
+    BOOST_TEST(usage.calls == 2);
+    BOOST_TEST(usage.cache_read_tokens == 1000);
+    BOOST_TEST(usage.unpriced_calls == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_state_from_before_usage_reads_as_none_used) {
+    auto before = R"({"version":4,"retries":0,"active_ms":12})";
+    auto state = parse_state(before);
+    BOOST_TEST_REQUIRE(state.has_value());
+    BOOST_TEST(state->usage.calls == 0);
+    BOOST_TEST(usage_of(before).usd_nano == 0);
+    BOOST_TEST(usage_of("").calls == 0);
+    // Nothing used is not written at all.
+    BOOST_TEST(serialize_state(*state).find("usage") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(the_first_releases_state_reads_with_defaults) {
@@ -97,7 +119,8 @@ BOOST_AUTO_TEST_CASE(unreadable_states_are_errors_not_zeros) {
           R"({"workflow":{"id":"w","phase":"dancing"}})", R"({"segment_start":-1})",
           R"({"failed":[{"content":"no role"}]})", R"({"failed":[{"role":"user","parts":[1]}]})",
           R"({"failed":[{"role":"robot","content":"x"}]})", R"({"failed":{}})", R"([1,2])",
-          R"({"version":99})", "{not json"}) {
+          R"({"version":99})", R"({"usage":{"usd_nano":-5}})", R"({"usage":{"calls":"two"}})",
+          R"({"usage":[]})", "{not json"}) {
         BOOST_TEST(!parse_state(bad).has_value(), bad);
     }
 }

@@ -82,9 +82,10 @@ BOOST_AUTO_TEST_CASE(a_tool_step_and_a_prompt_step_give_the_workflows_output) {
                         json::object{{"path", "README.md"}, {"audience", "newcomer"}}, ""));
     BOOST_TEST_REQUIRE(std::holds_alternative<std::string>(started));
     auto events = r.run_to_end(std::get<std::string>(started));
-    std::vector<std::string> expected{
-        "run.started",  "step.started",    "tool.call",      "tool.result", "step.completed",
-        "step.started", "model.requested", "step.completed", "message",     "run.completed"};
+    std::vector<std::string> expected{"run.started",     "step.started",   "tool.call",
+                                      "tool.result",     "step.completed", "step.started",
+                                      "model.requested", "model.replied",  "step.completed",
+                                      "message",         "run.completed"};
     BOOST_TEST(types(events) == expected, boost::test_tools::per_element());
     BOOST_TEST(events.back().at("output").as_string() == "README.md says hello, with a typo.");
     // The prompt step was rendered with the tool step's output.
