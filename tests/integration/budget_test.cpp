@@ -406,6 +406,53 @@ BOOST_AUTO_TEST_CASE(a_restart_keeps_what_the_period_spent) {
     BOOST_TEST(error_message(refused).find("$0.02 spent") != std::string::npos, refused.body);
 }
 
+// A key made through /admin/keys with a USD budget, whose period a PATCH changes: the new period
+// starts from what the store recorded in it, not from nothing.
+BOOST_AUTO_TEST_CASE(the_admin_api_takes_a_usd_budget_and_a_new_period_keeps_the_spend) {
+    fake_upstream fake;
+    running_gateway gw(budget_config(fake, {}));
+    auto call = [&](std::string_view method, const std::string& path, const std::string& body) {
+        client c(gw.port());
+        return c.request(
+            make_request(method, path, body, admin_header + "Content-Type: application/json\r\n"));
+    };
+    for (const auto* bad : {R"({"usd":-1})", R"({"usd":"1.0000000001"})", R"({"usd":2000000})",
+                            R"({"usd":true})", R"({"period":"year"})"}) {
+        auto r = call("POST", "/admin/keys", R"({"name":"bad","budget":)" + std::string(bad) + "}");
+        BOOST_TEST(r.status == 400u, bad << ": " << r.body);
+    }
+    auto made =
+        call("POST", "/admin/keys", R"({"name":"api","budget":{"usd":0.05,"period":"day"}})");
+    BOOST_TEST_REQUIRE(made.status == 201u, made.body);
+    auto view = json::parse(made.body);
+    BOOST_TEST(view.at("budget").at("usd").to_number<double>() == 0.05);
+    BOOST_TEST(view.at("budget").at("period").as_string() == "day");
+    auto id = std::string(view.at("id").as_string());
+    auto secret = std::string(view.at("key").as_string());
+    settled_requests settled;
+    auto spend = [&] {
+        client c(gw.port());
+        auto r = c.request(make_request(
+            "POST", "/v1/chat/completions", chat_body("budget-model"),
+            "Authorization: Bearer " + secret +
+                "\r\nContent-Type: application/json\r\nx-fake-usage: "
+                "{\"prompt_tokens\":10,\"completion_tokens\":10,\"total_tokens\":20}\r\n"));
+        return r;
+    };
+    BOOST_TEST_REQUIRE(spend().status == 200u);  // $0.02
+    settled.wait(1);
+    auto month = call("PATCH", "/admin/keys/" + id, R"({"budget":{"period":"month"}})");
+    BOOST_TEST_REQUIRE(month.status == 200u, month.body);
+    auto changed = json::parse(month.body);
+    BOOST_TEST(changed.at("budget").at("period").as_string() == "month");
+    BOOST_TEST(changed.at("budget").at("usd").to_number<double>() == 0.05);
+    BOOST_TEST(changed.at("usage").at("spent_usd").to_number<double>() == 0.02);
+    auto refused = spend();
+    BOOST_TEST_REQUIRE(refused.status == 429u, refused.body);
+    BOOST_TEST(error_message(refused).find("$0.05 per month: $0.02 spent") != std::string::npos,
+               refused.body);
+}
+
 // $0.10 with alerts at 50, 80 and 100 %: $0.03, $0.06 (50 %), then $0.05 more, which passes both
 // 80 and 100 % at once (it cost more than its reservation). Each is posted once, in order.
 BOOST_AUTO_TEST_CASE(alerts_are_posted_once_per_threshold) {
