@@ -4,9 +4,14 @@
 # saturation is noisy on a shared 2-core machine; CPU time per request at a fixed rate
 # (utime+stime of the proxy process over the run, from /proc) is a steadier yardstick.
 #
+# Each round measures both, in turns (A first in odd rounds, B first in even ones, so that drift
+# in the machine's load falls on both); the last line gives the medians and the median of the
+# per-round ratios.
+#
 #   bench/cpu_per_request.sh                       # build/contextgate vs nginx
 #   B=/path/to/old/contextgate bench/cpu_per_request.sh   # build/contextgate vs another build
 #   A=/path/to/new B=/path/to/old bench/cpu_per_request.sh   # two builds, neither in build/
+#   B=unpriced bench/cpu_per_request.sh   # pricing's cost: the same build, nothing priced in B
 #   RATE=2000 ROUNDS=5 bench/cpu_per_request.sh
 set -euo pipefail
 RATE="${RATE:-2000}"
@@ -21,11 +26,23 @@ start_fake
 start_a_and_b 1
 
 echo "# CPU per request at ${RATE} req/s, ${DURATION} per run: A = $A, B = $B"
+: >"$tmp/rounds"
 for round in $(seq "$ROUNDS"); do
-  line="round $round:"
-  for side in a b; do
+  order="a b"
+  [ $((round % 2)) -eq 1 ] || order="b a"
+  for side in $order; do
     pid_var="${side}_pid"; port_var="${side}_port"
-    line+="  $(echo "$side" | tr a-b A-B) $(cpu_us_per_request "${!pid_var}" "${!port_var}") us/request"
+    printf -v "us_$side" '%s' "$(cpu_us_per_request "${!pid_var}" "${!port_var}")"
   done
-  echo "$line"
+  echo "round $round:  A $us_a us/request  B $us_b us/request"
+  echo "$us_a $us_b" >>"$tmp/rounds"
 done
+# The medians of each side and of the per-round ratios, and how often A cost more.
+awk 'function median(v, n,   i, j, t) {
+       for (i = 2; i <= n; i++)
+         for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+       return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+     }
+     { a[NR] = $1; b[NR] = $2; r[NR] = $1 / $2; if ($1 > $2) higher++ }
+     END { printf "median A %.1f us, B %.1f us; median of the per-round ratios A/B %.3f; A higher in %d of %d\n",
+             median(a, NR), median(b, NR), median(r, NR), higher, NR }' "$tmp/rounds"

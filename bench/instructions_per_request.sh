@@ -6,10 +6,13 @@
 # Prints, side by side:
 #   - the model's upstream by its glob (the default route) in build/contextgate;
 #   - the same through a one-target route (max_attempts 2: its JSON answer is read whole first);
-#   - with B=/path/to/contextgate, the default route in that build too (an A/B of a change).
+#   - with B=/path/to/contextgate, the default route in that build too (an A/B of a change);
+#   - with B=unpriced, the default route in build/contextgate with a price table that prices
+#     nothing (settlement's price arithmetic, its text and its USD total left out; lib.sh).
 #
 #   bench/instructions_per_request.sh
 #   B=/tmp/old/build/contextgate bench/instructions_per_request.sh
+#   B=unpriced bench/instructions_per_request.sh
 set -euo pipefail
 A="${A:-build/contextgate}"
 B="${B:-}"
@@ -51,7 +54,10 @@ direct="$(counted direct "$A")"
 routed="$(counted routed "$A" "$route")"
 line="default route $direct  one-target route $routed"
 line+="  route/default $(awk -v r="$routed" -v d="$direct" 'BEGIN { printf "%.3f", r / d }')"
-if [ -n "$B" ]; then
+if [ "$B" = unpriced ]; then
+  other="$(counted other "$A" "$(no_prices)")"
+  line+="  unpriced $other  priced/unpriced $(awk -v a="$direct" -v b="$other" 'BEGIN { printf "%.3f", a / b }')"
+elif [ -n "$B" ]; then
   other="$(counted other "$B")"
   line+="  B's default route $other  A/B $(awk -v a="$direct" -v b="$other" 'BEGIN { printf "%.3f", a / b }')"
 fi

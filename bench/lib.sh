@@ -97,9 +97,17 @@ NGINX
   nginx_worker_pid="$(pgrep -P "$master" | head -1)"
 }
 
-# start_a_and_b [WORKERS]: contextgate $A as `a` and, as `b`, nginx when $B is "nginx",
-# otherwise the contextgate binary $B (WORKERS workers each, 1 unless given); sets a_pid, a_port,
-# b_pid, b_port.
+# no_prices: the YAML of a `pricing` section whose table prices nothing (for B=unpriced).
+no_prices() {
+  printf '%s\n' "date: none" "models: []" >"$tmp/no-prices.yaml"
+  printf '%s\n' "pricing:" "  file: $tmp/no-prices.yaml"
+}
+
+# start_a_and_b [WORKERS]: contextgate $A as `a` and, as `b`: nginx when $B is "nginx"; the same
+# binary $A with a price table that prices nothing when $B is "unpriced" (settlement finds no
+# price: no cost is worked out, printed or added to a USD total, though the answer is still read
+# whole for its `x-contextgate-cost-usd: unpriced`); otherwise the contextgate binary $B (WORKERS
+# workers each, 1 unless given); sets a_pid, a_port, b_pid, b_port.
 start_a_and_b() {
   local workers="${1:-1}"
   start_gateway a "$A" "$workers"
@@ -107,6 +115,8 @@ start_a_and_b() {
     start_nginx "$workers"
     b_pid=$nginx_worker_pid
     b_port=$nginx_port
+  elif [ "$B" = unpriced ]; then
+    start_gateway b "$A" "$workers" "$(no_prices)"
   else
     start_gateway b "$B" "$workers"
   fi
