@@ -53,7 +53,7 @@ double read_double(std::string_view text) {
     return v;
 }
 
-// "line 3, column 14" of byte `at` of `text`.
+// "3:14": the line and column (from 1) of byte `at` of `text`.
 std::string position(std::string_view text, std::size_t at) {
     at = std::min(at, text.size());
     auto before = text.substr(0, at);
