@@ -123,6 +123,9 @@ error_info info(errc e) {
         case errc::upstream_idle_timeout:
             return {504, "timeout_error", "upstream_idle_timeout",
                     "The upstream stopped sending in the middle of the response."};
+        case errc::upstream_credentials:
+            return {502, "upstream_error", "upstream_credentials",
+                    "The gateway could not get the credentials to sign the upstream request."};
         case errc::replica_unreachable:
             return {503, "server_error", "replica_unreachable",
                     "The gateway replica driving this run did not answer; try again."};

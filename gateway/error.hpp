@@ -48,6 +48,7 @@ enum class errc {
     upstream_connect_timeout,
     upstream_first_byte_timeout,
     upstream_idle_timeout,
+    upstream_credentials,  // a cloud upstream's credentials could not be had (the reason says why)
     replica_unreachable,
     internal,
 };

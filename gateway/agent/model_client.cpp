@@ -10,6 +10,7 @@
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/event_parser.hpp"
 #include "gateway/upstream/attempt_loop.hpp"
+#include "gateway/upstream/aws_signing.hpp"
 #include "gateway/upstream/exchange.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -78,6 +79,7 @@ struct model_client::attempt_result {
     std::string retry_after_ms;
     std::string retry_after;
     std::string body;                        // an error answer's body
+    std::string error_type;                  // its x-amzn-ErrorType (Bedrock's error name)
     providers::reply reply;                  // a 2xx answer's reply, streamed or whole
     upstream::clock::duration first_byte{};  // request sent -> response head
     std::string unreadable;                  // why a 2xx answer is not a reply
@@ -134,11 +136,12 @@ net::awaitable<upstream::failure> read_stream(upstream::connection& conn,
 
 }  // namespace
 
-model_client::model_client(const std::vector<config::upstream_config>& upstreams,
-                           unsigned model_retries, upstream::routing& routing,
-                           const pricing::price_table* prices,
-                           const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
-                           net::any_io_executor executor, upstream::usage_sink* ledger)
+model_client::model_client(
+    const std::vector<config::upstream_config>& upstreams, unsigned model_retries,
+    upstream::routing& routing, const pricing::price_table* prices,
+    const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
+    const std::vector<std::shared_ptr<upstream::aws::credentials_provider>>& aws_credentials,
+    net::any_io_executor executor, upstream::usage_sink* ledger)
     : upstreams_(upstreams),
       model_retries_(model_retries),
       routing_(routing),
@@ -147,7 +150,7 @@ model_client::model_client(const std::vector<config::upstream_config>& upstreams
       ledger_(ledger) {
     pools_.reserve(upstreams.size());
     for (std::size_t i = 0; i < upstreams.size(); ++i)
-        pools_.emplace_back(upstreams[i], tls_contexts[i]);
+        pools_.emplace_back(upstreams[i], tls_contexts[i], aws_credentials[i]);
 }
 
 config::upstream_config model_client::upstream_for(std::string_view model) const {
@@ -182,12 +185,11 @@ net::awaitable<model_client::attempt_result> model_client::attempt(
     result.status = res.result_int();
     result.retry_after_ms = res["retry-after-ms"];
     result.retry_after = res["retry-after"];
+    result.error_type = res["x-amzn-ErrorType"];
     bool success = result.status >= 200 && result.status < 300;
     // The Content-Type says what came back: some servers and proxies ignore `stream: true` and
     // answer one whole JSON reply, which is read as that.
-    bool event_stream = boost::beast::iequals(
-        std::string_view(res[boost::beast::http::field::content_type]).substr(0, 17),
-        "text/event-stream");
+    bool event_stream = stream.adapter->streams_as(res[boost::beast::http::field::content_type]);
     if (success && event_stream) {
         result.transport =
             co_await read_stream(*started.conn, *parser, *stream.adapter, stream.on_text,
@@ -302,7 +304,20 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
         last = {errc::bad_request, false, "upstream `" + up.name + "`: " + refused};
         co_return outcome{outcome::end::skipped};  // another dialect may say it
     }
-    auto fields = adapter.auth_fields(up.api_key);
+    std::string fields;
+    if (auto* credentials = pool.aws_credentials()) {
+        // Signed over the final body, for this attempt.
+        auto signed_fields =
+            co_await upstream::aws::authorize(up, *credentials, adapter.target(request_), body);
+        if (!signed_fields.error.empty()) {
+            last = {errc::upstream_credentials, false, signed_fields.error};
+            co_return outcome{
+                outcome::end::held, upstream::verdict::failed, {}, {}, signed_fields.error};
+        }
+        fields = std::move(signed_fields.fields);
+    } else {
+        fields = adapter.auth_fields(up.api_key);
+    }
     if (trace_) fields += observability::trace_fields(*trace_);
     auto head = upstream::json_post_head(up, adapter.target(request_), request_.stream, fields,
                                          request_id_, body.size());
@@ -325,7 +340,15 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
     }
     // The gateway makes the agent's calls with the upstream's own key (or none it was given): a
     // refusal is about the gateway's configuration, never about a caller.
-    auto judged = upstream::judge_status(result.status, result.body, upstream::credential::gateway);
+    bool error_answer = result.status / 100 != 2;
+    providers::provider_error error;
+    if (error_answer)
+        error = providers::error_of(adapter, result.status, result.error_type, result.body);
+    // Bedrock's status misleads a route (a model's failure is its 424): judged by what its
+    // error type says.
+    bool by_type = error_answer && adapter.kind() == providers::provider::bedrock;
+    auto judged = upstream::judge_status(by_type ? error.status : result.status, result.body,
+                                         upstream::credential::gateway);
     if (judged == upstream::verdict::success) {
         if (!result.unreadable.empty()) {
             // A 2xx that is no reply is not retried: the server would answer it again.
@@ -343,7 +366,7 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
     }
     last = {code_of_status(result.status), false,
             "upstream `" + up.name + "` answered " + std::to_string(result.status) + ": " +
-                adapter.decode_error(result.status, result.body).message};
+                error.message};
     if (judged == upstream::verdict::key_refused && own_route_)
         observability::log_warn("upstream `" + up.name + "` refused its key for model `" + heard +
                                 "` (" + std::to_string(result.status) +

@@ -37,10 +37,12 @@ public:
     // `upstreams`, `routing` and `prices` as the /v1 face has them, from one configuration
     // generation that outlives the client (null `prices`: every model is unpriced);
     // `model_retries`: context.model_retries.
-    model_client(const std::vector<config::upstream_config>& upstreams, unsigned model_retries,
-                 upstream::routing& routing, const pricing::price_table* prices,
-                 const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
-                 net::any_io_executor executor, upstream::usage_sink* ledger = nullptr);
+    model_client(
+        const std::vector<config::upstream_config>& upstreams, unsigned model_retries,
+        upstream::routing& routing, const pricing::price_table* prices,
+        const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
+        const std::vector<std::shared_ptr<upstream::aws::credentials_provider>>& aws_credentials,
+        net::any_io_executor executor, upstream::usage_sink* ledger = nullptr);
 
     // The request in the dialect of the upstream `request.model` is routed to (OpenAI Chat
     // Completions, Anthropic Messages or Gemini), the reply decoded by its adapter: read by its

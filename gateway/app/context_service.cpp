@@ -190,7 +190,8 @@ struct engine_face {
                 boost::asio::any_io_executor engine, upstream::usage_sink* ledger)
         : built_from(std::move(g)),
           client(built_from->config.upstreams, model_retries, *built_from->routing,
-                 built_from->prices.get(), built_from->tls_contexts, std::move(engine), ledger) {}
+                 built_from->prices.get(), built_from->tls_contexts, built_from->aws_credentials,
+                 std::move(engine), ledger) {}
 
     std::shared_ptr<const generation> built_from;
     agent::model_client client;

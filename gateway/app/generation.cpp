@@ -1,6 +1,7 @@
 #include "gateway/app/generation.hpp"
 
 #include "gateway/io/redis.hpp"
+#include "gateway/upstream/aws_credentials.hpp"
 #include "gateway/upstream/health_share.hpp"
 #include "gateway/upstream/routes.hpp"
 #include "gateway/upstream/tls.hpp"
@@ -40,6 +41,18 @@ void carry_health(upstream::routing& before, upstream::routing& after,
     }
 }
 
+// What a Bedrock upstream's credentials are looked for with: its `aws:` block and its region.
+upstream::aws::settings aws_settings(const config::upstream_config& up) {
+    upstream::aws::settings s;
+    s.upstream = up.name;
+    s.region = up.region;
+    s.access_key_id = up.aws.access_key_id;
+    s.secret_access_key = up.aws.secret_access_key;
+    s.session_token = up.aws.session_token;
+    s.bearer_token = up.aws.bearer_token;
+    return s;
+}
+
 }  // namespace
 
 config::parsed<std::shared_ptr<generation>> build_generation(config::gateway_config config,
@@ -58,6 +71,15 @@ config::parsed<std::shared_ptr<generation>> build_generation(config::gateway_con
         auto context = upstream::make_client_context(up);
         if (!context) return result::fail(context.error);
         g->tls_contexts.push_back(*context.value);
+    }
+    for (const auto& up : c.upstreams) {
+        g->aws_credentials.push_back(nullptr);
+        if (up.provider != config::provider_kind::bedrock) continue;
+        auto found =
+            upstream::aws::find_source(aws_settings(up), upstream::aws::process_environment());
+        if (!found) return result::fail(c.source + ": upstream `" + up.name + "`: " + found.error);
+        g->aws_credentials.back() = std::make_shared<upstream::aws::credentials_provider>(
+            std::move(*found.value), aws_settings(up));
     }
     auto prices = pricing::build_prices(c.pricing);
     if (!prices) return result::fail(prices.error);

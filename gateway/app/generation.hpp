@@ -14,6 +14,9 @@
 namespace gateway::upstream {
 class health_share;
 class routing;
+namespace aws {
+class credentials_provider;
+}
 }  // namespace gateway::upstream
 
 namespace gateway::app {
@@ -29,6 +32,10 @@ struct generation {
     config::gateway_config config;
     std::vector<std::shared_ptr<boost::asio::ssl::context>>
         tls_contexts;  // per upstream; null: plain
+    // Per upstream: a Bedrock upstream's AWS credentials, fetched and refreshed on a thread of
+    // their own; null for the others. Stopped (their thread joined) when the last of the
+    // generation's users lets go of them.
+    std::vector<std::shared_ptr<upstream::aws::credentials_provider>> aws_credentials;
     std::unique_ptr<upstream::routing> routing;
     std::shared_ptr<cache::response_cache> cache;  // null: no upstream or route caches
     // The shipped table or pricing.file, with pricing.overrides: read again at each reload.
@@ -45,7 +52,8 @@ struct generation {
 // Builds the generation of `config`. `before` (the running one, or null at start) gives what
 // carries over: each target's health, by upstream name and model, and the cache when its section
 // is unchanged. `replica`: this process's name on the shared health channel. The error names
-// what failed (a TLS file, the Redis URL, the price table's file and line).
+// what failed (a TLS file, a Bedrock upstream's AWS credentials, the Redis URL, the price table's
+// file and line).
 config::parsed<std::shared_ptr<generation>> build_generation(config::gateway_config config,
                                                              const generation* before,
                                                              const std::string& replica);

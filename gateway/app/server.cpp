@@ -81,7 +81,7 @@ struct server::v1_face {
             passthrough::admission* gate, upstream::usage_sink* ledger)
         : built_from(std::move(g)),
           handler(running.server, built_from->config.upstreams, *built_from->routing,
-                  built_from->tls_contexts, gate, ledger,
+                  built_from->tls_contexts, built_from->aws_credentials, gate, ledger,
                   passthrough::cache_setup{built_from->cache.get(), &built_from->config.cache},
                   built_from->prices.get()) {}
 
@@ -136,7 +136,9 @@ namespace {
 // dialect carry none but the upstream's own.
 void warn_of_missing_keys(const std::vector<config::upstream_config>& upstreams) {
     for (const auto& up : upstreams)
-        if (up.provider != config::provider_kind::openai && up.api_key.empty())
+        if ((up.provider == config::provider_kind::anthropic ||
+             up.provider == config::provider_kind::gemini) &&
+            up.api_key.empty())
             observability::log_warn(
                 "upstream `" + up.name + "` (" +
                 std::string(providers::provider_name(up.provider)) +

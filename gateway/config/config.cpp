@@ -268,6 +268,20 @@ const char* route_strategy_name(route_strategy s) {
     return "priority";
 }
 
+const char* provider_kind_name(provider_kind p) {
+    switch (p) {
+        case provider_kind::openai:
+            return "openai";
+        case provider_kind::anthropic:
+            return "anthropic";
+        case provider_kind::gemini:
+            return "gemini";
+        case provider_kind::bedrock:
+            return "bedrock";
+    }
+    return "openai";
+}
+
 std::vector<std::string> differing_sections(const gateway_config& a, const gateway_config& b) {
     std::vector<std::string> differ;
     auto compare = [&](std::string_view name, auto print) {

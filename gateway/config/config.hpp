@@ -49,8 +49,18 @@ struct cache_policy {
     duration ttl{0};
 };
 
-// The dialect an upstream speaks: any OpenAI-compatible server, Anthropic Messages, Gemini.
-enum class provider_kind { openai, anthropic, gemini };
+// The dialect an upstream speaks: any OpenAI-compatible server, Anthropic Messages, Gemini,
+// Amazon Bedrock's Converse (always translated: no client speaks it on /v1).
+enum class provider_kind { openai, anthropic, gemini, bedrock };
+
+// A Bedrock upstream's `aws:` block: keys to sign with (both, or neither: then the chain of
+// aws_credentials.hpp looks further), or a Bedrock API key instead of signing. Secrets.
+struct aws_keys {
+    std::string access_key_id;
+    std::string secret_access_key;
+    std::string session_token;
+    std::string bearer_token;
+};
 
 // How the agent loop asks a model for tool calls: the provider's own tool calling, or our JSON
 // protocol in the reply text.
@@ -71,6 +81,8 @@ struct upstream_config {
     std::string api_key;  // empty: none
     auth_mode auth = auth_mode::forward;
     provider_kind provider = provider_kind::openai;
+    std::string region;  // bedrock: the AWS region its requests are signed for
+    aws_keys aws;        // bedrock: what it signs with (empty: the standard chain)
     std::vector<std::string> models{"*"};  // globs; first matching upstream wins
     // The client's model name -> the upstream's (the rest go as they are).
     std::vector<std::pair<std::string, std::string>> model_map;
@@ -397,6 +409,7 @@ const char* approval_name(approval_policy policy);
 
 // "priority", "weighted", "least_busy" or "latency".
 const char* route_strategy_name(route_strategy s);
+const char* provider_kind_name(provider_kind p);  // as `provider:` spells it
 
 // The effective configuration as YAML, with every secret masked.
 std::string to_yaml(const gateway_config& config);

@@ -140,19 +140,33 @@ const fields<upstream_config>& upstream_fields() {
         bool_field("json_schema", &S::json_schema, "the agent may send response_format"),
         count_field("context_budget", &S::context_budget, 0, 100'000'000,
                     "agent requests stay within this many tokens; 0: no limit"),
-        {"provider", "openai | anthropic | gemini: the dialect it speaks",
+        {"provider", "openai | anthropic | gemini | bedrock: the dialect it speaks",
          [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
-             static const std::vector<std::string_view> options{"openai", "anthropic", "gemini"};
+             static const std::vector<std::string_view> options{"openai", "anthropic", "gemini",
+                                                                "bedrock"};
              s.provider = static_cast<provider_kind>(r.one_of(n, "provider", options));
              // tool_calling (read after) defaults by provider.
              s.tool_calling = s.provider == provider_kind::openai ? tool_calling_mode::json
                                                                   : tool_calling_mode::native;
          },
+         [](const S& s) { return std::string(provider_kind_name(s.provider)); }},
+        {"region", "bedrock: the AWS region its requests are signed for",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.region = r.scalar(n, "region");
+         },
+         [](const S& s) { return s.region.empty() ? std::string() : quoted(s.region); }},
+        {"aws", "bedrock: {access_key_id, secret_access_key, session_token} or {bearer_token}",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
+             if (!n.IsMap()) r.fail(n, "`aws` must be a map such as {access_key_id, …}");
+             schema::read(r, n, std::string(section) + ".aws", aws_keys_fields(), s.aws);
+             if (s.aws.access_key_id.empty() != s.aws.secret_access_key.empty())
+                 r.fail(n, "`aws` needs both `access_key_id` and `secret_access_key`, or neither");
+         },
          [](const S& s) {
-             return std::string(s.provider == provider_kind::openai      ? "openai"
-                                : s.provider == provider_kind::anthropic ? "anthropic"
-                                                                         : "gemini");
-         }},
+             auto shown = flow(s.aws, aws_keys_fields());
+             return shown == "{}" ? std::string() : shown;
+         },
+         true},
         {"model_map", "client model name -> the upstream's",
          [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
              if (!n.IsMap()) r.fail(n, "`model_map` must map client model names to upstream names");
@@ -173,6 +187,23 @@ const fields<upstream_config>& upstream_fields() {
                               "translate: answer /v1/responses from the upstream's Chat "
                               "Completions"),
         cache_policy_field(&S::cache),
+    };
+    return all;
+}
+
+const fields<aws_keys>& aws_keys_fields() {
+    using S = aws_keys;
+    // Shown as *** when set, left out when not.
+    auto secret = [](std::string_view name, std::string S::*m, std::string_view about) {
+        auto f = text_field(name, m, about, [](const std::string&) { return "***"; });
+        f.print = [m](const S& s) { return (s.*m).empty() ? std::string() : quoted("***"); };
+        return f;
+    };
+    static const fields<S> all{
+        secret("access_key_id", &S::access_key_id, "signs its requests, with the secret"),
+        secret("secret_access_key", &S::secret_access_key, "the access key's secret"),
+        secret("session_token", &S::session_token, "temporary keys' token"),
+        secret("bearer_token", &S::bearer_token, "a Bedrock API key instead of signing"),
     };
     return all;
 }

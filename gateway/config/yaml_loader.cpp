@@ -35,9 +35,14 @@ public:
     upstream_config upstream(const YAML::Node& node, std::size_t index) const {
         std::string name = "upstreams[" + std::to_string(index) + "]";
         if (node.IsMap() && !node["name"]) fail(node, name + ": `name` is required");
-        if (node.IsMap() && !node["base_url"]) fail(node, name + ": `base_url` is required");
         auto u = section(node, name, upstream_fields());
         if (u.name.empty()) fail(node["name"], name + ": `name` must not be empty");
+        if (u.provider == provider_kind::bedrock)
+            bedrock(node, name, u);
+        else if (node["region"] || node["aws"])
+            fail(node["region"] ? node["region"] : node["aws"],
+                 name + ": `region` and `aws` are for `provider: bedrock`");
+        if (u.base_url.empty()) fail(node, name + ": `base_url` is required");
         if (u.inject_stream_usage && u.provider != provider_kind::openai)
             fail(node["stream_usage"],
                  "`stream_usage: inject` applies to OpenAI-compatible upstreams only");
@@ -48,6 +53,30 @@ public:
         if (u.auth == auth_mode::replace && u.api_key.empty())
             fail(node["auth"], name + ": `auth: replace` needs a non-empty `api_key`");
         return u;
+    }
+
+    // A Bedrock upstream's rules: a region to sign for, which also gives the default base_url;
+    // its key is an AWS one (`aws.bearer_token`), never `api_key`, which would go unsigned.
+    void bedrock(const YAML::Node& node, const std::string& name, upstream_config& u) const {
+        if (u.region.empty())
+            fail(node, name +
+                           ": `provider: bedrock` needs `region` (e.g. us-east-1): its "
+                           "requests are signed for it");
+        if (u.region.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") !=
+            std::string::npos)
+            fail(node["region"],
+                 name + ": `region`: `" + u.region + "` is no AWS region name (such as us-east-1)");
+        if (!u.api_key.empty())
+            fail(node["api_key"], name +
+                                      ": a Bedrock upstream takes no `api_key`: give a Bedrock "
+                                      "API key as `aws: {bearer_token: …}`");
+        if (u.auth == auth_mode::replace)
+            fail(node["auth"], name +
+                                   ": `auth` does not apply to Bedrock, which always signs "
+                                   "with its own credentials");
+        if (node["base_url"]) return;
+        u.base_url = "https://bedrock-runtime." + u.region + ".amazonaws.com";
+        u.endpoint = *parse_base_url(u.base_url).value;
     }
 
     limits_config limits(const YAML::Node& node) const {

@@ -206,7 +206,7 @@ destination choose(const http::request_context& ctx,
             // servers serve them.
             d.call.dialect = config::provider_kind::openai;
             d.target = call.target.substr(3);
-        } else if (up.provider == config::provider_kind::gemini && !translatable) {
+        } else if (up.provider != config::provider_kind::anthropic && !translatable) {
             d.refusal = untranslatable(call.path, d.model, up,
                                        "POST /v1/messages and /v1/messages/count_tokens");
         }
@@ -255,11 +255,12 @@ void finish_usage(http::request_context& ctx, exchange_state& state) {
     ctx.output_tokens = state.used.output;
 }
 
-handler::handler(const config::server_config& server,
-                 const std::vector<config::upstream_config>& upstreams, upstream::routing& routing,
-                 const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
-                 admission* gate, upstream::usage_sink* ledger, cache_setup cache,
-                 const pricing::price_table* prices)
+handler::handler(
+    const config::server_config& server, const std::vector<config::upstream_config>& upstreams,
+    upstream::routing& routing, const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
+    const std::vector<std::shared_ptr<upstream::aws::credentials_provider>>& aws_credentials,
+    admission* gate, upstream::usage_sink* ledger, cache_setup cache,
+    const pricing::price_table* prices)
     : server_(server),
       upstreams_(upstreams),
       router_(routing.router()),
@@ -272,7 +273,7 @@ handler::handler(const config::server_config& server,
     priced_.resize(upstreams.size());
     pools_.reserve(upstreams.size());
     for (std::size_t i = 0; i < upstreams.size(); ++i) {
-        pools_.emplace_back(upstreams[i], tls_contexts[i]);
+        pools_.emplace_back(upstreams[i], tls_contexts[i], aws_credentials[i]);
         config::route_config alone;
         alone.max_attempts = 1;
         alone.targets.push_back({upstreams[i].name, "", 1, i});

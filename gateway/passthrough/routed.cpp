@@ -293,8 +293,11 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
         if (!key_provider_)
             key_provider_ = forwarded_provider(plan_.route(), h_.upstreams_, spoken);
         state_.forward_key = up.provider == *key_provider_;
-        if (!state_.forward_key && !upstream_key_replaces_client(up, !ctx_.key_id.empty()) &&
-            up.api_key.empty() && !http::presented_key_of(ctx_.req.base()).value.empty())
+        // Bedrock signs with the upstream's own AWS credentials: no client key ever goes there.
+        bool own_credentials = up.provider == config::provider_kind::bedrock;
+        if (!state_.forward_key && !own_credentials &&
+            !upstream_key_replaces_client(up, !ctx_.key_id.empty()) && up.api_key.empty() &&
+            !http::presented_key_of(ctx_.req.base()).value.empty())
             co_return skipped(failure_of(
                 errc::bad_request, "upstream `" + up.name +
                                        "` has no api_key of its own, and the client's key was "

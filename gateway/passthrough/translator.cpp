@@ -8,6 +8,7 @@
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/providers/openai.hpp"
 #include "gateway/sse/event_parser.hpp"
+#include "gateway/upstream/aws_signing.hpp"
 #include "gateway/upstream/exchange.hpp"
 #include "gateway/upstream/model_router.hpp"
 #include "gateway/upstream/routes.hpp"
@@ -40,11 +41,11 @@ std::int64_t now_seconds() {
         .count();
 }
 
+// `fields`: what authorises it (adapter::auth_fields, or a Bedrock upstream's signature).
 std::string request_head(const http::request_context& ctx, const config::upstream_config& up,
                          const providers::adapter& adapter, const providers::request& r,
                          std::size_t body_size, const observability::trace_context* attempt,
-                         const std::string& key) {
-    auto fields = adapter.auth_fields(key);
+                         std::string fields) {
     // The client's own x-* fields (tracing, tenancy), its W3C trace context (traceparent,
     // tracestate: the provider's spans join the client's trace, as through the passthrough) and
     // anthropic-beta go along; its key, OpenAI's fields and the framing do not.
@@ -326,13 +327,15 @@ net::awaitable<void> write_reply_as_stream(
     if (auto ec = co_await write_client(ctx, net::buffer(bytes)); ec) ctx.keep_alive = false;
 }
 
-// What the provider's error answer said, in the conversation model. A refusal of a request the
-// gateway sent without any key says so and names the setting: the provider's own words
-// ("invalid x-api-key") say neither.
+// What the provider's error answer said, in the conversation model (Bedrock's names its error in
+// the x-amzn-ErrorType field of `answer`). A refusal of a request the gateway sent without any
+// key says so and names the setting: the provider's own words ("invalid x-api-key") say neither.
 providers::provider_error provider_refusal(const config::upstream_config& up,
-                                           const providers::adapter& adapter, unsigned status,
+                                           const providers::adapter& adapter,
+                                           const upstream::response_parser& answer,
                                            std::string_view body, upstream::credential whose) {
-    auto said = adapter.decode_error(status, body);
+    auto status = answer.get().result_int();
+    auto said = providers::error_of(adapter, status, answer.get()["x-amzn-ErrorType"], body);
     if ((status == 401 || status == 403) && whose == upstream::credential::none)
         said.message =
             "Upstream `" + up.name + "` (" + std::string(providers::provider_name(up.provider)) +
@@ -387,15 +390,33 @@ net::awaitable<std::optional<translate_failure>> translate(
         co_return std::nullopt;
     }
     auto key = translated_key(ctx.req, !ctx.key_id.empty(), up, state.forward_key);
+    std::string auth;
+    upstream::failure unsigned_request;
+    if (auto* credentials = pool.aws_credentials()) {
+        // Signed with the upstream's own credentials, over the final body, for this attempt.
+        key = {{}, upstream::credential::gateway};
+        auto signed_fields =
+            co_await upstream::aws::authorize(up, *credentials, adapter.target(r), body);
+        auth = std::move(signed_fields.fields);
+        if (!signed_fields.error.empty())
+            unsigned_request = {make_error_code(errc::upstream_credentials),
+                                std::move(signed_fields.error)};
+    } else {
+        auth = adapter.auth_fields(key.value);
+    }
     state.presented = key.whose;
-    auto head = request_head(ctx, up, adapter, r, body.size(), state.trace, key.value);
+    auto head = request_head(ctx, up, adapter, r, body.size(), state.trace, std::move(auth));
 
     std::optional<upstream::response_parser> parser;
     upstream::exchange_hooks hooks{[&state](upstream::connection* c) { state.upstream = c; },
                                    [&state] { return state.client_gone || state.stopping; },
                                    first_byte, std::move(resend)};
-    auto started = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head, body,
-                                                     parser, false, false, hooks);
+    upstream::started_exchange started;
+    if (unsigned_request)
+        started.failed = std::move(unsigned_request);
+    else
+        started = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head, body,
+                                                    parser, false, false, hooks);
     if (state.client_gone) co_return std::nullopt;
     if (!started.conn && hold_failures) {
         translate_failure held;
@@ -417,9 +438,7 @@ net::awaitable<std::optional<translate_failure>> translate(
     auto status = parser->get().result_int();
     // What came back is what its Content-Type says: a provider (or a proxy before it) may answer
     // a streamed request with one whole JSON reply.
-    bool event_stream = boost::beast::iequals(
-        std::string_view(parser->get()[bhttp::field::content_type]).substr(0, 17),
-        "text/event-stream");
+    bool event_stream = adapter.streams_as(parser->get()[bhttp::field::content_type]);
 
     if (status >= 400 || !r.stream || !event_stream) {
         std::string reply_body;
@@ -440,9 +459,13 @@ net::awaitable<std::optional<translate_failure>> translate(
         }
         bool reusable = parser->get().keep_alive();
         if (status >= 400) {
-            auto said = provider_refusal(up, adapter, status, reply_body, key.whose);
+            auto said = provider_refusal(up, adapter, *parser, reply_body, key.whose);
             auto envelope = in.error_body(said);
-            auto judged = upstream::judge_status(status, reply_body, key.whose);
+            // Bedrock's status misleads a route (a model's failure is its 424): judged by what
+            // its error type says.
+            auto judged = upstream::judge_status(
+                up.provider == config::provider_kind::bedrock ? said.status : status, reply_body,
+                key.whose);
             bool moves = judged == upstream::verdict::context_window && hold_context_window;
             if (hold_failures && (upstream::tries_another(judged) || moves)) {
                 translate_failure held;

@@ -47,6 +47,9 @@ public:
     // whose `type` is its :event-type (an exception's :exception-type, an error's :error-code)
     // and whose `data` is its payload (an error's :error-message as {"message": …}).
     virtual stream_framing framing() const { return stream_framing::sse; }
+    // Whether an answer with this Content-Type is one of its event streams (text/event-stream,
+    // or application/vnd.amazon.eventstream), rather than one whole reply.
+    bool streams_as(std::string_view content_type) const;
     // What an error answer (status >= 400) says.
     virtual provider_error decode_error(unsigned status, std::string_view body) const = 0;
     // The header field that carries this dialect's key, and what precedes the key in it
@@ -58,6 +61,12 @@ public:
 };
 
 const adapter& adapter_for(provider p);
+
+// What an error answer of `a`'s upstream says: decode_error, or for Bedrock, which names its
+// errors in a header field, bedrock::read_error with that field (`error_type`, its
+// x-amzn-ErrorType; the other dialects have none).
+provider_error error_of(const adapter& a, unsigned status, std::string_view error_type,
+                        std::string_view body);
 
 // Reads one reply's event stream in the pieces it arrives in: framed as the dialect frames it (SSE
 // events or event-stream messages up to `max_event_bytes`), each event decoded by the dialect, the

@@ -328,9 +328,7 @@ private:
 
 class converse final : public providers::adapter {
 public:
-    // No provider_kind names Bedrock yet; openai is the kind whose value adds nothing to a request
-    // (auth_fields' anthropic-version, the translation's anthropic-beta relay).
-    provider kind() const override { return provider::openai; }
+    provider kind() const override { return provider::bedrock; }
 
     std::string target(const request& r) const override {
         return "/model/" + model_segment(r.model) + (r.stream ? "/converse-stream" : "/converse");

@@ -14,8 +14,7 @@ namespace gateway::providers::bedrock {
 // block is empty (an empty tool result is said in words, `empty_tool_result`); images travel as
 // bytes (a data: URL of PNG, JPEG, GIF or WebP; a link is refused). Converse has no tool choice
 // `none`: its tools are left out, unless the history holds tool blocks and they must be declared.
-// Not in adapter_for yet (config::provider_kind has no `bedrock`): whoever wires a Bedrock
-// upstream takes it from here, and gives kind() its own value (see bedrock.cpp).
+// adapter_for(provider::bedrock).
 const providers::adapter& converse_adapter();
 
 // What the encoder sends for a tool result with no text: Bedrock refuses a blank text block,

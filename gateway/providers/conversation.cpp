@@ -3,12 +3,16 @@
 #include "gateway/json_fields.hpp"
 #include "gateway/providers/adapter.hpp"
 #include "gateway/providers/anthropic.hpp"
+#include "gateway/providers/bedrock.hpp"
 #include "gateway/providers/gemini.hpp"
 #include "gateway/providers/openai.hpp"
 
 #include <boost/json/error.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <cctype>
 
 namespace gateway::providers {
 
@@ -20,6 +24,8 @@ std::string_view provider_name(provider p) {
             return "anthropic";
         case provider::gemini:
             return "gemini";
+        case provider::bedrock:
+            return "bedrock";
     }
     return "openai";
 }
@@ -249,6 +255,21 @@ std::string adapter::auth_fields(std::string_view key) const {
     return out;
 }
 
+bool adapter::streams_as(std::string_view content_type) const {
+    std::string_view type = framing() == stream_framing::sse ? "text/event-stream"
+                                                             : "application/vnd.amazon.eventstream";
+    return content_type.size() >= type.size() &&
+           std::equal(type.begin(), type.end(), content_type.begin(), [](char a, char b) {
+               return a == std::tolower(static_cast<unsigned char>(b));
+           });
+}
+
+provider_error error_of(const adapter& a, unsigned status, std::string_view error_type,
+                        std::string_view body) {
+    if (a.kind() == provider::bedrock) return bedrock::read_error(status, error_type, body);
+    return a.decode_error(status, body);
+}
+
 stream_reader::stream_reader(const adapter& a, std::size_t max_event_bytes)
     : decoder_(a.decoder()),
       framing_(a.framing()),
@@ -318,6 +339,8 @@ const adapter& adapter_for(provider p) {
             return anthropic::adapter();
         case provider::gemini:
             return gemini::adapter();
+        case provider::bedrock:
+            return bedrock::converse_adapter();
         case provider::openai:
             break;
     }

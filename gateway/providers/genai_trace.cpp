@@ -10,6 +10,8 @@ std::string_view genai_provider_name(provider p) {
             return "anthropic";
         case provider::gemini:
             return "gcp.gemini";
+        case provider::bedrock:
+            return "aws.bedrock";
         case provider::openai:
             break;
     }

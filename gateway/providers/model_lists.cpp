@@ -185,6 +185,7 @@ std::string model_list_target(provider p, std::string_view page) {
             if (!page.empty()) target += "&pageToken=" + query_encoded(page);
             return target;
         }
+        case provider::bedrock:  // never asked (model_catalog): its list is its control plane's
         case provider::openai:
             break;
     }
@@ -244,6 +245,7 @@ std::string model_list_answer(provider dialect, const std::vector<listed_model>&
             return anthropic_list(models, target);
         case provider::gemini:
             return gemini_list(models, target);
+        case provider::bedrock:  // no client speaks Converse on /v1
         case provider::openai:
             break;
     }
@@ -269,6 +271,7 @@ std::string model_not_found_body(provider dialect, std::string_view message) {
         case provider::gemini:
             return json::serialize(json::object{
                 {"error", {{"code", 404}, {"message", message}, {"status", "NOT_FOUND"}}}});
+        case provider::bedrock:  // no client speaks Converse on /v1
         case provider::openai:
             break;
     }

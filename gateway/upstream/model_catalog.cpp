@@ -68,7 +68,10 @@ model_catalog::model_catalog(const std::vector<config::upstream_config>& upstrea
     for (const auto& u : upstreams) {
         bool globbed = false;
         for (const auto& m : u.models) globbed = globbed || is_glob(m);
-        if (!globbed || u.model_list_ttl.count() <= 0)
+        // Bedrock lists its models in its control-plane API, on another host and not built
+        // yet: its configured names are its list.
+        if (!globbed || u.model_list_ttl.count() <= 0 ||
+            u.provider == config::provider_kind::bedrock)
             sources_.push_back(source::none);
         else if (u.provider == config::provider_kind::openai &&
                  u.auth == config::auth_mode::forward && u.api_key.empty())

@@ -49,7 +49,7 @@ public:
     // api_key (none when it has none), and keeps it; `client`: each listing, with the client's
     // credentials, as a request forwarded to it would (an OpenAI-compatible upstream under
     // `auth: forward` without an api_key: its list is the client's to see); `none`: it is not
-    // asked (no glob in its `models`, or `model_list_ttl: 0`).
+    // asked (no glob in its `models`, `model_list_ttl: 0`, or a Bedrock upstream).
     enum class source { none, gateway, client };
 
     // `upstreams` and `routes` outlive the catalogue. Starts nothing: the thread that asks the

@@ -7,9 +7,11 @@
 
 namespace gateway::upstream {
 
-pool::pool(const config::upstream_config& upstream, std::shared_ptr<net::ssl::context> tls_context)
+pool::pool(const config::upstream_config& upstream, std::shared_ptr<net::ssl::context> tls_context,
+           std::shared_ptr<aws::credentials_provider> aws_credentials)
     : upstream_(&upstream),
       tls_context_(std::move(tls_context)),
+      aws_credentials_(std::move(aws_credentials)),
       idle_gauge_(&observability::metrics().upstream_idle.with({upstream.name})) {}
 
 pool::~pool() {

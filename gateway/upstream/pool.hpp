@@ -12,16 +12,23 @@
 
 namespace gateway::upstream {
 
+namespace aws {
+class credentials_provider;
+}
+
 // Idle keep-alive connections to one upstream, owned by one worker thread (so no lock): the most
 // recently used connection is reused first, connections idle longer than pool_idle_timeout or
 // beyond max_idle_connections are closed. Not thread-safe by design.
 class pool {
 public:
-    pool(const config::upstream_config& upstream, std::shared_ptr<net::ssl::context> tls_context);
+    // `aws_credentials`: what a Bedrock upstream's requests are signed with (null for others).
+    pool(const config::upstream_config& upstream, std::shared_ptr<net::ssl::context> tls_context,
+         std::shared_ptr<aws::credentials_provider> aws_credentials = {});
     ~pool();
     pool(pool&& other) noexcept
         : upstream_(other.upstream_),
           tls_context_(std::move(other.tls_context_)),
+          aws_credentials_(std::move(other.aws_credentials_)),
           resolved_(std::move(other.resolved_)),
           resolved_until_(other.resolved_until_),
           resolving_(std::move(other.resolving_)),
@@ -58,6 +65,8 @@ public:
     }
 
     const config::upstream_config& upstream() const { return *upstream_; }
+    // A Bedrock upstream's credentials, shared by every worker's pool; null for the others.
+    aws::credentials_provider* aws_credentials() const { return aws_credentials_.get(); }
 
 private:
     void sweep(std::chrono::steady_clock::time_point now);
@@ -65,6 +74,7 @@ private:
 
     const config::upstream_config* upstream_;
     std::shared_ptr<net::ssl::context> tls_context_;
+    std::shared_ptr<aws::credentials_provider> aws_credentials_;
     // The addresses resolved last and until when they serve, and the lookup under way (its
     // waiters wait on `done`, which the lookup cancels when it ends).
     struct lookup {

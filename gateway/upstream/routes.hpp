@@ -374,6 +374,8 @@ class prober;
 // never.
 inline config::duration probe_interval_of(const config::upstream_config& u,
                                           const config::health_config& health) {
+    // Bedrock's model list is its control-plane API's, on another host: not asked yet.
+    if (u.provider == config::provider_kind::bedrock) return config::duration(0);
     return u.probe_interval.value_or(health.probe_interval);
 }
 

@@ -301,6 +301,54 @@ BOOST_AUTO_TEST_CASE(value_parsers) {
                "use api_key");
 }
 
+BOOST_AUTO_TEST_CASE(a_bedrock_upstream_needs_a_region_which_gives_its_base_url) {
+    const std::string bedrock = "upstreams:\n  - name: b\n    provider: bedrock\n";
+    auto loaded = load_string(bedrock +
+                                  "    region: eu-west-3\n    aws: {access_key_id: AKIDEXAMPLE, "
+                                  "secret_access_key: wJalrXUtnFEMI, session_token: SESSIONTOK}\n",
+                              "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
+    const auto& u = loaded.value->upstreams[0];
+    BOOST_TEST((u.provider == provider_kind::bedrock));
+    BOOST_TEST(u.base_url == "https://bedrock-runtime.eu-west-3.amazonaws.com");
+    BOOST_TEST(u.endpoint.host == "bedrock-runtime.eu-west-3.amazonaws.com");
+    BOOST_TEST(u.endpoint.tls);
+    BOOST_TEST(u.aws.secret_access_key == "wJalrXUtnFEMI");
+    BOOST_TEST((u.tool_calling == tool_calling_mode::native));
+    // Its keys are secrets in check-config, as api_key is.
+    auto text = to_yaml(*loaded.value);
+    BOOST_TEST(text.find("AKIDEXAMPLE") == std::string::npos, text);
+    BOOST_TEST(text.find("wJalrXUtnFEMI") == std::string::npos, text);
+    BOOST_TEST(text.find("SESSIONTOK") == std::string::npos, text);
+    BOOST_TEST(text.find("aws: {access_key_id: \"***\", secret_access_key: \"***\", "
+                         "session_token: \"***\"}") != std::string::npos,
+               text);
+    BOOST_TEST(text.find("region: \"eu-west-3\"") != std::string::npos, text);
+    // A base_url of its own (a VPC endpoint, a test) wins.
+    auto own = load_string(bedrock + "    region: us-east-1\n    base_url: http://127.0.0.1:9001\n",
+                           "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(own), own.error);
+    BOOST_TEST(own.value->upstreams[0].endpoint.port == 9001);
+
+    BOOST_TEST(error_of(bedrock) ==
+               "test.yaml:2: upstreams[0]: `provider: bedrock` needs `region` "
+               "(e.g. us-east-1): its requests are signed for it");
+    BOOST_TEST(error_of(bedrock + "    region: US East\n") ==
+               "test.yaml:4: upstreams[0]: `region`: `US East` is no AWS region name (such as "
+               "us-east-1)");
+    BOOST_TEST(
+        error_of(bedrock + "    region: us-east-1\n    api_key: k\n")
+            .starts_with("test.yaml:5: upstreams[0]: a Bedrock upstream takes no `api_key`"));
+    BOOST_TEST(error_of(bedrock + "    region: us-east-1\n    aws: {access_key_id: AKID}\n") ==
+               "test.yaml:5: `aws` needs both `access_key_id` and `secret_access_key`, or neither");
+    BOOST_TEST(error_of(bedrock + "    region: us-east-1\n    aws: {acess_key_id: AKID}\n")
+                   .starts_with("test.yaml:5: unknown key `acess_key_id` in `upstreams[0].aws`"));
+    BOOST_TEST(error_of(with_upstream("    region: us-east-1\n")) ==
+               "test.yaml:4: upstreams[0]: `region` and `aws` are for `provider: bedrock`");
+    BOOST_TEST(
+        error_of("upstreams:\n  - name: a\n").ends_with("upstreams[0]: `base_url` is required"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(config_providers)
@@ -337,7 +385,7 @@ BOOST_AUTO_TEST_CASE(providers_default_their_tool_calling_and_map_model_names) {
 
 BOOST_AUTO_TEST_CASE(bad_provider_settings_are_precise) {
     BOOST_TEST(error_of(with_upstream("    provider: mistral\n")) ==
-               "test.yaml:4: `provider`: `mistral` must be openai, anthropic or gemini");
+               "test.yaml:4: `provider`: `mistral` must be openai, anthropic, gemini or bedrock");
     BOOST_TEST(error_of(with_upstream("    tool_calling: sometimes\n")) ==
                "test.yaml:4: `tool_calling`: `sometimes` must be native or json");
     BOOST_TEST(error_of(with_upstream("    model_map: [a, b]\n")) ==
