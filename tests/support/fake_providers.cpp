@@ -1,10 +1,13 @@
 #include "tests/support/fake_providers.hpp"
 
 #include "gateway/providers/aws_eventstream.hpp"
+#include "gateway/upstream/sigv4.hpp"
 
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 
 namespace gateway::testing::fake_providers {
 
@@ -79,6 +82,31 @@ std::string string_of_member(const json::value& v, std::string_view key) {
 
 std::optional<answer> refuse_converse(std::string message) {
     return converse_error(400, "ValidationException", message);
+}
+
+// A part of a SigV4 Authorization field: `name`=value, up to the next comma.
+std::string authorization_part(std::string_view authorization, std::string_view name) {
+    auto at = authorization.find(std::string(name) + "=");
+    if (at == std::string_view::npos) return {};
+    auto value = authorization.substr(at + name.size() + 1);
+    return std::string(value.substr(0, value.find(',')));
+}
+
+std::vector<std::string> split(std::string_view text, char by) {
+    std::vector<std::string> out;
+    for (std::size_t start = 0; start <= text.size();) {
+        auto end = std::min(text.find(by, start), text.size());
+        out.emplace_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+// An x-amz-date (20150830T123600Z) as a time.
+std::optional<std::chrono::system_clock::time_point> amz_time(const std::string& text) {
+    std::tm t{};
+    if (text.size() != 16 || !strptime(text.c_str(), "%Y%m%dT%H%M%SZ", &t)) return std::nullopt;
+    return std::chrono::system_clock::from_time_t(timegm(&t));
 }
 
 // One ConverseStream event: its JSON payload padded as Bedrock pads them (`p`, a run of letters
@@ -176,12 +204,54 @@ std::optional<answer> converse_credential_refusal(const received_request& r) {
         return converse_error(403, "IncompleteSignatureException",
                               "Authorization header requires 'Credential', 'Signature' and "
                               "'SignedHeaders' parameters.");
-    if (r.header("x-amz-date").empty())
+    auto date = r.header("x-amz-date");
+    if (date.empty())
         return converse_error(403, "IncompleteSignatureException",
                               "Authorization header requires existence of either a 'X-Amz-Date' "
                               "or a 'Date' header.");
-    // The signature itself is verified here once the SigV4 signer lands (InvalidSignatureException
-    // 403: "The request signature we calculated does not match the signature you provided.").
+    // Credential=KEY/DATE/REGION/SERVICE/aws4_request
+    auto scope = split(authorization_part(authorization, "Credential"), '/');
+    auto token = r.header("x-amz-security-token");
+    bool temporary = scope.size() == 5 && scope[0] == fake_aws_temporary_key_id;
+    if (scope.size() != 5 || (scope[0] != fake_aws_key_id && !temporary) ||
+        (temporary && token.empty()))
+        return converse_error(403, "UnrecognizedClientException",
+                              "The security token included in the request is invalid.");
+    if (token == fake_aws_expired_token)
+        return converse_error(403, "ExpiredTokenException",
+                              "The security token included in the request is expired");
+    auto when = amz_time(date);
+    auto skew = when ? std::chrono::abs(std::chrono::system_clock::now() - *when)
+                     : std::chrono::system_clock::duration::max();
+    if (skew > std::chrono::minutes(5))
+        return converse_error(403, "InvalidSignatureException",
+                              "Signature expired: " + date + " is now earlier or later than " +
+                                  "5 minutes from the current time.");
+    // The request as received, signed again with what the fake knows.
+    namespace aws = gateway::upstream::aws;
+    auto path_end = std::min(r.target.find('?'), r.target.size());
+    std::string path = r.target.substr(0, path_end);
+    std::string query = r.target.substr(std::min(path_end + 1, r.target.size()));
+    std::vector<std::string> values;
+    auto names = split(authorization_part(authorization, "SignedHeaders"), ';');
+    for (const auto& name : names) values.push_back(r.header(name));
+    aws::request q;
+    q.method = r.method;
+    q.path = path;
+    q.query = query;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (names[i] != "x-amz-date" && names[i] != "x-amz-security-token")
+            q.headers.emplace_back(names[i], values[i]);
+    auto hash = aws::payload_hash(r.body);
+    q.payload_sha256 = hash;
+    aws::credentials keys{std::string(scope[0]), std::string(fake_aws_secret), token, {}};
+    auto expected = aws::sign(q, keys, scope[3], scope[2], *when);
+    if (scope[3] != "bedrock" ||
+        expected.signature != authorization_part(authorization, "Signature"))
+        return converse_error(403, "InvalidSignatureException",
+                              "The request signature we calculated does not match the signature "
+                              "you provided. Check your AWS Secret Access Key and signing method. "
+                              "Consult the service documentation for details.");
     return std::nullopt;
 }
 
@@ -827,27 +897,42 @@ bool holds_tool_result(const json::value& body) {
 turn canned_turn(const json::value& body, bool gemini) {
     turn t;
     const auto* o = body.if_object();
-    // The declared tools: OpenAI-shaped for neither; Anthropic `tools[]`, Gemini declarations.
-    std::vector<const json::object*> tools;
+    // The declared tools, each with its parameters' schema: OpenAI-shaped for neither; Anthropic
+    // `tools[]`, Gemini declarations, Converse's toolConfig.tools[].toolSpec.
+    std::vector<std::pair<const json::object*, const json::value*>> tools;
     if (o)
         if (const auto* list = o->if_contains("tools"); list && list->is_array())
             for (const auto& entry : list->as_array()) {
                 const auto& e = entry.as_object();
                 if (gemini) {
                     if (const auto* d = e.if_contains("functionDeclarations"))
-                        for (const auto& decl : d->as_array()) tools.push_back(&decl.as_object());
+                        for (const auto& decl : d->as_array())
+                            tools.emplace_back(&decl.as_object(),
+                                               decl.as_object().if_contains("parameters"));
                 } else {
-                    tools.push_back(&e);
+                    tools.emplace_back(&e, e.if_contains("input_schema"));
                 }
             }
+    if (o)
+        if (const auto* config = o->if_contains("toolConfig"); config && config->is_object())
+            if (const auto* list = config->as_object().if_contains("tools");
+                list && list->is_array())
+                for (const auto& entry : list->as_array())
+                    if (const auto* spec = entry.as_object().if_contains("toolSpec")) {
+                        const auto& s = spec->as_object();
+                        const auto* input = s.if_contains("inputSchema");
+                        tools.emplace_back(&s, input && input->is_object()
+                                                   ? input->as_object().if_contains("json")
+                                                   : nullptr);
+                    }
     if (tools.empty() || holds_tool_result(body)) {
         t.text = "Hello from the fake upstream!";
         return t;
     }
     for (std::size_t i = 0; i < tools.size() && i < 2; ++i) {
-        const auto& tool = *tools[i];
+        const auto& [declared, schema] = tools[i];
+        const auto& tool = *declared;
         json::object args;
-        const json::value* schema = tool.if_contains(gemini ? "parameters" : "input_schema");
         if (schema && schema->is_object())
             if (const auto* required = schema->as_object().if_contains("required");
                 required && required->is_array())

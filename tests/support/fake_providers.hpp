@@ -45,9 +45,19 @@ std::optional<answer> gemini_refusal(const received_request& r, const boost::jso
 std::optional<answer> converse_refusal(const received_request& r, const boost::json::value& body);
 // The credential of a Converse request: a Bedrock API key (`Authorization: Bearer …`) or an AWS
 // SigV4 `Authorization: AWS4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…` with its
-// x-amz-date. Only their presence and form are checked: verifying the signature against the
-// fake's credentials is the hook where the SigV4 checker goes once gateway/upstream signs.
+// x-amz-date, verified as Bedrock does: recomputed from the request as received (its wire path,
+// the fields it names, the body's hash) with the fake's keys (fake_aws_*), for service `bedrock`.
+// An unknown key id or a temporary one without its session token is UnrecognizedClientException,
+// fake_aws_expired_token ExpiredTokenException, another signature or a date more than five minutes
+// off InvalidSignatureException, each a 403.
 std::optional<answer> converse_credential_refusal(const received_request& r);
+
+// The keys the fake Bedrock knows: long-term ones, and temporary ones (any session token but the
+// expired one) with the same secret.
+inline constexpr std::string_view fake_aws_key_id = "AKIAFAKEBEDROCK00001";
+inline constexpr std::string_view fake_aws_temporary_key_id = "ASIAFAKEBEDROCK00001";
+inline constexpr std::string_view fake_aws_secret = "fakeBedrockSecretKey/0123456789abcdefghij";
+inline constexpr std::string_view fake_aws_expired_token = "expired-session-token";
 
 // `t` in the provider's format. `serial` makes ids and signatures unique per answer.
 answer anthropic_answer(const turn& t, std::string_view model, bool stream, int serial);

@@ -241,11 +241,13 @@ struct fake_upstream::impl {
     net::awaitable<bool> write_events(Stream& stream, tcp::socket& lowest,
                                       const received_request& r, std::vector<std::string> events,
                                       std::string content_type);
-    // Answers an Anthropic or Gemini request (see fake_providers.hpp); false when the
-    // connection is done.
+    // The provider APIs the fake speaks besides OpenAI's.
+    enum class provider_api { anthropic, gemini, converse };
+    // Answers an Anthropic, Gemini or Bedrock Converse request (see fake_providers.hpp); false
+    // when the connection is done.
     template <class Stream>
     net::awaitable<bool> serve_provider(Stream& stream, tcp::socket& lowest,
-                                        const received_request& r, bool gemini);
+                                        const received_request& r, provider_api api);
     int serial = 0;
 };
 
@@ -619,8 +621,14 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
         bool gemini = path.rfind("/v1beta/models/", 0) == 0 && r.method == "POST" &&
                       (path.find(":generateContent") != std::string::npos ||
                        path.find(":streamGenerateContent") != std::string::npos);
-        if ((anthropic || gemini) && mode != "echo") {
-            bool go_on = co_await serve_provider(stream, lowest, r, gemini);
+        // Bedrock: /model/{id}/converse and /model/{id}/converse-stream.
+        bool converse = path.rfind("/model/", 0) == 0 && r.method == "POST" &&
+                        (path.ends_with("/converse") || path.ends_with("/converse-stream"));
+        if ((anthropic || gemini || converse) && mode != "echo") {
+            auto api = gemini     ? provider_api::gemini
+                       : converse ? provider_api::converse
+                                  : provider_api::anthropic;
+            bool go_on = co_await serve_provider(stream, lowest, r, api);
             if (!go_on) co_return;
             continue;
         }
@@ -820,8 +828,11 @@ net::awaitable<bool> fake_upstream::impl::write_events(Stream& stream, tcp::sock
 
 template <class Stream>
 net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::socket& lowest,
-                                                         const received_request& r, bool gemini) {
+                                                         const received_request& r,
+                                                         provider_api api) {
     namespace fp = fake_providers;
+    bool gemini = api == provider_api::gemini;
+    bool converse = api == provider_api::converse;
     std::string path = r.target.substr(0, r.target.find('?'));
     boost::system::error_code ec;
     auto body = json::parse(r.body, ec);
@@ -837,24 +848,44 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
         auto name = path.substr(15);
         model = name.substr(0, name.find(':'));
         stream_requested = path.find(":streamGenerateContent") != std::string::npos;
+    } else if (converse) {
+        // The id as sent, percent-encoded once (Converse's answer does not name it).
+        model = path.substr(7, path.rfind('/') - 7);
+        stream_requested = path.ends_with("/converse-stream");
     } else if (const auto* o = body.if_object()) {
         if (const auto* m = o->if_contains("model"); m && m->is_string()) model = m->as_string();
         stream_requested = o->contains("stream") && o->at("stream") == json::value(true);
     }
-    auto refusal =
-        ec ? std::optional<fp::answer>(
-                 gemini ? fp::gemini_error(400, "Invalid JSON payload received.")
-                        : fp::anthropic_error(400, "invalid_request_error", "invalid JSON"))
-        : gemini ? fp::gemini_refusal(r, body)
-                 : fp::anthropic_refusal(r, body);
+    // Each API's error answer for a status and a message.
+    auto error = [&](unsigned status, const std::string& message) {
+        if (gemini) return fp::gemini_error(status, message);
+        if (converse)
+            return fp::converse_error(status,
+                                      status == 429   ? "ThrottlingException"
+                                      : status == 400 ? "ValidationException"
+                                                      : "InternalServerException",
+                                      message);
+        return fp::anthropic_error(status, status == 429 ? "rate_limit_error" : "api_error",
+                                   message);
+    };
+    std::optional<fp::answer> refusal;
+    if (converse) refusal = fp::converse_credential_refusal(r);
+    if (!refusal && ec)
+        refusal = gemini     ? fp::gemini_error(400, "Invalid JSON payload received.")
+                  : converse ? fp::converse_error(400, "ValidationException",
+                                                  "Malformed input request, please reformat "
+                                                  "your input and try again.")
+                             : fp::anthropic_error(400, "invalid_request_error", "invalid JSON");
+    if (!refusal && !ec)
+        refusal = gemini     ? fp::gemini_refusal(r, body)
+                  : converse ? fp::converse_refusal(r, body)
+                             : fp::anthropic_refusal(r, body);
     bool steered = false;
     for (auto& [name, value] : r.headers)
         steered = steered || boost::beast::iequals(std::string_view(name).substr(0, 7), "x-fake-");
     if (auto status = r.header("x-fake-status"); !status.empty()) {
         unsigned code = static_cast<unsigned>(std::stoul(status));
-        a = gemini ? fp::gemini_error(code, "fake error " + status)
-                   : fp::anthropic_error(code, code == 429 ? "rate_limit_error" : "api_error",
-                                         "fake error " + status);
+        a = error(code, "fake error " + status);
     } else if (refusal) {
         a = *refusal;
     } else {
@@ -866,17 +897,22 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
             if (closed) co_return false;
         }
         if (scripted && scripted->status != 200) {
-            a = gemini ? fp::gemini_error(scripted->status, scripted->content)
-                       : fp::anthropic_error(scripted->status, "api_error", scripted->content);
+            a = error(scripted->status, scripted->content);
             if (!scripted->retry_after.empty())
-                a.extra_headers = "retry-after: " + scripted->retry_after + "\r\n";
+                a.extra_headers += "retry-after: " + scripted->retry_after + "\r\n";
         } else {
             t = scripted ? fp::turn{scripted->content, scripted->calls, scripted->usage}
                          : fp::canned_turn(body, gemini);
             bool events = stream_requested && !(scripted && scripted->whole);
-            a = gemini ? fp::gemini_answer(t, model, events, n)
-                       : fp::anthropic_answer(t, model, events, n);
-            if (scripted && !scripted->stream_error.empty() && events && !gemini) {
+            a = gemini     ? fp::gemini_answer(t, model, events, n)
+                : converse ? fp::converse_answer(t, events, n)
+                           : fp::anthropic_answer(t, model, events, n);
+            if (scripted && !scripted->stream_error.empty() && events && converse) {
+                // Bedrock's throttling in a stream: its first events, then an exception message.
+                a.events.resize(std::min<std::size_t>(a.events.size(), 2));
+                a.events.push_back(
+                    fp::converse_stream_exception("throttlingException", scripted->stream_error));
+            } else if (scripted && !scripted->stream_error.empty() && events && !gemini) {
                 // Anthropic's overload in a stream: its preamble, then an error event.
                 a.events.resize(std::min<std::size_t>(a.events.size(), 2));
                 a.events.push_back(
@@ -897,7 +933,7 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
         a.body = fp::with_usage(a.body, u);
     std::string head = "HTTP/1.1 " + std::to_string(a.status) +
                        (a.status == 200 ? " OK" : " Error") +
-                       "\r\nContent-Type: application/json\r\n" + a.extra_headers +
+                       "\r\nContent-Type: " + a.content_type + "\r\n" + a.extra_headers +
                        "request-id: req_fake_" + std::to_string(n) + "\r\n" +
                        "Content-Length: " + std::to_string(a.body.size()) + "\r\n\r\n";
     bool ok = co_await write_all(stream, head + a.body);

@@ -2,11 +2,14 @@
 
 #include "gateway/providers/aws_eventstream.hpp"
 #include "gateway/providers/openai.hpp"
+#include "gateway/upstream/sigv4.hpp"
 #include "tests/support/fake_providers.hpp"
 #include "tests/unit/providers/stream_support.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
+
+#include <chrono>
 
 using namespace gateway::providers;
 namespace json = boost::json;
@@ -264,7 +267,7 @@ BOOST_AUTO_TEST_CASE(the_fake_refuses_what_bedrock_refuses) {
         {"role":"assistant","content":[{"toolUse":{"toolUseId":"t1","name":"read","input":{}}}]},
         {"role":"user","content":[{"toolResult":{"toolUseId":"t1","content":[{"text":"x"}]}}]}]})",
          "toolConfig field must be defined");
-    // The credential: a key or a SigV4 Authorization (its signature checked once SigV4 lands).
+    // The credential: a key or a SigV4 Authorization, its signature verified with the fake's keys.
     auto r = received(R"({"messages":[{"role":"user","content":[{"text":"go"}]}]})");
     r.headers.clear();
     BOOST_TEST(fakes::converse_credential_refusal(r)->status == 403u);
@@ -274,7 +277,35 @@ BOOST_AUTO_TEST_CASE(the_fake_refuses_what_bedrock_refuses) {
     BOOST_TEST(fakes::converse_credential_refusal(r)->extra_headers.find(
                    "IncompleteSignatureException") != std::string::npos);
     r.headers.push_back({"X-Amz-Date", "20250101T000000Z"});
+    auto refusal = [&](std::string_view type) {
+        auto refused = fakes::converse_credential_refusal(r);
+        return refused && refused->status == 403u &&
+               refused->extra_headers.find(type) != std::string::npos;
+    };
+    BOOST_TEST(refusal("UnrecognizedClientException"));  // a key it does not know
+    // Signed as the gateway signs: verified; a byte of the body changed, or another secret: not.
+    namespace aws = gateway::upstream::aws;
+    auto sign_with = [&](std::string secret, std::string token) {
+        auto hash = aws::payload_hash(r.body);
+        aws::request q{"POST", "/model/m/converse", "", {{"host", "bedrock.test"}}, hash};
+        auto key_id = token.empty() ? fakes::fake_aws_key_id : fakes::fake_aws_temporary_key_id;
+        auto s = aws::sign(q, {std::string(key_id), std::move(secret), token, {}}, "bedrock",
+                           "us-east-1", std::chrono::system_clock::now());
+        r.headers = {{"Host", "bedrock.test"},
+                     {"Authorization", s.authorization},
+                     {"X-Amz-Date", s.amz_date}};
+        if (!token.empty()) r.headers.push_back({"X-Amz-Security-Token", token});
+    };
+    sign_with(std::string(fakes::fake_aws_secret), "");
     BOOST_TEST(!fakes::converse_credential_refusal(r));
+    r.body += " ";
+    BOOST_TEST(refusal("InvalidSignatureException"));
+    sign_with("another secret", "");
+    BOOST_TEST(refusal("InvalidSignatureException"));
+    sign_with(std::string(fakes::fake_aws_secret), "token-1");
+    BOOST_TEST(!fakes::converse_credential_refusal(r));
+    sign_with(std::string(fakes::fake_aws_secret), std::string(fakes::fake_aws_expired_token));
+    BOOST_TEST(refusal("ExpiredTokenException"));
 }
 
 BOOST_AUTO_TEST_CASE(a_reply_reads_back_with_reasoning_text_calls_and_cache_usage) {

@@ -1,0 +1,289 @@
+// Models on Amazon Bedrock behind /v1: the gateway in-process against the fake upstream's
+// Converse, which verifies each request's SigV4 signature with the keys it knows and refuses
+// what Bedrock refuses; credentials from the upstream's `aws:` block, or from web identity
+// through a fake STS.
+#include "tests/integration/harness.hpp"
+#include "tests/support/fake_aws.hpp"
+#include "tests/support/fake_providers.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+
+using namespace gateway::testing;
+namespace json = boost::json;
+namespace config = gateway::config;
+namespace fp = gateway::testing::fake_providers;
+
+namespace {
+
+// A model id with the `:` every Bedrock id has, which travels as %3A and is signed as %253A.
+const std::string claude = "anthropic.claude-sonnet-4-5-20250929-v1:0";
+const std::string claude_path = "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0";
+
+// The fake as an OpenAI-compatible upstream (gpt-*) and a Bedrock one (anthropic.*) signing with
+// `keys` (none: the standard chain).
+config::gateway_config with_bedrock(const fake_upstream& fake, config::aws_keys keys) {
+    auto c = make_config({fake.base_url(), "http://127.0.0.1:" + std::to_string(fake.port())});
+    c.upstreams[0].models = {"gpt-*"};
+    auto& b = c.upstreams[1];
+    b.name = "bedrock";
+    b.provider = config::provider_kind::bedrock;
+    b.tool_calling = config::tool_calling_mode::native;
+    b.region = "us-east-1";
+    b.aws = std::move(keys);
+    b.models = {"anthropic.*"};
+    return c;
+}
+
+config::aws_keys fake_keys(std::string secret = std::string(fp::fake_aws_secret)) {
+    return {std::string(fp::fake_aws_key_id), std::move(secret), {}, {}};
+}
+
+response post(const running_gateway& gw, const std::string& path, const std::string& body,
+              std::string_view headers = {}) {
+    client c(gw.port());
+    return c.request(make_request("POST", path, body,
+                                  "Content-Type: application/json\r\n" + std::string(headers)));
+}
+
+std::string chat(const std::string& model, bool stream = false) {
+    return R"({"model":")" + model + R"(","stream":)" + (stream ? "true" : "false") +
+           R"(,"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]})";
+}
+
+std::string error_message(const response& r) {
+    auto body = json::parse(r.body);
+    return std::string(body.as_object().at("error").as_object().at("message").as_string());
+}
+
+const std::string weather_tools = R"([
+  {"type":"function","function":{"name":"get_weather","description":"Weather in a city",
+   "parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}])";
+
+// The AWS variables the chain reads, set for one test and put back after: the gateway reads the
+// process's environment when it builds its configuration.
+class aws_environment {
+public:
+    explicit aws_environment(std::map<std::string, std::string> set) {
+        auto folder = temporary_folder();
+        // Nothing of the machine's own: no keys, no profile, no shared files.
+        set.emplace("AWS_SHARED_CREDENTIALS_FILE", folder + "/no-credentials");
+        set.emplace("AWS_CONFIG_FILE", folder + "/no-config");
+        set.emplace("AWS_EC2_METADATA_DISABLED", "true");
+        for (const char* name : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                                 "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK", "AWS_REGION"})
+            set.emplace(name, "");
+        for (const auto& [name, value] : set) {
+            const char* before = std::getenv(name.c_str());
+            saved_.emplace(name, before ? std::optional<std::string>(before) : std::nullopt);
+            if (value.empty())
+                unsetenv(name.c_str());
+            else
+                setenv(name.c_str(), value.c_str(), 1);
+        }
+    }
+    ~aws_environment() {
+        for (const auto& [name, value] : saved_)
+            if (value)
+                setenv(name.c_str(), value->c_str(), 1);
+            else
+                unsetenv(name.c_str());
+    }
+
+private:
+    std::map<std::string, std::optional<std::string>> saved_;
+};
+
+// A web identity on a pod: its token file and role, STS at `sts_url`.
+std::map<std::string, std::string> web_identity(const std::string& sts_url) {
+    auto token = temporary_folder() + "/token";
+    std::ofstream(token) << "eyJhbGciOiJSUzI1NiJ9.e30.sig";
+    return {{"AWS_WEB_IDENTITY_TOKEN_FILE", token},
+            {"AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/bedrock"},
+            {"AWS_ENDPOINT_URL_STS", sts_url}};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(bedrock)
+
+BOOST_AUTO_TEST_CASE(a_chat_completion_reaches_converse_signed_with_the_id_encoded_once) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    auto r = post(gw, "/v1/chat/completions", chat(claude), "Authorization: Bearer sk-client\r\n");
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    auto body = json::parse(r.body).as_object();
+    BOOST_TEST(body["object"] == json::value("chat.completion"));
+    BOOST_TEST(body["model"] == json::value(claude));
+    auto& choice = body["choices"].as_array()[0].as_object();
+    BOOST_TEST(choice["message"].as_object()["content"] ==
+               json::value("Hello from the fake upstream!"));
+    BOOST_TEST(choice["finish_reason"] == json::value("stop"));
+    auto sent = fake.requests().back();
+    BOOST_TEST(sent.target == claude_path + "/converse");
+    // Signed by the gateway (the fake verified it); the client's key never goes there.
+    BOOST_TEST(
+        sent.header("authorization")
+            .starts_with("AWS4-HMAC-SHA256 Credential=" + std::string(fp::fake_aws_key_id) + "/"));
+    BOOST_TEST(sent.header("authorization").find("/us-east-1/bedrock/aws4_request") !=
+               std::string::npos);
+    BOOST_TEST(sent.header("x-amz-security-token").empty());
+    auto wire = json::parse(sent.body).as_object();
+    BOOST_TEST(!wire.contains("model"));
+    BOOST_TEST(wire["system"].as_array()[0].as_object()["text"] == json::value("Be brief."));
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_comes_from_converse_stream_frames_as_chunks) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    auto r = post(gw, "/v1/chat/completions", chat(claude, true));
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(r.header("content-type").starts_with("text/event-stream"));
+    auto s = read_chat_stream(r.body);
+    BOOST_TEST(s.done);
+    BOOST_TEST(s.error.empty(), s.error);
+    BOOST_TEST(s.text == "Hello from the fake upstream!");
+    BOOST_TEST(s.finish_reason == "stop");
+    BOOST_TEST(fake.requests().back().target == claude_path + "/converse-stream");
+}
+
+BOOST_AUTO_TEST_CASE(a_tool_round_trip_goes_through_tool_use_and_tool_result) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    std::string ask = R"({"model":")" + claude + R"(","tools":)" + weather_tools +
+                      R"(,"messages":[{"role":"user","content":"weather in Paris?"}]})";
+    auto called = post(gw, "/v1/chat/completions", ask);
+    BOOST_TEST_REQUIRE(called.status == 200u, called.body);
+    auto choice = json::parse(called.body).as_object()["choices"].as_array()[0].as_object();
+    BOOST_TEST(choice["finish_reason"] == json::value("tool_calls"));
+    auto call = choice["message"].as_object()["tool_calls"].as_array()[0].as_object();
+    auto id = std::string(call["id"].as_string());
+    BOOST_TEST(call["function"].as_object()["name"] == json::value("get_weather"));
+    BOOST_TEST(call["function"].as_object()["arguments"] == json::value(R"({"city":"Paris"})"));
+    std::string answer = R"({"model":")" + claude + R"(","tools":)" + weather_tools +
+                         R"(,"messages":[{"role":"user","content":"weather in Paris?"},
+      {"role":"assistant","content":null,"tool_calls":[{"id":")" +
+                         id + R"(","type":"function","function":{"name":"get_weather",
+        "arguments":"{\"city\":\"Paris\"}"}}]},
+      {"role":"tool","tool_call_id":")" +
+                         id + R"(","content":"sunny"}]})";
+    auto done = post(gw, "/v1/chat/completions", answer);
+    BOOST_TEST_REQUIRE(done.status == 200u, done.body);
+    auto text = json::parse(done.body).as_object()["choices"].as_array()[0].as_object();
+    BOOST_TEST(text["message"].as_object()["content"] ==
+               json::value("Hello from the fake upstream!"));
+    // The result went back as Converse's toolResult for the call's toolUseId.
+    auto wire = json::parse(fake.requests().back().body).as_object();
+    auto& turns = wire["messages"].as_array();
+    BOOST_TEST_REQUIRE(turns.size() == 3u);
+    auto& result = turns[2].as_object()["content"].as_array()[0].as_object()["toolResult"];
+    BOOST_TEST(result.as_object()["toolUseId"] == json::value(id));
+}
+
+BOOST_AUTO_TEST_CASE(messages_reach_converse_too) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    auto r = post(gw, "/v1/messages",
+                  R"({"model":")" + claude +
+                      R"(","max_tokens":64,"messages":[{"role":"user","content":"hi"}]})",
+                  "anthropic-version: 2023-06-01\r\n");
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    auto body = json::parse(r.body).as_object();
+    BOOST_TEST(body["type"] == json::value("message"));
+    BOOST_TEST(body["content"].as_array()[0].as_object()["text"] ==
+               json::value("Hello from the fake upstream!"));
+    BOOST_TEST(fake.requests().back().target == claude_path + "/converse");
+}
+
+BOOST_AUTO_TEST_CASE(a_wrong_secret_is_bedrocks_signature_refusal_in_the_clients_envelope) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys("not-the-secret")));
+    auto r = post(gw, "/v1/chat/completions", chat(claude));
+    BOOST_TEST(r.status == 401u, r.body);
+    auto message = error_message(r);
+    BOOST_TEST(message.find("InvalidSignatureException") != std::string::npos, message);
+    BOOST_TEST(message.find("does not match the signature") != std::string::npos, message);
+}
+
+BOOST_AUTO_TEST_CASE(a_bedrock_api_key_goes_as_bearer_without_signing) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, config::aws_keys{{}, {}, {}, "bedrock-api-key"}));
+    auto r = post(gw, "/v1/chat/completions", chat(claude));
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    auto sent = fake.requests().back();
+    BOOST_TEST(sent.header("authorization") == "Bearer bedrock-api-key");
+    BOOST_TEST(sent.header("x-amz-date").empty());
+}
+
+BOOST_AUTO_TEST_CASE(temporary_keys_from_web_identity_sign_with_their_session_token) {
+    fake_upstream fake;
+    std::string token = "session-token-1";
+    fake_aws_service sts([&](const aws_request&) {
+        return aws_reply{200, sts_credentials_xml(std::string(fp::fake_aws_temporary_key_id),
+                                                  std::string(fp::fake_aws_secret), token,
+                                                  "2099-01-01T00:00:00Z")};
+    });
+    std::optional<running_gateway> gw;
+    {
+        aws_environment env(web_identity(sts.url()));
+        gw.emplace(with_bedrock(fake, {}));
+    }
+    auto r = post(*gw, "/v1/chat/completions", chat(claude));
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(fake.requests().back().header("x-amz-security-token") == token);
+    BOOST_TEST(sts.count() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(expired_session_credentials_are_refused_with_bedrocks_reason) {
+    fake_upstream fake;
+    fake_aws_service sts([](const aws_request&) {
+        return aws_reply{200, sts_credentials_xml(std::string(fp::fake_aws_temporary_key_id),
+                                                  std::string(fp::fake_aws_secret),
+                                                  std::string(fp::fake_aws_expired_token),
+                                                  "2099-01-01T00:00:00Z")};
+    });
+    std::optional<running_gateway> gw;
+    {
+        aws_environment env(web_identity(sts.url()));
+        gw.emplace(with_bedrock(fake, {}));
+    }
+    auto r = post(*gw, "/v1/chat/completions", chat(claude));
+    BOOST_TEST(r.status == 401u, r.body);
+    BOOST_TEST(error_message(r).find("ExpiredTokenException") != std::string::npos, r.body);
+}
+
+BOOST_AUTO_TEST_CASE(a_credentials_failure_is_a_502_that_says_why_and_the_gateway_serves_on) {
+    fake_upstream fake;
+    fake_aws_service sts([](const aws_request&) {
+        return aws_reply{403, sts_error_xml("AccessDenied",
+                                            "Not authorized to perform "
+                                            "sts:AssumeRoleWithWebIdentity")};
+    });
+    std::optional<running_gateway> gw;
+    {
+        aws_environment env(web_identity(sts.url()));
+        gw.emplace(with_bedrock(fake, {}));
+    }
+    auto before = fake.requests().size();
+    for (bool stream : {false, true}) {
+        auto r = post(*gw, "/v1/chat/completions", chat(claude, stream));
+        BOOST_TEST(r.status == 502u, r.body);
+        auto message = error_message(r);
+        BOOST_TEST(message.find("no AWS credentials for upstream `bedrock` from web identity") !=
+                       std::string::npos,
+                   message);
+        BOOST_TEST(message.find("AccessDenied") != std::string::npos, message);
+    }
+    BOOST_TEST(fake.requests().size() == before);  // nothing unsigned went to Bedrock
+    auto other = post(*gw, "/v1/chat/completions",
+                      R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]})");
+    BOOST_TEST(other.status == 200u, other.body);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
