@@ -1,6 +1,8 @@
-// Black-box: the official `openai` client reaches Claude and Gemini upstreams (the fake speaks
-// both dialects and enforces their rules) through /v1/chat/completions, and the official
-// `@anthropic-ai/sdk` reaches /v1/messages through the gateway unchanged.
+// Black-box: the official `openai` client reaches Claude, Gemini and Bedrock upstreams (the fake
+// speaks their dialects and enforces their rules; its Bedrock verifies the gateway's SigV4
+// signatures) through /v1/chat/completions, and the official `@anthropic-ai/sdk` reaches
+// /v1/messages through the gateway unchanged; the Anthropic, Responses and Gemini clients reach
+// the other providers, Bedrock among them, translated.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -55,6 +57,14 @@ upstreams:
     models: ["gemini-*"]
     model_map:
       gemini-flash: gemini-3-flash-preview
+  - name: bedrock
+    provider: bedrock
+    region: us-east-1
+    base_url: http://127.0.0.1:${port}
+    aws:   # the keys the fake Bedrock knows (tests/support/fake_providers.hpp)
+      access_key_id: AKIAFAKEBEDROCK00001
+      secret_access_key: fakeBedrockSecretKey/0123456789abcdefghij
+    models: ["anthropic.*"]
 context:
   data_dir: ${join(dir, 'providers.data')}
   prompts_dir: ${PROMPTS}
@@ -70,7 +80,10 @@ after(() => {
   fake?.child.kill('SIGKILL');
 });
 
-for (const model of ['claude-e2e', 'gemini-flash']) {
+// A Bedrock id with its `:`, which travels as %3A.
+const bedrockModel = 'anthropic.claude-e2e-v1:0';
+
+for (const model of ['claude-e2e', 'gemini-flash', bedrockModel]) {
   test(`${model}: the openai client assembles a streamed tool call, and the next turn is accepted`, async () => {
     const stream = await openai.chat.completions.create({
       model,
@@ -129,6 +142,16 @@ for (const model of ['claude-e2e', 'gemini-flash']) {
   });
 }
 
+test('the anthropic SDK gets a whole answer from a Bedrock model', async () => {
+  const anthropic = new Anthropic({ apiKey: 'sk-ant-client', baseURL: base, maxRetries: 0 });
+  const message = await anthropic.messages.create({
+    model: bedrockModel,
+    max_tokens: 64,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  assert.equal(message.content[0].text, 'Hello from the fake upstream!');
+});
+
 test('a field that cannot be translated is an error the SDK surfaces', async () => {
   await assert.rejects(
     openai.chat.completions.create({ model: 'claude-e2e', n: 2, messages: [{ role: 'user', content: 'hi' }] }),
@@ -181,7 +204,7 @@ test('the anthropic SDK talks to /v1/messages through the gateway, streamed and 
 // Claude Code's API on every other provider: the official Anthropic SDK's stream helper
 // assembles the translated stream (it throws on events out of grammar), and countTokens is
 // answered from the gateway's estimate.
-for (const model of ['gpt-4o', 'gemini-flash']) {
+for (const model of ['gpt-4o', 'gemini-flash', bedrockModel]) {
   test(`${model}: @anthropic-ai/sdk streams a tool call through /v1/messages and the next turn is taken`, async () => {
     const anthropic = new Anthropic({ apiKey: 'sk-ant-client', baseURL: base, maxRetries: 0 });
     const claudeTools = [{
@@ -222,7 +245,7 @@ for (const model of ['gpt-4o', 'gemini-flash']) {
 
 // Codex's API on Claude and Gemini: the official openai SDK's Responses stream helper, and a
 // function call's output sent back as the next turn's input.
-for (const model of ['claude-e2e', 'gemini-flash']) {
+for (const model of ['claude-e2e', 'gemini-flash', bedrockModel]) {
   test(`${model}: openai responses.stream() assembles a function call and the round trip is taken`, async () => {
     const responseTools = [{
       type: 'function',
@@ -260,7 +283,7 @@ for (const model of ['claude-e2e', 'gemini-flash']) {
 
 // Gemini CLI's API on the other providers: the official @google/genai SDK streams a function
 // call, and the function response goes back as the next turn.
-for (const model of ['gpt-4o', 'claude-e2e']) {
+for (const model of ['gpt-4o', 'claude-e2e', bedrockModel]) {
   test(`${model}: @google/genai streams a function call and the round trip is taken`, async () => {
     const { GoogleGenAI } = await import('@google/genai');
     const ai = new GoogleGenAI({ apiKey: 'g-client', httpOptions: { baseUrl: base } });
