@@ -6,6 +6,10 @@
 
 namespace gateway {
 
+std::int64_t nano_usd(double usd) {
+    return static_cast<std::int64_t>(std::llround(usd * 1e9));
+}
+
 std::string cost_text(const request_cost& c) {
     if (!c.priced) return "unpriced";
     // Whole nano-dollars, written as integers: glibc's %.9f of a double costs some 2,000

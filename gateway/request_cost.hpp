@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace gateway {
@@ -13,6 +14,10 @@ struct request_cost {
     bool priced = false;
     bool estimated = false;
 };
+
+// A cost in whole nano-dollars (1e-9 USD, rounded to the nearest): how the usage ledger, budgets
+// and agent runs sum money, so that their sums are exact.
+std::int64_t nano_usd(double usd);
 
 // A cost in USD as the access log and the x-contextgate-cost-usd header give it: a plain decimal
 // to 1e-9 USD without trailing zeros ("0.000123", "0"); "unpriced" when it is not priced.

@@ -10,17 +10,15 @@
 
 #include <boost/json/parse.hpp>
 
-#include <cmath>
-
 namespace gateway::admin {
 
 namespace json = boost::json;
 
 namespace {
 
-// USD as whole nano-dollars, rounded as the usage ledger rounds them.
+// USD as whole nano-dollars, rounded as the usage ledger rounds them (a cost is never negative).
 std::uint64_t nano_of(double usd) {
-    return static_cast<std::uint64_t>(std::llround(usd * 1e9));
+    return static_cast<std::uint64_t>(nano_usd(usd));
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 #include "gateway/store/state_store.hpp"
 
 #include <chrono>
-#include <cmath>
 #include <exception>
 #include <limits>
 
@@ -47,11 +46,6 @@ usage_ledger::~usage_ledger() {
 }
 
 namespace {
-
-// A cost in whole nano-dollars (the ledger's sums stay exact).
-std::int64_t nano(double usd) {
-    return static_cast<std::int64_t>(std::llround(usd * 1e9));
-}
 
 void add(store::usage_row& to, const store::usage_row& r) {
     to.requests += r.requests;
@@ -106,7 +100,7 @@ void usage_ledger::record(const upstream::usage_record& used) {
     one.requests = 1;
     if (used.cache_hit) {
         one.cache_hits = 1;
-        if (used.saved && used.saved->priced) one.saved_usd_nano = nano(used.saved->usd);
+        if (used.saved && used.saved->priced) one.saved_usd_nano = nano_usd(used.saved->usd);
     } else {
         auto count = [](std::int64_t n) { return std::max<std::int64_t>(n, 0); };
         one.input_tokens = count(used.input_tokens);
@@ -118,7 +112,7 @@ void usage_ledger::record(const upstream::usage_record& used) {
             if (!used.cost->priced)
                 one.unpriced_requests = 1;
             else
-                one.usd_nano = nano(used.cost->usd);
+                one.usd_nano = nano_usd(used.cost->usd);
             if (used.cost->estimated) one.estimated_requests = 1;
         }
     }

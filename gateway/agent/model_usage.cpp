@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <utility>
 
 namespace gateway::agent {
@@ -38,7 +37,7 @@ model_usage model_usage::of_call(const providers::usage& used, const request_cos
     u.cache_write_tokens = count(used.cache_write) + count(used.cache_write_1h);
     u.reasoning_tokens = count(used.reasoning);
     if (cost.priced)
-        u.usd_nano = static_cast<std::int64_t>(std::llround(cost.usd * 1e9));
+        u.usd_nano = nano_usd(cost.usd);
     else
         u.unpriced_calls = 1;
     if (cost.estimated) u.estimated_calls = 1;

@@ -11,7 +11,6 @@
 #include <boost/json/value_to.hpp>
 
 #include <array>
-#include <cmath>
 
 namespace gateway::cache {
 
@@ -139,8 +138,8 @@ std::string encode_answer(const stored_answer& a) {
                         {"finish", why},    {"usage", std::move(usage)}};
     // In whole nano-dollars, read back exactly (entries from before have none: nothing saved).
     if (a.cost && a.cost->priced)
-        stored["cost"] = json::object{{"usd_nano", std::llround(a.cost->usd * 1e9)},
-                                      {"estimated", a.cost->estimated}};
+        stored["cost"] =
+            json::object{{"usd_nano", nano_usd(a.cost->usd)}, {"estimated", a.cost->estimated}};
     return json::serialize(stored);
 }
 
