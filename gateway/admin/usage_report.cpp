@@ -74,13 +74,18 @@ std::vector<field> fields_of(const store::usage_row& r, const store::usage_query
 }
 
 // A CSV field (RFC 4180): quoted, its quotes doubled, when it holds a comma, a quote or a line
-// break.
+// break. Model names come from clients: one that a spreadsheet would take for a formula (it begins
+// with = + - @, a tab or a carriage return) is written after a ' (OWASP's advice on CSV
+// injection), so opening the export runs nothing. No figure the report writes is negative.
 void append_csv(std::string& out, std::string_view value) {
-    if (value.find_first_of(",\"\r\n") == std::string_view::npos) {
+    bool formula =
+        !value.empty() && std::string_view("=+-@\t\r").find(value[0]) != std::string_view::npos;
+    if (!formula && value.find_first_of(",\"\r\n") == std::string_view::npos) {
         out += value;
         return;
     }
     out += '"';
+    if (formula) out += '\'';
     for (char c : value) {
         if (c == '"') out += '"';
         out += c;

@@ -140,4 +140,18 @@ BOOST_AUTO_TEST_CASE(csv_has_a_header_of_the_same_names_and_quotes_what_needs_it
     BOOST_TEST(empty.headers.at(0).second == "attachment; filename=\"usage-all-2026-11-18.csv\"");
 }
 
+BOOST_AUTO_TEST_CASE(csv_defuses_a_model_name_a_spreadsheet_would_run_as_a_formula) {
+    auto keys = ring_with_ci();
+    admin::usage_request asked;
+    BOOST_TEST_REQUIRE(request_of("?group_by=model&format=csv", asked).empty());
+    std::vector<store::usage_row> rows{{.model = "=HYPERLINK(\"http://x\",\"y\")", .requests = 1},
+                                       {.model = "@SUM(A1)", .requests = 1},
+                                       {.model = "gpt-5", .requests = 1}};
+    auto body = admin::usage_reply(rows, asked, keys, 1'795'000'000'000).body;
+    BOOST_TEST(body.find("\r\n\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",1,") !=
+               std::string::npos);
+    BOOST_TEST(body.find("\r\n\"'@SUM(A1)\",1,") != std::string::npos);
+    BOOST_TEST(body.find("\r\ngpt-5,1,") != std::string::npos);  // an ordinary name as it is
+}
+
 BOOST_AUTO_TEST_SUITE_END()
