@@ -286,4 +286,28 @@ BOOST_AUTO_TEST_CASE(a_credentials_failure_is_a_502_that_says_why_and_the_gatewa
     BOOST_TEST(other.status == 200u, other.body);
 }
 
+BOOST_AUTO_TEST_CASE(a_route_moves_on_from_a_bedrock_target_without_credentials) {
+    fake_upstream fake;
+    fake_aws_service sts([](const aws_request&) {
+        return aws_reply{400, sts_error_xml("InvalidIdentityToken", "Token is expired")};
+    });
+    auto c = with_bedrock(fake, {});
+    config::route_config route;
+    route.model = "smart";
+    route.targets.push_back({"bedrock", claude, 1, 1});
+    route.targets.push_back({"up0", "gpt-4o", 1, 0});
+    c.routes.push_back(route);
+    std::optional<running_gateway> gw;
+    {
+        aws_environment env(web_identity(sts.url()));
+        gw.emplace(std::move(c));
+    }
+    for (bool stream : {false, true}) {
+        auto r = post(*gw, "/v1/chat/completions", chat("smart", stream));
+        BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+        BOOST_TEST(fake.requests().back().target == "/v1/chat/completions");
+    }
+    BOOST_TEST(sts.count() >= 1u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,8 +1,10 @@
 // The agent loop with native tool calling on each provider: the gateway in-process against the
-// fake upstream, which speaks OpenAI tool_calls, Anthropic tool_use and Gemini functionCall and
-// refuses a request that breaks its provider's rules (a tool_use without its tool_result, roles
-// that do not alternate, a missing thought signature).
+// fake upstream, which speaks OpenAI tool_calls, Anthropic tool_use, Gemini functionCall and
+// Bedrock Converse's toolUse (verifying the gateway's SigV4 signatures) and refuses a request that
+// breaks its provider's rules (a tool_use without its tool_result, roles that do not alternate, a
+// missing thought signature).
 #include "tests/integration/context_fixture.hpp"
+#include "tests/support/fake_providers.hpp"
 
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -13,7 +15,7 @@ namespace bdata = boost::unit_test::data;
 
 namespace {
 
-const char* const provider_names[] = {"openai", "anthropic", "gemini"};
+const char* const provider_names[] = {"openai", "anthropic", "gemini", "bedrock"};
 
 std::function<void(config::gateway_config&)> speaking(std::string provider, fake_upstream& fake) {
     return [provider, &fake](config::gateway_config& c) {
@@ -28,6 +30,14 @@ std::function<void(config::gateway_config&)> speaking(std::string provider, fake
         } else if (provider == "gemini") {
             up.provider = config::provider_kind::gemini;
             up.base_url = root + "/v1beta";
+        } else if (provider == "bedrock") {
+            // Signed with the keys the fake Bedrock verifies.
+            up.provider = config::provider_kind::bedrock;
+            up.base_url = root;
+            up.region = "us-east-1";
+            up.api_key.clear();
+            up.aws.access_key_id = fake_providers::fake_aws_key_id;
+            up.aws.secret_access_key = fake_providers::fake_aws_secret;
         }
         up.endpoint = *config::parse_base_url(up.base_url).value;
     };
@@ -175,6 +185,7 @@ BOOST_DATA_TEST_CASE(the_json_protocol_runs_on_every_provider, bdata::make(provi
     BOOST_TEST_REQUIRE(asked.size() == 2u);
     std::string expected = provider == "openai"      ? "/v1/chat/completions"
                            : provider == "anthropic" ? "/v1/messages"
+                           : provider == "bedrock"   ? "/model/upstream-model/converse"
                                                      : "/v1beta/models/upstream-model:";
     BOOST_TEST(asked[1].target.starts_with(expected), asked[1].target);
     // The tool's result went back as the protocol's user turn, in the provider's dialect.
@@ -201,7 +212,8 @@ BOOST_DATA_TEST_CASE(a_whole_json_reply_to_a_streamed_request_is_read_as_one_rep
     // The gateway did ask for a stream.
     auto asked = f.fake.requests().back();  // requests() is a copy
     BOOST_TEST((asked.body.find("\"stream\":true") != std::string::npos ||
-                asked.target.find(":streamGenerateContent") != std::string::npos),
+                asked.target.find(":streamGenerateContent") != std::string::npos ||
+                asked.target.ends_with("/converse-stream")),
                asked.target);
 }
 
@@ -280,7 +292,10 @@ BOOST_DATA_TEST_CASE(a_provider_429_is_retried_and_its_message_read, bdata::make
     std::string told;
     for (const auto& e : all)
         if (e.type == "model.retry") told = e.data.at("message").as_string();
-    BOOST_TEST(told.find("answered 429: slow down") != std::string::npos, told);
+    // Bedrock's message names its error type (x-amzn-ErrorType).
+    std::string said = provider == "bedrock" ? "answered 429: ThrottlingException: slow down"
+                                             : "answered 429: slow down";
+    BOOST_TEST(told.find(said) != std::string::npos, told);
 }
 
 BOOST_DATA_TEST_CASE(the_wall_time_cap_cuts_a_slow_streamed_call, bdata::make(provider_names),
