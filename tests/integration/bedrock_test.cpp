@@ -310,4 +310,29 @@ BOOST_AUTO_TEST_CASE(a_route_moves_on_from_a_bedrock_target_without_credentials)
     BOOST_TEST(sts.count() >= 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_reload_finds_credentials_again_and_a_failing_chain_changes_nothing) {
+    fake_upstream fake;
+    auto c = with_bedrock(fake, fake_keys());
+    running_gateway gw(c);
+    // The keys gone, and the profile the environment names in neither file.
+    auto next = c;
+    next.upstreams[1].aws = {};
+    gateway::app::reload_outcome refused;
+    {
+        aws_environment env(std::map<std::string, std::string>{{"AWS_PROFILE", "nobody"}});
+        refused = gw.server().reload(next);
+    }
+    BOOST_TEST(!refused.applied);
+    BOOST_TEST(refused.error.find("upstream `bedrock`") != std::string::npos, refused.error);
+    BOOST_TEST(refused.error.find("nobody") != std::string::npos, refused.error);
+    auto still = post(gw, "/v1/chat/completions", chat(claude));
+    BOOST_TEST(still.status == 200u, still.body);
+    // New keys take over from the next request on (the old generation's are let go).
+    next.upstreams[1].aws = fake_keys("not-the-secret");
+    auto applied = gw.server().reload(next);
+    BOOST_TEST_REQUIRE(applied.applied, applied.error);
+    auto r = post(gw, "/v1/chat/completions", chat(claude));
+    BOOST_TEST(r.status == 401u, r.body);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
