@@ -186,6 +186,20 @@ BOOST_AUTO_TEST_CASE(a_tool_round_trip_goes_through_tool_use_and_tool_result) {
     BOOST_TEST(result.as_object()["toolUseId"] == json::value(id));
 }
 
+BOOST_AUTO_TEST_CASE(an_exception_in_the_event_stream_ends_the_clients_stream_with_its_reason) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    scripted_reply throttled{"A long answer that is cut.", "stop", 200, "", 0};
+    throttled.stream_error = "Too many tokens, please wait before trying again.";
+    fake.script({throttled});
+    auto r = post(gw, "/v1/chat/completions", chat(claude, true));
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(r.complete);
+    auto s = read_chat_stream(r.body);
+    BOOST_TEST(!s.text.empty());  // what came before it was relayed
+    BOOST_TEST(s.error.find("ThrottlingException: Too many tokens") != std::string::npos, r.body);
+}
+
 BOOST_AUTO_TEST_CASE(messages_reach_converse_too) {
     fake_upstream fake;
     running_gateway gw(with_bedrock(fake, fake_keys()));
