@@ -79,6 +79,32 @@ BOOST_AUTO_TEST_CASE(the_shipped_table_prices_each_providers_models) {
     BOOST_TEST(t->find("openai", "gpt-4o-audio-preview") == nullptr);
 }
 
+// Bedrock's ids carry a `:` version and a cross-region profile's prefix: each takes its Bedrock
+// entry, never an Anthropic glob's price. A geographic Claude profile, whose rates the table
+// leaves out, is unpriced rather than charged the global rate.
+BOOST_AUTO_TEST_CASE(bedrock_ids_and_profiles_take_their_own_entries) {
+    auto t = built({});
+    const auto* nova = t->find("bedrock", "us.amazon.nova-pro-v1:0");
+    BOOST_TEST_REQUIRE(nova != nullptr);
+    BOOST_TEST(nova == t->find("bedrock", "amazon.nova-pro-v1:0"));
+    BOOST_TEST(nova->model == "*amazon.nova-pro-v1:*");
+    BOOST_TEST(*nova->rates.input == 0.80);
+    BOOST_TEST(*nova->rates.output == 3.20);
+    BOOST_TEST(*nova->rates.cache_read == 0.20);
+    BOOST_TEST(*t->find("bedrock", "apac.amazon.nova-micro-v1:0")->rates.input == 0.035);
+    BOOST_TEST(t->find("bedrock", "amazon.nova-2-lite-v1:0") == nullptr);
+
+    const auto* sonnet = t->find("bedrock", "global.anthropic.claude-sonnet-4-5-20250929-v1:0");
+    BOOST_TEST_REQUIRE(sonnet != nullptr);
+    BOOST_TEST(sonnet->model == "global.anthropic.claude-sonnet-4-5-*");
+    BOOST_TEST(*sonnet->rates.input == 3.00);
+    BOOST_TEST(*sonnet->rates.cache_write_1h == 6.00);
+    BOOST_TEST(sonnet->long_context.above == 200000);
+    BOOST_TEST(*sonnet->long_context.rates.output == 22.50);
+    BOOST_TEST(t->find("bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0") == nullptr);
+    BOOST_TEST(t->find("bedrock", "anthropic.claude-haiku-4-5-20251001-v1:0") == nullptr);
+}
+
 // Overrides come first, by glob, optionally per upstream; the first that matches wins.
 BOOST_AUTO_TEST_CASE(overrides_by_glob_and_per_upstream) {
     config::pricing_config c;
