@@ -324,6 +324,21 @@ BOOST_AUTO_TEST_CASE(a_route_moves_on_from_a_bedrock_target_without_credentials)
     BOOST_TEST(sts.count() >= 1u);
 }
 
+BOOST_AUTO_TEST_CASE(models_lists_its_configured_names_without_asking_bedrock) {
+    fake_upstream fake;
+    auto c = with_bedrock(fake, fake_keys());
+    c.upstreams[1].models = {claude, "anthropic.*"};
+    running_gateway gw(c);
+    client listing(gw.port());
+    auto r = listing.request(make_request("GET", "/v1/models"));
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(r.body.find("\"id\":\"" + claude + "\"") != std::string::npos, r.body);
+    BOOST_TEST(r.body.find("gpt-4o") != std::string::npos, r.body);  // the other's own list
+    // Bedrock's list is its control plane's: never asked of the runtime endpoint.
+    for (const auto& sent : fake.requests())
+        BOOST_TEST(!sent.target.starts_with("/models"), sent.target);
+}
+
 BOOST_AUTO_TEST_CASE(a_reload_finds_credentials_again_and_a_failing_chain_changes_nothing) {
     fake_upstream fake;
     auto c = with_bedrock(fake, fake_keys());
