@@ -25,11 +25,11 @@ namespace gateway::admin {
 namespace net = boost::asio;
 
 // Usage on its way to the store: record() adds to in-memory totals (tokens, money, cache hits)
-// per UTC day, key, model and upstream (a lock and a map update, no I/O on the request's path); a thread of its own
-// writes them every `interval` in one transaction, and stop() writes what is left. A failed
-// write keeps the totals for the next one. Model names come from clients: per key and UTC day
-// the first `max_models_per_key_day` distinct names get rows of their own and later ones are
-// counted under `other_model`, so inventing names cannot grow the table without bound.
+// per UTC day, key, model and upstream (a lock and a map update, no I/O on the request's path); a
+// thread of its own writes them every `interval` in one transaction, and stop() writes what is
+// left. A failed write keeps the totals for the next one. Model names come from clients: per key
+// and UTC day the first `max_models_per_key_day` distinct names get rows of their own and later
+// ones are counted under `other_model`, so inventing names cannot grow the table without bound.
 // Thread-safe.
 class usage_ledger final : public upstream::usage_sink {
 public:
