@@ -387,6 +387,7 @@ std::unique_ptr<http::worker> server::make_worker(v1_slot& slot, const http::han
         {"POST",   "/context/mcp/servers/{name}/refresh",     false, [mcp](http::request_context& c) { return mcp_reply(c, context::refresh_mcp_server(*mcp, c)); }},
         {"*",      "/v1/",                                    true,  forward},
         {"*",      "/v1beta/",                                true,  forward},
+        {"*",      "/bedrock/",                               true,  forward},
     };
     // clang-format on
     if (config_.server.console) {

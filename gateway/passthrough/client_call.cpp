@@ -43,6 +43,19 @@ constexpr gemini_method gemini_methods[] = {
      "/v1/models/{model}:embedContent"},
 };
 
+// Bedrock's runtime API below /bedrock: /bedrock/model/{modelId}/{operation}.
+struct bedrock_method {
+    std::string_view suffix;
+    std::string_view route;
+};
+
+constexpr bedrock_method bedrock_methods[] = {
+    {"/converse", "/bedrock/model/{modelId}/converse"},
+    {"/converse-stream", "/bedrock/model/{modelId}/converse-stream"},
+    {"/invoke", "/bedrock/model/{modelId}/invoke"},
+    {"/invoke-with-response-stream", "/bedrock/model/{modelId}/invoke-with-response-stream"},
+};
+
 }  // namespace
 
 client_call classify(bhttp::verb method, std::string_view target, bool upgrade) {
@@ -75,6 +88,25 @@ client_call classify(bhttp::verb method, std::string_view target, bool upgrade) 
             if (call_verb && (beta || call.gemini_stable)) call.api = m.api;
             break;
         }
+    if (path.starts_with("/bedrock/")) {
+        // Bedrock's own paths, forwarded to a Bedrock upstream as they came (never translated).
+        call.dialect = config::provider_kind::bedrock;
+        constexpr std::string_view prefix = "/bedrock/model/";
+        if (path.starts_with(prefix))
+            for (const auto& m : bedrock_methods) {
+                if (!path.ends_with(m.suffix) || path.size() <= prefix.size() + m.suffix.size())
+                    continue;
+                auto id = path.substr(prefix.size(), path.size() - prefix.size() - m.suffix.size());
+                // A model id has its `/` and `:` percent-encoded; a raw `/` is another path.
+                if (id.find('/') != std::string_view::npos) break;
+                call.path_model = id;
+                call.bedrock_operation = m.suffix;
+                call.operation = "chat";
+                call.route = m.route;
+                break;
+            }
+        return call;
+    }
     if (path.starts_with("/v1beta/") || call.gemini_stable) {
         call.dialect = config::provider_kind::gemini;
         if (beta || call.gemini_stable)

@@ -18,6 +18,7 @@
 #include "gateway/providers/ingress.hpp"
 #include "gateway/providers/model_lists.hpp"
 #include "gateway/providers/usage_observer.hpp"
+#include "gateway/secret_names.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
 #include "gateway/upstream/exchange.hpp"
 #include "gateway/upstream/model_router.hpp"
@@ -167,6 +168,16 @@ destination choose(const http::request_context& ctx,
         // API's /v1/models/{model}:{method}.
         if (call.path.starts_with("/v1beta/models/") || call.gemini_stable)
             model = std::string(call.path_model);
+    } else if (call.dialect == config::provider_kind::bedrock) {
+        // Bedrock's path names the model percent-encoded once (`:` as %3A): matched decoded.
+        if (call.bedrock_operation.empty()) {
+            d.refusal = "`" + std::string(call.path) +
+                        "` is no Bedrock runtime path this gateway serves: it forwards POST "
+                        "/bedrock/model/{modelId}/converse, /converse-stream, /invoke and "
+                        "/invoke-with-response-stream.";
+            return d;
+        }
+        model = percent_decoded(call.path_model);
     } else if (!ctx.req.body().empty()) {
         model = upstream::read_model(ctx.req.body());
     }
@@ -192,6 +203,18 @@ destination choose(const http::request_context& ctx,
             d.refusal = untranslatable(call.path, d.model, up,
                                        "POST generateContent, streamGenerateContent and "
                                        "countTokens");
+        return d;
+    }
+    if (call.dialect == config::provider_kind::bedrock) {
+        // Bedrock's runtime API, for a Bedrock upstream only: the body goes as it came, signed
+        // by the gateway. The target is written per attempt, from the model the target hears.
+        if (pick_for_native_api(d, routing, model)) return d;
+        const auto& up = upstreams[*d.upstream];
+        if (up.provider != config::provider_kind::bedrock)
+            d.refusal = "`" + std::string(call.path) + "` is not available for model `" + d.model +
+                        "`: its upstream `" + up.name + "` speaks " +
+                        std::string(providers::provider_name(up.provider)) +
+                        ", and the gateway forwards Bedrock's paths only to a Bedrock upstream.";
         return d;
     }
     if (call.dialect == config::provider_kind::anthropic) {

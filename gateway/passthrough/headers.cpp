@@ -153,6 +153,7 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
     head += upstream::host_header(up.endpoint);
     head += "\r\n";
     bool client_auth = false;
+    bool bedrock = up.provider == config::provider_kind::bedrock;
     for_each_end_to_end(req, [&](boost::beast::http::field f, std::string_view name,
                                  std::string_view value) {
         // Expect was answered by the gateway, which forwards the whole body at once.
@@ -165,6 +166,14 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
                             boost::beast::iequals(name, "x-api-key") ||
                             boost::beast::iequals(name, "x-goog-api-key")))
             return;
+        // Bedrock hears only the gateway's signature (aws::authorize), over the Content-Type
+        // it writes: the client's own credentials and AWS fields never go there.
+        if (bedrock && (f == boost::beast::http::field::authorization ||
+                        f == boost::beast::http::field::content_type ||
+                        boost::beast::iequals(name, "x-api-key") ||
+                        boost::beast::iequals(name, "x-goog-api-key") ||
+                        (name.size() >= 6 && boost::beast::iequals(name.substr(0, 6), "x-amz-"))))
+            return;
         if (boost::beast::iequals(name, key_name)) {
             if (replace) return;
             client_auth = true;
@@ -174,6 +183,7 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
         head += value;
         head += "\r\n";
     });
+    if (bedrock) head += "Content-Type: application/json\r\n";
     head += "x-request-id: ";
     head += ctx.request_id;
     head += "\r\n";

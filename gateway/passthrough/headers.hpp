@@ -63,6 +63,16 @@ bool is_event_stream(const Fields& fields) {
     return false;
 }
 
+// Whether an answer's Content-Type is AWS's binary event stream (Bedrock's streaming answers).
+template <class Fields>
+bool is_aws_event_stream(const Fields& fields) {
+    for (const auto& f : fields)
+        if (f.name() == boost::beast::http::field::content_type)
+            return boost::beast::iequals(f.value().substr(0, 34),
+                                         "application/vnd.amazon.eventstream");
+    return false;
+}
+
 // A non-owning reference to a visitor called with (field, name, value), valid for the call it is
 // passed to. A std::function would allocate for the forwarding lambdas (they capture more than
 // two pointers) on every proxied request.

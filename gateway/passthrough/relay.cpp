@@ -251,6 +251,8 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     if (!prefetched.empty() && parser.is_done()) length = prefetched.size();
     if (length && !prefetched.empty() && !parser.is_done()) *length += prefetched.size();
     bool sse = is_event_stream(res);
+    // Bedrock's streams are binary frames: relayed as they come, read for usage frame by frame.
+    bool aws_stream = up.provider == config::provider_kind::bedrock && is_aws_event_stream(res);
 
     // Framing towards the client: the upstream's Content-Length when it gave one, otherwise
     // chunked (our own chunks, one per upstream read); an HTTP/1.0 client gets a close-delimited
@@ -272,9 +274,11 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     if (ctx.draining) ctx.keep_alive = false;
     // Only successful answers report usage; the observer reads a copy of what is relayed.
     std::optional<providers::usage_observer> observer;
-    if (res.result_int() / 100 == 2 && body_follows) observer.emplace(sse);
+    using answer = providers::usage_observer::framing;
+    if (res.result_int() / 100 == 2 && body_follows)
+        observer.emplace(sse ? answer::sse : aws_stream ? answer::aws_event_stream : answer::json);
     auto* watching = observer ? &*observer : nullptr;
-    if (observer && !sse && parser.is_done() && state.price) {
+    if (observer && !sse && !aws_stream && parser.is_done() && state.price) {
         // A whole JSON answer (read before the commit): its cost is known, and goes in the head.
         observer->feed(prefetched);
         cost_in_head(ctx, state, observer->finish(true), observer->delivered_bytes());
@@ -294,7 +298,7 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
 
     body_writer writer(ctx, chunked, std::move(head));
     sse::boundary_tracker tracker;
-    state.streamed = sse;
+    state.streamed = sse || aws_stream;
     bool reusable = false;
     if (sse && chunked && ctx.server.sse_heartbeat.count() > 0) {
         auto winner = co_await (
@@ -308,7 +312,7 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     if (observer) {
         state.complete = parser.is_done() && !state.client_gone;
         state.used = observer->finish(state.complete);
-        if (state.used.known) state.usage_source = sse ? "stream" : "body";
+        if (state.used.known) state.usage_source = sse || aws_stream ? "stream" : "body";
         state.delivered_bytes = observer->delivered_bytes();
     }
     co_return reusable;

@@ -20,7 +20,9 @@
 #include "gateway/providers/stream_probe.hpp"
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/upstream/attempt_loop.hpp"
+#include "gateway/upstream/aws_signing.hpp"
 #include "gateway/upstream/exchange.hpp"
+#include "gateway/upstream/sigv4.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -328,11 +330,16 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     // target names another) and the usage request be added (stream_usage: inject).
     bool inject = up.inject_stream_usage && call.api == client_api::chat_completions;
     if (original.empty() && (renamed || inject) && !terms.last) original = ctx_.req.body();
-    if (renamed) upstream::replace_model(ctx_.req.body(), t.model);
+    // Bedrock names the model only in its path, encoded once (`:` as %3A).
+    bool bedrock = spoken == config::provider_kind::bedrock;
+    if (renamed && !bedrock) upstream::replace_model(ctx_.req.body(), t.model);
     if (inject) providers::inject_include_usage(ctx_.req.body());
     // Gemini names the model in the path (…/models/{model}:{method}): renamed there.
     std::string renamed_target;
-    if (renamed && !call.path_model.empty()) {
+    if (bedrock) {
+        renamed_target =
+            "/model/" + upstream::aws::uri_encode(heard) + std::string(call.bedrock_operation);
+    } else if (renamed && !call.path_model.empty()) {
         std::string_view target = where_.target;
         auto at = target.find("/models/");
         renamed_target = std::string(target.substr(0, at + 8)) + t.model +
@@ -397,6 +404,20 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
         ~forget_connection() { state.upstream = nullptr; }
     } forget{state_};
     auto head = upstream_request_head(ctx_, up, target, false, !ctx_.key_id.empty(), state_.trace);
+    if (auto* credentials = pool.aws_credentials()) {
+        // Bedrock hears the gateway's signature over this body and target, made per attempt.
+        auto signed_fields =
+            co_await upstream::aws::authorize(up, *credentials, target, ctx_.req.body());
+        if (!signed_fields.error.empty()) {
+            auto failed = failure_of(errc::upstream_credentials, std::move(signed_fields.error));
+            span.fail(failure_type(failed), failed.detail);
+            observability::log_warn("request " + ctx_.request_id + ": upstream `" + up.name +
+                                    "`: " + failed.detail);
+            last.failed(failed);
+            co_return outcome{outcome::end::held, upstream::verdict::failed, {}, {}, failed.detail};
+        }
+        head.insert(head.size() - 2, signed_fields.fields);
+    }
     std::optional<upstream::response_parser> parser;
     upstream::exchange_hooks hooks{
         [this](upstream::connection* c) { state_.upstream = c; }, [this] { return stopped(); },

@@ -17,6 +17,30 @@ namespace json = boost::json;
 
 namespace {
 
+// `text` decoded from base64 (padding optional); decoding stops at the first byte outside the
+// alphabet.
+std::string base64_decoded(std::string_view text) {
+    std::string out;
+    out.reserve(text.size() / 4 * 3);
+    std::uint32_t bits = 0;
+    int count = 0;
+    for (char c : text) {
+        int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+                : c >= 'a' && c <= 'z' ? c - 'a' + 26
+                : c >= '0' && c <= '9' ? c - '0' + 52
+                : c == '+'             ? 62
+                : c == '/'             ? 63
+                                       : -1;
+        if (v < 0) break;
+        bits = (bits << 6) | static_cast<std::uint32_t>(v);
+        if ((count += 6) >= 8) {
+            count -= 8;
+            out.push_back(static_cast<char>((bits >> count) & 0xff));
+        }
+    }
+    return out;
+}
+
 // Sums the bytes of the string values whose key names content in some dialect; the rest of the
 // document is skipped. No document is built.
 struct content_handler {
@@ -92,6 +116,10 @@ enum member : std::size_t {
     candidates_token_count,
     thoughts_token_count,
     cached_content_token_count,
+    bedrock_input_tokens,  // Bedrock's Converse (camelCase; cache reads and writes apart)
+    bedrock_output_tokens,
+    bedrock_cache_read_tokens,
+    bedrock_cache_write_tokens,
     prompt_tokens_details,      // OpenAI Chat Completions: cached_tokens
     input_tokens_details,       // the Responses API: cached_tokens
     completion_tokens_details,  // reasoning_tokens
@@ -116,6 +144,10 @@ constexpr std::string_view member_names[member_count] = {"prompt_tokens",
                                                          "candidatesTokenCount",
                                                          "thoughtsTokenCount",
                                                          "cachedContentTokenCount",
+                                                         "inputTokens",
+                                                         "outputTokens",
+                                                         "cacheReadInputTokens",
+                                                         "cacheWriteInputTokens",
                                                          "prompt_tokens_details",
                                                          "input_tokens_details",
                                                          "completion_tokens_details",
@@ -272,6 +304,14 @@ void merge(const usage_members& u, providers::usage& used, bool gemini) {
         one.output = u[candidates_token_count] + one.reasoning;
         one.cache_read = u[cached_content_token_count];
         any = u.has(prompt_token_count) || u.has(candidates_token_count);
+    } else if (u.has(bedrock_input_tokens) || u.has(bedrock_output_tokens)) {
+        // Converse's inputTokens are what was read afresh; its cache's reads and writes are
+        // input too (as bedrock.cpp reads them when it translates).
+        one.cache_read = u[bedrock_cache_read_tokens];
+        one.cache_write = u[bedrock_cache_write_tokens];
+        one.input = u[bedrock_input_tokens] + one.cache_read + one.cache_write;
+        one.output = u[bedrock_output_tokens];
+        any = true;
     } else if (u.has(prompt_tokens) || u.has(completion_tokens)) {
         // Chat Completions: cached and reasoning tokens are part of the two counts.
         one.input = u[prompt_tokens];
@@ -350,11 +390,43 @@ bool inject_include_usage(std::string& body) {
     return true;
 }
 
-usage_observer::usage_observer(bool event_stream, std::size_t max_body)
-    : event_stream_(event_stream), max_body_(max_body) {}
+usage_observer::usage_observer(framing how, std::size_t max_body)
+    : framing_(how), max_body_(max_body) {}
+
+void usage_observer::read_event(std::string_view data, bool adds) {
+    if (mentions_usage(data)) read_document(data);
+    if (adds) count_content(data);
+}
+
+void usage_observer::feed_aws(std::string_view bytes) {
+    aws_messages_.clear();
+    std::string error;
+    // A broken stream reports nothing more; the client gets its bytes as they came regardless.
+    aws_decoder_.feed(bytes, aws_messages_, error);
+    for (const auto& m : aws_messages_) {
+        auto type = m.string_header(":event-type");
+        if (type != "chunk") {
+            // ConverseStream: contentBlockDelta adds content, metadata reports the usage.
+            read_event(m.payload, type == "contentBlockDelta");
+            continue;
+        }
+        // InvokeModelWithResponseStream: {"bytes": base64 of one Messages stream event}.
+        boost::system::error_code ec;
+        auto value = json::parse(m.payload, ec);
+        const auto* encoded =
+            !ec && value.is_object() ? value.as_object().if_contains("bytes") : nullptr;
+        if (!encoded || !encoded->is_string()) continue;
+        auto event = base64_decoded(encoded->as_string());
+        read_event(event, event.find("_delta\"") != std::string::npos);
+    }
+}
 
 void usage_observer::feed(std::string_view bytes) {
-    if (!event_stream_) {
+    if (framing_ == framing::aws_event_stream) {
+        feed_aws(bytes);
+        return;
+    }
+    if (framing_ == framing::json) {
         if (overflow_) return;
         if (body_.size() + bytes.size() > max_body_) {
             overflow_ = true;
@@ -376,7 +448,7 @@ void usage_observer::feed(std::string_view bytes) {
 }
 
 providers::usage usage_observer::finish(bool complete) {
-    if (!event_stream_ && !overflow_) {
+    if (framing_ == framing::json && !overflow_) {
         if (mentions_usage(body_)) read_document(body_);
         if (!(complete && used_.known)) count_content(body_);
         body_.clear();  // counted once

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gateway/providers/aws_eventstream.hpp"
 #include "gateway/providers/conversation.hpp"
 #include "gateway/sse/event_parser.hpp"
 
@@ -25,7 +26,14 @@ namespace gateway::providers {
 // Not thread-safe; one per response.
 class usage_observer {
 public:
-    explicit usage_observer(bool event_stream, std::size_t max_body = 4 << 20);
+    // How the answer is framed: one JSON body, a text/event-stream, or AWS's binary event stream
+    // (Bedrock's ConverseStream, whose `metadata` event carries the usage, and
+    // InvokeModelWithResponseStream, whose `chunk` events carry Anthropic's stream events in
+    // base64 `bytes`).
+    enum class framing { json, sse, aws_event_stream };
+    explicit usage_observer(framing how, std::size_t max_body = 4 << 20);
+    explicit usage_observer(bool event_stream, std::size_t max_body = 4 << 20)
+        : usage_observer(event_stream ? framing::sse : framing::json, max_body) {}
 
     void feed(std::string_view bytes);
     // The usage found, `known` false when the answer reported none. `complete`: the answer was
@@ -44,11 +52,16 @@ public:
 private:
     void read_document(std::string_view text);
     void count_content(std::string_view json_text);
+    // One event's JSON: its usage read, its content counted when it adds content (`adds`).
+    void read_event(std::string_view data, bool adds);
+    void feed_aws(std::string_view bytes);
 
-    bool event_stream_;
+    framing framing_;
     std::size_t max_body_;
     sse::event_parser parser_;
     std::vector<sse::event> events_;
+    aws_eventstream::decoder aws_decoder_{max_body_};
+    std::vector<aws_eventstream::message> aws_messages_;
     std::string body_;
     bool overflow_ = false;
     providers::usage used_;

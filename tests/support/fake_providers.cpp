@@ -124,6 +124,22 @@ std::string converse_event(std::string_view type, json::object payload) {
     return es::encode(m);
 }
 
+std::string base64(std::string_view bytes) {
+    static constexpr std::string_view alphabet =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    for (std::size_t i = 0; i < bytes.size(); i += 3) {
+        std::uint32_t n = static_cast<unsigned char>(bytes[i]) << 16;
+        if (i + 1 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+        if (i + 2 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 2]);
+        out += alphabet[(n >> 18) & 63];
+        out += alphabet[(n >> 12) & 63];
+        out += i + 1 < bytes.size() ? alphabet[(n >> 6) & 63] : '=';
+        out += i + 2 < bytes.size() ? alphabet[n & 63] : '=';
+    }
+    return out;
+}
+
 // A base64 text as Converse's JSON carries a blob: the alphabet, `=` only as padding.
 bool is_base64(std::string_view s) {
     if (s.empty() || s.size() % 4 != 0) return false;
@@ -189,6 +205,19 @@ std::string converse_stream_exception(std::string_view type, std::string_view me
                  es::header::of_string(":message-type", "exception")};
     m.payload = json::serialize(json::object{{"message", message}});
     return es::encode(m);
+}
+
+answer invoke_answer(const turn& t, std::string_view model, bool stream, int serial) {
+    auto a = anthropic_answer(t, model, stream, serial);
+    if (!stream) return a;
+    a.content_type = "application/vnd.amazon.eventstream";
+    for (auto& e : a.events) {
+        // "event: name\ndata: {…}\n\n": the data is the event, as Bedrock hands it on.
+        auto data = e.substr(e.find("data: ") + 6);
+        data = data.substr(0, data.find('\n'));
+        e = converse_event("chunk", {{"bytes", base64(data)}});
+    }
+    return a;
 }
 
 std::optional<answer> converse_credential_refusal(const received_request& r) {

@@ -67,6 +67,11 @@ answer gemini_answer(const turn& t, std::string_view model, bool stream, int ser
 // payload padded with Bedrock's `p` field.
 answer converse_answer(const turn& t, bool stream, int serial);
 
+// Bedrock's InvokeModel for a Claude model (`/model/anthropic.…/invoke`): Anthropic's Messages
+// answer; streamed (`/invoke-with-response-stream`), each of Anthropic's stream events as the
+// base64 `bytes` of one `chunk` event-stream message, padded as Bedrock pads them.
+answer invoke_answer(const turn& t, std::string_view model, bool stream, int serial);
+
 // An error in the provider's format (status 429 adds retry-after: 7).
 answer anthropic_error(unsigned status, std::string_view type, std::string_view message);
 answer gemini_error(unsigned status, std::string_view message);

@@ -242,7 +242,7 @@ struct fake_upstream::impl {
                                       const received_request& r, std::vector<std::string> events,
                                       std::string content_type);
     // The provider APIs the fake speaks besides OpenAI's.
-    enum class provider_api { anthropic, gemini, converse };
+    enum class provider_api { anthropic, gemini, converse, invoke };
     // Answers an Anthropic, Gemini or Bedrock Converse request (see fake_providers.hpp); false
     // when the connection is done.
     template <class Stream>
@@ -624,9 +624,13 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
         // Bedrock: /model/{id}/converse and /model/{id}/converse-stream.
         bool converse = path.rfind("/model/", 0) == 0 && r.method == "POST" &&
                         (path.ends_with("/converse") || path.ends_with("/converse-stream"));
-        if ((anthropic || gemini || converse) && mode != "echo") {
+        // Bedrock's InvokeModel: /model/{id}/invoke and /invoke-with-response-stream.
+        bool invoke = path.rfind("/model/", 0) == 0 && r.method == "POST" &&
+                      (path.ends_with("/invoke") || path.ends_with("/invoke-with-response-stream"));
+        if ((anthropic || gemini || converse || invoke) && mode != "echo") {
             auto api = gemini     ? provider_api::gemini
                        : converse ? provider_api::converse
+                       : invoke   ? provider_api::invoke
                                   : provider_api::anthropic;
             bool go_on = co_await serve_provider(stream, lowest, r, api);
             if (!go_on) co_return;
@@ -833,6 +837,7 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
     namespace fp = fake_providers;
     bool gemini = api == provider_api::gemini;
     bool converse = api == provider_api::converse;
+    bool invoke = api == provider_api::invoke;
     std::string path = r.target.substr(0, r.target.find('?'));
     boost::system::error_code ec;
     auto body = json::parse(r.body, ec);
@@ -852,6 +857,9 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
         // The id as sent, percent-encoded once (Converse's answer does not name it).
         model = path.substr(7, path.rfind('/') - 7);
         stream_requested = path.ends_with("/converse-stream");
+    } else if (invoke) {
+        model = path.substr(7, path.rfind('/') - 7);
+        stream_requested = path.ends_with("/invoke-with-response-stream");
     } else if (const auto* o = body.if_object()) {
         if (const auto* m = o->if_contains("model"); m && m->is_string()) model = m->as_string();
         stream_requested = o->contains("stream") && o->at("stream") == json::value(true);
@@ -859,7 +867,7 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
     // Each API's error answer for a status and a message.
     auto error = [&](unsigned status, const std::string& message) {
         if (gemini) return fp::gemini_error(status, message);
-        if (converse)
+        if (converse || invoke)
             return fp::converse_error(status,
                                       status == 429   ? "ThrottlingException"
                                       : status == 400 ? "ValidationException"
@@ -869,14 +877,25 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
                                    message);
     };
     std::optional<fp::answer> refusal;
-    if (converse) refusal = fp::converse_credential_refusal(r);
+    if (converse || invoke) refusal = fp::converse_credential_refusal(r);
+    if (!refusal && invoke) {
+        // InvokeModel takes the model's own body: here Claude's, Messages with Bedrock's version.
+        const auto* o = body.if_object();
+        const auto* version = o ? o->if_contains("anthropic_version") : nullptr;
+        if (model.rfind("anthropic.", 0) != 0)
+            refusal = fp::converse_error(400, "ValidationException",
+                                         "The fake serves InvokeModel for anthropic.* models only");
+        else if (!version || *version != "bedrock-2023-05-31")
+            refusal = fp::converse_error(400, "ValidationException",
+                                         "anthropic_version: bedrock-2023-05-31 is required");
+    }
     if (!refusal && ec)
         refusal = gemini     ? fp::gemini_error(400, "Invalid JSON payload received.")
                   : converse ? fp::converse_error(400, "ValidationException",
                                                   "Malformed input request, please reformat "
                                                   "your input and try again.")
                              : fp::anthropic_error(400, "invalid_request_error", "invalid JSON");
-    if (!refusal && !ec)
+    if (!refusal && !ec && !invoke)
         refusal = gemini     ? fp::gemini_refusal(r, body)
                   : converse ? fp::converse_refusal(r, body)
                              : fp::anthropic_refusal(r, body);
@@ -906,6 +925,7 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
             bool events = stream_requested && !(scripted && scripted->whole);
             a = gemini     ? fp::gemini_answer(t, model, events, n)
                 : converse ? fp::converse_answer(t, events, n)
+                : invoke   ? fp::invoke_answer(t, model, events, n)
                            : fp::anthropic_answer(t, model, events, n);
             if (scripted && !scripted->stream_error.empty() && events && converse) {
                 // Bedrock's throttling in a stream: its first events, then an exception message.
