@@ -2,6 +2,7 @@
 // Converse, which verifies each request's SigV4 signature with the keys it knows and refuses
 // what Bedrock refuses; credentials from the upstream's `aws:` block, or from web identity
 // through a fake STS.
+#include "gateway/providers/aws_eventstream.hpp"
 #include "tests/integration/harness.hpp"
 #include "tests/support/fake_aws.hpp"
 #include "tests/support/fake_providers.hpp"
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <thread>
 
 using namespace gateway::testing;
 namespace json = boost::json;
@@ -362,6 +364,176 @@ BOOST_AUTO_TEST_CASE(a_reload_finds_credentials_again_and_a_failing_chain_change
     BOOST_TEST_REQUIRE(applied.applied, applied.error);
     auto r = post(gw, "/v1/chat/completions", chat(claude));
     BOOST_TEST(r.status == 401u, r.body);
+}
+
+// Bedrock's own runtime API below /bedrock, as the AWS SDK and Claude Code in Bedrock mode send it.
+const std::string native_path = "/bedrock" + claude_path;
+const std::string converse_body =
+    R"({"messages":[{"role":"user","content":[{"text":"hi"}]}],"inferenceConfig":{"maxTokens":64}})";
+const std::string invoke_body = R"({"anthropic_version":"bedrock-2023-05-31","max_tokens":64,)"
+                                R"("messages":[{"role":"user","content":"hi"}]})";
+
+// What an SDK signing for itself sends: none of it may reach Bedrock.
+const std::string client_signature =
+    "Authorization: AWS4-HMAC-SHA256 Credential=AKIACLIENTSOWNKEY0001/20260101/us-east-1/bedrock/"
+    "aws4_request, SignedHeaders=host;x-amz-date, Signature=0123\r\n"
+    "X-Amz-Date: 20260101T000000Z\r\nX-Amz-Security-Token: the-clients-token\r\n"
+    "x-amz-content-sha256: UNSIGNED-PAYLOAD\r\n";
+
+// The event-stream messages of a relayed body, each checked by its CRCs (a byte changed on the
+// way breaks one): their :event-type headers, and the payloads.
+std::vector<gateway::providers::aws_eventstream::message> frames_of(const std::string& body) {
+    gateway::providers::aws_eventstream::decoder decoder(1 << 20);
+    std::vector<gateway::providers::aws_eventstream::message> out;
+    std::string error;
+    BOOST_TEST_REQUIRE(decoder.feed(body, out, error), error);
+    BOOST_TEST_REQUIRE(decoder.finish(error), error);
+    return out;
+}
+
+void signed_by_the_gateway(const received_request& sent) {
+    BOOST_TEST(
+        sent.header("authorization")
+            .starts_with("AWS4-HMAC-SHA256 Credential=" + std::string(fp::fake_aws_key_id) + "/"));
+    BOOST_TEST(sent.header("x-amz-security-token").empty());
+    BOOST_TEST(sent.header("x-amz-content-sha256").empty());
+    BOOST_TEST(sent.raw.find("AKIACLIENTSOWNKEY") == std::string::npos);
+    BOOST_TEST(sent.raw.find("the-clients-token") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(native_converse_goes_byte_exact_and_signed_by_the_gateway) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    auto r = post(gw, native_path + "/converse", converse_body, client_signature);
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    auto body = json::parse(r.body).as_object();
+    BOOST_TEST(body["output"].as_object()["message"].as_object()["content"].as_array()[0] ==
+               json::parse(R"({"text":"Hello from the fake upstream!"})"));
+    BOOST_TEST(body["usage"].as_object()["inputTokens"] == json::value(10));
+    auto sent = fake.requests().back();
+    // The id came encoded once (%3A), was matched decoded and goes encoded once again.
+    BOOST_TEST(sent.target == claude_path + "/converse");
+    BOOST_TEST(sent.body == converse_body);
+    signed_by_the_gateway(sent);
+}
+
+BOOST_AUTO_TEST_CASE(native_converse_stream_relays_the_event_stream_unchanged) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    auto r = post(gw, native_path + "/converse-stream", converse_body, client_signature);
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(r.header("content-type") == "application/vnd.amazon.eventstream");
+    std::vector<std::string> types;
+    std::string text;
+    for (const auto& m : frames_of(r.body)) {
+        types.emplace_back(m.string_header(":event-type"));
+        if (types.back() == "contentBlockDelta")
+            text += json::parse(m.payload).at("delta").at("text").as_string();
+    }
+    BOOST_TEST_REQUIRE(!types.empty());
+    BOOST_TEST(types.front() == "messageStart");
+    BOOST_TEST(types.back() == "metadata");
+    BOOST_TEST(text == "Hello from the fake upstream!");
+    auto sent = fake.requests().back();
+    BOOST_TEST(sent.target == claude_path + "/converse-stream");
+    BOOST_TEST(sent.body == converse_body);
+    signed_by_the_gateway(sent);
+}
+
+BOOST_AUTO_TEST_CASE(native_invoke_takes_claudes_messages_body_whole_and_streamed) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    auto r = post(gw, native_path + "/invoke", invoke_body, client_signature);
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    auto body = json::parse(r.body).as_object();
+    BOOST_TEST(body["type"] == json::value("message"));
+    BOOST_TEST(body["content"].as_array()[0].as_object()["text"] ==
+               json::value("Hello from the fake upstream!"));
+    auto sent = fake.requests().back();
+    BOOST_TEST(sent.target == claude_path + "/invoke");
+    BOOST_TEST(sent.body == invoke_body);
+    signed_by_the_gateway(sent);
+
+    auto streamed =
+        post(gw, native_path + "/invoke-with-response-stream", invoke_body, client_signature);
+    BOOST_TEST_REQUIRE(streamed.status == 200u, streamed.body);
+    auto frames = frames_of(streamed.body);
+    BOOST_TEST_REQUIRE(!frames.empty());
+    for (const auto& m : frames) BOOST_TEST(m.string_header(":event-type") == "chunk");
+    BOOST_TEST(json::parse(frames.front().payload).as_object().contains("bytes"));
+    sent = fake.requests().back();
+    BOOST_TEST(sent.target == claude_path + "/invoke-with-response-stream");
+    BOOST_TEST(sent.body == invoke_body);
+    signed_by_the_gateway(sent);
+}
+
+BOOST_AUTO_TEST_CASE(native_paths_refuse_what_they_cannot_forward) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    auto served = fake.requests().size();
+    // A model no upstream serves, one whose upstream is no Bedrock, a path Bedrock's runtime
+    // does not have here: none goes upstream.
+    BOOST_TEST(post(gw, "/bedrock/model/amazon.nova-pro-v1%3A0/converse", converse_body).status ==
+               404u);
+    auto other = post(gw, "/bedrock/model/gpt-4o/converse", converse_body);
+    BOOST_TEST(other.status == 400u);
+    BOOST_TEST(error_message(other).find("only to a Bedrock upstream") != std::string::npos,
+               other.body);
+    auto unknown = post(gw, native_path + "/count-tokens", converse_body);
+    BOOST_TEST(unknown.status == 400u);
+    BOOST_TEST(error_message(unknown).find("no Bedrock runtime path") != std::string::npos,
+               unknown.body);
+    BOOST_TEST(fake.requests().size() == served);
+}
+
+BOOST_AUTO_TEST_CASE(native_paths_take_virtual_keys_and_their_usage_reaches_the_ledger) {
+    fake_upstream fake;
+    auto c = with_bedrock(fake, fake_keys());
+    c.admin.api_key = "admin-key-0123456789";
+    const std::string secret = "sk-bedrock-team-0123456789";
+    config::virtual_key k;
+    k.id = "cfg-team";
+    k.name = "team";
+    k.digest = config::key_digest(secret);
+    c.admin.keys.push_back(k);
+    running_gateway gw(c);
+    // Claude Code with CLAUDE_CODE_SKIP_BEDROCK_AUTH=1 sends no credential; an SDK signing for
+    // itself sends AWS's: neither is a key of this gateway.
+    BOOST_TEST(post(gw, native_path + "/converse", converse_body).status == 401u);
+    BOOST_TEST(post(gw, native_path + "/converse", converse_body, client_signature).status == 401u);
+    auto served = fake.requests().size();
+    for (const auto& [operation, body] :
+         {std::pair{"/converse", converse_body}, std::pair{"/converse-stream", converse_body},
+          std::pair{"/invoke", invoke_body},
+          std::pair{"/invoke-with-response-stream", invoke_body}}) {
+        auto key = std::string(operation).ends_with("stream")
+                       ? "x-api-key: " + secret + "\r\n"
+                       : "Authorization: Bearer " + secret + "\r\n";
+        auto r = post(gw, native_path + operation, body, key);
+        BOOST_TEST(r.status == 200u, operation << ": " << r.body);
+        auto sent = fake.requests().back();
+        BOOST_TEST(sent.raw.find(secret) == std::string::npos);
+        signed_by_the_gateway(sent);
+    }
+    BOOST_TEST(fake.requests().size() == served + 4);
+    // Each answer reported 10 tokens in and 5 out: Converse's usage, its stream's metadata,
+    // Claude's Messages usage, and its stream's chunks.
+    json::array rows;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+        client admin(gw.port());
+        auto r = admin.request(make_request("GET", "/admin/usage?group_by=model", "",
+                                            "Authorization: Bearer admin-key-0123456789\r\n"));
+        BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+        rows = json::parse(r.body).at("data").as_array();
+        if (!rows.empty() && rows[0].at("requests").as_int64() >= 4) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    BOOST_TEST_REQUIRE(rows.size() == 1u);
+    BOOST_TEST(rows[0].at("model") == json::value(claude));
+    BOOST_TEST(rows[0].at("requests") == 4);
+    BOOST_TEST(rows[0].at("input_tokens") == 40);
+    BOOST_TEST(rows[0].at("output_tokens") == 20);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
