@@ -452,7 +452,10 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     // call's answer on the last too, so that its head can carry its cost (x-contextgate-cost-usd;
     // not other APIs': an embeddings answer may be tens of megabytes).
     bool priced = state_.price && status / 100 == 2 && where_.call.model_call();
-    if ((!terms.last || priced) && !parser->is_done() && !is_event_stream(res))
+    // Bedrock's binary event stream is relayed from its head on any attempt: the probe that
+    // holds a stream back until its first content reads text/event-stream only.
+    bool aws_stream = up.provider == config::provider_kind::bedrock && is_aws_event_stream(res);
+    if ((!terms.last || priced) && !parser->is_done() && !is_event_stream(res) && !aws_stream)
         broken = co_await upstream::read_body(*conn, *parser, held, answer_limit, up.idle_timeout,
                                               state_.hold_until);
     // Whose key it heard matters only to a refusal: not worked out for an answer that is none.
@@ -478,7 +481,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
         co_return outcome{
             outcome::end::held, judged, asked, {}, broken ? broken.detail : answered_with(status)};
     }
-    if (!terms.last && judged == upstream::verdict::success && !parser->is_done()) {
+    if (!terms.last && judged == upstream::verdict::success && !parser->is_done() && !aws_stream) {
         // A stream: held back until its first content event.
         auto kind =
             co_await hold_until_content(*conn, *parser, up.idle_timeout, state_.hold_until, held);

@@ -467,6 +467,24 @@ BOOST_AUTO_TEST_CASE(native_invoke_takes_claudes_messages_body_whole_and_streame
     signed_by_the_gateway(sent);
 }
 
+BOOST_AUTO_TEST_CASE(a_route_named_on_a_native_path_sends_its_targets_id_in_the_path) {
+    fake_upstream fake;
+    auto c = with_bedrock(fake, fake_keys());
+    config::route_config route;
+    route.model = "house:claude";
+    route.targets.push_back({"bedrock", claude, 1, 1});
+    route.targets.push_back({"bedrock", "anthropic.claude-haiku-4-5-20251001-v1:0", 1, 0});
+    c.routes.push_back(route);
+    running_gateway gw(c);
+    // The route's name comes encoded like any id; its first target's id goes in the path.
+    auto r = post(gw, "/bedrock/model/house%3Aclaude/converse-stream", converse_body);
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(frames_of(r.body).back().string_header(":event-type") == "metadata");
+    auto sent = fake.requests().back();
+    BOOST_TEST(sent.target == claude_path + "/converse-stream");
+    BOOST_TEST(sent.body == converse_body);
+}
+
 BOOST_AUTO_TEST_CASE(native_paths_refuse_what_they_cannot_forward) {
     fake_upstream fake;
     running_gateway gw(with_bedrock(fake, fake_keys()));
