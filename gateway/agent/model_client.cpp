@@ -443,20 +443,9 @@ settled_call model_client::account(const config::upstream_config& up, const std:
         m.cost_usd.with({up.name, model}).inc(settled.cost.usd);
     else
         m.unpriced_requests.with({up.name, model}).inc();
-    if (ledger_) {
-        const auto& u = settled.used;
-        upstream::usage_record r{"context",
-                                 model,
-                                 up.name,
-                                 u.input,
-                                 u.output,
-                                 u.cache_read,
-                                 u.cache_write + u.cache_write_1h,
-                                 u.reasoning};
-        r.cost = settled.cost;
-        r.now_ms = now_ms();
-        ledger_->record(r);
-    }
+    if (ledger_)
+        ledger_->record(upstream::usage_record_of("context", model, up.name, settled.used,
+                                                  settled.cost, now_ms()));
     return settled;
 }
 

@@ -598,20 +598,9 @@ void handler::account(const http::request_context& ctx, const config::upstream_c
             s.output->observe(static_cast<double>(state.used.output));
         }
     }
-    if (ledger_ && ctx.status / 100 == 2) {
-        const auto& u = state.used;
-        upstream::usage_record r{ctx.key_id,
-                                 ctx.model,
-                                 up.name,
-                                 u.input,
-                                 u.output,
-                                 u.cache_read,
-                                 u.cache_write + u.cache_write_1h,
-                                 u.reasoning};
-        r.cost = ctx.cost;
-        r.now_ms = now_ms();
-        ledger_->record(r);
-    }
+    if (ledger_ && ctx.status / 100 == 2)
+        ledger_->record(upstream::usage_record_of(ctx.key_id, ctx.model, up.name, state.used,
+                                                  ctx.cost, now_ms()));
 }
 
 net::awaitable<void> handler::forward(http::request_context& ctx, const destination& where,

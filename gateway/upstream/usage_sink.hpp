@@ -6,6 +6,10 @@
 #include <optional>
 #include <string_view>
 
+namespace gateway::providers {
+struct usage;
+}
+
 namespace gateway::upstream {
 
 // One answered model call as the usage ledger counts it. Tokens as the upstream reported them (or
@@ -30,6 +34,12 @@ struct usage_record {
     std::optional<request_cost> saved;
     std::int64_t now_ms = 0;
 };
+
+// The record of a call to `upstream` for `model` whose usage `used` the provider reported (or the
+// gateway estimated), split as usage_record counts it, at `cost`.
+usage_record usage_record_of(std::string_view key_id, std::string_view model,
+                             std::string_view upstream, const providers::usage& used,
+                             std::optional<request_cost> cost, std::int64_t now_ms);
 
 // Where the usage of upstream calls is counted, per key, model and upstream: both faces
 // (the /v1 passthrough and the agent's model calls) record into it, admin/'s usage ledger
