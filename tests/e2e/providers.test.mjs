@@ -2,13 +2,21 @@
 // speaks their dialects and enforces their rules; its Bedrock verifies the gateway's SigV4
 // signatures) through /v1/chat/completions, and the official `@anthropic-ai/sdk` reaches
 // /v1/messages through the gateway unchanged; the Anthropic, Responses and Gemini clients reach
-// the other providers, Bedrock among them, translated.
+// the other providers, Bedrock among them, translated; the AWS SDK reaches Bedrock through
+// /bedrock, its own API forwarded.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
+import {
+  BedrockRuntimeClient,
+  ConverseCommand,
+  ConverseStreamCommand,
+  InvokeModelCommand,
+} from '@aws-sdk/client-bedrock-runtime';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { FAKE, GATEWAY, PROMPTS, dir, startAndWait } from './support.mjs';
 
 let fake;
@@ -324,3 +332,56 @@ for (const model of ['gpt-4o', 'claude-e2e', bedrockModel]) {
     assert.ok(counted.totalTokens > 0);
   });
 }
+
+// The AWS SDK's own Bedrock client with the gateway's /bedrock as its endpoint: it signs with
+// whatever credentials it has (dummy ones here; the gateway drops them and signs with its own,
+// which the fake verifies). The SDK speaks HTTP/2 to Bedrock's runtime by default; the gateway's
+// listener speaks HTTP/1.1, so the client is given the HTTP/1.1 handler.
+function bedrockClient() {
+  return new BedrockRuntimeClient({
+    endpoint: `${base}/bedrock`,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'AKIADUMMYCLIENTKEY01', secretAccessKey: 'dummy-secret' },
+    requestHandler: new NodeHttpHandler(),
+    maxAttempts: 1,
+  });
+}
+
+test('the AWS SDK streams ConverseStream from a Bedrock model through /bedrock', async () => {
+  const out = await bedrockClient().send(new ConverseStreamCommand({
+    modelId: bedrockModel,
+    messages: [{ role: 'user', content: [{ text: 'hi' }] }],
+    inferenceConfig: { maxTokens: 64 },
+  }));
+  let text = '';
+  let usage;
+  let stop;
+  for await (const event of out.stream) {
+    if (event.contentBlockDelta) text += event.contentBlockDelta.delta.text ?? '';
+    if (event.messageStop) stop = event.messageStop.stopReason;
+    if (event.metadata) usage = event.metadata.usage;
+  }
+  assert.equal(text, 'Hello from the fake upstream!');
+  assert.equal(stop, 'end_turn');
+  assert.equal(usage.inputTokens, 10);
+});
+
+test('the AWS SDK gets Converse and InvokeModel answers through /bedrock', async () => {
+  const client = bedrockClient();
+  const converse = await client.send(new ConverseCommand({
+    modelId: bedrockModel,
+    messages: [{ role: 'user', content: [{ text: 'hi' }] }],
+  }));
+  assert.equal(converse.output.message.content[0].text, 'Hello from the fake upstream!');
+  const invoked = await client.send(new InvokeModelCommand({
+    modelId: bedrockModel,
+    contentType: 'application/json',
+    body: JSON.stringify({
+      anthropic_version: 'bedrock-2023-05-31',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
+  }));
+  const message = JSON.parse(new TextDecoder().decode(invoked.body));
+  assert.equal(message.content[0].text, 'Hello from the fake upstream!');
+});
