@@ -1,6 +1,7 @@
 // The real coding agents, installed from npm (package.json here) and run offline: each vendor's own
 // CLI against the other vendors' models. Claude Code
-// (`claude -p`, Anthropic Messages) against an OpenAI-compatible and a Gemini upstream, Codex
+// (`claude -p`, Anthropic Messages) against an OpenAI-compatible and a Gemini upstream, and in
+// Bedrock mode (InvokeModel at /bedrock) against a Bedrock upstream, Codex
 // (`codex exec`, OpenAI Responses) against an Anthropic, a Gemini and an OpenAI-compatible upstream
 // without a Responses endpoint (`responses: translate`), Gemini CLI (`gemini -p`, Gemini's
 // generateContent) against an OpenAI-compatible and an Anthropic upstream, and Qwen Code
@@ -28,13 +29,20 @@ mkdirSync(workspace, { recursive: true });
 const file = join(workspace, 'hello.txt');
 writeFileSync(file, 'hello from the file\n');
 
+// Each with the gateway's own key for it (the agent's key never goes upstream).
+const keyed = '\n    api_key: provider-key\n    auth: replace';
 const upstreams = {
-  openai: (port) => `provider: openai\n    base_url: http://127.0.0.1:${port}/v1`,
-  anthropic: (port) => `provider: anthropic\n    base_url: http://127.0.0.1:${port}`,
-  gemini: (port) => `provider: gemini\n    base_url: http://127.0.0.1:${port}/v1beta`,
+  openai: (port) => `provider: openai\n    base_url: http://127.0.0.1:${port}/v1${keyed}`,
+  anthropic: (port) => `provider: anthropic\n    base_url: http://127.0.0.1:${port}${keyed}`,
+  gemini: (port) => `provider: gemini\n    base_url: http://127.0.0.1:${port}/v1beta${keyed}`,
   // An OpenAI-compatible server without a Responses endpoint.
   'openai (responses: translate)': (port) =>
-    `provider: openai\n    base_url: http://127.0.0.1:${port}/v1\n    responses: translate`,
+    `provider: openai\n    base_url: http://127.0.0.1:${port}/v1\n    responses: translate${keyed}`,
+  // Signed with the keys the fake Bedrock knows (tests/support/fake_providers.hpp).
+  bedrock: (port) => `provider: bedrock\n    region: us-east-1\n    base_url: http://127.0.0.1:${port}
+    aws:
+      access_key_id: AKIAFAKEBEDROCK00001
+      secret_access_key: fakeBedrockSecretKey/0123456789abcdefghij`,
 };
 
 let serial = 0;
@@ -51,8 +59,6 @@ async function gatewayFor(provider, script) {
 upstreams:
   - name: model
     ${upstreams[provider](fake.match[1])}
-    api_key: provider-key
-    auth: replace
     models: ["*"]
 context:
   data_dir: ${join(dir, name + '.data')}
@@ -95,6 +101,21 @@ const claude = (base, model, prompt) => run(CLAUDE,
     DISABLE_TELEMETRY: '1',
   }));
 
+// Claude Code in Bedrock mode: Bedrock's InvokeModelWithResponseStream at the gateway's /bedrock,
+// without AWS credentials of its own (the gateway signs). It also asks for the inference
+// profiles (Bedrock's control plane, which the gateway does not serve: a 400 it gets past).
+const claudeBedrock = (base, model, prompt) => run(CLAUDE,
+  ['-p', prompt, '--model', model, '--allowedTools', 'Read', '--output-format', 'json'],
+  () => ({
+    CLAUDE_CODE_USE_BEDROCK: '1',
+    ANTHROPIC_BEDROCK_BASE_URL: `${base}/bedrock`,
+    CLAUDE_CODE_SKIP_BEDROCK_AUTH: '1',
+    AWS_REGION: 'us-east-1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+  }));
+
 const codex = (base, model, prompt) => run(CODEX, ['exec', '--skip-git-repo-check', prompt],
   (home) => {
     const codexHome = join(home, '.codex');
@@ -128,6 +149,8 @@ const gemini = (base, model, prompt) => run(process.execPath,
 const agents = [
   { name: 'Claude Code', cli: claude, provider: 'openai', model: 'gpt-4o', tool: 'Read', args: { file_path: file } },
   { name: 'Claude Code', cli: claude, provider: 'gemini', model: 'gemini-2.5-pro', tool: 'Read', args: { file_path: file } },
+  { name: 'Claude Code in Bedrock mode', cli: claudeBedrock, provider: 'bedrock',
+    model: 'anthropic.claude-sonnet-4-5-20250929-v1:0', tool: 'Read', args: { file_path: file } },
   { name: 'Codex', cli: codex, provider: 'anthropic', model: 'claude-sonnet-4-5', tool: 'exec_command', args: { cmd: 'cat hello.txt' } },
   { name: 'Codex', cli: codex, provider: 'gemini', model: 'gemini-2.5-pro', tool: 'exec_command', args: { cmd: 'cat hello.txt' } },
   { name: 'Codex', cli: codex, provider: 'openai (responses: translate)', model: 'qwen3-coder', tool: 'exec_command', args: { cmd: 'cat hello.txt' } },
