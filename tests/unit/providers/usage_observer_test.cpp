@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <tuple>
+
 using namespace gateway::providers;
 
 namespace {
@@ -223,6 +225,56 @@ BOOST_AUTO_TEST_CASE(a_whole_body_that_reports_its_usage_is_charged_that_alone) 
     unreported.feed(R"({"choices":[{"message":{"content":"Hello there"}}]})");
     BOOST_TEST(!unreported.finish(true).known);
     BOOST_TEST(unreported.delivered_bytes() == 11u);
+}
+
+BOOST_AUTO_TEST_CASE(bedrock_converse_usage_counts_its_cache_as_input) {
+    auto body = R"({"output":{"message":{"role":"assistant","content":[{"text":"hi"}]}},)"
+                R"("usage":{"inputTokens":7,"outputTokens":3,"totalTokens":20,)"
+                R"("cacheReadInputTokens":6,"cacheWriteInputTokens":4}})";
+    auto u = observe(false, body, 9);
+    BOOST_TEST(u.known);
+    BOOST_TEST(u.input == 17);
+    BOOST_TEST(u.output == 3);
+    BOOST_TEST(u.cache_read == 6);
+    BOOST_TEST(u.cache_write == 4);
+}
+
+BOOST_AUTO_TEST_CASE(bedrock_event_streams_report_usage_in_frames_split_anywhere) {
+    namespace es = gateway::providers::aws_eventstream;
+    auto frame = [](std::string type, std::string payload) {
+        es::message m;
+        m.headers = {es::header::of_string(":event-type", std::move(type)),
+                     es::header::of_string(":message-type", "event")};
+        m.payload = std::move(payload);
+        return es::encode(m);
+    };
+    // ConverseStream: the usage in its metadata event.
+    auto converse =
+        frame("messageStart", R"({"role":"assistant"})") +
+        frame("contentBlockDelta", R"({"contentBlockIndex":0,"delta":{"text":"hey"}})") +
+        frame("metadata", R"({"usage":{"inputTokens":11,"outputTokens":2},"metrics":{}})");
+    // InvokeModelWithResponseStream: Messages events, base64 in each chunk's `bytes`:
+    // {"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}} and
+    // {"type":"message_delta","usage":{"output_tokens":8}}.
+    auto invoke =
+        frame(
+            "chunk",
+            R"({"bytes":"eyJ0eXBlIjoibWVzc2FnZV9zdGFydCIsIm1lc3NhZ2UiOnsidXNhZ2UiOnsiaW5wdXRfdG9rZW5zIjo1LCJvdXRwdXRfdG9rZW5zIjoxfX19"})") +
+        frame(
+            "chunk",
+            R"({"bytes":"eyJ0eXBlIjoibWVzc2FnZV9kZWx0YSIsInVzYWdlIjp7Im91dHB1dF90b2tlbnMiOjh9fQ=="})");
+    for (std::size_t step : {1u, 7u, 10000u}) {
+        for (auto [stream, input, output] :
+             {std::tuple{converse, 11, 2}, std::tuple{invoke, 5, 8}}) {
+            usage_observer o(usage_observer::framing::aws_event_stream);
+            for (std::size_t i = 0; i < stream.size(); i += step)
+                o.feed(std::string_view(stream).substr(i, step));
+            auto u = o.finish(true);
+            BOOST_TEST(u.known);
+            BOOST_TEST(u.input == input);
+            BOOST_TEST(u.output == output);
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(a_body_over_the_cap_is_not_kept) {
