@@ -5,9 +5,12 @@
 #include "gateway/observability/log.hpp"
 #include "gateway/store/state_store.hpp"
 
+#include <boost/asio/post.hpp>
+
 #include <chrono>
 #include <exception>
 #include <limits>
+#include <memory>
 
 namespace gateway::admin {
 
@@ -28,15 +31,24 @@ std::string utc_day(std::int64_t unix_ms) {
 
 usage_ledger::usage_ledger(store::key_store& store, std::chrono::milliseconds interval)
     : store_(store), interval_(interval) {
+    writing_thread_ = true;
     thread_ = std::thread([this] {
         io::name_this_thread("usage");
         std::unique_lock lock(mutex_);
-        while (!stopping_) {
-            wake_.wait_for(lock, interval_);
-            if (pending_.empty()) continue;
-            lock.unlock();
-            io::run_blocking(flush());
-            lock.lock();
+        for (;;) {
+            if (waiting_.empty() && !stopping_) wake_.wait_for(lock, interval_);
+            auto waiters = std::move(waiting_);
+            waiting_.clear();
+            bool last = stopping_;
+            if (last) writing_thread_ = false;  // later flush() calls write for themselves
+            if (!pending_.empty()) {
+                lock.unlock();
+                io::run_blocking(write_pending());
+                lock.lock();
+            }
+            // Each resumes on its own executor, after the write that held what it recorded.
+            for (auto& resume : waiters) resume();
+            if (last) return;
         }
     });
 }
@@ -141,6 +153,32 @@ void usage_ledger::put_back(std::vector<store::usage_row> rows) {
 }
 
 net::awaitable<void> usage_ledger::flush() {
+    bool queued = false;
+    co_await net::async_initiate<decltype(net::use_awaitable), void()>(
+        [this, &queued](auto handler) {
+            // Resumed by a post to the caller's own executor, from whichever thread calls it;
+            // the executor counts the wait as work meanwhile, so its io_context keeps running.
+            auto on = net::prefer(net::get_associated_executor(handler),
+                                  net::execution::outstanding_work.tracked);
+            auto held = std::make_shared<decltype(handler)>(std::move(handler));
+            std::function<void()> resume = [on, held] {
+                net::post(on, [held] { std::move (*held)(); });
+            };
+            std::lock_guard lock(mutex_);
+            if (writing_thread_) {
+                queued = true;
+                waiting_.push_back(std::move(resume));
+                wake_.notify_all();
+                return;
+            }
+            resume();
+        },
+        net::use_awaitable);
+    // The thread has stopped (or was stopping): what is pending is written here.
+    if (!queued) co_await write_pending();
+}
+
+net::awaitable<void> usage_ledger::write_pending() {
     auto rows = take();
     if (rows.empty()) co_return;
     auto copy = rows;
@@ -161,7 +199,7 @@ void usage_ledger::stop() {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
-    io::run_blocking(flush());
+    io::run_blocking(write_pending());
 }
 
 }  // namespace gateway::admin

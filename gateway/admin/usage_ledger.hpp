@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -43,8 +44,9 @@ public:
 
     void record(const upstream::usage_record& used) override;
 
-    // Writes the pending totals now (a report reads the store right after); on failure they are
-    // kept for the next write.
+    // Returns once everything recorded before the call is in the store (a report reads the store
+    // right after): the ledger's thread writes it, in order after any write already under way, so
+    // two reports asked at once both see it. On failure the totals are kept for the next write.
     net::awaitable<void> flush();
 
     // Writes what is pending and stops the thread. Idempotent.
@@ -53,6 +55,8 @@ public:
 private:
     std::vector<store::usage_row> take();
     void put_back(std::vector<store::usage_row> rows);
+    // Takes what is pending and writes it (on failure, puts it back).
+    net::awaitable<void> write_pending();
 
     store::key_store& store_;
     std::chrono::milliseconds interval_;
@@ -64,7 +68,10 @@ private:
     std::string seen_day_;  // the day models_seen_ counts
     std::map<std::string, std::set<std::string, std::less<>>, std::less<>> models_seen_;  // by key
     std::condition_variable wake_;
+    // flush() callers, resumed after the next write: it holds what they recorded before.
+    std::vector<std::function<void()>> waiting_;
     bool stopping_ = false;
+    bool writing_thread_ = false;  // the thread runs and will resume `waiting_`
     std::thread thread_;
 };
 
