@@ -346,6 +346,68 @@ providers::provider_error provider_refusal(const config::upstream_config& up,
     return said;
 }
 
+// The header fields that authorise one attempt, and whose credential they present. A Bedrock
+// upstream's are signed with its own credentials over the final body, for this attempt (failing
+// to get them fails the attempt: nothing is sent); another's carry the key translated_key chose.
+struct attempt_auth {
+    std::string fields;
+    upstream::credential whose = upstream::credential::none;
+    upstream::failure failed;
+};
+
+net::awaitable<attempt_auth> authorize_attempt(const http::request_context& ctx,
+                                               upstream::pool& pool,
+                                               const providers::adapter& adapter,
+                                               const providers::request& r, std::string_view body,
+                                               bool forward_key) {
+    const auto& up = pool.upstream();
+    attempt_auth out;
+    if (auto* credentials = pool.aws_credentials()) {
+        out.whose = upstream::credential::gateway;
+        auto signed_fields =
+            co_await upstream::aws::authorize(up, *credentials, adapter.target(r), body);
+        out.fields = std::move(signed_fields.fields);
+        if (!signed_fields.error.empty())
+            out.failed = {make_error_code(errc::upstream_credentials),
+                          std::move(signed_fields.error)};
+        co_return out;
+    }
+    auto key = translated_key(ctx.req, !ctx.key_id.empty(), up, forward_key);
+    out.whose = key.whose;
+    out.fields = adapter.auth_fields(key.value);
+    co_return out;
+}
+
+// An error answer (status >= 400), read whole as `body`: held for the attempt loop when it may
+// try another target for it (or move on at a context window), else written to the client in its
+// own dialect (nullopt).
+net::awaitable<std::optional<translate_failure>> refused_attempt(
+    http::request_context& ctx, const exchange_state& state, const config::upstream_config& up,
+    const providers::adapter& adapter, const providers::ingress& in,
+    const upstream::response_parser& answer, std::string body, upstream::credential whose,
+    bool hold_failures, bool hold_context_window) {
+    auto status = answer.get().result_int();
+    auto said = provider_refusal(up, adapter, answer, body, whose);
+    auto envelope = in.error_body(said);
+    // Bedrock's status misleads a route (a model's failure is its 424): judged by what its error
+    // type says.
+    auto judged = upstream::judge_status(
+        up.provider == config::provider_kind::bedrock ? said.status : status, body, whose);
+    bool moves = judged == upstream::verdict::context_window && hold_context_window;
+    if (hold_failures && (upstream::tries_another(judged) || moves)) {
+        translate_failure held;
+        held.upstream_status = status;
+        held.judged = judged;
+        held.status = said.status;
+        held.body = std::move(envelope);
+        held.retry_after =
+            upstream::retry_after(answer.get()["retry-after-ms"], answer.get()["retry-after"]);
+        co_return held;
+    }
+    co_await write_json(ctx, said.status, std::move(envelope), kept_fields(answer, state));
+    co_return std::nullopt;
+}
+
 }  // namespace
 
 const providers::request* call_reading::request() {
@@ -389,31 +451,17 @@ net::awaitable<std::optional<translate_failure>> translate(
         co_await refuse(ctx, in, std::move(unsaid));
         co_return std::nullopt;
     }
-    auto key = translated_key(ctx.req, !ctx.key_id.empty(), up, state.forward_key);
-    std::string auth;
-    upstream::failure unsigned_request;
-    if (auto* credentials = pool.aws_credentials()) {
-        // Signed with the upstream's own credentials, over the final body, for this attempt.
-        key = {{}, upstream::credential::gateway};
-        auto signed_fields =
-            co_await upstream::aws::authorize(up, *credentials, adapter.target(r), body);
-        auth = std::move(signed_fields.fields);
-        if (!signed_fields.error.empty())
-            unsigned_request = {make_error_code(errc::upstream_credentials),
-                                std::move(signed_fields.error)};
-    } else {
-        auth = adapter.auth_fields(key.value);
-    }
-    state.presented = key.whose;
-    auto head = request_head(ctx, up, adapter, r, body.size(), state.trace, std::move(auth));
+    auto auth = co_await authorize_attempt(ctx, pool, adapter, r, body, state.forward_key);
+    state.presented = auth.whose;
+    auto head = request_head(ctx, up, adapter, r, body.size(), state.trace, std::move(auth.fields));
 
     std::optional<upstream::response_parser> parser;
     upstream::exchange_hooks hooks{[&state](upstream::connection* c) { state.upstream = c; },
                                    [&state] { return state.client_gone || state.stopping; },
                                    first_byte, std::move(resend)};
     upstream::started_exchange started;
-    if (unsigned_request)
-        started.failed = std::move(unsigned_request);
+    if (auth.failed)
+        started.failed = std::move(auth.failed);
     else
         started = co_await upstream::start_exchange(pool, ctx.stream.get_executor(), head, body,
                                                     parser, false, false, hooks);
@@ -459,28 +507,15 @@ net::awaitable<std::optional<translate_failure>> translate(
         }
         bool reusable = parser->get().keep_alive();
         if (status >= 400) {
-            auto said = provider_refusal(up, adapter, *parser, reply_body, key.whose);
-            auto envelope = in.error_body(said);
-            // Bedrock's status misleads a route (a model's failure is its 424): judged by what
-            // its error type says.
-            auto judged = upstream::judge_status(
-                up.provider == config::provider_kind::bedrock ? said.status : status, reply_body,
-                key.whose);
-            bool moves = judged == upstream::verdict::context_window && hold_context_window;
-            if (hold_failures && (upstream::tries_another(judged) || moves)) {
-                translate_failure held;
-                held.upstream_status = status;
-                held.judged = judged;
-                held.status = said.status;
-                held.body = std::move(envelope);
-                held.retry_after = upstream::retry_after(parser->get()["retry-after-ms"],
-                                                         parser->get()["retry-after"]);
+            auto held = co_await refused_attempt(ctx, state, up, adapter, in, *parser,
+                                                 std::move(reply_body), auth.whose, hold_failures,
+                                                 hold_context_window);
+            if (held) {
                 state.upstream = nullptr;
                 state.answered = false;
                 if (reusable) pool.give_back(std::move(started.conn));
                 co_return held;
             }
-            co_await write_json(ctx, said.status, std::move(envelope), kept_fields(*parser, state));
         } else {
             providers::reply reply;
             std::string error;
