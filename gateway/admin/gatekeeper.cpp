@@ -167,7 +167,7 @@ std::pair<errc, std::string> refusal_message(const virtual_key& key, const claim
 
 net::awaitable<std::variant<passthrough::ticket, http::reply>> gatekeeper::admit(
     passthrough::caller who, const http::request& req, const passthrough::requested_models& asked,
-    const std::vector<passthrough::target_price>& prices) {
+    const passthrough::price_lookup& prices_of) {
     auto key = std::static_pointer_cast<const virtual_key>(who.key);
     if (asked.tunnel &&
         (!key->models.empty() || key->tpm || key->budget_tokens || key->budget_usd_nano))
@@ -208,6 +208,7 @@ net::awaitable<std::variant<passthrough::ticket, http::reply>> gatekeeper::admit
         c.estimate = estimate.input + estimate.output_cap.value_or(0);
     // A request that uses no model (a listing, a file) or counts tokens costs nothing.
     if (key->budget_usd_nano && !asked.model_less) {
+        auto prices = prices_of();
         auto usd = estimate_usd_nano(
             estimate, default_output_tokens_.load(std::memory_order_relaxed), prices);
         if (!usd) co_return not_priced(*key, asked, prices);

@@ -58,7 +58,7 @@ public:
     net::awaitable<std::variant<passthrough::ticket, http::reply>> admit(
         passthrough::caller who, const http::request& req,
         const passthrough::requested_models& asked,
-        const std::vector<passthrough::target_price>& prices) override;
+        const passthrough::price_lookup& prices) override;
 
     // The request ended: its reserved tokens replaced by what it used (the estimate when the
     // answer reported none), its USD reservation by its cost (the reservation stays charged when

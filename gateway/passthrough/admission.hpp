@@ -7,6 +7,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,11 @@ struct target_price {
     std::string model;
     const config::price_entry* price = nullptr;
 };
+
+// How the admission learns those prices when it needs them (a key with a USD budget): looking
+// them up takes a price per target and copies names, work a request through a key without one
+// does not do.
+using price_lookup = std::function<std::vector<target_price>()>;
 
 // What a request used, as settlement found it: its tokens (nullopt: unknown) and what it cost
 // (nullopt: unknown, or its model had no price). A request refused or failed before the model ran
@@ -73,12 +79,13 @@ public:
                                                        std::int64_t now_ms) const = 0;
 
     // Lets the caller's request for `asked` in (counted against its limits), or the reply
-    // refusing it (403 for a model it may not use, 429 past a limit). `prices`: the price of each
-    // target the request may reach (a route's targets, or the one upstream); empty when it costs
-    // nothing whatever it names (a model listing, counting tokens).
-    virtual net::awaitable<std::variant<ticket, http::reply>> admit(
-        caller who, const http::request& req, const requested_models& asked,
-        const std::vector<target_price>& prices) = 0;
+    // refusing it (403 for a model it may not use, 429 past a limit). `prices` gives the price of
+    // each target the request may reach (a route's targets, or the one upstream); none when it
+    // costs nothing whatever it names (a model listing, counting tokens).
+    virtual net::awaitable<std::variant<ticket, http::reply>> admit(caller who,
+                                                                    const http::request& req,
+                                                                    const requested_models& asked,
+                                                                    const price_lookup& prices) = 0;
 
     // The request ended having used `used`.
     virtual net::awaitable<void> settle(ticket admitted, request_usage used) = 0;

@@ -489,8 +489,8 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
     auto asked = models_of(
         ctx.req, upgrade,
         where.model.empty() ? std::nullopt : std::optional<std::string_view>(where.model));
-    auto prices = prices_of(where);
-    auto admitted = co_await gate_->admit(std::move(who), ctx.req, asked, prices);
+    auto admitted = co_await gate_->admit(std::move(who), ctx.req, asked,
+                                          [this, &where] { return prices_of(where); });
     if (auto* refused = std::get_if<http::reply>(&admitted)) {
         // A key not allowed what it asks for is refused for its credentials, as above; one over
         // its limits was let in (authenticated) and keeps its caller's sampling.
