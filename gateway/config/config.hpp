@@ -53,6 +53,13 @@ struct cache_policy {
 // Amazon Bedrock's Converse (always translated: no client speaks it on /v1).
 enum class provider_kind { openai, anthropic, gemini, bedrock };
 
+// Where an upstream's models are hosted, when that changes its URLs and credentials but not its
+// dialect: `provider: vertex` is Google Vertex AI (Gemini's generateContent, or Claude's
+// rawPredict for claude-* models, under a project and location, with Google access tokens);
+// `provider: azure` is Azure OpenAI (the OpenAI dialect under deployment URLs, with `api-key` or
+// Entra ID tokens). The loader sets `provider` to the dialect (gemini, openai) beside it.
+enum class hosting { direct, vertex, azure };
+
 // A Bedrock upstream's `aws:` block: keys to sign with (both, or neither: then the chain of
 // aws_credentials.hpp looks further), or a Bedrock API key instead of signing. Secrets.
 struct aws_keys {
@@ -60,6 +67,17 @@ struct aws_keys {
     std::string secret_access_key;
     std::string session_token;
     std::string bearer_token;
+};
+
+// An Azure upstream's Entra ID application (client credentials), the alternative to `api_key`.
+// The client secret is a secret. authority_host: AZURE_AUTHORITY_HOST, or
+// https://login.microsoftonline.com.
+struct azure_entra {
+    std::string tenant_id;
+    std::string client_id;
+    std::string client_secret;
+    std::string authority_host;
+    bool configured() const { return !client_id.empty(); }
 };
 
 // How the agent loop asks a model for tool calls: the provider's own tool calling, or our JSON
@@ -81,8 +99,20 @@ struct upstream_config {
     std::string api_key;  // empty: none
     auth_mode auth = auth_mode::forward;
     provider_kind provider = provider_kind::openai;
+    hosting host = hosting::direct;
     std::string region;  // bedrock: the AWS region its requests are signed for
     aws_keys aws;        // bedrock: what it signs with (empty: the standard chain)
+    // vertex: the Google Cloud project and location ("global" too) its paths name, and the
+    // service-account key file its tokens come from ("": GOOGLE_APPLICATION_CREDENTIALS, then the
+    // metadata server).
+    std::string project;
+    std::string location;
+    std::string credentials_file;
+    // azure: the deployments API's `api-version` ("v1": the v1 API, base_url/openai/v1/…), the
+    // model -> deployment names (a model not listed is its own deployment), and Entra ID.
+    std::string api_version;
+    std::vector<std::pair<std::string, std::string>> deployments;
+    azure_entra azure;
     std::vector<std::string> models{"*"};  // globs; first matching upstream wins
     // The client's model name -> the upstream's (the rest go as they are).
     std::vector<std::pair<std::string, std::string>> model_map;
@@ -344,6 +374,65 @@ struct pricing_config {
     std::vector<price_entry> overrides;
 };
 
+// Sign-in for the console and /admin with the company's identity provider (OpenID Connect,
+// authorization code with PKCE). Off while `issuer` is "".
+struct oidc_config {
+    std::string issuer;  // discovery: <issuer>/.well-known/openid-configuration
+    std::string client_id;
+    std::string client_secret;  // a secret
+    std::string redirect_url;   // <gateway>/auth/callback as the provider knows it
+    std::vector<std::string> scopes{"openid", "email", "profile"};
+    std::string roles_claim;  // the claim whose values map to roles through `roles`
+    std::vector<std::pair<std::string, std::string>> roles;  // claim value -> role name
+    std::string team_claim;               // the claim naming the user's team; "": set by an admin
+    std::string default_role = "member";  // a user no claim value maps
+    std::string ca_file;                  // the provider's CA bundle; "": the system CA store
+};
+
+struct auth_config {
+    oidc_config oidc;
+    duration session_idle{8 * 3'600'000};       // a session unused this long ends
+    duration session_absolute{7 * 86'400'000};  // and any session after this
+};
+
+// A declared team (the admin API makes more): its budget and models bound every key it owns.
+struct team_config {
+    std::string name;
+    std::uint64_t budget_usd_nano = 0;  // per period; 0: none
+    config::budget_period budget_period = config::budget_period::month;
+    std::vector<std::string> models{"*"};  // globs
+};
+
+// Where a guardrail looks, and what it does with a hit (docs/operations.md "Guardrails").
+enum class guardrail_stage { request, response, tool_result };
+enum class guardrail_action { mask, block, log };
+
+// A custom detector: a name (shown in `[REDACTED:<name>]`, metrics and logs) and an RE2 pattern.
+struct guardrail_regex {
+    std::string name;
+    std::string pattern;
+};
+
+// An external policy check: posted {"stage", "text", "model", "key"}, answering
+// {"action": "allow"|"block"|"mask", "reason", "spans"}.
+struct guardrail_webhook {
+    std::string url;
+    upstream_endpoint endpoint;  // url, parsed
+    duration timeout{500};
+    bool fail_open = true;  // fail: open | closed — when it does not answer in time
+};
+
+struct guardrail_config {
+    std::string name;
+    std::vector<std::string> detect;     // built-in detector sets: "secrets", "pii"
+    std::vector<guardrail_regex> regex;  // custom detectors
+    std::optional<guardrail_webhook> webhook;
+    std::vector<guardrail_stage> on{guardrail_stage::request};
+    guardrail_action action = guardrail_action::mask;
+    std::vector<std::string> keys{"*"};  // globs over virtual key names and team names
+    std::vector<std::string> routes;     // globs over route models; empty: every route
+};
+
 struct gateway_config {
     std::string source;  // the file it came from, for messages
     server_config server;
@@ -360,6 +449,9 @@ struct gateway_config {
     std::vector<mcp_server_config> mcp_servers;
     mcp_serve_config mcp;
     pricing_config pricing;
+    auth_config auth;
+    std::vector<team_config> teams;
+    std::vector<guardrail_config> guardrails;
 };
 
 // A value or the reason there is none; for expected failures such as bad user input.

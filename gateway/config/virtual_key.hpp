@@ -44,6 +44,10 @@ struct virtual_key {
     config::budget_period budget_period = config::budget_period::month;  // of both budgets
     std::int64_t expires_at = 0;  // Unix milliseconds; 0: never
     std::int64_t created_at = 0;  // Unix milliseconds; 0 for a declared key
+    // Who owns it (at most one is set): a team, whose budget and models bound it too, or a user
+    // (a signed-in person's own key). "": the gateway's operators.
+    std::string team;
+    std::string user;
     // From the configuration, not changeable through /admin/keys (the key ring marks the keys
     // it is built with).
     bool declared = false;
