@@ -10,7 +10,7 @@
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/event_parser.hpp"
 #include "gateway/upstream/attempt_loop.hpp"
-#include "gateway/upstream/aws_signing.hpp"
+#include "gateway/upstream/authorize.hpp"
 #include "gateway/upstream/exchange.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -141,6 +141,7 @@ model_client::model_client(
     upstream::routing& routing, const pricing::price_table* prices,
     const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
     const std::vector<std::shared_ptr<upstream::aws::credentials_provider>>& aws_credentials,
+    const std::vector<std::shared_ptr<upstream::token_source>>& token_sources,
     net::any_io_executor executor, upstream::usage_sink* ledger)
     : upstreams_(upstreams),
       model_retries_(model_retries),
@@ -150,7 +151,7 @@ model_client::model_client(
       ledger_(ledger) {
     pools_.reserve(upstreams.size());
     for (std::size_t i = 0; i < upstreams.size(); ++i)
-        pools_.emplace_back(upstreams[i], tls_contexts[i], aws_credentials[i]);
+        pools_.emplace_back(upstreams[i], tls_contexts[i], aws_credentials[i], token_sources[i]);
 }
 
 config::upstream_config model_client::upstream_for(std::string_view model) const {
@@ -305,10 +306,9 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
         co_return outcome{outcome::end::skipped};  // another dialect may say it
     }
     std::string fields;
-    if (auto* credentials = pool.aws_credentials()) {
-        // Signed over the final body, for this attempt.
-        auto signed_fields =
-            co_await upstream::aws::authorize(up, *credentials, adapter.target(request_), body);
+    if (pool.holds_credentials()) {
+        // Signed over the final body (or the access token), for this attempt.
+        auto signed_fields = co_await upstream::authorize(pool, adapter.target(request_), body);
         if (!signed_fields.error.empty()) {
             last = {errc::upstream_credentials, false, signed_fields.error};
             co_return outcome{

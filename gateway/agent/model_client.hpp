@@ -42,6 +42,7 @@ public:
         upstream::routing& routing, const pricing::price_table* prices,
         const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
         const std::vector<std::shared_ptr<upstream::aws::credentials_provider>>& aws_credentials,
+        const std::vector<std::shared_ptr<upstream::token_source>>& token_sources,
         net::any_io_executor executor, upstream::usage_sink* ledger = nullptr);
 
     // The request in the dialect of the upstream `request.model` is routed to (OpenAI Chat

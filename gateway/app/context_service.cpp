@@ -191,7 +191,7 @@ struct engine_face {
         : built_from(std::move(g)),
           client(built_from->config.upstreams, model_retries, *built_from->routing,
                  built_from->prices.get(), built_from->tls_contexts, built_from->aws_credentials,
-                 std::move(engine), ledger) {}
+                 built_from->token_sources, std::move(engine), ledger) {}
 
     std::shared_ptr<const generation> built_from;
     agent::model_client client;

@@ -5,6 +5,7 @@
 #include "gateway/upstream/health_share.hpp"
 #include "gateway/upstream/routes.hpp"
 #include "gateway/upstream/tls.hpp"
+#include "gateway/upstream/token_sources.hpp"
 
 #include <algorithm>
 #include <map>
@@ -80,6 +81,12 @@ config::parsed<std::shared_ptr<generation>> build_generation(config::gateway_con
         if (!found) return result::fail(c.source + ": upstream `" + up.name + "`: " + found.error);
         g->aws_credentials.back() = std::make_shared<upstream::aws::credentials_provider>(
             std::move(*found.value), aws_settings(up));
+    }
+    for (const auto& up : c.upstreams) {
+        auto tokens = upstream::make_token_source(up, upstream::process_environment());
+        if (!tokens)
+            return result::fail(c.source + ": upstream `" + up.name + "`: " + tokens.error);
+        g->token_sources.push_back(std::move(*tokens.value));
     }
     auto prices = pricing::build_prices(c.pricing);
     if (!prices) return result::fail(prices.error);

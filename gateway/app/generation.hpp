@@ -17,6 +17,7 @@ class routing;
 namespace aws {
 class credentials_provider;
 }
+class token_source;
 }  // namespace gateway::upstream
 
 namespace gateway::app {
@@ -36,6 +37,9 @@ struct generation {
     // their own; null for the others. Stopped (their thread joined) when the last of the
     // generation's users lets go of them.
     std::vector<std::shared_ptr<upstream::aws::credentials_provider>> aws_credentials;
+    // Per upstream: a Vertex AI or Entra ID Azure upstream's access tokens, fetched and refreshed
+    // the same way; null for the others. Stopped as the AWS credentials are.
+    std::vector<std::shared_ptr<upstream::token_source>> token_sources;
     std::unique_ptr<upstream::routing> routing;
     std::shared_ptr<cache::response_cache> cache;  // null: no upstream or route caches
     // The shipped table or pricing.file, with pricing.overrides: read again at each reload.
@@ -52,8 +56,8 @@ struct generation {
 // Builds the generation of `config`. `before` (the running one, or null at start) gives what
 // carries over: each target's health, by upstream name and model, and the cache when its section
 // is unchanged. `replica`: this process's name on the shared health channel. The error names
-// what failed (a TLS file, a Bedrock upstream's AWS credentials, the Redis URL, the price table's
-// file and line).
+// what failed (a TLS file, a cloud upstream's credentials or key file, the Redis URL, the price
+// table's file and line).
 config::parsed<std::shared_ptr<generation>> build_generation(config::gateway_config config,
                                                              const generation* before,
                                                              const std::string& replica);

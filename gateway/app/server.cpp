@@ -81,7 +81,8 @@ struct server::v1_face {
             passthrough::admission* gate, upstream::usage_sink* ledger)
         : built_from(std::move(g)),
           handler(running.server, built_from->config.upstreams, *built_from->routing,
-                  built_from->tls_contexts, built_from->aws_credentials, gate, ledger,
+                  built_from->tls_contexts, built_from->aws_credentials, built_from->token_sources,
+                  gate, ledger,
                   passthrough::cache_setup{built_from->cache.get(), &built_from->config.cache},
                   built_from->prices.get()) {}
 

@@ -282,8 +282,8 @@ handler::handler(
     const config::server_config& server, const std::vector<config::upstream_config>& upstreams,
     upstream::routing& routing, const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
     const std::vector<std::shared_ptr<upstream::aws::credentials_provider>>& aws_credentials,
-    admission* gate, upstream::usage_sink* ledger, cache_setup cache,
-    const pricing::price_table* prices)
+    const std::vector<std::shared_ptr<upstream::token_source>>& token_sources, admission* gate,
+    upstream::usage_sink* ledger, cache_setup cache, const pricing::price_table* prices)
     : server_(server),
       upstreams_(upstreams),
       router_(routing.router()),
@@ -296,7 +296,7 @@ handler::handler(
     priced_.resize(upstreams.size());
     pools_.reserve(upstreams.size());
     for (std::size_t i = 0; i < upstreams.size(); ++i) {
-        pools_.emplace_back(upstreams[i], tls_contexts[i], aws_credentials[i]);
+        pools_.emplace_back(upstreams[i], tls_contexts[i], aws_credentials[i], token_sources[i]);
         config::route_config alone;
         alone.max_attempts = 1;
         alone.targets.push_back({upstreams[i].name, "", 1, i});

@@ -80,13 +80,15 @@ struct cache_plan {
 // that worker's pools and is used from that worker's thread only.
 class handler {
 public:
-    // `tls_contexts` and `aws_credentials`: per upstream, null where it has none. `gate` (virtual
-    // keys and limits), `ledger` (token usage) and `prices` (what requests cost) may be null.
+    // `tls_contexts`, `aws_credentials` and `token_sources`: per upstream, null where it has none.
+    // `gate` (virtual keys and limits), `ledger` (token usage) and `prices` (what requests cost)
+    // may be null.
     handler(
         const config::server_config& server, const std::vector<config::upstream_config>& upstreams,
         upstream::routing& routing,
         const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
         const std::vector<std::shared_ptr<upstream::aws::credentials_provider>>& aws_credentials,
+        const std::vector<std::shared_ptr<upstream::token_source>>& token_sources,
         admission* gate = nullptr, upstream::usage_sink* ledger = nullptr, cache_setup cache = {},
         const pricing::price_table* prices = nullptr);
 

@@ -3,6 +3,7 @@
 #include "gateway/http/context.hpp"
 #include "gateway/http/credentials.hpp"
 #include "gateway/providers/adapter.hpp"
+#include "gateway/upstream/authorize.hpp"
 #include "gateway/upstream/connection.hpp"
 
 #include <boost/beast/core/string.hpp>
@@ -56,6 +57,7 @@ upstream_key translated_key(const gateway::http::request& req, bool virtual_key,
 upstream::credential forwarded_credential(const gateway::http::request& req,
                                           const config::upstream_config& up, bool virtual_key) {
     using upstream::credential;
+    if (upstream::authorized_by_gateway(up)) return credential::gateway;
     if (upstream_key_replaces_client(up, virtual_key))
         return up.api_key.empty() ? credential::none : credential::gateway;
     auto [key_name, prefix] = providers::adapter_for(up.provider).key_field();
@@ -136,9 +138,10 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
     const auto& req = ctx.req;
     auto [key_name, key_prefix] = providers::adapter_for(up.provider).key_field();
     bool replace = upstream_key_replaces_client(up, virtual_key);
+    bool gateway_auth = upstream::authorized_by_gateway(up);
     // Gemini's REST convention puts the key in the query: a replaced key goes from there too.
     std::string without_key;
-    if (replace && target.find('?') != std::string_view::npos &&
+    if ((replace || gateway_auth) && target.find('?') != std::string_view::npos &&
         gateway::http::has_query_key(target)) {
         without_key = gateway::http::without_query_key(target);
         target = without_key;
@@ -166,12 +169,15 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
                             boost::beast::iequals(name, "x-api-key") ||
                             boost::beast::iequals(name, "x-goog-api-key")))
             return;
-        // Bedrock hears only the gateway's signature (aws::authorize), over the Content-Type
-        // it writes: the client's own credentials and AWS fields never go there.
-        if (bedrock && (f == boost::beast::http::field::authorization ||
-                        f == boost::beast::http::field::content_type ||
-                        boost::beast::iequals(name, "x-api-key") ||
-                        boost::beast::iequals(name, "x-goog-api-key") ||
+        // An upstream the gateway authorises (upstream::authorize: Bedrock's signature, Vertex's
+        // and Entra ID's tokens) hears only that: the client's own credentials never go there.
+        if (gateway_auth &&
+            (f == boost::beast::http::field::authorization ||
+             boost::beast::iequals(name, "x-api-key") || boost::beast::iequals(name, "api-key") ||
+             boost::beast::iequals(name, "x-goog-api-key")))
+            return;
+        // Bedrock's signature covers the Content-Type it writes; AWS fields never go there.
+        if (bedrock && (f == boost::beast::http::field::content_type ||
                         (name.size() >= 6 && boost::beast::iequals(name.substr(0, 6), "x-amz-"))))
             return;
         if (boost::beast::iequals(name, key_name)) {
@@ -188,7 +194,7 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
     head += ctx.request_id;
     head += "\r\n";
     if (attempt) head += observability::trace_fields(*attempt);
-    if ((replace && !up.api_key.empty()) || (!client_auth && !up.api_key.empty())) {
+    if (!gateway_auth && !up.api_key.empty() && (replace || !client_auth)) {
         head += key_name;
         head += ": ";
         head += key_prefix;

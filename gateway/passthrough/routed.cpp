@@ -20,7 +20,7 @@
 #include "gateway/providers/stream_probe.hpp"
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/upstream/attempt_loop.hpp"
-#include "gateway/upstream/aws_signing.hpp"
+#include "gateway/upstream/authorize.hpp"
 #include "gateway/upstream/exchange.hpp"
 #include "gateway/upstream/sigv4.hpp"
 
@@ -404,10 +404,10 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
         ~forget_connection() { state.upstream = nullptr; }
     } forget{state_};
     auto head = upstream_request_head(ctx_, up, target, false, !ctx_.key_id.empty(), state_.trace);
-    if (auto* credentials = pool.aws_credentials()) {
-        // Bedrock hears the gateway's signature over this body and target, made per attempt.
-        auto signed_fields =
-            co_await upstream::aws::authorize(up, *credentials, target, ctx_.req.body());
+    if (pool.holds_credentials()) {
+        // Bedrock hears the gateway's signature over this body and target, made per attempt;
+        // Vertex and Entra ID Azure the gateway's access token.
+        auto signed_fields = co_await upstream::authorize(pool, target, ctx_.req.body());
         if (!signed_fields.error.empty()) {
             auto failed = failure_of(errc::upstream_credentials, std::move(signed_fields.error));
             span.fail(failure_type(failed), failed.detail);

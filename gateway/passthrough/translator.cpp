@@ -8,7 +8,7 @@
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/providers/openai.hpp"
 #include "gateway/sse/event_parser.hpp"
-#include "gateway/upstream/aws_signing.hpp"
+#include "gateway/upstream/authorize.hpp"
 #include "gateway/upstream/exchange.hpp"
 #include "gateway/upstream/model_router.hpp"
 #include "gateway/upstream/routes.hpp"
@@ -346,9 +346,10 @@ providers::provider_error provider_refusal(const config::upstream_config& up,
     return said;
 }
 
-// The header fields that authorise one attempt, and whose credential they present. A Bedrock
-// upstream's are signed with its own credentials over the final body, for this attempt (failing
-// to get them fails the attempt: nothing is sent); another's carry the key translated_key chose.
+// The header fields that authorise one attempt, and whose credential they present. An upstream
+// whose credentials the gateway holds (Bedrock's signature over the final body, Vertex's and Entra
+// ID's access tokens) is authorised with them for this attempt (failing to get them fails the
+// attempt: nothing is sent); another's carry the key translated_key chose.
 struct attempt_auth {
     std::string fields;
     upstream::credential whose = upstream::credential::none;
@@ -362,10 +363,9 @@ net::awaitable<attempt_auth> authorize_attempt(const http::request_context& ctx,
                                                bool forward_key) {
     const auto& up = pool.upstream();
     attempt_auth out;
-    if (auto* credentials = pool.aws_credentials()) {
+    if (pool.holds_credentials()) {
         out.whose = upstream::credential::gateway;
-        auto signed_fields =
-            co_await upstream::aws::authorize(up, *credentials, adapter.target(r), body);
+        auto signed_fields = co_await upstream::authorize(pool, adapter.target(r), body);
         out.fields = std::move(signed_fields.fields);
         if (!signed_fields.error.empty())
             out.failed = {make_error_code(errc::upstream_credentials),

@@ -1,36 +1,14 @@
 #include "gateway/upstream/aws_credentials.hpp"
 
-#include "gateway/io/task_group.hpp"
-#include "gateway/io/thread_name.hpp"
-#include "gateway/observability/log.hpp"
 #include "gateway/upstream/aws_fetch.hpp"
+#include "gateway/upstream/refresher.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
-#include <cstdlib>
 #include <fstream>
 #include <map>
-#include <mutex>
-#include <thread>
 
 namespace gateway::upstream::aws {
 
 namespace net = boost::asio;
-
-environment process_environment() {
-    return [](const std::string& name) -> std::optional<std::string> {
-        const char* value = std::getenv(name.c_str());
-        if (!value) return std::nullopt;
-        return std::string(value);
-    };
-}
 
 namespace {
 
@@ -209,14 +187,6 @@ config::parsed<std::optional<source>> from_shared_files(const settings& s, const
     return {std::optional<source>(), {}};
 }
 
-bool fresh(const credentials& keys, clock::time_point now, config::duration early) {
-    return !keys.expiration || *keys.expiration - early > now;
-}
-
-bool usable(const std::shared_ptr<const credentials>& keys, clock::time_point now) {
-    return keys && (!keys->expiration || *keys->expiration > now);
-}
-
 }  // namespace
 
 found find_source(const settings& s, const environment& env) {
@@ -287,66 +257,27 @@ found find_source(const settings& s, const environment& env) {
     return {std::move(out), {}};
 }
 
-// What the callers share (under `mutex`) and what the provider's thread alone touches.
-struct credentials_provider::state {
-    std::mutex mutex;
-    std::shared_ptr<const credentials> keys;
-    std::string error;  // the last fetch's failure; "" after a success
-    std::chrono::steady_clock::time_point failed_at;
-    bool started = false;
-    bool stopped = false;
-
-    net::io_context io;
-    std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
-    // The fetch, owned here: stop() cancels it and the thread runs until it has ended.
-    io::task_group tasks{io.get_executor(), [](const std::string& task, std::exception_ptr e) {
-                             observability::log_stray(e, task);
-                         }};
-    // While a fetch runs: its waiters wait on it, and the fetch cancels it when it ends.
-    std::shared_ptr<net::steady_timer> arrived;
-    connection* in_use = nullptr;
-    std::thread thread;
-
-    // Starts the thread at the first call. While the returned hold lives the thread runs on;
-    // none once stopped.
-    using hold = net::executor_work_guard<net::io_context::executor_type>;
-    std::optional<hold> start() {
-        std::lock_guard lock(mutex);
-        if (stopped) return std::nullopt;
-        if (!started) {
-            started = true;
-            work.emplace(io.get_executor());
-            thread = std::thread([this] {
-                io::name_this_thread("aws-credentials");
-                io.run();
-            });
-        }
-        return net::make_work_guard(io);
-    }
-
-    // The answer from what is known, under `mutex`: fresh keys; or, within the pause after a
-    // failure, the keys that still work or the failure; or nothing (a fetch is needed).
-    std::optional<current_credentials> known(const settings& s) const {
-        auto now = clock::now();
-        if (stopped) return current_credentials{nullptr, "the gateway is stopping"};
-        if (keys && fresh(*keys, now, s.refresh_early)) return current_credentials{keys, {}};
-        bool pausing =
-            !error.empty() && std::chrono::steady_clock::now() - failed_at < s.retry_after_failure;
-        if (!pausing) return std::nullopt;
-        if (usable(keys, now)) return current_credentials{keys, {}};
-        return current_credentials{nullptr, error};
-    }
-
-    // On the provider's thread: the answer once the fetch under way, or a new one, has ended.
-    net::awaitable<current_credentials> join_fetch(const source& from, const settings& s);
-    // One fetch of temporary credentials; its outcome goes into `keys` or `error`.
-    net::awaitable<void> fetch(const source& from, const settings& s);
-};
-
 credentials_provider::credentials_provider(source from, settings s)
-    : source_(std::move(from)), settings_(std::move(s)), state_(std::make_unique<state>()) {
-    if (source_.from == source::kind::keys)
-        state_->keys = std::make_shared<const credentials>(source_.keys);
+    : source_(std::move(from)), settings_(std::move(s)) {
+    if (source_.from == source::kind::keys) {
+        fixed_ = std::make_shared<const credentials>(source_.keys);
+        return;
+    }
+    if (source_.from == source::kind::bearer_token) return;
+    refresh_settings timing{settings_.upstream,      "AWS credentials",
+                            source_.origin,          "aws-credentials",
+                            settings_.refresh_early, settings_.retry_after_failure};
+    // Temporary credentials always say when they expire (their readers refuse them otherwise).
+    auto expiry = [](const credentials& keys) {
+        return keys.expiration.value_or(clock::time_point());
+    };
+    auto fetch =
+        [this](const exchange_hooks& hooks) -> net::awaitable<config::parsed<credentials>> {
+        if (source_.from == source::kind::web_identity)
+            return assume_role_with_web_identity(source_, settings_.sts_timeout, hooks);
+        return instance_metadata_credentials(source_, settings_.metadata_timeout, hooks);
+    };
+    refresher_ = std::make_unique<refresher<credentials>>(std::move(timing), fetch, expiry);
 }
 
 credentials_provider::~credentials_provider() {
@@ -354,101 +285,16 @@ credentials_provider::~credentials_provider() {
 }
 
 void credentials_provider::stop() {
-    auto& st = *state_;
-    {
-        std::lock_guard lock(st.mutex);
-        st.stopped = true;
-    }
-    if (!st.thread.joinable()) return;
-    net::post(st.io, [&st] {
-        st.tasks.cancel();
-        if (st.in_use) st.in_use->close();
-        if (st.arrived) st.arrived->cancel();
-        st.work.reset();
-    });
-    st.thread.join();
+    if (refresher_) refresher_->stop();
 }
 
 net::awaitable<current_credentials> credentials_provider::current() {
-    auto& st = *state_;
     if (source_.from == source::kind::bearer_token)
         co_return current_credentials{
             nullptr, "upstream `" + settings_.upstream + "` uses a Bedrock API key, not keys"};
-    {
-        std::lock_guard lock(st.mutex);
-        if (source_.from == source::kind::keys) co_return current_credentials{st.keys, {}};
-        if (auto answer = st.known(settings_)) co_return std::move(*answer);
-    }
-    auto hold = st.start();
-    if (!hold) co_return current_credentials{nullptr, "the gateway is stopping"};
-    auto joined = st.join_fetch(source_, settings_);
-    auto answer = co_await net::co_spawn(st.io, std::move(joined), net::use_awaitable);
-    co_return answer;
-}
-
-net::awaitable<current_credentials> credentials_provider::state::join_fetch(const source& from,
-                                                                            const settings& s) {
-    co_await net::this_coro::throw_if_cancelled(false);
-    {
-        std::lock_guard lock(mutex);
-        if (auto answer = known(s)) co_return std::move(*answer);
-    }
-    if (!arrived) {
-        arrived = std::make_shared<net::steady_timer>(io);
-        arrived->expires_at(std::chrono::steady_clock::time_point::max());
-        tasks.spawn("AWS credentials of upstream " + s.upstream, fetch(from, s));
-    }
-    auto waited = arrived;  // the fetch lets go of it when it ends
-    co_await waited->async_wait(net::as_tuple(net::use_awaitable));
-    std::lock_guard lock(mutex);
-    if (stopped) co_return current_credentials{nullptr, "the gateway is stopping"};
-    // A failed fetch still leaves the keys in hand to use until they expire.
-    if (usable(keys, clock::now())) co_return current_credentials{keys, {}};
-    co_return current_credentials{nullptr, error.empty() ? "the wait was cancelled" : error};
-}
-
-net::awaitable<void> credentials_provider::state::fetch(const source& from, const settings& s) {
-    co_await net::this_coro::throw_if_cancelled(false);
-    exchange_hooks hooks;
-    hooks.in_use = [this](connection* c) { in_use = c; };
-    hooks.abandoned = [this] {
-        std::lock_guard lock(mutex);
-        return stopped;
-    };
-    config::parsed<credentials> got;
-    if (from.from == source::kind::web_identity) {
-        auto assumed = co_await assume_role_with_web_identity(from, s.sts_timeout, hooks);
-        got = std::move(assumed);
-    } else {
-        auto metadata = co_await instance_metadata_credentials(from, s.metadata_timeout, hooks);
-        got = std::move(metadata);
-    }
-    in_use = nullptr;
-    std::string said;
-    {
-        std::lock_guard lock(mutex);
-        if (got) {
-            keys = std::make_shared<const credentials>(std::move(*got.value));
-            error.clear();
-            auto until = std::chrono::duration_cast<std::chrono::milliseconds>(
-                keys->expiration.value_or(clock::time_point()).time_since_epoch());
-            said = "upstream `" + s.upstream + "`: AWS credentials from " + from.origin +
-                   ", until " + config::format_time(until.count());
-        } else if (!stopped) {  // (a fetch stop() cut short is no news)
-            error = "no AWS credentials for upstream `" + s.upstream + "` from " + from.origin +
-                    ": " + got.error;
-            failed_at = std::chrono::steady_clock::now();
-            said = error + (usable(keys, clock::now()) ? "; the credentials in hand serve until "
-                                                         "they expire"
-                                                       : "");
-        }
-    }
-    if (got)
-        observability::log_info(said);
-    else if (!said.empty())
-        observability::log_warn(said);
-    auto done = std::move(arrived);
-    if (done) done->cancel();
+    if (fixed_) co_return current_credentials{fixed_, {}};
+    auto got = co_await refresher_->current();
+    co_return current_credentials{std::move(got.value), std::move(got.error)};
 }
 
 }  // namespace gateway::upstream::aws

@@ -1,11 +1,11 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
+#include "gateway/upstream/environment.hpp"
 #include "gateway/upstream/sigv4.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,14 +19,15 @@
 // profile's web_identity_token_file and role_arn, exchanged at STS by
 // AssumeRoleWithWebIdentity); then the EC2 instance metadata service (IMDSv2). A Bedrock API key
 // (`aws: {bearer_token}`, or AWS_BEARER_TOKEN_BEDROCK) replaces signing altogether.
+namespace gateway::upstream {
+template <class T>
+class refresher;
+}
+
 namespace gateway::upstream::aws {
 
-// The environment as the chain reads it: a variable's value, or nullopt when it is unset.
-// Injected, so that tests never read the machine's own variables or ~/.aws.
-using environment = std::function<std::optional<std::string>(const std::string& name)>;
-
-// The process's own environment (std::getenv).
-environment process_environment();
+using upstream::environment;
+using upstream::process_environment;
 
 // What the composition root tells the chain: the upstream's `aws:` block and its timeouts.
 struct settings {
@@ -109,10 +110,11 @@ public:
     void stop();
 
 private:
-    struct state;
     aws::source source_;
     settings settings_;
-    std::unique_ptr<state> state_;
+    // Fixed keys, handed out as they are; temporary ones come from the refresher.
+    std::shared_ptr<const credentials> fixed_;
+    std::unique_ptr<refresher<credentials>> refresher_;
 };
 
 }  // namespace gateway::upstream::aws

@@ -1,7 +1,6 @@
 #include "gateway/upstream/aws_fetch.hpp"
 
-#include "gateway/upstream/pool.hpp"
-#include "gateway/upstream/tls.hpp"
+#include "gateway/upstream/credential_call.hpp"
 
 #include <boost/asio/this_coro.hpp>
 #include <boost/json/parse.hpp>
@@ -17,73 +16,7 @@ namespace net = boost::asio;
 namespace json = boost::json;
 using fetched = config::parsed<credentials>;
 
-// Bounds on what a credential service may send: its answers are a few kilobytes.
-constexpr std::size_t answer_limit = 64 * 1024;
 constexpr std::size_t token_file_limit = 64 * 1024;
-
-// A credential service as an upstream the connection code can reach: its address and timeouts.
-config::parsed<config::upstream_config> service_at(std::string name, const std::string& url,
-                                                   config::duration timeout) {
-    auto endpoint = config::parse_base_url(url);
-    if (!endpoint)
-        return config::parsed<config::upstream_config>::fail("`" + url + "`: " + endpoint.error);
-    config::upstream_config up;
-    up.name = std::move(name);
-    up.base_url = url;
-    up.endpoint = std::move(*endpoint.value);
-    up.connect_timeout = timeout;
-    up.first_byte_timeout = timeout;
-    up.idle_timeout = timeout;
-    return {std::move(up), {}};
-}
-
-struct answer {
-    unsigned status = 0;
-    std::string body;
-};
-
-// One request on a new connection, its whole answer read.
-net::awaitable<config::parsed<answer>> call(const config::upstream_config& up,
-                                            const std::string& head, std::string_view body,
-                                            const exchange_hooks& hooks) {
-    using result = config::parsed<answer>;
-    std::shared_ptr<net::ssl::context> tls;
-    if (up.endpoint.tls) {
-        auto context = make_client_context(up);
-        if (!context) co_return result::fail(context.error);
-        tls = *context.value;
-    }
-    pool connections(up, tls);
-    std::optional<response_parser> parser;
-    auto executor = co_await net::this_coro::executor;
-    auto started =
-        co_await start_exchange(connections, executor, head, body, parser, false, true, hooks);
-    if (!started.conn)
-        co_return result::fail(started.failed.detail.empty() ? "the call was abandoned"
-                                                             : started.failed.detail);
-    answer out;
-    auto failed =
-        co_await read_body(*started.conn, *parser, out.body, answer_limit, up.idle_timeout);
-    if (hooks.in_use) hooks.in_use(nullptr);
-    if (failed) co_return result::fail(failed.detail);
-    out.status = parser->get().result_int();
-    co_return result{std::move(out), {}};
-}
-
-std::string head_of(std::string_view method, const config::upstream_config& up,
-                    std::string_view target, std::string_view fields, std::size_t length) {
-    std::string head;
-    head += method;
-    head += ' ';
-    head += up.endpoint.base_path;
-    head += target;
-    head += " HTTP/1.1\r\nHost: ";
-    head += host_header(up.endpoint);
-    head += "\r\nUser-Agent: contextgate\r\n";
-    head += fields;
-    head += "Content-Length: " + std::to_string(length) + "\r\nConnection: close\r\n\r\n";
-    return head;
-}
 
 // The text of the first <tag>…</tag> in `xml`, its five predefined entities decoded; nullopt
 // when there is none.
@@ -111,15 +44,6 @@ std::optional<std::string> element(std::string_view xml, std::string_view tag) {
         }
         if (!decoded) out += text[i++];
     }
-    return out;
-}
-
-// The start of a body for an error message: one line, at most 200 bytes.
-std::string first_bytes(std::string_view body) {
-    std::string out(body.substr(0, 200));
-    for (char& c : out)
-        if (c == '\r' || c == '\n' || c == '\t') c = ' ';
-    while (!out.empty() && out.back() == ' ') out.pop_back();
     return out;
 }
 
@@ -221,17 +145,18 @@ net::awaitable<fetched> assume_role_with_web_identity(const source& from, config
     if (token.empty())
         co_return fetched::fail("the web identity token file `" + from.token_file + "` is empty");
 
-    auto sts = service_at("aws-sts", from.sts_url, timeout);
+    auto sts = credential_service("aws-sts", from.sts_url, timeout);
     if (!sts) co_return fetched::fail("STS endpoint " + sts.error);
     std::string form =
         "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=" + uri_encode(from.role_arn) +
         "&RoleSessionName=" + uri_encode(from.session_name) +
         "&WebIdentityToken=" + uri_encode(token);
-    auto head = head_of("POST", *sts.value, "/",
-                        "Content-Type: application/x-www-form-urlencoded; charset=utf-8\r\n"
-                        "Accept: text/xml\r\n",
-                        form.size());
-    auto answered = co_await call(*sts.value, head, form, hooks);
+    auto head =
+        credential_request_head("POST", *sts.value, "/",
+                                "Content-Type: application/x-www-form-urlencoded; charset=utf-8\r\n"
+                                "Accept: text/xml\r\n",
+                                form.size());
+    auto answered = co_await call_credential_service(*sts.value, head, form, hooks);
     if (!answered)
         co_return fetched::fail("STS at " + from.sts_url + " did not answer: " + answered.error);
     co_return read_sts_answer(answered.value->status, answered.value->body);
@@ -239,15 +164,15 @@ net::awaitable<fetched> assume_role_with_web_identity(const source& from, config
 
 net::awaitable<fetched> instance_metadata_credentials(const source& from, config::duration timeout,
                                                       const exchange_hooks& hooks) {
-    auto imds = service_at("aws-imds", from.metadata_url, timeout);
+    auto imds = credential_service("aws-imds", from.metadata_url, timeout);
     if (!imds) co_return fetched::fail("instance metadata endpoint " + imds.error);
     const auto& up = *imds.value;
     std::string where = "the instance metadata service at " + from.metadata_url;
 
     // (Each head a named local: GCC 12 mishandles temporaries in a co_await's expression.)
-    auto session_head = head_of("PUT", up, "/latest/api/token",
-                                "X-aws-ec2-metadata-token-ttl-seconds: 21600\r\n", 0);
-    auto session = co_await call(up, session_head, {}, hooks);
+    auto session_head = credential_request_head(
+        "PUT", up, "/latest/api/token", "X-aws-ec2-metadata-token-ttl-seconds: 21600\r\n", 0);
+    auto session = co_await call_credential_service(up, session_head, {}, hooks);
     if (!session) co_return fetched::fail(where + " did not answer: " + session.error);
     if (session.value->status != 200 || session.value->body.empty())
         co_return fetched::fail(where + " gave no IMDSv2 session token (" +
@@ -255,8 +180,8 @@ net::awaitable<fetched> instance_metadata_credentials(const source& from, config
     std::string token_field = "X-aws-ec2-metadata-token: " + session.value->body + "\r\n";
 
     const std::string roles_target = "/latest/meta-data/iam/security-credentials/";
-    auto roles_head = head_of("GET", up, roles_target, token_field, 0);
-    auto roles = co_await call(up, roles_head, {}, hooks);
+    auto roles_head = credential_request_head("GET", up, roles_target, token_field, 0);
+    auto roles = co_await call_credential_service(up, roles_head, {}, hooks);
     if (!roles) co_return fetched::fail(where + " did not answer: " + roles.error);
     if (roles.value->status == 404)
         co_return fetched::fail(where + " says this instance has no IAM role");
@@ -265,8 +190,9 @@ net::awaitable<fetched> instance_metadata_credentials(const source& from, config
         co_return fetched::fail(where + " named no IAM role (" +
                                 std::to_string(roles.value->status) + ")");
 
-    auto keys_head = head_of("GET", up, roles_target + uri_encode(role), token_field, 0);
-    auto keys = co_await call(up, keys_head, {}, hooks);
+    auto keys_head =
+        credential_request_head("GET", up, roles_target + uri_encode(role), token_field, 0);
+    auto keys = co_await call_credential_service(up, keys_head, {}, hooks);
     if (!keys) co_return fetched::fail(where + " did not answer: " + keys.error);
     if (keys.value->status != 200)
         co_return fetched::fail(where + " refused the credentials of role `" + role + "` (" +

@@ -8,10 +8,12 @@
 namespace gateway::upstream {
 
 pool::pool(const config::upstream_config& upstream, std::shared_ptr<net::ssl::context> tls_context,
-           std::shared_ptr<aws::credentials_provider> aws_credentials)
+           std::shared_ptr<aws::credentials_provider> aws_credentials,
+           std::shared_ptr<token_source> tokens)
     : upstream_(&upstream),
       tls_context_(std::move(tls_context)),
       aws_credentials_(std::move(aws_credentials)),
+      tokens_(std::move(tokens)),
       idle_gauge_(&observability::metrics().upstream_idle.with({upstream.name})) {}
 
 pool::~pool() {

@@ -15,20 +15,24 @@ namespace gateway::upstream {
 namespace aws {
 class credentials_provider;
 }
+class token_source;
 
 // Idle keep-alive connections to one upstream, owned by one worker thread (so no lock): the most
 // recently used connection is reused first, connections idle longer than pool_idle_timeout or
 // beyond max_idle_connections are closed. Not thread-safe by design.
 class pool {
 public:
-    // `aws_credentials`: what a Bedrock upstream's requests are signed with (null for others).
+    // `aws_credentials`: what a Bedrock upstream's requests are signed with; `tokens`: the access
+    // tokens a Vertex AI or Entra ID Azure upstream's requests carry (each null for the others).
     pool(const config::upstream_config& upstream, std::shared_ptr<net::ssl::context> tls_context,
-         std::shared_ptr<aws::credentials_provider> aws_credentials = {});
+         std::shared_ptr<aws::credentials_provider> aws_credentials = {},
+         std::shared_ptr<token_source> tokens = {});
     ~pool();
     pool(pool&& other) noexcept
         : upstream_(other.upstream_),
           tls_context_(std::move(other.tls_context_)),
           aws_credentials_(std::move(other.aws_credentials_)),
+          tokens_(std::move(other.tokens_)),
           resolved_(std::move(other.resolved_)),
           resolved_until_(other.resolved_until_),
           resolving_(std::move(other.resolving_)),
@@ -67,6 +71,12 @@ public:
     const config::upstream_config& upstream() const { return *upstream_; }
     // A Bedrock upstream's credentials, shared by every worker's pool; null for the others.
     aws::credentials_provider* aws_credentials() const { return aws_credentials_.get(); }
+    // A Vertex AI or Entra ID Azure upstream's access tokens, shared by every worker's pool; null
+    // for the others.
+    token_source* tokens() const { return tokens_.get(); }
+    // Whether the gateway authorises this upstream's requests with credentials of its own (one of
+    // the two above): the client's own credentials never go there (upstream::authorize).
+    bool holds_credentials() const { return aws_credentials_ || tokens_; }
 
 private:
     void sweep(std::chrono::steady_clock::time_point now);
@@ -75,6 +85,7 @@ private:
     const config::upstream_config* upstream_;
     std::shared_ptr<net::ssl::context> tls_context_;
     std::shared_ptr<aws::credentials_provider> aws_credentials_;
+    std::shared_ptr<token_source> tokens_;
     // The addresses resolved last and until when they serve, and the lookup under way (its
     // waiters wait on `done`, which the lookup cancels when it ends).
     struct lookup {
