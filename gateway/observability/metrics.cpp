@@ -317,6 +317,9 @@ gateway_metrics::gateway_metrics()
                            "Response cache operations the backend (Redis) failed; the request "
                            "went to the upstream.",
                            {}),
+      guardrail_hits("contextgate_guardrail_hits_total",
+                     "Guardrail hits by guardrail, rule, stage and action taken.",
+                     {"guardrail", "rule", "stage", "action"}),
       trace_spans_exported("contextgate_trace_spans_exported_total",
                            "Spans the trace collector took.", {}),
       trace_spans_dropped("contextgate_trace_spans_dropped_total",
@@ -370,6 +373,7 @@ gateway_metrics::gateway_metrics()
             &cache_evictions,
             &cache_bytes,
             &cache_backend_errors,
+            &guardrail_hits,
             &trace_spans_exported,
             &trace_spans_dropped,
             &log_followers_dropped,

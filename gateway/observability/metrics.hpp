@@ -149,6 +149,10 @@ struct gateway_metrics {
     family<gauge> cache_bytes;
     family<counter> cache_backend_errors;
 
+    // Guardrails (docs/operations.md): hits by guardrail, rule, stage (request|response|
+    // tool_result) and action (mask|block|log). Never the matched text.
+    family<counter> guardrail_hits;
+
     // Traces (tracing.otlp_endpoint): spans the collector took, spans dropped by reason
     // (queue_full: more finished than the queue holds; export_failed: the collector did not
     // take them).
