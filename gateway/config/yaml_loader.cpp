@@ -4,6 +4,7 @@
 #include "gateway/config/config.hpp"
 #include "gateway/config/schema.hpp"
 #include "gateway/config/yaml_reader.hpp"
+#include "gateway/guardrails/detectors.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -164,6 +165,29 @@ public:
         return p;
     }
 
+    // Each guardrail checks something (detectors or a webhook), and its rules build together:
+    // the same build the gateway does per configuration generation, so it cannot fail there.
+    std::vector<guardrail_config> guardrails(const YAML::Node& node) const {
+        if (!node.IsSequence()) fail(node, "`guardrails` must be a list");
+        std::vector<guardrail_config> out;
+        std::set<std::string> names;
+        for (std::size_t i = 0; i < node.size(); ++i) {
+            std::string at = "guardrails[" + std::to_string(i) + "]";
+            const auto& n = node[i];
+            if (n.IsMap() && !n["name"]) fail(n, at + ": `name` is required");
+            auto g = section(n, at, guardrail_fields());
+            if (g.detect.empty() && g.regex.empty() && !g.webhook)
+                fail(n, at + ": `" + g.name +
+                            "` checks nothing: give it `detect`, `regex` or `webhook`");
+            if (auto built = guardrails::detectors::make(g.detect, g.regex); !built)
+                fail(n, at + ": " + built.error);
+            if (!names.insert(g.name).second)
+                fail(n["name"], "duplicate guardrail name `" + g.name + "`");
+            out.push_back(std::move(g));
+        }
+        return out;
+    }
+
     mcp_serve_config mcp_serve(const YAML::Node& node) const {
         auto m = section(node, "mcp", mcp_serve_fields());
         if (m.serve && m.model.empty())
@@ -173,9 +197,10 @@ public:
 
     gateway_config root(const YAML::Node& node) const {
         if (!node.IsDefined() || node.IsNull()) fail(node, "the file is empty");
-        check_keys(node, "top level",
-                   {"server", "upstreams", "routes", "health", "logging", "context", "metrics",
-                    "admin", "limits", "cache", "tracing", "mcp_servers", "mcp", "pricing"});
+        check_keys(
+            node, "top level",
+            {"server", "upstreams", "routes", "health", "logging", "context", "metrics", "admin",
+             "limits", "cache", "tracing", "mcp_servers", "mcp", "pricing", "guardrails"});
         gateway_config c;
         c.source = source();
         if (auto n = node["server"]) c.server = section(n, "server", server_fields());
@@ -239,6 +264,7 @@ public:
         }
         if (auto n = node["mcp"]) c.mcp = mcp_serve(n);
         if (auto n = node["pricing"]) c.pricing = pricing(n, names);
+        if (auto n = node["guardrails"]) c.guardrails = guardrails(n);
         return c;
     }
 };

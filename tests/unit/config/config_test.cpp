@@ -88,6 +88,11 @@ BOOST_AUTO_TEST_CASE(every_setting_is_documented_in_the_shipped_config) {
     route.model = "smart";
     route.targets.push_back({"openai", "gpt-5", 1, 0});
     c.routes.push_back(route);
+    guardrail_config guardrail;
+    guardrail.name = "secrets";
+    guardrail.regex.push_back({"ticket", "TICKET-[0-9]+"});
+    guardrail.webhook = guardrail_webhook{};
+    c.guardrails.push_back(guardrail);
     std::ifstream in(path);
     std::string documented((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::istringstream printed(to_yaml(c));
