@@ -68,39 +68,12 @@ bool standalone(std::string_view text, std::size_t& begin, std::size_t& end) {
     return !is_token_char(before(text, begin)) && !is_token_char(after(text, end));
 }
 
-// A prefixed token of variable length: standalone, and random-looking after its prefix (a name
-// such as `sk-learn-classifier-options` has the prefix but no digits).
+// A prefixed token of variable length (its pattern gives the shortest): standalone, and
+// random-looking (a name such as `sk-learn-classifier-options-for-the-model` has the prefix and
+// the length but no digits).
 bool random_token(std::string_view text, std::size_t& begin, std::size_t& end) {
     return !is_token_char(before(text, begin)) &&
            mixes_letters_and_digits(text.substr(begin, end - begin));
-}
-
-bool long_random_token(std::string_view text, std::size_t& begin, std::size_t& end) {
-    return end - begin >= 40 && random_token(text, begin, end);
-}
-
-bool slack_token(std::string_view text, std::size_t& begin, std::size_t& end) {
-    return end - begin >= 24 && random_token(text, begin, end);
-}
-
-bool github_token(std::string_view text, std::size_t& begin, std::size_t& end) {
-    return end - begin >= 40 && random_token(text, begin, end);
-}
-
-bool gitlab_token(std::string_view text, std::size_t& begin, std::size_t& end) {
-    return end - begin >= 26 && random_token(text, begin, end);
-}
-
-bool stripe_key(std::string_view text, std::size_t& begin, std::size_t& end) {
-    return end - begin >= 24 && random_token(text, begin, end);
-}
-
-bool pypi_token(std::string_view text, std::size_t& begin, std::size_t& end) {
-    return end - begin >= 80 && !is_token_char(before(text, begin));
-}
-
-bool slack_webhook(std::string_view, std::size_t& begin, std::size_t& end) {
-    return end - begin >= 60;
 }
 
 // A JWT: three base64url parts, the first two JSON objects (the pattern asks for `eyJ`, which
@@ -309,22 +282,22 @@ constexpr std::array rules{
         R"((?i:aws)[_\-.]?(?i:secret)[_\-.]?(?i:access[_\-.]?)?(?i:key)["']?\s{0,4}(?::|=|:=|=>)\s{0,4}["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$))",
         120, nullptr, "AWS secret access keys (40 base-64 characters) assigned to aws_secret_*"},
     rule{"github_token", secrets_set,
-         R"((?:gh[pousr]_|github_pat_)[A-Za-z0-9_.\-]{36}[A-Za-z0-9_.\-]*)", 300, github_token,
+         R"((?:gh[pousr]_|github_pat_)[A-Za-z0-9_.\-]{36}[A-Za-z0-9_.\-]*)", 300, random_token,
          "GitHub tokens: ghp_, gho_, ghu_, ghs_, ghr_ and fine-grained github_pat_"},
     rule{"gitlab_token", secrets_set,
-         R"(glpat-[A-Za-z0-9_\-]{20}[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)", 128, gitlab_token,
+         R"(glpat-[A-Za-z0-9_\-]{20}[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)", 128, random_token,
          "GitLab personal access tokens: glpat- and 20 or more characters"},
     rule{"slack_token", secrets_set, R"((?:xox[abposr]|xapp)-[0-9A-Za-z\-]{19}[0-9A-Za-z\-]*)", 300,
-         slack_token, "Slack tokens: xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxr-, xapp-"},
-    rule{"slack_webhook", secrets_set,
-         R"(https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]+)", 300,
-         slack_webhook, "Slack incoming-webhook URLs"},
-    rule{"stripe_key", secrets_set, R"([rs]k_live_[0-9A-Za-z]{16}[0-9A-Za-z]*)", 255, stripe_key,
+         random_token, "Slack tokens: xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxr-, xapp-"},
+    rule{
+        "slack_webhook", secrets_set,
+        R"(https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]{20}[A-Za-z0-9+/_\-]*)",
+        300, nullptr, "Slack incoming-webhook URLs"},
+    rule{"stripe_key", secrets_set, R"([rs]k_live_[0-9A-Za-z]{16}[0-9A-Za-z]*)", 255, random_token,
          "Stripe live secret and restricted keys: sk_live_, rk_live_"},
     rule{"anthropic_key", secrets_set, R"(sk-ant-[A-Za-z0-9_\-]{33}[A-Za-z0-9_\-]*)", 300,
-         long_random_token, "Anthropic API keys: sk-ant-"},
-    rule{"openai_key", secrets_set, R"(sk-[A-Za-z0-9_\-]{37}[A-Za-z0-9_\-]*)", 300,
-         long_random_token,
+         random_token, "Anthropic API keys: sk-ant-"},
+    rule{"openai_key", secrets_set, R"(sk-[A-Za-z0-9_\-]{37}[A-Za-z0-9_\-]*)", 300, random_token,
          "OpenAI API keys: sk-, sk-proj-, sk-svcacct-, sk-admin- (40 characters or more)"},
     rule{"google_api_key", secrets_set, R"(AIza[0-9A-Za-z_\-]{35})", 39, standalone,
          "Google API keys: AIza and 35 characters"},
@@ -339,8 +312,8 @@ constexpr std::array rules{
          standalone, "SendGrid API keys: SG., 22 and 43 characters"},
     rule{"npm_token", secrets_set, R"(npm_[A-Za-z0-9]{36})", 40, standalone,
          "npm access tokens: npm_ and 36 characters"},
-    rule{"pypi_token", secrets_set, R"(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{40}[A-Za-z0-9_\-]*)", 512,
-         pypi_token, "PyPI API tokens: pypi- and a macaroon issued by pypi.org"},
+    rule{"pypi_token", secrets_set, R"(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{60}[A-Za-z0-9_\-]*)", 512,
+         random_token, "PyPI API tokens: pypi- and a macaroon issued by pypi.org"},
     rule{"private_key", secrets_set,
          R"(-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----)",
          private_key_max, private_key_block,
