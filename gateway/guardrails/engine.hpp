@@ -88,7 +88,9 @@ public:
     // Scans `text` with every selected guardrail's detectors. Any `block` hit blocks (the first
     // in configuration order, then in the text); otherwise the `mask` hits are masked, one
     // replacement per span where guardrails overlap; `log` hits only appear in `hits`.
-    // Counts nothing: record() does, once the caller knows the hits are final.
+    // Counts nothing: record() does, once the caller knows the hits are final. `text` is what
+    // the model or the client reads (a message's text decoded from its JSON string), not raw
+    // JSON: a span may start right after a backslash of an escape.
     outcome check(const selection& chosen, std::string_view text) const;
     // select() and check() in one call.
     outcome check(config::guardrail_stage stage, std::string_view text, const subject& who) const;
