@@ -198,6 +198,7 @@ field<S> choice_field(std::string_view name, E S::*m,
 const schema::fields<server_config>& server_fields();
 const schema::fields<upstream_config>& upstream_fields();
 const schema::fields<aws_keys>& aws_keys_fields();
+const schema::fields<azure_entra>& azure_entra_fields();
 const schema::fields<logging_config>& logging_fields();
 const schema::fields<metrics_config>& metrics_fields();
 const schema::fields<virtual_key>& virtual_key_fields();

@@ -2,6 +2,7 @@
 // order is the order of the valid keys in an unknown-key error and of check-config's lines; a
 // field that depends on another (tool_calling's default on provider) comes after it.
 #include "gateway/config/field_kinds.hpp"
+#include "gateway/upstream/google_credentials.hpp"
 
 #include <array>
 #include <charconv>
@@ -150,6 +151,36 @@ const fields<upstream_config>& upstream_fields() {
                                                                   : tool_calling_mode::native;
          },
          [](const S& s) { return std::string(provider_kind_name(s.provider)); }},
+        {"credentials_file",
+         "vertex: a service account's key file (or gcloud's application default credentials); "
+         "unset: GOOGLE_APPLICATION_CREDENTIALS, then the metadata server",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.credentials_file = r.path(n, "credentials_file");
+             // Read now: a broken key file is refused at start and by check-config, with what is
+             // wrong in it, rather than at the first request.
+             auto key = upstream::google::read_key_file(s.credentials_file);
+             if (!key) r.fail(n, "`credentials_file`: " + key.error);
+         },
+         [](const S& s) {
+             return s.credentials_file.empty() ? std::string() : quoted(s.credentials_file);
+         }},
+        {"azure",
+         "azure: an Entra ID application {tenant_id, client_id, client_secret} instead of api_key",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
+             if (!n.IsMap())
+                 r.fail(n, "`azure` must be a map such as {tenant_id, client_id, client_secret}");
+             schema::read(r, n, std::string(section) + ".azure", azure_entra_fields(), s.azure);
+             if (s.azure.tenant_id.empty() || s.azure.client_id.empty() ||
+                 s.azure.client_secret.empty())
+                 r.fail(n,
+                        "`azure` needs `tenant_id`, `client_id` and `client_secret` (an Entra ID "
+                        "application's)");
+         },
+         [](const S& s) {
+             auto shown = flow(s.azure, azure_entra_fields());
+             return shown == "{}" ? std::string() : shown;
+         },
+         true},
         {"region", "bedrock: the AWS region its requests are signed for",
          [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
              s.region = r.scalar(n, "region");
@@ -204,6 +235,28 @@ const fields<aws_keys>& aws_keys_fields() {
         secret("secret_access_key", &S::secret_access_key, "the access key's secret"),
         secret("session_token", &S::session_token, "temporary keys' token"),
         secret("bearer_token", &S::bearer_token, "a Bedrock API key instead of signing"),
+    };
+    return all;
+}
+
+const fields<azure_entra>& azure_entra_fields() {
+    using S = azure_entra;
+    // Left out when not set; the secret shown as ***.
+    auto optional = [](std::string_view name, std::string S::*m, std::string_view about,
+                       bool secret) {
+        auto f = text_field(name, m, about);
+        f.print = [m, secret](const S& s) {
+            return (s.*m).empty() ? std::string() : quoted(secret ? "***" : s.*m);
+        };
+        f.secret = secret;
+        return f;
+    };
+    static const fields<S> all{
+        optional("tenant_id", &S::tenant_id, "the directory (tenant) id", false),
+        optional("client_id", &S::client_id, "the application (client) id", false),
+        optional("client_secret", &S::client_secret, "the application's secret", true),
+        optional("authority_host", &S::authority_host,
+                 "unset: AZURE_AUTHORITY_HOST, then https://login.microsoftonline.com", false),
     };
     return all;
 }

@@ -17,6 +17,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -36,7 +37,7 @@ struct refresh_settings {
     std::string what;      // what is fetched: "AWS credentials", "access token"
     std::string origin;    // where from, never a secret: "the metadata server (…)"
     std::string thread;    // its thread's role ("cg-" and 12 characters are shown)
-    // A value is replaced this long before it expires.
+    // A value is replaced this long before it expires (half way through a shorter life).
     config::duration refresh_early{300'000};
     // After a failed fetch the failure is the answer for this long, rather than every request
     // asking again (the value in hand serves meanwhile while it has not expired).
@@ -131,7 +132,7 @@ private:
     std::optional<answer> known_answer() const {
         auto now = clock::now();
         if (stopped_) return answer{nullptr, stopping};
-        if (value_ && expiry_(*value_) - settings_.refresh_early > now) return answer{value_, {}};
+        if (value_ && now < renew_at_) return answer{value_, {}};
         bool pausing = !error_.empty() && std::chrono::steady_clock::now() - failed_at_ <
                                               settings_.retry_after_failure;
         if (!pausing) return std::nullopt;
@@ -178,6 +179,13 @@ private:
             if (got) {
                 value_ = std::make_shared<const T>(std::move(*got.value));
                 error_.clear();
+                // refresh_early before it expires, or half way through a shorter life: a value
+                // that lives less than refresh_early is still used before it is fetched again.
+                auto now = clock::now();
+                auto life = expiry_(*value_) - now;
+                renew_at_ = now + std::max(life - std::chrono::duration_cast<clock::duration>(
+                                                      settings_.refresh_early),
+                                           life / 2);
                 auto until = std::chrono::duration_cast<std::chrono::milliseconds>(
                     expiry_(*value_).time_since_epoch());
                 said = "upstream `" + settings_.upstream + "`: " + settings_.what + " from " +
@@ -205,7 +213,8 @@ private:
     // What the callers share, under `mutex_`.
     std::mutex mutex_;
     std::shared_ptr<const T> value_;
-    std::string error_;  // the last fetch's failure; "" after a success
+    clock::time_point renew_at_;  // when `value_` is fetched again
+    std::string error_;           // the last fetch's failure; "" after a success
     std::chrono::steady_clock::time_point failed_at_;
     bool started_ = false;
     bool stopped_ = false;

@@ -375,13 +375,22 @@ BOOST_AUTO_TEST_CASE(fifty_callers_share_one_sts_call) {
     BOOST_TEST(sts.service.count() == 1u);
 }
 
-// Credentials that expire within refresh_early (5 minutes) are replaced before they expire.
+// Credentials are replaced before they expire: refresh_early (5 minutes) before, or half way
+// through a shorter life (a life of 2 seconds: after one second), and used until then.
 BOOST_AUTO_TEST_CASE(credentials_are_refreshed_before_they_expire) {
     machine m;
-    scripted_sts sts({sts_keys("SOON", 4min), sts_keys("LATER", 1h)});
+    scripted_sts sts({sts_keys("SOON", 2s), sts_keys("LATER", 1h)});
     aws::credentials_provider provider(web_identity(m, sts.service.url()), quick());
     BOOST_TEST(ask(provider).keys->access_key_id == "SOON");
-    BOOST_TEST(ask(provider).keys->access_key_id == "LATER");
+    BOOST_TEST(ask(provider).keys->access_key_id == "SOON");  // not yet due: kept
+    BOOST_TEST(sts.service.count() == 1u);
+    auto until = std::chrono::steady_clock::now() + 3s;
+    std::string id = "SOON";
+    while (id == "SOON" && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(20ms);
+        id = ask(provider).keys->access_key_id;
+    }
+    BOOST_TEST(id == "LATER");
     BOOST_TEST(ask(provider).keys->access_key_id == "LATER");
     BOOST_TEST(sts.service.count() == 2u);
 }
@@ -420,10 +429,17 @@ BOOST_AUTO_TEST_CASE(a_failure_is_not_asked_again_at_once) {
 // Credentials due for refresh but not yet expired still serve when the refresh fails.
 BOOST_AUTO_TEST_CASE(keys_in_hand_serve_until_they_expire_when_a_refresh_fails) {
     machine m;
-    scripted_sts sts({sts_keys("OLD", 4min), {500, "down"}});
+    scripted_sts sts({sts_keys("OLD", 2s), {500, "down"}});
     aws::credentials_provider provider(web_identity(m, sts.service.url()), quick());
     BOOST_TEST(ask(provider).keys->access_key_id == "OLD");
-    BOOST_TEST(ask(provider).keys->access_key_id == "OLD");
+    // Due half way through its life; the failed refresh leaves it in hand.
+    auto until = std::chrono::steady_clock::now() + 3s;
+    while (sts.service.count() < 2u && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(20ms);
+        auto got = ask(provider);
+        BOOST_TEST_REQUIRE(bool(got), got.error);
+        BOOST_TEST(got.keys->access_key_id == "OLD");
+    }
     BOOST_TEST(sts.service.count() == 2u);
 }
 
