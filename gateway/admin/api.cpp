@@ -18,8 +18,6 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/json.hpp>
 
-#include <openssl/crypto.h>
-
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -172,14 +170,9 @@ json::object key_json(const virtual_key& k, const key_usage& used) {
 
 }  // namespace
 
-api::api(const std::string& admin_key, key_ring& keys, store::key_store& store,
-         usage_ledger& ledger, limiter& limits, routing_now routing)
-    : admin_digest_(config::hashed_key(admin_key)),
-      keys_(keys),
-      store_(store),
-      ledger_(ledger),
-      limits_(limits),
-      routing_(std::move(routing)) {}
+api::api(key_ring& keys, store::key_store& store, usage_ledger& ledger, limiter& limits,
+         routing_now routing)
+    : keys_(keys), store_(store), ledger_(ledger), limits_(limits), routing_(std::move(routing)) {}
 
 namespace {
 
@@ -321,19 +314,13 @@ net::awaitable<http::reply> api::request_log(http::request_context&) {
     });
 }
 
-bool api::authorized(const bhttp::request_header<>& head) const {
-    std::string_view header = head[bhttp::field::authorization];
-    if (header.size() < 8 || !boost::beast::iequals(header.substr(0, 7), "bearer ")) return false;
-    auto token = header.substr(7);
-    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-    auto presented = config::key_digest(token);
-    return presented.size() == admin_digest_.size() &&
-           CRYPTO_memcmp(presented.data(), admin_digest_.data(), presented.size()) == 0;
-}
-
 http::guard api::guard() const {
-    return {"/admin", [this](const bhttp::request_header<>& head) { return authorized(head); },
-            errc::unauthorized, "The admin API needs `Authorization: Bearer <admin.api_key>`."};
+    return {
+        "/admin",
+        [](const bhttp::request_header<>&, const auth::principal* who) { return who != nullptr; },
+        errc::unauthorized,
+        "The admin API needs `Authorization: Bearer <admin.api_key>` or a signed-in "
+        "session (GET /auth/login)."};
 }
 
 http::handler api::route(method m) {

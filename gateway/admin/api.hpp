@@ -21,8 +21,9 @@ namespace net = boost::asio;
 class limiter;
 class usage_ledger;
 
-// /admin: virtual keys and usage reports, for operators. Every request needs
-// `Authorization: Bearer <admin.api_key>` (guard()); without an admin key the routes do not exist.
+// /admin: virtual keys and usage reports, for operators. Every request needs a principal
+// (auth/sessions.hpp: `Authorization: Bearer <admin.api_key>` or a signed-in user's session;
+// guard()); without an admin key or sign-in the routes do not exist.
 //
 //   POST   /admin/keys        {name, models?, rpm?, tpm?, max_parallel?,
 //                             budget?: {usd, tokens, period: day | week | month},
@@ -42,8 +43,8 @@ public:
     // The routes and health of the configuration serving now (a reload switches them), held
     // while one request reads them.
     using routing_now = std::function<std::shared_ptr<upstream::routing>()>;
-    api(const std::string& admin_key, key_ring& keys, store::key_store& store, usage_ledger& ledger,
-        limiter& limits, routing_now routing);
+    api(key_ring& keys, store::key_store& store, usage_ledger& ledger, limiter& limits,
+        routing_now routing);
 
     using method = net::awaitable<http::reply> (api::*)(http::request_context&);
     http::handler route(method m);
@@ -59,9 +60,6 @@ public:
     net::awaitable<http::reply> request_log(http::request_context& ctx);
 
 private:
-    bool authorized(const boost::beast::http::request_header<>& head) const;
-
-    std::string admin_digest_;
     key_ring& keys_;
     store::key_store& store_;
     usage_ledger& ledger_;

@@ -7,6 +7,8 @@
 #include "gateway/admin/limiter.hpp"
 #include "gateway/admin/redis_limiter.hpp"
 #include "gateway/admin/usage_ledger.hpp"
+#include "gateway/auth/sessions.hpp"
+#include "gateway/auth/sign_in.hpp"
 #include "gateway/clock.hpp"
 #include "gateway/console/assets.hpp"
 #include "gateway/console/console.hpp"
@@ -309,13 +311,18 @@ std::string server::start_operations() {
     io::run_blocking(admin::seed_from_store(*limiter_, context_->store(), keys_->all(), now_ms()));
     alerts_ = std::make_unique<admin::budget_alerts>(config_.admin.budget_alerts);
     gate_ = std::make_unique<admin::gatekeeper>(*keys_, *limiter_, config_.admin, alerts_.get());
-    if (!config_.admin.api_key.empty())
-        admin_ = std::make_unique<admin::api>(config_.admin.api_key, *keys_, context_->store(),
-                                              context_->ledger(), *limiter_, [this] {
-                                                  auto g = current();
-                                                  return std::shared_ptr<upstream::routing>(
-                                                      g, g->routing.get());
-                                              });
+    // The cookie is Secure when the browser reaches the gateway over https (the callback's
+    // address says how; TLS may end at a proxy in front).
+    bool secure = config_.auth.oidc.redirect_url.starts_with("https://");
+    sessions_ = std::make_unique<auth::sessions>(config_.auth, config_.admin.api_key, secure,
+                                                 context_->store());
+    sign_in_ = std::make_unique<auth::sign_in>(config_.auth, *sessions_, context_->store());
+    if (!config_.admin.api_key.empty() || !config_.auth.oidc.issuer.empty())
+        admin_ = std::make_unique<admin::api>(
+            *keys_, context_->store(), context_->ledger(), *limiter_, [this] {
+                auto g = current();
+                return std::shared_ptr<upstream::routing>(g, g->routing.get());
+            });
     return {};
 }
 
@@ -351,8 +358,10 @@ std::unique_ptr<http::worker> server::make_worker(v1_slot& slot, const http::han
         return handler(c, std::move(face));
     };
     // The route table, aligned so it reads like the API reference.
+    auto& sign_in = *sign_in_;
     // clang-format off
     using a = context::api;
+    using s = auth::sign_in;
     std::vector<http::route> routes{
         {"GET",    "/healthz",                                false, healthz},
         {"GET",    "/readyz",                                 false, readyz},
@@ -386,6 +395,11 @@ std::unique_ptr<http::worker> server::make_worker(v1_slot& slot, const http::han
         {"POST",   "/context/workflows/{id}/runs",            false, api.route(&a::start_workflow)},
         {"GET",    "/context/mcp/servers",                    false, [mcp](http::request_context& c) { return mcp_reply(c, context::list_mcp_servers(*mcp, c)); }},
         {"POST",   "/context/mcp/servers/{name}/refresh",     false, [mcp](http::request_context& c) { return mcp_reply(c, context::refresh_mcp_server(*mcp, c)); }},
+        {"GET",    "/auth/config",                            false, sign_in.route(&s::settings)},
+        {"GET",    "/auth/login",                             false, sign_in.route(&s::login)},
+        {"GET",    "/auth/callback",                          false, sign_in.route(&s::callback)},
+        {"POST",   "/auth/logout",                            false, sign_in.route(&s::logout)},
+        {"GET",    "/auth/me",                                false, sign_in.route(&s::me)},
         {"*",      "/v1/",                                    true,  forward},
         {"*",      "/v1beta/",                                true,  forward},
         {"*",      "/bedrock/",                               true,  forward},
@@ -432,10 +446,22 @@ std::unique_ptr<http::worker> server::make_worker(v1_slot& slot, const http::han
         for (auto& r : admin_routes) routes.push_back(std::move(r));
         guards.push_back(admin_->guard());
     }
-    for (std::string_view own : {"/context", "/v1/system-prompts", "/admin"})
+    // A signed-in user's cookie is no answer to a cross-site page's POST (auth/sessions.hpp).
+    guards.push_back({"",
+                      [](const boost::beast::http::request_header<>& head,
+                         const auth::principal* who) { return auth::csrf_satisfied(head, who); },
+                      errc::forbidden,
+                      "A change made with a sign-in session needs the `X-CSRF-Token` header "
+                      "(the `csrf` of GET /auth/me)."});
+    for (std::string_view own : {"/context", "/v1/system-prompts", "/admin", "/auth"})
         guards.push_back(http::json_body_guard(own));
-    auto w = std::make_unique<http::worker>(config_.server, config_.logging.access_log,
-                                            http::router(std::move(routes), std::move(guards)));
+    // Who asks, for the faces that care: the admin API, the Context API and sign-in.
+    http::identification identify{
+        {"/admin", "/context", "/auth"},
+        [sessions = sessions_.get()](const auto& head) { return sessions->principal_of(head); }};
+    auto w = std::make_unique<http::worker>(
+        config_.server, config_.logging.access_log,
+        http::router(std::move(routes), std::move(guards), std::move(identify)));
     w->on_drain_over([slot = &slot] { slot->each([](auto& h) { h.stop_waiting(); }); });
     w->on_drain([slot = &slot, &api, mcp_server] {
         slot->each([](auto& h) { h.close_idle(); });

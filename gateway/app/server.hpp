@@ -26,6 +26,10 @@ class gatekeeper;
 class key_ring;
 class limiter;
 }  // namespace gateway::admin
+namespace gateway::auth {
+class sessions;
+class sign_in;
+}  // namespace gateway::auth
 namespace gateway::http {
 struct request_context;
 }
@@ -123,6 +127,8 @@ private:
     std::unique_ptr<admin::limiter> limiter_;
     std::unique_ptr<admin::budget_alerts> alerts_;
     std::unique_ptr<admin::gatekeeper> gate_;
+    std::unique_ptr<auth::sessions> sessions_;  // who asks: the admin key, a session
+    std::unique_ptr<auth::sign_in> sign_in_;    // /auth
     std::unique_ptr<admin::api> admin_;
     std::unique_ptr<http::origin_rule> origins_;   // Host/Origin check of every route
     std::vector<std::unique_ptr<v1_slot>> slots_;  // one per worker that serves requests

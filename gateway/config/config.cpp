@@ -314,6 +314,7 @@ std::vector<std::string> differing_sections(const gateway_config& a, const gatew
     compare("mcp_servers", list(&gateway_config::mcp_servers, mcp_server_fields));
     compare("mcp", section(&gateway_config::mcp, mcp_serve_fields));
     compare("pricing", section(&gateway_config::pricing, pricing_fields));
+    compare("auth", section(&gateway_config::auth, auth_fields));
     compare("guardrails", list(&gateway_config::guardrails, guardrail_fields));
     return differ;
 }
@@ -349,6 +350,8 @@ std::string to_yaml(const gateway_config& config) {
     schema::print(out, config.mcp, mcp_serve_fields(), "  ");
     out << "pricing:\n";
     schema::print(out, config.pricing, pricing_fields(), "  ");
+    out << "auth:\n";
+    schema::print(out, config.auth, auth_fields(), "  ");
     out << "guardrails:" << (config.guardrails.empty() ? " []" : "") << '\n';
     for (const auto& g : config.guardrails)
         schema::print(out, g, guardrail_fields(), "    ", "  - ");

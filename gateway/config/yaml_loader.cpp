@@ -200,7 +200,7 @@ public:
         check_keys(
             node, "top level",
             {"server", "upstreams", "routes", "health", "logging", "context", "metrics", "admin",
-             "limits", "cache", "tracing", "mcp_servers", "mcp", "pricing", "guardrails"});
+             "limits", "cache", "tracing", "mcp_servers", "mcp", "pricing", "auth", "guardrails"});
         gateway_config c;
         c.source = source();
         if (auto n = node["server"]) c.server = section(n, "server", server_fields());
@@ -264,6 +264,7 @@ public:
         }
         if (auto n = node["mcp"]) c.mcp = mcp_serve(n);
         if (auto n = node["pricing"]) c.pricing = pricing(n, names);
+        if (auto n = node["auth"]) c.auth = section(n, "auth", auth_fields());
         if (auto n = node["guardrails"]) c.guardrails = guardrails(n);
         return c;
     }

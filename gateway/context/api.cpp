@@ -145,9 +145,13 @@ http::handler api::route(method m) {
 }
 
 http::guard api::guard(std::string_view prefix) const {
-    return {prefix, [this](const bhttp::request_header<>& head) { return authorized(head); },
+    return {prefix,
+            [this](const bhttp::request_header<>& head, const auth::principal* who) {
+                return who != nullptr || authorized(head);
+            },
             errc::unauthorized,
-            "A valid gateway API key is required: send `Authorization: Bearer <key>`."};
+            "A valid gateway API key is required: send `Authorization: Bearer <key>`, or sign "
+            "in (GET /auth/login)."};
 }
 
 net::awaitable<reply> api::list_prompts(http::request_context&) {

@@ -40,7 +40,8 @@ public:
     // The route handler for `m`: calls it and writes its reply. The API-key check is not here:
     // it is guard(), which the router applies to every request's head under the API's prefixes.
     http::handler route(method m);
-    // The API-key check for the paths under `prefix`, as a router guard.
+    // The API-key check for the paths under `prefix`, as a router guard: a key, or a principal
+    // (a signed-in user, the admin key).
     http::guard guard(std::string_view prefix) const;
 
     net::awaitable<http::reply> list_prompts(http::request_context& ctx);

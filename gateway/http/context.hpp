@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gateway/auth/principal.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/io/deadline.hpp"
 #include "gateway/observability/trace.hpp"
@@ -46,6 +47,9 @@ struct request_context {
     int attempts = 0;                      // a routed request's attempts, for the access log
     std::string_view cache;                // the response cache: hit | miss | skip ("": unused)
     std::vector<std::string> path_params;  // the route's `{…}` segments, in order
+    // Who is asking, as the router's identification found it before the guards (nullopt:
+    // nobody, or a path whose face does not ask).
+    std::optional<auth::principal> principal;
     // For the access log and metrics: when the status line went out, the model asked for, the
     // virtual key that authenticated the request and the tokens the answer reported (-1: none).
     std::chrono::steady_clock::time_point first_byte{};

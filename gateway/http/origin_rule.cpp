@@ -119,14 +119,17 @@ bool origin_rule::allows(const bhttp::request_header<>& head) const {
 }
 
 guard origin_rule::as_guard() const {
-    return {"", [this](const bhttp::request_header<>& head) { return allows(head); },
+    return {"",
+            [this](const bhttp::request_header<>& head, const auth::principal*) {
+                return allows(head);
+            },
             errc::forbidden,
             "The Host or Origin header names a host this gateway does not answer to (DNS "
             "rebinding and cross-site protection); list it in `server.allowed_hosts`."};
 }
 
 guard json_body_guard(std::string_view prefix) {
-    auto allow = [](const bhttp::request_header<>& head) {
+    auto allow = [](const bhttp::request_header<>& head, const auth::principal*) {
         auto verb = head.method();
         if (verb != bhttp::verb::post && verb != bhttp::verb::put && verb != bhttp::verb::patch &&
             verb != bhttp::verb::delete_)

@@ -28,19 +28,43 @@ bool match_path(std::string_view pattern, std::string_view path, bool prefix,
     return prefix || path.empty();
 }
 
-router::router(std::vector<route> routes, std::vector<guard> guards)
-    : routes_(std::move(routes)), guards_(std::move(guards)) {
+namespace {
+
+// `path` is `prefix` or lies beneath it.
+bool beneath(std::string_view path, std::string_view prefix) {
+    return path.starts_with(prefix) && (path.size() == prefix.size() || path[prefix.size()] == '/');
+}
+
+std::string_view path_of(const beast::http::request_header<>& head) {
+    std::string_view target = head.target();
+    return target.substr(0, target.find('?'));
+}
+
+}  // namespace
+
+router::router(std::vector<route> routes, std::vector<guard> guards, identification identify)
+    : routes_(std::move(routes)), guards_(std::move(guards)), identify_(std::move(identify)) {
     for (const auto& r : routes_) literals_.push_back(r.path.substr(0, r.path.find('{')));
 }
 
-const guard* router::refusing_guard(const beast::http::request_header<>& head) const {
-    std::string_view target = head.target();
-    std::string_view path = target.substr(0, target.find('?'));
-    for (const auto& g : guards_) {
-        bool beneath = path.starts_with(g.prefix) &&
-                       (path.size() == g.prefix.size() || path[g.prefix.size()] == '/');
-        if (beneath && !g.allow(head)) return &g;
-    }
+bool router::identifies(const beast::http::request_header<>& head) const {
+    if (!identify_.find) return false;
+    auto path = path_of(head);
+    for (auto prefix : identify_.prefixes)
+        if (beneath(path, prefix)) return true;
+    return false;
+}
+
+net::awaitable<std::optional<auth::principal>> router::identify(
+    const beast::http::request_header<>& head) const {
+    return identify_.find(head);
+}
+
+const guard* router::refusing_guard(const beast::http::request_header<>& head,
+                                    const auth::principal* who) const {
+    auto path = path_of(head);
+    for (const auto& g : guards_)
+        if (beneath(path, g.prefix) && !g.allow(head, who)) return &g;
     return nullptr;
 }
 

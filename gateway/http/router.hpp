@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gateway/auth/principal.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/context.hpp"
 
@@ -21,12 +22,13 @@ struct route {
 };
 
 // A gate in front of a group of routes: a request whose path is `prefix` or lies beneath it
-// (`prefix/…`) must satisfy `allow`, judged on the request head alone. The session asks before
-// it reads the body and before any route is looked up, so a refused caller sends no body the
-// gateway would hold and learns nothing about which routes exist.
+// (`prefix/…`) must satisfy `allow`, judged on the request head alone and on who it says is
+// asking (the router's identification; null: nobody). The session asks before it reads the
+// body and before any route is looked up, so a refused caller sends no body the gateway would
+// hold and learns nothing about which routes exist.
 struct guard {
     std::string_view prefix;
-    std::function<bool(const beast::http::request_header<>&)> allow;
+    std::function<bool(const beast::http::request_header<>&, const auth::principal*)> allow;
     errc refusal;
     std::string message;
 };
@@ -39,12 +41,31 @@ struct guard {
 bool match_path(std::string_view pattern, std::string_view path, bool prefix,
                 std::vector<std::string>& captures);
 
+// How a request head names who is asking (auth/: a session cookie, the admin key), asked for
+// the paths beneath `prefixes` only (the faces that care; /v1 has keys of its own).
+struct identification {
+    std::vector<std::string_view> prefixes;
+    std::function<net::awaitable<std::optional<auth::principal>>(
+        const beast::http::request_header<>&)>
+        find;
+};
+
 class router {
 public:
-    explicit router(std::vector<route> routes, std::vector<guard> guards = {});
+    explicit router(std::vector<route> routes, std::vector<guard> guards = {},
+                    identification identify = {});
 
-    // The guard that refuses this request head, or null when it may go on.
-    const guard* refusing_guard(const beast::http::request_header<>& head) const;
+    // Whether who asks matters for the request `head`: its path lies beneath one of the
+    // identification's prefixes.
+    bool identifies(const beast::http::request_header<>& head) const;
+    // Who `head` says is asking (see identification).
+    net::awaitable<std::optional<auth::principal>> identify(
+        const beast::http::request_header<>& head) const;
+
+    // The guard that refuses this request head from `who` (null: nobody), or null when it may
+    // go on.
+    const guard* refusing_guard(const beast::http::request_header<>& head,
+                                const auth::principal* who) const;
 
     net::awaitable<void> dispatch(request_context& ctx) const;
 
@@ -54,6 +75,7 @@ private:
     // by one comparison (a request meets some thirty routes before /v1/).
     std::vector<std::string_view> literals_;
     std::vector<guard> guards_;
+    identification identify_;
 };
 
 }  // namespace gateway::http

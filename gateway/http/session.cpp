@@ -194,7 +194,7 @@ net::awaitable<bool> read_request(net::ip::tcp::socket& stream, io::deadline& de
                                   beast::flat_buffer& buffer, const config::server_config& server,
                                   const router& routes, std::optional<request_parser>& parsing,
                                   std::string& request_id, std::optional<refusal>& refused,
-                                  std::size_t& header_fields) {
+                                  std::size_t& header_fields, std::optional<auth::principal>& who) {
     auto& parser = parsing.emplace();
     parser.header_limit(static_cast<std::uint32_t>(
         std::min<std::size_t>(server.header_limit, std::numeric_limits<std::uint32_t>::max())));
@@ -229,7 +229,8 @@ net::awaitable<bool> read_request(net::ip::tcp::socket& stream, io::deadline& de
         refused = refusal{head_refused->code, std::move(head_refused->message)};
         co_return false;
     }
-    if (const auto* refusing = routes.refusing_guard(header)) {
+    if (routes.identifies(header)) who = co_await routes.identify(header);
+    if (const auto* refusing = routes.refusing_guard(header, who ? &*who : nullptr)) {
         refused = refusal{refusing->refusal, refusing->message};
         co_return false;
     }
@@ -305,8 +306,9 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
         std::string request_id = correlation_id();
         std::optional<refusal> refused;
         std::size_t header_fields = 0;
+        std::optional<auth::principal> who;
         bool ok = co_await read_request(stream, deadline, buffer, server, owner.routes(), parser,
-                                        request_id, refused, header_fields);
+                                        request_id, refused, header_fields, who);
         if (!ok) {
             if (refused)
                 co_await answer_refusal(stream, deadline, buffer, server, *parser, request_id,
@@ -324,6 +326,7 @@ net::awaitable<void> run_session(net::ip::tcp::socket socket, worker& owner) {
         request_context ctx{stream, deadline,        buffer, req, std::move(request_id),
                             server, owner.draining()};
         ctx.keep_alive = req.keep_alive();
+        ctx.principal = std::move(who);
         if (observability::tracing()) ctx.trace = server_span(req);
         co_await owner.routes().dispatch(ctx);
         if (ctx.trace.recording()) end_server_span(ctx);

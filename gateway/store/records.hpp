@@ -261,4 +261,60 @@ struct usage_query {
     bool by_upstream = false;
 };
 
+// A person who signed in through the identity provider: the store's id for them, who the
+// provider says they are (the issuer's `sub` is what finds them again at the next sign-in), and
+// what they may do here (a role name of auth::role_name's, a team name or "").
+struct user_record {
+    std::string id;       // "user_" and 24 hex digits
+    std::string issuer;   // the provider's `iss`
+    std::string subject;  // its `sub`
+    std::string email;
+    std::string name;
+    std::string role;
+    std::string team;
+    std::int64_t created_at = 0;    // Unix ms
+    std::int64_t signed_in_at = 0;  // the latest sign-in
+};
+
+// Who the provider says signs in now, and what its claims map to: `role` and `team` are set only
+// where a claim says them (nullopt: the stored value stays, or, for a new user, `default_role` and
+// no team), so an admin's later change survives sign-ins that say nothing about it.
+struct user_sign_in {
+    std::string issuer;
+    std::string subject;
+    std::string email;
+    std::string name;
+    std::optional<std::string> role;
+    std::optional<std::string> team;
+    std::string default_role;
+};
+
+// A signed-in user's session: found by the SHA-256 of the id its cookie carries (the id itself is
+// never stored), ended by logout or once unused for the idle lifetime or older than `expires_at`.
+struct user_session_record {
+    std::string id_digest;  // "sha256:<hex>" of the cookie's id
+    std::string user_id;
+    std::string csrf;  // what X-CSRF-Token must carry on a state-changing request
+    std::int64_t created_at = 0;
+    std::int64_t seen_at = 0;     // the latest request, to a minute
+    std::int64_t expires_at = 0;  // the absolute end
+};
+
+// A live session with its user, as a request's cookie finds them.
+struct signed_in_user {
+    user_session_record session;
+    user_record user;
+};
+
+// A sign-in under way, kept from the redirect to the provider until it sends the user back (any
+// replica may receive that): the `state` it carries back, the ID token's expected `nonce`, the
+// PKCE verifier, and where to go afterwards. Taken once.
+struct pending_login {
+    std::string state;
+    std::string nonce;
+    std::string verifier;
+    std::string return_to;
+    std::int64_t expires_at = 0;  // Unix ms
+};
+
 }  // namespace gateway::store

@@ -405,6 +405,63 @@ constexpr migration migrations[] = {
      R"sql(
     ALTER TABLE virtual_keys ADD COLUMN budget_usd_nano BIGINT NOT NULL DEFAULT 0;
     )sql"},
+    // 13: sign-in: the users the identity provider vouched for (one per issuer and subject),
+    // their sessions (by the digest of the cookie's id: a copy of the database opens none), and
+    // the sign-ins under way (any replica may receive the provider's answer).
+    {R"sql(
+    CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        email TEXT NOT NULL,
+        name TEXT NOT NULL,
+        role TEXT NOT NULL,
+        team TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        signed_in_at INTEGER NOT NULL,
+        UNIQUE (issuer, subject));
+    CREATE TABLE sessions (
+        id_digest TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        csrf TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        seen_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL);
+    CREATE INDEX sessions_by_user ON sessions(user_id);
+    CREATE TABLE login_states (
+        state TEXT PRIMARY KEY,
+        nonce TEXT NOT NULL,
+        verifier TEXT NOT NULL,
+        return_to TEXT NOT NULL,
+        expires_at INTEGER NOT NULL);
+    )sql",
+     R"sql(
+    CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        email TEXT NOT NULL,
+        name TEXT NOT NULL,
+        role TEXT NOT NULL,
+        team TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        signed_in_at BIGINT NOT NULL,
+        UNIQUE (issuer, subject));
+    CREATE TABLE sessions (
+        id_digest TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        csrf TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        seen_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL);
+    CREATE INDEX sessions_by_user ON sessions(user_id);
+    CREATE TABLE login_states (
+        state TEXT PRIMARY KEY,
+        nonce TEXT NOT NULL,
+        verifier TEXT NOT NULL,
+        return_to TEXT NOT NULL,
+        expires_at BIGINT NOT NULL);
+    )sql"},
 };
 
 }  // namespace

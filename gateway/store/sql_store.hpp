@@ -89,6 +89,20 @@ public:
     net::awaitable<void> add_usage(std::vector<usage_row> rows) override;
     net::awaitable<std::vector<usage_row>> usage(usage_query query) override;
 
+    net::awaitable<user_record> sign_in_user(user_sign_in who) override;
+    net::awaitable<std::optional<user_record>> user(std::string id) override;
+    net::awaitable<std::vector<user_record>> users() override;
+    net::awaitable<bool> update_user(std::string id, std::optional<std::string> role,
+                                     std::optional<std::string> team) override;
+    net::awaitable<void> start_user_session(user_session_record session) override;
+    net::awaitable<std::optional<signed_in_user>> user_session(std::string id_digest,
+                                                               std::int64_t now,
+                                                               std::int64_t idle_ms) override;
+    net::awaitable<bool> end_user_session(std::string id_digest) override;
+    net::awaitable<void> save_login(pending_login login) override;
+    net::awaitable<std::optional<pending_login>> take_login(std::string state,
+                                                            std::int64_t now) override;
+
 protected:
     // Starts the threads on the two connections (the writer's already migrated). `owner` and
     // `lease` are what this store writes into the runs it drives.

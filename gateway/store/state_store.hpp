@@ -23,10 +23,10 @@ namespace net = boost::asio;
 class replica_coordination;
 
 // Where the gateway keeps its state: chats, messages, runs with their conversations, events,
-// tool calls, approvals, documents, write backups, edit sessions, virtual keys and usage. The
-// interface is split by role (chat_store, run_store, session_store, key_store) so a module sees
-// only what it uses; state_store is all of them, and sql_store (sql_store.hpp) implements it on
-// SQLite and PostgreSQL.
+// tool calls, approvals, documents, write backups, edit sessions, virtual keys and usage, users
+// and their sessions. The interface is split by role (chat_store, run_store, session_store,
+// key_store, identity_store) so a module sees only what it uses; state_store is all of them, and
+// sql_store (sql_store.hpp) implements it on SQLite and PostgreSQL.
 //
 // Every method is awaitable and never blocks the caller's thread: an implementation does its
 // I/O on threads of its own and resumes the caller on the caller's executor. Arguments are
@@ -148,8 +148,48 @@ public:
     virtual net::awaitable<std::vector<usage_row>> usage(usage_query query) = 0;
 };
 
+// People who sign in through the identity provider (auth/): users, their sessions and the
+// sign-ins under way. Every replica sharing the store sees the same ones, so any may finish a
+// sign-in or serve a session. Times are Unix ms.
+class identity_store {
+public:
+    virtual ~identity_store() = default;
+
+    // The user `who` names (by issuer and subject), created at their first sign-in, else their
+    // email and name refreshed, and their role and team where `who` sets them; as stored now.
+    virtual net::awaitable<user_record> sign_in_user(user_sign_in who) = 0;
+    virtual net::awaitable<std::optional<user_record>> user(std::string id) = 0;
+    // Every user, by creation.
+    virtual net::awaitable<std::vector<user_record>> users() = 0;
+    // Sets the user's role and/or team (an admin's change); false when there is no such user.
+    virtual net::awaitable<bool> update_user(std::string id, std::optional<std::string> role,
+                                             std::optional<std::string> team) = 0;
+
+    // Stores a new session (and drops the sessions that ended before `session.created_at`).
+    virtual net::awaitable<void> start_user_session(user_session_record session) = 0;
+    // The live session whose id has the digest `id_digest`, with its user: none when there is
+    // none, it was unused for `idle_ms` or `now` is past its absolute end. A request marks it
+    // used (written at most once a minute).
+    virtual net::awaitable<std::optional<signed_in_user>> user_session(std::string id_digest,
+                                                                       std::int64_t now,
+                                                                       std::int64_t idle_ms) = 0;
+    // Ends the session; false when there was none.
+    virtual net::awaitable<bool> end_user_session(std::string id_digest) = 0;
+
+    // Keeps a sign-in under way until it is taken (and drops those that expired).
+    virtual net::awaitable<void> save_login(pending_login login) = 0;
+    // The sign-in `state` names, removed so it is taken once; none when there is none or it
+    // expired before `now`.
+    virtual net::awaitable<std::optional<pending_login>> take_login(std::string state,
+                                                                    std::int64_t now) = 0;
+};
+
 // All of the store's roles: what the service that opens the store holds and hands out by role.
-class state_store : public chat_store, public run_store, public session_store, public key_store {};
+class state_store : public chat_store,
+                    public run_store,
+                    public session_store,
+                    public key_store,
+                    public identity_store {};
 
 // A request for a run that another replica drives (a decision, a cancel, an event to append),
 // handed over through the shared store. `body` and the answer are JSON.

@@ -115,6 +115,30 @@ public:
     awaitable<std::vector<store::usage_row>> usage(store::usage_query q) override {
         return real_.usage(q);
     }
+    awaitable<store::user_record> sign_in_user(store::user_sign_in w) override {
+        return real_.sign_in_user(w);
+    }
+    awaitable<std::optional<store::user_record>> user(std::string id) override {
+        return real_.user(id);
+    }
+    awaitable<std::vector<store::user_record>> users() override { return real_.users(); }
+    awaitable<bool> update_user(std::string id, std::optional<std::string> role,
+                                std::optional<std::string> team) override {
+        return real_.update_user(id, role, team);
+    }
+    awaitable<void> start_user_session(store::user_session_record s) override {
+        return real_.start_user_session(s);
+    }
+    awaitable<std::optional<store::signed_in_user>> user_session(std::string d, std::int64_t now,
+                                                                 std::int64_t idle) override {
+        return real_.user_session(d, now, idle);
+    }
+    awaitable<bool> end_user_session(std::string d) override { return real_.end_user_session(d); }
+    awaitable<void> save_login(store::pending_login l) override { return real_.save_login(l); }
+    awaitable<std::optional<store::pending_login>> take_login(std::string s,
+                                                              std::int64_t now) override {
+        return real_.take_login(s, now);
+    }
 
 private:
     store::state_store& real_;

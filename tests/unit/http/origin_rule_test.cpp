@@ -84,18 +84,18 @@ BOOST_AUTO_TEST_CASE(the_gateways_own_apis_take_json_bodies_only) {
         if (!length.empty()) h.set(bhttp::field::content_length, length);
         return h;
     };
-    BOOST_TEST(guard.allow(with("POST", "application/json", "2")));
-    BOOST_TEST(guard.allow(with("PATCH", "Application/JSON; charset=utf-8", "2")));
-    BOOST_TEST(guard.allow(with("POST", "application/merge-patch+json", "2")));
-    BOOST_TEST(guard.allow(with("POST", "", "0")));  // no body: nothing to read
-    BOOST_TEST(guard.allow(with("POST", "", "")));   // no body either
-    BOOST_TEST(guard.allow(with("GET", "text/plain", "5")));
+    BOOST_TEST(guard.allow(with("POST", "application/json", "2"), nullptr));
+    BOOST_TEST(guard.allow(with("PATCH", "Application/JSON; charset=utf-8", "2"), nullptr));
+    BOOST_TEST(guard.allow(with("POST", "application/merge-patch+json", "2"), nullptr));
+    BOOST_TEST(guard.allow(with("POST", "", "0"), nullptr));  // no body: nothing to read
+    BOOST_TEST(guard.allow(with("POST", "", ""), nullptr));   // no body either
+    BOOST_TEST(guard.allow(with("GET", "text/plain", "5"), nullptr));
     // What a page may send cross-site without asking first.
-    BOOST_TEST(!guard.allow(with("POST", "text/plain", "2")));
-    BOOST_TEST(!guard.allow(with("POST", "application/x-www-form-urlencoded", "2")));
-    BOOST_TEST(!guard.allow(with("PUT", "multipart/form-data; boundary=x", "2")));
-    BOOST_TEST(!guard.allow(with("DELETE", "", "2")));
-    BOOST_TEST(!guard.allow(with("POST", "application/jsonx", "2")));
+    BOOST_TEST(!guard.allow(with("POST", "text/plain", "2"), nullptr));
+    BOOST_TEST(!guard.allow(with("POST", "application/x-www-form-urlencoded", "2"), nullptr));
+    BOOST_TEST(!guard.allow(with("PUT", "multipart/form-data; boundary=x", "2"), nullptr));
+    BOOST_TEST(!guard.allow(with("DELETE", "", "2"), nullptr));
+    BOOST_TEST(!guard.allow(with("POST", "application/jsonx", "2"), nullptr));
     BOOST_TEST((guard.refusal == gateway::errc::unsupported_media_type));
 }
 

@@ -884,4 +884,82 @@ BOOST_AUTO_TEST_CASE(a_postgres_server_that_is_not_there_is_named,
                opened.error);
 }
 
+// Users: made at their first sign-in, found again by issuer and subject; an admin's change of
+// role or team stays until a claim says otherwise.
+BOOST_AUTO_TEST_CASE(a_user_is_made_at_first_sign_in_and_keeps_what_an_admin_set) {
+    temp_store t;
+    user_sign_in ada{"https://idp.test", "sub-1",      "ada@example.com", "Ada",
+                     std::nullopt,       std::nullopt, "member"};
+    auto first = t.wait(t.s->sign_in_user(ada));
+    BOOST_TEST(first.id.starts_with("user_"));
+    BOOST_TEST(first.role == "member");
+    BOOST_TEST(first.team == "");
+    BOOST_TEST(first.created_at > 0);
+    BOOST_TEST(t.wait(t.s->update_user(first.id, std::string("team_admin"), std::string("ml"))));
+    BOOST_TEST(!t.wait(t.s->update_user("user_none", std::string("viewer"), std::nullopt)));
+
+    ada.email = "ada@new.example.com";
+    auto again = t.wait(t.s->sign_in_user(ada));
+    BOOST_TEST(again.id == first.id);
+    BOOST_TEST(again.email == "ada@new.example.com");
+    BOOST_TEST(again.role == "team_admin");  // no claim said a role: the admin's stays
+    BOOST_TEST(again.team == "ml");
+    ada.role = "admin";
+    ada.team = "platform";
+    auto mapped = t.wait(t.s->sign_in_user(ada));
+    BOOST_TEST(mapped.role == "admin");
+    BOOST_TEST(mapped.team == "platform");
+
+    // The same subject at another issuer is another person.
+    ada.issuer = "https://other.test";
+    auto other = t.wait(t.s->sign_in_user(ada));
+    BOOST_TEST(other.id != first.id);
+    BOOST_TEST(t.wait(t.s->users()).size() == 2u);
+    BOOST_TEST(t.wait(t.s->user(first.id))->email == "ada@new.example.com");
+    BOOST_TEST(!t.wait(t.s->user("user_none")));
+}
+
+BOOST_AUTO_TEST_CASE(a_user_session_ends_when_idle_past_its_end_or_ended) {
+    temp_store t;
+    auto user = t.wait(t.s->sign_in_user({"https://idp.test", "sub-1", "ada@example.com", "Ada",
+                                          std::nullopt, std::nullopt, "viewer"}));
+    auto now = now_ms();
+    const std::int64_t hour = 3'600'000;
+    t.wait(t.s->start_user_session({"sha256:one", user.id, "csrf-1", now, now, now + 24 * hour}));
+    auto found = t.wait(t.s->user_session("sha256:one", now + hour, 2 * hour));
+    BOOST_TEST_REQUIRE(found.has_value());
+    BOOST_TEST(found->user.id == user.id);
+    BOOST_TEST(found->user.role == "viewer");
+    BOOST_TEST(found->session.csrf == "csrf-1");
+    BOOST_TEST(found->session.seen_at == now + hour);  // used: the idle clock starts again
+    BOOST_TEST(t.wait(t.s->user_session("sha256:one", now + 2 * hour + 1, 2 * hour)).has_value());
+    // Unused longer than the idle lifetime.
+    BOOST_TEST(!t.wait(t.s->user_session("sha256:one", now + 5 * hour, 2 * hour)));
+    // Past the absolute end, however recently used.
+    t.wait(t.s->start_user_session({"sha256:two", user.id, "csrf-2", now, now, now + hour}));
+    BOOST_TEST(t.wait(t.s->user_session("sha256:two", now + hour - 1, hour)).has_value());
+    BOOST_TEST(!t.wait(t.s->user_session("sha256:two", now + hour, hour)));
+    BOOST_TEST(!t.wait(t.s->user_session("sha256:none", now, hour)));
+    // Ended by logout.
+    t.wait(t.s->start_user_session({"sha256:three", user.id, "csrf-3", now, now, now + hour}));
+    BOOST_TEST(t.wait(t.s->end_user_session("sha256:three")));
+    BOOST_TEST(!t.wait(t.s->end_user_session("sha256:three")));
+    BOOST_TEST(!t.wait(t.s->user_session("sha256:three", now, hour)));
+}
+
+BOOST_AUTO_TEST_CASE(a_pending_login_is_taken_once_and_not_after_it_expired) {
+    temp_store t;
+    auto now = now_ms();
+    t.wait(t.s->save_login({"state-1", "nonce-1", "verifier-1", "/console/", now + 60'000}));
+    t.wait(t.s->save_login({"state-2", "nonce-2", "verifier-2", "/console/", now + 60'000}));
+    auto taken = t.wait(t.s->take_login("state-1", now));
+    BOOST_TEST_REQUIRE(taken.has_value());
+    BOOST_TEST(taken->nonce == "nonce-1");
+    BOOST_TEST(taken->verifier == "verifier-1");
+    BOOST_TEST(taken->return_to == "/console/");
+    BOOST_TEST(!t.wait(t.s->take_login("state-1", now)));           // once
+    BOOST_TEST(!t.wait(t.s->take_login("state-2", now + 60'000)));  // expired
+    BOOST_TEST(!t.wait(t.s->take_login("state-2", now)));           // and gone
+}
+
 BOOST_AUTO_TEST_SUITE_END()

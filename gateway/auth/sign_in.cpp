@@ -1,0 +1,175 @@
+#include "gateway/auth/sign_in.hpp"
+
+#include "gateway/clock.hpp"
+#include "gateway/http/request_values.hpp"
+#include "gateway/ids.hpp"
+#include "gateway/observability/log.hpp"
+#include "gateway/store/state_store.hpp"
+
+#include <boost/json/array.hpp>
+
+namespace gateway::auth {
+
+namespace json = boost::json;
+
+namespace {
+
+// How long a sign-in may take at the provider (typing a password, a second factor).
+constexpr std::int64_t login_lifetime_ms = 10 * 60'000;
+
+// Answers under /auth are about one user: never kept by a cache.
+http::reply private_reply(http::reply r) {
+    r.header("Cache-Control", "no-store");
+    return r;
+}
+
+http::reply redirect(std::string location) {
+    http::reply r;
+    r.status = 302;
+    r.content_type = "text/plain";
+    r.header("Location", std::move(location));
+    return private_reply(std::move(r));
+}
+
+// The claim's values: a string is one, a list its strings.
+std::vector<std::string> claim_values(const json::object& claims, const std::string& name) {
+    std::vector<std::string> out;
+    const auto* v = name.empty() ? nullptr : claims.if_contains(name);
+    if (!v) return out;
+    if (v->is_string()) out.emplace_back(v->get_string());
+    if (v->is_array())
+        for (const auto& item : v->get_array())
+            if (item.is_string()) out.emplace_back(item.get_string());
+    return out;
+}
+
+std::string text_of(const json::object& o, std::string_view key) {
+    const auto* v = o.if_contains(key);
+    return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+}  // namespace
+
+std::string safe_return(std::string_view wanted) {
+    bool ok = wanted.starts_with('/') && !wanted.starts_with("//") && !wanted.starts_with("/\\");
+    for (char c : wanted) ok = ok && static_cast<unsigned char>(c) > 0x20 && c != 0x7f;
+    return ok ? std::string(wanted) : std::string("/console/");
+}
+
+std::optional<std::string> role_from_claims(const json::object& claims,
+                                            const config::oidc_config& config) {
+    std::optional<role> widest;
+    for (const auto& value : claim_values(claims, config.roles_claim))
+        for (const auto& [mapped, name] : config.roles)
+            if (mapped == value)
+                if (auto r = role_of(name); r && (!widest || *r < *widest)) widest = r;
+    if (!widest) return std::nullopt;
+    return std::string(role_name(*widest));
+}
+
+std::optional<std::string> team_from_claims(const json::object& claims,
+                                            const config::oidc_config& config) {
+    auto values = claim_values(claims, config.team_claim);
+    if (values.empty()) return std::nullopt;
+    return values.front();
+}
+
+sign_in::sign_in(const config::auth_config& config, const sessions& sessions,
+                 store::identity_store& store)
+    : config_(config), sessions_(sessions), store_(store), provider_(config.oidc) {}
+
+http::handler sign_in::route(method m) {
+    return [this, m](http::request_context& ctx) -> net::awaitable<void> {
+        auto answer = co_await (this->*m)(ctx);
+        co_await http::write_reply(ctx, std::move(answer));
+    };
+}
+
+net::awaitable<http::reply> sign_in::settings(http::request_context&) {
+    co_return private_reply(http::reply::json(200, json::object{{"oidc", enabled()}}));
+}
+
+net::awaitable<http::reply> sign_in::login(http::request_context& ctx) {
+    if (!enabled())
+        co_return http::reply::error(errc::not_found, "Sign-in is not configured (auth.oidc).");
+    auto provider = co_await provider_.metadata();
+    if (!provider) {
+        observability::log_warn("sign-in: " + provider.error);
+        co_return private_reply(
+            http::reply::error(errc::upstream_bad_response,
+                               "The identity provider cannot be reached: " + provider.error));
+    }
+    auto pkce = make_pkce();
+    store::pending_login login{random_id("", 16), random_id("", 16), pkce.verifier,
+                               safe_return(http::query_value(ctx.req.target(), "return")),
+                               now_ms() + login_lifetime_ms};
+    auto url =
+        provider_.authorization_url(*provider.value, login.state, login.nonce, pkce.challenge);
+    co_await store_.save_login(std::move(login));
+    co_return redirect(std::move(url));
+}
+
+net::awaitable<http::reply> sign_in::callback(http::request_context& ctx) {
+    if (!enabled())
+        co_return http::reply::error(errc::not_found, "Sign-in is not configured (auth.oidc).");
+    auto target = ctx.req.target();
+    auto state = http::query_value(target, "state");
+    auto refused = [](std::string why) {
+        observability::log_warn("sign-in refused: " + why);
+        return private_reply(http::reply::error(errc::unauthorized, "Sign-in refused: " + why));
+    };
+    std::optional<store::pending_login> login;
+    if (!state.empty()) login = co_await store_.take_login(state, now_ms());
+    if (!login)
+        co_return refused(
+            "this sign-in's `state` is unknown, used already or expired; start again at "
+            "/auth/login.");
+    if (auto error = http::query_value(target, "error"); !error.empty()) {
+        auto description = http::query_value(target, "error_description");
+        co_return refused("the identity provider answered `" + error + "`" +
+                          (description.empty() ? "" : ": " + description) + ".");
+    }
+    auto code = http::query_value(target, "code");
+    if (code.empty()) co_return refused("the identity provider sent no `code`.");
+    auto claims = co_await provider_.redeem(std::move(code), login->verifier, login->nonce);
+    if (!claims) co_return refused(claims.error + ".");
+    const auto& c = *claims.value;
+    auto email = text_of(c, "email");
+    if (email.empty()) email = text_of(c, "preferred_username");
+    auto name = text_of(c, "name");
+    if (name.empty()) name = email;
+    store::user_sign_in who{config_.oidc.issuer,
+                            text_of(c, "sub"),
+                            std::move(email),
+                            std::move(name),
+                            role_from_claims(c, config_.oidc),
+                            team_from_claims(c, config_.oidc),
+                            config_.oidc.default_role};
+    auto user = co_await store_.sign_in_user(std::move(who));
+    auto session = co_await sessions_.start(user);
+    observability::log_info("sign-in: " + user.email + " (" + user.id + ") as " + user.role);
+    auto answer = redirect(login->return_to);
+    answer.header("Set-Cookie", std::move(session.set_cookie));
+    co_return answer;
+}
+
+net::awaitable<http::reply> sign_in::logout(http::request_context& ctx) {
+    auto cleared = co_await sessions_.end(ctx.req.base());
+    auto answer = private_reply(http::reply::json(200, json::object{{"signed_out", true}}));
+    answer.header("Set-Cookie", std::move(cleared));
+    co_return answer;
+}
+
+net::awaitable<http::reply> sign_in::me(http::request_context& ctx) {
+    const auto& who = ctx.principal;
+    if (!who || who->from != principal::kind::session)
+        co_return private_reply(
+            http::reply::error(errc::unauthorized, "Not signed in: GET /auth/login."));
+    json::object user{{"id", who->user_id}, {"email", who->email}, {"name", who->name}};
+    co_return private_reply(http::reply::json(200, json::object{{"user", std::move(user)},
+                                                                {"role", role_name(who->as)},
+                                                                {"team", who->team},
+                                                                {"csrf", who->csrf}}));
+}
+
+}  // namespace gateway::auth
