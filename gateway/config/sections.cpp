@@ -141,16 +141,44 @@ const fields<upstream_config>& upstream_fields() {
         bool_field("json_schema", &S::json_schema, "the agent may send response_format"),
         count_field("context_budget", &S::context_budget, 0, 100'000'000,
                     "agent requests stay within this many tokens; 0: no limit"),
-        {"provider", "openai | anthropic | gemini | bedrock: the dialect it speaks",
+        {"provider", "openai | anthropic | gemini | bedrock | vertex: the dialect or the host",
          [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             // A host names its default dialect beside it (dialect_for: claude-* on Vertex
+             // speaks Anthropic's).
+             struct spelling {
+                 provider_kind dialect;
+                 hosting host;
+             };
              static const std::vector<std::string_view> options{"openai", "anthropic", "gemini",
-                                                                "bedrock"};
-             s.provider = static_cast<provider_kind>(r.one_of(n, "provider", options));
+                                                                "bedrock", "vertex"};
+             static constexpr spelling meant[] = {
+                 {provider_kind::openai, hosting::direct},
+                 {provider_kind::anthropic, hosting::direct},
+                 {provider_kind::gemini, hosting::direct},
+                 {provider_kind::bedrock, hosting::direct},
+                 {provider_kind::gemini, hosting::vertex},
+             };
+             auto chosen = meant[r.one_of(n, "provider", options)];
+             s.provider = chosen.dialect;
+             s.host = chosen.host;
              // tool_calling (read after) defaults by provider.
              s.tool_calling = s.provider == provider_kind::openai ? tool_calling_mode::json
                                                                   : tool_calling_mode::native;
          },
-         [](const S& s) { return std::string(provider_kind_name(s.provider)); }},
+         [](const S& s) {
+             if (s.host == hosting::vertex) return std::string("vertex");
+             return std::string(provider_kind_name(s.provider));
+         }},
+        {"project", "vertex: the Google Cloud project its paths name",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.project = r.scalar(n, "project");
+         },
+         [](const S& s) { return s.project.empty() ? std::string() : quoted(s.project); }},
+        {"location", "vertex: its region (us-east5, europe-west1) or global",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.location = r.scalar(n, "location");
+         },
+         [](const S& s) { return s.location.empty() ? std::string() : quoted(s.location); }},
         {"credentials_file",
          "vertex: a service account's key file (or gcloud's application default credentials); "
          "unset: GOOGLE_APPLICATION_CREDENTIALS, then the metadata server",

@@ -43,6 +43,11 @@ public:
         else if (node["region"] || node["aws"])
             fail(node["region"] ? node["region"] : node["aws"],
                  name + ": `region` and `aws` are for `provider: bedrock`");
+        if (u.host == hosting::vertex)
+            vertex(node, name, u);
+        else if (node["project"] || node["location"])
+            fail(node["project"] ? node["project"] : node["location"],
+                 name + ": `project` and `location` are for `provider: vertex`");
         if (u.base_url.empty()) fail(node, name + ": `base_url` is required");
         if (u.inject_stream_usage && u.provider != provider_kind::openai)
             fail(node["stream_usage"],
@@ -77,6 +82,41 @@ public:
                                    "with its own credentials");
         if (node["base_url"]) return;
         u.base_url = "https://bedrock-runtime." + u.region + ".amazonaws.com";
+        u.endpoint = *parse_base_url(u.base_url).value;
+    }
+
+    // A Vertex AI upstream's rules: the project and location every path names, the location
+    // also giving the default base_url; it is authorised by Google access tokens, never `api_key`.
+    void vertex(const YAML::Node& node, const std::string& name, upstream_config& u) const {
+        auto is_name = [](const std::string& v) {
+            return !v.empty() && v.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") ==
+                                     std::string::npos;
+        };
+        if (u.project.empty())
+            fail(node, name + ": `provider: vertex` needs `project` (the Google Cloud project id)");
+        if (!is_name(u.project))
+            fail(node["project"], name + ": `project`: `" + u.project +
+                                      "` is no Google Cloud project id (lowercase letters, "
+                                      "digits and hyphens)");
+        if (u.location.empty())
+            fail(node, name + ": `provider: vertex` needs `location` (e.g. us-east5, or global)");
+        if (!is_name(u.location))
+            fail(node["location"], name + ": `location`: `" + u.location +
+                                       "` is no Vertex AI location (such as us-east5 or global)");
+        if (!u.api_key.empty())
+            fail(node["api_key"], name +
+                                      ": a Vertex AI upstream takes no `api_key`: it is "
+                                      "authorised by Google access tokens (`credentials_file`, "
+                                      "GOOGLE_APPLICATION_CREDENTIALS or the metadata server)");
+        if (u.auth == auth_mode::replace)
+            fail(node["auth"], name +
+                                   ": `auth` does not apply to Vertex AI, which always sends "
+                                   "the gateway's own access token");
+        if (node["base_url"]) return;
+        // Global has no region in its host name.
+        u.base_url = u.location == "global"
+                         ? std::string("https://aiplatform.googleapis.com")
+                         : "https://" + u.location + "-aiplatform.googleapis.com";
         u.endpoint = *parse_base_url(u.base_url).value;
     }
 

@@ -354,6 +354,53 @@ BOOST_AUTO_TEST_CASE(a_bedrock_upstream_needs_a_region_which_gives_its_base_url)
         error_of("upstreams:\n  - name: a\n").ends_with("upstreams[0]: `base_url` is required"));
 }
 
+BOOST_AUTO_TEST_CASE(a_vertex_upstream_needs_a_project_and_a_location_which_gives_its_base_url) {
+    const std::string vertex = "upstreams:\n  - name: v\n    provider: vertex\n";
+    auto loaded =
+        load_string(vertex + "    project: my-project\n    location: us-east5\n", "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
+    const auto& u = loaded.value->upstreams[0];
+    // Gemini's dialect, hosted by Vertex (claude-* speaks Anthropic's: config::dialect_for).
+    BOOST_TEST((u.provider == provider_kind::gemini));
+    BOOST_TEST((u.host == hosting::vertex));
+    BOOST_TEST((u.tool_calling == tool_calling_mode::native));
+    BOOST_TEST(u.base_url == "https://us-east5-aiplatform.googleapis.com");
+    BOOST_TEST(u.endpoint.host == "us-east5-aiplatform.googleapis.com");
+    BOOST_TEST(u.endpoint.tls);
+    BOOST_TEST(u.endpoint.base_path == "");
+    auto text = to_yaml(*loaded.value);
+    BOOST_TEST(text.find("provider: vertex") != std::string::npos, text);
+    BOOST_TEST(text.find("project: \"my-project\"") != std::string::npos, text);
+    BOOST_TEST(text.find("location: \"us-east5\"") != std::string::npos, text);
+    // Global has no region in its host; a base_url of its own (a test, a proxy) wins.
+    auto global = load_string(vertex + "    project: p-1\n    location: global\n", "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(global), global.error);
+    BOOST_TEST(global.value->upstreams[0].base_url == "https://aiplatform.googleapis.com");
+    auto own = load_string(
+        vertex + "    project: p-1\n    location: global\n    base_url: http://127.0.0.1:9002\n",
+        "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(own), own.error);
+    BOOST_TEST(own.value->upstreams[0].endpoint.port == 9002);
+
+    BOOST_TEST(error_of(vertex + "    location: us-east5\n") ==
+               "test.yaml:2: upstreams[0]: `provider: vertex` needs `project` (the Google Cloud "
+               "project id)");
+    BOOST_TEST(error_of(vertex + "    project: p-1\n") ==
+               "test.yaml:2: upstreams[0]: `provider: vertex` needs `location` (e.g. us-east5, or "
+               "global)");
+    BOOST_TEST(error_of(vertex + "    project: My Project\n    location: us-east5\n") ==
+               "test.yaml:4: upstreams[0]: `project`: `My Project` is no Google Cloud project id "
+               "(lowercase letters, digits and hyphens)");
+    BOOST_TEST(error_of(vertex + "    project: p-1\n    location: US East\n") ==
+               "test.yaml:5: upstreams[0]: `location`: `US East` is no Vertex AI location (such "
+               "as us-east5 or global)");
+    BOOST_TEST(error_of(vertex + "    project: p-1\n    location: global\n    api_key: k\n")
+                   .starts_with("test.yaml:6: upstreams[0]: a Vertex AI upstream takes no "
+                                "`api_key`"));
+    BOOST_TEST(error_of(with_upstream("    project: p-1\n")) ==
+               "test.yaml:4: upstreams[0]: `project` and `location` are for `provider: vertex`");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(config_providers)
