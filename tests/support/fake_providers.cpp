@@ -500,9 +500,13 @@ std::optional<answer> anthropic_refusal(const received_request& r, const json::v
     if (r.header("anthropic-version").empty())
         return anthropic_error(400, "invalid_request_error",
                                "anthropic-version: header is required");
+    return messages_refusal(body, true);
+}
+
+std::optional<answer> messages_refusal(const json::value& body, bool names_model) {
     const auto* o = body.if_object();
     if (!o) return refuse_anthropic("Request body must be a JSON object");
-    if (!o->contains("model")) return refuse_anthropic("model: Field required");
+    if (names_model && !o->contains("model")) return refuse_anthropic("model: Field required");
     const auto* max_tokens = o->if_contains("max_tokens");
     if (!max_tokens || !max_tokens->is_number())
         return refuse_anthropic("max_tokens: Field required");
@@ -601,6 +605,10 @@ std::optional<answer> gemini_refusal(const received_request& r, const json::valu
             403,
             "Method doesn't allow unregistered callers (callers without established identity). "
             "Please use API Key or other form of API consumer identity to call this API.");
+    return generate_content_refusal(body);
+}
+
+std::optional<answer> generate_content_refusal(const json::value& body) {
     const auto* o = body.if_object();
     if (!o) return refuse_gemini("Invalid JSON payload received.");
     for (const auto& [key, value] : *o)

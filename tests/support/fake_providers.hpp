@@ -36,6 +36,11 @@ struct answer {
 // The provider's error answer when `r` breaks one of its rules, else nullopt.
 std::optional<answer> anthropic_refusal(const received_request& r, const boost::json::value& body);
 std::optional<answer> gemini_refusal(const received_request& r, const boost::json::value& body);
+// The body rules of those two, after their credential checks (Vertex AI has its own):
+// Messages' (`names_model`: `model` is required; rawPredict names it in the path instead) and
+// generateContent's.
+std::optional<answer> messages_refusal(const boost::json::value& body, bool names_model);
+std::optional<answer> generate_content_refusal(const boost::json::value& body);
 // Bedrock Converse (`/model/{id}/converse`, `/converse-stream`): the credential (see
 // converse_credential_refusal), then the body as Converse's ValidationException has it: no field
 // it does not know, roles alternating from a user turn, no blank text (in a toolResult neither),

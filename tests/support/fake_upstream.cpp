@@ -1,6 +1,7 @@
 #include "tests/support/fake_upstream.hpp"
 
 #include "tests/support/fake_providers.hpp"
+#include "tests/support/fake_vertex.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -242,7 +243,7 @@ struct fake_upstream::impl {
                                       const received_request& r, std::vector<std::string> events,
                                       std::string content_type);
     // The provider APIs the fake speaks besides OpenAI's.
-    enum class provider_api { anthropic, gemini, converse, invoke };
+    enum class provider_api { anthropic, gemini, converse, invoke, vertex };
     // Answers an Anthropic, Gemini or Bedrock Converse request (see fake_providers.hpp); false
     // when the connection is done.
     template <class Stream>
@@ -627,10 +628,13 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
         // Bedrock's InvokeModel: /model/{id}/invoke and /invoke-with-response-stream.
         bool invoke = path.rfind("/model/", 0) == 0 && r.method == "POST" &&
                       (path.ends_with("/invoke") || path.ends_with("/invoke-with-response-stream"));
-        if ((anthropic || gemini || converse || invoke) && mode != "echo") {
+        // Vertex AI: /v1/projects/{p}/locations/{l}/publishers/{publisher}/models/{m}:{method}.
+        bool vertex = path.rfind("/v1/projects/", 0) == 0 && r.method == "POST";
+        if ((anthropic || gemini || converse || invoke || vertex) && mode != "echo") {
             auto api = gemini     ? provider_api::gemini
                        : converse ? provider_api::converse
                        : invoke   ? provider_api::invoke
+                       : vertex   ? provider_api::vertex
                                   : provider_api::anthropic;
             bool go_on = co_await serve_provider(stream, lowest, r, api);
             if (!go_on) co_return;
@@ -838,6 +842,13 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
     bool gemini = api == provider_api::gemini;
     bool converse = api == provider_api::converse;
     bool invoke = api == provider_api::invoke;
+    // Vertex AI serves Gemini and Claude, each as the fake serves it directly but for the path,
+    // the access token and rawPredict's body rules.
+    std::optional<fake_vertex::call> vertex;
+    if (api == provider_api::vertex) {
+        vertex = fake_vertex::read_path(r.target);
+        gemini = vertex && vertex->publisher == "google";
+    }
     std::string path = r.target.substr(0, r.target.find('?'));
     boost::system::error_code ec;
     auto body = json::parse(r.body, ec);
@@ -849,7 +860,10 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
     fp::answer a;
     std::string model;
     bool stream_requested = false;
-    if (gemini) {
+    if (vertex) {
+        model = vertex->model;
+        stream_requested = vertex->stream;
+    } else if (gemini) {
         auto name = path.substr(15);
         model = name.substr(0, name.find(':'));
         stream_requested = path.find(":streamGenerateContent") != std::string::npos;
@@ -866,7 +880,7 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
     }
     // Each API's error answer for a status and a message.
     auto error = [&](unsigned status, const std::string& message) {
-        if (gemini) return fp::gemini_error(status, message);
+        if (gemini || vertex) return fp::gemini_error(status, message);
         if (converse || invoke)
             return fp::converse_error(status,
                                       status == 429   ? "ThrottlingException"
@@ -877,6 +891,11 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
                                    message);
     };
     std::optional<fp::answer> refusal;
+    if (api == provider_api::vertex && !vertex)
+        refusal = fp::gemini_error(404, "The requested URL " + path + " was not found.");
+    else if (vertex)
+        refusal =
+            fake_vertex::refusal(r, ec ? json::value() : body, *vertex, options.vertex_tokens);
     if (converse || invoke) refusal = fp::converse_credential_refusal(r);
     if (!refusal && invoke) {
         // InvokeModel takes the model's own body: here Claude's, Messages with Bedrock's version.
@@ -895,7 +914,7 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
                                                   "Malformed input request, please reformat "
                                                   "your input and try again.")
                              : fp::anthropic_error(400, "invalid_request_error", "invalid JSON");
-    if (!refusal && !ec && !invoke)
+    if (!refusal && !ec && !invoke && api != provider_api::vertex)
         refusal = gemini     ? fp::gemini_refusal(r, body)
                   : converse ? fp::converse_refusal(r, body)
                              : fp::anthropic_refusal(r, body);
@@ -907,6 +926,9 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
         a = error(code, "fake error " + status);
     } else if (refusal) {
         a = *refusal;
+    } else if (vertex && vertex->method == "countTokens") {
+        a.body =
+            json::serialize(json::object{{"totalTokens", 12}, {"totalBillableCharacters", 48}});
     } else {
         fp::turn t;
         std::optional<std::size_t> untimed;  // turn mode's timings are Chat Completions' only

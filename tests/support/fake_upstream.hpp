@@ -47,8 +47,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gateway::testing {
@@ -61,6 +63,9 @@ struct fake_options {
     std::string key_file;
     // Off: requests() stays empty (a long benchmark would otherwise keep every body).
     bool keep_requests = true;
+    // Whether a Vertex AI request's access token is good (fake_vertex::token_check: "" or why
+    // not); unset: any token is.
+    std::function<std::string(std::string_view token)> vertex_tokens;
 };
 
 // A native tool call in a scripted reply: the tool's name and its arguments as JSON text.

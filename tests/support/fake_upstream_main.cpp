@@ -80,10 +80,15 @@ int main(int argc, char** argv) {
         } else if (arg == "--tls" && i + 2 < argc) {
             options.cert_file = argv[++i];
             options.key_file = argv[++i];
+        } else if (arg == "--vertex-token" && i + 1 < argc) {
+            // Vertex AI's requests must carry this access token.
+            options.vertex_tokens = [token = std::string(argv[++i])](std::string_view t) {
+                return t == token ? std::string() : std::string("not the token it was given");
+            };
         } else {
             std::cerr
                 << "usage: contextgate-fake-upstream [--port N] [--threads N] "
-                   "[--tls CERT KEY] [--script FILE]\n"
+                   "[--tls CERT KEY] [--script FILE] [--vertex-token T]\n"
                    "  --script FILE: a JSON array of model replies for the agent loop, each a\n"
                    "  string or {\"content\", \"finish_reason\", \"status\", \"retry_after\",\n"
                    "  \"delay_ms\", \"expect\", \"calls\": [{\"name\", \"arguments\"}]}, answered "
