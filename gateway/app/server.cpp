@@ -141,7 +141,7 @@ void warn_of_missing_keys(const std::vector<config::upstream_config>& upstreams)
     for (const auto& up : upstreams)
         if ((up.provider == config::provider_kind::anthropic ||
              up.provider == config::provider_kind::gemini) &&
-            up.api_key.empty())
+            up.host == config::hosting::direct && up.api_key.empty())
             observability::log_warn(
                 "upstream `" + up.name + "` (" +
                 std::string(providers::provider_name(up.provider)) +
@@ -403,6 +403,7 @@ std::unique_ptr<http::worker> server::make_worker(v1_slot& slot, const http::han
         {"*",      "/v1/",                                    true,  forward},
         {"*",      "/v1beta/",                                true,  forward},
         {"*",      "/bedrock/",                               true,  forward},
+        {"*",      "/vertex/",                                true,  forward},
     };
     // clang-format on
     if (config_.server.console) {

@@ -42,7 +42,7 @@ std::size_t route_class(std::string_view target) {
                (path.size() == prefix.size() || path[prefix.size()] == '/');
     };
     if (under("/v1/system-prompts") || under("/context")) return 0;
-    if (under("/v1") || under("/v1beta") || under("/bedrock")) return 1;
+    if (under("/v1") || under("/v1beta") || under("/bedrock") || under("/vertex")) return 1;
     if (under("/console")) return 2;
     if (under("/admin")) return 3;
     return 4;

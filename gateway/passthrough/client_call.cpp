@@ -1,5 +1,7 @@
 #include "gateway/passthrough/client_call.hpp"
 
+#include "gateway/providers/vertex.hpp"
+
 #include <boost/beast/core/string.hpp>
 
 namespace gateway::passthrough {
@@ -105,6 +107,24 @@ client_call classify(bhttp::verb method, std::string_view target, bool upgrade) 
                 call.route = m.route;
                 break;
             }
+        return call;
+    }
+    if (path.starts_with("/vertex/")) {
+        // Vertex AI's own paths: the publisher's dialect, the body forwarded as it came.
+        call.vertex = true;
+        if (auto native = providers::vertex::read_native_path(path)) {
+            bool claude = native->publisher == "anthropic";
+            call.dialect =
+                claude ? config::provider_kind::anthropic : config::provider_kind::gemini;
+            call.path_model = native->model;
+            call.vertex_method = native->method;
+            bool counts = native->method == "countTokens";
+            if (counts && call_verb) call.api = client_api::gemini_count_tokens;
+            call.operation = counts ? "" : claude ? "chat" : "generate_content";
+            call.route =
+                "/vertex/v1/projects/{project}/locations/{location}/publishers/"
+                "{publisher}/models/{model}:{method}";
+        }
         return call;
     }
     if (path.starts_with("/v1beta/") || call.gemini_stable) {

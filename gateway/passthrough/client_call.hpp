@@ -31,16 +31,22 @@ struct client_call {
     bool upgrade = false;  // a WebSocket upgrade (tunnelled, never translated)
     client_api api = client_api::other;
     // The dialect the client speaks, by its path: Gemini's /v1beta/… and /v1/models/{m}:{method},
-    // Anthropic's /v1/messages…, Bedrock's runtime below /bedrock, else OpenAI's.
+    // Anthropic's /v1/messages…, Bedrock's runtime below /bedrock, Vertex AI's below /vertex
+    // (Anthropic's for publishers/anthropic, Gemini's for publishers/google), else OpenAI's.
     config::provider_kind dialect = config::provider_kind::openai;
     // Gemini's stable API (/v1/models/{m}:{method}), asked of the same upstream as /v1beta.
     bool gemini_stable = false;
-    // The model Gemini's path names (providers::gemini_path_model), or Bedrock's (as sent:
-    // percent-encoded once); "" for other paths.
+    // The model Gemini's path names (providers::gemini_path_model), Bedrock's (as sent:
+    // percent-encoded once) or Vertex AI's; "" for other paths.
     std::string_view path_model;
     // Bedrock's operation after the model id: "/converse", "/converse-stream", "/invoke" or
     // "/invoke-with-response-stream"; "" for other paths.
     std::string_view bedrock_operation;
+    // Vertex AI's own API, /vertex/v1/projects/{p}/locations/{l}/publishers/{publisher}/models/
+    // {m}:{method} (forwarded to a Vertex upstream only, never translated), and its method when
+    // the gateway forwards it (providers::vertex::read_native_path); "" for any other.
+    bool vertex = false;
+    std::string_view vertex_method;
     // The GenAI operation (gen_ai.operation.name; "" when the path names none) and the template
     // the request's SERVER span is named by ("" keeps the router's).
     std::string_view operation;

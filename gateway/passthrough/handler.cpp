@@ -163,7 +163,18 @@ destination choose(const http::request_context& ctx,
     destination d;
     d.call = call;
     std::optional<std::string> model;
-    if (call.dialect == config::provider_kind::gemini) {
+    if (call.vertex) {
+        if (call.vertex_method.empty()) {
+            d.refusal = "`" + std::string(call.path) +
+                        "` is no Vertex AI path this gateway serves: it forwards POST "
+                        "/vertex/v1/projects/{project}/locations/{location}/publishers/anthropic/"
+                        "models/{model}:rawPredict and :streamRawPredict, and "
+                        "…/publishers/google/models/{model}:generateContent, "
+                        ":streamGenerateContent and :countTokens.";
+            return d;
+        }
+        model = std::string(call.path_model);
+    } else if (call.dialect == config::provider_kind::gemini) {
         // Gemini's native paths name the model: /v1beta/models/{model}:{method}, and its stable
         // API's /v1/models/{model}:{method}.
         if (call.path.starts_with("/v1beta/models/") || call.gemini_stable)
@@ -189,6 +200,19 @@ destination choose(const http::request_context& ctx,
     if (model && !routing.catalog().serves(*model)) {
         // No route and no upstream takes it: nothing goes upstream (it went to the first one).
         d.unknown_model = true;
+        return d;
+    }
+    if (call.vertex) {
+        // Vertex AI's API, for a Vertex upstream only: the body goes as it came, the path is
+        // written per attempt for the target's project, location and model.
+        d.target = call.target;
+        if (pick_for_native_api(d, routing, model)) return d;
+        const auto& up = upstreams[*d.upstream];
+        if (up.host != config::hosting::vertex)
+            d.refusal = "`" + std::string(call.path) + "` is not available for model `" + d.model +
+                        "`: its upstream `" + up.name +
+                        "` is no Vertex AI upstream, and the gateway forwards Vertex AI's paths "
+                        "only to one.";
         return d;
     }
     if (call.dialect == config::provider_kind::gemini) {

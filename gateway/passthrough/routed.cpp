@@ -8,6 +8,7 @@
 // 2xx JSON answer to a model call, read whole first so that its head carries its cost.
 #include "gateway/passthrough/handler.hpp"
 
+#include "gateway/config/hosting.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/credentials.hpp"
 #include "gateway/http/response.hpp"
@@ -19,6 +20,7 @@
 #include "gateway/providers/genai_trace.hpp"
 #include "gateway/providers/stream_probe.hpp"
 #include "gateway/providers/usage_observer.hpp"
+#include "gateway/providers/vertex.hpp"
 #include "gateway/upstream/attempt_loop.hpp"
 #include "gateway/upstream/authorize.hpp"
 #include "gateway/upstream/exchange.hpp"
@@ -282,8 +284,21 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     const auto& up = pool.upstream();
     const auto& call = where_.call;
     auto spoken = call.dialect;
-    bool translated_call =
-        up.provider != spoken || (call.api == client_api::responses && up.translate_responses);
+    bool renamed = !t.model.empty() && t.model != where_.model;
+    std::string_view model = renamed ? std::string_view(t.model) : where_.model;
+    // The name it hears (after its model_map), which also says the dialect it speaks there.
+    std::string mapped;
+    std::string_view heard = model;
+    if (!up.model_map.empty()) heard = mapped = upstream::upstream_model(up, model);
+    // Vertex AI's own paths go to a Vertex upstream only (the body names no model to translate).
+    bool vertex = up.host == config::hosting::vertex;
+    if (call.vertex && !vertex)
+        co_return skipped(failure_of(errc::bad_request,
+                                     "upstream `" + up.name +
+                                         "` is no Vertex AI upstream: the "
+                                         "gateway forwards Vertex AI's own paths only to one"));
+    bool translated_call = config::dialect_for(up, heard) != spoken ||
+                           (call.api == client_api::responses && up.translate_responses);
     if (translated_call && !reading_.api())
         co_return skipped(failure_of(
             errc::bad_request, "upstream `" + up.name + "` cannot take `" + std::string(call.path) +
@@ -295,8 +310,9 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
         if (!key_provider_)
             key_provider_ = forwarded_provider(plan_.route(), h_.upstreams_, spoken);
         state_.forward_key = up.provider == *key_provider_;
-        // Bedrock signs with the upstream's own AWS credentials: no client key ever goes there.
-        bool own_credentials = up.provider == config::provider_kind::bedrock;
+        // Bedrock and Vertex are authorised by the gateway's own credentials: no client key ever
+        // goes there.
+        bool own_credentials = upstream::authorized_by_gateway(up);
         if (!state_.forward_key && !own_credentials &&
             !upstream_key_replaces_client(up, !ctx_.key_id.empty()) && up.api_key.empty() &&
             !http::presented_key_of(ctx_.req.base()).value.empty())
@@ -307,15 +323,10 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
                                        std::string(providers::provider_name(*key_provider_)) +
                                        ": a forwarded key never goes to another provider"));
     }
-    bool renamed = !t.model.empty() && t.model != where_.model;
-    std::string_view model = renamed ? std::string_view(t.model) : where_.model;
     auto span = attempt_span(ctx_, call, up, model, where_.route, plan_.attempts());
     state_.trace = span.context();
     // Priced as this target serves it: its upstream, the model it hears (after its model_map;
     // counting tokens is free, and a request that names no model has no price).
-    std::string mapped;
-    std::string_view heard = model;
-    if (!up.model_map.empty()) heard = mapped = upstream::upstream_model(up, model);
     state_.price.reset();
     if (!call.counts_tokens()) state_.price = h_.price_of(t.index, heard);
     count_attempts(up);
@@ -329,16 +340,48 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     // A forwarded target hears the client's body: only the model name may change (when the
     // target names another) and the usage request be added (stream_usage: inject).
     bool inject = up.inject_stream_usage && call.api == client_api::chat_completions;
-    if (original.empty() && (renamed || inject) && !terms.last) original = ctx_.req.body();
-    // Bedrock names the model only in its path, encoded once (`:` as %3A).
+    // A Messages client's body goes to Claude on Vertex as it came but for what rawPredict
+    // names otherwise (the model, the version): thinking signatures and cache_control stay.
+    bool raw_predict = vertex && spoken == config::provider_kind::anthropic && !call.vertex;
+    if (original.empty() && (renamed || inject || raw_predict) && !terms.last)
+        original = ctx_.req.body();
+    // Bedrock names the model only in its path, encoded once (`:` as %3A); so does Vertex.
     bool bedrock = spoken == config::provider_kind::bedrock;
-    if (renamed && !bedrock) upstream::replace_model(ctx_.req.body(), t.model);
+    if (renamed && !bedrock && !vertex) upstream::replace_model(ctx_.req.body(), t.model);
     if (inject) providers::inject_include_usage(ctx_.req.body());
     // Gemini names the model in the path (…/models/{model}:{method}): renamed there.
     std::string renamed_target;
     if (bedrock) {
         renamed_target =
             "/model/" + upstream::aws::uri_encode(heard) + std::string(call.bedrock_operation);
+    } else if (vertex) {
+        // Below the target's project and location: Gemini's and Vertex's own paths name the
+        // method, a Messages body its stream.
+        if (!providers::vertex::valid_model(heard))
+            co_return skipped(
+                failure_of(errc::bad_request, "`" + std::string(heard.substr(0, 64)) +
+                                                  "` is no model name Vertex AI's paths can hold"));
+        std::string method;
+        if (raw_predict) {
+            method = providers::vertex::raw_predict_method(ctx_.req.body());
+            providers::vertex::to_raw_predict(ctx_.req.body());
+        } else {
+            // After the model the client's path names (a route's name may hold a `:`); a path
+            // that names no method (a model's description, files) has nothing to forward.
+            std::string_view target = where_.target;
+            auto at = target.find("/models/");
+            auto rest =
+                at == std::string_view::npos
+                    ? std::string_view()
+                    : target.substr(std::min(target.size(), at + 8 + call.path_model.size()));
+            if (!rest.starts_with(':'))
+                co_return skipped(failure_of(
+                    errc::bad_request, "upstream `" + up.name + "` (Vertex AI) cannot take `" +
+                                           std::string(call.path) +
+                                           "`: the gateway forwards only a model's methods there"));
+            method = rest.substr(1);
+        }
+        renamed_target = providers::vertex::target(up, heard, method);
     } else if (renamed && !call.path_model.empty()) {
         std::string_view target = where_.target;
         auto at = target.find("/models/");
@@ -536,7 +579,12 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     const providers::ingress* envelope = nullptr;
     if (spoken == config::provider_kind::anthropic) envelope = &providers::messages();
     if (spoken == config::provider_kind::gemini) envelope = &providers::generate_content();
-    if (call.counts_tokens() && envelope && pools_[*where.upstream].upstream().provider != spoken) {
+    const auto& first = pools_[*where.upstream].upstream();
+    // Claude on Vertex counts no tokens at rawPredict's paths: estimated too.
+    bool estimated =
+        config::dialect_for(first, where.model) != spoken ||
+        (first.host == config::hosting::vertex && call.api == client_api::messages_count_tokens);
+    if (call.counts_tokens() && envelope && estimated) {
         // Not a model call on a translated route: the gateway's estimate answers it.
         co_await count_tokens(ctx, *envelope);
         co_return;

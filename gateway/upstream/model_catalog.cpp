@@ -69,9 +69,10 @@ model_catalog::model_catalog(const std::vector<config::upstream_config>& upstrea
         bool globbed = false;
         for (const auto& m : u.models) globbed = globbed || is_glob(m);
         // Bedrock lists its models in its control-plane API, on another host and not built
-        // yet: its configured names are its list.
+        // yet, and Vertex AI has no list of the models a project may call: their configured
+        // names are their list.
         if (!globbed || u.model_list_ttl.count() <= 0 ||
-            u.provider == config::provider_kind::bedrock)
+            u.provider == config::provider_kind::bedrock || u.host == config::hosting::vertex)
             sources_.push_back(source::none);
         else if (u.provider == config::provider_kind::openai &&
                  u.auth == config::auth_mode::forward && u.api_key.empty())

@@ -374,8 +374,10 @@ class prober;
 // never.
 inline config::duration probe_interval_of(const config::upstream_config& u,
                                           const config::health_config& health) {
-    // Bedrock's model list is its control-plane API's, on another host: not asked yet.
-    if (u.provider == config::provider_kind::bedrock) return config::duration(0);
+    // Bedrock's model list is its control-plane API's, on another host, and Vertex AI has none
+    // below a project: not asked yet.
+    if (u.provider == config::provider_kind::bedrock || u.host == config::hosting::vertex)
+        return config::duration(0);
     return u.probe_interval.value_or(health.probe_interval);
 }
 
