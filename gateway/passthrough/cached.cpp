@@ -8,11 +8,13 @@
 
 #include "gateway/cache/cache_key.hpp"
 #include "gateway/clock.hpp"
+#include "gateway/config/hosting.hpp"
 #include "gateway/http/credentials.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/translator.hpp"
 #include "gateway/providers/adapter.hpp"
+#include "gateway/upstream/model_router.hpp"
 
 #include <boost/beast/core/string.hpp>
 
@@ -133,7 +135,9 @@ std::optional<providers::reply> read_kept_answer(const http::request_context& ct
         return std::nullopt;
     auto answer = std::move(state.translated_reply);
     if (!answer && state.kept_whole && !state.kept_body.empty()) {
-        const auto& adapter = providers::adapter_for(up.provider);
+        // Vertex's answer is in the dialect of the model's publisher.
+        const auto& adapter = providers::adapter_for(
+            config::dialect_for(up, upstream::upstream_model(up, ctx.model)));
         std::string error;
         if (state.streamed) {
             providers::stream_reader reader(adapter, state.kept_limit);
