@@ -1,7 +1,8 @@
 // The real coding agents, installed from npm (package.json here) and run offline: each vendor's own
 // CLI against the other vendors' models. Claude Code
 // (`claude -p`, Anthropic Messages) against an OpenAI-compatible and a Gemini upstream, and in
-// Bedrock mode (InvokeModel at /bedrock) against a Bedrock upstream, Codex
+// Bedrock mode (InvokeModel at /bedrock) against a Bedrock upstream and in Vertex mode
+// (streamRawPredict at /vertex/v1) against a Vertex AI upstream, Codex
 // (`codex exec`, OpenAI Responses) against an Anthropic, a Gemini and an OpenAI-compatible upstream
 // without a Responses endpoint (`responses: translate`), Gemini CLI (`gemini -p`, Gemini's
 // generateContent) against an OpenAI-compatible and an Anthropic upstream, and Qwen Code
@@ -12,6 +13,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { FAKE, GATEWAY, PROMPTS, dir, startAndWait } from '../e2e/support.mjs';
@@ -43,7 +45,22 @@ const upstreams = {
     aws:
       access_key_id: AKIAFAKEBEDROCK00001
       secret_access_key: fakeBedrockSecretKey/0123456789abcdefghij`,
+  // Its token from the metadata server below, which the fake Vertex checks.
+  vertex: (port) => `provider: vertex\n    project: agents-project\n    location: us-east5
+    base_url: http://127.0.0.1:${port}`,
 };
+
+// A GCE metadata server handing out the Vertex upstream's access token.
+const vertexToken = 'ya29.agents-vertex-token';
+const metadata = createServer((req, res) => {
+  const ok = req.headers['metadata-flavor'] === 'Google' &&
+    req.url.startsWith('/computeMetadata/v1/instance/service-accounts/default/token');
+  if (!ok) { res.writeHead(404).end(); return; }
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Metadata-Flavor': 'Google' })
+    .end(JSON.stringify({ access_token: vertexToken, expires_in: 3599, token_type: 'Bearer' }));
+});
+await new Promise((resolve) => metadata.listen(0, '127.0.0.1', resolve));
+metadata.unref();
 
 let serial = 0;
 // The fake playing the model from `script`, and the gateway in front of it as `provider`.
@@ -51,7 +68,8 @@ async function gatewayFor(provider, script) {
   const name = `agents-${++serial}`;
   const scriptFile = join(dir, `${name}.json`);
   writeFileSync(scriptFile, JSON.stringify(script));
-  const fake = await startAndWait(FAKE, ['--port', '0', '--script', scriptFile], /listening on (\d+)/);
+  const fake = await startAndWait(FAKE, ['--port', '0', '--script', scriptFile,
+    ...(provider === 'vertex' ? ['--vertex-token', vertexToken] : [])], /listening on (\d+)/);
   const config = join(dir, `${name}.yaml`);
   writeFileSync(config, `server:
   listen: 127.0.0.1:0
@@ -64,6 +82,8 @@ context:
   data_dir: ${join(dir, name + '.data')}
   prompts_dir: ${PROMPTS}
 `);
+  // The Vertex upstream's token source finds the metadata server there (no key file).
+  process.env.GCE_METADATA_HOST = `127.0.0.1:${metadata.address().port}`;
   const gateway = await startAndWait(GATEWAY, ['serve', '--config', config],
     /listening on http:\/\/127\.0\.0\.1:(\d+)/, 'stderr');
   return {
@@ -116,6 +136,22 @@ const claudeBedrock = (base, model, prompt) => run(CLAUDE,
     DISABLE_TELEMETRY: '1',
   }));
 
+// Claude Code in Vertex mode: Vertex AI's streamRawPredict at the gateway's /vertex/v1, without
+// Google credentials of its own (the gateway sends its token); the project and region it names
+// are replaced by the upstream's.
+const claudeVertex = (base, model, prompt) => run(CLAUDE,
+  ['-p', prompt, '--model', model, '--allowedTools', 'Read', '--output-format', 'json'],
+  () => ({
+    CLAUDE_CODE_USE_VERTEX: '1',
+    ANTHROPIC_VERTEX_BASE_URL: `${base}/vertex/v1`,
+    CLAUDE_CODE_SKIP_VERTEX_AUTH: '1',
+    ANTHROPIC_VERTEX_PROJECT_ID: 'the-agents-project',
+    CLOUD_ML_REGION: 'europe-west1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+  }));
+
 const codex = (base, model, prompt) => run(CODEX, ['exec', '--skip-git-repo-check', prompt],
   (home) => {
     const codexHome = join(home, '.codex');
@@ -151,6 +187,8 @@ const agents = [
   { name: 'Claude Code', cli: claude, provider: 'gemini', model: 'gemini-2.5-pro', tool: 'Read', args: { file_path: file } },
   { name: 'Claude Code in Bedrock mode', cli: claudeBedrock, provider: 'bedrock',
     model: 'anthropic.claude-sonnet-4-5-20250929-v1:0', tool: 'Read', args: { file_path: file } },
+  { name: 'Claude Code in Vertex mode', cli: claudeVertex, provider: 'vertex',
+    model: 'claude-sonnet-4-5@20250929', tool: 'Read', args: { file_path: file } },
   { name: 'Codex', cli: codex, provider: 'anthropic', model: 'claude-sonnet-4-5', tool: 'exec_command', args: { cmd: 'cat hello.txt' } },
   { name: 'Codex', cli: codex, provider: 'gemini', model: 'gemini-2.5-pro', tool: 'exec_command', args: { cmd: 'cat hello.txt' } },
   { name: 'Codex', cli: codex, provider: 'openai (responses: translate)', model: 'qwen3-coder', tool: 'exec_command', args: { cmd: 'cat hello.txt' } },
