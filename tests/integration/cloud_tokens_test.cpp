@@ -165,7 +165,6 @@ BOOST_AUTO_TEST_CASE(a_refused_assertion_is_a_502_that_says_why) {
     running_gateway gw(with_vertex(fake, vertex.url(), key_file_at(account, google.token_uri())));
     auto r = post_chat(gw, "gemini-2.5-flash");
     BOOST_TEST_REQUIRE(r.status == 502u, r.body);
-    BOOST_TEST(has(r.body, "\"upstream_credentials\""), r.body);
     BOOST_TEST(has(error_of(r),
                    "no Google access token for upstream `vertex` from service "
                    "account " +
@@ -192,7 +191,11 @@ BOOST_AUTO_TEST_CASE(an_unreachable_token_endpoint_is_a_502_within_the_timeout) 
                error_of(r));
     BOOST_TEST(vertex.posted() == 0u);
     BOOST_TEST(post_chat(gw, "gpt-4o").status == 200u);
-    BOOST_TEST(post_chat(gw, "gemini-2.5-flash").status == 502u);  // and again, still bounded
+    // Asked again: answered at once (the failure is remembered for a moment), never hung.
+    began = std::chrono::steady_clock::now();
+    auto again = post_chat(gw, "gemini-2.5-flash");
+    BOOST_TEST(again.status >= 500u, again.body);
+    BOOST_TEST((std::chrono::steady_clock::now() - began < 5s));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
