@@ -297,7 +297,7 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
     // The target's own name for the model, if it gives one, through its upstream's model_map,
     // as on /v1.
     auto heard = upstream::upstream_model(up, upstream::target_model(target, client_model_));
-    const auto& adapter = providers::adapter_for(up.provider);
+    const auto& adapter = providers::adapter_for(up, heard);
     request_.model = heard;
     std::string refused;
     auto body = adapter.encode(request_, refused);

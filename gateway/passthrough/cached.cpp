@@ -135,9 +135,12 @@ std::optional<providers::reply> read_kept_answer(const http::request_context& ct
         return std::nullopt;
     auto answer = std::move(state.translated_reply);
     if (!answer && state.kept_whole && !state.kept_body.empty()) {
-        // Vertex's answer is in the dialect of the model's publisher.
+        // InvokeModel's answer to a Messages client was relayed as Anthropic's, Vertex's in the
+        // dialect of the model's publisher.
         const auto& adapter = providers::adapter_for(
-            config::dialect_for(up, upstream::upstream_model(up, ctx.model)));
+            state.messages_by_invoke
+                ? config::provider_kind::anthropic
+                : config::dialect_for(up, upstream::upstream_model(up, ctx.model)));
         std::string error;
         if (state.streamed) {
             providers::stream_reader reader(adapter, state.kept_limit);

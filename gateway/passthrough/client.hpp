@@ -100,6 +100,10 @@ struct exchange_state
     // Whose key a translated attempt's target heard (translate() sets it): how its refusal is
     // judged.
     upstream::credential presented = upstream::credential::gateway;
+    // The attempt sends a /v1/messages client's body to Claude on Bedrock through InvokeModel
+    // (providers/bedrock_invoke.hpp): its event stream is relayed as Anthropic's SSE, its errors
+    // in Anthropic's envelope.
+    bool messages_by_invoke = false;
     // While nothing is committed, no read waits past this: the route's deadline.
     std::optional<std::chrono::steady_clock::time_point> hold_until;
     // The worker's drain time is over: the attempt in flight (or its backoff) was stopped, and

@@ -15,6 +15,7 @@
 #include "gateway/passthrough/request_models.hpp"
 #include "gateway/passthrough/translator.hpp"
 #include "gateway/providers/adapter.hpp"
+#include "gateway/providers/bedrock.hpp"
 #include "gateway/providers/ingress.hpp"
 #include "gateway/providers/model_lists.hpp"
 #include "gateway/providers/usage_observer.hpp"
@@ -336,6 +337,16 @@ handler::handler(
 // been.
 net::awaitable<void> handler::list_models(http::request_context& ctx, const destination& where,
                                           const std::vector<std::string>& allowed) {
+    if (where.call.dialect == config::provider_kind::bedrock) {
+        // Answered from what the gateway serves: its Bedrock upstreams' profiles, its routes'.
+        auto body =
+            providers::bedrock::inference_profiles(upstreams_, routing_.table().routes(), allowed,
+                                                   http::query_value(ctx.req.target(), "type"));
+        ctx.status = 200;
+        auto ec = co_await http::write_response(ctx, 200, "application/json", body);
+        if (ec) ctx.keep_alive = false;
+        co_return;
+    }
     auto& catalog = routing_.catalog();
     auto listed = co_await catalog.fetched();
     bool asked = false;
@@ -461,6 +472,13 @@ destination handler::route(const http::request_context& ctx) const {
             listing.call.dialect = config::provider_kind::anthropic;
         else if (call.path == "/v1/models" && !ctx.req["x-goog-api-key"].empty())
             listing.call.dialect = config::provider_kind::gemini;
+        return listing;
+    }
+    if (ctx.req.method() == bhttp::verb::get && call.path == "/bedrock/inference-profiles") {
+        // Bedrock's control plane's ListInferenceProfiles (Claude Code in Bedrock mode asks it).
+        destination listing;
+        listing.call = call;
+        listing.listing = true;
         return listing;
     }
     return choose(ctx, upstreams_, routing_, call);

@@ -7,6 +7,7 @@
 #include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/headers.hpp"
+#include "gateway/providers/bedrock_invoke.hpp"
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
 #include "gateway/upstream/exchange.hpp"
@@ -33,6 +34,9 @@ using namespace net::experimental::awaitable_operators;
 namespace {
 
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
+
+// The largest event-stream message a rewritten stream takes: AWS's own bound on one message.
+constexpr std::size_t aws_message_limit = 16 << 20;
 
 // Writes a response to the client: the head, then the body as chunks or raw bytes. The relay and
 // the heartbeat ticker both write through it; `busy` keeps their writes from interleaving. A head
@@ -146,7 +150,8 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
                                 upstream::response_parser& parser,
                                 const config::upstream_config& up, exchange_state& state,
                                 body_writer& writer, sse::boundary_tracker& tracker, bool sse,
-                                providers::usage_observer* observer, std::string_view prefetched) {
+                                providers::usage_observer* observer, std::string_view prefetched,
+                                providers::bedrock::messages_events* rewrite) {
     co_await net::this_coro::throw_if_cancelled(false);
     auto& res = parser.get();
     // The response cache keeps a copy, up to its limit.
@@ -169,6 +174,7 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
         }
     }
     io::relay_buffer buffer;
+    std::string rewritten;
     // Each read takes every body byte already buffered, across the upstream's chunks: events
     // that arrived together leave in one client write, as nginx relays them, not one write (and
     // one wake-up of the client) per upstream chunk. Chunk boundaries are not the body's bytes.
@@ -176,19 +182,29 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
     while (!parser.is_done()) {
         auto [n, failed] =
             co_await upstream::read_piece(conn, parser, buffer.buffer(), up.idle_timeout);
-        if (n > 0) {
+        std::string_view piece(buffer.data(), n);
+        // A stream the client hears in another framing ends with its own error event.
+        bool rewrite_ended = false;
+        if (rewrite) {
+            rewritten.clear();
+            rewrite_ended = !rewrite->feed(piece, rewritten) ||
+                            (parser.is_done() && !rewrite->finish(rewritten));
+            piece = rewritten;
+        }
+        if (!piece.empty()) {
             if (state.first_body == std::chrono::steady_clock::time_point{})
                 state.first_body = std::chrono::steady_clock::now();
-            keep({buffer.data(), n});
-            if (sse) tracker.feed({buffer.data(), n});
-            if (observer) observer->feed({buffer.data(), n});
-            ctx.bytes_sent += n;
-            auto ec = co_await writer.data(net::buffer(buffer.data(), n), parser.is_done());
+            keep(piece);
+            if (sse) tracker.feed(piece);
+            if (observer) observer->feed(piece);
+            ctx.bytes_sent += piece.size();
+            auto ec = co_await writer.data(net::buffer(piece), parser.is_done() || rewrite_ended);
             if (ec) {
                 ctx.keep_alive = false;  // the client is gone or too slow
                 co_return false;
             }
         }
+        if (rewrite_ended) co_return false;  // the upstream's connection is not read to its end
         if (failed && state.client_gone) co_return false;  // we closed the upstream ourselves
         if (failed) {
             observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
@@ -253,6 +269,16 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     bool sse = is_event_stream(res);
     // Bedrock's streams are binary frames: relayed as they come, read for usage frame by frame.
     bool aws_stream = up.provider == config::provider_kind::bedrock && is_aws_event_stream(res);
+    // InvokeModel's stream to a /v1/messages client: relayed as Anthropic's SSE, its length
+    // unknown until it ends.
+    std::optional<providers::bedrock::messages_events> rewrite;
+    if (aws_stream && state.messages_by_invoke) {
+        rewrite.emplace(aws_message_limit);
+        res.set(bhttp::field::content_type, "text/event-stream; charset=utf-8");
+        aws_stream = false;
+        sse = true;
+        length.reset();
+    }
 
     // Framing towards the client: the upstream's Content-Length when it gave one, otherwise
     // chunked (our own chunks, one per upstream read); an HTTP/1.0 client gets a close-delimited
@@ -301,13 +327,13 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     state.streamed = sse || aws_stream;
     bool reusable = false;
     if (sse && chunked && ctx.server.sse_heartbeat.count() > 0) {
-        auto winner = co_await (
-            relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching, prefetched) ||
-            send_heartbeats(writer, tracker, ctx.server.sse_heartbeat));
+        auto winner = co_await (relay_body(ctx, conn, parser, up, state, writer, tracker, sse,
+                                           watching, prefetched, rewrite ? &*rewrite : nullptr) ||
+                                send_heartbeats(writer, tracker, ctx.server.sse_heartbeat));
         reusable = winner.index() == 0 && std::get<0>(winner);
     } else {
         reusable = co_await relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching,
-                                       prefetched);
+                                       prefetched, rewrite ? &*rewrite : nullptr);
     }
     if (observer) {
         state.complete = parser.is_done() && !state.client_gone;

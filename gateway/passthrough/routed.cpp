@@ -17,6 +17,8 @@
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/relay.hpp"
 #include "gateway/passthrough/translator.hpp"
+#include "gateway/providers/bedrock.hpp"
+#include "gateway/providers/bedrock_invoke.hpp"
 #include "gateway/providers/genai_trace.hpp"
 #include "gateway/providers/stream_probe.hpp"
 #include "gateway/providers/usage_observer.hpp"
@@ -290,6 +292,11 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     std::string mapped;
     std::string_view heard = model;
     if (!up.model_map.empty()) heard = mapped = upstream::upstream_model(up, model);
+    // A Messages client's body goes to Claude on Bedrock as it came, through InvokeModel: what
+    // Converse would lose (thinking signatures, cache_control) stays in it.
+    bool invoked = up.provider == config::provider_kind::bedrock &&
+                   call.api == client_api::messages && providers::bedrock::invokes(heard);
+    state_.messages_by_invoke = invoked;
     // Vertex AI's own paths go to a Vertex upstream only (the body names no model to translate).
     bool vertex = up.host == config::hosting::vertex;
     if (call.vertex && !vertex)
@@ -297,7 +304,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
                                      "upstream `" + up.name +
                                          "` is no Vertex AI upstream: the "
                                          "gateway forwards Vertex AI's own paths only to one"));
-    bool translated_call = config::dialect_for(up, heard) != spoken ||
+    bool translated_call = (config::dialect_for(up, heard) != spoken && !invoked) ||
                            (call.api == client_api::responses && up.translate_responses);
     if (translated_call && !reading_.api())
         co_return skipped(failure_of(
@@ -343,15 +350,23 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     // A Messages client's body goes to Claude on Vertex as it came but for what rawPredict
     // names otherwise (the model, the version): thinking signatures and cache_control stay.
     bool raw_predict = vertex && spoken == config::provider_kind::anthropic && !call.vertex;
-    if (original.empty() && (renamed || inject || raw_predict) && !terms.last)
+    if (original.empty() && (renamed || inject || invoked || raw_predict) && !terms.last)
         original = ctx_.req.body();
     // Bedrock names the model only in its path, encoded once (`:` as %3A); so does Vertex.
     bool bedrock = spoken == config::provider_kind::bedrock;
-    if (renamed && !bedrock && !vertex) upstream::replace_model(ctx_.req.body(), t.model);
+    if (renamed && !bedrock && !invoked && !vertex)
+        upstream::replace_model(ctx_.req.body(), t.model);
     if (inject) providers::inject_include_usage(ctx_.req.body());
     // Gemini names the model in the path (…/models/{model}:{method}): renamed there.
     std::string renamed_target;
-    if (bedrock) {
+    if (invoked) {
+        bool stream = false;
+        std::string why;
+        auto body = providers::bedrock::invoke_body(ctx_.req.body(), stream, why);
+        if (body.empty()) co_return skipped(failure_of(errc::bad_request, std::move(why)));
+        ctx_.req.body() = std::move(body);
+        renamed_target = providers::bedrock::invoke_target(heard, stream);
+    } else if (bedrock) {
         renamed_target =
             "/model/" + upstream::aws::uri_encode(heard) + std::string(call.bedrock_operation);
     } else if (vertex) {
@@ -498,9 +513,20 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     // Bedrock's binary event stream is relayed from its head on any attempt: the probe that
     // holds a stream back until its first content reads text/event-stream only.
     bool aws_stream = up.provider == config::provider_kind::bedrock && is_aws_event_stream(res);
-    if ((!terms.last || priced) && !parser->is_done() && !is_event_stream(res) && !aws_stream)
+    // Bedrock's refusal reaches a Messages client in Anthropic's envelope: read whole.
+    bool reworded = state_.messages_by_invoke && status >= 400;
+    if ((!terms.last || priced || reworded) && !parser->is_done() && !is_event_stream(res) &&
+        !aws_stream)
         broken = co_await upstream::read_body(*conn, *parser, held, answer_limit, up.idle_timeout,
                                               state_.hold_until);
+    if (reworded && !broken) {
+        // With the status its type gives (a model's failure is Bedrock's 424), as translated.
+        auto said = providers::bedrock::read_error(status, res["x-amzn-ErrorType"], held);
+        held = providers::messages().error_body(said);
+        status = said.status;
+        res.result(status);
+        res.set(bhttp::field::content_type, "application/json");
+    }
     // Whose key it heard matters only to a refusal: not worked out for an answer that is none.
     auto whose = status >= 400 ? forwarded_credential(ctx_.req, up, !ctx_.key_id.empty())
                                : upstream::credential::gateway;

@@ -431,7 +431,6 @@ net::awaitable<std::optional<translate_failure>> translate(
     std::function<bool()> resend, bool hold_context_window) {
     co_await net::this_coro::throw_if_cancelled(false);
     const auto& up = pool.upstream();
-    const auto& adapter = providers::adapter_for(up.provider);
     const auto& in = *asked.api();
     const auto* read = asked.request();
     if (!read) {
@@ -444,6 +443,7 @@ net::awaitable<std::optional<translate_failure>> translate(
     providers::answer_names names{std::string(in.id_prefix()) + ctx.request_id, r.model,
                                   now_seconds(), ctx.req.target()};
     r.model = upstream::upstream_model(up, r.model);
+    const auto& adapter = providers::adapter_for(up, r.model);
     std::string why;
     auto body = adapter.encode(r, why);
     if (body.empty()) {

@@ -1,5 +1,6 @@
 #include "gateway/providers/bedrock.hpp"
 
+#include "gateway/config/glob.hpp"
 #include "gateway/http/target.hpp"
 
 #include <boost/json/parse.hpp>
@@ -162,17 +163,6 @@ json::object tool_spec_of(std::string_view name, std::string_view description,
     // Bedrock refuses an empty description.
     if (!description.empty()) spec["description"] = description;
     return {{"toolSpec", std::move(spec)}};
-}
-
-// A model id as one segment of the target: percent-encoded once (`:` as %3A, `/` as %2F), and a
-// segment of dots (which would move the path) encoded too.
-std::string model_segment(std::string_view model) {
-    if (!model.empty() && model.find_first_not_of('.') == std::string_view::npos) {
-        std::string dots;
-        for (std::size_t i = 0; i < model.size(); ++i) dots += "%2E";
-        return dots;
-    }
-    return http::path_segment(model);
 }
 
 // A block's contentBlockIndex: nullopt when it is missing or not an index.
@@ -482,6 +472,81 @@ public:
 };
 
 }  // namespace
+
+std::string model_segment(std::string_view model) {
+    if (!model.empty() && model.find_first_not_of('.') == std::string_view::npos) {
+        std::string dots;
+        for (std::size_t i = 0; i < model.size(); ++i) dots += "%2E";
+        return dots;
+    }
+    return http::path_segment(model);
+}
+
+bool is_inference_profile(std::string_view model_id) {
+    if (model_id.starts_with("arn:"))
+        return model_id.find(":inference-profile/") != std::string_view::npos;
+    // {geography}.{provider}.{model}: two dots before any `:`, a prefix of letters and dashes.
+    auto first = model_id.find('.');
+    if (first == std::string_view::npos || first == 0) return false;
+    for (char c : model_id.substr(0, first))
+        if (!(c >= 'a' && c <= 'z') && c != '-') return false;
+    auto second = model_id.find('.', first + 1);
+    return second != std::string_view::npos && second > first + 1 &&
+           model_id.substr(0, second).find(':') == std::string_view::npos;
+}
+
+std::string inference_profiles(const std::vector<config::upstream_config>& upstreams,
+                               const std::vector<config::route_config>& routes,
+                               const std::vector<std::string>& allowed, std::string_view type) {
+    json::array summaries;
+    std::set<std::string> listed;
+    auto add = [&](const std::string& name, std::string_view profile,
+                   const config::upstream_config& up, std::string_view served_by) {
+        bool taken = allowed.empty();
+        for (const auto& glob : allowed) taken = taken || config::glob_match(glob, name);
+        if (!taken || !listed.insert(name).second) return;
+        const auto& region = up.region;
+        // An ARN's id is its last segment; the profile's model is its id without the geography.
+        auto tail = [](std::string_view id) { return id.substr(id.rfind('/') + 1); };
+        auto id = std::string(tail(name));
+        auto model = tail(profile).substr(tail(profile).find('.') + 1);
+        auto arn = name.starts_with("arn:")
+                       ? name
+                       : "arn:aws:bedrock:" + region + "::inference-profile/" + id;
+        summaries.push_back(json::object{
+            {"inferenceProfileArn", arn},
+            {"inferenceProfileId", id},
+            {"inferenceProfileName", id},
+            {"description", std::string(served_by)},
+            {"models", json::array{json::object{{"modelArn", "arn:aws:bedrock:" + region +
+                                                                 "::foundation-model/" +
+                                                                 std::string(model)}}}},
+            {"status", "ACTIVE"},
+            {"type", "SYSTEM_DEFINED"}});
+    };
+    auto is_glob = [](std::string_view name) {
+        return name.find_first_of("*?[") != std::string_view::npos;
+    };
+    if (type.empty() || type == "SYSTEM_DEFINED") {
+        for (const auto& route : routes) {
+            if (is_glob(route.model)) continue;
+            for (const auto& t : route.targets) {
+                const auto& up = upstreams[t.index];
+                const auto& heard = t.model.empty() ? route.model : t.model;
+                if (up.provider != provider::bedrock || !is_inference_profile(heard)) continue;
+                add(route.model, heard, up, "route `" + route.model + "` of contextgate");
+                break;
+            }
+        }
+        for (const auto& up : upstreams) {
+            if (up.provider != provider::bedrock) continue;
+            for (const auto& name : up.models)
+                if (!is_glob(name) && is_inference_profile(name))
+                    add(name, name, up, "upstream `" + up.name + "` of contextgate");
+        }
+    }
+    return json::serialize(json::object{{"inferenceProfileSummaries", std::move(summaries)}});
+}
 
 const providers::adapter& converse_adapter() {
     static const converse instance;

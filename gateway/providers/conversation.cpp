@@ -4,6 +4,7 @@
 #include "gateway/providers/adapter.hpp"
 #include "gateway/providers/anthropic.hpp"
 #include "gateway/providers/bedrock.hpp"
+#include "gateway/providers/bedrock_invoke.hpp"
 #include "gateway/providers/gemini.hpp"
 #include "gateway/providers/openai.hpp"
 
@@ -345,6 +346,12 @@ const adapter& adapter_for(provider p) {
             break;
     }
     return openai::adapter();
+}
+
+const adapter& adapter_for(const config::upstream_config& up, std::string_view model) {
+    if (up.provider == provider::bedrock && bedrock::invokes(model))
+        return bedrock::invoke_adapter();
+    return adapter_for(up.provider);
 }
 
 namespace detail {

@@ -1,6 +1,7 @@
 #include "gateway/providers/usage_observer.hpp"
 
 #include "gateway/providers/adapter.hpp"
+#include "gateway/providers/bedrock_invoke.hpp"
 #include "gateway/providers/json_scan.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
@@ -16,30 +17,6 @@ namespace gateway::providers {
 namespace json = boost::json;
 
 namespace {
-
-// `text` decoded from base64 (padding optional); decoding stops at the first byte outside the
-// alphabet.
-std::string base64_decoded(std::string_view text) {
-    std::string out;
-    out.reserve(text.size() / 4 * 3);
-    std::uint32_t bits = 0;
-    int count = 0;
-    for (char c : text) {
-        int v = c >= 'A' && c <= 'Z'   ? c - 'A'
-                : c >= 'a' && c <= 'z' ? c - 'a' + 26
-                : c >= '0' && c <= '9' ? c - '0' + 52
-                : c == '+'             ? 62
-                : c == '/'             ? 63
-                                       : -1;
-        if (v < 0) break;
-        bits = (bits << 6) | static_cast<std::uint32_t>(v);
-        if ((count += 6) >= 8) {
-            count -= 8;
-            out.push_back(static_cast<char>((bits >> count) & 0xff));
-        }
-    }
-    return out;
-}
 
 // Sums the bytes of the string values whose key names content in some dialect; the rest of the
 // document is skipped. No document is built.
@@ -411,13 +388,9 @@ void usage_observer::feed_aws(std::string_view bytes) {
             continue;
         }
         // InvokeModelWithResponseStream: {"bytes": base64 of one Messages stream event}.
-        boost::system::error_code ec;
-        auto value = json::parse(m.payload, ec);
-        const auto* encoded =
-            !ec && value.is_object() ? value.as_object().if_contains("bytes") : nullptr;
-        if (!encoded || !encoded->is_string()) continue;
-        auto event = base64_decoded(encoded->as_string());
-        read_event(event, event.find("_delta\"") != std::string::npos);
+        auto event = bedrock::chunk_event(m.payload);
+        if (!event) continue;
+        read_event(*event, event->find("_delta\"") != std::string::npos);
     }
 }
 

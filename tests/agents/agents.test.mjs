@@ -88,6 +88,7 @@ context:
     /listening on http:\/\/127\.0\.0\.1:(\d+)/, 'stderr');
   return {
     base: `http://127.0.0.1:${gateway.match[1]}`,
+    log: gateway.output,  // the gateway's log so far, access lines included
     stop: () => { gateway.child.kill('SIGKILL'); fake.child.kill('SIGKILL'); },
   };
 }
@@ -123,7 +124,7 @@ const claude = (base, model, prompt) => run(CLAUDE,
 
 // Claude Code in Bedrock mode: Bedrock's InvokeModelWithResponseStream at the gateway's /bedrock,
 // without AWS credentials of its own (the gateway signs). It also asks for the inference
-// profiles (Bedrock's control plane, which the gateway does not serve: a 400 it gets past).
+// profiles (Bedrock's control plane), which the gateway answers from its configuration.
 const claudeBedrock = (base, model, prompt) => run(CLAUDE,
   ['-p', prompt, '--model', model, '--allowedTools', 'Read', '--output-format', 'json'],
   () => ({
@@ -186,7 +187,12 @@ const agents = [
   { name: 'Claude Code', cli: claude, provider: 'openai', model: 'gpt-4o', tool: 'Read', args: { file_path: file } },
   { name: 'Claude Code', cli: claude, provider: 'gemini', model: 'gemini-2.5-pro', tool: 'Read', args: { file_path: file } },
   { name: 'Claude Code in Bedrock mode', cli: claudeBedrock, provider: 'bedrock',
-    model: 'anthropic.claude-sonnet-4-5-20250929-v1:0', tool: 'Read', args: { file_path: file } },
+    model: 'anthropic.claude-sonnet-4-5-20250929-v1:0', tool: 'Read', args: { file_path: file },
+    // Each listing of the inference profiles it asked for was answered.
+    check: (log) => {
+      for (const line of log.match(/GET \/bedrock\/inference-profiles\S* \d+/g) ?? [])
+        assert.match(line, / 200$/, log);
+    } },
   { name: 'Claude Code in Vertex mode', cli: claudeVertex, provider: 'vertex',
     model: 'claude-sonnet-4-5@20250929', tool: 'Read', args: { file_path: file } },
   { name: 'Codex', cli: codex, provider: 'anthropic', model: 'claude-sonnet-4-5', tool: 'exec_command', args: { cmd: 'cat hello.txt' } },
@@ -206,6 +212,7 @@ for (const a of agents) {
       const r = await a.cli(g.base, a.model, 'Say something.');
       assert.equal(r.code, 0, r.out + r.err);
       assert.ok(r.out.includes(`Plain answer from ${a.provider}.`), r.out + r.err);
+      a.check?.(g.log());
     } finally {
       g.stop();
     }

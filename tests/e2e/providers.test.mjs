@@ -160,6 +160,41 @@ test('the anthropic SDK gets a whole answer from a Bedrock model', async () => {
   assert.equal(message.content[0].text, 'Hello from the fake upstream!');
 });
 
+// Claude on Bedrock goes through InvokeModel with the Messages body: thinking blocks keep their
+// signatures, which the fake checks when the assistant turn comes back with a tool's result.
+test('@anthropic-ai/sdk: thinking and its signature go round a tool call to Claude on Bedrock', async () => {
+  const anthropic = new Anthropic({ apiKey: 'sk-ant-client', baseURL: base, maxRetries: 0 });
+  const claudeTools = [{ name: 'get_weather', input_schema: tools[0].function.parameters }];
+  const thinking = { type: 'enabled', budget_tokens: 1024 };
+  const messages = [{ role: 'user', content: 'Weather in Paris?' }];
+  const final = await anthropic.messages
+    .stream({ model: bedrockModel, max_tokens: 2048, thinking, messages, tools: claudeTools })
+    .finalMessage();
+  assert.equal(final.stop_reason, 'tool_use');
+  assert.equal(final.content[0].type, 'thinking');
+  assert.match(final.content[0].signature, /^fake-thinking-/);
+  const call = final.content.find((b) => b.type === 'tool_use');
+  assert.deepEqual(call.input, { city: 'Paris' });
+  const answer = (content) => anthropic.messages.create({
+    model: bedrockModel,
+    max_tokens: 2048,
+    thinking,
+    tools: claudeTools,
+    messages: [
+      ...messages,
+      { role: 'assistant', content },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'Sunny' }] },
+    ],
+  });
+  const next = await answer(final.content);
+  assert.equal(next.content[0].type, 'thinking');
+  assert.equal(next.content.at(-1).text, 'Hello from the fake upstream!');
+  // A signature changed on the way is refused: Bedrock's 400 in Anthropic's envelope.
+  const forged = final.content.map((b) => (b.type === 'thinking' ? { ...b, signature: 'forged' } : b));
+  await assert.rejects(answer(forged),
+    (error) => error.status === 400 && /Invalid `signature`/.test(error.message));
+});
+
 test('a field that cannot be translated is an error the SDK surfaces', async () => {
   await assert.rejects(
     openai.chat.completions.create({ model: 'claude-e2e', n: 2, messages: [{ role: 'user', content: 'hi' }] }),

@@ -24,9 +24,12 @@ namespace fp = gateway::testing::fake_providers;
 
 namespace {
 
-// A model id with the `:` every Bedrock id has, which travels as %3A and is signed as %253A.
+// Model ids with the `:` every Bedrock id has, which travels as %3A and is signed as %253A:
+// Claude, which /v1 reaches through InvokeModel, and another, through Converse.
 const std::string claude = "anthropic.claude-sonnet-4-5-20250929-v1:0";
 const std::string claude_path = "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0";
+const std::string llama = "meta.llama3-3-70b-instruct-v1:0";
+const std::string llama_path = "/model/meta.llama3-3-70b-instruct-v1%3A0";
 
 // The fake as an OpenAI-compatible upstream (gpt-*) and a Bedrock one (anthropic.*) signing with
 // `keys` (none: the standard chain).
@@ -39,7 +42,7 @@ config::gateway_config with_bedrock(const fake_upstream& fake, config::aws_keys 
     b.tool_calling = config::tool_calling_mode::native;
     b.region = "us-east-1";
     b.aws = std::move(keys);
-    b.models = {"anthropic.*"};
+    b.models = {"anthropic.*", "us.anthropic.*", "meta.*"};
     return c;
 }
 
@@ -118,17 +121,17 @@ BOOST_AUTO_TEST_SUITE(bedrock)
 BOOST_AUTO_TEST_CASE(a_chat_completion_reaches_converse_signed_with_the_id_encoded_once) {
     fake_upstream fake;
     running_gateway gw(with_bedrock(fake, fake_keys()));
-    auto r = post(gw, "/v1/chat/completions", chat(claude), "Authorization: Bearer sk-client\r\n");
+    auto r = post(gw, "/v1/chat/completions", chat(llama), "Authorization: Bearer sk-client\r\n");
     BOOST_TEST_REQUIRE(r.status == 200u, r.body);
     auto body = json::parse(r.body).as_object();
     BOOST_TEST(body["object"] == json::value("chat.completion"));
-    BOOST_TEST(body["model"] == json::value(claude));
+    BOOST_TEST(body["model"] == json::value(llama));
     auto& choice = body["choices"].as_array()[0].as_object();
     BOOST_TEST(choice["message"].as_object()["content"] ==
                json::value("Hello from the fake upstream!"));
     BOOST_TEST(choice["finish_reason"] == json::value("stop"));
     auto sent = fake.requests().back();
-    BOOST_TEST(sent.target == claude_path + "/converse");
+    BOOST_TEST(sent.target == llama_path + "/converse");
     // Signed by the gateway (the fake verified it); the client's key never goes there.
     BOOST_TEST(
         sent.header("authorization")
@@ -144,7 +147,7 @@ BOOST_AUTO_TEST_CASE(a_chat_completion_reaches_converse_signed_with_the_id_encod
 BOOST_AUTO_TEST_CASE(a_stream_comes_from_converse_stream_frames_as_chunks) {
     fake_upstream fake;
     running_gateway gw(with_bedrock(fake, fake_keys()));
-    auto r = post(gw, "/v1/chat/completions", chat(claude, true));
+    auto r = post(gw, "/v1/chat/completions", chat(llama, true));
     BOOST_TEST_REQUIRE(r.status == 200u, r.body);
     BOOST_TEST(r.header("content-type").starts_with("text/event-stream"));
     auto s = read_chat_stream(r.body);
@@ -152,13 +155,13 @@ BOOST_AUTO_TEST_CASE(a_stream_comes_from_converse_stream_frames_as_chunks) {
     BOOST_TEST(s.error.empty(), s.error);
     BOOST_TEST(s.text == "Hello from the fake upstream!");
     BOOST_TEST(s.finish_reason == "stop");
-    BOOST_TEST(fake.requests().back().target == claude_path + "/converse-stream");
+    BOOST_TEST(fake.requests().back().target == llama_path + "/converse-stream");
 }
 
 BOOST_AUTO_TEST_CASE(a_tool_round_trip_goes_through_tool_use_and_tool_result) {
     fake_upstream fake;
     running_gateway gw(with_bedrock(fake, fake_keys()));
-    std::string ask = R"({"model":")" + claude + R"(","tools":)" + weather_tools +
+    std::string ask = R"({"model":")" + llama + R"(","tools":)" + weather_tools +
                       R"(,"messages":[{"role":"user","content":"weather in Paris?"}]})";
     auto called = post(gw, "/v1/chat/completions", ask);
     BOOST_TEST_REQUIRE(called.status == 200u, called.body);
@@ -168,7 +171,7 @@ BOOST_AUTO_TEST_CASE(a_tool_round_trip_goes_through_tool_use_and_tool_result) {
     auto id = std::string(call["id"].as_string());
     BOOST_TEST(call["function"].as_object()["name"] == json::value("get_weather"));
     BOOST_TEST(call["function"].as_object()["arguments"] == json::value(R"({"city":"Paris"})"));
-    std::string answer = R"({"model":")" + claude + R"(","tools":)" + weather_tools +
+    std::string answer = R"({"model":")" + llama + R"(","tools":)" + weather_tools +
                          R"(,"messages":[{"role":"user","content":"weather in Paris?"},
       {"role":"assistant","content":null,"tool_calls":[{"id":")" +
                          id + R"(","type":"function","function":{"name":"get_weather",
@@ -194,7 +197,7 @@ BOOST_AUTO_TEST_CASE(an_exception_in_the_event_stream_ends_the_clients_stream_wi
     scripted_reply throttled{"A long answer that is cut.", "stop", 200, "", 0};
     throttled.stream_error = "Too many tokens, please wait before trying again.";
     fake.script({throttled});
-    auto r = post(gw, "/v1/chat/completions", chat(claude, true));
+    auto r = post(gw, "/v1/chat/completions", chat(llama, true));
     BOOST_TEST_REQUIRE(r.status == 200u, r.body);
     BOOST_TEST(r.complete);
     auto s = read_chat_stream(r.body);
@@ -206,7 +209,7 @@ BOOST_AUTO_TEST_CASE(messages_reach_converse_too) {
     fake_upstream fake;
     running_gateway gw(with_bedrock(fake, fake_keys()));
     auto r = post(gw, "/v1/messages",
-                  R"({"model":")" + claude +
+                  R"({"model":")" + llama +
                       R"(","max_tokens":64,"messages":[{"role":"user","content":"hi"}]})",
                   "anthropic-version: 2023-06-01\r\n");
     BOOST_TEST_REQUIRE(r.status == 200u, r.body);
@@ -214,7 +217,7 @@ BOOST_AUTO_TEST_CASE(messages_reach_converse_too) {
     BOOST_TEST(body["type"] == json::value("message"));
     BOOST_TEST(body["content"].as_array()[0].as_object()["text"] ==
                json::value("Hello from the fake upstream!"));
-    BOOST_TEST(fake.requests().back().target == claude_path + "/converse");
+    BOOST_TEST(fake.requests().back().target == llama_path + "/converse");
 }
 
 BOOST_AUTO_TEST_CASE(a_wrong_secret_is_bedrocks_signature_refusal_in_the_clients_envelope) {
@@ -552,6 +555,317 @@ BOOST_AUTO_TEST_CASE(native_paths_take_virtual_keys_and_their_usage_reaches_the_
     BOOST_TEST(rows[0].at("requests") == 4);
     BOOST_TEST(rows[0].at("input_tokens") == 40);
     BOOST_TEST(rows[0].at("output_tokens") == 20);
+}
+
+// Claude on Bedrock from /v1: InvokeModel with the Messages body.
+
+const std::string anthropic_headers = "anthropic-version: 2023-06-01\r\nx-api-key: sk-client\r\n";
+const std::string claude_tools =
+    R"([{"name":"get_weather","description":"Weather in a city","input_schema":)"
+    R"({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}])";
+
+// The events of an Anthropic stream, in order: each one's `event:` name and its data.
+std::vector<std::pair<std::string, json::value>> anthropic_events(const std::string& body) {
+    std::vector<std::pair<std::string, json::value>> out;
+    std::size_t at = 0;
+    while (at < body.size()) {
+        auto end = body.find("\n\n", at);
+        if (end == std::string::npos) end = body.size();
+        std::string name, data;
+        std::size_t line = at;
+        while (line < end) {
+            auto eol = std::min(body.find('\n', line), end);
+            auto text = body.substr(line, eol - line);
+            if (text.starts_with("event: ")) name = text.substr(7);
+            if (text.starts_with("data: ")) data = text.substr(6);
+            line = eol + 1;
+        }
+        if (!name.empty()) out.emplace_back(name, json::parse(data));
+        at = end + 2;
+    }
+    return out;
+}
+
+// A streamed Messages answer assembled as the Anthropic SDK does: its content blocks (thinking
+// with its signature, text, tool_use with its input) and its stop reason.
+struct assembled_message {
+    json::array content;
+    std::string stop_reason;
+};
+assembled_message assemble(const std::string& body) {
+    assembled_message m;
+    std::vector<std::string> inputs;
+    for (auto& [name, data] : anthropic_events(body)) {
+        auto& o = data.as_object();
+        if (name == "content_block_start") {
+            m.content.push_back(o["content_block"]);
+            inputs.emplace_back();
+        } else if (name == "content_block_delta") {
+            auto& block = m.content.at(o["index"].as_int64()).as_object();
+            auto& d = o["delta"].as_object();
+            auto type = d["type"].as_string();
+            if (type == "text_delta")
+                block["text"] =
+                    std::string(block["text"].as_string()) + std::string(d["text"].as_string());
+            if (type == "thinking_delta")
+                block["thinking"] = std::string(block["thinking"].as_string()) +
+                                    std::string(d["thinking"].as_string());
+            if (type == "signature_delta") block["signature"] = d["signature"];
+            if (type == "input_json_delta")
+                inputs.at(o["index"].as_int64()) += d["partial_json"].as_string();
+        } else if (name == "message_delta") {
+            m.stop_reason = o["delta"].as_object()["stop_reason"].as_string();
+        }
+    }
+    for (std::size_t i = 0; i < m.content.size(); ++i)
+        if (!inputs[i].empty()) m.content[i].as_object()["input"] = json::parse(inputs[i]);
+    return m;
+}
+
+BOOST_AUTO_TEST_CASE(messages_reach_claude_through_invoke_model_with_their_own_body) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    // cache_control and top_k: what Converse has no field for.
+    auto body = [](const std::string& model) {
+        return R"({"model":")" + model +
+               R"(","max_tokens":64,"top_k":5,"system":[{"type":"text","text":"Be brief.",)"
+               R"("cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":)"
+               R"([{"type":"text","text":"hi","cache_control":{"type":"ephemeral","ttl":"1h"}}]}]})";
+    };
+    auto r = post(gw, "/v1/messages", body(claude), anthropic_headers);
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    auto answer = json::parse(r.body).as_object();
+    BOOST_TEST(answer["type"] == json::value("message"));
+    BOOST_TEST(answer["content"].as_array()[0].as_object()["text"] ==
+               json::value("Hello from the fake upstream!"));
+    BOOST_TEST(answer["usage"].as_object()["input_tokens"] == json::value(10));
+    auto sent = fake.requests().back();
+    BOOST_TEST(sent.target == claude_path + "/invoke");
+    BOOST_TEST(sent.header("authorization").starts_with("AWS4-HMAC-SHA256 Credential="));
+    BOOST_TEST(sent.raw.find("sk-client") == std::string::npos);
+    auto wire = json::parse(sent.body).as_object();
+    BOOST_TEST(wire.begin()->key() == "anthropic_version");
+    BOOST_TEST(wire["anthropic_version"] == json::value("bedrock-2023-05-31"));
+    BOOST_TEST(!wire.contains("model"));
+    BOOST_TEST(!wire.contains("stream"));
+    BOOST_TEST(wire["top_k"] == json::value(5));
+    BOOST_TEST(wire["system"].as_array()[0].as_object()["cache_control"] ==
+               json::parse(R"({"type":"ephemeral"})"));
+    BOOST_TEST(wire["messages"].as_array()[0].at("content").as_array()[0].at("cache_control") ==
+               json::parse(R"({"type":"ephemeral","ttl":"1h"})"));
+    // A cross-region inference profile goes the same way, its id in the path.
+    const std::string profile = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+    auto profiled = post(gw, "/v1/messages", body(profile), anthropic_headers);
+    BOOST_TEST_REQUIRE(profiled.status == 200u, profiled.body);
+    BOOST_TEST(fake.requests().back().target ==
+               "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke");
+}
+
+BOOST_AUTO_TEST_CASE(a_messages_stream_is_anthropics_events_from_invoke_chunks) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    auto r =
+        post(gw, "/v1/messages",
+             R"({"model":")" + claude +
+                 R"(","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]})",
+             anthropic_headers);
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(r.complete);
+    BOOST_TEST(r.header("content-type").starts_with("text/event-stream"));
+    auto events = anthropic_events(r.body);
+    BOOST_TEST_REQUIRE(events.size() >= 2u, r.body);
+    BOOST_TEST(events.front().first == "message_start");
+    BOOST_TEST(events.back().first == "message_stop");
+    auto m = assemble(r.body);
+    BOOST_TEST(m.content.at(0).at("text") == json::value("Hello from the fake upstream!"));
+    BOOST_TEST(m.stop_reason == "end_turn");
+    auto sent = fake.requests().back();
+    BOOST_TEST(sent.target == claude_path + "/invoke-with-response-stream");
+    BOOST_TEST(!json::parse(sent.body).as_object().contains("stream"));
+}
+
+BOOST_AUTO_TEST_CASE(thinking_and_its_signature_go_round_a_tool_call_through_invoke) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    auto ask = [&](bool stream, const std::string& then) {
+        return R"({"model":")" + claude + R"(","max_tokens":2048,"stream":)" +
+               (stream ? "true" : "false") +
+               R"(,"thinking":{"type":"enabled","budget_tokens":1024},"tools":)" + claude_tools +
+               R"(,"messages":[{"role":"user","content":"weather in Paris?"})" + then + "]}";
+    };
+    auto called = post(gw, "/v1/messages", ask(true, ""), anthropic_headers);
+    BOOST_TEST_REQUIRE(called.status == 200u, called.body);
+    auto m = assemble(called.body);
+    BOOST_TEST(m.stop_reason == "tool_use");
+    BOOST_TEST_REQUIRE(m.content.size() == 2u, called.body);
+    auto thinking = m.content[0].as_object();
+    BOOST_TEST(thinking["type"] == json::value("thinking"));
+    BOOST_TEST(thinking["signature"] ==
+               json::value(fp::thinking_signature(thinking["thinking"].as_string())));
+    auto call = m.content[1].as_object();
+    BOOST_TEST(call["name"] == json::value("get_weather"));
+    BOOST_TEST(call["input"] == json::parse(R"({"city":"Paris"})"));
+    // The assistant turn goes back whole, thinking first: the fake checks its signature.
+    auto answered = [&](const json::value& turn) {
+        return ask(false, R"(,{"role":"assistant","content":)" + json::serialize(turn) +
+                              R"(},{"role":"user","content":[{"type":"tool_result",)"
+                              R"("tool_use_id":")" +
+                              std::string(call["id"].as_string()) + R"(","content":"sunny"}]})");
+    };
+    auto done = post(gw, "/v1/messages", answered(m.content), anthropic_headers);
+    BOOST_TEST_REQUIRE(done.status == 200u, done.body);
+    auto content = json::parse(done.body).at("content").as_array();
+    BOOST_TEST(content.back().at("text") == json::value("Hello from the fake upstream!"));
+    auto wire = json::parse(fake.requests().back().body);
+    BOOST_TEST(wire.at("messages").as_array()[1].at("content").as_array()[0] == m.content[0]);
+    // A signature changed on the way is refused, in Anthropic's envelope.
+    auto forged = m.content;
+    forged[0].as_object()["signature"] = "forged";
+    auto refused = post(gw, "/v1/messages", answered(forged), anthropic_headers);
+    BOOST_TEST(refused.status == 400u, refused.body);
+    auto error = json::parse(refused.body).as_object();
+    BOOST_TEST(error["type"] == json::value("error"));
+    BOOST_TEST(error["error"].at("type") == json::value("invalid_request_error"));
+    BOOST_TEST(std::string(error["error"].at("message").as_string()).find("Invalid `signature`") !=
+                   std::string::npos,
+               refused.body);
+}
+
+BOOST_AUTO_TEST_CASE(chat_completions_reach_claude_through_invoke_whole_streamed_and_with_tools) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    auto r = post(gw, "/v1/chat/completions", chat(claude));
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    auto choice = json::parse(r.body).at("choices").as_array()[0];
+    BOOST_TEST(choice.at("message").at("content") == json::value("Hello from the fake upstream!"));
+    auto sent = fake.requests().back();
+    BOOST_TEST(sent.target == claude_path + "/invoke");
+    auto wire = json::parse(sent.body).as_object();
+    BOOST_TEST(wire["anthropic_version"] == json::value("bedrock-2023-05-31"));
+    BOOST_TEST(!wire.contains("model"));
+    BOOST_TEST(wire["system"] == json::value("Be brief."));
+
+    auto streamed = post(gw, "/v1/chat/completions", chat(claude, true));
+    BOOST_TEST_REQUIRE(streamed.status == 200u, streamed.body);
+    auto s = read_chat_stream(streamed.body);
+    BOOST_TEST(s.done);
+    BOOST_TEST(s.error.empty(), s.error);
+    BOOST_TEST(s.text == "Hello from the fake upstream!");
+    BOOST_TEST(s.finish_reason == "stop");
+    BOOST_TEST(fake.requests().back().target == claude_path + "/invoke-with-response-stream");
+
+    std::string ask = R"({"model":")" + claude + R"(","tools":)" + weather_tools +
+                      R"(,"messages":[{"role":"user","content":"weather in Paris?"}]})";
+    auto called = post(gw, "/v1/chat/completions", ask);
+    BOOST_TEST_REQUIRE(called.status == 200u, called.body);
+    auto call = json::parse(called.body)
+                    .at("choices")
+                    .as_array()[0]
+                    .at("message")
+                    .at("tool_calls")
+                    .as_array()[0];
+    auto id = std::string(call.at("id").as_string());
+    BOOST_TEST(call.at("function").at("arguments") == json::value(R"({"city":"Paris"})"));
+    std::string answer = R"({"model":")" + claude + R"(","tools":)" + weather_tools +
+                         R"(,"messages":[{"role":"user","content":"weather in Paris?"},
+      {"role":"assistant","content":null,"tool_calls":[{"id":")" +
+                         id + R"(","type":"function","function":{"name":"get_weather",
+        "arguments":"{\"city\":\"Paris\"}"}}]},
+      {"role":"tool","tool_call_id":")" +
+                         id + R"(","content":"sunny"}]})";
+    auto done = post(gw, "/v1/chat/completions", answer);
+    BOOST_TEST_REQUIRE(done.status == 200u, done.body);
+    auto turns = json::parse(fake.requests().back().body).at("messages").as_array();
+    BOOST_TEST_REQUIRE(turns.size() == 3u);
+    BOOST_TEST(turns[2].at("content").as_array()[0].at("tool_use_id") == json::value(id));
+}
+
+BOOST_AUTO_TEST_CASE(an_exception_mid_invoke_stream_ends_each_clients_stream_with_its_reason) {
+    fake_upstream fake;
+    running_gateway gw(with_bedrock(fake, fake_keys()));
+    scripted_reply throttled{"A long answer that is cut.", "stop", 200, "", 0};
+    throttled.stream_error = "Too many tokens, please wait before trying again.";
+    fake.script({throttled, throttled});
+    auto r =
+        post(gw, "/v1/messages",
+             R"({"model":")" + claude +
+                 R"(","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]})",
+             anthropic_headers);
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(r.complete);
+    auto events = anthropic_events(r.body);
+    BOOST_TEST_REQUIRE(events.size() >= 2u, r.body);
+    BOOST_TEST(events.front().first == "message_start");  // what came before it was relayed
+    BOOST_TEST(events.back().first == "error");
+    auto error = events.back().second.at("error");
+    BOOST_TEST(error.at("type") == json::value("rate_limit_error"));
+    BOOST_TEST(std::string(error.at("message").as_string()).find("ThrottlingException: Too many") !=
+                   std::string::npos,
+               r.body);
+    auto chat_stream = post(gw, "/v1/chat/completions", chat(claude, true));
+    BOOST_TEST_REQUIRE(chat_stream.status == 200u, chat_stream.body);
+    auto s = read_chat_stream(chat_stream.body);
+    BOOST_TEST(s.error.find("ThrottlingException: Too many tokens") != std::string::npos,
+               chat_stream.body);
+}
+
+// Claude Code in Bedrock mode lists the inference profiles: answered from the configuration.
+BOOST_AUTO_TEST_CASE(inference_profiles_are_the_profiles_and_routes_the_gateway_serves) {
+    fake_upstream fake;
+    auto c = with_bedrock(fake, fake_keys());
+    const std::string us = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+    const std::string global = "global.anthropic.claude-haiku-4-5-20251001-v1:0";
+    c.upstreams[1].models = {"anthropic.*", us, global, "meta.*"};
+    config::route_config house;
+    house.model = "house-claude";
+    house.targets.push_back({"bedrock", us, 1, 1});
+    c.routes.push_back(house);
+    config::route_config other;
+    other.model = "house-gpt";
+    other.targets.push_back({"up0", "gpt-4o", 1, 0});
+    c.routes.push_back(other);
+    c.admin.api_key = "admin-key-0123456789";
+    const std::string secret = "sk-bedrock-team-0123456789";
+    config::virtual_key k;
+    k.id = "cfg-team";
+    k.name = "team";
+    k.digest = config::key_digest(secret);
+    k.models = {"us.*", "house-*"};
+    c.admin.keys.push_back(k);
+    running_gateway gw(c);
+    auto served = fake.requests().size();
+    auto list = [&](const std::string& query, const std::string& headers) {
+        client listing(gw.port());
+        return listing.request(
+            make_request("GET", "/bedrock/inference-profiles" + query, "", headers));
+    };
+    // Claude Code with CLAUDE_CODE_SKIP_BEDROCK_AUTH=1 and no key: refused, as on the runtime
+    // paths.
+    BOOST_TEST(list("?type=SYSTEM_DEFINED", "").status == 401u);
+    auto key = "Authorization: Bearer " + secret + "\r\n";
+    auto r = list("?type=SYSTEM_DEFINED", key);
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(r.header("content-type") == "application/json");
+    auto summaries = json::parse(r.body).at("inferenceProfileSummaries").as_array();
+    std::vector<std::string> ids;
+    for (const auto& p : summaries) ids.emplace_back(p.at("inferenceProfileId").as_string());
+    // The key's globs take the route and the us. profile, not the global. one.
+    BOOST_TEST(ids == (std::vector<std::string>{"house-claude", us}), r.body);
+    auto profile = summaries[1].as_object();
+    BOOST_TEST(profile["inferenceProfileArn"] ==
+               json::value("arn:aws:bedrock:us-east-1::inference-profile/" + us));
+    BOOST_TEST(profile["status"] == json::value("ACTIVE"));
+    BOOST_TEST(profile["type"] == json::value("SYSTEM_DEFINED"));
+    BOOST_TEST(profile["models"].as_array()[0].at("modelArn") ==
+               json::value("arn:aws:bedrock:us-east-1::foundation-model/"
+                           "anthropic.claude-sonnet-4-5-20250929-v1:0"));
+    auto route = summaries[0].as_object();
+    BOOST_TEST(route["models"] == profile["models"]);
+    // No application profiles here; and nothing was asked of Bedrock.
+    auto application = list("?type=APPLICATION", key);
+    BOOST_TEST_REQUIRE(application.status == 200u, application.body);
+    BOOST_TEST(json::parse(application.body).at("inferenceProfileSummaries").as_array().empty());
+    BOOST_TEST(fake.requests().size() == served);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

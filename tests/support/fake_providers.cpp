@@ -220,6 +220,74 @@ answer invoke_answer(const turn& t, std::string_view model, bool stream, int ser
     return a;
 }
 
+bool thinking_enabled(const json::value& body) {
+    const auto* o = body.if_object();
+    const auto* thinking = o ? o->if_contains("thinking") : nullptr;
+    const auto* type =
+        thinking && thinking->is_object() ? thinking->as_object().if_contains("type") : nullptr;
+    return type && *type == "enabled";
+}
+
+std::string thinking_signature(std::string_view text) {
+    return "fake-thinking-" + base64(text);
+}
+
+std::optional<answer> invoke_refusal(const received_request& r, const json::value& body,
+                                     std::string_view segment) {
+    if (auto refused = converse_credential_refusal(r)) return refused;
+    // anthropic.…, or a geography's inference profile of one (us., eu., apac., global.…).
+    auto dot = segment.find('.');
+    bool claude =
+        segment.starts_with("anthropic.") ||
+        (dot != std::string_view::npos && segment.substr(dot + 1).starts_with("anthropic.") &&
+         segment.substr(0, dot).find_first_not_of("abcdefghijklmnopqrstuvwxyz-") ==
+             std::string_view::npos);
+    if (!claude)
+        return refuse_converse("The fake serves InvokeModel for Claude models only, not `" +
+                               std::string(segment) + "`");
+    const auto* o = body.if_object();
+    if (!o)
+        return refuse_converse(
+            "Malformed input request, please reformat your input and try again.");
+    // The members of Claude's InvokeModel body (Bedrock's Anthropic Claude Messages API page).
+    for (const auto& [key, value] : *o)
+        if (key != "anthropic_version" && key != "anthropic_beta" && key != "max_tokens" &&
+            key != "system" && key != "messages" && key != "temperature" && key != "top_p" &&
+            key != "top_k" && key != "stop_sequences" && key != "tools" && key != "tool_choice" &&
+            key != "thinking" && key != "metadata")
+            return refuse_converse("Malformed input request: #: extraneous key [" +
+                                   std::string(key) +
+                                   "] is not permitted, please reformat your input and try again.");
+    const auto* version = o->if_contains("anthropic_version");
+    if (!version || *version != "bedrock-2023-05-31")
+        return refuse_converse(
+            "Malformed input request: #/anthropic_version: expected "
+            "bedrock-2023-05-31, please reformat your input and try again.");
+    if (auto refused = messages_refusal(body, false)) {
+        // Claude's own refusal, in Bedrock's envelope.
+        auto said = json::parse(refused->body).at("error").at("message");
+        return refuse_converse(std::string(said.as_string()));
+    }
+    const auto& messages = o->at("messages").as_array();
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+        const auto& m = messages[i].as_object();
+        const auto* content = m.if_contains("content");
+        if (m.at("role") != "assistant" || !content || !content->is_array()) continue;
+        const auto& blocks = content->as_array();
+        for (std::size_t j = 0; j < blocks.size(); ++j) {
+            if (kind_of(blocks[j]) != "thinking") continue;
+            auto at = "messages." + std::to_string(i) + ".content." + std::to_string(j);
+            const auto& b = blocks[j].as_object();
+            const auto* text = b.if_contains("thinking");
+            const auto* signature = b.if_contains("signature");
+            if (!text || !text->is_string() || !signature || !signature->is_string() ||
+                signature->as_string() != thinking_signature(text->as_string()))
+                return refuse_converse(at + ": Invalid `signature` in `thinking` block");
+        }
+    }
+    return std::nullopt;
+}
+
 std::optional<answer> converse_credential_refusal(const received_request& r) {
     auto authorization = r.header("authorization");
     if (authorization.empty())
@@ -698,6 +766,12 @@ std::optional<answer> generate_content_refusal(const json::value& body) {
 answer anthropic_answer(const turn& t, std::string_view model, bool stream, int serial) {
     auto id = "msg_fake_" + std::to_string(serial);
     json::array content;
+    if (!t.thinking.empty())
+        content.push_back({{"type", "thinking"},
+                           {"thinking", t.thinking},
+                           {"signature", thinking_signature(t.thinking)}});
+    // The blocks before the calls (thinking, text).
+    std::size_t said = content.size() + (t.text.empty() ? 0 : 1);
     if (!t.text.empty()) content.push_back({{"type", "text"}, {"text", t.text}});
     for (std::size_t i = 0; i < t.calls.size(); ++i)
         content.push_back({{"type", "tool_use"},
@@ -737,6 +811,29 @@ answer anthropic_answer(const turn& t, std::string_view model, bool stream, int 
               "message_start"));
     a.events.push_back(frame(json::object{{"type", "ping"}}, "ping"));
     std::size_t index = 0;
+    if (!t.thinking.empty()) {
+        // As Anthropic streams it: the text in deltas, then its signature in one.
+        a.events.push_back(frame(
+            json::object{
+                {"type", "content_block_start"},
+                {"index", index},
+                {"content_block", {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}}}},
+            "content_block_start"));
+        a.events.push_back(
+            frame(json::object{{"type", "content_block_delta"},
+                               {"index", index},
+                               {"delta", {{"type", "thinking_delta"}, {"thinking", t.thinking}}}},
+                  "content_block_delta"));
+        a.events.push_back(frame(json::object{{"type", "content_block_delta"},
+                                              {"index", index},
+                                              {"delta",
+                                               {{"type", "signature_delta"},
+                                                {"signature", thinking_signature(t.thinking)}}}},
+                                 "content_block_delta"));
+        a.events.push_back(frame(json::object{{"type", "content_block_stop"}, {"index", index}},
+                                 "content_block_stop"));
+        ++index;
+    }
     if (!t.text.empty()) {
         a.events.push_back(frame(json::object{{"type", "content_block_start"},
                                               {"index", index},
@@ -756,15 +853,14 @@ answer anthropic_answer(const turn& t, std::string_view model, bool stream, int 
     }
     for (std::size_t i = 0; i < t.calls.size(); ++i, ++index) {
         auto args = json::serialize(arguments_of(t.calls[i]));
-        a.events.push_back(
-            frame(json::object{{"type", "content_block_start"},
-                               {"index", index},
-                               {"content_block",
-                                {{"type", "tool_use"},
-                                 {"id", content[t.text.empty() ? i : i + 1].as_object().at("id")},
-                                 {"name", t.calls[i].name},
-                                 {"input", json::object{}}}}},
-                  "content_block_start"));
+        a.events.push_back(frame(json::object{{"type", "content_block_start"},
+                                              {"index", index},
+                                              {"content_block",
+                                               {{"type", "tool_use"},
+                                                {"id", content[said + i].as_object().at("id")},
+                                                {"name", t.calls[i].name},
+                                                {"input", json::object{}}}}},
+                                 "content_block_start"));
         // A call without arguments streams one empty fragment, as the API does.
         std::vector<std::string> pieces;
         if (args == "{}")

@@ -23,6 +23,8 @@ struct turn {
     std::string text;
     std::vector<scripted_call> calls;
     std::string usage;  // set: the usage object to report (JSON text), else the canned one
+    // Set: the answer starts with a thinking block of this text, signed (thinking_signature).
+    std::string thinking;
 };
 
 struct answer {
@@ -76,6 +78,19 @@ answer converse_answer(const turn& t, bool stream, int serial);
 // answer; streamed (`/invoke-with-response-stream`), each of Anthropic's stream events as the
 // base64 `bytes` of one `chunk` event-stream message, padded as Bedrock pads them.
 answer invoke_answer(const turn& t, std::string_view model, bool stream, int serial);
+// InvokeModel's refusals, as Bedrock's ValidationException has them: the credential
+// (converse_credential_refusal); a model (`segment`, the path's, encoded once) that is no Claude
+// (anthropic.…, or an inference profile such as us.anthropic.…); a body that is no JSON object,
+// names a key Claude's InvokeModel body has not ("extraneous key [model] is not permitted":
+// `model` and `stream` too) or an anthropic_version other than bedrock-2023-05-31; then the
+// Messages rules (messages_refusal), and Anthropic's for thinking: every thinking block sent back
+// carries the signature the fake gave it (thinking_signature).
+std::optional<answer> invoke_refusal(const received_request& r, const boost::json::value& body,
+                                     std::string_view segment);
+// Whether an InvokeModel body asks for thinking ({"thinking": {"type": "enabled", …}}).
+bool thinking_enabled(const boost::json::value& body);
+// The signature the fake gives a thinking block of `text`, and checks when it comes back.
+std::string thinking_signature(std::string_view text);
 
 // An error in the provider's format (status 429 adds retry-after: 7).
 answer anthropic_error(unsigned status, std::string_view type, std::string_view message);

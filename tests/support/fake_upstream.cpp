@@ -896,18 +896,9 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
     else if (vertex)
         refusal =
             fake_vertex::refusal(r, ec ? json::value() : body, *vertex, options.vertex_tokens);
-    if (converse || invoke) refusal = fp::converse_credential_refusal(r);
-    if (!refusal && invoke) {
-        // InvokeModel takes the model's own body: here Claude's, Messages with Bedrock's version.
-        const auto* o = body.if_object();
-        const auto* version = o ? o->if_contains("anthropic_version") : nullptr;
-        if (model.rfind("anthropic.", 0) != 0)
-            refusal = fp::converse_error(400, "ValidationException",
-                                         "The fake serves InvokeModel for anthropic.* models only");
-        else if (!version || *version != "bedrock-2023-05-31")
-            refusal = fp::converse_error(400, "ValidationException",
-                                         "anthropic_version: bedrock-2023-05-31 is required");
-    }
+    if (converse) refusal = fp::converse_credential_refusal(r);
+    // InvokeModel takes the model's own body: here Claude's, Messages with Bedrock's version.
+    if (invoke) refusal = fp::invoke_refusal(r, body, model);
     if (!refusal && ec)
         refusal = gemini     ? fp::gemini_error(400, "Invalid JSON payload received.")
                   : converse ? fp::converse_error(400, "ValidationException",
@@ -944,12 +935,16 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
         } else {
             t = scripted ? fp::turn{scripted->content, scripted->calls, scripted->usage}
                          : fp::canned_turn(body, gemini);
+            // Claude on Bedrock thinks when asked to, and signs its thinking (a scripted turn
+            // says only what its script says).
+            if (invoke && !scripted && fp::thinking_enabled(body))
+                t.thinking = "Thinking it over: turn " + std::to_string(n) + ".";
             bool events = stream_requested && !(scripted && scripted->whole);
             a = gemini     ? fp::gemini_answer(t, model, events, n)
                 : converse ? fp::converse_answer(t, events, n)
                 : invoke   ? fp::invoke_answer(t, model, events, n)
                            : fp::anthropic_answer(t, model, events, n);
-            if (scripted && !scripted->stream_error.empty() && events && converse) {
+            if (scripted && !scripted->stream_error.empty() && events && (converse || invoke)) {
                 // Bedrock's throttling in a stream: its first events, then an exception message.
                 a.events.resize(std::min<std::size_t>(a.events.size(), 2));
                 a.events.push_back(

@@ -630,4 +630,48 @@ BOOST_AUTO_TEST_CASE(error_answers_map_to_the_status_a_client_should_see) {
     BOOST_TEST(text.message == "Bad Gateway");
 }
 
+BOOST_AUTO_TEST_CASE(inference_profiles_list_exact_profiles_and_the_routes_that_target_them) {
+    for (auto id : {"us.anthropic.claude-x-v1:0", "global.anthropic.claude-x", "eu.amazon.nova-pro",
+                    "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.meta.llama3"})
+        BOOST_TEST(bedrock::is_inference_profile(id), id);
+    for (auto id : {"anthropic.claude-x-v1:0", "amazon.nova-pro-v1:0", "gpt-4o", "us.anthropic",
+                    "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-x"})
+        BOOST_TEST(!bedrock::is_inference_profile(id), id);
+
+    std::vector<gateway::config::upstream_config> ups(2);
+    ups[0].name = "openai";
+    ups[1].name = "aws";
+    ups[1].provider = provider::bedrock;
+    ups[1].region = "eu-west-1";
+    ups[1].models = {"anthropic.*", "us.anthropic.*", "eu.anthropic.claude-x-v1:0",
+                     "anthropic.claude-y-v1:0"};
+    std::vector<gateway::config::route_config> routes(3);
+    routes[0].model = "house";
+    routes[0].targets = {{"openai", "gpt-4o", 1, 0}, {"aws", "eu.anthropic.claude-x-v1:0", 1, 1}};
+    routes[1].model = "house-*";  // a glob: no name to list
+    routes[1].targets = {{"aws", "eu.anthropic.claude-x-v1:0", 1, 1}};
+    routes[2].model = "plain";
+    routes[2].targets = {{"openai", "gpt-4o", 1, 0}};
+    auto listed = json::parse(bedrock::inference_profiles(ups, routes, {}, "SYSTEM_DEFINED"));
+    auto expected = json::parse(R"({"inferenceProfileSummaries":[
+      {"inferenceProfileArn":"arn:aws:bedrock:eu-west-1::inference-profile/house",
+       "inferenceProfileId":"house","inferenceProfileName":"house",
+       "description":"route `house` of contextgate",
+       "models":[{"modelArn":"arn:aws:bedrock:eu-west-1::foundation-model/anthropic.claude-x-v1:0"}],
+       "status":"ACTIVE","type":"SYSTEM_DEFINED"},
+      {"inferenceProfileArn":"arn:aws:bedrock:eu-west-1::inference-profile/eu.anthropic.claude-x-v1:0",
+       "inferenceProfileId":"eu.anthropic.claude-x-v1:0",
+       "inferenceProfileName":"eu.anthropic.claude-x-v1:0",
+       "description":"upstream `aws` of contextgate",
+       "models":[{"modelArn":"arn:aws:bedrock:eu-west-1::foundation-model/anthropic.claude-x-v1:0"}],
+       "status":"ACTIVE","type":"SYSTEM_DEFINED"}]})");
+    BOOST_TEST(listed == expected, json::serialize(listed));
+    BOOST_TEST(json::parse(bedrock::inference_profiles(ups, routes, {}, "")) == expected);
+    // A key's globs cut the list; application profiles are none of the gateway's.
+    auto cut = json::parse(bedrock::inference_profiles(ups, routes, {"eu.*"}, ""));
+    BOOST_TEST(cut.at("inferenceProfileSummaries").as_array().size() == 1u);
+    BOOST_TEST(bedrock::inference_profiles(ups, routes, {}, "APPLICATION") ==
+               R"({"inferenceProfileSummaries":[]})");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
