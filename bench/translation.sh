@@ -3,8 +3,11 @@
 # Claude and Gemini behind /v1/chat/completions, an OpenAI-compatible model behind Anthropic's
 # /v1/messages (Claude Code's API), behind /v1/responses (Codex's, `responses: translate`) and
 # behind Gemini's streamGenerateContent (Gemini CLI's), each beside the same API passed through
-# natively. One contextgate with three upstreams on the same canned fake (OpenAI, Anthropic
-# Messages, Gemini generateContent), measured side by side in interleaved rounds with the fake
+# natively; and Amazon Bedrock: a Chat Completions client on Converse (beside the passthrough) and
+# a /v1/messages client on Claude's InvokeModel (beside messages-native), each request signed
+# with SigV4 and its stream read from AWS's event-stream frames. One contextgate with its
+# upstreams on the same canned fake (OpenAI, Anthropic Messages, Gemini generateContent, Bedrock,
+# which verifies each signature), measured side by side in interleaved rounds with the fake
 # directly and nginx in front of it as references (the machine is shared and noisy: medians and
 # ratios count).
 #
@@ -56,6 +59,15 @@ upstreams:
     models: ["rt-*"]
     responses: translate
     max_idle_connections: 4096
+  - name: bedrock
+    provider: bedrock
+    region: us-east-1
+    base_url: http://127.0.0.1:$fake_port
+    aws:   # the keys the fake Bedrock knows (tests/support/fake_providers.hpp)
+      access_key_id: AKIAFAKEBEDROCK00001
+      secret_access_key: fakeBedrockSecretKey/0123456789abcdefghij
+    models: ["meta.*", "anthropic.*"]
+    max_idle_connections: 4096
 logging:
   access_log: false
 YAML
@@ -65,22 +77,25 @@ gateway_pid=$!
 gateway_port="$(wait_for "$tmp/gateway.err" 'listening on http://127.0.0.1:([0-9]+)')"
 
 targets=(direct nginx passthrough claude gemini messages-native messages responses-native responses
-         generate-native generate)
+         generate-native generate converse invoke)
 declare -A port=([direct]=$fake_port [nginx]=$nginx_port [passthrough]=$gateway_port
                  [claude]=$gateway_port [gemini]=$gateway_port
                  [messages-native]=$gateway_port [messages]=$gateway_port
                  [responses-native]=$gateway_port [responses]=$gateway_port
-                 [generate-native]=$gateway_port [generate]=$gateway_port)
+                 [generate-native]=$gateway_port [generate]=$gateway_port
+                 [converse]=$gateway_port [invoke]=$gateway_port)
 declare -A model=([direct]=gpt-4o-mini [nginx]=gpt-4o-mini [passthrough]=gpt-4o-mini
                   [claude]=claude-bench [gemini]=gemini-bench
                   [messages-native]=claude-bench [messages]=gpt-4o-mini
                   [responses-native]=gpt-4o-mini [responses]=rt-bench
-                  [generate-native]=gemini-bench [generate]=gpt-4o-mini)
+                  [generate-native]=gemini-bench [generate]=gpt-4o-mini
+                  [converse]=meta.llama-bench-v1:0 [invoke]=anthropic.claude-bench-v1:0)
 # The client API each target is asked in: Chat Completions, Messages or Responses.
 declare -A api=([direct]=chat [nginx]=chat [passthrough]=chat [claude]=chat [gemini]=chat
                 [messages-native]=messages [messages]=messages
                 [responses-native]=responses [responses]=responses
-                [generate-native]=gemini [generate]=gemini)
+                [generate-native]=gemini [generate]=gemini
+                [converse]=chat [invoke]=messages)
 request_of() {  # path and body of a whole request in target $1's API
   case ${api[$1]} in
     messages) echo "/v1/messages {\"model\":\"${model[$1]}\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}";;
@@ -125,7 +140,8 @@ for t in "${targets[@]}"; do
   printf "%-17s %10.0f %10.0f %12.0f %14s\n" "$t" "$(m "$t" p50)" "$(m "$t" p99)" \
     "$(awk -v a="$(m "$t" p50)" -v b="$(m direct p50)" 'BEGIN { print a - b }')" "$cpu"
 done
-for pair in claude:passthrough gemini:passthrough messages:messages-native responses:responses-native generate:generate-native; do
+for pair in claude:passthrough gemini:passthrough messages:messages-native responses:responses-native generate:generate-native \
+            converse:passthrough invoke:messages-native; do
   t=${pair%%:*} base=${pair#*:}
   awk -v a="$(m "$t" cpu)" -v b="$(m "$base" cpu)" -v n="$t" -v r="$base" \
     'BEGIN { printf "%s: translation costs %.1f us of CPU per request over %s (%.2fx)\n", n, a - b, r, a / b }'
@@ -139,11 +155,12 @@ for t in "${targets[@]}"; do
     "$(m "$t" tok50)" "$(m "$t" tok99)" \
     "$(awk -v a="$(m "$t" tok50)" -v b="$(m direct tok50)" 'BEGIN { print a - b }')"
 done
-for pair in messages:messages-native responses:responses-native generate:generate-native; do
+for pair in messages:messages-native responses:responses-native generate:generate-native \
+            converse:passthrough invoke:messages-native; do
   t=${pair%%:*} base=${pair#*:}
   awk -v a="$(m "$t" tok50)" -v b="$(m "$base" tok50)" -v c="$(m "$t" tok99)" -v d="$(m "$base" tok99)" -v n="$t" -v r="$base" \
     'BEGIN { printf "%s: first text event %+.0f us at p50, %+.0f us at p99 against %s\n", n, a - b, c - d, r }'
 done
 echo "(token: the first event with text; direct, nginx and passthrough get the OpenAI fake's stream;"
 echo " messages-native the Anthropic fake's, responses-native the fake's own Responses stream,"
-echo " generate-native the Gemini fake's)"
+echo " generate-native the Gemini fake's; converse and invoke Bedrock's event stream, signed)"
