@@ -37,15 +37,16 @@ std::optional<std::string> base64_decoded(std::string_view text) {
     return out;
 }
 
-// A Messages body made InvokeModel's: `model` and `stream` out, the version in.
+// A Messages body made InvokeModel's: `model` and `stream` out, the version in first, the rest
+// in its order (json::object::erase would move the last member into the gap).
 json::object invoke_object(json::object body) {
-    body.erase("model");
-    body.erase("stream");
-    body.erase("anthropic_version");
     json::object out;
     out.reserve(body.size() + 1);
     out.emplace("anthropic_version", anthropic_version);
-    for (auto& member : body) out.emplace(member.key(), std::move(member.value()));
+    for (auto& member : body)
+        if (member.key() != "model" && member.key() != "stream" &&
+            member.key() != "anthropic_version")
+            out.emplace(member.key(), std::move(member.value()));
     return out;
 }
 
