@@ -62,7 +62,8 @@ public:
 
 const adapter& adapter_for(provider p);
 // The dialect a model call to `model` (as the upstream names it) is said in on `up`: its
-// provider's, but InvokeModel's for Claude on Bedrock (bedrock::invokes).
+// provider's, but InvokeModel's for Claude on Bedrock (bedrock::invokes) and rawPredict's for
+// Claude on Vertex AI (config::dialect_for, vertex::claude_adapter).
 const adapter& adapter_for(const config::upstream_config& up, std::string_view model);
 
 // What an error answer of `a`'s upstream says: decode_error, or for Bedrock, which names its

@@ -1,5 +1,6 @@
 #include "gateway/providers/conversation.hpp"
 
+#include "gateway/config/hosting.hpp"
 #include "gateway/json_fields.hpp"
 #include "gateway/providers/adapter.hpp"
 #include "gateway/providers/anthropic.hpp"
@@ -7,6 +8,7 @@
 #include "gateway/providers/bedrock_invoke.hpp"
 #include "gateway/providers/gemini.hpp"
 #include "gateway/providers/openai.hpp"
+#include "gateway/providers/vertex.hpp"
 
 #include <boost/json/error.hpp>
 #include <boost/json/parse.hpp>
@@ -351,6 +353,9 @@ const adapter& adapter_for(provider p) {
 const adapter& adapter_for(const config::upstream_config& up, std::string_view model) {
     if (up.provider == provider::bedrock && bedrock::invokes(model))
         return bedrock::invoke_adapter();
+    // Claude on Vertex is rawPredict's Messages; Gemini there is Gemini's own adapter.
+    if (up.host == config::hosting::vertex && config::dialect_for(up, model) == provider::anthropic)
+        return vertex::claude_adapter();
     return adapter_for(up.provider);
 }
 
