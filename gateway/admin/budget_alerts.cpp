@@ -72,7 +72,7 @@ std::string post(const config::budget_alerts_config& settings,
     std::string problem;
     {
         upstream::pool pool(up, std::move(tls));
-        auto head = upstream::json_post_head(up, "", false, "User-Agent: contextgate\r\n",
+        auto head = upstream::json_post_head(up, "", "", false, "User-Agent: contextgate\r\n",
                                              random_id("alert_", 8), body.size());
         auto done = net::co_spawn(io, post_once(pool, std::move(head), body), net::use_future);
         io.run();

@@ -316,11 +316,11 @@ net::awaitable<upstream::attempt_outcome> model_client::call_attempts::attempt(
         }
         fields = std::move(signed_fields.fields);
     } else {
-        fields = adapter.auth_fields(up.api_key);
+        fields = providers::auth_fields_of(up, adapter, up.api_key);
     }
     if (trace_) fields += observability::trace_fields(*trace_);
-    auto head = upstream::json_post_head(up, adapter.target(request_), request_.stream, fields,
-                                         request_id_, body.size());
+    auto head = upstream::json_post_head(up, adapter.target(request_), request_.model,
+                                         request_.stream, fields, request_id_, body.size());
     streaming stream{&adapter, on_text_};
     auto started = std::chrono::steady_clock::now();
     auto result = co_await client_.attempt(pool, head, body, cancel_, stream,

@@ -141,7 +141,7 @@ const fields<upstream_config>& upstream_fields() {
         bool_field("json_schema", &S::json_schema, "the agent may send response_format"),
         count_field("context_budget", &S::context_budget, 0, 100'000'000,
                     "agent requests stay within this many tokens; 0: no limit"),
-        {"provider", "openai | anthropic | gemini | bedrock | vertex: the dialect or the host",
+        {"provider", "openai | anthropic | gemini | bedrock | vertex | azure: dialect or host",
          [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
              // A host names its default dialect beside it (dialect_for: claude-* on Vertex
              // speaks Anthropic's).
@@ -149,24 +149,28 @@ const fields<upstream_config>& upstream_fields() {
                  provider_kind dialect;
                  hosting host;
              };
-             static const std::vector<std::string_view> options{"openai", "anthropic", "gemini",
-                                                                "bedrock", "vertex"};
+             static const std::vector<std::string_view> options{"openai",  "anthropic", "gemini",
+                                                                "bedrock", "vertex",    "azure"};
              static constexpr spelling meant[] = {
                  {provider_kind::openai, hosting::direct},
                  {provider_kind::anthropic, hosting::direct},
                  {provider_kind::gemini, hosting::direct},
                  {provider_kind::bedrock, hosting::direct},
                  {provider_kind::gemini, hosting::vertex},
+                 {provider_kind::openai, hosting::azure},
              };
              auto chosen = meant[r.one_of(n, "provider", options)];
              s.provider = chosen.dialect;
              s.host = chosen.host;
-             // tool_calling (read after) defaults by provider.
-             s.tool_calling = s.provider == provider_kind::openai ? tool_calling_mode::json
-                                                                  : tool_calling_mode::native;
+             // tool_calling (read after) defaults by provider; Azure serves OpenAI's own models,
+             // which call tools.
+             s.tool_calling = s.provider == provider_kind::openai && s.host != hosting::azure
+                                  ? tool_calling_mode::json
+                                  : tool_calling_mode::native;
          },
          [](const S& s) {
              if (s.host == hosting::vertex) return std::string("vertex");
+             if (s.host == hosting::azure) return std::string("azure");
              return std::string(provider_kind_name(s.provider));
          }},
         {"project", "vertex: the Google Cloud project its paths name",
@@ -179,6 +183,22 @@ const fields<upstream_config>& upstream_fields() {
              s.location = r.scalar(n, "location");
          },
          [](const S& s) { return s.location.empty() ? std::string() : quoted(s.location); }},
+        {"api_version", "azure: the deployments API's api-version (2024-10-21), or v1",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.api_version = r.scalar(n, "api_version");
+         },
+         [](const S& s) { return s.api_version.empty() ? std::string() : quoted(s.api_version); }},
+        {"deployments", "azure: model name -> deployment name (default: the model's own)",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             if (!n.IsMap())
+                 r.fail(n, "`deployments` must map model names to Azure deployment names");
+             for (const auto& entry : n)
+                 s.deployments.emplace_back(r.scalar(entry.first, "deployments"),
+                                            r.scalar(entry.second, "deployments"));
+         },
+         [](const S& s) {
+             return s.deployments.empty() ? std::string() : flow_map(s.deployments, false);
+         }},
         {"credentials_file",
          "vertex: a service account's key file (or gcloud's application default credentials); "
          "unset: GOOGLE_APPLICATION_CREDENTIALS, then the metadata server",

@@ -49,6 +49,11 @@ public:
             fail(node["project"] ? node["project"] : node["location"],
                  name + ": `project` and `location` are for `provider: vertex`");
         if (u.base_url.empty()) fail(node, name + ": `base_url` is required");
+        if (u.host == hosting::azure)
+            azure(node, name, u);
+        else if (node["api_version"] || node["deployments"])
+            fail(node["api_version"] ? node["api_version"] : node["deployments"],
+                 name + ": `api_version` and `deployments` are for `provider: azure`");
         if (u.inject_stream_usage && u.provider != provider_kind::openai)
             fail(node["stream_usage"],
                  "`stream_usage: inject` applies to OpenAI-compatible upstreams only");
@@ -118,6 +123,28 @@ public:
                          ? std::string("https://aiplatform.googleapis.com")
                          : "https://" + u.location + "-aiplatform.googleapis.com";
         u.endpoint = *parse_base_url(u.base_url).value;
+    }
+
+    // An Azure OpenAI upstream's rules: the api-version its deployment paths carry ("v1": the v1
+    // API), and TLS, since its key or token would otherwise cross the network in clear (plain
+    // http only to a loopback address, as in tests).
+    void azure(const YAML::Node& node, const std::string& name, const upstream_config& u) const {
+        if (u.api_version.empty())
+            fail(node, name +
+                           ": `provider: azure` needs `api_version` (such as 2024-10-21 for "
+                           "the deployments API, or v1 for the v1 API)");
+        if (u.api_version == "v1" && !u.deployments.empty())
+            fail(node["deployments"],
+                 name +
+                     ": `deployments` are for the deployments API: the v1 API names the "
+                     "deployment as the body's `model` (map names with `model_map`)");
+        const auto& host = u.endpoint.host;
+        bool loopback =
+            host == "localhost" || host.starts_with("127.") || host == "::1" || host == "[::1]";
+        if (!u.endpoint.tls && !loopback)
+            fail(node["base_url"], name +
+                                       ": `base_url`: an Azure upstream is reached over https "
+                                       "(such as https://my-resource.openai.azure.com)");
     }
 
     limits_config limits(const YAML::Node& node) const {

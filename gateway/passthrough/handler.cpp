@@ -363,7 +363,7 @@ net::awaitable<void> handler::list_models(http::request_context& ctx, const dest
         // A client of another dialect presented no key for this upstream: asked with none.
         auto head =
             where.call.dialect == config::provider_kind::openai
-                ? upstream_request_head(ctx, up, "/models" + query, false, !ctx.key_id.empty())
+                ? upstream_request_head(ctx, up, "/models" + query, {}, false, !ctx.key_id.empty())
                 : "GET " + up.endpoint.base_path +
                       "/models HTTP/1.1\r\nHost: " + upstream::host_header(up.endpoint) +
                       "\r\nAccept: application/json\r\nx-request-id: " + ctx.request_id +
@@ -658,7 +658,9 @@ net::awaitable<void> handler::forward(http::request_context& ctx, const destinat
     ctx.upstream = up.name;
     ctx.model = where.model;
     exchange_state state;
-    auto head = upstream_request_head(ctx, up, where.target, true, !ctx.key_id.empty());
+    auto head =
+        upstream_request_head(ctx, up, where.target, upstream::upstream_model(up, where.model),
+                              true, !ctx.key_id.empty());
     co_await tunnel(ctx, pool, head, state);
 }
 

@@ -5,6 +5,7 @@
 #include "gateway/providers/adapter.hpp"
 #include "gateway/upstream/authorize.hpp"
 #include "gateway/upstream/connection.hpp"
+#include "gateway/upstream/exchange.hpp"
 
 #include <boost/beast/core/string.hpp>
 
@@ -60,8 +61,12 @@ upstream::credential forwarded_credential(const gateway::http::request& req,
     if (upstream::authorized_by_gateway(up)) return credential::gateway;
     if (upstream_key_replaces_client(up, virtual_key))
         return up.api_key.empty() ? credential::none : credential::gateway;
-    auto [key_name, prefix] = providers::adapter_for(up.provider).key_field();
-    bool own_field = req.find(key_name) != req.end();
+    auto [key_name, prefix] = providers::key_field_of(up, providers::adapter_for(up.provider));
+    // Azure takes a key as `api-key` and an Entra ID token as Authorization: either is the
+    // credential the client sent for it.
+    bool own_field =
+        req.find(key_name) != req.end() ||
+        (up.host == config::hosting::azure && req.find(http::field::authorization) != req.end());
     std::string_view target = req.target();
     if (own_field ||
         (up.provider == config::provider_kind::gemini &&
@@ -133,10 +138,11 @@ void for_each_end_to_end(const http::fields& from, field_visitor visit) {
 // serialize it again. The body is sent after it untouched.
 std::string upstream_request_head(const gateway::http::request_context& ctx,
                                   const config::upstream_config& up, std::string_view target,
-                                  bool upgrade, bool virtual_key,
+                                  std::string_view model, bool upgrade, bool virtual_key,
                                   const observability::trace_context* attempt) {
     const auto& req = ctx.req;
-    auto [key_name, key_prefix] = providers::adapter_for(up.provider).key_field();
+    auto [key_name, key_prefix] = providers::key_field_of(up, providers::adapter_for(up.provider));
+    bool azure = up.host == config::hosting::azure;
     bool replace = upstream_key_replaces_client(up, virtual_key);
     bool gateway_auth = upstream::authorized_by_gateway(up);
     // Gemini's REST convention puts the key in the query: a replaced key goes from there too.
@@ -151,7 +157,7 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
     head += req.method_string();
     head += ' ';
     head += up.endpoint.base_path;
-    head += target;
+    head += upstream::wire_target(up, model, target);
     head += " HTTP/1.1\r\nHost: ";
     head += upstream::host_header(up.endpoint);
     head += "\r\n";
@@ -180,7 +186,8 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
         if (bedrock && (f == boost::beast::http::field::content_type ||
                         (name.size() >= 6 && boost::beast::iequals(name.substr(0, 6), "x-amz-"))))
             return;
-        if (boost::beast::iequals(name, key_name)) {
+        if (boost::beast::iequals(name, key_name) ||
+            (azure && f == boost::beast::http::field::authorization)) {
             if (replace) return;
             client_auth = true;
         }

@@ -103,14 +103,15 @@ private:
 void for_each_end_to_end(const boost::beast::http::fields& from, field_visitor visit);
 
 // The request head as the upstream sees it: same method, `target` below base_path (the client's
-// path after its /v1 or /v1beta, with the query), and end-to-end headers; Host, x-request-id,
+// path after its /v1 or /v1beta, with the query; upstream::wire_target's for `model`, the name
+// the upstream hears, on a host with paths of its own), and end-to-end headers; Host, x-request-id,
 // Content-Length (of the client's body: a body sent instead must be as long) and (per `auth`) the
 // key field of the upstream's provider set by the gateway. Written as bytes: building a Beast
 // message would allocate a node per header only to serialize it again. With `attempt` (the
 // attempt's traced CLIENT span) its traceparent and tracestate go instead of the client's.
 std::string upstream_request_head(const http::request_context& ctx,
                                   const config::upstream_config& up, std::string_view target,
-                                  bool upgrade, bool virtual_key = false,
+                                  std::string_view model, bool upgrade, bool virtual_key = false,
                                   const observability::trace_context* attempt = nullptr);
 
 }  // namespace gateway::passthrough

@@ -265,8 +265,10 @@ private:
     net::awaitable<outcome> translated(const config::upstream_config& up, upstream::pool& pool,
                                        std::string_view model, observability::span& attempt,
                                        const upstream::attempt_terms& terms);
+    // `model`: the name the target hears (its path names it on Azure).
     net::awaitable<outcome> forwarded(const config::upstream_config& up, upstream::pool& pool,
-                                      std::string_view target, observability::span& attempt,
+                                      std::string_view target, std::string_view model,
+                                      observability::span& attempt,
                                       const upstream::attempt_terms& terms);
 
     handler& h_;
@@ -404,8 +406,8 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
                          std::string(target.substr(at + 8 + call.path_model.size()));
     }
     auto out = co_await forwarded(
-        up, pool, renamed_target.empty() ? where_.target : std::string_view(renamed_target), span,
-        terms);
+        up, pool, renamed_target.empty() ? where_.target : std::string_view(renamed_target), heard,
+        span, terms);
     co_return out;
 }
 
@@ -454,14 +456,15 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
 
 net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     const config::upstream_config& up, upstream::pool& pool, std::string_view target,
-    observability::span& span, const upstream::attempt_terms& terms) {
+    std::string_view model, observability::span& span, const upstream::attempt_terms& terms) {
     // The connection is pooled or closed when this attempt ends: from then on nothing may close
     // it on a disconnect or a stop (a backoff may follow).
     struct forget_connection {
         exchange_state& state;
         ~forget_connection() { state.upstream = nullptr; }
     } forget{state_};
-    auto head = upstream_request_head(ctx_, up, target, false, !ctx_.key_id.empty(), state_.trace);
+    auto head =
+        upstream_request_head(ctx_, up, target, model, false, !ctx_.key_id.empty(), state_.trace);
     if (pool.holds_credentials()) {
         // Bedrock hears the gateway's signature over this body and target, made per attempt;
         // Vertex and Entra ID Azure the gateway's access token.

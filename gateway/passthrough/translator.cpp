@@ -63,8 +63,8 @@ std::string request_head(const http::request_context& ctx, const config::upstrea
             fields += std::string(name) + ": " + std::string(f.value()) + "\r\n";
     }
     if (attempt) fields += observability::trace_fields(*attempt);
-    return upstream::json_post_head(up, adapter.target(r), r.stream, fields, ctx.request_id,
-                                    body_size);
+    return upstream::json_post_head(up, adapter.target(r), r.model, r.stream, fields,
+                                    ctx.request_id, body_size);
 }
 
 net::awaitable<void> write_json(http::request_context& ctx, unsigned status, std::string body,
@@ -374,7 +374,7 @@ net::awaitable<attempt_auth> authorize_attempt(const http::request_context& ctx,
     }
     auto key = translated_key(ctx.req, !ctx.key_id.empty(), up, forward_key);
     out.whose = key.whose;
-    out.fields = adapter.auth_fields(key.value);
+    out.fields = providers::auth_fields_of(up, adapter, key.value);
     co_return out;
 }
 

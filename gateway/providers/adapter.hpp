@@ -61,6 +61,14 @@ public:
 };
 
 const adapter& adapter_for(provider p);
+
+// The header field that carries upstream `up`'s key when `a` speaks to it, and what precedes the
+// key there: the dialect's (adapter::key_field), except Azure OpenAI's `api-key`.
+std::pair<std::string_view, std::string_view> key_field_of(const config::upstream_config& up,
+                                                           const adapter& a);
+// adapter::auth_fields for `up`: `key` in key_field_of's field.
+std::string auth_fields_of(const config::upstream_config& up, const adapter& a,
+                           std::string_view key);
 // The dialect a model call to `model` (as the upstream names it) is said in on `up`: its
 // provider's, but InvokeModel's for Claude on Bedrock (bedrock::invokes) and rawPredict's for
 // Claude on Vertex AI (config::dialect_for, vertex::claude_adapter).

@@ -4,6 +4,7 @@
 #include "gateway/json_fields.hpp"
 #include "gateway/providers/adapter.hpp"
 #include "gateway/providers/anthropic.hpp"
+#include "gateway/providers/azure.hpp"
 #include "gateway/providers/bedrock.hpp"
 #include "gateway/providers/bedrock_invoke.hpp"
 #include "gateway/providers/gemini.hpp"
@@ -256,6 +257,19 @@ std::string adapter::auth_fields(std::string_view key) const {
     auto [name, prefix] = key_field();
     out.append(name).append(": ").append(prefix).append(key).append("\r\n");
     return out;
+}
+
+std::pair<std::string_view, std::string_view> key_field_of(const config::upstream_config& up,
+                                                           const adapter& a) {
+    return up.host == config::hosting::azure ? azure::key_field : a.key_field();
+}
+
+std::string auth_fields_of(const config::upstream_config& up, const adapter& a,
+                           std::string_view key) {
+    if (up.host != config::hosting::azure) return a.auth_fields(key);
+    if (key.empty()) return {};
+    auto [name, prefix] = azure::key_field;
+    return std::string(name) + ": " + std::string(prefix) + std::string(key) + "\r\n";
 }
 
 bool adapter::streams_as(std::string_view content_type) const {

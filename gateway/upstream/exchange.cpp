@@ -3,20 +3,27 @@
 #include "gateway/error.hpp"
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/metrics.hpp"
+#include "gateway/providers/azure.hpp"
 
 #include <algorithm>
 #include <array>
 
 namespace gateway::upstream {
 
-std::string json_post_head(const config::upstream_config& up, std::string_view target, bool stream,
-                           std::string_view fields, std::string_view request_id,
-                           std::size_t length) {
+std::string wire_target(const config::upstream_config& up, std::string_view model,
+                        std::string_view target) {
+    if (up.host == config::hosting::azure) return providers::azure::target(up, model, target);
+    return std::string(target);
+}
+
+std::string json_post_head(const config::upstream_config& up, std::string_view target,
+                           std::string_view model, bool stream, std::string_view fields,
+                           std::string_view request_id, std::size_t length) {
     std::string head;
     head.reserve(256 + fields.size());
     head += "POST ";
     head += up.endpoint.base_path;
-    head += target;
+    head += wire_target(up, model, target);
     head += " HTTP/1.1\r\nHost: ";
     head += host_header(up.endpoint);
     head += stream ? "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"

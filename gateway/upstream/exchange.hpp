@@ -35,13 +35,20 @@ struct exchange_hooks {
     std::function<bool()> resend;
 };
 
+// The target `up` is sent below its base path for `target`, a path of its dialect with its query,
+// asking for `model` (the name it hears; empty for a call that names none): `target` itself, or
+// on Azure OpenAI the deployment's or the v1 API's path (providers/azure.hpp). Every request head
+// to an upstream is written with it.
+std::string wire_target(const config::upstream_config& up, std::string_view model,
+                        std::string_view target);
+
 // The head of a JSON POST the gateway makes itself (the model client's requests, a translated
-// chat request): `target` below the upstream's base path, Accept for an event stream or JSON,
-// then `fields` ("Name: value\r\n" each: the key, fields passed along), x-request-id and
-// Content-Length.
-std::string json_post_head(const config::upstream_config& up, std::string_view target, bool stream,
-                           std::string_view fields, std::string_view request_id,
-                           std::size_t length);
+// chat request): wire_target(`target`, `model`) below the upstream's base path, Accept for an
+// event stream or JSON, then `fields` ("Name: value\r\n" each: the key, fields passed along),
+// x-request-id and Content-Length.
+std::string json_post_head(const config::upstream_config& up, std::string_view target,
+                           std::string_view model, bool stream, std::string_view fields,
+                           std::string_view request_id, std::size_t length);
 
 // Sends `head` and `body` on a pooled connection, or a new one, and reads the response header
 // into `parser` (emplaced anew for each attempt; the body of a HEAD answer is skipped). A

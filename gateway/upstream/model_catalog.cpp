@@ -69,10 +69,11 @@ model_catalog::model_catalog(const std::vector<config::upstream_config>& upstrea
         bool globbed = false;
         for (const auto& m : u.models) globbed = globbed || is_glob(m);
         // Bedrock lists its models in its control-plane API, on another host and not built
-        // yet, and Vertex AI has no list of the models a project may call: their configured
-        // names are their list.
+        // yet; Azure's deployments API has no list of deployments in OpenAI's shape, nor
+        // Vertex AI's publishers one of the models a project may call: their configured names
+        // (and Azure's deployments) are their list.
         if (!globbed || u.model_list_ttl.count() <= 0 ||
-            u.provider == config::provider_kind::bedrock || u.host == config::hosting::vertex)
+            u.provider == config::provider_kind::bedrock || u.host != config::hosting::direct)
             sources_.push_back(source::none);
         else if (u.provider == config::provider_kind::openai &&
                  u.auth == config::auth_mode::forward && u.api_key.empty())
@@ -291,6 +292,8 @@ model_catalog::models model_catalog::merge(const lists& listed,
             if (!is_glob(m)) add(named_here(m));
         for (const auto& [from, to] : u.model_map)
             if (any_match(u.models, from)) add(named_here(from));
+        for (const auto& [model, deployment] : u.deployments)
+            if (any_match(u.models, model)) add(named_here(model));
         if (i >= listed.size() || !listed[i]) continue;
         for (const auto& m : *listed[i]) {
             if (!any_match(u.models, m.id)) continue;

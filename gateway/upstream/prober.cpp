@@ -29,11 +29,11 @@ std::string_view models_target(config::provider_kind p) {
 std::string prober::request_head(const config::upstream_config& u) {
     std::string head = "GET ";
     head += u.endpoint.base_path;
-    head += models_target(u.provider);
+    head += wire_target(u, {}, models_target(u.provider));
     head += " HTTP/1.1\r\nHost: ";
     head += host_header(u.endpoint);
     head += "\r\nAccept: application/json\r\nUser-Agent: contextgate-probe\r\n";
-    head += providers::adapter_for(u.provider).auth_fields(u.api_key);
+    head += providers::auth_fields_of(u, providers::adapter_for(u.provider), u.api_key);
     head += "Connection: close\r\n\r\n";
     return head;
 }

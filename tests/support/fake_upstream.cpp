@@ -1,5 +1,6 @@
 #include "tests/support/fake_upstream.hpp"
 
+#include "tests/support/fake_azure.hpp"
 #include "tests/support/fake_providers.hpp"
 #include "tests/support/fake_vertex.hpp"
 
@@ -617,6 +618,25 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
             }
         }
 
+        // Azure OpenAI (/openai/…): its credential, api-version and deployment are checked, then
+        // it is answered as the OpenAI call it stands for (fake_azure.hpp), echoed as it came.
+        bool azure = r.target.rfind("/openai/", 0) == 0;
+        if (azure) {
+            auto read = fake_azure::read(r, options.azure_tokens);
+            if (!read.refusal && r.header("x-fake-status") == "429")
+                read.refusal = fake_azure::throttled();
+            if (read.refusal) {
+                const auto& a = *read.refusal;
+                std::string answer =
+                    "HTTP/1.1 " + std::to_string(a.status) +
+                    " Azure\r\nContent-Type: application/json\r\n" + a.extra_headers +
+                    "Content-Length: " + std::to_string(a.body.size()) + "\r\n\r\n" + a.body;
+                bool ok = co_await write_all(stream, answer);
+                if (!ok) co_return;
+                continue;
+            }
+            r.target = read.call.openai_target;
+        }
         std::string path = r.target.substr(0, r.target.find('?'));
         bool anthropic = path == "/v1/messages" && r.method == "POST";
         bool gemini = path.rfind("/v1beta/models/", 0) == 0 && r.method == "POST" &&
@@ -732,6 +752,21 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
             steered =
                 steered || boost::beast::iequals(std::string_view(name).substr(0, 7), "x-fake-");
         std::optional<std::size_t> timing;
+        if (azure && chat && r.body.find(fake_azure::filtered_answer) != std::string::npos) {
+            // The filter cut the answer: what came before it, finish_reason content_filter.
+            scripted_reply cut;
+            cut.content = "The answer was";
+            cut.finish_reason = "content_filter";
+            if (stream_requested) {
+                bool go_on = co_await write_events(stream, lowest, r, scripted_events(cut, model),
+                                                   "text/event-stream; charset=utf-8");
+                if (!go_on) co_return;
+            } else {
+                bool ok = co_await write_all(stream, scripted_answer(cut, model));
+                if (!ok) co_return;
+            }
+            continue;
+        }
         if (chat && !steered)
             if (auto scripted = next_scripted(r.body, object, timing)) {
                 if (scripted->reset_before_head) {

@@ -66,6 +66,9 @@ struct fake_options {
     // Whether a Vertex AI request's access token is good (fake_vertex::token_check: "" or why
     // not); unset: any token is.
     std::function<std::string(std::string_view token)> vertex_tokens;
+    // Whether an Azure OpenAI request's Entra ID token is good (fake_azure::token_check); unset:
+    // none is (only the resource's `api-key` is taken).
+    std::function<std::string(std::string_view token)> azure_tokens;
 };
 
 // A native tool call in a scripted reply: the tool's name and its arguments as JSON text.

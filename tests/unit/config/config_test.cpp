@@ -435,6 +435,52 @@ BOOST_AUTO_TEST_CASE(providers_default_their_tool_calling_and_map_model_names) {
     BOOST_TEST(printed.find("\"claude\": \"claude-sonnet-4-5\"") != std::string::npos, printed);
 }
 
+BOOST_AUTO_TEST_CASE(an_azure_upstream_needs_an_api_version_and_https) {
+    const std::string azure =
+        "upstreams:\n  - name: az\n    provider: azure\n"
+        "    base_url: https://res.openai.azure.com\n";
+    auto loaded = load_string(azure +
+                                  "    api_key: azure-key-0123456789\n    api_version: 2024-10-21\n"
+                                  "    deployments: {gpt-4o: prod-gpt4o}\n",
+                              "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
+    const auto& u = loaded.value->upstreams[0];
+    // OpenAI's dialect, hosted by Azure; GPT models call tools natively.
+    BOOST_TEST((u.provider == provider_kind::openai));
+    BOOST_TEST((u.host == hosting::azure));
+    BOOST_TEST((u.tool_calling == tool_calling_mode::native));
+    BOOST_TEST(u.api_version == "2024-10-21");
+    BOOST_TEST_REQUIRE(u.deployments.size() == 1u);
+    BOOST_TEST(u.deployments[0].second == "prod-gpt4o");
+    auto text = to_yaml(*loaded.value);
+    BOOST_TEST(text.find("provider: azure") != std::string::npos, text);
+    BOOST_TEST(text.find("api_version: \"2024-10-21\"") != std::string::npos, text);
+    BOOST_TEST(text.find("deployments: {\"gpt-4o\": \"prod-gpt4o\"}") != std::string::npos, text);
+    BOOST_TEST(text.find("azure-key-0123456789") == std::string::npos, text);
+    // The v1 API; plain http to a loopback address (tests).
+    auto v1 = load_string(
+        "upstreams:\n  - name: az\n    provider: azure\n"
+        "    base_url: http://127.0.0.1:9003\n    api_version: v1\n",
+        "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(v1), v1.error);
+
+    BOOST_TEST(error_of(azure) ==
+               "test.yaml:2: upstreams[0]: `provider: azure` needs `api_version` (such as "
+               "2024-10-21 for the deployments API, or v1 for the v1 API)");
+    BOOST_TEST(error_of("upstreams:\n  - name: az\n    provider: azure\n"
+                        "    base_url: http://res.openai.azure.com\n    api_version: v1\n") ==
+               "test.yaml:4: upstreams[0]: `base_url`: an Azure upstream is reached over https "
+               "(such as https://my-resource.openai.azure.com)");
+    BOOST_TEST(error_of(azure + "    api_version: v1\n    deployments: {gpt-4o: prod}\n")
+                   .starts_with("test.yaml:6: upstreams[0]: `deployments` are for the "
+                                "deployments API"));
+    BOOST_TEST(error_of(azure + "    api_version: v1\n    deployments: [gpt-4o]\n") ==
+               "test.yaml:6: `deployments` must map model names to Azure deployment names");
+    BOOST_TEST(error_of(with_upstream("    api_version: 2024-10-21\n")) ==
+               "test.yaml:4: upstreams[0]: `api_version` and `deployments` are for `provider: "
+               "azure`");
+}
+
 BOOST_AUTO_TEST_CASE(bad_provider_settings_are_precise) {
     BOOST_TEST(error_of(with_upstream("    provider: mistral\n")) ==
                "test.yaml:4: `provider`: `mistral` must be openai, anthropic, gemini or bedrock");

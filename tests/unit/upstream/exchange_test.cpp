@@ -14,8 +14,8 @@ BOOST_AUTO_TEST_CASE(a_gateways_own_post_has_its_fields_in_order) {
     config::upstream_config up;
     up.base_url = "http://127.0.0.1:9000/api/v1";
     up.endpoint = *config::parse_base_url(up.base_url).value;
-    auto head =
-        json_post_head(up, "/chat/completions", true, "Authorization: Bearer k\r\n", "req-1", 42);
+    auto head = json_post_head(up, "/chat/completions", "gpt-4o", true,
+                               "Authorization: Bearer k\r\n", "req-1", 42);
     BOOST_TEST(head ==
                "POST /api/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:9000\r\n"
                "Content-Type: application/json\r\nAccept: text/event-stream\r\n"
