@@ -5,9 +5,12 @@
 import { createServer } from 'node:http';
 import { generateKeyPairSync } from 'node:crypto';
 import Provider from 'oidc-provider';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { startGateway, writeConfig } from './support.mjs';
 
 export const CLIENT_ID = 'contextgate';
 export const CLIENT_SECRET = 'e2e-client-secret-0123456789';
+export const ADMIN_KEY = 'e2e-admin-key-0123456789';
 
 // The accounts: the login name is the account id.
 export const ACCOUNTS = {
@@ -117,4 +120,34 @@ export async function browse(url, { login = 'ada', jar = new Map(), stopAt } = {
     body = new URLSearchParams(prompt === 'login' ? { prompt, login, password: 'any' } : { prompt }).toString();
   }
   throw new Error(`no end to the redirects: ${visited.join(' -> ')}`);
+}
+
+// A port nobody listens on now, for a gateway whose callback address must be known first.
+export async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+// A gateway on `port` (its callback address is registered at the provider before it starts)
+// signing in at `issuer`, with the admin key for automation.
+export function gatewayFor(name, issuer, port, upstream) {
+  const config = writeConfig(name, upstream, `admin:
+  api_key: ${ADMIN_KEY}
+auth:
+  oidc:
+    issuer: ${issuer}
+    client_id: ${CLIENT_ID}
+    client_secret: ${CLIENT_SECRET}
+    redirect_url: http://127.0.0.1:${port}/auth/callback
+    scopes: [openid, email, profile, groups]
+    roles_claim: groups
+    roles: {platform-admins: admin, eng-leads: team_admin, eng: member}
+    team_claim: team
+    default_role: viewer
+`);
+  writeFileSync(config, readFileSync(config, 'utf8').replace('listen: 127.0.0.1:0', `listen: 127.0.0.1:${port}`));
+  return startGateway(config);
 }

@@ -6,42 +6,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { startGateway, startScriptedFake, writeConfig } from './support.mjs';
-import { CLIENT_ID, CLIENT_SECRET, browse, startProvider } from './oidc_provider.mjs';
-
-const ADMIN_KEY = 'e2e-admin-key-0123456789';
-
-// A port nobody listens on now, for a gateway whose callback address must be known first.
-async function freePort() {
-  const server = createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-// A gateway on `port` (its callback address is registered at the provider before it starts)
-// signing in at `issuer`, with the admin key for automation.
-function gatewayFor(name, issuer, port, upstream) {
-  const config = writeConfig(name, upstream, `admin:
-  api_key: ${ADMIN_KEY}
-auth:
-  oidc:
-    issuer: ${issuer}
-    client_id: ${CLIENT_ID}
-    client_secret: ${CLIENT_SECRET}
-    redirect_url: http://127.0.0.1:${port}/auth/callback
-    scopes: [openid, email, profile, groups]
-    roles_claim: groups
-    roles: {platform-admins: admin, eng-leads: team_admin, eng: member}
-    team_claim: team
-    default_role: viewer
-`);
-  writeFileSync(config, readFileSync(config, 'utf8').replace('listen: 127.0.0.1:0', `listen: 127.0.0.1:${port}`));
-  return startGateway(config);
-}
+import { startScriptedFake } from './support.mjs';
+import { ADMIN_KEY, CLIENT_ID, CLIENT_SECRET, browse, freePort, gatewayFor, startProvider } from './oidc_provider.mjs';
 
 const cookieHeader = (jar, base) =>
   [...(jar.get(new URL(base).host) ?? new Map())].map(([k, v]) => `${k}=${v}`).join('; ');
