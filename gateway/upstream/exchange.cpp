@@ -4,6 +4,7 @@
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/providers/azure.hpp"
+#include "gateway/providers/vertex.hpp"
 
 #include <algorithm>
 #include <array>
@@ -13,6 +14,7 @@ namespace gateway::upstream {
 std::string wire_target(const config::upstream_config& up, std::string_view model,
                         std::string_view target) {
     if (up.host == config::hosting::azure) return providers::azure::target(up, model, target);
+    if (up.host == config::hosting::vertex) return providers::vertex::wire_target(up, target);
     return std::string(target);
 }
 

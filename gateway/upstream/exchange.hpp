@@ -37,8 +37,9 @@ struct exchange_hooks {
 
 // The target `up` is sent below its base path for `target`, a path of its dialect with its query,
 // asking for `model` (the name it hears; empty for a call that names none): `target` itself, or
-// on Azure OpenAI the deployment's or the v1 API's path (providers/azure.hpp). Every request head
-// to an upstream is written with it.
+// on Azure OpenAI the deployment's or the v1 API's path (providers/azure.hpp), on Vertex AI the
+// model's path below the project and location (providers/vertex.hpp). Every request head to an
+// upstream is written with it.
 std::string wire_target(const config::upstream_config& up, std::string_view model,
                         std::string_view target);
 
