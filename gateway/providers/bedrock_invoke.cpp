@@ -93,7 +93,8 @@ public:
     std::string encode(const request& r, std::string& error) const override {
         auto messages = anthropic::adapter().encode(r, error);
         if (messages.empty()) return {};
-        return json::serialize(invoke_object(json::parse(messages).as_object()));
+        bool stream = false;
+        return invoke_body(messages, stream, error);
     }
 
     bool decode(std::string_view body, reply& out, std::string& error) const override {
@@ -135,8 +136,12 @@ std::string invoke_target(std::string_view model_id, bool stream) {
 }
 
 std::string invoke_body(std::string_view messages_body, bool& stream, std::string& error) {
+    // As deep as the client's request may be (ingress reads it with 64): a tool's input_schema
+    // nests objects in properties in objects.
+    json::parse_options options;
+    options.max_depth = 64;
     boost::system::error_code ec;
-    auto v = json::parse(messages_body, ec);
+    auto v = json::parse(messages_body, ec, {}, options);
     if (ec || !v.is_object()) {
         error = "the request body is not a JSON object";
         return {};
@@ -178,13 +183,21 @@ bool messages_events::feed(std::string_view bytes, std::string& out) {
         boost::system::error_code ec;
         auto v = event ? json::parse(*event, ec) : json::value();
         auto type = !ec && v.is_object() ? string_of(v.as_object().if_contains("type")) : "";
-        if (type.empty()) {
+        if (type.empty() || type.find_first_of("\r\n") != std::string::npos) {
             auto said = json::serialize(json::object{
                 {"message", "an unreadable chunk event: " + m.payload.substr(0, 200)}});
             fail(502, {}, said, out);
             return false;
         }
-        out.append("event: ").append(type).append("\ndata: ").append(*event).append("\n\n");
+        // One `data:` line: the event as Bedrock sent it when it is on one line, else
+        // re-serialised (compact JSON has no raw line break), so no line of it can end the
+        // event early or start another; a type with a line break is unreadable above.
+        bool one_line = event->find_first_of("\r\n") == std::string::npos;
+        out.append("event: ")
+            .append(type)
+            .append("\ndata: ")
+            .append(one_line ? *event : json::serialize(v))
+            .append("\n\n");
     }
     if (!whole) {
         fail(502, {}, json::serialize(json::object{{"message", broken}}), out);

@@ -37,6 +37,27 @@ std::string exception_frame(std::string_view type, std::string_view message) {
     return fakes::converse_stream_exception(type, message);
 }
 
+// One `chunk` message carrying `event` as its base64 `bytes`.
+std::string chunk_frame(std::string_view event) {
+    static constexpr char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string b64;
+    for (std::size_t i = 0; i < event.size(); i += 3) {
+        std::uint32_t n = std::uint8_t(event[i]) << 16;
+        if (i + 1 < event.size()) n |= std::uint8_t(event[i + 1]) << 8;
+        if (i + 2 < event.size()) n |= std::uint8_t(event[i + 2]);
+        b64 += alphabet[(n >> 18) & 63];
+        b64 += alphabet[(n >> 12) & 63];
+        b64 += i + 1 < event.size() ? alphabet[(n >> 6) & 63] : '=';
+        b64 += i + 2 < event.size() ? alphabet[n & 63] : '=';
+    }
+    es::message m;
+    m.headers = {es::header::of_string(":message-type", "event"),
+                 es::header::of_string(":event-type", "chunk")};
+    m.payload = json::serialize(json::object{{"bytes", b64}});
+    return es::encode(m);
+}
+
 // `bytes` through messages_events, cut every `cut` bytes; false when it ended in an error.
 bool rewrite(std::string_view bytes, std::size_t cut, std::string& out) {
     bedrock::messages_events events(1 << 20);
@@ -84,6 +105,27 @@ BOOST_AUTO_TEST_CASE(the_clients_body_keeps_its_members_without_model_and_stream
     BOOST_TEST(body == R"({"anthropic_version":"bedrock-2023-05-31","max_tokens":1})");
     BOOST_TEST(bedrock::invoke_body("[1]", stream, error).empty());
     BOOST_TEST(error == "the request body is not a JSON object");
+}
+
+BOOST_AUTO_TEST_CASE(a_deep_tool_schema_is_as_welcome_as_at_the_door) {
+    // 44 levels of nesting: more than Boost.JSON's default 32, less than ingress's 64.
+    std::string schema = "{}";
+    for (int i = 0; i < 20; ++i) schema = R"({"type":"object","properties":{"x":)" + schema + "}}";
+    std::string error;
+    bool stream = false;
+    auto body = bedrock::invoke_body(
+        R"({"max_tokens":5,"tools":[{"name":"t","input_schema":)" + schema + "}]}", stream, error);
+    BOOST_TEST(error.empty(), error);
+    BOOST_TEST(body.find(R"("anthropic_version":"bedrock-2023-05-31")") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(an_event_on_several_lines_is_one_data_line_and_a_type_with_one_is_refused) {
+    std::string out;
+    BOOST_TEST(rewrite(chunk_frame("{\"type\":\"ping\",\n\"n\":1}"), 4, out));
+    BOOST_TEST(out == "event: ping\ndata: {\"type\":\"ping\",\"n\":1}\n\n");
+    out.clear();
+    BOOST_TEST(!rewrite(chunk_frame(R"({"type":"ping\ndata: x"})"), 4, out));
+    BOOST_TEST(out.starts_with("event: error\n"), out);
 }
 
 BOOST_AUTO_TEST_CASE(a_chunk_holds_its_event_in_base64_with_or_without_padding) {
