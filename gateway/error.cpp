@@ -46,6 +46,9 @@ error_info info(errc e) {
             return {403, "permission_error", "model_not_priced",
                     "This API key has a USD budget, and the gateway has no price for the model "
                     "requested."};
+        case errc::guardrail_blocked:
+            return {400, "invalid_request_error", "guardrail_blocked",
+                    "A guardrail of this gateway blocked the request."};
         case errc::model_not_found:
             return {404, "invalid_request_error", "model_not_found",
                     "The model does not exist on this gateway."};

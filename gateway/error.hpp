@@ -23,6 +23,7 @@ enum class errc {
     model_not_allowed,
     model_not_priced,
     model_not_found,
+    guardrail_blocked,  // a guardrail's `block` (the message names the guardrail and the rule)
     rate_limited,
     token_rate_limited,
     quota_exceeded,
