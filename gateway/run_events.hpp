@@ -23,6 +23,8 @@ inline constexpr std::string_view message_reset = "message.reset";
 
 inline constexpr std::string_view tool_call = "tool.call";
 inline constexpr std::string_view tool_result = "tool.result";
+// A guardrail masked or withheld a tool's result before the model read it.
+inline constexpr std::string_view guardrail_applied = "guardrail.applied";
 inline constexpr std::string_view approval_required = "approval.required";
 inline constexpr std::string_view approval_resolved = "approval.resolved";
 inline constexpr std::string_view write_undone = "write.undone";

@@ -93,7 +93,7 @@ std::variant<passthrough::caller, http::reply> gatekeeper::identify(const http::
     if (!key) return http::reply::error(errc::unauthorized, "The API key is not valid.");
     if (key->expired(now_ms))
         return http::reply::error(errc::unauthorized, "The API key has expired.");
-    return passthrough::caller{key->id, key->name, key, key->models};
+    return passthrough::caller{key->id, key->name, key, key->models, key->team};
 }
 
 namespace {

@@ -2,12 +2,15 @@
 
 #include "gateway/agent/json_protocol.hpp"
 #include "gateway/agent/tool_call_parser.hpp"
+#include "gateway/guardrails/engine.hpp"
+#include "gateway/guardrails/webhook.hpp"
 #include "gateway/ids.hpp"
 #include "gateway/providers/genai_trace.hpp"
 #include "gateway/run_events.hpp"
 #include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/tool.hpp"
 
+#include <boost/asio/this_coro.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_from.hpp>
@@ -226,9 +229,13 @@ net::awaitable<bool> agent_loop::settle_pending(live_run& run) {
 
 // Hands a call's outcome to the model (and the watchers), then applies the limits that depend on
 // it. False when the run ended here.
-net::awaitable<bool> agent_loop::deliver(live_run& run, const tools::tool_result& result) {
+net::awaitable<bool> agent_loop::deliver(live_run& run, const tools::tool_result& outcome) {
     auto& s = run.state;
     auto p = *s.pending;
+    auto b = journal_.begin(run);
+    // What the model reads of it, the guardrails' tool_result stage passed.
+    auto guarded = co_await guard_result(run, p.tool, outcome, b);
+    const auto& result = guarded ? *guarded : outcome;
     bool denied = result.error_code == tools::code::denied_by_user;
     s.tool_errors = result.ok || denied ? 0 : s.tool_errors + 1;
     // The result is the tool's own text (the JSON protocol says which tool it was when it
@@ -242,7 +249,6 @@ net::awaitable<bool> agent_loop::deliver(live_run& run, const tools::tool_result
     run.conversation.push_back(
         {providers::role::tool,
          {providers::part::of_result({answers, p.tool, std::move(text), !result.ok})}});
-    auto b = journal_.begin(run);
     gate_.record_result(run, b, result);
     s.pending.reset();
     run.call.reset();
@@ -267,6 +273,69 @@ net::awaitable<bool> agent_loop::deliver(live_run& run, const tools::tool_result
         co_return go_on;
     }
     co_return true;
+}
+
+// Runs the tool_result guardrails of the configuration in force: its detectors, then its
+// webhooks. The run goes on whatever they decide.
+net::awaitable<std::optional<tools::tool_result>> agent_loop::guard_result(
+    live_run& run, const std::string& tool, const tools::tool_result& result,
+    run_journal::batch& b) {
+    auto guards = model_.guardrails();
+    if (!guards.rules || guards.rules->empty() || result.text.empty()) co_return std::nullopt;
+    using stage = config::guardrail_stage;
+    guardrails::subject who{{}, {}, run.chat.model};
+    auto chosen = guards.rules->select(stage::tool_result, who);
+    if (chosen.empty()) co_return std::nullopt;
+    auto checked = guards.rules->check(chosen, result.text);
+    guardrails::record(checked, stage::tool_result);
+    std::optional<guardrails::finding> blocked = checked.blocked_by;
+    json::array hits;
+    for (const auto& f : checked.hits)
+        if (f.action != config::guardrail_action::log)
+            hits.push_back({{"guardrail", f.guardrail}, {"rule", f.rule}});
+    std::string text =
+        checked.result == guardrails::verdict::masked ? std::move(checked.text) : result.text;
+    if (!blocked && chosen.has_webhooks() && guards.hooks) {
+        auto executor = co_await net::this_coro::executor;
+        for (const auto* g : chosen.items()) {
+            if (!g->config.webhook) continue;
+            auto answer = co_await guards.hooks->ask(executor, g->config, stage::tool_result, text,
+                                                     run.chat.model, "");
+            guardrails::finding hit{g->config.name, "webhook", config::guardrail_action::block};
+            if (answer.what == guardrails::webhook_answer::action::block) {
+                blocked = hit;
+            } else if (answer.what == guardrails::webhook_answer::action::mask &&
+                       !answer.spans.empty()) {
+                hit.action = config::guardrail_action::mask;
+                std::string masked;
+                std::size_t copied = 0;
+                for (auto [begin, end] : answer.spans) {
+                    masked.append(text, copied, begin - copied);
+                    masked += "[REDACTED:" + g->config.name + "]";
+                    copied = end;
+                }
+                text = masked + text.substr(copied);
+            } else {
+                continue;
+            }
+            guardrails::outcome counted;
+            counted.hits.push_back(hit);
+            guardrails::record(counted, stage::tool_result);
+            hits.push_back({{"guardrail", hit.guardrail}, {"rule", hit.rule}});
+            if (blocked) break;
+        }
+    }
+    if (hits.empty()) co_return std::nullopt;
+    b.event(event::guardrail_applied,
+            {{"tool", tool}, {"action", blocked ? "block" : "mask"}, {"hits", std::move(hits)}});
+    if (blocked)
+        co_return tools::tool_result::failure(
+            tools::code::guardrail_blocked,
+            "The result was withheld: the guardrail `" + std::string(blocked->guardrail) +
+                "` blocked it (rule `" + std::string(blocked->rule) + "`). Go on without it.");
+    auto masked = result;
+    masked.text = std::move(text);
+    co_return masked;
 }
 
 void agent_loop::arm_wall(live_run& run) {

@@ -81,6 +81,13 @@ private:
     net::awaitable<bool> open_native_call(live_run& run, pending_call p);
     net::awaitable<bool> settle_pending(live_run& run);
     net::awaitable<bool> deliver(live_run& run, const tools::tool_result& result);
+    // The guardrails' tool_result stage: `result` checked before the model reads it. The result
+    // to hand on instead when a guardrail masked it or withheld it (a GUARDRAIL_BLOCKED failure),
+    // told in `b` as a guardrail.applied event; nullopt when none changed it.
+    net::awaitable<std::optional<tools::tool_result>> guard_result(live_run& run,
+                                                                   const std::string& tool,
+                                                                   const tools::tool_result& result,
+                                                                   run_journal::batch& b);
     bool trim_history(live_run& run, std::size_t request_bytes,
                       std::optional<boost::json::object>& trimmed);
 

@@ -9,11 +9,26 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
 
+namespace gateway::guardrails {
+class engine;
+class webhooks;
+}  // namespace gateway::guardrails
+
 namespace gateway::agent {
+
+// The guardrails of the configuration the model calls go out in (its engine and webhooks, null
+// for none), which the agent checks its tools' results with before the model reads them; `hold`
+// keeps them while they are used (a reload may replace them).
+struct guardrails_in_force {
+    std::shared_ptr<const void> hold;
+    const guardrails::engine* rules = nullptr;
+    guardrails::webhooks* hooks = nullptr;
+};
 
 // Why a model call gave no reply: the gateway's error code for it (the transport's
 // upstream_*, the upstream's answer by its status: rate_limited, bad_request, …), whether the run
@@ -103,6 +118,8 @@ public:
     virtual config::upstream_config upstream_for(std::string_view model) const = 0;
     // The engine is stopping: release what is kept between calls (pooled connections).
     virtual void shutdown() = 0;
+    // The guardrails now in force; none unless the port serves a configuration's.
+    virtual guardrails_in_force guardrails() const { return {}; }
 };
 
 }  // namespace gateway::agent

@@ -4,12 +4,13 @@
 
 namespace gateway::agent {
 
-void model_switch::use(std::shared_ptr<model_port> client) {
+void model_switch::use(std::shared_ptr<model_port> client, guardrails_in_force guards) {
     std::shared_ptr<model_port> before;
     {
         std::lock_guard lock(mutex_);
         if (shut_) client->shutdown();
         before = std::exchange(client_, std::move(client));
+        guards_ = std::move(guards);
     }
     // Its pooled connections belong to the engine's thread: they are closed there, once the
     // calls still using it have ended.
@@ -31,6 +32,11 @@ boost::asio::awaitable<model_result<model_answer>> model_switch::converse(
     auto client = now();
     co_return co_await client->converse(std::move(request), std::move(request_id), cancel,
                                         std::move(on_retry), std::move(on_text), trace);
+}
+
+guardrails_in_force model_switch::guardrails() const {
+    std::lock_guard lock(mutex_);
+    return guards_;
 }
 
 config::upstream_config model_switch::upstream_for(std::string_view model) const {

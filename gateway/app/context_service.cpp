@@ -202,7 +202,9 @@ struct engine_face {
 void context_service::use(std::shared_ptr<const generation> serving) {
     auto face = std::make_shared<engine_face>(std::move(serving), model_retries_,
                                               engine_.get_executor(), ledger_.get());
-    model_->use(std::shared_ptr<agent::model_port>(face, &face->client));
+    const auto& g = *face->built_from;
+    model_->use(std::shared_ptr<agent::model_port>(face, &face->client),
+                {face, g.guardrails.get(), g.webhooks.get()});
 }
 
 std::string context_service::reload_workflows() {

@@ -1,5 +1,7 @@
 #include "gateway/app/generation.hpp"
 
+#include "gateway/guardrails/engine.hpp"
+#include "gateway/guardrails/webhook.hpp"
 #include "gateway/io/redis.hpp"
 #include "gateway/upstream/aws_credentials.hpp"
 #include "gateway/upstream/health_share.hpp"
@@ -91,6 +93,8 @@ config::parsed<std::shared_ptr<generation>> build_generation(config::gateway_con
     auto prices = pricing::build_prices(c.pricing);
     if (!prices) return result::fail(prices.error);
     g->prices = std::move(*prices.value);
+    g->guardrails = std::make_shared<const guardrails::engine>(c.guardrails);
+    g->webhooks = std::make_shared<guardrails::webhooks>();
     g->routing = std::make_unique<upstream::routing>(c.upstreams, c.routes, c.health);
     if (before) carry_health(*before->routing, *g->routing, c.upstreams);
     if (caching(c)) {

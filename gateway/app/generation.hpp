@@ -20,6 +20,11 @@ class credentials_provider;
 class token_source;
 }  // namespace gateway::upstream
 
+namespace gateway::guardrails {
+class engine;
+class webhooks;
+}  // namespace gateway::guardrails
+
 namespace gateway::app {
 
 // What one configuration builds to serve model requests: its upstreams' TLS contexts, the routes
@@ -44,6 +49,10 @@ struct generation {
     std::shared_ptr<cache::response_cache> cache;  // null: no upstream or route caches
     // The shipped table or pricing.file, with pricing.overrides: read again at each reload.
     std::shared_ptr<const pricing::price_table> prices;
+    // The configured guardrails (empty without `guardrails:`) and their webhooks' circuit
+    // breakers, which a reload starts afresh.
+    std::shared_ptr<const guardrails::engine> guardrails;
+    std::shared_ptr<guardrails::webhooks> webhooks;
     // limits.backend: redis. Declared after `routing`, so it stops before the board it tells goes.
     std::unique_ptr<upstream::health_share> health_share;
 

@@ -82,11 +82,13 @@ struct server::v1_face {
     v1_face(std::shared_ptr<const generation> g, const config::gateway_config& running,
             passthrough::admission* gate, upstream::usage_sink* ledger)
         : built_from(std::move(g)),
-          handler(running.server, built_from->config.upstreams, *built_from->routing,
-                  built_from->tls_contexts, built_from->aws_credentials, built_from->token_sources,
-                  gate, ledger,
-                  passthrough::cache_setup{built_from->cache.get(), &built_from->config.cache},
-                  built_from->prices.get()) {}
+          handler(
+              running.server, built_from->config.upstreams, *built_from->routing,
+              built_from->tls_contexts, built_from->aws_credentials, built_from->token_sources,
+              gate, ledger,
+              passthrough::cache_setup{built_from->cache.get(), &built_from->config.cache},
+              built_from->prices.get(),
+              passthrough::guard_setup{built_from->guardrails.get(), built_from->webhooks.get()}) {}
 
     std::shared_ptr<const generation> built_from;
     passthrough::handler handler;

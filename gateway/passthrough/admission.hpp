@@ -56,6 +56,7 @@ struct caller {
     std::string key_name;
     std::shared_ptr<const void> key;
     std::vector<std::string> models;  // the key's model globs (empty: every model), for listings
+    std::string team;                 // the key's team ("" for none): guardrails select by it
 };
 
 // A request let in: handed back to settle() when it ends (`claim` is the admission's own).

@@ -21,6 +21,10 @@
 namespace gateway::observability {
 class counter;
 }  // namespace gateway::observability
+namespace gateway::guardrails {
+class engine;
+class selection;
+}  // namespace gateway::guardrails
 
 namespace gateway::passthrough {
 
@@ -104,6 +108,10 @@ struct exchange_state
     // (providers/bedrock_invoke.hpp): its event stream is relayed as Anthropic's SSE, its errors
     // in Anthropic's envelope.
     bool messages_by_invoke = false;
+    // The answer's guardrails (destination::answer_guards) and the engine they are of; null:
+    // the answer is relayed unread.
+    const guardrails::engine* guard_rules = nullptr;
+    const guardrails::selection* answer_guards = nullptr;
     // While nothing is committed, no read waits past this: the route's deadline.
     std::optional<std::chrono::steady_clock::time_point> hold_until;
     // The worker's drain time is over: the attempt in flight (or its backoff) was stopped, and

@@ -308,7 +308,8 @@ handler::handler(
     upstream::routing& routing, const std::vector<std::shared_ptr<net::ssl::context>>& tls_contexts,
     const std::vector<std::shared_ptr<upstream::aws::credentials_provider>>& aws_credentials,
     const std::vector<std::shared_ptr<upstream::token_source>>& token_sources, admission* gate,
-    upstream::usage_sink* ledger, cache_setup cache, const pricing::price_table* prices)
+    upstream::usage_sink* ledger, cache_setup cache, const pricing::price_table* prices,
+    guard_setup guards)
     : server_(server),
       upstreams_(upstreams),
       router_(routing.router()),
@@ -316,6 +317,7 @@ handler::handler(
       gate_(gate),
       ledger_(ledger),
       cache_(cache),
+      guards_(guards),
       prices_(prices) {
     series_.resize(upstreams.size());
     priced_.resize(upstreams.size());
@@ -502,7 +504,7 @@ net::awaitable<void> handler::operator()(http::request_context& ctx, std::shared
     else if (where.listing)
         co_await list_models(ctx, where, {});
     else
-        co_await forward(ctx, where, upgrade);
+        co_await guard_then_forward(ctx, where, nullptr, upgrade);
 }
 
 // With virtual keys: the key is checked before anything else is looked at, admitted against its
@@ -545,7 +547,7 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
     if (where.listing)
         co_await list_models(ctx, where, ticket.who.models);
     else
-        co_await forward(ctx, where, upgrade);
+        co_await guard_then_forward(ctx, where, &ticket.who, upgrade);
     co_await settle(ctx, std::move(ticket));
 }
 

@@ -2,6 +2,7 @@
 
 #include "gateway/cache/response_cache.hpp"
 #include "gateway/config/config.hpp"
+#include "gateway/guardrails/engine.hpp"
 #include "gateway/http/context.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/admission.hpp"
@@ -16,6 +17,10 @@
 #include <map>
 #include <string>
 #include <vector>
+
+namespace gateway::guardrails {
+class webhooks;
+}
 
 namespace gateway::passthrough {
 
@@ -40,6 +45,9 @@ struct destination {
     // A route of the configuration matched the model (a /v1 POST with a JSON body): `upstream`
     // is then its first target. Without one, the attempt loop takes `upstream`'s default route.
     const config::route_config* route = nullptr;
+    // The guardrails of the answer (the response stage's, for this caller and model; chosen by
+    // the request stage, guard_then_forward): empty, the answer is relayed unread.
+    guardrails::selection answer_guards;
 };
 
 namespace net = boost::asio;
@@ -49,6 +57,13 @@ namespace beast = boost::beast;
 struct cache_setup {
     cache::response_cache* store = nullptr;
     const config::cache_config* config = nullptr;
+};
+
+// The guardrails a worker's requests are checked with: the generation's engine (null or empty:
+// none) and its webhooks.
+struct guard_setup {
+    const guardrails::engine* rules = nullptr;
+    guardrails::webhooks* hooks = nullptr;
 };
 
 // The answer kept while it was relayed (exchange_state::keep_answer), read into the conversation
@@ -90,7 +105,7 @@ public:
         const std::vector<std::shared_ptr<upstream::aws::credentials_provider>>& aws_credentials,
         const std::vector<std::shared_ptr<upstream::token_source>>& token_sources,
         admission* gate = nullptr, upstream::usage_sink* ledger = nullptr, cache_setup cache = {},
-        const pricing::price_table* prices = nullptr);
+        const pricing::price_table* prices = nullptr, guard_setup guards = {});
 
     // `hold`: kept until the request ends (what owns this handler and the configuration it reads).
     net::awaitable<void> operator()(http::request_context& ctx,
@@ -109,6 +124,13 @@ private:
 
     destination route(const http::request_context& ctx) const;
     net::awaitable<void> serve_with_key(http::request_context& ctx, bool upgrade);
+    // The stages after the admission (guard_stage.cpp): the guardrails' request stage — the
+    // request's texts checked before anything goes upstream, masked in its body or the request
+    // refused, and the answer's guardrails chosen into `where` — then forward(). `who`: the
+    // caller the admission let in (null without virtual keys). A tunnel's frames are not read:
+    // it is forwarded unchecked.
+    net::awaitable<void> guard_then_forward(http::request_context& ctx, destination& where,
+                                            const caller* who, bool upgrade);
     // `allowed`: the caller's key's model globs (empty: every model).
     net::awaitable<void> list_models(http::request_context& ctx, const destination& where,
                                      const std::vector<std::string>& allowed);
@@ -157,6 +179,7 @@ private:
     admission* gate_;
     upstream::usage_sink* ledger_;
     cache_setup cache_;
+    guard_setup guards_;
     // The metric series of each (upstream, requested model), found once per worker.
     struct model_series {
         observability::histogram* duration;

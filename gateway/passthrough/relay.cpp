@@ -1,6 +1,7 @@
 #include "gateway/passthrough/relay.hpp"
 
 #include "gateway/error.hpp"
+#include "gateway/guardrails/stream_guard.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/io/write_all.hpp"
@@ -8,6 +9,7 @@
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/providers/bedrock_invoke.hpp"
+#include "gateway/providers/ingress.hpp"
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/sse/boundary_tracker.hpp"
 #include "gateway/upstream/exchange.hpp"
@@ -151,7 +153,8 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
                                 const config::upstream_config& up, exchange_state& state,
                                 body_writer& writer, sse::boundary_tracker& tracker, bool sse,
                                 providers::usage_observer* observer, std::string_view prefetched,
-                                providers::bedrock::messages_events* rewrite) {
+                                providers::bedrock::messages_events* rewrite,
+                                guardrails::stream_guard* guard) {
     co_await net::this_coro::throw_if_cancelled(false);
     auto& res = parser.get();
     // The response cache keeps a copy, up to its limit.
@@ -163,15 +166,27 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
         else
             state.kept_body = {};
     };
+    // The answer's guardrails: what the client may see of the stream so far (the upstream's
+    // bytes still go to the usage observer as they came).
+    std::string guarded;
+    auto checked = [&](std::string_view piece, bool last) {
+        guarded.clear();
+        guard->feed(piece, guarded);
+        if (last) guard->finish(guarded);
+        return std::string_view(guarded);
+    };
     if (!prefetched.empty()) {
-        keep(prefetched);
-        if (sse) tracker.feed(prefetched);
+        auto out = guard ? checked(prefetched, parser.is_done()) : prefetched;
+        keep(out);
+        if (sse) tracker.feed(out);
         if (observer) observer->feed(prefetched);
-        ctx.bytes_sent += prefetched.size();
-        if (auto ec = co_await writer.data(net::buffer(prefetched)); ec) {
+        ctx.bytes_sent += out.size();
+        bool ended = guard && guard->blocked();
+        if (auto ec = co_await writer.data(net::buffer(out), ended); ec) {
             ctx.keep_alive = false;
             co_return false;
         }
+        if (ended) co_return false;
     }
     io::relay_buffer buffer;
     std::string rewritten;
@@ -191,12 +206,21 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
                             (parser.is_done() && !rewrite->finish(rewritten));
             piece = rewritten;
         }
-        if (!piece.empty()) {
+        std::string_view heard = piece;
+        if (guard) {
+            piece = checked(piece, parser.is_done());
+            // A block ended the client's stream: the rest of the answer is not read.
+            rewrite_ended = rewrite_ended || guard->blocked();
+        }
+        if (!heard.empty()) {
             if (state.first_body == std::chrono::steady_clock::time_point{})
                 state.first_body = std::chrono::steady_clock::now();
+            if (observer) observer->feed(heard);
+        }
+        // Nothing to write is not written (an empty chunk would end the body).
+        if (!piece.empty()) {
             keep(piece);
             if (sse) tracker.feed(piece);
-            if (observer) observer->feed(piece);
             ctx.bytes_sent += piece.size();
             auto ec = co_await writer.data(net::buffer(piece), parser.is_done() || rewrite_ended);
             if (ec) {
@@ -237,6 +261,13 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
 
 }  // namespace
 
+guardrails::stream_api stream_api_of(const providers::ingress& in) {
+    if (&in == &providers::messages()) return guardrails::stream_api::messages;
+    if (&in == &providers::responses()) return guardrails::stream_api::responses;
+    if (&in == &providers::generate_content()) return guardrails::stream_api::generate_content;
+    return guardrails::stream_api::chat_completions;
+}
+
 std::string response_head(const bhttp::response_header<>& res, const http::request_context& ctx,
                           std::string_view hop_line, std::string_view connection,
                           const route_fields& route) {
@@ -256,7 +287,7 @@ std::string response_head(const bhttp::response_header<>& res, const http::reque
 net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connection& conn,
                                     upstream::response_parser& parser,
                                     const config::upstream_config& up, exchange_state& state,
-                                    std::string_view prefetched) {
+                                    std::string_view prefetched, guardrails::stream_guard* guard) {
     auto& res = parser.get();
     ctx.status = res.result_int();
     state.answered = true;
@@ -279,6 +310,9 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
         sse = true;
         length.reset();
     }
+    // A guarded stream's events are written again: its length is known only at its end.
+    if (!sse) guard = nullptr;
+    if (guard) length.reset();
 
     // Framing towards the client: the upstream's Content-Length when it gave one, otherwise
     // chunked (our own chunks, one per upstream read); an HTTP/1.0 client gets a close-delimited
@@ -327,13 +361,14 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     state.streamed = sse || aws_stream;
     bool reusable = false;
     if (sse && chunked && ctx.server.sse_heartbeat.count() > 0) {
-        auto winner = co_await (relay_body(ctx, conn, parser, up, state, writer, tracker, sse,
-                                           watching, prefetched, rewrite ? &*rewrite : nullptr) ||
-                                send_heartbeats(writer, tracker, ctx.server.sse_heartbeat));
+        auto winner =
+            co_await (relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching,
+                                 prefetched, rewrite ? &*rewrite : nullptr, guard) ||
+                      send_heartbeats(writer, tracker, ctx.server.sse_heartbeat));
         reusable = winner.index() == 0 && std::get<0>(winner);
     } else {
         reusable = co_await relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching,
-                                       prefetched, rewrite ? &*rewrite : nullptr);
+                                       prefetched, rewrite ? &*rewrite : nullptr, guard);
     }
     if (observer) {
         state.complete = parser.is_done() && !state.client_gone;

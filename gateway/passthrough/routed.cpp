@@ -10,6 +10,8 @@
 
 #include "gateway/config/hosting.hpp"
 #include "gateway/error.hpp"
+#include "gateway/guardrails/request_scan.hpp"
+#include "gateway/guardrails/stream_guard.hpp"
 #include "gateway/http/credentials.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/io/relay_buffer.hpp"
@@ -518,8 +520,11 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     bool aws_stream = up.provider == config::provider_kind::bedrock && is_aws_event_stream(res);
     // Bedrock's refusal reaches a Messages client in Anthropic's envelope: read whole.
     bool reworded = state_.messages_by_invoke && status >= 400;
-    if ((!terms.last || priced || reworded) && !parser->is_done() && !is_event_stream(res) &&
-        !aws_stream)
+    // The answer's guardrails read a model call's answer before the client sees it: a JSON one
+    // whole, a stream through the hold-back.
+    bool guarded = state_.answer_guards && status / 100 == 2 && reading_.api();
+    if ((!terms.last || priced || reworded || guarded) && !parser->is_done() &&
+        !is_event_stream(res) && !aws_stream)
         broken = co_await upstream::read_body(*conn, *parser, held, answer_limit, up.idle_timeout,
                                               state_.hold_until);
     if (reworded && !broken) {
@@ -582,7 +587,26 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     // Committed: this answer is the client's (on the last attempt, a failure too).
     if (state_.first_body == std::chrono::steady_clock::time_point{} && !held.empty())
         state_.first_body = std::chrono::steady_clock::now();
-    bool reusable = co_await relay_response(ctx_, *conn, *parser, up, state_, held);
+    std::optional<guardrails::stream_guard> guard;
+    if (guarded && is_event_stream(res)) {
+        guard.emplace(stream_api_of(*reading_.api()), *state_.guard_rules, *state_.answer_guards);
+    } else if (guarded && !broken && parser->is_done()) {
+        auto found = guardrails::check_answer(held, *state_.guard_rules, *state_.answer_guards);
+        if (found.result == guardrails::verdict::blocked) {
+            // Refused as a request would be: the client gets the error, not the answer.
+            auto message = guardrails::blocked_message(*found.blocked_by, "answer");
+            observability::log_info("request " + ctx_.request_id + ": " + message);
+            state_.answered = true;
+            co_await write_blocked(ctx_, where_.call.dialect, message);
+            if (res.keep_alive()) pool.give_back(std::move(conn));
+            answered = &up;
+            settle(span);
+            co_return outcome{outcome::end::committed, judged, asked, first_byte,
+                              answered_with(status)};
+        }
+    }
+    bool reusable =
+        co_await relay_response(ctx_, *conn, *parser, up, state_, held, guard ? &*guard : nullptr);
     if (reusable && !state_.client_gone) pool.give_back(std::move(conn));
     answered = &up;
     answer = read_kept_answer(ctx_, state_, up);
@@ -625,6 +649,10 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     if (auto rest = plan.left()) state.hold_until = std::chrono::steady_clock::now() + *rest;
     // The body in the conversation model, read on first need (the cache's, a translation's).
     call_reading reading(ctx.req, ingress_of(call));
+    if (!where.answer_guards.empty()) {
+        state.guard_rules = guards_.rules;
+        state.answer_guards = &where.answer_guards;
+    }
     auto cached = plan_cache(ctx, where, route, reading);
     if (!cached.result.empty()) {
         if (co_await answer_from_cache(ctx, cached, state)) co_return;

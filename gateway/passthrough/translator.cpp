@@ -1,11 +1,14 @@
 #include "gateway/passthrough/translator.hpp"
 
 #include "gateway/error.hpp"
+#include "gateway/guardrails/request_scan.hpp"
+#include "gateway/guardrails/stream_guard.hpp"
 #include "gateway/http/credentials.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/passthrough/headers.hpp"
+#include "gateway/passthrough/relay.hpp"
 #include "gateway/providers/openai.hpp"
 #include "gateway/sse/event_parser.hpp"
 #include "gateway/upstream/authorize.hpp"
@@ -97,6 +100,20 @@ std::vector<std::pair<std::string, std::string>> kept_fields(const upstream::res
     return out;
 }
 
+// The answer's guardrails over the stream a client of `in` reads; none when nothing selects them.
+std::optional<guardrails::stream_guard> answer_guard(const providers::ingress& in,
+                                                     const exchange_state& state) {
+    if (!state.answer_guards) return std::nullopt;
+    return std::optional<guardrails::stream_guard>(std::in_place, stream_api_of(in),
+                                                   *state.guard_rules, *state.answer_guards);
+}
+
+config::provider_kind dialect_of(const providers::ingress& in) {
+    if (&in == &providers::messages()) return config::provider_kind::anthropic;
+    if (&in == &providers::generate_content()) return config::provider_kind::gemini;
+    return config::provider_kind::openai;
+}
+
 // One piece of a chunked body: size line, data, CRLF.
 std::string chunk_of(std::string_view data) {
     char size[24];
@@ -140,7 +157,7 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
                                      const config::upstream_config& up,
                                      const providers::adapter& adapter,
                                      providers::event_writer& writer, bool hold,
-                                     exchange_state& state) {
+                                     exchange_state& state, guardrails::stream_guard* guard) {
     auto head_bytes = [&] {
         http::response_head head(200);
         head.field("Content-Type", writer.content_type());
@@ -171,6 +188,14 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
     std::vector<providers::stream_delta> deltas;
     std::vector<providers::stream_delta> held;  // read before the first content
     std::string failure_message;
+    // The answer's guardrails: the events as the client may see them now.
+    auto screen = [guard](std::string& events) {
+        if (!guard) return;
+        std::string out;
+        guard->feed(events, out);
+        events.swap(out);
+    };
+    auto blocked = [guard] { return guard && guard->blocked(); };
     // Writes the frames of `deltas` as one chunk (after the head, at the first content, when
     // held); false when the client is gone.
     auto relay = [&]() -> net::awaitable<bool> {
@@ -184,11 +209,13 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
             out = head_bytes();
             std::string events;
             for (const auto& d : held) writer.frames(d, events);
+            screen(events);
             ctx.bytes_sent += events.size();
             if (!events.empty()) out += chunk_of(events);
         } else {
             std::string events;
             for (const auto& d : deltas) writer.frames(d, events);
+            screen(events);
             if (events.empty()) co_return true;
             ctx.bytes_sent += events.size();
             out = chunk_of(events);
@@ -212,10 +239,11 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
             for (const auto& d : deltas) whole->add(d);
         bool written = co_await relay();
         if (!written) co_return relayed{};
+        if (blocked()) break;  // the client's stream has ended: the rest is not read
         if (failed && state.client_gone) co_return relayed{};
         if (failed && failure_message.empty()) failure_message = failed.detail;
     }
-    if (failure_message.empty()) {
+    if (failure_message.empty() && !blocked()) {
         deltas.clear();
         if (reader.finish(deltas, failure_message)) {
             note_usage(deltas, state);
@@ -237,7 +265,19 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
                                                                "content: " +
                                                                    failure_message}};
     }
-    if (!failure_message.empty()) {
+    if (guard && !blocked()) {
+        std::string rest;
+        guard->finish(rest);
+        ctx.bytes_sent += rest.size();
+        if (!rest.empty()) {
+            auto framed = chunk_of(rest);
+            if (auto ec = co_await write_client(ctx, net::buffer(framed)); ec) {
+                ctx.keep_alive = false;
+                co_return relayed{};
+            }
+        }
+    }
+    if (!failure_message.empty() && !blocked()) {
         observability::log_warn("request " + ctx.request_id + ": upstream `" + up.name +
                                 "` stream failed: " + failure_message);
         std::string event;
@@ -309,7 +349,8 @@ std::vector<providers::stream_delta> deltas_of(const providers::reply& reply) {
 // same chat.completion.chunk events a stream of it would have given, in one write.
 net::awaitable<void> write_reply_as_stream(
     http::request_context& ctx, const providers::reply& reply, providers::event_writer& writer,
-    const std::vector<std::pair<std::string, std::string>>& kept) {
+    const std::vector<std::pair<std::string, std::string>>& kept,
+    guardrails::stream_guard* guard = nullptr) {
     http::response_head head(200);
     head.field("Content-Type", writer.content_type());
     head.field("Cache-Control", "no-cache");
@@ -319,6 +360,12 @@ net::awaitable<void> write_reply_as_stream(
         head.finish(ctx.request_id, "Transfer-Encoding: chunked", ctx.keep_alive ? "" : "close");
     std::string events;
     for (const auto& d : deltas_of(reply)) writer.frames(d, events);
+    if (guard) {
+        std::string screened;
+        guard->feed(events, screened);
+        guard->finish(screened);
+        events.swap(screened);
+    }
     ctx.bytes_sent += events.size();
     bytes += chunk_of(events);
     bytes += "0\r\n\r\n";
@@ -536,10 +583,22 @@ net::awaitable<std::optional<translate_failure>> translate(
             if (state.keep_answer) state.translated_reply = reply;
             if (r.stream) {
                 auto writer = in.writer(names, r);
-                co_await write_reply_as_stream(ctx, reply, *writer, kept_fields(*parser, state));
+                auto guard = answer_guard(in, state);
+                co_await write_reply_as_stream(ctx, reply, *writer, kept_fields(*parser, state),
+                                               guard ? &*guard : nullptr);
             } else {
-                co_await write_json(ctx, 200, in.answer(reply, names, r),
-                                    kept_fields(*parser, state));
+                auto body = in.answer(reply, names, r);
+                auto found =
+                    state.answer_guards
+                        ? guardrails::check_answer(body, *state.guard_rules, *state.answer_guards)
+                        : guardrails::body_check{};
+                if (found.result == guardrails::verdict::blocked) {
+                    auto message = guardrails::blocked_message(*found.blocked_by, "answer");
+                    observability::log_info("request " + ctx.request_id + ": " + message);
+                    co_await write_blocked(ctx, dialect_of(in), message);
+                } else {
+                    co_await write_json(ctx, 200, std::move(body), kept_fields(*parser, state));
+                }
             }
         }
         state.upstream = nullptr;
@@ -548,8 +607,9 @@ net::awaitable<std::optional<translate_failure>> translate(
     }
 
     auto writer = in.writer(names, r);
-    auto relayed =
-        co_await relay_stream(ctx, conn, *parser, up, adapter, *writer, hold_failures, state);
+    auto guard = answer_guard(in, state);
+    auto relayed = co_await relay_stream(ctx, conn, *parser, up, adapter, *writer, hold_failures,
+                                         state, guard ? &*guard : nullptr);
     state.upstream = nullptr;
     if (relayed.before_content) {
         conn.close();
@@ -584,6 +644,17 @@ net::awaitable<void> write_error_as(http::request_context& ctx, const providers:
     said.type = providers::detail::error_type_for(status);
     said.message = detail.empty() ? ec.message() : std::string(detail);
     co_await write_json(ctx, status, in.error_body(said), std::move(fields));
+}
+
+net::awaitable<void> write_blocked(http::request_context& ctx, config::provider_kind dialect,
+                                   std::string_view message) {
+    auto code = make_error_code(errc::guardrail_blocked);
+    if (dialect == config::provider_kind::anthropic)
+        co_await write_error_as(ctx, providers::messages(), code, message);
+    else if (dialect == config::provider_kind::gemini)
+        co_await write_error_as(ctx, providers::generate_content(), code, message);
+    else
+        co_await http::write_error(ctx, code, message);
 }
 
 net::awaitable<void> count_tokens(http::request_context& ctx, const providers::ingress& in) {

@@ -83,6 +83,11 @@ net::awaitable<void> write_error_as(http::request_context& ctx, const providers:
                                     boost::system::error_code ec, std::string_view detail,
                                     std::vector<std::pair<std::string, std::string>> fields = {});
 
+// A guardrail's block (400 guardrail_blocked; `message` names the guardrail and its rule) in the
+// error envelope of the client's `dialect`: Anthropic's, Google's, else OpenAI's with its code.
+net::awaitable<void> write_blocked(http::request_context& ctx, config::provider_kind dialect,
+                                   std::string_view message);
+
 // Anthropic's count_tokens or Gemini's countTokens (`in`) on a translated route: the gateway's
 // estimate (providers::estimate_input_tokens), or the 400 for a body it cannot read.
 net::awaitable<void> count_tokens(http::request_context& ctx, const providers::ingress& in);

@@ -27,6 +27,8 @@ inline constexpr const char* no_document = "NO_DOCUMENT";
 inline constexpr const char* nothing_to_undo = "NOTHING_TO_UNDO";
 // Set by the agent loop, not by a tool: the human rejected the call.
 inline constexpr const char* denied_by_user = "DENIED_BY_USER";
+// Set by the agent loop: a guardrail withheld the tool's result from the model.
+inline constexpr const char* guardrail_blocked = "GUARDRAIL_BLOCKED";
 // The chat's document changed while an agent edit to it was being made: nothing was written.
 inline constexpr const char* document_changed = "DOCUMENT_CHANGED";
 // doc_edit named a document that is not the chat's open document.
