@@ -315,6 +315,7 @@ std::vector<std::string> differing_sections(const gateway_config& a, const gatew
     compare("mcp", section(&gateway_config::mcp, mcp_serve_fields));
     compare("pricing", section(&gateway_config::pricing, pricing_fields));
     compare("auth", section(&gateway_config::auth, auth_fields));
+    compare("teams", list(&gateway_config::teams, team_fields));
     compare("guardrails", list(&gateway_config::guardrails, guardrail_fields));
     return differ;
 }
@@ -352,6 +353,8 @@ std::string to_yaml(const gateway_config& config) {
     schema::print(out, config.pricing, pricing_fields(), "  ");
     out << "auth:\n";
     schema::print(out, config.auth, auth_fields(), "  ");
+    out << "teams:" << (config.teams.empty() ? " []" : "") << '\n';
+    for (const auto& t : config.teams) schema::print(out, t, team_fields(), "    ", "  - ");
     out << "guardrails:" << (config.guardrails.empty() ? " []" : "") << '\n';
     for (const auto& g : config.guardrails)
         schema::print(out, g, guardrail_fields(), "    ", "  - ");

@@ -218,6 +218,7 @@ const schema::fields<tracing_config>& tracing_fields();
 const schema::fields<price_entry>& price_entry_fields();
 const schema::fields<price_tier>& price_tier_fields();
 const schema::fields<pricing_config>& pricing_fields();
+const schema::fields<team_config>& team_fields();  // sections_teams.cpp
 const schema::fields<oidc_config>& oidc_fields();  // sections_auth.cpp
 const schema::fields<auth_config>& auth_fields();
 const schema::fields<guardrail_webhook>& guardrail_webhook_fields();  // sections_guardrails.cpp

@@ -401,6 +401,12 @@ const fields<virtual_key>& virtual_key_fields() {
              s.expires_at = *at;
          },
          [](const S& s) { return s.expires_at ? format_time(s.expires_at) : std::string(); }},
+        // Checked against `teams:` by the loader, which reads them after `admin`.
+        {"team", "a declared team that owns the key: its budget and models bound it too",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.team = r.scalar(n, "team");
+         },
+         [](const S& s) { return s.team.empty() ? std::string() : quoted(s.team); }},
     };
     return all;
 }

@@ -232,6 +232,20 @@ public:
         return p;
     }
 
+    std::vector<team_config> teams(const YAML::Node& node) const {
+        if (!node.IsSequence()) fail(node, "`teams` must be a list");
+        std::vector<team_config> out;
+        std::set<std::string> names;
+        for (std::size_t i = 0; i < node.size(); ++i) {
+            std::string section = "teams[" + std::to_string(i) + "]";
+            if (!node[i]["name"]) fail(node[i], section + ": `name` is required");
+            out.push_back(this->section(node[i], section, team_fields()));
+            if (!names.insert(out.back().name).second)
+                fail(node[i]["name"], "duplicate team name `" + out.back().name + "`");
+        }
+        return out;
+    }
+
     // Each guardrail checks something (detectors or a webhook), and its rules build together:
     // the same build the gateway does per configuration generation, so it cannot fail there.
     std::vector<guardrail_config> guardrails(const YAML::Node& node) const {
@@ -264,10 +278,10 @@ public:
 
     gateway_config root(const YAML::Node& node) const {
         if (!node.IsDefined() || node.IsNull()) fail(node, "the file is empty");
-        check_keys(
-            node, "top level",
-            {"server", "upstreams", "routes", "health", "logging", "context", "metrics", "admin",
-             "limits", "cache", "tracing", "mcp_servers", "mcp", "pricing", "auth", "guardrails"});
+        check_keys(node, "top level",
+                   {"server", "upstreams", "routes", "health", "logging", "context", "metrics",
+                    "admin", "limits", "cache", "tracing", "mcp_servers", "mcp", "pricing", "auth",
+                    "teams", "guardrails"});
         gateway_config c;
         c.source = source();
         if (auto n = node["server"]) c.server = section(n, "server", server_fields());
@@ -332,7 +346,18 @@ public:
         if (auto n = node["mcp"]) c.mcp = mcp_serve(n);
         if (auto n = node["pricing"]) c.pricing = pricing(n, names);
         if (auto n = node["auth"]) c.auth = section(n, "auth", auth_fields());
+        if (auto n = node["teams"]) c.teams = teams(n);
         if (auto n = node["guardrails"]) c.guardrails = guardrails(n);
+        // A declared key's team must be declared too: a misspelt one would bound nothing.
+        for (std::size_t i = 0; i < c.admin.keys.size(); ++i) {
+            const auto& team = c.admin.keys[i].team;
+            bool known = team.empty();
+            for (const auto& t : c.teams) known = known || t.name == team;
+            if (!known)
+                fail(node["admin"]["keys"][i]["team"], "admin.keys[" + std::to_string(i) +
+                                                           "]: no team in `teams` is named `" +
+                                                           team + "`");
+        }
         return c;
     }
 };

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "gateway/config/config.hpp"
 #include "gateway/config/virtual_key.hpp"
 #include "gateway/edit_mode.hpp"
 #include "gateway/record_status.hpp"
@@ -245,6 +246,9 @@ struct usage_row {
     // Answered from the response cache (counted in `requests`, no tokens), and what they saved.
     std::int64_t cache_hits = 0;
     std::int64_t saved_usd_nano = 0;
+    // The key's team, in a report per team (api::usage fills it: the store keeps usage per
+    // key only). Last, so the rows' positional initialisers stay as they were.
+    std::string team;
 };
 
 // A usage report: its filter (empty strings match everything; days inclusive) and what its rows
@@ -315,6 +319,36 @@ struct pending_login {
     std::string verifier;
     std::string return_to;
     std::int64_t expires_at = 0;  // Unix ms
+};
+
+// A team made through /admin/teams (the configuration's `teams:` are not stored).
+struct team_record {
+    config::team_config team;
+    std::int64_t created_at = 0;  // Unix ms
+};
+
+// One change on record in the audit log: who made it, what, when and from where.
+struct audit_record {
+    std::int64_t id = 0;  // the store's, ascending
+    std::int64_t at = 0;  // Unix ms
+    std::string actor;    // the user's id, or "api-key" for admin.api_key
+    std::string actor_role;
+    std::string action;  // "key.create", "team.update", "user.update", "config.reload", ...
+    std::string target;  // the key's id, the team's name, the user's id ("" for a reload)
+    std::string team;    // the team the target belongs to ("": none): what its team admin sees
+    std::string detail;  // a JSON object: the changed fields, never a secret
+    std::string remote;  // the client's address
+};
+
+// Which records of the audit log, newest first: "" or 0 filters nothing.
+struct audit_query {
+    std::string actor;
+    std::string action;
+    std::string target;
+    std::string team;
+    std::int64_t from = 0;  // Unix ms, inclusive
+    std::int64_t to = 0;    // Unix ms, inclusive; 0: now
+    std::int64_t limit = 100;
 };
 
 }  // namespace gateway::store

@@ -462,6 +462,51 @@ constexpr migration migrations[] = {
         return_to TEXT NOT NULL,
         expires_at BIGINT NOT NULL);
     )sql"},
+    // 14: teams made through /admin/teams (the configuration's are not stored), whose budget
+    // and models bound the keys they own; a key's owner (a team or a user, "": the operators);
+    // the audit log of every admin change.
+    {R"sql(
+    CREATE TABLE teams (
+        name TEXT PRIMARY KEY,
+        budget_usd_nano INTEGER NOT NULL,
+        budget_period TEXT NOT NULL,
+        models TEXT NOT NULL,
+        created_at INTEGER NOT NULL);
+    ALTER TABLE virtual_keys ADD COLUMN team TEXT NOT NULL DEFAULT '';
+    ALTER TABLE virtual_keys ADD COLUMN owner_user TEXT NOT NULL DEFAULT '';
+    CREATE TABLE audit_log (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        actor TEXT NOT NULL,
+        actor_role TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        team TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        remote TEXT NOT NULL);
+    CREATE INDEX audit_log_by_at ON audit_log(at);
+    )sql",
+     R"sql(
+    CREATE TABLE teams (
+        name TEXT PRIMARY KEY,
+        budget_usd_nano BIGINT NOT NULL,
+        budget_period TEXT NOT NULL,
+        models TEXT NOT NULL,
+        created_at BIGINT NOT NULL);
+    ALTER TABLE virtual_keys ADD COLUMN team TEXT NOT NULL DEFAULT '';
+    ALTER TABLE virtual_keys ADD COLUMN owner_user TEXT NOT NULL DEFAULT '';
+    CREATE TABLE audit_log (
+        id BIGSERIAL PRIMARY KEY,
+        at BIGINT NOT NULL,
+        actor TEXT NOT NULL,
+        actor_role TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        team TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        remote TEXT NOT NULL);
+    CREATE INDEX audit_log_by_at ON audit_log(at);
+    )sql"},
 };
 
 }  // namespace

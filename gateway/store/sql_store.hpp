@@ -89,6 +89,12 @@ public:
     net::awaitable<void> add_usage(std::vector<usage_row> rows) override;
     net::awaitable<std::vector<usage_row>> usage(usage_query query) override;
 
+    net::awaitable<void> save_team(team_record team) override;
+    net::awaitable<std::vector<team_record>> teams() override;
+    net::awaitable<bool> delete_team(std::string name) override;
+    net::awaitable<void> append_audit(audit_record record) override;
+    net::awaitable<std::vector<audit_record>> audit(audit_query query) override;
+
     net::awaitable<user_record> sign_in_user(user_sign_in who) override;
     net::awaitable<std::optional<user_record>> user(std::string id) override;
     net::awaitable<std::vector<user_record>> users() override;

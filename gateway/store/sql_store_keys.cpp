@@ -42,7 +42,7 @@ std::vector<std::string> models_of(const std::string& key_id, const std::string&
 // The readers' column list and the reader, in its order (as record_rows.hpp does for the rest).
 #define KEY_COLUMNS                                                                    \
     "id, name, digest, models, rpm, tpm, max_parallel, budget_tokens, budget_period, " \
-    "expires_at, created_at, revoked_at, budget_usd_nano"
+    "expires_at, created_at, revoked_at, budget_usd_nano, team, owner_user"
 key_record key_from(const sql_row& r) {
     key_record record;
     auto& k = record.key;
@@ -63,17 +63,20 @@ key_record key_from(const sql_row& r) {
     k.created_at = r.integer(10);
     record.revoked_at = r.integer(11);
     k.budget_usd_nano = static_cast<std::uint64_t>(std::max<std::int64_t>(r.integer(12), 0));
+    k.team = r.text(13);
+    k.user = r.text(14);
     return record;
 }
 
 // Queries as sql_store.cpp says: literals, written once for both databases.
 constexpr const char* upsert_key =
     "INSERT INTO virtual_keys (" KEY_COLUMNS
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 0, $12) ON CONFLICT (id) DO UPDATE "
-    "SET name = excluded.name, models = excluded.models, rpm = excluded.rpm, tpm = excluded.tpm, "
-    "max_parallel = excluded.max_parallel, budget_tokens = excluded.budget_tokens, "
-    "budget_period = excluded.budget_period, expires_at = excluded.expires_at, "
-    "budget_usd_nano = excluded.budget_usd_nano";
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 0, $12, $13, $14) ON CONFLICT (id) "
+    "DO UPDATE SET name = excluded.name, models = excluded.models, rpm = excluded.rpm, "
+    "tpm = excluded.tpm, max_parallel = excluded.max_parallel, "
+    "budget_tokens = excluded.budget_tokens, budget_period = excluded.budget_period, "
+    "expires_at = excluded.expires_at, budget_usd_nano = excluded.budget_usd_nano, "
+    "team = excluded.team, owner_user = excluded.owner_user";
 constexpr const char* select_keys =
     "SELECT " KEY_COLUMNS " FROM virtual_keys ORDER BY created_at, id";
 constexpr const char* revoke_key_sql =
@@ -125,7 +128,7 @@ net::awaitable<void> sql_store::save_key(config::virtual_key key) {
                       static_cast<std::int64_t>(k.budget_tokens),
                       std::string(config::budget_period_name(k.budget_period)), k.expires_at,
                       k.created_at ? k.created_at : now_ms(),
-                      static_cast<std::int64_t>(k.budget_usd_nano)});
+                      static_cast<std::int64_t>(k.budget_usd_nano), k.team, k.user});
             // The other replicas hear of it on commit.
             if (const char* announce = db.dialect().announce_keys) db.query(announce, {k.id});
         });

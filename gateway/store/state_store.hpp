@@ -184,12 +184,35 @@ public:
                                                                     std::int64_t now) = 0;
 };
 
+// Teams made through /admin/teams (the configuration's are not stored).
+class team_store {
+public:
+    virtual ~team_store() = default;
+
+    // Inserted or updated by name; every stored team; delete is false when there was none.
+    virtual net::awaitable<void> save_team(team_record team) = 0;
+    virtual net::awaitable<std::vector<team_record>> teams() = 0;
+    virtual net::awaitable<bool> delete_team(std::string name) = 0;
+};
+
+// The audit log: every admin change, appended, never changed.
+class audit_store {
+public:
+    virtual ~audit_store() = default;
+
+    virtual net::awaitable<void> append_audit(audit_record record) = 0;
+    // The records `query` asks for, newest first, at most its limit.
+    virtual net::awaitable<std::vector<audit_record>> audit(audit_query query) = 0;
+};
+
 // All of the store's roles: what the service that opens the store holds and hands out by role.
 class state_store : public chat_store,
                     public run_store,
                     public session_store,
                     public key_store,
-                    public identity_store {};
+                    public identity_store,
+                    public team_store,
+                    public audit_store {};
 
 // A request for a run that another replica drives (a decision, a cancel, an event to append),
 // handed over through the shared store. `body` and the answer are JSON.

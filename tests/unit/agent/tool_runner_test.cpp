@@ -139,6 +139,13 @@ public:
                                                               std::int64_t now) override {
         return real_.take_login(s, now);
     }
+    awaitable<void> save_team(store::team_record t) override { return real_.save_team(t); }
+    awaitable<std::vector<store::team_record>> teams() override { return real_.teams(); }
+    awaitable<bool> delete_team(std::string name) override { return real_.delete_team(name); }
+    awaitable<void> append_audit(store::audit_record r) override { return real_.append_audit(r); }
+    awaitable<std::vector<store::audit_record>> audit(store::audit_query q) override {
+        return real_.audit(q);
+    }
 
 private:
     store::state_store& real_;

@@ -141,6 +141,8 @@ struct temp_store {
 // Undoes what the steps after schema version 10 added, for the tests that make a database as an
 // older contextgate left it (a new step adds its undoing here).
 const std::string undo_steps_after_10 =
+    "DROP TABLE teams; DROP TABLE audit_log; "
+    "ALTER TABLE virtual_keys DROP COLUMN team; ALTER TABLE virtual_keys DROP COLUMN owner_user; "
     "ALTER TABLE usage_daily DROP COLUMN cache_read_tokens; "
     "ALTER TABLE usage_daily DROP COLUMN cache_write_tokens; "
     "ALTER TABLE usage_daily DROP COLUMN reasoning_tokens; "
@@ -484,6 +486,7 @@ BOOST_AUTO_TEST_CASE(a_version_1_sqlite_database_is_migrated,
                                 "ALTER TABLE chats DROP COLUMN edits; "
                                 "ALTER TABLE chats DROP COLUMN title; "
                                 "DROP TABLE usage_daily; DROP TABLE virtual_keys; "
+                                "DROP TABLE teams; DROP TABLE audit_log; "
                                 "DROP INDEX one_live_run_per_chat; "
                                 "ALTER TABLE runs DROP COLUMN owner; "
                                 "ALTER TABLE runs DROP COLUMN lease_expires; "
@@ -546,6 +549,7 @@ BOOST_AUTO_TEST_CASE(virtual_keys_are_saved_updated_and_revoked) {
     k.budget_tokens = 1000;
     k.budget_usd_nano = 25'000'000'001;
     k.budget_period = gateway::config::budget_period::week;
+    k.team = "platform";
     t.wait(t.s->save_key(k));
     k.rpm = 7;
     k.name = "ci-2";
@@ -558,6 +562,7 @@ BOOST_AUTO_TEST_CASE(virtual_keys_are_saved_updated_and_revoked) {
     BOOST_TEST((keys[0].key.models == std::vector<std::string>{"gpt-*"}));
     BOOST_TEST((keys[0].key.budget_period == gateway::config::budget_period::week));
     BOOST_TEST(keys[0].key.budget_usd_nano == 25'000'000'001u);
+    BOOST_TEST(keys[0].key.team == "platform");
     BOOST_TEST(keys[0].key.created_at > 0);
     BOOST_TEST(t.wait(t.s->revoke_key("key_1")));
     BOOST_TEST(!t.wait(t.s->revoke_key("key_1")));  // already revoked
@@ -960,6 +965,38 @@ BOOST_AUTO_TEST_CASE(a_pending_login_is_taken_once_and_not_after_it_expired) {
     BOOST_TEST(!t.wait(t.s->take_login("state-1", now)));           // once
     BOOST_TEST(!t.wait(t.s->take_login("state-2", now + 60'000)));  // expired
     BOOST_TEST(!t.wait(t.s->take_login("state-2", now)));           // and gone
+}
+
+BOOST_AUTO_TEST_CASE(teams_are_kept_by_name_and_the_audit_log_read_newest_first) {
+    temp_store t;
+    gateway::config::team_config team;
+    team.name = "platform";
+    team.budget_usd_nano = 500'000'000'000;
+    team.models = {"gpt-*", "claude-*"};
+    t.wait(t.s->save_team({team, 5}));
+    team.budget_period = gateway::config::budget_period::day;
+    t.wait(t.s->save_team({team, 9}));  // an update keeps when it was made
+    auto teams = t.wait(t.s->teams());
+    BOOST_TEST_REQUIRE(teams.size() == 1u);
+    BOOST_TEST(teams[0].created_at == 5);
+    BOOST_TEST((teams[0].team.budget_period == gateway::config::budget_period::day));
+    BOOST_TEST((teams[0].team.models == std::vector<std::string>{"gpt-*", "claude-*"}));
+    BOOST_TEST(t.wait(t.s->delete_team("platform")));
+    BOOST_TEST(!t.wait(t.s->delete_team("platform")));
+
+    for (int i = 1; i <= 3; ++i)
+        t.wait(t.s->append_audit({0, i * 1000, i == 2 ? "api-key" : "user_1", "admin",
+                                  i == 3 ? "team.create" : "key.create", "t" + std::to_string(i),
+                                  i == 1 ? "red" : "", R"({"rpm":5})", "127.0.0.1"}));
+    auto all = t.wait(t.s->audit({}));
+    BOOST_TEST_REQUIRE(all.size() == 3u);
+    BOOST_TEST(all[0].target == "t3");
+    BOOST_TEST(all[2].detail == R"({"rpm":5})");
+    BOOST_TEST(t.wait(t.s->audit({"api-key", "", "", "", 0, 0, 100})).size() == 1u);
+    BOOST_TEST(t.wait(t.s->audit({"", "key.create", "", "", 0, 0, 100})).size() == 2u);
+    BOOST_TEST(t.wait(t.s->audit({"", "", "", "red", 0, 0, 100})).size() == 1u);
+    BOOST_TEST(t.wait(t.s->audit({"", "", "", "", 1500, 2500, 100})).size() == 1u);
+    BOOST_TEST(t.wait(t.s->audit({"", "", "", "", 0, 0, 1})).size() == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
