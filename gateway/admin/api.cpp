@@ -1,6 +1,7 @@
 #include "gateway/admin/api.hpp"
 
 #include "gateway/admin/limiter.hpp"
+#include "gateway/admin/teams.hpp"
 #include "gateway/admin/usage_ledger.hpp"
 #include "gateway/admin/usage_report.hpp"
 #include "gateway/clock.hpp"
@@ -40,8 +41,8 @@ http::reply name_taken(const std::string& name) {
                                                   "configuration included.");
 }
 
-// A USD amount as JSON gives it: a number (its shortest decimal form, which is what was
-// written) or a string such as "25.00"; in nano-dollars.
+}  // namespace
+
 std::optional<std::uint64_t> usd_of(const json::value& v) {
     if (v.is_string()) return config::parse_usd(v.get_string());
     if (v.is_int64() || v.is_uint64()) return config::parse_usd(json::serialize(v));
@@ -53,15 +54,20 @@ std::optional<std::uint64_t> usd_of(const json::value& v) {
     return config::parse_usd(std::string_view(text, static_cast<std::size_t>(end - text)));
 }
 
+namespace {
+
 // Applies the members of `body` that describe a key to `key`; the error names the member.
 std::string apply(const json::object& body, virtual_key& key, bool creating) {
-    static constexpr std::string_view known[] = {"name",         "models", "rpm",       "tpm",
-                                                 "max_parallel", "budget", "expires_at"};
+    static constexpr std::string_view known[] = {
+        "name", "models", "rpm", "tpm", "max_parallel", "budget", "expires_at", "team", "user"};
     for (const auto& [name, value] : body) {
         bool ok = false;
         for (auto k : known) ok = ok || name == k;
         if (!ok) return "unknown member `" + std::string(name) + "`";
     }
+    // The owner is chosen once, when the key is made (api::create_key reads it).
+    if (!creating && (body.contains("team") || body.contains("user")))
+        return "a key's owner (`team`, `user`) is fixed when it is made";
     if (const auto* v = body.if_contains("name")) {
         if (!v->is_string() || !config::valid_key_name(v->get_string()))
             return "`name` must be " + std::string(config::key_name_rule);
@@ -163,6 +169,8 @@ json::object key_json(const virtual_key& k, const key_usage& used) {
           {"budget_used", used.budget_used},
           {"spent_usd", static_cast<double>(used.spent_nano) / 1e9}}},
     };
+    o["team"] = k.team.empty() ? json::value(nullptr) : json::value(k.team);
+    o["user"] = k.user.empty() ? json::value(nullptr) : json::value(k.user);
     o["expires_at"] = k.expires_at ? json::value(config::format_time(k.expires_at)) : nullptr;
     o["created_at"] = k.created_at ? json::value(config::format_time(k.created_at)) : nullptr;
     return o;
@@ -170,9 +178,14 @@ json::object key_json(const virtual_key& k, const key_usage& used) {
 
 }  // namespace
 
-api::api(key_ring& keys, store::key_store& store, usage_ledger& ledger, limiter& limits,
-         routing_now routing)
-    : keys_(keys), store_(store), ledger_(ledger), limits_(limits), routing_(std::move(routing)) {}
+api::api(key_ring& keys, team_book& teams, store::state_store& store, usage_ledger& ledger,
+         limiter& limits, routing_now routing)
+    : keys_(keys),
+      teams_(teams),
+      store_(store),
+      ledger_(ledger),
+      limits_(limits),
+      routing_(std::move(routing)) {}
 
 namespace {
 
@@ -323,13 +336,6 @@ http::guard api::guard() const {
         "session (GET /auth/login)."};
 }
 
-http::handler api::route(method m) {
-    return [this, m](http::request_context& ctx) -> net::awaitable<void> {
-        auto answer = co_await (this->*m)(ctx);
-        co_await http::write_reply(ctx, std::move(answer));
-    };
-}
-
 namespace {
 
 // Usage per key: all time, and in each key's current budget period (tokens and USD).
@@ -372,6 +378,17 @@ net::awaitable<http::reply> api::create_key(http::request_context& ctx) {
     if (!body) co_return bad(error);
     virtual_key key;
     if (auto problem = apply(*body, key, true); !problem.empty()) co_return bad(problem);
+    auto owner = key_owner_asked(*body, *ctx.principal);
+    if (!owner.team.empty() && !owner.user.empty())
+        co_return bad("a key has one owner: `team` or `user`, not both");
+    if (!owner.team.empty() && !teams_.by_name(owner.team))
+        co_return bad("`team`: no team is named `" + owner.team + "` (GET /admin/teams)");
+    if (!owner.user.empty()) {
+        auto user = co_await store_.user(owner.user);
+        if (!user) co_return bad("`user`: no user has the id `" + owner.user + "`");
+    }
+    key.team = owner.team;
+    key.user = owner.user;
     key.id = new_key_id();
     auto secret = new_secret();
     key.digest = config::key_digest(secret);
@@ -384,10 +401,15 @@ net::awaitable<http::reply> api::create_key(http::request_context& ctx) {
     co_return http::reply::json(201, view);
 }
 
-net::awaitable<http::reply> api::list_keys(http::request_context&) {
+net::awaitable<http::reply> api::list_keys(http::request_context& ctx) {
     auto used = co_await usage_by_key(store_, ledger_, keys_);
     json::array data;
-    for (const auto& k : keys_.all()) data.push_back(key_json(*k, used[k->id]));
+    // A named list: a temporary's lifetime across a co_await in the loop is a GCC 12 trap.
+    auto live = keys_.all();
+    for (const auto& k : live) {
+        auto of = co_await owner_of_key(*k);
+        if (sees(*ctx.principal, of)) data.push_back(key_json(*k, used[k->id]));
+    }
     co_return http::reply::json(200, json::object{{"object", "list"}, {"data", std::move(data)}});
 }
 
@@ -447,8 +469,36 @@ net::awaitable<http::reply> api::usage(http::request_context& ctx) {
     if (auto error = usage_request_of(ctx.req.target(), asked); !error.empty())
         co_return bad(error);
     co_await ledger_.flush();
-    auto rows = co_await store_.usage(asked.query);
-    co_return usage_reply(rows, asked, keys_, now_ms());
+    const auto& who = *ctx.principal;
+    // Anyone but an admin sees the usage of the keys they may see; a team's is its keys'.
+    if (asked.team.empty() && !asked.by_team && who.is_admin()) {
+        auto rows = co_await store_.usage(asked.query);
+        co_return usage_reply(rows, asked, keys_, now_ms());
+    }
+    auto per_key = asked.query;
+    per_key.by_key = true;
+    auto rows = co_await store_.usage(per_key);
+    // Each key's owner, revoked keys' too (their usage stays their owner's).
+    std::map<std::string, auth::owner> owners;
+    auto stored = co_await store_.keys();
+    for (const auto& r : stored) {
+        auto of = co_await owner_of_key(r.key);
+        owners[r.key.id] = std::move(of);
+    }
+    auto live = keys_.all();
+    for (const auto& k : live) {
+        auto of = co_await owner_of_key(*k);
+        owners[k->id] = std::move(of);
+    }
+    std::vector<store::usage_row> kept;
+    for (auto& r : rows) {
+        auto of = owners.find(r.key_id);
+        auto owner = of == owners.end() ? auth::owner{} : of->second;
+        if (!sees(who, owner) || (!asked.team.empty() && owner.team != asked.team)) continue;
+        r.team = owner.team;
+        kept.push_back(std::move(r));
+    }
+    co_return usage_reply(regroup(kept, asked), asked, keys_, now_ms());
 }
 
 }  // namespace gateway::admin

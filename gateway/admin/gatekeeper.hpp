@@ -19,10 +19,15 @@ namespace gateway::admin {
 
 class budget_alerts;
 
-// A request let in: its claim on the key's limits (a ticket's claim).
+class team_book;
+
+// A request let in: its claims on the key's limits and on its team's USD budget (a ticket's
+// claim).
 struct pass {
     claim counted;
     bool limited = false;  // a claim was counted and must be settled
+    claim team;            // the team's budget account (team_account), when it has a USD budget
+    bool team_limited = false;
 };
 
 // Virtual keys in front of /v1: with no key ever configured every request goes on as before;
@@ -33,13 +38,15 @@ struct pass {
 // the targets it may reach (its estimated input at their input rate, its output cap or
 // `admin.budget_default_output_tokens` at their output rate), is refused (403) a request one of
 // those targets has no price for, and settles with the cost settlement priced; each settled cost
-// goes past the budget alerts' thresholds at most once (budget_alerts). The passthrough's
+// goes past the budget alerts' thresholds at most once (budget_alerts). A key a team owns is
+// bound by the team's models too (403) and by its USD budget, one more budget account reserved
+// and settled beside the key's own (429 naming the team when it is spent). The passthrough's
 // admission. Thread-safe.
 class gatekeeper final : public passthrough::admission {
 public:
     // `alerts` may be null (no alerts).
-    gatekeeper(const key_ring& keys, limiter& limits, const config::admin_config& settings,
-               budget_alerts* alerts = nullptr);
+    gatekeeper(const key_ring& keys, const team_book& teams, limiter& limits,
+               const config::admin_config& settings, budget_alerts* alerts = nullptr);
 
     // The settings of a reloaded configuration, for the requests admitted from now on.
     void configure(const config::admin_config& settings);
@@ -68,6 +75,7 @@ public:
 
 private:
     const key_ring& keys_;
+    const team_book& teams_;
     limiter& limits_;
     budget_alerts* alerts_;
     std::atomic<std::uint64_t> default_output_tokens_;

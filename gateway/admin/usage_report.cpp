@@ -7,7 +7,9 @@
 
 #include <boost/json/serialize.hpp>
 
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace gateway::admin {
@@ -15,7 +17,7 @@ namespace gateway::admin {
 namespace {
 
 constexpr std::string_view group_rule =
-    "`group_by` must be a comma-separated list of day, key, model and upstream (absent: "
+    "`group_by` must be a comma-separated list of day, key, model, upstream and team (absent: "
     "key,model)";
 
 // Whole nano-dollars as an exact decimal: 5615000 is "0.005615", 0 is "0".
@@ -39,8 +41,9 @@ struct field {
 
 // A row's fields in the report's order: the dimensions the query is per, then every figure.
 // With an empty row, the names alone (the CSV header).
-std::vector<field> fields_of(const store::usage_row& r, const store::usage_query& q,
+std::vector<field> fields_of(const store::usage_row& r, const usage_request& asked,
                              const key_ring& keys) {
+    const auto& q = asked.query;
     using kind = field::kind;
     std::vector<field> out;
     auto text = [&](std::string_view name, std::string value) {
@@ -58,6 +61,7 @@ std::vector<field> fields_of(const store::usage_row& r, const store::usage_query
     }
     if (q.by_model) text("model", r.model);
     if (q.by_upstream) text("upstream", r.upstream);
+    if (asked.by_team) text("team", r.team);
     count("requests", r.requests);
     count("input_tokens", r.input_tokens);
     count("output_tokens", r.output_tokens);
@@ -93,7 +97,7 @@ void append_csv(std::string& out, std::string_view value) {
     out += '"';
 }
 
-std::string csv_of(const std::vector<store::usage_row>& rows, const store::usage_query& q,
+std::string csv_of(const std::vector<store::usage_row>& rows, const usage_request& q,
                    const key_ring& keys) {
     std::string out;
     auto line = [&](const std::vector<field>& fields, bool names) {
@@ -110,7 +114,7 @@ std::string csv_of(const std::vector<store::usage_row>& rows, const store::usage
 
 // Written by hand, not through json::value: `usd` and `saved_usd` are exact decimals, where a
 // double would be written as 5.615E-3.
-std::string json_of(const std::vector<store::usage_row>& rows, const store::usage_query& q,
+std::string json_of(const std::vector<store::usage_row>& rows, const usage_request& q,
                     const key_ring& keys) {
     std::string out = R"({"object":"list","data":[)";
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -144,6 +148,7 @@ std::string usage_request_of(std::string_view target, usage_request& out) {
     q.key_id = http::query_value(target, "key");
     q.model = http::query_value(target, "model");
     q.upstream = http::query_value(target, "upstream");
+    out.team = http::query_value(target, "team");
     for (auto [name, into] :
          {std::pair<const char*, std::string*>{"from", &q.from_day}, {"to", &q.to_day}}) {
         auto text = http::query_value(target, name);
@@ -153,7 +158,7 @@ std::string usage_request_of(std::string_view target, usage_request& out) {
         *into = utc_day(*at);
     }
     if (auto group = http::query_value(target, "group_by"); !group.empty()) {
-        q.by_day = q.by_key = q.by_model = q.by_upstream = false;
+        q.by_day = q.by_key = q.by_model = q.by_upstream = out.by_team = false;
         std::string_view rest = group;
         for (;;) {
             auto comma = rest.find(',');
@@ -166,6 +171,8 @@ std::string usage_request_of(std::string_view target, usage_request& out) {
                 q.by_model = true;
             else if (name == "upstream")
                 q.by_upstream = true;
+            else if (name == "team")
+                out.by_team = true;
             else
                 return std::string(group_rule) + "; `" + std::string(name) + "` is none of them";
             if (comma == std::string_view::npos) break;
@@ -179,16 +186,51 @@ std::string usage_request_of(std::string_view target, usage_request& out) {
     return {};
 }
 
+std::vector<store::usage_row> regroup(const std::vector<store::usage_row>& rows,
+                                      const usage_request& asked) {
+    const auto& q = asked.query;
+    std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>,
+             store::usage_row>
+        groups;
+    for (const auto& r : rows) {
+        store::usage_row key_of;
+        if (q.by_day) key_of.day = r.day;
+        if (q.by_key) key_of.key_id = r.key_id;
+        if (q.by_model) key_of.model = r.model;
+        if (q.by_upstream) key_of.upstream = r.upstream;
+        if (asked.by_team) key_of.team = r.team;
+        auto& g = groups
+                      .try_emplace(std::tuple{key_of.day, key_of.key_id, key_of.model,
+                                              key_of.upstream, key_of.team},
+                                   key_of)
+                      .first->second;
+        g.requests += r.requests;
+        g.input_tokens += r.input_tokens;
+        g.output_tokens += r.output_tokens;
+        g.cache_read_tokens += r.cache_read_tokens;
+        g.cache_write_tokens += r.cache_write_tokens;
+        g.reasoning_tokens += r.reasoning_tokens;
+        g.usd_nano += r.usd_nano;
+        g.unpriced_requests += r.unpriced_requests;
+        g.estimated_requests += r.estimated_requests;
+        g.cache_hits += r.cache_hits;
+        g.saved_usd_nano += r.saved_usd_nano;
+    }
+    std::vector<store::usage_row> out;
+    for (auto& [k, row] : groups) out.push_back(std::move(row));
+    return out;
+}
+
 http::reply usage_reply(const std::vector<store::usage_row>& rows, const usage_request& asked,
                         const key_ring& keys, std::int64_t now_ms) {
     const auto& q = asked.query;
     http::reply r;
     if (!asked.csv) {
-        r.body = json_of(rows, q, keys);
+        r.body = json_of(rows, asked, keys);
         return r;
     }
     r.content_type = "text/csv; charset=utf-8";
-    r.body = csv_of(rows, q, keys);
+    r.body = csv_of(rows, asked, keys);
     // The days are digits and dashes (usage_request_of made them): safe in the header.
     auto from = q.from_day == store::usage_query{}.from_day ? std::string("all") : q.from_day;
     auto to = q.to_day == store::usage_query{}.to_day ? utc_day(now_ms) : q.to_day;

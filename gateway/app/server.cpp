@@ -6,7 +6,9 @@
 #include "gateway/admin/key_ring.hpp"
 #include "gateway/admin/limiter.hpp"
 #include "gateway/admin/redis_limiter.hpp"
+#include "gateway/admin/teams.hpp"
 #include "gateway/admin/usage_ledger.hpp"
+#include "gateway/auth/roles.hpp"
 #include "gateway/auth/sessions.hpp"
 #include "gateway/auth/sign_in.hpp"
 #include "gateway/clock.hpp"
@@ -182,12 +184,16 @@ reload_outcome server::reload(config::gateway_config next) {
     for (const auto& name : keys_->declare(g->config.admin.keys))
         observability::log_warn("virtual key `" + name +
                                 "` has the secret of another key; it is not used");
+    teams_->declare(g->config.teams);
     gate_->configure(g->config.admin);
-    // A key new to the limiter, or whose budget period changed, starts from what it spent.
+    // A key or team new to the limiter, or whose budget period changed, starts from what it
+    // spent.
     try {
         io::run_blocking(context_->ledger().flush());
         io::run_blocking(
             admin::seed_from_store(*limiter_, context_->store(), keys_->all(), now_ms()));
+        io::run_blocking(
+            admin::seed_teams_from_store(*limiter_, context_->store(), *teams_, *keys_, now_ms()));
     } catch (const std::exception& e) {
         observability::log_warn(std::string("cannot read the keys' spend from the store: ") +
                                 e.what());
@@ -241,19 +247,16 @@ reload_outcome server::reload_file() {
     return outcome;
 }
 
-net::awaitable<void> server::reload_request(http::request_context& ctx) {
+net::awaitable<http::reply> server::reload_request(http::request_context&) {
     auto outcome = co_await io::run_on(reloads_.get_executor(), [this] { return reload_file(); });
-    if (!outcome.applied) {
-        co_await http::write_reply(ctx, http::reply::error(errc::invalid_config, outcome.error));
-        co_return;
-    }
+    if (!outcome.applied) co_return http::reply::error(errc::invalid_config, outcome.error);
     boost::json::array restart;
     for (const auto& name : outcome.restart_needed) restart.emplace_back(name);
     boost::json::object body{{"reloaded", true},
                              {"generation", outcome.generation},
                              {"restart_needed", std::move(restart)}};
     if (!outcome.workflows_error.empty()) body["workflows_error"] = outcome.workflows_error;
-    co_await http::write_reply(ctx, http::reply::json(200, body));
+    co_return http::reply::json(200, body);
 }
 
 namespace {
@@ -283,10 +286,12 @@ std::string server::start_operations() {
     metrics.on = config_.metrics.enabled;
     metrics.key_labels = config_.metrics.key_labels;
     keys_ = std::make_unique<admin::key_ring>(config_.admin.keys);
+    teams_ = std::make_unique<admin::team_book>(config_.teams);
     auto adopt_keys = [this] {
         for (const auto& name : keys_->adopt(io::run_blocking(context_->store().keys())))
             observability::log_warn("virtual key `" + name +
                                     "` has the secret of another key; it is not used");
+        teams_->adopt(io::run_blocking(context_->store().teams()));
     };
     if (auto* replicas = context_->store().replicas())
         // A key made, changed or revoked on another replica holds here as soon as the store's
@@ -311,8 +316,11 @@ std::string server::start_operations() {
         limiter_ = std::make_unique<admin::memory_limiter>();
     // Budgets survive a restart: each key starts its period with what the store recorded.
     io::run_blocking(admin::seed_from_store(*limiter_, context_->store(), keys_->all(), now_ms()));
+    io::run_blocking(
+        admin::seed_teams_from_store(*limiter_, context_->store(), *teams_, *keys_, now_ms()));
     alerts_ = std::make_unique<admin::budget_alerts>(config_.admin.budget_alerts);
-    gate_ = std::make_unique<admin::gatekeeper>(*keys_, *limiter_, config_.admin, alerts_.get());
+    gate_ = std::make_unique<admin::gatekeeper>(*keys_, *teams_, *limiter_, config_.admin,
+                                                alerts_.get());
     // The cookie is Secure when the browser reaches the gateway over https (the callback's
     // address says how; TLS may end at a proxy in front).
     bool secure = config_.auth.oidc.redirect_url.starts_with("https://");
@@ -321,7 +329,7 @@ std::string server::start_operations() {
     sign_in_ = std::make_unique<auth::sign_in>(config_.auth, *sessions_, context_->store());
     if (!config_.admin.api_key.empty() || !config_.auth.oidc.issuer.empty())
         admin_ = std::make_unique<admin::api>(
-            *keys_, context_->store(), context_->ledger(), *limiter_, [this] {
+            *keys_, *teams_, context_->store(), context_->ledger(), *limiter_, [this] {
                 auto g = current();
                 return std::shared_ptr<upstream::routing>(g, g->routing.get());
             });
@@ -424,6 +432,14 @@ std::unique_ptr<http::worker> server::make_worker(v1_slot& slot, const http::han
     // answers that in JSON-RPC's envelope itself).
     std::vector<http::guard> guards{origins_->as_guard(), api.guard("/context"),
                                     api.guard("/v1/system-prompts")};
+    // What a signed-in user's role may do on the Context API (auth/roles.hpp): a viewer reads.
+    guards.push_back(
+        {"/context",
+         [](const boost::beast::http::request_header<>& head, const auth::principal* who) {
+             return !who || auth::context_refusal(*who, head.method_string()).empty();
+         },
+         errc::forbidden,
+         "The Context API is read-only for the role `viewer`: only GET is allowed."});
     if (mcp_server) {
         using m = context::mcp_endpoint;
         routes.push_back({"POST", "/mcp", false, mcp_server->route(&m::post)});
@@ -443,7 +459,14 @@ std::unique_ptr<http::worker> server::make_worker(v1_slot& slot, const http::han
             {"GET",    "/admin/usage",     false, admin_->route(&k::usage)},
             {"GET",    "/admin/health",    false, admin_->route(&k::health)},
             {"GET",    "/admin/log",       false, admin_->route(&k::request_log)},
-            {"POST",   "/admin/reload",    false, [this](http::request_context& c) { return reload_request(c); }},
+            {"POST",   "/admin/reload",    false, admin_->route([this](http::request_context& c) { return reload_request(c); })},
+            {"GET",    "/admin/teams",        false, admin_->route(&k::list_teams)},
+            {"POST",   "/admin/teams",        false, admin_->route(&k::create_team)},
+            {"PATCH",  "/admin/teams/{name}", false, admin_->route(&k::update_team)},
+            {"DELETE", "/admin/teams/{name}", false, admin_->route(&k::delete_team)},
+            {"GET",    "/admin/users",        false, admin_->route(&k::list_users)},
+            {"PATCH",  "/admin/users/{id}",   false, admin_->route(&k::update_user)},
+            {"GET",    "/admin/audit",        false, admin_->route(&k::audit)},
         };
         // clang-format on
         for (auto& r : admin_routes) routes.push_back(std::move(r));

@@ -25,14 +25,16 @@ class budget_alerts;
 class gatekeeper;
 class key_ring;
 class limiter;
+class team_book;
 }  // namespace gateway::admin
 namespace gateway::auth {
 class sessions;
 class sign_in;
 }  // namespace gateway::auth
 namespace gateway::http {
+struct reply;
 struct request_context;
-}
+}  // namespace gateway::http
 
 namespace gateway::app {
 
@@ -105,7 +107,7 @@ private:
     std::unique_ptr<http::worker> make_worker(v1_slot& slot, const http::handler& scrape);
     std::shared_ptr<v1_face> make_face(std::shared_ptr<const generation> g);
     // POST /admin/reload: reload_file() on a thread of its own, its outcome as JSON.
-    boost::asio::awaitable<void> reload_request(http::request_context& ctx);
+    boost::asio::awaitable<http::reply> reload_request(http::request_context& ctx);
 
     config::gateway_config config_;
     console::site console_{console::embedded_assets()};
@@ -124,6 +126,7 @@ private:
     std::vector<std::unique_ptr<http::worker>> workers_;
     // After the workers too: the Redis limiter's connections belong to their io_contexts.
     std::unique_ptr<admin::key_ring> keys_;
+    std::unique_ptr<admin::team_book> teams_;  // declared and made teams
     std::unique_ptr<admin::limiter> limiter_;
     std::unique_ptr<admin::budget_alerts> alerts_;
     std::unique_ptr<admin::gatekeeper> gate_;

@@ -337,8 +337,8 @@ BOOST_AUTO_TEST_CASE(a_bad_report_is_refused_with_what_is_allowed) {
     for (std::string query : {"?group_by=week", "?group_by=day,,key", "?group_by=Key"}) {
         auto r = g.get("/admin/usage" + query);
         BOOST_TEST(r.status == 400u, query);
-        BOOST_TEST(r.body.find("`group_by` must be a comma-separated list of day, key, model and "
-                               "upstream") != std::string::npos,
+        BOOST_TEST(r.body.find("`group_by` must be a comma-separated list of day, key, model, "
+                               "upstream and team") != std::string::npos,
                    r.body);
     }
     auto format = g.get("/admin/usage?format=xlsx");

@@ -3,6 +3,7 @@
 // upstream and of the routes' targets, and the requests as they finish.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
+import { Audit } from './audit.jsx';
 import { admin, adminKey, setAdminKey, useAdmin } from './admin.js';
 import { sseParser } from './sse.js';
 import { Usage } from './usage.jsx';
@@ -20,7 +21,7 @@ export async function operatorAvailable() {
   }
 }
 
-const PAGES = [['keys', 'Keys'], ['usage', 'Usage'], ['health', 'Health'], ['log', 'Request log']];
+const PAGES = [['keys', 'Keys'], ['usage', 'Usage'], ['health', 'Health'], ['log', 'Request log'], ['audit', 'Audit']];
 const number = (n) => (n ?? 0).toLocaleString('en-US');
 
 function AdminSignIn({ onSignedIn, refused }) {
@@ -380,7 +381,8 @@ export function Operator({ page }) {
           : current === 'keys' ? <Keys onRefused={onRefused} />
             : current === 'usage' ? <Usage onRefused={onRefused} />
               : current === 'log' ? <RequestLog onRefused={onRefused} />
-                : <Health onRefused={onRefused} />}
+                : current === 'audit' ? <Audit onRefused={onRefused} />
+                  : <Health onRefused={onRefused} />}
       </main>
     </div>
   );

@@ -61,8 +61,8 @@ BOOST_AUTO_TEST_CASE(a_bad_parameter_is_named_with_what_it_allows) {
     for (auto query : {"?group_by=week", "?group_by=day,", "?group_by=day,,key", "?group_by=Day"}) {
         admin::usage_request r;
         auto error = request_of(query, r);
-        BOOST_TEST(error.find("`group_by` must be a comma-separated list of day, key, model and "
-                              "upstream") == 0u,
+        BOOST_TEST(error.find("`group_by` must be a comma-separated list of day, key, model, "
+                              "upstream and team") == 0u,
                    query << ": " << error);
     }
     admin::usage_request r;
