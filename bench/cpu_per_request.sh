@@ -12,6 +12,8 @@
 #   B=/path/to/old/contextgate bench/cpu_per_request.sh   # build/contextgate vs another build
 #   A=/path/to/new B=/path/to/old bench/cpu_per_request.sh   # two builds, neither in build/
 #   B=unpriced bench/cpu_per_request.sh   # pricing's cost: the same build, nothing priced in B
+#   B=guardrails bench/cpu_per_request.sh   # the guardrails' cost: the same build, B masks
+#                                           # secrets and PII in each request and answer
 #   RATE=2000 ROUNDS=5 bench/cpu_per_request.sh
 set -euo pipefail
 RATE="${RATE:-2000}"

@@ -103,10 +103,18 @@ no_prices() {
   printf '%s\n' "pricing:" "  file: $tmp/no-prices.yaml"
 }
 
+# guardrails_on: the YAML of a `guardrails` section that masks secrets and personal data in the
+# request and the answer of every key (for B=guardrails).
+guardrails_on() {
+  printf '%s\n' "guardrails:" "  - name: bench" "    detect: [secrets, pii]" \
+    "    on: [request, response]" "    action: mask"
+}
+
 # start_a_and_b [WORKERS]: contextgate $A as `a` and, as `b`: nginx when $B is "nginx"; the same
 # binary $A with a price table that prices nothing when $B is "unpriced" (settlement finds no
 # price: no cost is worked out, printed or added to a USD total, though the answer is still read
-# whole for its `x-contextgate-cost-usd: unpriced`); otherwise the contextgate binary $B (WORKERS
+# whole for its `x-contextgate-cost-usd: unpriced`); the same binary with guardrails on the
+# request and the answer when $B is "guardrails"; otherwise the contextgate binary $B (WORKERS
 # workers each, 1 unless given); sets a_pid, a_port, b_pid, b_port.
 start_a_and_b() {
   local workers="${1:-1}"
@@ -117,6 +125,8 @@ start_a_and_b() {
     b_port=$nginx_port
   elif [ "$B" = unpriced ]; then
     start_gateway b "$A" "$workers" "$(no_prices)"
+  elif [ "$B" = guardrails ]; then
+    start_gateway b "$A" "$workers" "$(guardrails_on)"
   else
     start_gateway b "$B" "$workers"
   fi

@@ -6,10 +6,8 @@
 // selects is not read: no parse, no copy.
 #include "gateway/passthrough/handler.hpp"
 
-#include "gateway/error.hpp"
 #include "gateway/guardrails/request_scan.hpp"
 #include "gateway/guardrails/webhook.hpp"
-#include "gateway/http/response.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/passthrough/translator.hpp"
 
