@@ -4,6 +4,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
 import { Audit } from './audit.jsx';
+import { mayChange, pagesOf, useRole } from './roles.js';
 import { admin, adminKey, setAdminKey, useAdmin } from './admin.js';
 import { sseParser } from './sse.js';
 import { Usage } from './usage.jsx';
@@ -139,7 +140,7 @@ function NewKey({ onMade }) {
   );
 }
 
-function Keys({ onRefused }) {
+function Keys({ onRefused, readOnly }) {
   const { data, error, reload } = useAdmin('/admin/keys', onRefused);
   const [confirming, setConfirming] = useState(null);
   const [failed, setFailed] = useState('');
@@ -163,7 +164,7 @@ function Keys({ onRefused }) {
   };
   return (
     <>
-      <NewKey onMade={reload} />
+      {!readOnly && <NewKey onMade={reload} />}
       <h2>Keys</h2>
       {(error || failed) && <p class="error" role="alert">{error || failed}</p>}
       {!data ? <p class="loading">Loading…</p> : (
@@ -180,7 +181,7 @@ function Keys({ onRefused }) {
                   <td data-label="Requests">{number(k.usage.requests)}</td>
                   <td data-label="Tokens">{number(k.usage.total_tokens)}</td>
                   <td data-label="Expires">{k.expires_at ? k.expires_at.slice(0, 10) : 'never'}</td>
-                  <td class="row-actions">{k.source === 'config' ? null : confirming === k.id ? (
+                  <td class="row-actions">{readOnly || k.source === 'config' ? null : confirming === k.id ? (
                     <button type="button" class="danger small" onClick={() => revoke(k)}>Revoke {k.name}?</button>
                   ) : (
                     <button type="button" class="small" onClick={() => setConfirming(k.id)} aria-label={`Revoke ${k.name}`}>Revoke</button>
@@ -364,13 +365,15 @@ export function Operator({ page }) {
   const [signedIn, setSignedIn] = useState(Boolean(adminKey()));
   const [refused, setRefused] = useState(false);
   const onRefused = useCallback(() => { setAdminKey(''); setRefused(true); setSignedIn(false); }, []);
-  const current = PAGES.some(([id]) => id === page) ? page : 'keys';
+  const role = useRole(Boolean(adminKey()));
+  const pages = PAGES.filter(([id]) => pagesOf(role).includes(id));
+  const current = pages.some(([id]) => id === page) ? page : 'keys';
   return (
     <div class="operator">
       <header class="topbar">
         <a class="brand" href="#/">contextgate</a>
         <nav aria-label="Operator pages" class="operator-nav">
-          {PAGES.map(([id, label]) => (
+          {pages.map(([id, label]) => (
             <a key={id} href={'#/admin/' + id} aria-current={current === id ? 'page' : undefined}>{label}</a>
           ))}
           {signedIn && <button type="button" class="link" onClick={() => { setAdminKey(''); setSignedIn(false); }}>Sign out</button>}
@@ -378,7 +381,7 @@ export function Operator({ page }) {
       </header>
       <main class="operator-main" id="main">
         {!signedIn ? <AdminSignIn refused={refused} onSignedIn={() => { setRefused(false); setSignedIn(true); }} />
-          : current === 'keys' ? <Keys onRefused={onRefused} />
+          : current === 'keys' ? <Keys onRefused={onRefused} readOnly={!mayChange(role)} />
             : current === 'usage' ? <Usage onRefused={onRefused} />
               : current === 'log' ? <RequestLog onRefused={onRefused} />
                 : current === 'audit' ? <Audit onRefused={onRefused} />
