@@ -1,5 +1,7 @@
 #include "gateway/passthrough/headers.hpp"
 
+#include "gateway/upstream/authorize.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 namespace http = boost::beast::http;
@@ -98,6 +100,29 @@ BOOST_AUTO_TEST_CASE(a_forwarded_request_is_heard_with_the_clients_key_or_the_ga
     auto gemini = upstream_of(config::provider_kind::gemini, "g-gateway");
     auto with_query = request_with("", "", "/v1beta/models/g:generateContent?key=g-client");
     BOOST_TEST((forwarded_credential(with_query, gemini, false) == credential::client));
+}
+
+// An upstream whose credentials the gateway holds (Bedrock's keys, Vertex AI's and Entra ID's
+// tokens) hears the gateway's, whatever the client sent; an Azure upstream with an api_key only
+// is like any other.
+BOOST_AUTO_TEST_CASE(an_upstream_the_gateway_authorises_hears_the_gateways_credential) {
+    auto vertex = upstream_of(config::provider_kind::gemini, "");
+    vertex.host = config::hosting::vertex;
+    auto entra = upstream_of(config::provider_kind::openai, "");
+    entra.host = config::hosting::azure;
+    entra.azure = {"tenant", "app", "secret", ""};
+    auto azure_key = upstream_of(config::provider_kind::openai, "k");
+    azure_key.host = config::hosting::azure;
+    auto bedrock = upstream_of(config::provider_kind::bedrock, "");
+    for (const auto* up : {&vertex, &entra, &bedrock}) {
+        BOOST_TEST(gateway::upstream::authorized_by_gateway(*up));
+        for (auto [field, value] :
+             {std::pair{"Authorization", "Bearer sk-client"},
+              std::pair{"x-goog-api-key", "client-key"}, std::pair{"api-key", "client-key"}})
+            BOOST_TEST((forwarded_credential(request_with(field, value), *up, false) ==
+                        credential::gateway));
+    }
+    BOOST_TEST(!gateway::upstream::authorized_by_gateway(azure_key));
 }
 
 BOOST_AUTO_TEST_CASE(a_translated_request_carries_the_clients_key_only_where_it_may_go) {
