@@ -6,7 +6,9 @@ import { ApiError, api } from './api.js';
 const ADMIN = 'contextgate.admin';
 export const adminKey = () => sessionStorage.getItem(ADMIN) ?? '';
 export const setAdminKey = (key) => (key ? sessionStorage.setItem(ADMIN, key) : sessionStorage.removeItem(ADMIN));
-export const admin = (method, path, body) => api(method, path, body, { bearer: adminKey() });
+// Signed in (the session's cookie goes by itself), no key is sent.
+export const admin = (method, path, body) =>
+  api(method, path, body, adminKey() ? { bearer: adminKey() } : { auth: false });
 
 // Loads `path` with the admin key; `reload` asks again. A refused key calls `onRefused`. `data`
 // is null until `path` itself has answered (never an earlier path's answer, nor one that

@@ -5,7 +5,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import 'diff2html/bundles/css/diff2html.min.css';
 import 'highlight.js/styles/github.css';
 import './style.css';
-import { ApiError, get, getKey, setKey } from './api.js';
+import { ApiError, get, getKey, loadSession, setKey, signInWithProvider, signOut, signedIn } from './api.js';
 import { ChatList, NewChat } from './chats.jsx';
 import { ChatView } from './chat.jsx';
 import { Operator, operatorAvailable } from './operator.jsx';
@@ -16,6 +16,19 @@ const routeOf = () => {
   const [page, id] = hash.split('/');
   return { page: page || 'home', id: id ? decodeURIComponent(id) : null };
 };
+
+// Sign-in with the company's identity provider, when the gateway offers it (auth.oidc).
+function ProviderSignIn() {
+  return (
+    <main class="signin">
+      <section aria-labelledby="signin-title">
+        <h1 id="signin-title">contextgate</h1>
+        <p>Sign in with your company account.</p>
+        <button type="button" class="primary" onClick={signInWithProvider}>Sign in</button>
+      </section>
+    </main>
+  );
+}
 
 function SignIn({ onSignedIn, failed }) {
   const [key, setValue] = useState('');
@@ -59,7 +72,8 @@ function App() {
   const [error, setError] = useState('');
   const [waiting, setWaiting] = useState(new Set());
   const [operator, setOperator] = useState(false);
-  useEffect(() => { operatorAvailable().then(setOperator); }, []);
+  const [oidc, setOidc] = useState(null); // null until /auth says whether people sign in here
+  useEffect(() => { loadSession().then((s) => setOidc(s.oidc)).then(() => operatorAvailable().then(setOperator)); }, []);
 
   const loadChats = useCallback(async () => {
     try {
@@ -81,10 +95,13 @@ function App() {
     return () => window.removeEventListener('hashchange', onHash);
   }, [loadChats]);
 
-  // The operator's pages have a key of their own (the admin key), whatever /context asks.
+  if (oidc === null) return <p class="loading">Loading…</p>;
+  // The operator's pages have a key of their own (the admin key) or the session, whatever
+  // /context asks.
   if (route.page === 'admin') return <Operator page={route.id} />;
   if (auth === 'checking') return error ? <p class="error" role="alert">{error}</p> : <p class="loading">Loading…</p>;
-  if (auth !== 'ok') return <SignIn failed={auth === 'refused'} onSignedIn={loadChats} />;
+  if (auth !== 'ok') return oidc ? <ProviderSignIn /> : <SignIn failed={auth === 'refused'} onSignedIn={loadChats} />;
+  const user = signedIn();
 
   const open = route.page === 'chat' && route.id;
   return (
@@ -93,7 +110,12 @@ function App() {
         <a class="brand" href="#/">contextgate</a>
         <a class="link push" href="#/playground">Playground</a>
         {operator && <a class="link" href="#/admin/keys">Operator</a>}
-        {getKey() && (
+        {oidc && !user && <button type="button" class="link" onClick={signInWithProvider}>Sign in</button>}
+        {user && <span class="who" title={user.user.email}>{user.user.name || user.user.email} · {user.role}</span>}
+        {user && (
+          <button type="button" class="link" onClick={() => signOut().then(() => setAuth('needed'))}>Sign out</button>
+        )}
+        {!user && getKey() && (
           <button type="button" class="link" onClick={() => { setKey(''); setAuth('needed'); }}>Sign out</button>
         )}
       </header>

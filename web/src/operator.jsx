@@ -2,7 +2,7 @@
 // model globs, the secret shown once, revoked), usage and spend (usage.jsx), the health of every
 // upstream and of the routes' targets, and the requests as they finish.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError } from './api.js';
+import { ApiError, signedIn as session } from './api.js';
 import { Audit } from './audit.jsx';
 import { mayChange, pagesOf, useRole } from './roles.js';
 import { admin, adminKey, setAdminKey, useAdmin } from './admin.js';
@@ -16,7 +16,7 @@ export async function operatorAvailable() {
   if (adminKey()) return true;
   try {
     const res = await fetch('/admin/health');
-    return res.status === 401;
+    return res.status === 401 || res.ok;  // asks for a key, or the signed-in user's session opens it
   } catch {
     return false;
   }
@@ -362,7 +362,7 @@ function RequestLog({ onRefused }) {
 }
 
 export function Operator({ page }) {
-  const [signedIn, setSignedIn] = useState(Boolean(adminKey()));
+  const [signedIn, setSignedIn] = useState(Boolean(adminKey() || session()));
   const [refused, setRefused] = useState(false);
   const onRefused = useCallback(() => { setAdminKey(''); setRefused(true); setSignedIn(false); }, []);
   const role = useRole(Boolean(adminKey()));
