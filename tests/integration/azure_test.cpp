@@ -5,11 +5,14 @@
 #include "tests/integration/harness.hpp"
 #include "tests/support/fake_azure.hpp"
 #include "tests/support/fake_google.hpp"
+#include "tests/support/fake_providers.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -248,7 +251,7 @@ BOOST_AUTO_TEST_CASE(a_content_filter_refusal_is_the_clients_answer_and_cools_no
     config::route_config route;
     route.model = "smart";
     route.targets.push_back({"azure", "gpt-4o", 1, 0});
-    route.targets.push_back({"openai", "fake-model", 1, 0});
+    route.targets.push_back({"openai", "fake-model", 1, 1});
     c.routes.push_back(route);
     running_gateway gw(c);
     auto r = post(gw, "/v1/chat/completions", chat("smart", false, fake_azure::filtered_prompt));
@@ -315,8 +318,9 @@ BOOST_AUTO_TEST_CASE(a_429_tells_the_client_when_to_retry_and_cools_the_upstream
     }
     BOOST_TEST_REQUIRE(health_text(u) == "cooling");
     BOOST_TEST(u.at("cooling_for_ms").as_int64() > 1000);
-    // Translated: the same hints on the client's answer.
-    auto messages = post(gw, "/v1/messages",
+    // Translated (a gateway of its own, where Azure is not cooling yet): the same hints.
+    running_gateway fresh(with_azure(fake));
+    auto messages = post(fresh, "/v1/messages",
                          R"({"model":"gpt-4o","max_tokens":64,"messages":[{"role":"user",
                              "content":"hi"}]})",
                          "anthropic-version: 2023-06-01\r\nx-fake-status: 429\r\n");
@@ -350,6 +354,112 @@ BOOST_AUTO_TEST_CASE(an_entra_id_application_sends_its_token_and_never_the_clien
     BOOST_TEST_REQUIRE(messages.status == 200u, messages.body);
     BOOST_TEST(fake.requests().back().header("authorization") == sent.header("authorization"));
     BOOST_TEST(entra.issued() == 1u);
+}
+
+// The issue's route across the three clouds: Azure fails, then Vertex AI, and Bedrock answers,
+// charged at its own price; once their cooldowns end the route is back on Azure, charged at
+// Azure's. Each cloud is a fake of its own, so that each can be told to fail once.
+BOOST_AUTO_TEST_CASE(a_route_falls_back_from_azure_to_vertex_to_bedrock_and_back) {
+    namespace fp = gateway::testing::fake_providers;
+    test_service_account account;
+    fake_google_oauth google(account);
+    auto key_file = temporary_folder() + "/service-account.json";
+    std::ofstream(key_file) << account.key_file(google.token_uri());
+    fake_upstream azure_fake;
+    fake_options checked;
+    checked.vertex_tokens = [&](std::string_view token) { return google.check(token); };
+    fake_upstream vertex_fake(checked);
+    fake_upstream bedrock_fake;
+    azure_fake.script({{.content = "", .status = 503}, {.content = "back on azure"}});
+    vertex_fake.script({{.content = "", .status = 503}});
+
+    auto c = with_azure(azure_fake);
+    c.health.cooldown = config::duration(300);
+    auto v = make_config({"http://127.0.0.1:" + std::to_string(vertex_fake.port())}).upstreams[0];
+    v.name = "vertex";
+    v.provider = config::provider_kind::gemini;
+    v.host = config::hosting::vertex;
+    v.tool_calling = config::tool_calling_mode::native;
+    v.project = "my-project";
+    v.location = "us-east5";
+    v.credentials_file = key_file;
+    v.models = {"gemini-*"};
+    c.upstreams.push_back(v);
+    auto b = make_config({"http://127.0.0.1:" + std::to_string(bedrock_fake.port())}).upstreams[0];
+    b.name = "bedrock";
+    b.provider = config::provider_kind::bedrock;
+    b.tool_calling = config::tool_calling_mode::native;
+    b.region = "us-east-1";
+    b.aws = {std::string(fp::fake_aws_key_id), std::string(fp::fake_aws_secret), {}, {}};
+    b.models = {"meta.*"};
+    c.upstreams.push_back(b);
+    config::route_config route;
+    route.model = "smart";
+    route.targets = {{"azure", "gpt-4o", 1, 0},
+                     {"vertex", "gemini-2.5-flash", 1, 1},
+                     {"bedrock", "meta.llama3-3-70b-instruct-v1:0", 1, 2}};
+    c.routes.push_back(route);
+    // Each target's price, per million tokens, as that upstream serves the model.
+    auto price = [](std::string model, std::string upstream, double rate) {
+        config::price_entry e;
+        e.model = std::move(model);
+        e.upstream = std::move(upstream);
+        e.rates.input = rate;
+        e.rates.output = rate;
+        return e;
+    };
+    c.pricing.overrides = {price("gpt-4o", "azure", 1000), price("gemini-2.5-flash", "vertex", 100),
+                           price("meta.llama3-3-70b-instruct-v1:0", "bedrock", 10)};
+    running_gateway gw(c);
+    // The cost of an answer at `rate` per million tokens, from the usage it reports.
+    auto cost_at = [](const response& r, double rate) {
+        auto usage = json::parse(r.body).at("usage").as_object();
+        auto tokens = usage.at("prompt_tokens").to_number<double>() +
+                      usage.at("completion_tokens").to_number<double>();
+        return tokens * rate / 1e6;
+    };
+
+    auto first = post(gw, "/v1/chat/completions", chat("smart"));
+    BOOST_TEST_REQUIRE(first.status == 200u, first.body);
+    BOOST_TEST(first.header("x-contextgate-upstream") == "bedrock");
+    BOOST_TEST(first.header("x-contextgate-attempts") == "3");
+    BOOST_TEST(
+        std::abs(std::stod(first.header("x-contextgate-cost-usd")) - cost_at(first, 10)) < 1e-6,
+        first.header("x-contextgate-cost-usd"));
+    BOOST_TEST(azure_fake.requests().back().target == deployed("prod-gpt4o", "/chat/completions"));
+    BOOST_TEST(vertex_fake.requests().back().target.find("/publishers/google/models/gemini-2.5-"
+                                                         "flash:generateContent") !=
+               std::string::npos);
+    // Both that failed cool; the route's health says so.
+    auto targets = [&] {
+        client cl(gw.port());
+        auto r =
+            cl.request(make_request("GET", "/admin/health", "",
+                                    std::string("Authorization: Bearer ") + admin_key + "\r\n"));
+        auto health = json::parse(r.body);
+        std::vector<std::string> out;
+        for (const auto& t : health.at("routes").at(0).at("targets").as_array())
+            out.emplace_back(t.at("health").as_string());
+        return out;
+    };
+    auto now = targets();
+    BOOST_TEST_REQUIRE(now.size() == 3u);
+    BOOST_TEST(now[0] == "cooling");
+    BOOST_TEST(now[1] == "cooling");
+    BOOST_TEST(now[2] == "healthy");
+    // Once Azure's cooldown ends, the route is back on it.
+    auto until = clock::now() + 5s;
+    while (targets()[0] == "cooling" && clock::now() < until) std::this_thread::sleep_for(20ms);
+    auto back = post(gw, "/v1/chat/completions", chat("smart"));
+    BOOST_TEST_REQUIRE(back.status == 200u, back.body);
+    BOOST_TEST(back.header("x-contextgate-upstream") == "azure");
+    BOOST_TEST(back.body.find("back on azure") != std::string::npos, back.body);
+    BOOST_TEST(
+        std::abs(std::stod(back.header("x-contextgate-cost-usd")) - cost_at(back, 1000)) < 1e-6,
+        back.header("x-contextgate-cost-usd"));
+    until = clock::now() + 5s;
+    while (targets()[0] != "healthy" && clock::now() < until) std::this_thread::sleep_for(20ms);
+    BOOST_TEST(targets()[0] == "healthy");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
