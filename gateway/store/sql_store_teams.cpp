@@ -76,9 +76,13 @@ net::awaitable<void> sql_store::save_team(team_record team) {
     for (const auto& m : team.team.models) models.emplace_back(m);
     auto work = [team = std::move(team), models = json::serialize(models)](sql_connection& db) {
         const auto& t = team.team;
-        db.query(upsert_team, {t.name, static_cast<std::int64_t>(t.budget_usd_nano),
-                               config::budget_period_name(t.budget_period), models,
-                               team.created_at ? team.created_at : now_ms()});
+        db.transaction([&] {
+            db.query(upsert_team, {t.name, static_cast<std::int64_t>(t.budget_usd_nano),
+                                   config::budget_period_name(t.budget_period), models,
+                                   team.created_at ? team.created_at : now_ms()});
+            // The other replicas read the keys and teams again on commit, as for a key.
+            if (const char* announce = db.dialect().announce_keys) db.query(announce, {t.name});
+        });
     };
     co_await write(std::move(work));
 }
@@ -88,7 +92,17 @@ net::awaitable<std::vector<team_record>> sql_store::teams() {
 }
 
 net::awaitable<bool> sql_store::delete_team(std::string name) {
-    return write_changes(delete_team_sql, std::move(name));
+    auto work = [name = std::move(name)](sql_connection& db) {
+        bool deleted = false;
+        db.transaction([&] {
+            deleted = db.query(delete_team_sql, {name}).affected() > 0;
+            if (const char* announce = db.dialect().announce_keys; announce && deleted)
+                db.query(announce, {name});
+        });
+        return deleted;
+    };
+    auto deleted = co_await write(std::move(work));
+    co_return deleted;
 }
 
 net::awaitable<void> sql_store::append_audit(audit_record r) {
