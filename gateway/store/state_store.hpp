@@ -276,8 +276,8 @@ public:
     // the signals reach may go away then).
     virtual void stop_listening() = 0;
     // Calls `changed` (on the listener's thread) when a replica made, changed or revoked a
-    // virtual key or a team, and each time the listener (re)started listening (it may have missed some
-    // before). Heard once listen() started the listener.
+    // virtual key or a team, and each time the listener (re)started listening (it may have
+    // missed some before). Heard once listen() started the listener.
     virtual void on_keys_changed(std::function<void()> changed) = 0;
 };
 
