@@ -3,12 +3,14 @@
 #include "gateway/http/context.hpp"
 #include "gateway/http/credentials.hpp"
 #include "gateway/providers/adapter.hpp"
+#include "gateway/secret_names.hpp"
 #include "gateway/upstream/authorize.hpp"
 #include "gateway/upstream/connection.hpp"
 #include "gateway/upstream/exchange.hpp"
 
 #include <boost/beast/core/string.hpp>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -26,6 +28,24 @@ std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
     return s;
+}
+
+// `target` without its `access_token` query parameters (the name percent-decoded, as Google
+// reads it): Google's APIs take an OAuth token there as they take one in Authorization.
+std::string without_access_token(std::string_view target) {
+    auto q = target.find('?');
+    std::string out(target.substr(0, q));
+    if (q == std::string_view::npos) return out;
+    char separator = '?';
+    for (auto query = target.substr(q + 1); !query.empty();) {
+        auto pair = query.substr(0, query.find('&'));
+        query.remove_prefix(std::min(query.size(), pair.size() + 1));
+        if (gateway::percent_decoded(pair.substr(0, pair.find('='))) == "access_token") continue;
+        out += separator;
+        out += pair;
+        separator = '&';
+    }
+    return out;
 }
 
 }  // namespace
@@ -145,12 +165,18 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
     bool azure = up.host == config::hosting::azure;
     bool replace = upstream_key_replaces_client(up, virtual_key);
     bool gateway_auth = upstream::authorized_by_gateway(up);
-    // Gemini's REST convention puts the key in the query: a replaced key goes from there too.
+    // Gemini's REST convention puts the key in the query: a replaced key goes from there too, and
+    // from a gateway-authorised upstream's query any access token of the client's.
     std::string without_key;
     if ((replace || gateway_auth) && target.find('?') != std::string_view::npos &&
         gateway::http::has_query_key(target)) {
         without_key = gateway::http::without_query_key(target);
         target = without_key;
+    }
+    std::string without_token;
+    if (gateway_auth && target.find('?') != std::string_view::npos) {
+        without_token = without_access_token(target);
+        target = without_token;
     }
     std::string head;
     head.reserve(512);  // under 1 KiB: glibc serves it from its per-thread cache
@@ -176,11 +202,13 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
                             boost::beast::iequals(name, "x-goog-api-key")))
             return;
         // An upstream the gateway authorises (upstream::authorize: Bedrock's signature, Vertex's
-        // and Entra ID's tokens) hears only that: the client's own credentials never go there.
+        // and Entra ID's tokens) hears only that: the client's own credentials never go there,
+        // nor the project Google would bill for the gateway's token.
         if (gateway_auth &&
             (f == boost::beast::http::field::authorization ||
              boost::beast::iequals(name, "x-api-key") || boost::beast::iequals(name, "api-key") ||
-             boost::beast::iequals(name, "x-goog-api-key")))
+             boost::beast::iequals(name, "x-goog-api-key") ||
+             boost::beast::iequals(name, "x-goog-user-project")))
             return;
         // Bedrock's signature covers the Content-Type it writes; AWS fields never go there.
         if (bedrock && (f == boost::beast::http::field::content_type ||

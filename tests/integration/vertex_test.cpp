@@ -392,6 +392,31 @@ BOOST_AUTO_TEST_CASE(native_paths_go_byte_exact_below_the_upstreams_project_and_
     BOOST_TEST(streamed.body.find("event: message_stop") != std::string::npos, streamed.body);
 }
 
+BOOST_AUTO_TEST_CASE(native_paths_bill_and_authorise_only_the_gateway) {
+    // Google also takes an access token in the query, and bills the project x-goog-user-project
+    // names: neither of the client's goes with the gateway's token.
+    google_account google;
+    fake_upstream fake(checked_by(google));
+    running_gateway gw(with_vertex(fake, google));
+    struct asked {
+        std::string query, upstream_query;
+    };
+    for (const auto& a : {
+             asked{"?access_token=ya29.the-clients-own", ""},
+             asked{"?alt=sse&access%5Ftoken=ya29.the-clients-own", "?alt=sse"},
+             asked{"?access_token=ya29.the-clients-own&alt=sse", "?alt=sse"},
+         }) {
+        auto method = a.upstream_query.empty() ? ":generateContent" : ":streamGenerateContent";
+        auto r = post(gw, native + "google/models/" + gemini + method + a.query, gemini_body,
+                      "x-goog-user-project: someone-elses-project\r\n");
+        BOOST_TEST_REQUIRE(r.status == 200u, a.query << ": " << r.body);
+        auto sent = fake.requests().back();
+        BOOST_TEST(sent.target == gemini_path + method + a.upstream_query);
+        BOOST_TEST(sent.header("x-goog-user-project").empty());
+        authorised_by_the_gateway(google, sent);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(native_paths_refuse_what_they_cannot_forward) {
     google_account google;
     fake_upstream fake(checked_by(google));
