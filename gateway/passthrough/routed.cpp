@@ -385,20 +385,26 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
             method = providers::vertex::raw_predict_method(ctx_.req.body());
             providers::vertex::to_raw_predict(ctx_.req.body());
         } else {
-            // After the model the client's path names (a route's name may hold a `:`); a path
-            // that names no method (a model's description, files) has nothing to forward.
+            // Vertex's own path was read whole (its project or location may be "models"),
+            // Gemini's names the method after the model (a route's name may hold a `:`); a path
+            // that names none (a model's description, files) has nothing to forward.
             std::string_view target = where_.target;
-            auto at = target.find("/models/");
-            auto rest =
-                at == std::string_view::npos
-                    ? std::string_view()
-                    : target.substr(std::min(target.size(), at + 8 + call.path_model.size()));
-            if (!rest.starts_with(':'))
+            auto query = target.substr(std::min(target.find('?'), target.size()));
+            std::string_view named = call.vertex_method;
+            if (!call.vertex) {
+                auto at = target.find("/models/");
+                auto rest =
+                    at == std::string_view::npos
+                        ? std::string_view()
+                        : target.substr(std::min(target.size(), at + 8 + call.path_model.size()));
+                if (rest.starts_with(':')) named = rest.substr(1, rest.size() - 1 - query.size());
+            }
+            if (named.empty())
                 co_return skipped(failure_of(
                     errc::bad_request, "upstream `" + up.name + "` (Vertex AI) cannot take `" +
                                            std::string(call.path) +
                                            "`: the gateway forwards only a model's methods there"));
-            method = rest.substr(1);
+            method = std::string(named) + std::string(query);
         }
         renamed_target = providers::vertex::target(up, heard, method);
     } else if (renamed && !call.path_model.empty()) {

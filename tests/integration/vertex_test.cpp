@@ -392,6 +392,21 @@ BOOST_AUTO_TEST_CASE(native_paths_go_byte_exact_below_the_upstreams_project_and_
     BOOST_TEST(streamed.body.find("event: message_stop") != std::string::npos, streamed.body);
 }
 
+BOOST_AUTO_TEST_CASE(a_native_paths_project_or_location_may_be_named_models) {
+    google_account google;
+    fake_upstream fake(checked_by(google));
+    running_gateway gw(with_vertex(fake, google));
+    for (const auto& where : {std::string("/projects/models/locations/europe-west1/"),
+                              std::string("/projects/client-project/locations/models/")}) {
+        auto r = post(gw,
+                      "/vertex/v1" + where + "publishers/google/models/" + gemini +
+                          ":streamGenerateContent?alt=sse",
+                      gemini_body, clients_own);
+        BOOST_TEST_REQUIRE(r.status == 200u, where << ": " << r.body);
+        BOOST_TEST(fake.requests().back().target == gemini_path + ":streamGenerateContent?alt=sse");
+    }
+}
+
 BOOST_AUTO_TEST_CASE(native_paths_bill_and_authorise_only_the_gateway) {
     // Google also takes an access token in the query, and bills the project x-goog-user-project
     // names: neither of the client's goes with the gateway's token.
