@@ -353,7 +353,8 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     bool inject = up.inject_stream_usage && call.api == client_api::chat_completions;
     // A Messages client's body goes to Claude on Vertex as it came but for what rawPredict
     // names otherwise (the model, the version): thinking signatures and cache_control stay.
-    bool raw_predict = vertex && spoken == config::provider_kind::anthropic && !call.vertex;
+    // Messages itself only: rawPredict has nothing for count_tokens or Anthropic's other paths.
+    bool raw_predict = vertex && call.api == client_api::messages && !call.vertex;
     if (original.empty() && (renamed || inject || invoked || raw_predict) && !terms.last)
         original = ctx_.req.body();
     // Bedrock names the model only in its path, encoded once (`:` as %3A); so does Vertex.

@@ -495,6 +495,38 @@ BOOST_AUTO_TEST_CASE(native_paths_take_virtual_keys_and_their_usage_reaches_the_
     BOOST_TEST(rows[0].at("output_tokens") == 10);
 }
 
+BOOST_AUTO_TEST_CASE(only_messages_itself_falls_back_to_rawpredict) {
+    // A route whose first target (Anthropic's own API, down) counts tokens: Claude on Vertex, its
+    // fallback, has no count_tokens at rawPredict, which answers Messages only.
+    google_account google;
+    fake_upstream fake(checked_by(google));
+    auto c = with_vertex(fake, google);
+    auto down = c.upstreams[0];
+    down.name = "anthropic-down";
+    down.provider = config::provider_kind::anthropic;
+    down.endpoint.port = unused_port();
+    down.models = {"down-*"};
+    c.upstreams.push_back(down);
+    config::route_config route;
+    route.model = "house:claude";
+    route.targets.push_back({"anthropic-down", claude, 1, 2});
+    route.targets.push_back({"vertex", claude, 1, 1});
+    c.routes.push_back(route);
+    running_gateway gw(c);
+    const std::string anthropic = "anthropic-version: 2023-06-01\r\n";
+    auto counted =
+        post(gw, "/v1/messages/count_tokens",
+             R"({"model":"house:claude","messages":[{"role":"user","content":"hi"}]})", anthropic);
+    BOOST_TEST(counted.status >= 400u, counted.body);
+    for (const auto& sent : fake.requests()) BOOST_TEST(sent.target.empty(), sent.target);
+    auto r = post(
+        gw, "/v1/messages",
+        R"({"model":"house:claude","max_tokens":8,"messages":[{"role":"user","content":"hi"}]})",
+        anthropic);
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(fake.requests().back().target == claude_path + ":rawPredict");
+}
+
 BOOST_AUTO_TEST_CASE(a_refused_token_is_googles_401_in_the_clients_envelope) {
     // The gateway's tokens come from `google`; the fake Vertex knows only `other`'s.
     google_account google;
