@@ -8,13 +8,11 @@
 
 #include "gateway/cache/cache_key.hpp"
 #include "gateway/clock.hpp"
-#include "gateway/config/hosting.hpp"
 #include "gateway/http/credentials.hpp"
 #include "gateway/observability/metrics.hpp"
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/translator.hpp"
 #include "gateway/providers/adapter.hpp"
-#include "gateway/upstream/model_router.hpp"
 
 #include <boost/beast/core/string.hpp>
 
@@ -129,18 +127,15 @@ net::awaitable<bool> handler::answer_from_cache(http::request_context& ctx, cach
 
 std::optional<providers::reply> read_kept_answer(const http::request_context& ctx,
                                                  exchange_state& state,
-                                                 const config::upstream_config& up) {
+                                                 config::provider_kind dialect) {
     // Complete successful answers only: never an error, a cut stream, or a client that left.
     if (!state.keep_answer || ctx.status != 200 || !state.complete || state.client_gone)
         return std::nullopt;
     auto answer = std::move(state.translated_reply);
     if (!answer && state.kept_whole && !state.kept_body.empty()) {
-        // InvokeModel's answer to a Messages client was relayed as Anthropic's, Vertex's in the
-        // dialect of the model's publisher.
-        const auto& adapter = providers::adapter_for(
-            state.messages_by_invoke
-                ? config::provider_kind::anthropic
-                : config::dialect_for(up, upstream::upstream_model(up, ctx.model)));
+        // Relayed as the client asked for it (InvokeModel's answer to a Messages client as
+        // Anthropic's, Claude's on Vertex too): the name the client gave may be a route's.
+        const auto& adapter = providers::adapter_for(dialect);
         std::string error;
         if (state.streamed) {
             providers::stream_reader reader(adapter, state.kept_limit);

@@ -67,12 +67,12 @@ struct guard_setup {
 };
 
 // The answer kept while it was relayed (exchange_state::keep_answer), read into the conversation
-// model by `up`'s adapter, or the reply a translation read: for the response cache and the
-// attempt's span. Only a complete 200 answer to a client still there; nullopt when it is none or
-// cannot be read whole.
+// model in `dialect` (the client's: a forwarded answer is in the dialect the client spoke), or the
+// reply a translation read: for the response cache and the attempt's span. Only a complete 200
+// answer to a client still there; nullopt when it is none or cannot be read whole.
 std::optional<providers::reply> read_kept_answer(const http::request_context& ctx,
                                                  exchange_state& state,
-                                                 const config::upstream_config& up);
+                                                 config::provider_kind dialect);
 
 // What the response cache does for one request (handler::plan_cache, cached.cpp).
 struct cache_plan {

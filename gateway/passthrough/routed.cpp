@@ -456,7 +456,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
     // Written: judged by the status the client got.
     auto judged = upstream::judge_status(ctx_.status, {}, state_.presented);
     answered = &up;
-    answer = read_kept_answer(ctx_, state_, up);
+    answer = read_kept_answer(ctx_, state_, where_.call.dialect);
     describe_answer(span, ctx_, state_, answer ? &*answer : nullptr, asked);
     settle(span);
     co_return outcome{outcome::end::committed, judged, std::nullopt,
@@ -616,7 +616,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
         co_await relay_response(ctx_, *conn, *parser, up, state_, held, guard ? &*guard : nullptr);
     if (reusable && !state_.client_gone) pool.give_back(std::move(conn));
     answered = &up;
-    answer = read_kept_answer(ctx_, state_, up);
+    answer = read_kept_answer(ctx_, state_, where_.call.dialect);
     describe_answer(span, ctx_, state_, answer ? &*answer : nullptr, sent);
     settle(span);
     co_return outcome{outcome::end::committed, judged, asked, first_byte, answered_with(status)};

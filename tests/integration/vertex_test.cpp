@@ -527,6 +527,31 @@ BOOST_AUTO_TEST_CASE(only_messages_itself_falls_back_to_rawpredict) {
     BOOST_TEST(fake.requests().back().target == claude_path + ":rawPredict");
 }
 
+BOOST_AUTO_TEST_CASE(claude_on_vertex_behind_a_route_alias_is_cached_as_anthropics) {
+    // The name the client gave (the route's) says nothing of the dialect the answer came in.
+    google_account google;
+    fake_upstream fake(checked_by(google));
+    auto c = with_vertex(fake, google);
+    config::route_config route;
+    route.model = "house:claude";
+    route.targets.push_back({"vertex", claude, 1, 1});
+    route.cache.ttl = std::chrono::minutes(10);
+    c.routes.push_back(route);
+    running_gateway gw(c);
+    const std::string body =
+        R"({"model":"house:claude","max_tokens":8,"messages":[{"role":"user","content":"hi"}]})";
+    // The answer is stored just after the client has it: asked again until a hit (up to 5 s).
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    std::string cache;
+    while (cache != "hit" && std::chrono::steady_clock::now() < deadline) {
+        auto r = post(gw, "/v1/messages", body, "anthropic-version: 2023-06-01\r\n");
+        BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+        cache = r.header("x-contextgate-cache");
+        if (cache != "hit") std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    BOOST_TEST(cache == "hit");
+}
+
 BOOST_AUTO_TEST_CASE(a_refused_token_is_googles_401_in_the_clients_envelope) {
     // The gateway's tokens come from `google`; the fake Vertex knows only `other`'s.
     google_account google;
