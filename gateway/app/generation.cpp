@@ -139,6 +139,7 @@ std::vector<std::string> keep_restart_sections(const config::gateway_config& run
     keep("context", &c::context);
     keep("mcp_servers", &c::mcp_servers);
     keep("mcp", &c::mcp);
+    keep("auth", &c::auth);  // sign-in's client and sessions are made once, at the start
     // The admin API is there or not from the start, with its key; the keys change live.
     if (next.admin.api_key != running.admin.api_key) {
         kept.push_back("admin.api_key");

@@ -47,6 +47,7 @@ const fields<oidc_config>& oidc_fields() {
         {"redirect_url", "<the gateway as browsers reach it>/auth/callback",
          [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
              s.redirect_url = r.scalar(n, "redirect_url");
+             if (s.redirect_url.empty()) return;  // required once there is an issuer (below)
              auto url = parse_base_url(s.redirect_url);
              if (!url || !s.redirect_url.ends_with("/auth/callback"))
                  r.fail(n,

@@ -55,6 +55,17 @@ BOOST_AUTO_TEST_CASE(sections_a_process_cannot_change_keep_their_running_values)
     BOOST_TEST(app::keep_restart_sections(running, same).empty());
 }
 
+// Sign-in's client and its sessions are made at the start: a reload names auth and keeps it.
+BOOST_AUTO_TEST_CASE(sign_in_settings_need_a_restart) {
+    auto running = load(file(a));
+    auto next = load(file(a) +
+                     "auth:\n  oidc: {issuer: https://idp.example.com, client_id: cg, "
+                     "redirect_url: https://gw.example.com/auth/callback}\n");
+    auto kept = app::keep_restart_sections(running, next);
+    BOOST_TEST(kept == (std::vector<std::string>{"auth"}), boost::test_tools::per_element());
+    BOOST_TEST(next.auth.oidc.issuer.empty());
+}
+
 BOOST_AUTO_TEST_CASE(a_targets_health_and_the_cache_carry_over_by_name) {
     auto first =
         app::build_generation(load(file(a, "  - {name: c, base_url: http://127.0.0.1:7/v1}\n") +
