@@ -4,6 +4,7 @@
 #include "gateway/upstream/sigv4.hpp"
 #include "gateway/upstream/token_sources.hpp"
 
+#include <boost/asio/ip/address.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -67,8 +68,22 @@ private_key load_private_key(const std::string& pem) {
     return key;
 }
 
-bool http_url(std::string_view url) {
-    return url.starts_with("https://") || url.starts_with("http://");
+bool loopback(const std::string& host) {
+    if (host == "localhost" || host.ends_with(".localhost")) return true;
+    boost::system::error_code ec;
+    auto address = boost::asio::ip::make_address(host, ec);
+    return !ec && address.is_loopback();
+}
+
+// Why `uri` cannot be a token_uri ("" when it can): an http(s) URL, over TLS unless to this
+// machine (a test's or an emulator's endpoint), since the assertion or refresh token it is sent
+// is as good as the key to whoever reads it on the way.
+std::string token_uri_problem(const std::string& uri) {
+    auto endpoint = config::parse_base_url(uri);
+    if (!endpoint) return "token_uri `" + uri + "` is no http(s) URL";
+    if (!endpoint.value->tls && !loopback(endpoint.value->host))
+        return "token_uri `" + uri + "` must be https:// (http:// only to a loopback address)";
+    return {};
 }
 
 }  // namespace
@@ -114,8 +129,8 @@ config::parsed<key_file> parse_key_file(std::string_view text, const std::string
         if (into->empty())
             return result::fail(where + " (" + type + ") has no `" + std::string(name) + "`");
     }
-    if (!http_url(out.token_uri))
-        return result::fail(where + ": token_uri `" + out.token_uri + "` is no http(s) URL");
+    if (auto problem = token_uri_problem(out.token_uri); !problem.empty())
+        return result::fail(where + ": " + problem);
     if (out.type == key_file::kind::service_account && !load_private_key(out.private_key))
         return result::fail(where + ": private_key is no PEM RSA private key");
     return {std::move(out), {}};

@@ -41,7 +41,8 @@ struct key_file {
 
 // The file's text as a key file (`path` names it in errors). Errors say what is wrong: not a JSON
 // object, a `type` that is neither service_account nor authorized_user, a field missing or empty,
-// a private_key that is no PEM RSA key, a token_uri that is no http(s) URL.
+// a private_key that is no PEM RSA key, a token_uri that is no http(s) URL or is http:// to
+// another machine than this one.
 config::parsed<key_file> parse_key_file(std::string_view text, const std::string& path);
 // Reads the file at `path` (blocking, at most 64 KiB) and parses it.
 config::parsed<key_file> read_key_file(const std::string& path);

@@ -220,6 +220,36 @@ BOOST_AUTO_TEST_CASE(a_broken_key_file_says_what_is_wrong) {
     BOOST_TEST(has(e, "has no `refresh_token`"), e);
 }
 
+// The assertion or refresh token goes to token_uri: over https, or plain http to this machine
+// only (a test's or an emulator's endpoint), for a service account and an authorized user alike.
+BOOST_AUTO_TEST_CASE(a_token_uri_is_https_unless_it_is_on_this_machine) {
+    auto user = [](const std::string& uri) {
+        return json::serialize(json::object{{"type", "authorized_user"},
+                                            {"client_id", "c"},
+                                            {"client_secret", "s"},
+                                            {"refresh_token", "r"},
+                                            {"token_uri", uri}});
+    };
+    for (const char* uri : {"http://oauth2.googleapis.com/token", "http://10.0.0.7:8080/token",
+                            "http://metadata.google.internal/token"}) {
+        for (const auto& text : {account().key_file(uri), user(uri)}) {
+            auto key = google::parse_key_file(text, "sa.json");
+            BOOST_TEST(!key);
+            BOOST_TEST(has(key.error, std::string("token_uri `") + uri +
+                                          "` must be https:// (http:// only to a loopback "
+                                          "address)"),
+                       key.error);
+        }
+    }
+    for (const char* uri : {"http://127.0.0.1:9/token", "http://localhost:9/token",
+                            "http://[::1]:9/token", "https://oauth2.googleapis.com/token"}) {
+        for (const auto& text : {account().key_file(uri), user(uri)}) {
+            auto key = google::parse_key_file(text, "sa.json");
+            BOOST_TEST(bool(key), uri << ": " << key.error);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(a_missing_key_file_is_refused_at_start) {
     auto made = make_token_source(vertex("/nonexistent/sa.json"), env_of({}), quick());
     BOOST_TEST(!made);
@@ -393,6 +423,21 @@ BOOST_AUTO_TEST_CASE(a_broken_key_file_is_refused_at_its_line_and_secrets_are_ma
     BOOST_TEST(!loaded);
     BOOST_TEST(has(loaded.error, "gateway.yaml:6"), loaded.error);
     BOOST_TEST(has(loaded.error, "(service_account) has no `private_key`"), loaded.error);
+
+    temp_file plain(account().key_file("http://oauth2.googleapis.com/token"));
+    auto in_clear = config::load_string(
+        "upstreams:\n"
+        "  - name: vertex\n"
+        "    provider: vertex\n"
+        "    project: p\n"
+        "    location: us-east5\n"
+        "    credentials_file: " +
+            plain.path.string() + "\n",
+        "gateway.yaml");
+    BOOST_TEST(!in_clear);
+    BOOST_TEST(has(in_clear.error, "gateway.yaml:6"), in_clear.error);
+    BOOST_TEST(has(in_clear.error, "must be https:// (http:// only to a loopback address)"),
+               in_clear.error);
 
     auto azure = config::load_string(
         "upstreams:\n"
