@@ -20,9 +20,9 @@ struct access_token {
 };
 
 // Hands out one upstream's token to every worker: fetched at the first request and again before
-// it expires, one fetch at a time (every caller that needs it awaits that one), a failure an
-// error value that says why, every wait bounded. Thread-safe; one per upstream per generation,
-// held by its pool as aws::credentials_provider is.
+// it expires, one fetch at a time (the token in hand serves meanwhile; only callers without one
+// await the fetch), a failure an error value that says why, every wait bounded. Thread-safe; one
+// per upstream per generation, held by its pool as aws::credentials_provider is.
 class token_source {
 public:
     virtual ~token_source() = default;

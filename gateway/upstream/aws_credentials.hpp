@@ -88,10 +88,10 @@ struct current_credentials {
 
 // Hands out one source's credentials to every worker. Fixed keys are handed out as they are.
 // Temporary ones (web identity, instance metadata) are fetched at the first request and again
-// `refresh_early` before they expire, on a thread of the provider's own: one fetch at a time,
-// every caller that needs it awaiting that one. A failed fetch is an error value that says why
-// (and, within `retry_after_failure`, the answer without asking again); nothing throws into a
-// request, and every wait is bounded by the source's timeouts. Thread-safe.
+// `refresh_early` before they expire, on a thread of the provider's own: one fetch at a time, the
+// credentials in hand serving meanwhile (only callers without any await it). A failed fetch is an
+// error value that says why (and, within `retry_after_failure`, the answer without asking again);
+// nothing throws into a request, and every wait is bounded by the source's timeouts. Thread-safe.
 class credentials_provider {
 public:
     credentials_provider(source from, settings s);

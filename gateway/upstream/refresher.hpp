@@ -46,9 +46,10 @@ struct refresh_settings {
 
 // Hands out one fetched value (temporary credentials, an access token) to every worker: fetched
 // at the first call and again `refresh_early` before it expires, on a thread of the refresher's
-// own, one fetch at a time, every caller that needs it awaiting that one. A failed fetch is an
-// error value that says why (and, within `retry_after_failure`, the answer without asking
-// again); nothing throws into a request, and every wait is bounded by the fetch's own timeouts.
+// own, one fetch at a time. While the value in hand has not expired callers get it at once (its
+// refresh runs meanwhile); only callers without one await the fetch. A failed fetch is an error
+// value that says why (and, within `retry_after_failure`, the answer without asking again);
+// nothing throws into a request, and every wait is bounded by the fetch's own timeouts.
 // Thread-safe.
 template <class T>
 class refresher {
@@ -77,10 +78,18 @@ public:
 
     // The value to use now. Resumes on the caller's executor. After stop(): an error.
     boost::asio::awaitable<answer> current() {
+        std::optional<answer> known;
+        bool due = false;
         {
             std::lock_guard lock(mutex_);
-            if (auto known = known_answer()) co_return std::move(*known);
+            known = known_answer();
+            // The value in hand serves while its replacement is fetched: a slow or hanging
+            // endpoint delays nobody until the value expires.
+            due = known && known->value && refresh_due();
+            if (due) fetching_ = true;
         }
+        if (due) refresh_in_background();
+        if (known) co_return std::move(*known);
         auto hold = start();
         if (!hold) co_return answer{nullptr, stopping};
         auto joined = join_fetch();
@@ -127,17 +136,52 @@ private:
         return boost::asio::make_work_guard(io_);
     }
 
-    // The answer from what is known, under `mutex_`: a fresh value; or, within the pause after a
-    // failure, the value that still works or the failure; or nothing (a fetch is needed).
+    // Under `mutex_`: whether the last fetch failed within `retry_after_failure`.
+    bool pausing() const {
+        return !error_.empty() &&
+               std::chrono::steady_clock::now() - failed_at_ < settings_.retry_after_failure;
+    }
+
+    // The answer from what is known, under `mutex_`: the value while it has not expired; or,
+    // within the pause after a failure, the failure; or nothing (a fetch is needed).
     std::optional<answer> known_answer() const {
-        auto now = clock::now();
         if (stopped_) return answer{nullptr, stopping};
-        if (value_ && now < renew_at_) return answer{value_, {}};
-        bool pausing = !error_.empty() && std::chrono::steady_clock::now() - failed_at_ <
-                                              settings_.retry_after_failure;
-        if (!pausing) return std::nullopt;
-        if (usable(now)) return answer{value_, {}};
-        return answer{nullptr, error_};
+        if (usable(clock::now())) return answer{value_, {}};
+        if (pausing()) return answer{nullptr, error_};
+        return std::nullopt;
+    }
+
+    // Under `mutex_`: whether the value in hand is due for its refresh and none is under way (nor
+    // paused after a failure).
+    bool refresh_due() const { return clock::now() >= renew_at_ && !fetching_ && !pausing(); }
+
+    // Starts a fetch that nobody awaits (`fetching_` is set).
+    void refresh_in_background() {
+        auto hold = start();
+        if (!hold) return;
+        // (The hold keeps the thread running until the fetch has started.)
+        boost::asio::post(io_, [this, hold = std::move(*hold)] {
+            {
+                std::lock_guard lock(mutex_);
+                if (stopped_) return;  // (stop() has cancelled the fetches already)
+            }
+            fetch_under_way();
+        });
+    }
+
+    // On the refresher's thread: the timer the fetch under way cancels when it ends, that fetch
+    // started if there was none.
+    std::shared_ptr<boost::asio::steady_timer> fetch_under_way() {
+        if (!arrived_) {
+            {
+                std::lock_guard lock(mutex_);
+                fetching_ = true;
+            }
+            arrived_ = std::make_shared<boost::asio::steady_timer>(io_);
+            arrived_->expires_at(std::chrono::steady_clock::time_point::max());
+            tasks_.spawn(settings_.what + " of upstream " + settings_.upstream, fetch());
+        }
+        return arrived_;
     }
 
     // On the refresher's thread: the answer once the fetch under way, or a new one, has ended.
@@ -148,12 +192,7 @@ private:
             std::lock_guard lock(mutex_);
             if (auto known = known_answer()) co_return std::move(*known);
         }
-        if (!arrived_) {
-            arrived_ = std::make_shared<net::steady_timer>(io_);
-            arrived_->expires_at(std::chrono::steady_clock::time_point::max());
-            tasks_.spawn(settings_.what + " of upstream " + settings_.upstream, fetch());
-        }
-        auto waited = arrived_;  // the fetch lets go of it when it ends
+        auto waited = fetch_under_way();  // the fetch lets go of it when it ends
         co_await waited->async_wait(net::as_tuple(net::use_awaitable));
         std::lock_guard lock(mutex_);
         if (stopped_) co_return answer{nullptr, stopping};
@@ -176,6 +215,7 @@ private:
         std::string said;
         {
             std::lock_guard lock(mutex_);
+            fetching_ = false;
             if (got) {
                 value_ = std::make_shared<const T>(std::move(*got.value));
                 error_.clear();
@@ -216,6 +256,7 @@ private:
     clock::time_point renew_at_;  // when `value_` is fetched again
     std::string error_;           // the last fetch's failure; "" after a success
     std::chrono::steady_clock::time_point failed_at_;
+    bool fetching_ = false;  // a fetch is asked for or under way
     bool started_ = false;
     bool stopped_ = false;
 

@@ -198,4 +198,31 @@ BOOST_AUTO_TEST_CASE(an_unreachable_token_endpoint_is_a_502_within_the_timeout) 
     BOOST_TEST((std::chrono::steady_clock::now() - began < 5s));
 }
 
+// Once the token's refresh is due, requests go on with the token in hand while the refresh
+// waits on a token endpoint that hangs (10 s to its timeout): none waits for it.
+BOOST_AUTO_TEST_CASE(a_hanging_refresh_delays_no_request_while_the_token_serves) {
+    test_service_account account;
+    fake_google_oauth google(account, std::chrono::seconds(6));
+    token_checking_vertex vertex(google);
+    fake_upstream fake;
+    running_gateway gw(with_vertex(fake, vertex.url(), key_file_at(account, google.token_uri())));
+    BOOST_TEST_REQUIRE(post_chat(gw, "gemini-2.5-flash").status == 200u);
+    google.stall();
+    auto at_once = [&] {
+        auto began = std::chrono::steady_clock::now();
+        auto r = post_chat(gw, "gemini-2.5-flash");
+        BOOST_TEST(r.status == 200u, r.body);
+        BOOST_TEST((std::chrono::steady_clock::now() - began < 2s));
+    };
+    // Due half way through its life (3 s): asked until the refresh has reached the endpoint.
+    auto until = std::chrono::steady_clock::now() + 5s;
+    while (google.service().count() < 2u && std::chrono::steady_clock::now() < until) {
+        at_once();
+        std::this_thread::sleep_for(50ms);
+    }
+    BOOST_TEST_REQUIRE(google.service().count() == 2u);
+    for (int i = 0; i < 3; ++i) at_once();
+    BOOST_TEST(vertex.refused() == 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

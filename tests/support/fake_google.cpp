@@ -198,6 +198,11 @@ void fake_google_oauth::set_lifetime(std::chrono::seconds lifetime) {
     lifetime_ = lifetime;
 }
 
+void fake_google_oauth::stall() {
+    std::lock_guard lock(mutex_);
+    stalled_ = true;
+}
+
 void fake_google_oauth::accept_user(std::string client_id, std::string client_secret,
                                     std::string refresh_token) {
     std::lock_guard lock(mutex_);
@@ -212,6 +217,7 @@ aws_reply fake_google_oauth::answer(const aws_request& r) {
         return google_error("invalid_request", "Invalid Content-Type");
     auto form = r.form();
     std::lock_guard lock(mutex_);
+    if (stalled_) return aws_reply{.stall = true};
     auto grant = form["grant_type"];
     if (grant == "urn:ietf:params:oauth:grant-type:jwt-bearer") {
         auto why = verify_assertion(form["assertion"], public_key_pem_, client_email_, key_id_,

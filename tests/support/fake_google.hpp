@@ -64,6 +64,8 @@ public:
         return tokens_.check(token, now).empty();
     }
     std::size_t issued() const { return tokens_.issued(); }
+    // Every later request is never answered (a hanging token endpoint).
+    void stall();
     fake_aws_service& service() { return service_; }
 
 private:
@@ -74,6 +76,7 @@ private:
     std::string key_id_;
     mutable std::mutex mutex_;
     std::chrono::seconds lifetime_;
+    bool stalled_ = false;
     std::string user_client_id_, user_client_secret_, user_refresh_token_;
     token_ledger tokens_{"ya29.fake-"};
     fake_aws_service service_;  // last: it answers from what is above

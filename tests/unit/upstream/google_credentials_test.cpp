@@ -342,6 +342,34 @@ BOOST_AUTO_TEST_CASE(a_short_lived_token_is_replaced_before_it_expires) {
     BOOST_TEST(google.issued() == 2u);
 }
 
+// Once the token's refresh is due, the token in hand still serves at once while the refresh
+// runs: a token endpoint that hangs delays nobody until the token expires.
+BOOST_AUTO_TEST_CASE(the_token_in_hand_serves_while_its_refresh_hangs) {
+    fake_google_oauth google(account(), 4s);
+    temp_file key(account().key_file(google.token_uri()));
+    auto timing = quick();
+    timing.token_endpoint_timeout = 20s;  // a caller that waited for the refresh would show it
+    auto source = source_of(vertex(key.path.string()), env_of({}), timing);
+    auto first = ask(*source);
+    BOOST_TEST_REQUIRE(bool(first), first.error);
+    google.stall();
+    auto at_once = [&] {
+        auto began = std::chrono::steady_clock::now();
+        auto got = ask(*source);
+        BOOST_TEST(got.token == first.token, got.error);
+        BOOST_TEST((std::chrono::steady_clock::now() - began < 1s));
+    };
+    // Due half way through its life (2 s): asked until the refresh has reached the endpoint.
+    auto until = std::chrono::steady_clock::now() + 3s;
+    while (google.service().count() < 2u && std::chrono::steady_clock::now() < until) {
+        at_once();
+        std::this_thread::sleep_for(20ms);
+    }
+    BOOST_TEST_REQUIRE(google.service().count() == 2u);
+    for (int i = 0; i < 5; ++i) at_once();
+    BOOST_TEST(google.service().count() == 2u);  // one refresh at a time
+}
+
 // A token endpoint that never answers costs its timeout, and the error says so.
 BOOST_AUTO_TEST_CASE(a_stalled_token_endpoint_is_a_bounded_error) {
     fake_aws_service stalled([](const auto&) { return aws_reply{.stall = true}; });
