@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 
 // An OAuth 2 access token that authorises an upstream's requests (`Authorization: Bearer`):
 // Google's for Vertex AI (a service account's JWT assertion, or the metadata server), Microsoft
@@ -28,6 +29,10 @@ public:
     virtual ~token_source() = default;
     // The token to send now. Resumes on the caller's executor. After stop(): an error.
     virtual boost::asio::awaitable<access_token> current() = 0;
+    // Told that the upstream answered 401 to a request that carried `refused`: drops it if it is
+    // still the token in hand (revoked, or the service forgot it before its expiry), so that the
+    // next caller awaits a new one. A newer token stays.
+    virtual void invalidate(std::string_view refused) = 0;
     // Where the token comes from, for logs and errors ("service account ci@p.iam… (sa.json)",
     // "the metadata server"). Never a secret.
     virtual const std::string& origin() const = 0;

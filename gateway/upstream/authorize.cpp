@@ -6,6 +6,13 @@
 
 namespace gateway::upstream {
 
+namespace {
+
+// How authorize() writes a token, and how bearer_token_in() finds it.
+constexpr std::string_view bearer_field = "Authorization: Bearer ";
+
+}  // namespace
+
 bool authorized_by_gateway(const config::upstream_config& up) {
     return up.provider == config::provider_kind::bedrock || up.host == config::hosting::vertex ||
            (up.host == config::hosting::azure && up.azure.configured());
@@ -26,10 +33,19 @@ boost::asio::awaitable<gateway_authorization> authorize(pool& pool, std::string_
                                                 ? "upstream `" + pool.upstream().name +
                                                       "`: no access token from " + tokens->origin()
                                                 : std::move(token.error)};
-        co_return gateway_authorization{"Authorization: Bearer " + token.token + "\r\n", {}};
+        co_return gateway_authorization{std::string(bearer_field) + token.token + "\r\n", {}};
     }
     co_return gateway_authorization{
         {}, "upstream `" + pool.upstream().name + "` holds no credentials of the gateway's"};
+}
+
+std::string_view bearer_token_in(std::string_view head) {
+    // A field of its own, below the request line (the client's Authorization never reaches an
+    // upstream the gateway authorises).
+    auto at = head.find("\r\n" + std::string(bearer_field));
+    if (at == std::string_view::npos) return {};
+    auto token = head.substr(at + 2 + bearer_field.size());
+    return token.substr(0, token.find("\r\n"));
 }
 
 }  // namespace gateway::upstream

@@ -36,4 +36,8 @@ struct gateway_authorization {
 boost::asio::awaitable<gateway_authorization> authorize(pool& pool, std::string_view target,
                                                         std::string_view body);
 
+// The access token a request head authorise() authorised carries ("" for none), so that the one
+// an upstream refuses is known (start_exchange tells its pool's token_source).
+std::string_view bearer_token_in(std::string_view head);
+
 }  // namespace gateway::upstream

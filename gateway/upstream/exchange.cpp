@@ -5,6 +5,8 @@
 #include "gateway/observability/metrics.hpp"
 #include "gateway/providers/azure.hpp"
 #include "gateway/providers/vertex.hpp"
+#include "gateway/upstream/access_token.hpp"
+#include "gateway/upstream/authorize.hpp"
 
 #include <algorithm>
 #include <array>
@@ -101,6 +103,10 @@ net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor
             co_return out;
         }
         if (!out.failed) {
+            // A Vertex AI or Entra ID Azure upstream that refuses the gateway's token (revoked,
+            // or forgotten before its expiry) is not sent it again: the next attempt fetches one.
+            if (auto* tokens = pool.tokens(); tokens && parser->get().result_int() == 401)
+                tokens->invalidate(bearer_token_in(head));
             out.conn = std::move(conn);
             co_return out;
         }

@@ -57,8 +57,9 @@ std::string json_post_head(const config::upstream_config& up, std::string_view t
 // delivered the request: it goes once more on a new connection when hooks.resend allows (a
 // request other than GET, HEAD, OPTIONS is sent only on a pooled connection whose socket was
 // asked first, so that this is rare). `fresh_only` never takes a
-// pooled connection (upgrades). The one way the passthrough and the model client talk to an
-// upstream.
+// pooled connection (upgrades). A 401 to a request that carried its pool's access token drops
+// that token (token_source::invalidate). The one way the passthrough and the model client talk
+// to an upstream.
 net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor executor,
                                                 std::string_view head, std::string_view body,
                                                 std::optional<response_parser>& parser,

@@ -98,6 +98,14 @@ public:
         co_return got;
     }
 
+    // Told that the upstream refused a value (a 401 to the token it carried): drops the value in
+    // hand if `refused` says it is that one, so that the next caller awaits a new one rather than
+    // hearing the refusal again until the value's refresh. A newer value stays.
+    void invalidate(const std::function<bool(const T&)>& refused) {
+        std::lock_guard lock(mutex_);
+        if (value_ && refused(*value_)) value_.reset();
+    }
+
     // Cancels a fetch under way (its waiters get an error) and joins the thread. Safe twice.
     void stop() {
         {

@@ -30,6 +30,9 @@ public:
         if (!got.value) co_return access_token{{}, {}, std::move(got.error)};
         co_return *got.value;
     }
+    void invalidate(std::string_view refused) override {
+        refresher_.invalidate([refused](const access_token& t) { return t.token == refused; });
+    }
     const std::string& origin() const override { return refresher_.settings().origin; }
     void stop() override { refresher_.stop(); }
 

@@ -225,4 +225,25 @@ BOOST_AUTO_TEST_CASE(a_hanging_refresh_delays_no_request_while_the_token_serves)
     BOOST_TEST(vertex.refused() == 0u);
 }
 
+// A token Vertex refuses (revoked before it expired) is answered 401 once; the gateway drops
+// it, and the next request carries a new one and is answered.
+BOOST_AUTO_TEST_CASE(a_revoked_token_is_replaced_for_the_next_request) {
+    test_service_account account;
+    fake_google_oauth google(account);
+    token_checking_vertex vertex(google);
+    fake_upstream fake;
+    running_gateway gw(with_vertex(fake, vertex.url(), key_file_at(account, google.token_uri())));
+    BOOST_TEST_REQUIRE(post_chat(gw, "gemini-2.5-flash").status == 200u);
+    auto token = vertex.seen().back().field("authorization").substr(7);
+    google.revoke(token);
+    auto refused = post_chat(gw, "gemini-2.5-flash");
+    BOOST_TEST(refused.status != 200u, refused.body);
+    BOOST_TEST(vertex.refused() == 1u);
+    auto r = post_chat(gw, "gemini-2.5-flash");
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST(google.issued() == 2u);
+    BOOST_TEST(vertex.seen().back().field("authorization") != "Bearer " + token);
+    BOOST_TEST(vertex.refused() == 1u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

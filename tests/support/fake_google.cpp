@@ -173,12 +173,18 @@ std::string token_ledger::check(std::string_view token, clock::time_point now) c
     auto found = expiries_.find(std::string(token));
     if (found == expiries_.end()) return "unknown token";
     if (found->second <= now) return "expired token";
+    if (revoked_.contains(found->first)) return "revoked token";
     return {};
 }
 
 std::size_t token_ledger::issued() const {
     std::lock_guard lock(mutex_);
     return expiries_.size();
+}
+
+void token_ledger::revoke(std::string_view token) {
+    std::lock_guard lock(mutex_);
+    revoked_.emplace(token);
 }
 
 fake_google_oauth::fake_google_oauth(const test_service_account& account,

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gateway::testing {
 
@@ -43,11 +44,14 @@ public:
     std::string check(std::string_view token, std::chrono::system_clock::time_point now =
                                                   std::chrono::system_clock::now()) const;
     std::size_t issued() const;
+    // Refuses `token` from now on, as a revoked one is ("revoked token").
+    void revoke(std::string_view token);
 
 private:
     std::string prefix_;
     mutable std::mutex mutex_;
     std::unordered_map<std::string, std::chrono::system_clock::time_point> expiries_;
+    std::unordered_set<std::string> revoked_;
 };
 
 class fake_google_oauth {
@@ -64,6 +68,7 @@ public:
         return tokens_.check(token, now).empty();
     }
     std::size_t issued() const { return tokens_.issued(); }
+    void revoke(std::string_view token) { tokens_.revoke(token); }
     // Every later request is never answered (a hanging token endpoint).
     void stall();
     fake_aws_service& service() { return service_; }

@@ -370,6 +370,25 @@ BOOST_AUTO_TEST_CASE(the_token_in_hand_serves_while_its_refresh_hangs) {
     BOOST_TEST(google.service().count() == 2u);  // one refresh at a time
 }
 
+// A token the upstream refused (401) is dropped if it is the one in hand: the next caller gets
+// another. Another token (an older one a late request carried) leaves it in place.
+BOOST_AUTO_TEST_CASE(a_refused_token_is_replaced_at_the_next_call) {
+    fake_google_oauth google(account());
+    temp_file key(account().key_file(google.token_uri()));
+    auto source = source_of(vertex(key.path.string()));
+    auto first = ask(*source).token;
+    source->invalidate("ya29.an-older-one");
+    BOOST_TEST(ask(*source).token == first);
+    BOOST_TEST(google.issued() == 1u);
+    source->invalidate(first);
+    auto second = ask(*source).token;
+    BOOST_TEST(second != first);
+    BOOST_TEST(google.check(second) == "");
+    BOOST_TEST(google.issued() == 2u);
+    source->invalidate(first);  // a late refusal of the first: the second stays
+    BOOST_TEST(ask(*source).token == second);
+}
+
 // A token endpoint that never answers costs its timeout, and the error says so.
 BOOST_AUTO_TEST_CASE(a_stalled_token_endpoint_is_a_bounded_error) {
     fake_aws_service stalled([](const auto&) { return aws_reply{.stall = true}; });
