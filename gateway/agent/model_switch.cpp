@@ -2,6 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <utility>
+
 namespace gateway::agent {
 
 void model_switch::use(std::shared_ptr<model_port> client, guardrails_in_force guards) {
@@ -51,8 +53,12 @@ void model_switch::shutdown() {
 
 void model_switch::release() {
     std::shared_ptr<model_port> before;
+    guardrails_in_force guards;
     std::lock_guard lock(mutex_);
     before = std::move(client_);
+    // The guardrails' hold keeps the client's generation too, whose sockets (the Redis cache's)
+    // belong to the workers: it goes now, with the client, not when the context service does.
+    guards = std::exchange(guards_, {});
 }
 
 }  // namespace gateway::agent

@@ -29,7 +29,8 @@ public:
     void shutdown() override;
     guardrails_in_force guardrails() const override;
     // Lets go of the current client at once, on the calling thread: the engine has stopped and
-    // no call is left (what the client holds must go before the gateway's workers do).
+    // no call is left (what the client and the guardrails hold must go before the gateway's
+    // workers do).
     void release();
 
 private:
