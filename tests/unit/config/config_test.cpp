@@ -483,7 +483,8 @@ BOOST_AUTO_TEST_CASE(an_azure_upstream_needs_an_api_version_and_https) {
 
 BOOST_AUTO_TEST_CASE(bad_provider_settings_are_precise) {
     BOOST_TEST(error_of(with_upstream("    provider: mistral\n")) ==
-               "test.yaml:4: `provider`: `mistral` must be openai, anthropic, gemini or bedrock");
+               "test.yaml:4: `provider`: `mistral` must be openai, anthropic, gemini, bedrock, "
+               "vertex or azure");
     BOOST_TEST(error_of(with_upstream("    tool_calling: sometimes\n")) ==
                "test.yaml:4: `tool_calling`: `sometimes` must be native or json");
     BOOST_TEST(error_of(with_upstream("    model_map: [a, b]\n")) ==
@@ -536,7 +537,10 @@ limits:
     auto text = to_yaml(c);
     BOOST_TEST(text.find("sk-ci-0123456789abcdef") == std::string::npos);
     BOOST_TEST(text.find("admin-key-0123456789") == std::string::npos);
-    BOOST_TEST(text.find("secret") == std::string::npos);
+    // The webhook's path and the Redis password (a key named client_secret is printed, its
+    // value masked).
+    BOOST_TEST(text.find("secret-path") == std::string::npos);
+    BOOST_TEST(text.find(":secret@") == std::string::npos);
     BOOST_TEST(text.find("redis://:***@127.0.0.1:6390/2") != std::string::npos);
     BOOST_TEST(text.find("budget: {usd: 12.50, tokens: 500000, period: week}") != std::string::npos,
                text);

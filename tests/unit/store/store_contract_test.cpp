@@ -142,6 +142,7 @@ struct temp_store {
 // older contextgate left it (a new step adds its undoing here).
 const std::string undo_steps_after_10 =
     "DROP TABLE teams; DROP TABLE audit_log; "
+    "DROP TABLE sessions; DROP TABLE login_states; DROP TABLE users; "
     "ALTER TABLE virtual_keys DROP COLUMN team; ALTER TABLE virtual_keys DROP COLUMN owner_user; "
     "ALTER TABLE usage_daily DROP COLUMN cache_read_tokens; "
     "ALTER TABLE usage_daily DROP COLUMN cache_write_tokens; "
@@ -487,6 +488,8 @@ BOOST_AUTO_TEST_CASE(a_version_1_sqlite_database_is_migrated,
                                 "ALTER TABLE chats DROP COLUMN title; "
                                 "DROP TABLE usage_daily; DROP TABLE virtual_keys; "
                                 "DROP TABLE teams; DROP TABLE audit_log; "
+                                "DROP TABLE sessions; DROP TABLE login_states; "
+                                "DROP TABLE users; "
                                 "DROP INDEX one_live_run_per_chat; "
                                 "ALTER TABLE runs DROP COLUMN owner; "
                                 "ALTER TABLE runs DROP COLUMN lease_expires; "
