@@ -595,7 +595,10 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     if (state_.first_body == std::chrono::steady_clock::time_point{} && !held.empty())
         state_.first_body = std::chrono::steady_clock::now();
     std::optional<guardrails::stream_guard> guard;
-    if (guarded && is_event_stream(res)) {
+    // InvokeModel's stream reaches a /v1/messages client as Anthropic's SSE (the relay rewrites
+    // its frames), so it is guarded as one.
+    bool invoke_stream = state_.messages_by_invoke && is_aws_event_stream(res);
+    if (guarded && (is_event_stream(res) || invoke_stream)) {
         guard.emplace(stream_api_of(*reading_.api()), *state_.guard_rules, *state_.answer_guards);
     } else if (guarded && !broken && parser->is_done()) {
         auto found = guardrails::check_answer(held, *state_.guard_rules, *state_.answer_guards);

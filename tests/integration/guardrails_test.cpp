@@ -6,6 +6,7 @@
 // its circuit breaker opens.
 #include "tests/integration/context_fixture.hpp"
 #include "tests/integration/harness.hpp"
+#include "tests/support/fake_providers.hpp"
 #include "tests/support/stream_grammar.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -301,6 +302,33 @@ BOOST_AUTO_TEST_CASE(a_secret_split_across_streamed_events_never_reaches_the_cli
     BOOST_TEST(metric(gw.port(),
                       "contextgate_guardrail_hits_total{guardrail=\"secrets\",rule="
                       "\"aws_access_key_id\",stage=\"response\",action=\"mask\"}") >= 4);
+}
+
+// Claude on Bedrock streams AWS frames that the relay rewrites into Anthropic's SSE for a
+// /v1/messages client: the answer's guardrails read that stream too.
+BOOST_AUTO_TEST_CASE(a_secret_in_claudes_stream_from_bedrock_never_reaches_the_client) {
+    namespace fp = gateway::testing::fake_providers;
+    fake_upstream fake;
+    auto c = make_config({fake.base_url(), "http://127.0.0.1:" + std::to_string(fake.port())});
+    c.upstreams[0].models = {"gpt-*"};
+    auto& b = c.upstreams[1];
+    b.name = "bedrock";
+    b.provider = config::provider_kind::bedrock;
+    b.region = "us-east-1";
+    b.aws = {std::string(fp::fake_aws_key_id), std::string(fp::fake_aws_secret), {}, {}};
+    b.models = {"anthropic.*"};
+    c.guardrails = {
+        secrets_guardrail(config::guardrail_action::mask, {config::guardrail_stage::response})};
+    running_gateway gw(c);
+    fake.script({{split_secret()}});
+    const std::string ask =
+        R"({"model":"anthropic.claude-sonnet-4-5-20250929-v1:0","max_tokens":64,"stream":true,)"
+        R"("messages":[{"role":"user","content":"key?"}]})";
+    auto m = post(gw.port(), "/v1/messages", ask, "anthropic-version: 2023-06-01\r\n");
+    BOOST_TEST_REQUIRE(m.status == 200u, m.body);
+    BOOST_TEST(!holds(m.body, secret), m.body);
+    BOOST_TEST(holds(m.body, masked), m.body);
+    BOOST_TEST(check_messages_stream(m.body) == "");
 }
 
 // block on the answer: a stream ends with the API's error event after what came before it.
