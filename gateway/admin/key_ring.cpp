@@ -1,5 +1,7 @@
 #include "gateway/admin/key_ring.hpp"
 
+#include "gateway/base64url.hpp"
+
 #include "gateway/config/config.hpp"
 #include "gateway/ids.hpp"
 
@@ -22,23 +24,8 @@ std::string random_bytes(std::size_t n) {
 }  // namespace
 
 std::string new_secret() {
-    static constexpr char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    auto bytes = random_bytes(32);
-    std::string out = "sk-cg-";
-    // 6 bits per character; 256 bits -> 43 characters.
-    unsigned buffer = 0;
-    int bits = 0;
-    for (unsigned char b : bytes) {
-        buffer = (buffer << 8) | b;
-        bits += 8;
-        while (bits >= 6) {
-            bits -= 6;
-            out += alphabet[(buffer >> bits) & 63];
-        }
-    }
-    if (bits > 0) out += alphabet[(buffer << (6 - bits)) & 63];
-    return out;
+    // 256 random bits -> 43 characters.
+    return "sk-cg-" + base64url_encode(random_bytes(32));
 }
 
 std::string new_key_id() {

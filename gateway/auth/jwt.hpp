@@ -1,5 +1,7 @@
 #pragma once
 
+#include "gateway/base64url.hpp"
+
 #include "gateway/config/config.hpp"
 
 #include <boost/json/object.hpp>
@@ -19,10 +21,8 @@ typedef struct evp_pkey_st EVP_PKEY;
 // sign-in expects.
 namespace gateway::auth {
 
-// Base64url without padding (RFC 7515), both ways; decode is nullopt at a character outside
-// the alphabet.
-std::string base64url_encode(std::string_view bytes);
-std::optional<std::string> base64url_decode(std::string_view text);
+using gateway::base64url_decode;
+using gateway::base64url_encode;
 
 // A provider's signing keys, by `kid`: its JWKS's RSA and P-256 keys meant for signatures (no
 // `use`, or `use: sig`); other keys are left out. Immutable; thread-safe.

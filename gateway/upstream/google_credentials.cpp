@@ -1,5 +1,7 @@
 #include "gateway/upstream/google_credentials.hpp"
 
+#include "gateway/base64url.hpp"
+
 #include "gateway/upstream/credential_call.hpp"
 #include "gateway/upstream/sigv4.hpp"
 #include "gateway/upstream/token_sources.hpp"
@@ -27,31 +29,6 @@ using clock = std::chrono::system_clock;
 using fetched = config::parsed<access_token>;
 
 constexpr std::size_t key_file_limit = 64 * 1024;
-
-std::string base64url(std::string_view bytes) {
-    static constexpr char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    std::string out;
-    out.reserve((bytes.size() + 2) / 3 * 4);
-    std::size_t i = 0;
-    for (; i + 2 < bytes.size(); i += 3) {
-        auto n = (std::uint32_t(std::uint8_t(bytes[i])) << 16) |
-                 (std::uint32_t(std::uint8_t(bytes[i + 1])) << 8) | std::uint8_t(bytes[i + 2]);
-        for (int shift : {18, 12, 6, 0}) out += alphabet[(n >> shift) & 63];
-    }
-    if (i + 1 == bytes.size()) {
-        auto n = std::uint32_t(std::uint8_t(bytes[i])) << 16;
-        out += alphabet[(n >> 18) & 63];
-        out += alphabet[(n >> 12) & 63];
-    } else if (i + 2 == bytes.size()) {
-        auto n = (std::uint32_t(std::uint8_t(bytes[i])) << 16) |
-                 (std::uint32_t(std::uint8_t(bytes[i + 1])) << 8);
-        out += alphabet[(n >> 18) & 63];
-        out += alphabet[(n >> 12) & 63];
-        out += alphabet[(n >> 6) & 63];
-    }
-    return out;
-}
 
 struct pkey_free {
     void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
@@ -161,7 +138,7 @@ config::parsed<std::string> service_account_assertion(const key_file& key, clock
                         {"iat", iat},
                         {"exp", iat + 3600}};
     auto signed_part =
-        base64url(json::serialize(header)) + "." + base64url(json::serialize(claims));
+        base64url_encode(json::serialize(header)) + "." + base64url_encode(json::serialize(claims));
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(),
                                                                     &EVP_MD_CTX_free);
     std::size_t length = 0;
@@ -177,7 +154,7 @@ config::parsed<std::string> service_account_assertion(const key_file& key, clock
                        signed_part.size()) != 1)
         return result::fail("signing with the private_key of `" + key.path + "` failed");
     signature.resize(length);
-    return {signed_part + "." + base64url(signature), {}};
+    return {signed_part + "." + base64url_encode(signature), {}};
 }
 
 net::awaitable<fetched> token_from_key(const key_file& key, config::duration timeout,
