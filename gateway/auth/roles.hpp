@@ -1,6 +1,6 @@
 #pragma once
 
-#include "gateway/auth/principal.hpp"
+#include "gateway/principal.hpp"
 
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "gateway/auth/principal.hpp"
 #include "gateway/config/config.hpp"
+#include "gateway/principal.hpp"
 #include "gateway/store/records.hpp"
 
 #include <boost/asio/awaitable.hpp>

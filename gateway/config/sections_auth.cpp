@@ -1,6 +1,6 @@
 // Sign-in's fields (`auth:`), declared once as every section's are (sections.cpp).
-#include "gateway/auth/principal.hpp"
 #include "gateway/config/field_kinds.hpp"
+#include "gateway/principal.hpp"
 
 namespace gateway::config {
 

@@ -1,9 +1,9 @@
 #pragma once
 
-#include "gateway/auth/principal.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/io/deadline.hpp"
 #include "gateway/observability/trace.hpp"
+#include "gateway/principal.hpp"
 #include "gateway/request_cost.hpp"
 
 #include <boost/asio/awaitable.hpp>

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "gateway/auth/principal.hpp"
 #include "gateway/error.hpp"
 #include "gateway/http/context.hpp"
+#include "gateway/principal.hpp"
 
 #include <functional>
 #include <string>

@@ -7,7 +7,8 @@
 // Who is asking, once the gateway has found out: a person signed in through the company's
 // identity provider (an OIDC session cookie), or the operators' automation (`admin.api_key`).
 // Identity is consulted by the faces as admission is (design.md "People, teams and sign-in"):
-// auth/ finds the principal, admin/ and context/ decide what its role may do.
+// auth/ finds the principal, admin/ and context/ decide what its role may do. A plain value on
+// the ground floor, so that http/ (which carries it) and config/ (which names roles) need no auth/.
 namespace gateway::auth {
 
 // What a principal may do, widest first: everything; their team's members, keys, budget and
