@@ -2,7 +2,7 @@
 // order is the order of the valid keys in an unknown-key error and of check-config's lines; a
 // field that depends on another (tool_calling's default on provider) comes after it.
 #include "gateway/config/field_kinds.hpp"
-#include "gateway/upstream/google_credentials.hpp"
+#include "gateway/config/google_key_file.hpp"
 
 #include <array>
 #include <charconv>
@@ -206,7 +206,7 @@ const fields<upstream_config>& upstream_fields() {
              s.credentials_file = r.path(n, "credentials_file");
              // Read now: a broken key file is refused at start and by check-config, with what is
              // wrong in it, rather than at the first request.
-             auto key = upstream::google::read_key_file(s.credentials_file);
+             auto key = google::read_key_file(s.credentials_file);
              if (!key) r.fail(n, "`credentials_file`: " + key.error);
          },
          [](const S& s) {

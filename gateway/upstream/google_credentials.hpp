@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gateway/config/config.hpp"
+#include "gateway/config/google_key_file.hpp"
 #include "gateway/upstream/access_token.hpp"
 #include "gateway/upstream/exchange.hpp"
 
@@ -20,32 +21,11 @@ namespace gateway::upstream::google {
 // The scope every token is asked for: Vertex AI takes cloud-platform.
 inline constexpr std::string_view cloud_platform_scope =
     "https://www.googleapis.com/auth/cloud-platform";
-// Where an authorized_user's refresh token is exchanged when its file names no token_uri.
-inline constexpr std::string_view default_token_uri = "https://oauth2.googleapis.com/token";
-
-// A key file's credentials. Secrets: private_key, client_secret, refresh_token.
-struct key_file {
-    enum class kind { service_account, authorized_user };
-    kind type = kind::service_account;
-    std::string path;  // where it was read from, for logs and errors
-    std::string token_uri;
-    // service_account
-    std::string client_email;
-    std::string private_key;  // PEM, PKCS#8
-    std::string private_key_id;
-    // authorized_user
-    std::string client_id;
-    std::string client_secret;
-    std::string refresh_token;
-};
-
-// The file's text as a key file (`path` names it in errors). Errors say what is wrong: not a JSON
-// object, a `type` that is neither service_account nor authorized_user, a field missing or empty,
-// a private_key that is no PEM RSA key, a token_uri that is no http(s) URL or is http:// to
-// another machine than this one.
-config::parsed<key_file> parse_key_file(std::string_view text, const std::string& path);
-// Reads the file at `path` (blocking, at most 64 KiB) and parses it.
-config::parsed<key_file> read_key_file(const std::string& path);
+// The key file is read with the configuration (config/google_key_file.hpp).
+using config::google::default_token_uri;
+using config::google::key_file;
+using config::google::parse_key_file;
+using config::google::read_key_file;
 
 // The JWT a service account exchanges for a token, signed RS256 with its private key: header
 // {alg RS256, typ JWT, kid private_key_id}; claims {iss client_email, scope cloud-platform, aud
