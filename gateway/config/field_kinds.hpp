@@ -39,6 +39,11 @@ field<S> masked_map_field(std::string_view name,
 
 approval_policy read_approval(const yaml_reader& r, const YAML::Node& n, std::string_view label);
 
+// A budget's `usd` (in nano-dollars; `example` shows an amount in the error) and `period`, each
+// left as it was when absent. The caller checks the budget's keys (a key's also takes `tokens`).
+void read_budget(const yaml_reader& r, const YAML::Node& b, std::string_view example,
+                 std::uint64_t& usd_nano, budget_period& period);
+
 // A CA bundle to verify a TLS peer with, which must be readable; empty: the system store.
 template <class S>
 field<S> ca_file_field(std::string S::*m, std::string_view about) {

@@ -49,6 +49,22 @@ approval_policy read_approval(const yaml_reader& r, const YAML::Node& n, std::st
     return approval_spellings[r.one_of(n, label, options)].second;
 }
 
+void read_budget(const yaml_reader& r, const YAML::Node& b, std::string_view example,
+                 std::uint64_t& usd_nano, budget_period& period) {
+    if (auto n = b["usd"]) {
+        auto text = r.scalar(n, "usd");
+        auto usd = parse_usd(text);
+        if (!usd)
+            r.fail(n, "`budget.usd`: `" + text + "` must be an amount of USD such as " +
+                          std::string(example) + " (up to 9 decimals)");
+        usd_nano = *usd;
+    }
+    if (auto n = b["period"])
+        period = std::array{
+            budget_period::day, budget_period::week,
+            budget_period::month}[r.one_of(n, "budget.period", {"day", "week", "month"})];
+}
+
 }  // namespace field_kinds
 
 namespace {
@@ -371,20 +387,9 @@ const fields<virtual_key>& virtual_key_fields() {
         {"budget", "{usd, tokens, period: day | week | month}",
          [](const yaml_reader& r, const YAML::Node& b, std::string_view section, S& s) {
              r.check_keys(b, std::string(section) + ".budget", {"usd", "tokens", "period"});
-             if (auto n = b["usd"]) {
-                 auto text = r.scalar(n, "usd");
-                 auto usd = parse_usd(text);
-                 if (!usd)
-                     r.fail(n, "`budget.usd`: `" + text +
-                                   "` must be an amount of USD such as 25.00 (up to 9 decimals)");
-                 s.budget_usd_nano = *usd;
-             }
+             read_budget(r, b, "25.00", s.budget_usd_nano, s.budget_period);
              if (auto n = b["tokens"])
                  s.budget_tokens = r.get_count(n, "tokens", 0, 1'000'000'000'000'000);
-             if (auto n = b["period"])
-                 s.budget_period = std::array{
-                     budget_period::day, budget_period::week,
-                     budget_period::month}[r.one_of(n, "budget.period", {"day", "week", "month"})];
          },
          [](const S& s) {
              return "{usd: " + usd_text(s.budget_usd_nano) +

@@ -1,8 +1,6 @@
 // The declared teams' fields (`teams:`), declared once as every section's are (sections.cpp).
 #include "gateway/config/field_kinds.hpp"
 
-#include <array>
-
 namespace gateway::config {
 
 using namespace field_kinds;
@@ -20,18 +18,7 @@ const fields<team_config>& team_fields() {
         {"budget", "{usd, period: day | week | month}: bounds every key the team owns",
          [](const yaml_reader& r, const YAML::Node& b, std::string_view section, S& s) {
              r.check_keys(b, std::string(section) + ".budget", {"usd", "period"});
-             if (auto n = b["usd"]) {
-                 auto text = r.scalar(n, "usd");
-                 auto usd = parse_usd(text);
-                 if (!usd)
-                     r.fail(n, "`budget.usd`: `" + text +
-                                   "` must be an amount of USD such as 500.00 (up to 9 decimals)");
-                 s.budget_usd_nano = *usd;
-             }
-             if (auto n = b["period"])
-                 s.budget_period = std::array{
-                     budget_period::day, budget_period::week,
-                     budget_period::month}[r.one_of(n, "budget.period", {"day", "week", "month"})];
+             read_budget(r, b, "500.00", s.budget_usd_nano, s.budget_period);
          },
          [](const S& s) {
              return "{usd: " + usd_text(s.budget_usd_nano) +
