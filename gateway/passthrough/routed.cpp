@@ -5,29 +5,22 @@
 // commits to an answer: a JSON answer once its body is read whole, a stream at its first content
 // event (its head and what came before are held back); after that no other upstream is called.
 // The last attempt a route allows (a default route's only one) commits at the head, but for a
-// 2xx JSON answer to a model call, read whole first so that its head carries its cost.
-#include "gateway/passthrough/handler.hpp"
+// 2xx JSON answer to a model call, read whole first so that its head carries its cost. Here: the
+// loop for one request and how each target hears it; a forwarded attempt in forwarded.cpp.
+#include "gateway/passthrough/routed_attempts.hpp"
 
 #include "gateway/config/hosting.hpp"
-#include "gateway/error.hpp"
-#include "gateway/guardrails/request_scan.hpp"
-#include "gateway/guardrails/stream_guard.hpp"
 #include "gateway/http/credentials.hpp"
 #include "gateway/http/response.hpp"
-#include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/relay.hpp"
-#include "gateway/passthrough/translator.hpp"
 #include "gateway/providers/bedrock.hpp"
 #include "gateway/providers/bedrock_invoke.hpp"
 #include "gateway/providers/genai_trace.hpp"
-#include "gateway/providers/stream_probe.hpp"
 #include "gateway/providers/usage_observer.hpp"
 #include "gateway/providers/vertex.hpp"
-#include "gateway/upstream/attempt_loop.hpp"
 #include "gateway/upstream/authorize.hpp"
-#include "gateway/upstream/exchange.hpp"
 #include "gateway/upstream/sigv4.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -44,68 +37,6 @@ namespace {
 
 namespace bhttp = boost::beast::http;
 
-// What an upstream's failing status says on the Health page; nothing for a success.
-std::string answered_with(unsigned status) {
-    return status / 100 == 2 ? std::string() : "answered " + std::to_string(status);
-}
-
-// A whole JSON answer (or an error answer) the loop reads before it commits to it.
-constexpr std::size_t answer_limit = 64 * 1024 * 1024;
-// What a stream may send before its first content event; past it the stream is committed to.
-constexpr std::size_t preamble_limit = 1024 * 1024;
-
-// Reads a stream into `held` until its first content event; what the first event that is not a
-// preamble said (content, error, done), or `done` when the body ended (or broke) before one.
-// No read waits past `until` (the route's deadline).
-net::awaitable<providers::stream_event> hold_until_content(
-    upstream::connection& conn, upstream::response_parser& parser, config::duration idle,
-    std::optional<std::chrono::steady_clock::time_point> until, std::string& held) {
-    sse::event_parser events(preamble_limit);
-    std::vector<sse::event> got;
-    io::relay_buffer buffer;
-    while (!parser.is_done()) {
-        auto [n, failed] = co_await upstream::read_piece(conn, parser, buffer.buffer(),
-                                                         upstream::within(idle, until));
-        held.append(buffer.data(), n);
-        got.clear();
-        events.feed({buffer.data(), n}, got);
-        for (const auto& e : got)
-            if (auto kind = providers::probe_event(e); kind != providers::stream_event::preamble)
-                co_return kind;
-        if (failed) co_return providers::stream_event::done;
-        if (held.size() > preamble_limit || events.failed())
-            co_return providers::stream_event::content;
-    }
-    co_return providers::stream_event::done;
-}
-
-// The last failure, as the client gets it when no attempt held: the upstream's own error answer
-// when there was one, else the gateway's error for the failed connection.
-struct last_failure {
-    unsigned status = 0;  // 0: no upstream answer
-    std::string content_type;
-    std::string body;
-    upstream::failure transport;
-
-    // The two kinds of failure, each clearing what the other kept.
-    void answer(unsigned s, std::string_view type, std::string text) {
-        status = s;
-        content_type = type;
-        body = std::move(text);
-        transport = {};
-    }
-    void failed(upstream::failure why) {
-        status = 0;
-        content_type.clear();
-        body.clear();
-        transport = std::move(why);
-    }
-};
-
-upstream::failure failure_of(errc code, std::string detail) {
-    return {make_error_code(code), std::move(detail)};
-}
-
 // Waits `wait`, or less when the client hangs up meanwhile (the watch cancels the timer). A
 // coroutine of its own: the timer stays out of the attempt loop's frame.
 net::awaitable<void> pause(http::request_context& ctx, exchange_state& state,
@@ -114,13 +45,6 @@ net::awaitable<void> pause(http::request_context& ctx, exchange_state& state,
     state.backoff = &timer;
     [[maybe_unused]] auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
     state.backoff = nullptr;
-}
-
-// error.type for a failed connection or a broken answer: the gateway's error code name.
-std::string failure_type(const upstream::failure& f) {
-    if (f.ec.category() == gateway_category())
-        return std::string(error_code_name(static_cast<errc>(f.ec.value())));
-    return "transport";
 }
 
 // The CLIENT span of one attempt, `{operation} {model}`, under the request's SERVER span, with
@@ -195,12 +119,12 @@ net::awaitable<void> answer_unanswered(http::request_context& ctx, const exchang
         if (ec) ctx.keep_alive = false;
         co_return;
     }
-    upstream::failure failure =
-        state.stopping ? stopped_by_shutdown()
-        : last.transport
-            ? last.transport
-            : failure_of(errc::upstream_unreachable,
-                         "no target of the route for `" + std::string(model) + "` can be used");
+    upstream::failure failure = state.stopping ? stopped_by_shutdown()
+                                : last.transport
+                                    ? last.transport
+                                    : upstream::failure{make_error_code(errc::upstream_unreachable),
+                                                        "no target of the route for `" +
+                                                            std::string(model) + "` can be used"};
     if (state.stopping) ctx.keep_alive = false;
     if (envelope)
         co_await write_error_as(ctx, *envelope, failure.ec, failure.detail, std::move(fields));
@@ -210,79 +134,56 @@ net::awaitable<void> answer_unanswered(http::request_context& ctx, const exchang
 
 }  // namespace
 
-// The /v1 face's side of the attempt loop (upstream::run_attempts) for one request: an attempt
-// is the client's request forwarded to a target of its dialect (only the model name changed) or
-// translated to another; a JSON answer is committed once read whole, a stream at its first
-// content event, and the last attempt at its head. What no attempt committed is kept for the
-// client's answer (`last`).
-class handler::routed_attempts final : public upstream::attempt_face {
-public:
-    routed_attempts(handler& h, http::request_context& ctx, const destination& where,
-                    upstream::attempt_plan& plan, exchange_state& state, call_reading& reading)
-        : h_(h), ctx_(ctx), where_(where), plan_(plan), state_(state), reading_(reading) {}
+std::string handler::routed_attempts::answered_with(unsigned status) {
+    return status / 100 == 2 ? std::string() : "answered " + std::to_string(status);
+}
 
-    bool stopped() const override { return state_.client_gone || state_.stopping; }
+std::string handler::routed_attempts::failure_type(const upstream::failure& f) {
+    if (f.ec.category() == gateway_category())
+        return std::string(error_code_name(static_cast<errc>(f.ec.value())));
+    return "transport";
+}
 
-    net::awaitable<bool> again(const config::route_target&, config::duration wait) override {
-        // The target that just failed, again (nothing else is left): after its backoff or
-        // retry-after; a client that hangs up meanwhile ends the wait and the request.
-        if (wait.count() > 0) co_await pause(ctx_, state_, wait);
-        co_return !stopped();
-    }
+net::awaitable<bool> handler::routed_attempts::again(const config::route_target&,
+                                                     config::duration wait) {
+    // The target that just failed, again (nothing else is left): after its backoff or
+    // retry-after; a client that hangs up meanwhile ends the wait and the request.
+    if (wait.count() > 0) co_await pause(ctx_, state_, wait);
+    co_return !stopped();
+}
 
-    net::awaitable<void> fall_back(const config::route_target&) override { co_return; }
+upstream::attempt_outcome handler::routed_attempts::failed_before_answer(
+    const config::upstream_config& up, observability::span& span, upstream::failure why) {
+    span.fail(failure_type(why), why.detail);
+    observability::log_warn("request " + ctx_.request_id + ": upstream `" + up.name +
+                            "`: " + why.detail);
+    auto detail = why.detail;
+    last.failed(std::move(why));
+    return {outcome::end::held, upstream::verdict::failed, {}, {}, std::move(detail)};
+}
 
-    net::awaitable<upstream::attempt_outcome> attempt(
-        const config::route_target& t, const upstream::attempt_terms& terms) override;
+void handler::routed_attempts::committed(const config::upstream_config& up,
+                                         observability::span& span,
+                                         std::chrono::steady_clock::time_point sent) {
+    answered = &up;
+    answer = read_kept_answer(ctx_, state_, where_.call.dialect);
+    describe_answer(span, ctx_, state_, answer ? &*answer : nullptr, sent);
+    settle(span);
+}
 
-    // What the client gets when no attempt committed: the last failure.
-    last_failure last;
-    const config::upstream_config* answered = nullptr;  // the committed attempt's upstream
-    std::optional<providers::reply> answer;             // its answer, read back when kept
-    std::string original;  // the client's body, kept while a target hears another model name
+void handler::routed_attempts::settle(observability::span& span) {
+    finish_usage(ctx_, state_);
+    settle_cost(ctx_, state_);
+    if (ctx_.cost && ctx_.cost->priced) span.set("contextgate.cost_usd", ctx_.cost->usd);
+}
 
-private:
-    using outcome = upstream::attempt_outcome;
-
-    // The target cannot take this request (its dialect, its key): `why`, for the client when
-    // nothing else answers.
-    outcome skipped(upstream::failure why) {
-        if (!last.status && !last.transport) last.failed(std::move(why));
-        return {outcome::end::skipped};
-    }
-    // The committed answer's usage and cost, settled once, and the cost on its span.
-    void settle(observability::span& span) {
-        finish_usage(ctx_, state_);
-        settle_cost(ctx_, state_);
-        if (ctx_.cost && ctx_.cost->priced) span.set("contextgate.cost_usd", ctx_.cost->usd);
-    }
-    // The attempt's count on the client's head and the access log (a resend counts).
-    void count_attempts(const config::upstream_config& up) {
-        ctx_.upstream = up.name;
-        if (!where_.route) return;
-        ctx_.attempts = plan_.attempts();
-        state_.fields.upstream = up.name;
-        state_.fields.attempts = plan_.attempts();
-    }
-    net::awaitable<outcome> translated(const config::upstream_config& up, upstream::pool& pool,
-                                       std::string_view model, observability::span& attempt,
-                                       const upstream::attempt_terms& terms);
-    // `model`: the name the target hears (its path names it on Azure).
-    net::awaitable<outcome> forwarded(const config::upstream_config& up, upstream::pool& pool,
-                                      std::string_view target, std::string_view model,
-                                      observability::span& attempt,
-                                      const upstream::attempt_terms& terms);
-
-    handler& h_;
-    http::request_context& ctx_;
-    const destination& where_;
-    upstream::attempt_plan& plan_;
-    exchange_state& state_;
-    call_reading& reading_;
-    // A forwarded credential goes only to targets of the provider it was presented for: worked
-    // out at the first translated attempt (a forwarded one needs neither).
-    std::optional<config::provider_kind> key_provider_;
-};
+void handler::routed_attempts::count_attempts(const config::upstream_config& up) {
+    ctx_.upstream = up.name;
+    if (!where_.route) return;
+    ctx_.attempts = plan_.attempts();
+    state_.fields.upstream = up.name;
+    state_.fields.attempts = plan_.attempts();
+}
 
 net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     const config::route_target& t, const upstream::attempt_terms& terms) {
@@ -455,174 +356,9 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
     }
     // Written: judged by the status the client got.
     auto judged = upstream::judge_status(ctx_.status, {}, state_.presented);
-    answered = &up;
-    answer = read_kept_answer(ctx_, state_, where_.call.dialect);
-    describe_answer(span, ctx_, state_, answer ? &*answer : nullptr, asked);
-    settle(span);
+    committed(up, span, asked);
     co_return outcome{outcome::end::committed, judged, std::nullopt,
                       std::chrono::steady_clock::now() - asked, answered_with(ctx_.status)};
-}
-
-net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
-    const config::upstream_config& up, upstream::pool& pool, std::string_view target,
-    std::string_view model, observability::span& span, const upstream::attempt_terms& terms) {
-    // The connection is pooled or closed when this attempt ends: from then on nothing may close
-    // it on a disconnect or a stop (a backoff may follow).
-    struct forget_connection {
-        exchange_state& state;
-        ~forget_connection() { state.upstream = nullptr; }
-    } forget{state_};
-    auto head =
-        upstream_request_head(ctx_, up, target, model, false, !ctx_.key_id.empty(), state_.trace);
-    if (pool.holds_credentials()) {
-        // Bedrock hears the gateway's signature over this body and target, made per attempt;
-        // Vertex and Entra ID Azure the gateway's access token.
-        auto signed_fields = co_await upstream::authorize(pool, target, ctx_.req.body());
-        if (!signed_fields.error.empty()) {
-            auto failed = failure_of(errc::upstream_credentials, std::move(signed_fields.error));
-            span.fail(failure_type(failed), failed.detail);
-            observability::log_warn("request " + ctx_.request_id + ": upstream `" + up.name +
-                                    "`: " + failed.detail);
-            last.failed(failed);
-            co_return outcome{outcome::end::held, upstream::verdict::failed, {}, {}, failed.detail};
-        }
-        head.insert(head.size() - 2, signed_fields.fields);
-    }
-    std::optional<upstream::response_parser> parser;
-    upstream::exchange_hooks hooks{
-        [this](upstream::connection* c) { state_.upstream = c; }, [this] { return stopped(); },
-        plan_.first_byte_timeout(up.first_byte_timeout), [this] { return plan_.spend_resend(); }};
-    auto sent = upstream::clock::now();
-    bool head_request = ctx_.req.method() == bhttp::verb::head;
-    auto exchange =
-        co_await upstream::start_exchange(pool, ctx_.stream.get_executor(), head, ctx_.req.body(),
-                                          parser, head_request, false, hooks);
-    count_attempts(up);  // a request sent again counts
-    if (state_.client_gone) {
-        span.fail("client_gone", "the client went away");
-        co_return outcome{outcome::end::stopped};
-    }
-    if (!exchange.conn) {
-        span.fail(failure_type(exchange.failed), exchange.failed.detail);
-        observability::log_warn("request " + ctx_.request_id + ": upstream `" + up.name +
-                                "`: " + exchange.failed.detail);
-        last.failed(exchange.failed);
-        co_return outcome{
-            outcome::end::held, upstream::verdict::failed, {}, {}, exchange.failed.detail};
-    }
-    auto first_byte = upstream::clock::now() - sent;
-    auto& conn = exchange.conn;
-    state_.upstream = conn.get();
-    auto& res = parser->get();
-    unsigned status = res.result_int();
-    auto asked = upstream::retry_after(res["retry-after-ms"], res["retry-after"]);
-    std::string held;
-    upstream::failure broken;
-    // Before the last attempt a JSON answer (or an error) is read whole, to judge it; a model
-    // call's answer on the last too, so that its head can carry its cost (x-contextgate-cost-usd;
-    // not other APIs': an embeddings answer may be tens of megabytes).
-    bool priced = state_.price && status / 100 == 2 && where_.call.model_call();
-    // Bedrock's binary event stream is relayed from its head on any attempt: the probe that
-    // holds a stream back until its first content reads text/event-stream only.
-    bool aws_stream = up.provider == config::provider_kind::bedrock && is_aws_event_stream(res);
-    // Bedrock's refusal reaches a Messages client in Anthropic's envelope: read whole.
-    bool reworded = state_.messages_by_invoke && status >= 400;
-    // The answer's guardrails read a model call's answer before the client sees it: a JSON one
-    // whole, a stream through the hold-back.
-    bool guarded = state_.answer_guards && status / 100 == 2 && reading_.api();
-    if ((!terms.last || priced || reworded || guarded) && !parser->is_done() &&
-        !is_event_stream(res) && !aws_stream)
-        broken = co_await upstream::read_body(*conn, *parser, held, answer_limit, up.idle_timeout,
-                                              state_.hold_until);
-    if (reworded && !broken) {
-        // With the status its type gives (a model's failure is Bedrock's 424), as translated.
-        auto said = providers::bedrock::read_error(status, res["x-amzn-ErrorType"], held);
-        held = providers::messages().error_body(said);
-        status = said.status;
-        res.result(status);
-        res.set(bhttp::field::content_type, "application/json");
-    }
-    // Whose key it heard matters only to a refusal: not worked out for an answer that is none.
-    auto whose = status >= 400 ? forwarded_credential(ctx_.req, up, !ctx_.key_id.empty())
-                               : upstream::credential::gateway;
-    auto judged = upstream::judge_status(status, held, whose);
-    if (broken) judged = upstream::verdict::failed;
-    bool context_window = judged == upstream::verdict::context_window && terms.may_move;
-    if ((upstream::tries_another(judged) && !terms.last) || context_window) {
-        observability::log_warn(
-            "request " + ctx_.request_id + ": upstream `" + up.name + "` " +
-            (broken ? "failed: " + broken.detail : "answered " + std::to_string(status)) +
-            "; trying the route's next target");
-        span.fail(broken           ? failure_type(broken)
-                  : context_window ? std::string("context_window")
-                                   : std::to_string(status),
-                  broken ? broken.detail : "answered " + std::to_string(status));
-        if (broken)
-            last.failed(broken);
-        else
-            last.answer(status, res[bhttp::field::content_type], std::move(held));
-        if (!broken && parser->is_done() && res.keep_alive()) pool.give_back(std::move(conn));
-        co_return outcome{
-            outcome::end::held, judged, asked, {}, broken ? broken.detail : answered_with(status)};
-    }
-    if (!terms.last && judged == upstream::verdict::success && !parser->is_done() && !aws_stream) {
-        // A stream: held back until its first content event.
-        auto kind =
-            co_await hold_until_content(*conn, *parser, up.idle_timeout, state_.hold_until, held);
-        if (state_.client_gone) {
-            span.fail("client_gone", "the client went away");
-            co_return outcome{outcome::end::stopped};
-        }
-        if (kind != providers::stream_event::content) {
-            bool late = kind == providers::stream_event::done && state_.hold_until &&
-                        std::chrono::steady_clock::now() >= *state_.hold_until;
-            auto why = kind == providers::stream_event::error ? "its stream began with an error"
-                       : late ? "the route's deadline passed before its first content"
-                              : "its stream ended before any content";
-            span.fail(kind == providers::stream_event::error ? "stream_error"
-                      : late                                 ? "deadline"
-                                                             : "stream_empty",
-                      why);
-            observability::log_warn("request " + ctx_.request_id + ": upstream `" + up.name +
-                                    "`: " + why + "; trying the route's next target");
-            last.failed(failure_of(late ? errc::upstream_idle_timeout : errc::upstream_bad_response,
-                                   "upstream `" + up.name + "`: " + why));
-            conn->close();
-            co_return outcome{outcome::end::held, upstream::verdict::failed, {}, {}, why};
-        }
-    }
-    // Committed: this answer is the client's (on the last attempt, a failure too).
-    if (state_.first_body == std::chrono::steady_clock::time_point{} && !held.empty())
-        state_.first_body = std::chrono::steady_clock::now();
-    std::optional<guardrails::stream_guard> guard;
-    // InvokeModel's stream reaches a /v1/messages client as Anthropic's SSE (the relay rewrites
-    // its frames), so it is guarded as one.
-    bool invoke_stream = state_.messages_by_invoke && is_aws_event_stream(res);
-    if (guarded && (is_event_stream(res) || invoke_stream)) {
-        guard.emplace(stream_api_of(*reading_.api()), *state_.guard_rules, *state_.answer_guards);
-    } else if (guarded && !broken && parser->is_done()) {
-        auto found = guardrails::check_answer(held, *state_.guard_rules, *state_.answer_guards);
-        if (found.result == guardrails::verdict::blocked) {
-            // Refused as a request would be: the client gets the error, not the answer.
-            auto message = guardrails::blocked_message(*found.blocked_by, "answer");
-            observability::log_info("request " + ctx_.request_id + ": " + message);
-            state_.answered = true;
-            co_await write_blocked(ctx_, where_.call.dialect, message);
-            if (res.keep_alive()) pool.give_back(std::move(conn));
-            answered = &up;
-            settle(span);
-            co_return outcome{outcome::end::committed, judged, asked, first_byte,
-                              answered_with(status)};
-        }
-    }
-    bool reusable =
-        co_await relay_response(ctx_, *conn, *parser, up, state_, held, guard ? &*guard : nullptr);
-    if (reusable && !state_.client_gone) pool.give_back(std::move(conn));
-    answered = &up;
-    answer = read_kept_answer(ctx_, state_, where_.call.dialect);
-    describe_answer(span, ctx_, state_, answer ? &*answer : nullptr, sent);
-    settle(span);
-    co_return outcome{outcome::end::committed, judged, asked, first_byte, answered_with(status)};
 }
 
 net::awaitable<void> handler::forward_routed(http::request_context& ctx, const destination& where,
