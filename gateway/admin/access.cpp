@@ -101,6 +101,13 @@ net::awaitable<std::optional<auth::owner>> api::owner_of(const http::request_con
     if (ctx.route == "/admin/users/{id}") {
         auto user = co_await store_.user(params.at(0));
         if (!user) co_return std::nullopt;
+        // A user of no team is, as far as a team admin goes, the team a change takes them into:
+        // how a team admin takes a newcomer in (users_api.cpp).
+        if (user->team.empty() && ctx.req.method() == boost::beast::http::verb::patch) {
+            std::string error;
+            if (auto body = http::body_object(ctx.req.body(), error))
+                co_return auth::owner{text_member(*body, "team"), user->id};
+        }
         co_return auth::owner{user->team, user->id};
     }
     if (ctx.route == "/admin/keys" && ctx.req.method() == boost::beast::http::verb::post) {

@@ -32,6 +32,13 @@ bool personal(std::string_view role) {
            role == auth::role_name(auth::role::viewer);
 }
 
+// Whether `who` is a team admin who may take `u` into their team: a member or viewer of no team.
+// The only users outside their team a team admin sees, so that a newcomer can be found.
+bool takes_in(const auth::principal& who, const store::user_record& u) {
+    return who.as == auth::role::team_admin && !who.team.empty() && u.team.empty() &&
+           personal(u.role);
+}
+
 }  // namespace
 
 net::awaitable<http::reply> api::list_users(http::request_context& ctx) {
@@ -39,7 +46,7 @@ net::awaitable<http::reply> api::list_users(http::request_context& ctx) {
     auto users = co_await store_.users();
     json::array data;
     for (const auto& u : users)
-        if (sees(who, {u.team, u.id})) data.push_back(user_json(u));
+        if (sees(who, {u.team, u.id}) || takes_in(who, u)) data.push_back(user_json(u));
     co_return http::reply::json(200, json::object{{"object", "list"}, {"data", std::move(data)}});
 }
 
@@ -72,7 +79,8 @@ net::awaitable<http::reply> api::update_user(http::request_context& ctx) {
             team = std::string(v->get_string());
         }
     }
-    // A team admin manages their members: roles up to member, and their own team only.
+    // A team admin manages their members and takes newcomers in (a user of no team is the team's
+    // the change names, access.cpp): roles up to member, and their own team only.
     if (who.as == auth::role::team_admin) {
         if (!personal(user->role) || (role && !personal(*role)) || (team && *team != who.team))
             co_return http::reply::error(
