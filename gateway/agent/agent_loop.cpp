@@ -3,6 +3,7 @@
 #include "gateway/agent/json_protocol.hpp"
 #include "gateway/agent/tool_call_parser.hpp"
 #include "gateway/guardrails/engine.hpp"
+#include "gateway/guardrails/model_check.hpp"
 #include "gateway/guardrails/webhook.hpp"
 #include "gateway/ids.hpp"
 #include "gateway/providers/genai_trace.hpp"
@@ -10,7 +11,6 @@
 #include "gateway/tools/error_codes.hpp"
 #include "gateway/tools/tool.hpp"
 
-#include <boost/asio/this_coro.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_from.hpp>
@@ -276,7 +276,7 @@ net::awaitable<bool> agent_loop::deliver(live_run& run, const tools::tool_result
 }
 
 // Runs the tool_result guardrails of the configuration in force: its detectors, then its
-// webhooks. The run goes on whatever they decide.
+// webhooks and model checks. The run goes on whatever they decide.
 net::awaitable<std::optional<tools::tool_result>> agent_loop::guard_result(
     live_run& run, const std::string& tool, const tools::tool_result& result,
     run_journal::batch& b) {
@@ -295,13 +295,20 @@ net::awaitable<std::optional<tools::tool_result>> agent_loop::guard_result(
             hits.push_back({{"guardrail", f.guardrail}, {"rule", f.rule}});
     std::string text =
         checked.result == guardrails::verdict::masked ? std::move(checked.text) : result.text;
-    if (!blocked && chosen.has_webhooks() && guards.hooks) {
-        auto executor = co_await net::this_coro::executor;
+    if (!blocked && chosen.has_external_checks()) {
         for (const auto* g : chosen.items()) {
-            if (!g->config.webhook) continue;
-            auto answer = co_await guards.hooks->ask(executor, g->config, stage::tool_result, text,
-                                                     run.chat.model, "");
-            guardrails::finding hit{g->config.name, "webhook", config::guardrail_action::block};
+            guardrails::webhook_answer answer;
+            std::string_view rule = "webhook";
+            if (g->config.webhook && guards.hooks) {
+                answer = co_await guards.hooks->ask(g->config, stage::tool_result, text,
+                                                    run.chat.model, "");
+            } else if (g->config.model_check) {
+                answer = co_await guardrails::ask_model(guards.models, g->config, text);
+                rule = "model_check";
+            } else {
+                continue;
+            }
+            guardrails::finding hit{g->config.name, rule, config::guardrail_action::block};
             if (answer.what == guardrails::webhook_answer::action::block) {
                 blocked = hit;
             } else if (answer.what == guardrails::webhook_answer::action::mask &&

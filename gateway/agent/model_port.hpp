@@ -16,18 +16,20 @@
 
 namespace gateway::guardrails {
 class engine;
+class model_caller;
 class webhooks;
 }  // namespace gateway::guardrails
 
 namespace gateway::agent {
 
-// The guardrails of the configuration the model calls go out in (its engine and webhooks, null
-// for none), which the agent checks its tools' results with before the model reads them; `hold`
-// keeps them while they are used (a reload may replace them).
+// The guardrails of the configuration the model calls go out in (its engine, webhooks and the
+// model checks' caller, null for none), which the agent checks its tools' results with before the
+// model reads them; `hold` keeps them while they are used (a reload may replace them).
 struct guardrails_in_force {
     std::shared_ptr<const void> hold;
     const guardrails::engine* rules = nullptr;
     guardrails::webhooks* hooks = nullptr;
+    guardrails::model_caller* models = nullptr;
 };
 
 // Why a model call gave no reply: the gateway's error code for it (the transport's

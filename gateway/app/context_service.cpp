@@ -9,6 +9,7 @@
 #include "gateway/agent/run_registry.hpp"
 #include "gateway/agent/system_prompts.hpp"
 #include "gateway/agent/tool_runner.hpp"
+#include "gateway/app/moderation.hpp"
 #include "gateway/context/api.hpp"
 #include "gateway/context/mcp_endpoint.hpp"
 #include "gateway/mcp/hub.hpp"
@@ -115,6 +116,7 @@ config::parsed<std::unique_ptr<context_service>> context_service::start(
     s->prompts_ = std::make_unique<agent::system_prompts>(std::move(files.value->prompts), tools);
     s->model_retries_ = context.model_retries;
     s->model_ = std::make_unique<agent::model_switch>(s->engine_.get_executor());
+    s->moderation_ = std::make_unique<engine_moderation>(*s->model_, s->engine_.get_executor());
     s->use(std::move(serving));
     s->journal_ = std::make_unique<agent::run_journal>(*s->store_, context.event_excerpt_bytes);
     // Eight tool threads: a write waits on fsync (the file, then its folder) far longer than it
@@ -204,7 +206,7 @@ void context_service::use(std::shared_ptr<const generation> serving) {
                                               engine_.get_executor(), ledger_.get());
     const auto& g = *face->built_from;
     model_->use(std::shared_ptr<agent::model_port>(face, &face->client),
-                {face, g.guardrails.get(), g.webhooks.get()});
+                {face, g.guardrails.get(), g.webhooks.get(), moderation_.get()});
 }
 
 std::string context_service::reload_workflows() {

@@ -24,6 +24,9 @@ class run_registry;
 class system_prompts;
 class tool_runner;
 }  // namespace gateway::agent
+namespace gateway::guardrails {
+class model_caller;
+}
 namespace gateway::context {
 class api;
 class mcp_endpoint;
@@ -80,6 +83,9 @@ public:
     store::state_store& store() { return *store_; }
     admin::usage_ledger& ledger() { return *ledger_; }
     mcp::hub& mcp() { return *mcp_; }
+    // What the guardrails' model checks call: the engine's model client of the configuration in
+    // force.
+    guardrails::model_caller& moderation() { return *moderation_; }
     // The /mcp server; null unless `mcp.serve`.
     context::mcp_endpoint* mcp_endpoint() { return mcp_endpoint_.get(); }
 
@@ -110,6 +116,7 @@ private:
     boost::asio::io_context engine_{1};
     unsigned model_retries_ = 3;  // context.model_retries
     std::unique_ptr<agent::model_switch> model_;
+    std::unique_ptr<guardrails::model_caller> moderation_;  // over model_
     std::unique_ptr<agent::run_journal> journal_;
     std::unique_ptr<agent::tool_runner> runner_;
     std::unique_ptr<agent::approval_gate> gate_;

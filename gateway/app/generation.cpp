@@ -94,7 +94,7 @@ config::parsed<std::shared_ptr<generation>> build_generation(config::gateway_con
     if (!prices) return result::fail(prices.error);
     g->prices = std::move(*prices.value);
     g->guardrails = std::make_shared<const guardrails::engine>(c.guardrails);
-    g->webhooks = std::make_shared<guardrails::webhooks>();
+    g->webhooks = std::make_shared<guardrails::webhooks>(c.guardrails);
     g->routing = std::make_unique<upstream::routing>(c.upstreams, c.routes, c.health);
     if (before) carry_health(*before->routing, *g->routing, c.upstreams);
     if (caching(c)) {

@@ -75,15 +75,16 @@ net::awaitable<void> not_allowed(http::request_context& ctx) {
 
 struct server::v1_face {
     v1_face(std::shared_ptr<const generation> g, const config::gateway_config& running,
-            passthrough::admission* gate, upstream::usage_sink* ledger)
+            passthrough::admission* gate, upstream::usage_sink* ledger,
+            guardrails::model_caller* moderation)
         : built_from(std::move(g)),
-          handler(
-              running.server, built_from->config.upstreams, *built_from->routing,
-              built_from->tls_contexts, built_from->aws_credentials, built_from->token_sources,
-              gate, ledger,
-              passthrough::cache_setup{built_from->cache.get(), &built_from->config.cache},
-              built_from->prices.get(),
-              passthrough::guard_setup{built_from->guardrails.get(), built_from->webhooks.get()}) {}
+          handler(running.server, built_from->config.upstreams, *built_from->routing,
+                  built_from->tls_contexts, built_from->aws_credentials, built_from->token_sources,
+                  gate, ledger,
+                  passthrough::cache_setup{built_from->cache.get(), &built_from->config.cache},
+                  built_from->prices.get(),
+                  passthrough::guard_setup{built_from->guardrails.get(), built_from->webhooks.get(),
+                                           moderation}) {}
 
     std::shared_ptr<const generation> built_from;
     passthrough::handler handler;
@@ -127,7 +128,8 @@ std::shared_ptr<const generation> server::current() const {
 }
 
 std::shared_ptr<server::v1_face> server::make_face(std::shared_ptr<const generation> g) {
-    return std::make_shared<v1_face>(std::move(g), config_, gate_.get(), &context_->ledger());
+    return std::make_shared<v1_face>(std::move(g), config_, gate_.get(), &context_->ledger(),
+                                     &context_->moderation());
 }
 
 namespace {

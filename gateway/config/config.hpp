@@ -422,11 +422,21 @@ struct guardrail_webhook {
     bool fail_open = true;  // fail: open | closed — when it does not answer in time
 };
 
+// The opt-in model-based check: the text is put to a model (a route's or an upstream's, through
+// the attempt loop) with a moderation prompt, and the model answers `allow` or `block`.
+struct guardrail_model_check {
+    std::string model;   // as a client names it: a route's model or one an upstream serves
+    std::string prompt;  // the moderation instructions; empty: the built-in ones
+    duration timeout{10000};
+    bool fail_open = true;  // fail: open | closed — no answer in time, or not allow/block
+};
+
 struct guardrail_config {
     std::string name;
     std::vector<std::string> detect;     // built-in detector sets: "secrets", "pii"
     std::vector<guardrail_regex> regex;  // custom detectors
     std::optional<guardrail_webhook> webhook;
+    std::optional<guardrail_model_check> model_check;
     std::vector<guardrail_stage> on{guardrail_stage::request};
     guardrail_action action = guardrail_action::mask;
     std::vector<std::string> keys{"*"};  // globs over virtual key names and team names

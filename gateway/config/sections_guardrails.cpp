@@ -55,6 +55,30 @@ std::string print_regex(const std::vector<guardrail_regex>& rules) {
     return out + "]";
 }
 
+const fields<guardrail_model_check>& model_check_fields() {
+    using S = guardrail_model_check;
+    static const fields<S> all{
+        {"model", "a route's model or one an upstream serves, as a client names it",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
+             s.model = r.scalar(n, "model");
+             if (s.model.empty()) r.fail(n, std::string(section) + ".model: must not be empty");
+         },
+         [](const S& s) { return quoted(s.model); }},
+        {"prompt", "the moderation instructions; none: the built-in ones",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.prompt = r.scalar(n, "prompt");
+         },
+         [](const S& s) { return s.prompt.empty() ? std::string() : quoted(s.prompt); }},
+        duration_field("timeout", &S::timeout, "the answer within this", true),
+        {"fail", "open (let the text through) | closed (block) when it does not answer allow/block",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view, S& s) {
+             s.fail_open = r.one_of(n, "fail", {"open", "closed"}) == 0;
+         },
+         [](const S& s) { return std::string(s.fail_open ? "open" : "closed"); }},
+    };
+    return all;
+}
+
 }  // namespace
 
 const fields<guardrail_webhook>& guardrail_webhook_fields() {
@@ -122,6 +146,18 @@ const fields<guardrail_config>& guardrail_fields() {
              return s.webhook ? flow(*s.webhook, guardrail_webhook_fields()) : std::string();
          },
          true},
+        {"model_check",
+         "{model, prompt, timeout, fail: open | closed}: a model answers allow or block (opt-in)",
+         [](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
+             auto at = std::string(section) + ".model_check";
+             if (!n.IsMap()) r.fail(n, "`" + at + "` must be a map such as {model: gpt-4o-mini}");
+             if (!n["model"]) r.fail(n, at + ": `model` is required");
+             s.model_check.emplace();
+             read(r, n, at, model_check_fields(), *s.model_check);
+         },
+         [](const S& s) {
+             return s.model_check ? flow(*s.model_check, model_check_fields()) : std::string();
+         }},
         {"on", "stages: request, response, tool_result",
          [](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
              if (!n.IsSequence() || n.size() == 0)

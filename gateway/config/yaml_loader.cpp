@@ -257,9 +257,13 @@ public:
             const auto& n = node[i];
             if (n.IsMap() && !n["name"]) fail(n, at + ": `name` is required");
             auto g = section(n, at, guardrail_fields());
-            if (g.detect.empty() && g.regex.empty() && !g.webhook)
+            if (g.detect.empty() && g.regex.empty() && !g.webhook && !g.model_check)
                 fail(n, at + ": `" + g.name +
-                            "` checks nothing: give it `detect`, `regex` or `webhook`");
+                            "` checks nothing: give it `detect`, `regex`, `webhook` or "
+                            "`model_check`");
+            if (g.webhook && g.model_check)
+                fail(n, at + ": `" + g.name +
+                            "` asks one outside check: `webhook` or `model_check`, not both");
             if (auto built = guardrails::detectors::make(g.detect, g.regex); !built)
                 fail(n, at + ": " + built.error);
             if (!names.insert(g.name).second)

@@ -46,9 +46,10 @@ bool selection::has_detectors() const {
                        [](const guardrail* g) { return g->rules && !g->rules->empty(); });
 }
 
-bool selection::has_webhooks() const {
-    return std::any_of(items_.begin(), items_.end(),
-                       [](const guardrail* g) { return g->config.webhook.has_value(); });
+bool selection::has_external_checks() const {
+    return std::any_of(items_.begin(), items_.end(), [](const guardrail* g) {
+        return g->config.webhook.has_value() || g->config.model_check.has_value();
+    });
 }
 
 std::size_t selection::max_match_bytes() const {

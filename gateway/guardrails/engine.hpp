@@ -55,14 +55,15 @@ struct outcome {
 };
 
 // The guardrails that apply to one stage of one request, in configuration order: those with
-// detectors run in check(); those with a webhook are the webhook's to call.
+// detectors run in check(); those with a webhook or a model check are asked by the stage.
 class selection {
 public:
     bool empty() const { return items_.empty(); }
     const std::vector<const guardrail*>& items() const { return items_; }
-    // Whether any selected guardrail has detectors (check() has work) or a webhook.
+    // Whether any selected guardrail has detectors (check() has work), or a webhook or a model
+    // check to ask.
     bool has_detectors() const;
-    bool has_webhooks() const;
+    bool has_external_checks() const;
     // The longest match any selected detector can report: a stream's hold-back bound.
     std::size_t max_match_bytes() const;
 

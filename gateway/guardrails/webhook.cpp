@@ -3,66 +3,90 @@
 #include "gateway/guardrails/engine.hpp"
 #include "gateway/observability/log.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
+#include "gateway/upstream/credential_call.hpp"
+#include "gateway/upstream/exchange.hpp"
+#include "gateway/upstream/pool.hpp"
+#include "gateway/upstream/tls.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <memory>
+#include <optional>
+
 namespace gateway::guardrails {
 
-namespace beast = boost::beast;
-namespace bhttp = beast::http;
 namespace json = boost::json;
-using tcp = net::ip::tcp;
 
 namespace {
 
-constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 // A verdict is a few spans; a longer answer is no webhook's.
 constexpr std::size_t answer_limit = 1 << 20;
 
-// One POST and its answer's body, all within `timeout`; the reason it failed otherwise.
-net::awaitable<std::pair<std::string, std::string>> post(net::any_io_executor executor,
-                                                         const config::guardrail_webhook& hook,
+// The webhook as an upstream the connection code reaches: each step within its timeout (the call
+// as a whole is bounded by post()'s deadline), no connection kept.
+config::upstream_config webhook_upstream(const config::guardrail_config& g) {
+    const auto& hook = *g.webhook;
+    config::upstream_config up;
+    up.name = "webhook of guardrail " + g.name;
+    up.base_url = hook.url;
+    up.endpoint = hook.endpoint;
+    up.connect_timeout = hook.timeout;
+    up.first_byte_timeout = hook.timeout;
+    up.idle_timeout = hook.timeout;
+    up.max_idle_connections = 0;
+    return up;
+}
+
+// One POST and its answer's body, all within the webhook's timeout; the reason it failed
+// otherwise. The deadline closes the connection in use; its handler may run after the call has
+// ended (both were ready at once), so it shares what it reads with the call.
+net::awaitable<std::pair<std::string, std::string>> post(const config::guardrail_config& g,
+                                                         std::shared_ptr<net::ssl::context> tls,
                                                          std::string body) {
-    const auto& at = hook.endpoint;
-    if (at.tls) co_return std::pair{std::string(), std::string("https:// is not supported")};
-    auto deadline = std::chrono::steady_clock::now() + hook.timeout;
-    tcp::resolver resolver(executor);
-    auto [resolve_ec, found] =
-        co_await resolver.async_resolve(at.host, std::to_string(at.port), use_ec);
-    if (resolve_ec) co_return std::pair{std::string(), "cannot resolve: " + resolve_ec.message()};
-    beast::tcp_stream stream(executor);
-    stream.expires_at(deadline);
-    auto [connect_ec, ignored] = co_await stream.async_connect(found, use_ec);
-    if (connect_ec) co_return std::pair{std::string(), "cannot connect: " + connect_ec.message()};
-    bhttp::request<bhttp::string_body> req(bhttp::verb::post,
-                                           at.base_path.empty() ? "/" : at.base_path, 11);
-    req.set(bhttp::field::host, at.host);
-    req.set(bhttp::field::content_type, "application/json");
-    req.set(bhttp::field::connection, "close");
-    req.body() = std::move(body);
-    req.prepare_payload();
-    auto [write_ec, sent] = co_await bhttp::async_write(stream, req, use_ec);
-    if (write_ec) co_return std::pair{std::string(), "cannot send: " + write_ec.message()};
-    beast::flat_buffer buffer;
-    bhttp::response_parser<bhttp::string_body> parser;
-    parser.body_limit(answer_limit);
-    auto [read_ec, got] = co_await bhttp::async_read(stream, buffer, parser, use_ec);
-    beast::error_code closed;
-    stream.socket().close(closed);
-    if (read_ec == beast::error::timeout || write_ec == beast::error::timeout)
-        co_return std::pair{std::string(), std::string("no answer in time")};
-    if (read_ec) co_return std::pair{std::string(), "no answer: " + read_ec.message()};
-    auto status = parser.get().result_int();
-    if (status != 200) co_return std::pair{std::string(), "it answered " + std::to_string(status)};
-    co_return std::pair{std::move(parser.get().body()), std::string()};
+    using result = std::pair<std::string, std::string>;
+    if (g.webhook->endpoint.tls && !tls) co_return result{{}, "no TLS context for its https URL"};
+    auto up = webhook_upstream(g);
+    upstream::pool pool(up, std::move(tls));
+    struct watch {
+        upstream::connection* in_use = nullptr;
+        bool over = false;
+        bool late = false;
+    };
+    auto w = std::make_shared<watch>();
+    auto executor = co_await net::this_coro::executor;
+    auto until = std::chrono::steady_clock::now() + g.webhook->timeout;
+    net::steady_timer deadline(executor, until);
+    deadline.async_wait([w](boost::system::error_code ec) {
+        if (ec || w->over) return;
+        w->late = true;
+        if (w->in_use) w->in_use->close();
+    });
+    upstream::exchange_hooks hooks;
+    hooks.in_use = [w](upstream::connection* c) { w->in_use = c; };
+    hooks.abandoned = [w] { return w->late; };
+    auto head = upstream::credential_request_head(
+        "POST", up, "", "Content-Type: application/json\r\n", body.size());
+    std::optional<upstream::response_parser> parser;
+    auto started =
+        co_await upstream::start_exchange(pool, executor, head, body, parser, false, true, hooks);
+    std::string answer;
+    upstream::failure failed = started.failed;
+    if (started.conn)
+        failed = co_await upstream::read_body(*started.conn, *parser, answer, answer_limit,
+                                              up.idle_timeout, until);
+    w->over = true;
+    w->in_use = nullptr;
+    deadline.cancel();
+    if (w->late) co_return result{{}, "no answer in time"};
+    if (!started.conn)
+        co_return result{{}, failed.detail.empty() ? std::string("no answer") : failed.detail};
+    if (failed) co_return result{{}, "no answer: " + failed.detail};
+    auto status = parser->get().result_int();
+    if (status != 200) co_return result{{}, "it answered " + std::to_string(status)};
+    co_return result{std::move(answer), {}};
 }
 
 }  // namespace
@@ -115,8 +139,7 @@ webhook_answer read_webhook_answer(std::string_view body, std::size_t text_size)
     return out;
 }
 
-net::awaitable<webhook_answer> webhooks::ask(net::any_io_executor executor,
-                                             const config::guardrail_config& g,
+net::awaitable<webhook_answer> webhooks::ask(const config::guardrail_config& g,
                                              config::guardrail_stage stage, std::string_view text,
                                              std::string_view model, std::string_view key) {
     const auto& hook = *g.webhook;
@@ -127,7 +150,7 @@ net::awaitable<webhook_answer> webhooks::ask(net::any_io_executor executor,
     } else {
         auto body = json::serialize(json::object{
             {"stage", stage_name(stage)}, {"text", text}, {"model", model}, {"key", key}});
-        auto [answer, failed] = co_await post(executor, hook, std::move(body));
+        auto [answer, failed] = co_await post(g, tls_of(g.name), std::move(body));
         failure = std::move(failed);
         if (failure.empty()) {
             out = read_webhook_answer(answer, text.size());
@@ -142,6 +165,23 @@ net::awaitable<webhook_answer> webhooks::ask(net::any_io_executor executor,
                  (hook.fail_open ? "open" : "closed");
     observability::log_warn(out.reason);
     co_return out;
+}
+
+webhooks::webhooks(const std::vector<config::guardrail_config>& guardrails) {
+    for (const auto& g : guardrails) {
+        if (!g.webhook || !g.webhook->endpoint.tls) continue;
+        auto made = upstream::make_client_context(webhook_upstream(g));
+        if (made)
+            tls_.emplace(g.name, *made.value);
+        else
+            observability::log_warn("guardrail `" + g.name + "`: " + made.error +
+                                    "; its webhook's calls will fail");
+    }
+}
+
+std::shared_ptr<net::ssl::context> webhooks::tls_of(std::string_view name) const {
+    auto found = tls_.find(name);
+    return found == tls_.end() ? nullptr : found->second;
 }
 
 bool webhooks::open(const config::guardrail_config& g) const {

@@ -6,15 +6,17 @@
 // "spans": [[begin, end], …]} (byte offsets in `text`). A call that does not answer in `timeout`
 // (or fails, or answers something else) is decided by `fail`: open allows, closed blocks. A
 // circuit breaker stops calling a webhook that failed breaker_failures times in a row for
-// breaker_open_for; its `fail` decides meanwhile, and one call is tried again after that.
+// breaker_open_for; its `fail` decides meanwhile, and one call is tried again after that. An
+// https:// webhook is verified against the system's CA store, as budget alerts' webhook is.
 #include "gateway/config/config.hpp"
 
-#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/ssl/context.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -40,10 +42,13 @@ struct webhook_answer {
 // Thread-safe: ask() may run on any number of workers at once.
 class webhooks {
 public:
-    // Asks `g`'s webhook about `text` (`g.webhook` must be set). Plain http:// only: an https://
-    // URL fails (and `fail` decides) until TLS is added.
-    net::awaitable<webhook_answer> ask(net::any_io_executor executor,
-                                       const config::guardrail_config& g,
+    // Makes the TLS context of each https:// webhook among `guardrails` once; one that cannot be
+    // made is logged, and its calls fail (`fail` decides).
+    explicit webhooks(const std::vector<config::guardrail_config>& guardrails = {});
+
+    // Asks `g`'s webhook about `text` (`g.webhook` must be set), on a new connection closed
+    // after it.
+    net::awaitable<webhook_answer> ask(const config::guardrail_config& g,
                                        config::guardrail_stage stage, std::string_view text,
                                        std::string_view model, std::string_view key);
 
@@ -59,6 +64,10 @@ private:
     bool may_call(const std::string& name);
     void note(const std::string& name, bool failed);
 
+    std::shared_ptr<net::ssl::context> tls_of(std::string_view name) const;
+
+    // By guardrail name; made in the constructor, read only after.
+    std::map<std::string, std::shared_ptr<net::ssl::context>, std::less<>> tls_;
     mutable std::mutex mutex_;
     std::map<std::string, breaker, std::less<>> breakers_;
 };

@@ -6,12 +6,11 @@
 // selects is not read: no parse, no copy.
 #include "gateway/passthrough/handler.hpp"
 
+#include "gateway/guardrails/model_check.hpp"
 #include "gateway/guardrails/request_scan.hpp"
 #include "gateway/guardrails/webhook.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/passthrough/translator.hpp"
-
-#include <boost/asio/this_coro.hpp>
 
 namespace gateway::passthrough {
 
@@ -19,22 +18,29 @@ namespace {
 
 using stage = config::guardrail_stage;
 
-// The request's texts after the selected guardrails' webhooks: the first to block blocks (its
-// reason is the webhook's, or its `fail: closed`), a mask masks its spans as
-// `[REDACTED:<guardrail>]`.
-net::awaitable<guardrails::body_check> ask_webhooks(const guardrails::selection& chosen,
-                                                    guardrails::webhooks& hooks,
+// The request's texts after the selected guardrails' webhooks and model checks: the first to
+// block blocks (its reason is the webhook's or the model's, or its `fail: closed`), a webhook's
+// mask masks its spans as `[REDACTED:<guardrail>]`.
+net::awaitable<guardrails::body_check> ask_external(const guardrails::selection& chosen,
+                                                    const guard_setup& guards,
                                                     guardrails::body_texts& texts,
                                                     std::string_view model, std::string_view key,
                                                     std::string& reason) {
     guardrails::body_check found;
-    auto executor = co_await net::this_coro::executor;
     for (const auto* g : chosen.items()) {
-        if (!g->config.webhook) continue;
-        auto answer =
-            co_await hooks.ask(executor, g->config, stage::request, texts.joined(), model, key);
+        guardrails::webhook_answer answer;
+        std::string_view rule = "webhook";
+        if (g->config.webhook && guards.hooks) {
+            answer =
+                co_await guards.hooks->ask(g->config, stage::request, texts.joined(), model, key);
+        } else if (g->config.model_check) {
+            answer = co_await guardrails::ask_model(guards.models, g->config, texts.joined());
+            rule = "model_check";
+        } else {
+            continue;
+        }
         guardrails::outcome counted;
-        guardrails::finding hit{g->config.name, "webhook", config::guardrail_action::log};
+        guardrails::finding hit{g->config.name, rule, config::guardrail_action::log};
         if (answer.what == guardrails::webhook_answer::action::block) {
             hit.action = config::guardrail_action::block;
             counted.result = guardrails::verdict::blocked;
@@ -77,9 +83,9 @@ net::awaitable<void> handler::guard_then_forward(http::request_context& ctx, des
     }
     auto found = guardrails::check_texts(texts, *guards_.rules, chosen, stage::request);
     std::string reason;
-    if (found.result != guardrails::verdict::blocked && chosen.has_webhooks() && guards_.hooks) {
+    if (found.result != guardrails::verdict::blocked && chosen.has_external_checks()) {
         auto asked =
-            co_await ask_webhooks(chosen, *guards_.hooks, texts, where.model, subject.key, reason);
+            co_await ask_external(chosen, guards_, texts, where.model, subject.key, reason);
         if (asked.result != guardrails::verdict::pass) found = asked;
     }
     if (found.result == guardrails::verdict::masked) {

@@ -19,8 +19,9 @@
 #include <vector>
 
 namespace gateway::guardrails {
+class model_caller;
 class webhooks;
-}
+}  // namespace gateway::guardrails
 
 namespace gateway::passthrough {
 
@@ -60,10 +61,11 @@ struct cache_setup {
 };
 
 // The guardrails a worker's requests are checked with: the generation's engine (null or empty:
-// none) and its webhooks.
+// none), its webhooks and what its model checks call.
 struct guard_setup {
     const guardrails::engine* rules = nullptr;
     guardrails::webhooks* hooks = nullptr;
+    guardrails::model_caller* models = nullptr;
 };
 
 // The answer kept while it was relayed (exchange_state::keep_answer), read into the conversation

@@ -18,6 +18,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -460,6 +461,109 @@ BOOST_AUTO_TEST_CASE(a_failing_webhook_fails_open_or_closed_and_its_breaker_open
     BOOST_TEST(r.status == 400u, r.body);
     BOOST_TEST(holds(r.body, "fail closed"));
     BOOST_TEST(fake.requests().size() == 7u);
+}
+
+// An https webhook goes through the gateway's TLS client, verified against the system's CA store:
+// here the tests' CA, named by OpenSSL's SSL_CERT_FILE while the gateway makes its contexts. The
+// TLS fake answers a chat completion, no verdict, so `fail: closed` refuses, saying why; without
+// the CA the fake is never reached.
+BOOST_AUTO_TEST_CASE(an_https_webhook_is_called_through_tls) {
+    fake_options tls;
+    tls.cert_file = CONTEXTGATE_TEST_DATA "/tls/server.crt";
+    tls.key_file = CONTEXTGATE_TEST_DATA "/tls/server.key";
+    fake_upstream hook(tls);
+    fake_upstream fake;
+    auto c = make_config(fake);
+    config::guardrail_config policy;
+    policy.name = "policy";
+    policy.webhook =
+        config::guardrail_webhook{hook.base_url() + "/chat/completions",
+                                  {true, "127.0.0.1", hook.port(), "/v1/chat/completions"},
+                                  config::duration(2000),
+                                  false};
+    c.guardrails = {policy};
+    const std::string body =
+        R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]})";
+    {
+        setenv("SSL_CERT_FILE", CONTEXTGATE_TEST_DATA "/tls/ca.crt", 1);
+        running_gateway gw(c);
+        unsetenv("SSL_CERT_FILE");
+        auto r = post(gw.port(), "/v1/chat/completions", body);
+        BOOST_TEST(r.status == 400u, r.body);
+        BOOST_TEST(holds(r.body, "its answer's action is not allow, block or mask"), r.body);
+        BOOST_TEST_REQUIRE(hook.requests().size() == 1u);
+        auto asked = json::parse(hook.requests()[0].body);
+        BOOST_TEST(asked.at("stage") == "request");
+        BOOST_TEST(asked.at("text") == "hello");
+    }
+    running_gateway untrusting(c);
+    auto r = post(untrusting.port(), "/v1/chat/completions", body);
+    BOOST_TEST(r.status == 400u, r.body);
+    BOOST_TEST(holds(r.body, "fail closed"));
+    BOOST_TEST(hook.requests().size() == 1u);
+    BOOST_TEST(fake.requests().empty());
+}
+
+config::guardrail_config moderation(bool fail_open, config::duration timeout) {
+    config::guardrail_config g;
+    g.name = "moderation";
+    g.model_check = config::guardrail_model_check{"gpt-4o-mini", "", timeout, fail_open};
+    return g;
+}
+
+// The model check (opt-in): the request's text is put to the configured model through the
+// gateway's routes, and its one word decides; an answer that is neither allow nor block, or none
+// in time, is decided by `fail`.
+BOOST_AUTO_TEST_CASE(a_model_check_blocks_allows_and_fails_as_configured) {
+    const std::string body =
+        R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"tell me a joke"}]})";
+    fake_upstream fake;
+    auto c = make_config(fake);
+    c.guardrails = {moderation(false, config::duration(5000))};
+    {
+        running_gateway gw(c);
+        fake.script({{"block"}});
+        auto r = post(gw.port(), "/v1/chat/completions", body);
+        BOOST_TEST(r.status == 400u, r.body);
+        BOOST_TEST(holds(r.body, "guardrail_blocked"));
+        BOOST_TEST(holds(r.body, "`moderation`"));
+        BOOST_TEST(holds(r.body, "model_check"));
+        // Only the moderation call went upstream: the text as the user's message, the built-in
+        // prompt as the system's.
+        BOOST_TEST_REQUIRE(fake.requests().size() == 1u);
+        auto asked = json::parse(fake.requests()[0].body).at("messages").as_array();
+        BOOST_TEST(asked.at(0).at("role") == "system");
+        BOOST_TEST(holds(asked.at(0).at("content").as_string(), "allow or block"));
+        BOOST_TEST(asked.at(1).at("content") == "tell me a joke");
+
+        fake.script({{"Allow."}, {"Why did the chicken cross the road?"}});
+        auto allowed = post(gw.port(), "/v1/chat/completions", body);
+        BOOST_TEST(allowed.status == 200u, allowed.body);
+        BOOST_TEST(holds(allowed.body, "chicken"));
+        BOOST_TEST_REQUIRE(fake.requests().size() == 3u);
+        BOOST_TEST(fake.requests()[2].body == body);
+
+        // A model that talks instead of answering: fail closed refuses.
+        fake.script({{"Sure! This looks fine to me."}});
+        auto garbled = post(gw.port(), "/v1/chat/completions", body);
+        BOOST_TEST(garbled.status == 400u, garbled.body);
+        BOOST_TEST(holds(garbled.body, "fail closed"));
+        BOOST_TEST(fake.requests().size() == 4u);
+        BOOST_TEST(metric(gw.port(),
+                          "contextgate_guardrail_hits_total{guardrail=\"moderation\",rule="
+                          "\"model_check\",stage=\"request\",action=\"block\"}") == 2);
+    }
+    // A model slower than the timeout: fail open lets the request go once the timeout is over.
+    c.guardrails = {moderation(true, config::duration(300))};
+    running_gateway gw(c);
+    scripted_reply slow{"block"};
+    slow.delay_ms = 5000;
+    fake.script({slow, {"Here is one."}});
+    auto started = clock::now();
+    auto r = post(gw.port(), "/v1/chat/completions", body);
+    BOOST_TEST(r.status == 200u, r.body);
+    BOOST_TEST(holds(r.body, "Here is one."));
+    BOOST_TEST((clock::now() - started < 4s));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

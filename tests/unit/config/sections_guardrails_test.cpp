@@ -86,6 +86,40 @@ BOOST_AUTO_TEST_CASE(check_config_prints_guardrails_that_load_back) {
     BOOST_TEST(to_yaml(*none.value).find("guardrails: []\n") != std::string::npos);
 }
 
+// The model check is opt-in: absent unless given, its prompt the built-in one unless given, and
+// printed so that it loads back.
+BOOST_AUTO_TEST_CASE(a_model_check_is_read_and_printed) {
+    auto loaded = load_string(with_guardrails(R"(  - name: moderation
+    model_check: {model: gpt-4o-mini, timeout: 3s, fail: closed}
+    on: [request, tool_result]
+  - name: custom
+    model_check: {model: moderator, prompt: "Answer block for talk of the merger, else allow."}
+)"),
+                              "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(loaded), loaded.error);
+    const auto& g = loaded.value->guardrails;
+    BOOST_TEST_REQUIRE(g[0].model_check.has_value());
+    BOOST_TEST(g[0].model_check->model == "gpt-4o-mini");
+    BOOST_TEST(g[0].model_check->prompt.empty());
+    BOOST_TEST(g[0].model_check->timeout == 3s);
+    BOOST_TEST(!g[0].model_check->fail_open);
+    BOOST_TEST(!g[0].webhook.has_value());
+    BOOST_TEST(g[1].model_check->prompt == "Answer block for talk of the merger, else allow.");
+    BOOST_TEST(g[1].model_check->timeout == 10s);
+    BOOST_TEST(g[1].model_check->fail_open);
+    auto text = to_yaml(*loaded.value);
+    BOOST_TEST(text.find("model_check: {model: \"gpt-4o-mini\", timeout: 3s, fail: closed}") !=
+                   std::string::npos,
+               text);
+    auto again = load_string(text, "effective.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(again), again.error);
+    BOOST_TEST(differing_sections(*loaded.value, *again.value).empty());
+    auto none = load_string(with_guardrails("  - name: g\n    detect: [pii]\n"), "test.yaml");
+    BOOST_TEST_REQUIRE(static_cast<bool>(none), none.error);
+    BOOST_TEST(!none.value->guardrails[0].model_check.has_value());
+    BOOST_TEST(to_yaml(*none.value).find("model_check") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(broken_guardrails_are_refused_precisely) {
     BOOST_TEST(error_of("  - name: g\n    detect: [secrets, passwords]\n") ==
                "test.yaml:6: guardrails[0].detect: unknown detector set `passwords` (known: "
@@ -105,8 +139,20 @@ BOOST_AUTO_TEST_CASE(broken_guardrails_are_refused_precisely) {
     BOOST_TEST(error_of("  - name: g\n    detect: [pii]\n    on: []\n")
                    .find("`guardrails[0].on` must be a non-empty list") != std::string::npos);
     BOOST_TEST(error_of("  - name: empty\n    action: block\n") ==
-               "test.yaml:5: guardrails[0]: `empty` checks nothing: give it `detect`, `regex` "
-               "or `webhook`");
+               "test.yaml:5: guardrails[0]: `empty` checks nothing: give it `detect`, `regex`, "
+               "`webhook` or `model_check`");
+    BOOST_TEST(error_of("  - name: g\n    model_check: {timeout: 1s}\n")
+                   .find("guardrails[0].model_check: `model` is required") != std::string::npos);
+    BOOST_TEST(error_of("  - name: g\n    model_check: gpt-4o-mini\n")
+                   .find("`guardrails[0].model_check` must be a map") != std::string::npos);
+    BOOST_TEST(error_of("  - name: g\n    model_check: {model: m, fail: maybe}\n")
+                   .find("`fail`: `maybe` must be open or closed") != std::string::npos);
+    BOOST_TEST(error_of("  - name: g\n    model_check: {model: m, answer: yes}\n")
+                   .find("unknown key `answer`") != std::string::npos);
+    BOOST_TEST(error_of("  - name: g\n    webhook: {url: http://127.0.0.1:7000}\n"
+                        "    model_check: {model: m}\n") ==
+               "test.yaml:5: guardrails[0]: `g` asks one outside check: `webhook` or "
+               "`model_check`, not both");
     BOOST_TEST(error_of("  - detect: [pii]\n") == "test.yaml:5: guardrails[0]: `name` is required");
     BOOST_TEST(error_of("  - name: g\n    detect: [pii]\n  - name: g\n    detect: [secrets]\n") ==
                "test.yaml:7: duplicate guardrail name `g`");

@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(selection_reports_detectors_webhooks_and_hold_back) {
     engine only_hook({hook});
     auto chosen = only_hook.select(guardrail_stage::request, {});
     BOOST_TEST(!chosen.empty());
-    BOOST_TEST(chosen.has_webhooks());
+    BOOST_TEST(chosen.has_external_checks());
     BOOST_TEST(!chosen.has_detectors());
     BOOST_TEST(chosen.max_match_bytes() == 0u);
     BOOST_TEST((only_hook.check(chosen, text).result == verdict::pass));
