@@ -18,6 +18,8 @@ export const ACCOUNTS = {
   lee: { email: 'lee@example.com', name: 'Lee Lead', groups: ['eng-leads'], team: 'ml' },
   mo: { email: 'mo@example.com', name: 'Mo Member', groups: ['eng'], team: 'ml' },
   vi: { email: 'vi@example.com', name: 'Vi Viewer', groups: [] },
+  // A member of no team yet: a newcomer whom a team admin takes in.
+  nia: { email: 'nia@example.com', name: 'Nia Newcomer', groups: ['eng'] },
 };
 
 function signingKey(kid, type) {
@@ -132,8 +134,8 @@ export async function freePort() {
 }
 
 // A gateway on `port` (its callback address is registered at the provider before it starts)
-// signing in at `issuer`, with the admin key for automation.
-export function gatewayFor(name, issuer, port, upstream) {
+// signing in at `issuer`, with the admin key for automation and `extra` YAML appended.
+export function gatewayFor(name, issuer, port, upstream, extra = '') {
   const config = writeConfig(name, upstream, `admin:
   api_key: ${ADMIN_KEY}
 auth:
@@ -147,7 +149,7 @@ auth:
     roles: {platform-admins: admin, eng-leads: team_admin, eng: member}
     team_claim: team
     default_role: viewer
-`);
+${extra}`);
   writeFileSync(config, readFileSync(config, 'utf8').replace('listen: 127.0.0.1:0', `listen: 127.0.0.1:${port}`));
   return startGateway(config);
 }

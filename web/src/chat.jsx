@@ -119,7 +119,8 @@ function Composer({ disabled, onSend }) {
   );
 }
 
-export function ChatView({ chatId, onChanged }) {
+// `readOnly`: a viewer's, who reads the chat and sends nothing to it.
+export function ChatView({ chatId, onChanged, readOnly }) {
   const [chat, setChat] = useState(null);
   const [error, setError] = useState('');
   const [tab, setTab] = useState('chat');
@@ -297,7 +298,7 @@ export function ChatView({ chatId, onChanged }) {
           </div>
         )}
         <div ref={bottom} />
-        <Composer disabled={!!live} onSend={send} />
+        {!readOnly && <Composer disabled={!!live} onSend={send} />}
       </div>
       <div role="tabpanel" id="panel-review" aria-labelledby="tab-review" hidden={tab !== 'review'}>
         {tab === 'review' && <ReviewPanel chatId={chatId} changed={run.sessionsChanged} onChanged={countPending} />}

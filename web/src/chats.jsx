@@ -5,7 +5,8 @@ import { api, get, post } from './api.js';
 export const chatTitle = (chat) => chat.title || 'Untitled chat';
 
 // `waiting`: the ids of the chats whose run waits for an approval, marked in the list.
-export function ChatList({ chats, waiting = new Set(), current, onChanged }) {
+// `readOnly`: a viewer's list, with no chat to start or delete.
+export function ChatList({ chats, waiting = new Set(), current, onChanged, readOnly }) {
   const [query, setQuery] = useState('');
   const [confirming, setConfirming] = useState(null);
   const [error, setError] = useState('');
@@ -29,7 +30,7 @@ export function ChatList({ chats, waiting = new Set(), current, onChanged }) {
 
   return (
     <div class="chat-list">
-      <a class="button primary new-chat" href="#/new">New chat</a>
+      {!readOnly && <a class="button primary new-chat" href="#/new">New chat</a>}
       <label class="visually-hidden" for="chat-search">Search chats by title</label>
       <input id="chat-search" type="search" placeholder="Search chats" value={query}
         onInput={(e) => setQuery(e.currentTarget.value)} />
@@ -42,7 +43,7 @@ export function ChatList({ chats, waiting = new Set(), current, onChanged }) {
               <span class="meta">{chat.model}{chat.edits === 'review' ? ' · review' : ''}</span>
               {waiting.has(chat.id) && <span class="badge awaiting">awaiting approval</span>}
             </a>
-            {confirming === chat.id ? (
+            {readOnly ? null : confirming === chat.id ? (
               <button type="button" class="danger small" onClick={() => remove(chat)}
                 aria-label={`Confirm deleting ${chatTitle(chat)}`}>Delete?</button>
             ) : (

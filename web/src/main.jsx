@@ -10,6 +10,7 @@ import { ChatList, NewChat } from './chats.jsx';
 import { ChatView } from './chat.jsx';
 import { Operator, operatorAvailable } from './operator.jsx';
 import { Playground } from './playground.jsx';
+import { mayChange } from './roles.js';
 
 const routeOf = () => {
   const hash = location.hash.replace(/^#\/?/, '');
@@ -102,6 +103,8 @@ function App() {
   if (auth === 'checking') return error ? <p class="error" role="alert">{error}</p> : <p class="loading">Loading…</p>;
   if (auth !== 'ok') return oidc ? <ProviderSignIn /> : <SignIn failed={auth === 'refused'} onSignedIn={loadChats} />;
   const user = signedIn();
+  // A viewer reads chats and starts none (a Context API key may do everything).
+  const readOnly = user ? !mayChange(user.role) : false;
 
   const open = route.page === 'chat' && route.id;
   return (
@@ -120,17 +123,19 @@ function App() {
         )}
       </header>
       <nav class="sidebar" aria-label="Chats">
-        <ChatList chats={chats} waiting={waiting} current={route.id} onChanged={loadChats} />
+        <ChatList chats={chats} waiting={waiting} current={route.id} onChanged={loadChats} readOnly={readOnly} />
       </nav>
       <main class="main" id="main">
         {error && <p class="error" role="alert">{error}</p>}
-        {route.page === 'new' && <NewChat onCreated={(chat) => { loadChats(); location.hash = '#/chat/' + encodeURIComponent(chat.id); }} />}
-        {open && <ChatView key={route.id} chatId={route.id} onChanged={loadChats} />}
+        {route.page === 'new' && readOnly && <p class="notice" role="status">A viewer reads chats; only members start them.</p>}
+        {route.page === 'new' && !readOnly && <NewChat onCreated={(chat) => { loadChats(); location.hash = '#/chat/' + encodeURIComponent(chat.id); }} />}
+        {open && <ChatView key={route.id} chatId={route.id} onChanged={loadChats} readOnly={readOnly} />}
         {route.page === 'playground' && <Playground />}
         {!open && route.page !== 'new' && route.page !== 'playground' && (
           <section class="empty">
             <h1>Chats with an agent that works in your workspace</h1>
-            <p>Pick a chat on the left, or <a href="#/new">start a new one</a>.</p>
+            {readOnly ? <p>Pick a chat on the left to read it.</p>
+              : <p>Pick a chat on the left, or <a href="#/new">start a new one</a>.</p>}
           </section>
         )}
       </main>

@@ -1,28 +1,34 @@
-// The operator's pages, behind the admin key (/admin): virtual keys (made with their limits and
-// model globs, the secret shown once, revoked), usage and spend (usage.jsx), the health of every
-// upstream and of the routes' targets, and the requests as they finish.
+// The operator's pages (/admin), behind the admin key or a signed-in session: virtual keys (made
+// with their limits, model globs and owning team, the secret shown once, revoked), usage and
+// spend (usage.jsx), teams and their budgets (teams.jsx), members (members.jsx), the health of
+// every upstream and of the routes' targets, the requests as they finish and the audit log. Each
+// role sees the pages and buttons roles.js gives it.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, signedIn as session } from './api.js';
+import { ApiError, signOut, signedIn as session } from './api.js';
 import { Audit } from './audit.jsx';
-import { mayChange, pagesOf, useRole } from './roles.js';
-import { admin, adminKey, setAdminKey, useAdmin } from './admin.js';
+import { Members } from './members.jsx';
+import { mayChange, mayManageTeams, pagesOf, usePrincipal } from './roles.js';
+import { admin, adminHeaders, adminKey, setAdminKey, useAdmin } from './admin.js';
 import { sseParser } from './sse.js';
+import { Teams } from './teams.jsx';
 import { Usage } from './usage.jsx';
 import { dollars } from './usage_report.js';
 
 // Whether this gateway has operator pages: an admin key in this tab, or /admin asking for one
-// (a gateway without `admin.api_key` has no /admin routes).
+// (a gateway without `admin.api_key` or sign-in has no /admin routes). A signed-in user who may
+// not read the upstreams' health (any role but admin) still has pages of their own.
 export async function operatorAvailable() {
   if (adminKey()) return true;
   try {
     const res = await fetch('/admin/health');
-    return res.status === 401 || res.ok;  // asks for a key, or the signed-in user's session opens it
+    return res.status === 401 || res.status === 403 || res.ok;
   } catch {
     return false;
   }
 }
 
-const PAGES = [['keys', 'Keys'], ['usage', 'Usage'], ['health', 'Health'], ['log', 'Request log'], ['audit', 'Audit']];
+const PAGES = [['keys', 'Keys'], ['usage', 'Usage'], ['teams', 'Teams'], ['members', 'Members'], ['health', 'Health'],
+  ['log', 'Request log'], ['audit', 'Audit']];
 const number = (n) => (n ?? 0).toLocaleString('en-US');
 
 function AdminSignIn({ onSignedIn, refused }) {
@@ -76,8 +82,11 @@ function CopyButton({ text, field, label }) {
   );
 }
 
-function NewKey({ onMade }) {
-  const empty = { name: '', models: '', rpm: '', tpm: '', max_parallel: '', budget: '', usd: '', period: 'month', expires_at: '' };
+// `teams`: the teams the key may belong to (an admin's choice, or the team admin's own team);
+// without one the key is its maker's own (a member's).
+function NewKey({ onMade, teams }) {
+  const empty = { name: '', models: '', rpm: '', tpm: '', max_parallel: '', budget: '', usd: '', period: 'month', expires_at: '',
+    team: teams?.length === 1 ? teams[0] : '' };
   const [form, setForm] = useState(empty);
   const [made, setMade] = useState(null);
   const [error, setError] = useState('');
@@ -95,6 +104,7 @@ function NewKey({ onMade }) {
       if (form.usd) body.budget.usd = form.usd;
     }
     if (form.expires_at) body.expires_at = form.expires_at;
+    if (form.team) body.team = form.team;
     try {
       const key = await admin('POST', '/admin/keys', body);
       setMade(key);
@@ -131,6 +141,13 @@ function NewKey({ onMade }) {
               <option value="month">month</option><option value="week">week</option><option value="day">day</option>
             </select></div>
           <div><label for="key-expires">Expires</label><input id="key-expires" type="date" {...field('expires_at')} /></div>
+          {teams && (
+            <div><label for="key-team">Team</label>
+              <select id="key-team" value={form.team} onChange={(e) => setForm({ ...form, team: e.currentTarget.value })}>
+                {teams.length !== 1 && <option value="">no team</option>}
+                {teams.map((t) => <option key={t} value={t}>{t}</option>)}
+              </select></div>
+          )}
         </div>
         <p class="help">Empty limits: none.</p>
         {error && <p class="error" role="alert">{error}</p>}
@@ -140,8 +157,12 @@ function NewKey({ onMade }) {
   );
 }
 
-function Keys({ onRefused, readOnly }) {
+// `me`: who looks (usePrincipal). A team admin's keys belong to their team; an admin picks one.
+function Keys({ onRefused, me }) {
+  const readOnly = !mayChange(me.role);
   const { data, error, reload } = useAdmin('/admin/keys', onRefused);
+  const teamList = useAdmin(me.role === 'admin' ? '/admin/teams' : null, onRefused);
+  const teams = me.role === 'team_admin' ? [me.team] : me.role === 'admin' ? teamList.data?.data.map((t) => t.name) ?? [] : null;
   const [confirming, setConfirming] = useState(null);
   const [failed, setFailed] = useState('');
   const revoke = async (key) => {
@@ -164,17 +185,18 @@ function Keys({ onRefused, readOnly }) {
   };
   return (
     <>
-      {!readOnly && <NewKey onMade={reload} />}
+      {!readOnly && <NewKey onMade={reload} teams={teams} />}
       <h2>Keys</h2>
       {(error || failed) && <p class="error" role="alert">{error || failed}</p>}
       {!data ? <p class="loading">Loading…</p> : (
         <div class="table-scroll">
           <table class="keys cards">
-            <thead><tr><th>Name</th><th>Models</th><th>Limits</th><th>Budget used</th><th>Requests</th><th>Tokens</th><th>Expires</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+            <thead><tr><th>Name</th><th>Owner</th><th>Models</th><th>Limits</th><th>Budget used</th><th>Requests</th><th>Tokens</th><th>Expires</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
             <tbody>
               {data.data.map((k) => (
                 <tr key={k.id} data-key-id={k.id}>
                   <th scope="row" data-label="Name">{k.name}<span class="meta">{k.id}{k.source === 'config' ? ' · from the file' : ''}</span></th>
+                  <td data-label="Owner">{k.team ? `team ${k.team}` : !k.user ? '—' : k.user === me.user?.id ? 'you' : 'a person'}</td>
                   <td data-label="Models">{k.models.length ? k.models.join(', ') : 'every model'}</td>
                   <td data-label="Limits">{limits(k)}</td>
                   <td data-label="Budget used">{budgetUsed(k)}</td>
@@ -188,7 +210,7 @@ function Keys({ onRefused, readOnly }) {
                   )}</td>
                 </tr>
               ))}
-              {!data.data.length && <tr><td colSpan={8} class="muted">No keys yet.</td></tr>}
+              {!data.data.length && <tr><td colSpan={9} class="muted">No keys yet.</td></tr>}
             </tbody>
           </table>
         </div>
@@ -301,7 +323,7 @@ function RequestLog({ onRefused }) {
     const stop = new AbortController();
     (async () => {
       try {
-        const res = await fetch('/admin/log', { headers: { authorization: 'Bearer ' + adminKey() }, signal: stop.signal });
+        const res = await fetch('/admin/log', { headers: adminHeaders(), signal: stop.signal });
         if (res.status === 401) return onRefused();
         if (!res.ok) return setState(`failed: HTTP ${res.status}`);
         setState('following');
@@ -365,9 +387,14 @@ export function Operator({ page }) {
   const [signedIn, setSignedIn] = useState(Boolean(adminKey() || session()));
   const [refused, setRefused] = useState(false);
   const onRefused = useCallback(() => { setAdminKey(''); setRefused(true); setSignedIn(false); }, []);
-  const role = useRole(Boolean(adminKey()));
-  const pages = PAGES.filter(([id]) => pagesOf(role).includes(id));
+  const me = usePrincipal(Boolean(adminKey()));
+  const pages = PAGES.filter(([id]) => pagesOf(me?.role).includes(id));
   const current = pages.some(([id]) => id === page) ? page : 'keys';
+  // The admin key is forgotten; a signed-in user's session ends, back to the console's sign-in.
+  const leave = () => {
+    if (adminKey()) { setAdminKey(''); setSignedIn(false); return; }
+    signOut().then(() => location.assign('/console/'));
+  };
   return (
     <div class="operator">
       <header class="topbar">
@@ -376,16 +403,20 @@ export function Operator({ page }) {
           {pages.map(([id, label]) => (
             <a key={id} href={'#/admin/' + id} aria-current={current === id ? 'page' : undefined}>{label}</a>
           ))}
-          {signedIn && <button type="button" class="link" onClick={() => { setAdminKey(''); setSignedIn(false); }}>Sign out</button>}
+          {me?.user && <span class="who" title={me.user.email}>{me.user.name || me.user.email} · {me.role}{me.team ? ` · ${me.team}` : ''}</span>}
+          {signedIn && <button type="button" class="link" onClick={leave}>Sign out</button>}
         </nav>
       </header>
       <main class="operator-main" id="main">
         {!signedIn ? <AdminSignIn refused={refused} onSignedIn={() => { setRefused(false); setSignedIn(true); }} />
-          : current === 'keys' ? <Keys onRefused={onRefused} readOnly={!mayChange(role)} />
-            : current === 'usage' ? <Usage onRefused={onRefused} />
-              : current === 'log' ? <RequestLog onRefused={onRefused} />
-                : current === 'audit' ? <Audit onRefused={onRefused} />
-                  : <Health onRefused={onRefused} />}
+          : !me ? <p class="loading">Loading…</p>
+            : current === 'keys' ? <Keys onRefused={onRefused} me={me} />
+              : current === 'usage' ? <Usage onRefused={onRefused} />
+                : current === 'teams' ? <Teams onRefused={onRefused} manage={mayManageTeams(me.role)} />
+                  : current === 'members' ? <Members onRefused={onRefused} me={me} />
+                    : current === 'log' ? <RequestLog onRefused={onRefused} />
+                      : current === 'audit' ? <Audit onRefused={onRefused} />
+                        : <Health onRefused={onRefused} />}
       </main>
     </div>
   );

@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from 'chart.js';
 import { ApiError } from './api.js';
-import { adminKey, useAdmin } from './admin.js';
+import { adminHeaders, useAdmin } from './admin.js';
 import { count, dollars, lastDays, ranked, short, stacked, totals } from './usage_report.js';
 
 // Only the pieces a stacked bar chart uses, so the rest of Chart.js stays out of the bundle.
@@ -179,7 +179,7 @@ function Budgets({ keys }) {
 // Downloads the report as CSV under the name the gateway gives it. A link cannot send the admin
 // key, so it is fetched and handed to the browser as a file.
 async function downloadCsv(query) {
-  const res = await fetch('/admin/usage?' + query + '&format=csv', { headers: { authorization: 'Bearer ' + adminKey() } });
+  const res = await fetch('/admin/usage?' + query + '&format=csv', { headers: adminHeaders() });
   if (!res.ok) {
     let body = null;
     try { body = await res.json(); } catch { /* not JSON: the status says it */ }
