@@ -145,9 +145,12 @@ config::parsed<std::unique_ptr<context_service>> context_service::start(
         [runs](std::string run_id, std::string type, boost::json::object data) {
             return runs->announce(std::move(run_id), std::move(type), std::move(data));
         });
-    s->api_ = std::make_unique<context::api>(config.context, *s->store_, *s->runs_, *s->journal_,
-                                             *s->prompts_, tools, *s->roots_, *s->workflows_,
-                                             *s->workflow_runs_, *s->sessions_);
+    // Signed-in people are told apart on /context (auth.oidc): then it is open to none but them
+    // and the keys' holders.
+    bool signs_in = !config.auth.oidc.issuer.empty();
+    s->api_ = std::make_unique<context::api>(config.context, signs_in, *s->store_, *s->runs_,
+                                             *s->journal_, *s->prompts_, tools, *s->roots_,
+                                             *s->workflows_, *s->workflow_runs_, *s->sessions_);
     if (config.mcp.serve) {
         s->mcp_endpoint_ = std::make_unique<context::mcp_endpoint>(
             config.context, config.mcp, *s->store_, *s->runs_, *s->journal_, *s->prompts_,

@@ -104,11 +104,11 @@ std::optional<edit_mode> edits_member(const json::object& body, std::string& err
 }
 }  // namespace
 
-api::api(const config::context_config& config, store::state_store& store, agent::run_registry& runs,
-         agent::run_journal& journal, const agent::system_prompts& prompts,
-         const tools::registry& tools, const tools::workspace_roots& roots,
-         const workflows::registry& workflows, workflows::runner& workflow_runs,
-         sessions::edit_sessions& sessions)
+api::api(const config::context_config& config, bool signs_in, store::state_store& store,
+         agent::run_registry& runs, agent::run_journal& journal,
+         const agent::system_prompts& prompts, const tools::registry& tools,
+         const tools::workspace_roots& roots, const workflows::registry& workflows,
+         workflows::runner& workflow_runs, sessions::edit_sessions& sessions)
     : config_(config),
       store_(store),
       runs_(runs),
@@ -118,12 +118,13 @@ api::api(const config::context_config& config, store::state_store& store, agent:
       workflows_(workflows),
       workflow_runs_(workflow_runs),
       sessions_(sessions),
-      streams_(config, store, journal) {
+      streams_(config, store, journal),
+      open_(config.api_keys.empty() && !signs_in) {
     for (const auto& key : config.api_keys) key_hashes_.push_back(config::hashed_key(key));
 }
 
 bool api::authorized(const bhttp::request_header<>& head) const {
-    if (key_hashes_.empty()) return true;
+    if (open_) return true;
     std::string_view header = head[bhttp::field::authorization];
     if (header.size() < 7 || !boost::beast::iequals(header.substr(0, 7), "bearer ")) return false;
     auto token = header.substr(7);

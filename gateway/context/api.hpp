@@ -27,14 +27,15 @@ namespace net = boost::asio;
 // handler returns a reply value that http::write_reply writes. Stateless itself: the store, the
 // run registry and the workflow runner hold everything, and no handler waits on anything but
 // awaitables, so one instance serves every worker. Requests need `Authorization: Bearer <key>`
-// when `context.api_keys` is set: see guard().
+// or a sign-in session when `context.api_keys` is set or people sign in (`signs_in`:
+// auth.oidc); a gateway with neither is open to whoever reaches it: see guard().
 class api {
 public:
-    api(const config::context_config& config, store::state_store& store, agent::run_registry& runs,
-        agent::run_journal& journal, const agent::system_prompts& prompts,
-        const tools::registry& tools, const tools::workspace_roots& roots,
-        const workflows::registry& workflows, workflows::runner& workflow_runs,
-        sessions::edit_sessions& sessions);
+    api(const config::context_config& config, bool signs_in, store::state_store& store,
+        agent::run_registry& runs, agent::run_journal& journal,
+        const agent::system_prompts& prompts, const tools::registry& tools,
+        const tools::workspace_roots& roots, const workflows::registry& workflows,
+        workflows::runner& workflow_runs, sessions::edit_sessions& sessions);
 
     using method = net::awaitable<http::reply> (api::*)(http::request_context&);
     // The route handler for `m`: calls it and writes its reply. The API-key check is not here:
@@ -79,8 +80,9 @@ public:
     // Ends every open event stream (the gateway is draining); clients resume with Last-Event-ID.
     void end_streams() { streams_.end_all(); }
 
-    // Whether the request head carries one of the configured keys (always true when none are).
-    // Every key is compared, in constant time, whatever matched earlier.
+    // Whether the request head carries one of the configured keys (always true on an open
+    // gateway: no keys configured and nobody signs in). Every key is compared, in constant time,
+    // whatever matched earlier.
     bool authorized(const boost::beast::http::request_header<>& head) const;
 
 private:
@@ -100,6 +102,8 @@ private:
     sessions::edit_sessions& sessions_;
     event_streams streams_;
     std::vector<std::string> key_hashes_;  // "sha256:<hex>" of each configured key
+    // Neither keys nor sign-in: a single user's gateway, where every request is that user's.
+    bool open_;
 };
 
 }  // namespace gateway::context

@@ -1,7 +1,8 @@
 // Every /admin and /context endpoint against every kind of caller: an admin, a team admin on
-// their own team's object and on another team's, a member, a viewer, nobody and an expired
-// session. The endpoints are read from the route tables in gateway/app/server.cpp, so an
-// endpoint added there without a row here fails the test.
+// their own team's object and on another team's, a member, a viewer, a context API key, nobody
+// and an expired session, on a gateway where people sign in (auth.oidc). The endpoints are read
+// from the route tables in gateway/app/server.cpp, so an endpoint added there without a row here
+// fails the test.
 #include "tests/integration/harness.hpp"
 
 #include "gateway/clock.hpp"
@@ -33,57 +34,57 @@ const std::string admin_header = "Authorization: Bearer " + admin_key + "\r\n";
 const std::string context_key = "context-key-0123456789";
 
 // The callers, one column each in the table below.
-enum column { admin, ta_own, ta_other, member, viewer, nobody, expired, columns };
+enum column { admin, ta_own, ta_other, member, viewer, key, nobody, expired, columns };
 constexpr const char* column_names[] = {
     "admin",  "team_admin (own team)", "team_admin (other team)", "member",
-    "viewer", "no credentials",        "expired session"};
+    "viewer", "context API key",       "no credentials",          "expired session"};
 
 // A: allowed (the handler answers, whatever it says); F: 403; U: 401.
 // clang-format off
 const std::map<std::string, std::string> expected{
-    //                                              admin ta_own ta_other member viewer none expired
-    {"POST /admin/keys",                            "AAFAFUU"},
-    {"GET /admin/keys",                             "AAAAAUU"},
-    {"GET /admin/keys/{id}",                        "AAFAAUU"},
-    {"PATCH /admin/keys/{id}",                      "AAFAFUU"},
-    {"DELETE /admin/keys/{id}",                     "AAFAFUU"},
-    {"GET /admin/usage",                            "AAAAAUU"},
-    {"GET /admin/health",                           "AFFFFUU"},
-    {"GET /admin/log",                              "AFFFFUU"},
-    {"POST /admin/reload",                          "AFFFFUU"},
-    {"GET /admin/teams",                            "AAAFFUU"},
-    {"POST /admin/teams",                           "AFFFFUU"},
-    {"PATCH /admin/teams/{name}",                   "AFFFFUU"},
-    {"DELETE /admin/teams/{name}",                  "AFFFFUU"},
-    {"GET /admin/users",                            "AAAFFUU"},
-    {"PATCH /admin/users/{id}",                     "AAFFFUU"},
-    {"GET /admin/audit",                            "AAAFFUU"},
-    {"GET /context/workspaces",                     "AAAAAUU"},
-    {"POST /context/chats",                         "AAAAFUU"},
-    {"GET /context/chats",                          "AAAAAUU"},
-    {"GET /context/chats/{id}",                     "AAAAAUU"},
-    {"GET /context/chats/{id}/messages",            "AAAAAUU"},
-    {"DELETE /context/chats/{id}",                  "AAAAFUU"},
-    {"PATCH /context/chats/{id}",                   "AAAAFUU"},
-    {"POST /context/chats/{id}/messages",           "AAAAFUU"},
-    {"PUT /context/chats/{id}/document",            "AAAAFUU"},
-    {"GET /context/chats/{id}/document",            "AAAAAUU"},
-    {"GET /context/chats/{id}/sessions",            "AAAAAUU"},
-    {"GET /context/sessions/{id}",                  "AAAAAUU"},
-    {"POST /context/sessions/{id}/accept",          "AAAAFUU"},
-    {"POST /context/sessions/{id}/reject",          "AAAAFUU"},
-    {"GET /context/runs/{id}",                      "AAAAAUU"},
-    {"GET /context/runs/{id}/calls/{call_id}",      "AAAAAUU"},
-    {"GET /context/runs/{id}/events",               "AAAAAUU"},
-    {"POST /context/runs/{id}/cancel",              "AAAAFUU"},
-    {"POST /context/runs/{id}/undo",                "AAAAFUU"},
-    {"POST /context/runs/{id}/approvals/{call_id}", "AAAAFUU"},
-    {"GET /context/workflows",                      "AAAAAUU"},
-    {"GET /context/workflows/categories",           "AAAAAUU"},
-    {"GET /context/workflows/{id}",                 "AAAAAUU"},
-    {"POST /context/workflows/{id}/runs",           "AAAAFUU"},
-    {"GET /context/mcp/servers",                    "AAAAAUU"},
-    {"POST /context/mcp/servers/{name}/refresh",    "AAAAFUU"},
+    //                                              admin ta_own ta_other member viewer key none expired
+    {"POST /admin/keys",                            "AAFAFUUU"},
+    {"GET /admin/keys",                             "AAAAAUUU"},
+    {"GET /admin/keys/{id}",                        "AAFAAUUU"},
+    {"PATCH /admin/keys/{id}",                      "AAFAFUUU"},
+    {"DELETE /admin/keys/{id}",                     "AAFAFUUU"},
+    {"GET /admin/usage",                            "AAAAAUUU"},
+    {"GET /admin/health",                           "AFFFFUUU"},
+    {"GET /admin/log",                              "AFFFFUUU"},
+    {"POST /admin/reload",                          "AFFFFUUU"},
+    {"GET /admin/teams",                            "AAAFFUUU"},
+    {"POST /admin/teams",                           "AFFFFUUU"},
+    {"PATCH /admin/teams/{name}",                   "AFFFFUUU"},
+    {"DELETE /admin/teams/{name}",                  "AFFFFUUU"},
+    {"GET /admin/users",                            "AAAFFUUU"},
+    {"PATCH /admin/users/{id}",                     "AAFFFUUU"},
+    {"GET /admin/audit",                            "AAAFFUUU"},
+    {"GET /context/workspaces",                     "AAAAAAUU"},
+    {"POST /context/chats",                         "AAAAFAUU"},
+    {"GET /context/chats",                          "AAAAAAUU"},
+    {"GET /context/chats/{id}",                     "AAAAAAUU"},
+    {"GET /context/chats/{id}/messages",            "AAAAAAUU"},
+    {"DELETE /context/chats/{id}",                  "AAAAFAUU"},
+    {"PATCH /context/chats/{id}",                   "AAAAFAUU"},
+    {"POST /context/chats/{id}/messages",           "AAAAFAUU"},
+    {"PUT /context/chats/{id}/document",            "AAAAFAUU"},
+    {"GET /context/chats/{id}/document",            "AAAAAAUU"},
+    {"GET /context/chats/{id}/sessions",            "AAAAAAUU"},
+    {"GET /context/sessions/{id}",                  "AAAAAAUU"},
+    {"POST /context/sessions/{id}/accept",          "AAAAFAUU"},
+    {"POST /context/sessions/{id}/reject",          "AAAAFAUU"},
+    {"GET /context/runs/{id}",                      "AAAAAAUU"},
+    {"GET /context/runs/{id}/calls/{call_id}",      "AAAAAAUU"},
+    {"GET /context/runs/{id}/events",               "AAAAAAUU"},
+    {"POST /context/runs/{id}/cancel",              "AAAAFAUU"},
+    {"POST /context/runs/{id}/undo",                "AAAAFAUU"},
+    {"POST /context/runs/{id}/approvals/{call_id}", "AAAAFAUU"},
+    {"GET /context/workflows",                      "AAAAAAUU"},
+    {"GET /context/workflows/categories",           "AAAAAAUU"},
+    {"GET /context/workflows/{id}",                 "AAAAAAUU"},
+    {"POST /context/workflows/{id}/runs",           "AAAAFAUU"},
+    {"GET /context/mcp/servers",                    "AAAAAAUU"},
+    {"POST /context/mcp/servers/{name}/refresh",    "AAAAFAUU"},
 };
 // clang-format on
 
@@ -100,6 +101,13 @@ std::set<std::string> routes_in_source() {
     return out;
 }
 
+// People sign in on `c`: through a provider never asked here (the sessions are made in the store).
+void signs_in(config::gateway_config& c) {
+    c.auth.oidc.issuer = "http://127.0.0.1:9/idp";
+    c.auth.oidc.client_id = "contextgate";
+    c.auth.oidc.redirect_url = "http://127.0.0.1:9/auth/callback";
+}
+
 // A signed-in person: a user in the store and a session whose cookie the tests send.
 struct person {
     std::string id;
@@ -114,10 +122,12 @@ struct roles_gateway {
     std::string blue_member;
     int made = 0;
 
-    roles_gateway() {
+    // With a context API key and sign-in unless told otherwise.
+    explicit roles_gateway(bool context_keys = true, bool sign_in = true) {
         auto c = make_config(fake);
         c.admin.api_key = admin_key;
-        c.context.api_keys = {context_key};
+        if (context_keys) c.context.api_keys = {context_key};
+        if (sign_in) signs_in(c);
         for (const char* name : {"red", "blue"}) {
             config::team_config t;
             t.name = name;
@@ -159,6 +169,7 @@ struct roles_gateway {
 
     std::string credentials(column who, std::string_view method) const {
         if (who == nobody) return "";
+        if (who == key) return "Authorization: Bearer " + context_key + "\r\n";
         const auto& p = people.at(who);
         std::string out = "Cookie: contextgate_session=" + p.cookie + "\r\n";
         if (method != "GET") out += "X-CSRF-Token: " + p.csrf + "\r\n";
@@ -304,6 +315,34 @@ BOOST_AUTO_TEST_CASE(lists_hold_only_what_the_caller_may_see) {
         make_request("PATCH", "/admin/users/" + g.people[member].id, R"({"role":"admin"})",
                      g.credentials(ta_own, "PATCH") + "Content-Type: application/json\r\n"));
     BOOST_TEST(promoted.status == 403u, promoted.body);
+}
+
+// What `who` hears asking for a new chat.
+unsigned new_chat_status(roles_gateway& g, column who) {
+    client c(g.gw->port());
+    auto headers = g.credentials(who, "POST") + "Content-Type: application/json\r\n";
+    return c.request(make_request("POST", "/context/chats", R"({"model":"gpt-4o"})", headers))
+        .status;
+}
+
+BOOST_AUTO_TEST_CASE(the_context_api_is_closed_to_nobody_once_people_sign_in) {
+    // No context.api_keys: without sign-in this gateway would be open to whoever reaches it.
+    roles_gateway g(false);
+    BOOST_TEST(new_chat_status(g, nobody) == 401u);
+    BOOST_TEST(new_chat_status(g, expired) == 401u);
+    client c(g.gw->port());
+    BOOST_TEST(c.request(make_request("GET", "/context/chats", "", "")).status == 401u);
+    BOOST_TEST(new_chat_status(g, member) == 201u);
+    BOOST_TEST(new_chat_status(g, viewer) == 403u);
+    // The operators' automation still may.
+    auto made = g.as_admin_key("POST", "/context/chats", json::object{{"model", "gpt-4o"}});
+    BOOST_TEST(made.status == 201u, made.body);
+}
+
+BOOST_AUTO_TEST_CASE(without_keys_or_sign_in_the_context_api_stays_open) {
+    // A single user's gateway: nobody to tell apart.
+    roles_gateway g(false, false);
+    BOOST_TEST(new_chat_status(g, nobody) == 201u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
