@@ -140,9 +140,50 @@ bool api::authorized(const bhttp::request_header<>& head) const {
 
 http::handler api::route(method m) {
     return [this, m](http::request_context& ctx) -> net::awaitable<void> {
+        auto refused = co_await hidden(ctx);
+        if (refused) {
+            co_await http::write_reply(ctx, std::move(*refused));
+            co_return;
+        }
         auto answer = co_await (this->*m)(ctx);
         co_await http::write_reply(ctx, std::move(answer));
     };
+}
+
+net::awaitable<std::optional<std::set<std::string>>> api::owners_seen(
+    const std::optional<auth::principal>& who) {
+    if (!who || who->is_admin()) co_return std::nullopt;
+    std::set<std::string> owners{who->user_id};
+    if (who->as == auth::role::team_admin && !who->team.empty()) {
+        auto users = co_await store_.users();
+        for (const auto& u : users)
+            if (u.team == who->team) owners.insert(u.id);
+    }
+    co_return owners;
+}
+
+net::awaitable<std::optional<reply>> api::hidden(const http::request_context& ctx) {
+    if (!ctx.principal || ctx.principal->is_admin() || ctx.path_params.empty())
+        co_return std::nullopt;
+    const auto& id = ctx.path_params[0];
+    std::optional<store::chat_record> chat;
+    reply absent;
+    if (ctx.route.starts_with("/context/chats/{id}")) {
+        chat = co_await store_.chat(id);
+        absent = not_found("No chat " + id + ".");
+    } else if (ctx.route.starts_with("/context/runs/{id}")) {
+        auto run = co_await store_.run(id);
+        if (run) chat = co_await store_.chat(run->chat_id);
+        absent = not_found("No run " + id + ".");
+    } else if (ctx.route.starts_with("/context/sessions/{id}")) {
+        auto session = co_await store_.edit_session(id);
+        if (session) chat = co_await store_.chat(session->chat_id);
+        absent = reply::error(errc::session_not_found, "No edit session " + id + ".");
+    }
+    if (!chat) co_return std::nullopt;
+    auto owners = co_await owners_seen(ctx.principal);
+    if (!owners || owners->contains(chat->user)) co_return std::nullopt;
+    co_return absent;
 }
 
 http::guard api::guard(std::string_view prefix) const {
@@ -224,14 +265,18 @@ net::awaitable<reply> api::create_chat(http::request_context& ctx) {
     if (!error.empty()) co_return bad_request(error);
     chat.id = new_id("chat");
     chat.created_at = now_ms();
+    if (ctx.principal && ctx.principal->from == auth::principal::kind::session)
+        chat.user = ctx.principal->user_id;
     co_await store_.insert_chat(chat);
     co_return reply::json(201, chat_json(chat));
 }
 
-// Every chat, each with its run in progress (`live_run`: its id and status, or null), so that a
-// list can mark the chats waiting for an approval without asking each one.
-net::awaitable<reply> api::list_chats(http::request_context&) {
+// Every chat the asker sees, each with its run in progress (`live_run`: its id and status, or
+// null), so that a list can mark the chats waiting for an approval without asking each one.
+net::awaitable<reply> api::list_chats(http::request_context& ctx) {
+    auto owners = co_await owners_seen(ctx.principal);
     auto chats = co_await store_.chats();
+    if (owners) std::erase_if(chats, [&](const auto& c) { return !owners->contains(c.user); });
     auto unfinished = co_await store_.unfinished_runs();
     std::unordered_map<std::string_view, const store::run_record*> live;
     for (const auto& r : unfinished) live[r.chat_id] = &r;

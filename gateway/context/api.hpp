@@ -14,6 +14,8 @@
 #include "gateway/workflows/registry.hpp"
 #include "gateway/workflows/runner.hpp"
 
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,8 +40,11 @@ public:
         workflows::runner& workflow_runs, sessions::edit_sessions& sessions);
 
     using method = net::awaitable<http::reply> (api::*)(http::request_context&);
-    // The route handler for `m`: calls it and writes its reply. The API-key check is not here:
-    // it is guard(), which the router applies to every request's head under the API's prefixes.
+    // The route handler for `m`: calls it and writes its reply, unless the chat the path names
+    // (itself, or through its run or edit session) is not the asker's to see: then 404, as for a
+    // chat that is not there, so that nobody learns of another's chats. The API-key check is not
+    // here: it is guard(), which the router applies to every request's head under the API's
+    // prefixes.
     http::handler route(method m);
     // The API-key check for the paths under `prefix`, as a router guard: a key, or a principal
     // (a signed-in user, the admin key).
@@ -86,6 +91,14 @@ public:
     bool authorized(const boost::beast::http::request_header<>& head) const;
 
 private:
+    // Whose chats `who` sees (chat_record::user): nullopt for everybody's (an admin, a key's
+    // holder, anyone on an open gateway), else the signed-in user's own and, for a team admin,
+    // their team members'.
+    net::awaitable<std::optional<std::set<std::string>>> owners_seen(
+        const std::optional<auth::principal>& who);
+    // The 404 for the chat, run or edit session `ctx`'s path names when it is not the asker's to
+    // see (route()), or nullopt when it is, or when the path names none.
+    net::awaitable<std::optional<http::reply>> hidden(const http::request_context& ctx);
     net::awaitable<http::reply> run_view(const store::run_record& run);
     // A started run: 202 with its id, or its event stream when the client asked for one.
     http::reply started(http::request_context& ctx, const agent::started_run& run,

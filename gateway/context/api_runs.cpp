@@ -274,7 +274,9 @@ net::awaitable<reply> api::start_workflow(http::request_context& ctx) {
     }
     if (!error.empty()) co_return reply::error(errc::bad_request, error);
     auto chat = co_await store_.chat(chat_id);
-    if (!chat) co_return reply::error(errc::not_found, "No chat " + chat_id + ".");
+    auto owners = co_await owners_seen(ctx.principal);
+    if (!chat || (owners && !owners->contains(chat->user)))
+        co_return reply::error(errc::not_found, "No chat " + chat_id + ".");
     auto definition = std::shared_ptr<const workflows::workflow>(all, found);
     auto run = co_await workflow_runs_.start(std::move(*chat), definition, std::move(parameters),
                                              std::move(input), agent::parent_of(ctx.trace));

@@ -44,7 +44,8 @@ Status status_column(const sql_row& r, int column, std::string_view what,
                       "`, which is none this build knows");
 }
 
-#define CHAT_COLUMNS "id, created_at, system_prompt, model, workspace, role, edits, title"
+#define CHAT_COLUMNS \
+    "id, created_at, system_prompt, model, workspace, role, edits, title, owner_user"
 inline chat_record chat_from(const sql_row& r) {
     // An edit mode this build does not know (a newer one's) reads as the safe one: approve.
     return {r.text(0),
@@ -54,7 +55,8 @@ inline chat_record chat_from(const sql_row& r) {
             r.text(4),
             r.text(5),
             parse_edit_mode(r.text(6)).value_or(edit_mode::approve),
-            r.text(7)};
+            r.text(7),
+            r.text(8)};
 }
 
 #define MESSAGE_COLUMNS "id, chat_id, run_id, role, content, created_at"

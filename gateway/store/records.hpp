@@ -25,6 +25,9 @@ struct chat_record {
     std::string role;
     edit_mode edits = edit_mode::approve;  // stored by its name
     std::string title;                     // the human's name for it, or the first message's start
+    // The signed-in user who made it (users.id): they, their team's admin and the admins see it.
+    // "": made with a key or on an open gateway, for the keys' holders and the admins only.
+    std::string user;
 };
 
 // What PATCH may change on a chat; unset members stay as they are.

@@ -507,6 +507,14 @@ constexpr migration migrations[] = {
         remote TEXT NOT NULL);
     CREATE INDEX audit_log_by_at ON audit_log(at);
     )sql"},
+    // 15: a chat's owner, the signed-in user who made it ("": a key's holder; every chat made
+    // before this step), so that people see only their own chats and their team's.
+    {R"sql(
+    ALTER TABLE chats ADD COLUMN owner_user TEXT NOT NULL DEFAULT '';
+    )sql",
+     R"sql(
+    ALTER TABLE chats ADD COLUMN owner_user TEXT NOT NULL DEFAULT '';
+    )sql"},
 };
 
 }  // namespace

@@ -19,7 +19,7 @@ namespace {
 
 // Queries as sql_store.cpp says: literals, written once for both databases.
 constexpr const char* insert_chat_sql =
-    "INSERT INTO chats (" CHAT_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+    "INSERT INTO chats (" CHAT_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 constexpr const char* insert_message =
     "INSERT INTO messages (chat_id, run_id, role, content, created_at) "
     "VALUES ($1, $2, $3, $4, $5)";
@@ -91,7 +91,7 @@ void apply(sql_connection& db, const write_batch& batch, const std::string& owne
     for (const auto& c : batch.chats)
         db.query(insert_chat_sql,
                  {c.id, c.created_at ? c.created_at : now, c.system_prompt, c.model, c.workspace,
-                  c.role, std::string(edit_mode_name(c.edits)), c.title});
+                  c.role, std::string(edit_mode_name(c.edits)), c.title, c.user});
     for (const auto& r : batch.runs) {
         try {
             auto written = db.query(upsert_run,

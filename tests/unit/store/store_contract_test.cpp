@@ -141,6 +141,7 @@ struct temp_store {
 // Undoes what the steps after schema version 10 added, for the tests that make a database as an
 // older contextgate left it (a new step adds its undoing here).
 const std::string undo_steps_after_10 =
+    "ALTER TABLE chats DROP COLUMN owner_user; "
     "DROP TABLE teams; DROP TABLE audit_log; "
     "DROP TABLE sessions; DROP TABLE login_states; DROP TABLE users; "
     "ALTER TABLE virtual_keys DROP COLUMN team; ALTER TABLE virtual_keys DROP COLUMN owner_user; "
@@ -284,6 +285,20 @@ BOOST_AUTO_TEST_CASE(deleting_a_chat_deletes_everything_it_owns) {
     BOOST_TEST(!t.wait(t.s->last_backup("r1")));
     BOOST_TEST(!t.wait(t.s->document("c1")));
     BOOST_TEST(t.wait(t.s->chats()).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_chat_keeps_the_user_who_made_it) {
+    temp_store t;
+    chat_record mine{"c1", 1, "coding", "gpt-test", "/w", "editor"};
+    mine.user = "user_0123";
+    t.wait(t.s->insert_chat(mine));
+    t.chat("c2");  // made with a key: nobody's
+    BOOST_TEST(t.wait(t.s->chat("c1"))->user == "user_0123");
+    BOOST_TEST(t.wait(t.s->chat("c2"))->user.empty());
+    auto all = t.wait(t.s->chats());
+    BOOST_TEST_REQUIRE(all.size() == 2u);
+    BOOST_TEST(all[0].user == "user_0123");
+    BOOST_TEST(all[1].user.empty());
 }
 
 BOOST_AUTO_TEST_CASE(saving_a_run_or_call_again_keeps_what_hangs_off_it) {
@@ -486,6 +501,7 @@ BOOST_AUTO_TEST_CASE(a_version_1_sqlite_database_is_migrated,
                                 "DROP TABLE session_edits; DROP TABLE edit_sessions; "
                                 "ALTER TABLE chats DROP COLUMN edits; "
                                 "ALTER TABLE chats DROP COLUMN title; "
+                                "ALTER TABLE chats DROP COLUMN owner_user; "
                                 "DROP TABLE usage_daily; DROP TABLE virtual_keys; "
                                 "DROP TABLE teams; DROP TABLE audit_log; "
                                 "DROP TABLE sessions; DROP TABLE login_states; "
