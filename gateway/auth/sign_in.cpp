@@ -7,6 +7,7 @@
 #include "gateway/store/state_store.hpp"
 
 #include <boost/json/array.hpp>
+#include <boost/json/serialize.hpp>
 
 namespace gateway::auth {
 
@@ -75,14 +76,41 @@ std::optional<std::string> team_from_claims(const json::object& claims,
 }
 
 sign_in::sign_in(const config::auth_config& config, const sessions& sessions,
-                 store::identity_store& store)
+                 store::state_store& store)
     : config_(config), sessions_(sessions), store_(store), provider_(config.oidc) {}
+
+net::awaitable<void> sign_in::record(const http::request_context& ctx, std::string action,
+                                     const principal* user, json::object detail) {
+    store::audit_record r;
+    r.at = now_ms();
+    r.action = std::move(action);
+    if (user) {
+        r.actor = user->user_id;
+        r.actor_role = std::string(role_name(user->as));
+        r.target = user->user_id;
+        r.team = user->team;
+        detail["email"] = user->email;
+    }
+    r.detail = json::serialize(detail);
+    boost::system::error_code ec;
+    auto remote = ctx.stream.remote_endpoint(ec);
+    if (!ec) r.remote = remote.address().to_string();
+    co_await store_.append_audit(std::move(r));
+}
 
 http::handler sign_in::route(method m) {
     return [this, m](http::request_context& ctx) -> net::awaitable<void> {
         auto answer = co_await (this->*m)(ctx);
         co_await http::write_reply(ctx, std::move(answer));
     };
+}
+
+net::awaitable<http::reply> sign_in::refuse(const http::request_context& ctx, std::string why) {
+    observability::log_warn("sign-in refused: " + why);
+    json::object detail;
+    detail["reason"] = why;
+    co_await record(ctx, "auth.refused", nullptr, std::move(detail));
+    co_return private_reply(http::reply::error(errc::unauthorized, "Sign-in refused: " + why));
 }
 
 net::awaitable<http::reply> sign_in::settings(http::request_context&) {
@@ -114,25 +142,32 @@ net::awaitable<http::reply> sign_in::callback(http::request_context& ctx) {
         co_return http::reply::error(errc::not_found, "Sign-in is not configured (auth.oidc).");
     auto target = ctx.req.target();
     auto state = http::query_value(target, "state");
-    auto refused = [](std::string why) {
-        observability::log_warn("sign-in refused: " + why);
-        return private_reply(http::reply::error(errc::unauthorized, "Sign-in refused: " + why));
-    };
     std::optional<store::pending_login> login;
     if (!state.empty()) login = co_await store_.take_login(state, now_ms());
-    if (!login)
-        co_return refused(
+    if (!login) {
+        auto answer = co_await refuse(
+            ctx,
             "this sign-in's `state` is unknown, used already or expired; start again at "
             "/auth/login.");
+        co_return answer;
+    }
     if (auto error = http::query_value(target, "error"); !error.empty()) {
         auto description = http::query_value(target, "error_description");
-        co_return refused("the identity provider answered `" + error + "`" +
-                          (description.empty() ? "" : ": " + description) + ".");
+        auto answer =
+            co_await refuse(ctx, "the identity provider answered `" + error + "`" +
+                                     (description.empty() ? "" : ": " + description) + ".");
+        co_return answer;
     }
     auto code = http::query_value(target, "code");
-    if (code.empty()) co_return refused("the identity provider sent no `code`.");
+    if (code.empty()) {
+        auto answer = co_await refuse(ctx, "the identity provider sent no `code`.");
+        co_return answer;
+    }
     auto claims = co_await provider_.redeem(std::move(code), login->verifier, login->nonce);
-    if (!claims) co_return refused(claims.error + ".");
+    if (!claims) {
+        auto answer = co_await refuse(ctx, claims.error + ".");
+        co_return answer;
+    }
     const auto& c = *claims.value;
     auto email = text_of(c, "email");
     if (email.empty()) email = text_of(c, "preferred_username");
@@ -148,6 +183,8 @@ net::awaitable<http::reply> sign_in::callback(http::request_context& ctx) {
     auto user = co_await store_.sign_in_user(std::move(who));
     auto session = co_await sessions_.start(user);
     observability::log_info("sign-in: " + user.email + " (" + user.id + ") as " + user.role);
+    auto signed_in = principal_of_user(user, "", "");
+    co_await record(ctx, "auth.sign_in", &signed_in, json::object{});
     auto answer = redirect(login->return_to);
     answer.header("Set-Cookie", std::move(session.set_cookie));
     co_return answer;
@@ -155,6 +192,8 @@ net::awaitable<http::reply> sign_in::callback(http::request_context& ctx) {
 
 net::awaitable<http::reply> sign_in::logout(http::request_context& ctx) {
     auto cleared = co_await sessions_.end(ctx.req.base());
+    if (ctx.principal && ctx.principal->from == principal::kind::session)
+        co_await record(ctx, "auth.sign_out", &*ctx.principal, json::object{});
     auto answer = private_reply(http::reply::json(200, json::object{{"signed_out", true}}));
     answer.header("Set-Cookie", std::move(cleared));
     co_return answer;

@@ -12,7 +12,7 @@
 #include <string>
 
 namespace gateway::store {
-class identity_store;
+class state_store;
 }
 
 namespace gateway::auth {
@@ -33,11 +33,12 @@ namespace net = boost::asio;
 //
 // A user's role comes from `roles_claim` through `roles` when a value maps (the widest wins), and
 // their team from `team_claim` when the token carries it; otherwise the stored ones stay (an
-// admin's change), and a new user gets `default_role` and no team. Thread-safe.
+// admin's change), and a new user gets `default_role` and no team. Every sign-in, sign-out and
+// refused callback is written to the audit log (auth.sign_in, auth.sign_out, auth.refused: who,
+// from where, and why a callback was refused; never a code or a token). Thread-safe.
 class sign_in {
 public:
-    sign_in(const config::auth_config& config, const sessions& sessions,
-            store::identity_store& store);
+    sign_in(const config::auth_config& config, const sessions& sessions, store::state_store& store);
 
     bool enabled() const { return !config_.oidc.issuer.empty(); }
 
@@ -51,9 +52,17 @@ public:
     net::awaitable<http::reply> me(http::request_context& ctx);
 
 private:
+    // Appends to the audit log what `action` did to `user` ("": the callback named nobody), with
+    // `detail` (a JSON object) and the client's address.
+    net::awaitable<void> record(const http::request_context& ctx, std::string action,
+                                const principal* user, boost::json::object detail);
+    // The callback refused for `why` (the provider's words, never the code or a token): the
+    // answer, a log line and the audit record.
+    net::awaitable<http::reply> refuse(const http::request_context& ctx, std::string why);
+
     const config::auth_config& config_;
     const sessions& sessions_;
-    store::identity_store& store_;
+    store::state_store& store_;
     oidc_client provider_;
 };
 

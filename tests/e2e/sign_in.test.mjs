@@ -202,7 +202,7 @@ describe('ID tokens the gateway must refuse', () => {
     const now = Math.floor(Date.now() / 1000);
     nextToken = () => jwt(claims({ nonce: asked.searchParams.get('nonce'), now }));
     const res = await fetch(`${gw.base}/auth/callback?code=c1&state=${asked.searchParams.get('state')}`, { redirect: 'manual' });
-    return { status: res.status, text: await res.text() };
+    return { status: res.status, text: await res.text(), setCookie: res.headers.get('set-cookie') };
   }
   const good = ({ nonce, now }) => ({ iss: issuer, sub: 'u1', aud: CLIENT_ID, exp: now + 300, iat: now, nonce, email: 'u1@example.com' });
 
@@ -223,4 +223,36 @@ describe('ID tokens the gateway must refuse', () => {
       assert.match(JSON.parse(res.text).error.message, says);
     });
   }
+
+  test('sign-ins, sign-outs and refused callbacks are in the audit log, without codes or tokens', async () => {
+    const audit = async (action) => {
+      const res = await fetch(`${gw.base}/admin/audit?action=${action}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      assert.equal(res.status, 200);
+      return (await res.json()).data;
+    };
+    const refused = await signInWith((ctx) => ({ ...good(ctx), aud: 'someone-else' }));
+    assert.equal(refused.status, 401, refused.text);
+    const [why] = await audit('auth.refused');
+    assert.match(why.detail.reason, /another client/);
+    assert.equal(why.remote, '127.0.0.1');
+    // The reason alone: neither the code nor the ID token.
+    assert.deepEqual(Object.keys(why.detail), ['reason']);
+    assert.doesNotMatch(why.detail.reason, /code=|eyJ/);
+
+    const signedIn = await signInWith(good);
+    assert.equal(signedIn.status, 302, signedIn.text);
+    const [entry] = await audit('auth.sign_in');
+    assert.equal(entry.actor_email, 'u1@example.com');
+    assert.equal(entry.detail.email, 'u1@example.com');
+    assert.equal(entry.actor_role, 'viewer');  // no group maps: default_role
+    assert.equal(entry.remote, '127.0.0.1');
+
+    const cookie = signedIn.setCookie.split(';')[0];
+    const { csrf } = await (await fetch(gw.base + '/auth/me', { headers: { cookie } })).json();
+    const out = await fetch(gw.base + '/auth/logout', { method: 'POST', headers: { cookie, 'x-csrf-token': csrf } });
+    assert.equal(out.status, 200);
+    const [left] = await audit('auth.sign_out');
+    assert.equal(left.actor, entry.actor);
+    assert.equal(left.remote, '127.0.0.1');
+  });
 });
