@@ -32,10 +32,26 @@ http::reply redirect(std::string location) {
     return private_reply(std::move(r));
 }
 
+// The claim `name`: a claim of that very name (some providers name claims by URLs, dots and
+// all), else the path its dots spell through nested objects (Keycloak's `realm_access.roles`,
+// `resource_access.<client>.roles`); null when neither is there.
+const json::value* claim(const json::object& claims, std::string_view name) {
+    if (name.empty()) return nullptr;
+    if (const auto* whole = claims.if_contains(name)) return whole;
+    const json::object* in = &claims;
+    for (auto dot = name.find('.'); dot != std::string_view::npos; dot = name.find('.')) {
+        const auto* next = in->if_contains(name.substr(0, dot));
+        if (!next || !next->is_object()) return nullptr;
+        in = &next->get_object();
+        name.remove_prefix(dot + 1);
+    }
+    return in->if_contains(name);
+}
+
 // The claim's values: a string is one, a list its strings.
 std::vector<std::string> claim_values(const json::object& claims, const std::string& name) {
     std::vector<std::string> out;
-    const auto* v = name.empty() ? nullptr : claims.if_contains(name);
+    const auto* v = claim(claims, name);
     if (!v) return out;
     if (v->is_string()) out.emplace_back(v->get_string());
     if (v->is_array())

@@ -37,6 +37,36 @@ BOOST_AUTO_TEST_CASE(the_widest_mapped_role_and_the_team_claim) {
     BOOST_TEST(!team_from_claims(claims, c));  // no team claim configured: admins set teams
 }
 
+BOOST_AUTO_TEST_CASE(a_claim_is_found_by_its_dotted_path_or_its_whole_name) {
+    gateway::config::oidc_config c;
+    c.roles = {{"eng", "member"}, {"ops", "admin"}, {"leads", "team_admin"}};
+    // Keycloak's realm roles and a client's roles, nested.
+    json::object claims{
+        {"realm_access", json::object{{"roles", json::array{"offline_access", "eng"}}}},
+        {"resource_access",
+         json::object{{"contextgate", json::object{{"roles", json::array{"ops"}}}}}},
+        {"https://example.com/groups", json::array{"leads"}},
+        {"org", json::object{{"team", "ml"}, {"unit", json::array{"x"}}}}};
+    c.roles_claim = "realm_access.roles";
+    BOOST_TEST(*role_from_claims(claims, c) == "member");
+    c.roles_claim = "resource_access.contextgate.roles";
+    BOOST_TEST(*role_from_claims(claims, c) == "admin");
+    // A claim named by a URL, dots and all: the whole name first.
+    c.roles_claim = "https://example.com/groups";
+    BOOST_TEST(*role_from_claims(claims, c) == "team_admin");
+    c.team_claim = "org.team";
+    BOOST_TEST(*team_from_claims(claims, c) == "ml");
+    // A path that leads nowhere, or through a value that is no object, finds nothing.
+    for (std::string_view nowhere : {"realm_access.groups", "realm_access.roles.eng",
+                                     "resource_access.other.roles", "org.unit.x", "org.", ".org"}) {
+        c.roles_claim = nowhere;
+        BOOST_TEST(!role_from_claims(claims, c), nowhere);
+    }
+    // A whole name that is there wins over the path its dots would spell.
+    claims["org.team"] = "platform";
+    BOOST_TEST(*team_from_claims(claims, c) == "platform");
+}
+
 BOOST_AUTO_TEST_CASE(the_session_cookie_is_found_among_others) {
     bhttp::request_header<> head;
     head.insert(bhttp::field::cookie, "theme=dark; contextgate_session=abc123");
