@@ -121,15 +121,27 @@ std::shared_ptr<const budget_alerts::destination> budget_alerts::current() const
 }
 
 void budget_alerts::observe(const config::virtual_key& key, const spend_change& change) {
+    alert({"Key `" + key.name + "`", json::object{{"key_id", key.id}, {"key_name", key.name}},
+           key.budget_usd_nano, key.budget_period},
+          change);
+}
+
+void budget_alerts::observe(const config::team_config& team, const spend_change& change) {
+    alert({"Team `" + team.name + "`", json::object{{"team", team.name}}, team.budget_usd_nano,
+           team.budget_period},
+          change);
+}
+
+void budget_alerts::alert(const budget_holder& holder, const spend_change& change) {
     auto to = current();
-    auto crossed = crossed_thresholds(to->settings.thresholds, key.budget_usd_nano, change.before,
-                                      change.after);
+    auto crossed = crossed_thresholds(to->settings.thresholds, holder.budget_usd_nano,
+                                      change.before, change.after);
     if (crossed.empty()) return;
-    auto period = std::string(config::budget_period_name(key.budget_period));
-    auto ends = period_end(key.budget_period, change.period_start);
+    auto period = std::string(config::budget_period_name(holder.period));
+    auto ends = period_end(holder.period, change.period_start);
     for (auto percent : crossed) {
-        auto text = "Key `" + key.name + "` has spent " + money(change.after) + " of its " +
-                    money(key.budget_usd_nano) + " budget per " + period + " (" +
+        auto text = holder.named + " has spent " + money(change.after) + " of its " +
+                    money(holder.budget_usd_nano) + " budget per " + period + " (" +
                     std::to_string(percent) + " % reached); the budget resets at " +
                     config::format_time(ends) + ".";
         observability::log_warn("budget alert: " + text);
@@ -137,16 +149,15 @@ void budget_alerts::observe(const config::virtual_key& key, const spend_change& 
         json::object event{
             {"type", "budget_threshold_crossed"},
             {"text", text},
-            {"key_id", key.id},
-            {"key_name", key.name},
             {"threshold_percent", percent},
             {"spent_usd", static_cast<double>(change.after) / 1e9},
-            {"budget_usd", static_cast<double>(key.budget_usd_nano) / 1e9},
+            {"budget_usd", static_cast<double>(holder.budget_usd_nano) / 1e9},
             {"period", period},
             {"period_start", config::format_time(change.period_start)},
             {"period_end", config::format_time(ends)},
             {"time", config::format_time(now_ms())},
         };
+        for (const auto& [name, value] : holder.members) event[name] = value;
         std::unique_lock lock(mutex_);
         if (queue_.size() >= max_queued) {
             lock.unlock();

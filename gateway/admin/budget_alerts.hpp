@@ -4,6 +4,7 @@
 #include "gateway/config/config.hpp"
 
 #include <boost/asio/ssl/context.hpp>
+#include <boost/json/object.hpp>
 
 #include <condition_variable>
 #include <cstdint>
@@ -22,13 +23,14 @@ std::vector<unsigned> crossed_thresholds(const std::vector<unsigned>& thresholds
                                          std::uint64_t budget, std::uint64_t before,
                                          std::uint64_t after);
 
-// Tells when a key's settled spend crosses a share of its USD budget (admin.budget_alerts): a
-// warning in the log for each threshold crossed and, when a webhook is set, a JSON event posted to
-// it from a thread of its own (never on the request's path). A settle() is one atomic step of the
-// limiter (Redis' INCRBY on every replica), so each crossing is seen by one request only: an
-// alert fires once per key, period and threshold. A post gets `timeout` for all of it (connecting
-// included) and one more try a second later; then the failure is logged and the event dropped.
-// Events wait in a bounded queue (past it they are logged as dropped). Thread-safe.
+// Tells when a key's or a team's settled spend crosses a share of its USD budget
+// (admin.budget_alerts): a warning in the log for each threshold crossed and, when a webhook is
+// set, a JSON event posted to it from a thread of its own (never on the request's path). A
+// settle() is one atomic step of the limiter (Redis' INCRBY on every replica), so each crossing is
+// seen by one request only: an alert fires once per key or team, period and threshold. A post gets
+// `timeout` for all of it (connecting included) and one more try a second later; then the failure
+// is logged and the event dropped. Events wait in a bounded queue (past it they are logged as
+// dropped). Thread-safe.
 class budget_alerts {
 public:
     explicit budget_alerts(const config::budget_alerts_config& settings);
@@ -41,6 +43,8 @@ public:
 
     // A settle() of `key`'s request changed its spend as `change` says.
     void observe(const config::virtual_key& key, const spend_change& change);
+    // A settle() of a request charged to `team`'s budget changed its spend as `change` says.
+    void observe(const config::team_config& team, const spend_change& change);
 
     // Posts what is queued (each within its timeout) and ends the thread. Idempotent.
     void stop();
@@ -48,6 +52,15 @@ public:
     static constexpr std::size_t max_queued = 1000;
 
 private:
+    // Whose budget a spend counts against, as an alert names it: "Key `ci`", {"key_id": ...}.
+    struct budget_holder {
+        std::string named;            // in the text
+        boost::json::object members;  // in the event
+        std::uint64_t budget_usd_nano;
+        config::budget_period period;
+    };
+    void alert(const budget_holder& holder, const spend_change& change);
+
     // The settings, and the webhook's TLS context when it is https.
     struct destination {
         config::budget_alerts_config settings;

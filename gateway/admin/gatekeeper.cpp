@@ -270,6 +270,7 @@ net::awaitable<std::variant<passthrough::ticket, http::reply>> gatekeeper::admit
     // The team's account first: it holds only a USD reservation, which is handed back at once
     // when the key's own limits refuse the request.
     if (team_budget) {
+        p->charged_team = team;
         auto& t = p->team;
         t.key_id = team_account(team->settings.name);
         t.slot_id = random_id("slot_", 12);
@@ -334,7 +335,8 @@ net::awaitable<void> gatekeeper::settle(passthrough::ticket admitted,
     };
     if (p->team_limited) {
         usage_spent team_spent{0, cost(p->team), now_ms()};
-        co_await limits_.settle(p->team, team_spent);
+        auto team_change = co_await limits_.settle(p->team, team_spent);
+        if (team_change && alerts_) alerts_->observe(p->charged_team->settings, *team_change);
     }
     if (!p->limited) co_return;
     const auto& c = p->counted;

@@ -20,6 +20,7 @@ namespace gateway::admin {
 class budget_alerts;
 
 class team_book;
+struct team;
 
 // A request let in: its claims on the key's limits and on its team's USD budget (a ticket's
 // claim).
@@ -28,6 +29,7 @@ struct pass {
     bool limited = false;  // a claim was counted and must be settled
     claim team;            // the team's budget account (team_account), when it has a USD budget
     bool team_limited = false;
+    std::shared_ptr<const admin::team> charged_team;  // whose account `team` is: its alerts
 };
 
 // Virtual keys in front of /v1: with no key ever configured every request goes on as before;

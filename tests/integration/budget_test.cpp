@@ -481,6 +481,45 @@ BOOST_AUTO_TEST_CASE(alerts_are_posted_once_per_threshold) {
                std::string::npos);
 }
 
+// A team's budget alerts as a key's do, on the same webhook, naming the team: its two keys (with
+// no budget of their own) spend $0.02 each of its $0.10, passing 20 % on the first and 40 % on the
+// second request.
+BOOST_AUTO_TEST_CASE(a_teams_budget_alerts_once_per_threshold_naming_the_team) {
+    fake_upstream fake;
+    webhook_receiver hook;
+    {
+        auto team_key = [](const std::string& name) {
+            auto k = usd_key(name, 0, period::month);
+            k.team = "red";
+            return k;
+        };
+        auto c = budget_config(fake, {team_key("red-1"), team_key("red-2")});
+        config::team_config red;
+        red.name = "red";
+        red.budget_usd_nano = 100'000'000;
+        red.budget_period = period::week;
+        c.teams.push_back(red);
+        send_alerts_to(c, hook, {20, 40, 90});
+        running_gateway gw(c);
+        settled_requests settled;
+        BOOST_TEST(settled.chat(gw.port(), "red-1").status == 200u);
+        BOOST_TEST(settled.chat(gw.port(), "red-2").status == 200u);
+    }
+    auto events = hook.events();
+    BOOST_TEST_REQUIRE(events.size() == 2u);
+    BOOST_TEST((thresholds_of(events) == std::vector<unsigned>{20, 40}));
+    const auto& last = events.back();
+    BOOST_TEST(last.at("type").as_string() == "budget_threshold_crossed");
+    BOOST_TEST(last.at("team").as_string() == "red");
+    BOOST_TEST(!last.contains("key_id"));
+    BOOST_TEST(last.at("period").as_string() == "week");
+    BOOST_TEST(std::abs(last.at("spent_usd").to_number<double>() - 0.04) < 1e-12);
+    BOOST_TEST(std::abs(last.at("budget_usd").to_number<double>() - 0.10) < 1e-12);
+    BOOST_TEST(std::string(last.at("text").as_string()).find("Team `red` has spent $0.04") !=
+                   std::string::npos,
+               last.at("text").as_string());
+}
+
 // A webhook that fails is tried once more, then the alert is given up (and logged).
 BOOST_AUTO_TEST_CASE(a_failing_webhook_is_tried_twice_then_given_up) {
     fake_upstream fake;
