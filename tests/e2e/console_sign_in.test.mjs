@@ -95,6 +95,10 @@ test('the console signs in through the provider\'s login page and out again', as
   await page.getByRole('button', { name: 'Sign in' }).waitFor(WAIT);
   const me = await page.evaluate(() => fetch('/auth/me').then((r) => r.status));
   assert.equal(me, 401);
+  // The operator pages, signed out, offer the provider first (the admin key stays for automation).
+  await page.evaluate(() => { location.hash = '#/admin/keys'; });
+  await page.getByRole('button', { name: 'Sign in with your company account' }).waitFor(WAIT);
+  assert.ok(await page.locator('#admin-key').isVisible());
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });

@@ -99,7 +99,7 @@ function App() {
   if (oidc === null) return <p class="loading">Loading…</p>;
   // The operator's pages have a key of their own (the admin key) or the session, whatever
   // /context asks.
-  if (route.page === 'admin') return <Operator page={route.id} />;
+  if (route.page === 'admin') return <Operator page={route.id} oidc={oidc} />;
   if (auth === 'checking') return error ? <p class="error" role="alert">{error}</p> : <p class="loading">Loading…</p>;
   if (auth !== 'ok') return oidc ? <ProviderSignIn /> : <SignIn failed={auth === 'refused'} onSignedIn={loadChats} />;
   const user = signedIn();

@@ -4,7 +4,7 @@
 // every upstream and of the routes' targets, the requests as they finish and the audit log. Each
 // role sees the pages and buttons roles.js gives it.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, signOut, signedIn as session } from './api.js';
+import { ApiError, signInWithProvider, signOut, signedIn as session } from './api.js';
 import { Audit } from './audit.jsx';
 import { Members } from './members.jsx';
 import { mayChange, mayManageTeams, pagesOf, usePrincipal } from './roles.js';
@@ -31,9 +31,11 @@ const PAGES = [['keys', 'Keys'], ['usage', 'Usage'], ['teams', 'Teams'], ['membe
   ['log', 'Request log'], ['audit', 'Audit']];
 const number = (n) => (n ?? 0).toLocaleString('en-US');
 
-function AdminSignIn({ onSignedIn, refused }) {
+// `oidc`: the gateway signs people in, offered first (the admin key stays for automation).
+// `refused`: why the last credentials stopped working ("": they did not).
+function AdminSignIn({ onSignedIn, refused, oidc }) {
   const [key, setKey] = useState('');
-  const [error, setError] = useState(refused ? 'The admin key was refused.' : '');
+  const [error, setError] = useState(refused);
   const submit = async (e) => {
     e.preventDefault();
     setAdminKey(key.trim());
@@ -50,7 +52,10 @@ function AdminSignIn({ onSignedIn, refused }) {
   return (
     <form class="panel admin-signin" onSubmit={submit} aria-labelledby="admin-signin-title">
       <h1 id="admin-signin-title">Operator sign-in</h1>
-      <p>The operator pages use the gateway's admin key (<code>admin.api_key</code>), kept for this tab only.</p>
+      {oidc && (
+        <p><button type="button" class="primary" onClick={signInWithProvider}>Sign in with your company account</button></p>
+      )}
+      <p>{oidc ? 'Or use' : 'The operator pages use'} the gateway's admin key (<code>admin.api_key</code>), kept for this tab only.</p>
       <label for="admin-key">Admin key</label>
       <input id="admin-key" type="password" autocomplete="off" value={key} required
         onInput={(e) => setKey(e.currentTarget.value)} />
@@ -383,10 +388,15 @@ function RequestLog({ onRefused }) {
   );
 }
 
-export function Operator({ page }) {
+// `oidc`: whether the gateway signs people in (GET /auth/config).
+export function Operator({ page, oidc }) {
   const [signedIn, setSignedIn] = useState(Boolean(adminKey() || session()));
-  const [refused, setRefused] = useState(false);
-  const onRefused = useCallback(() => { setAdminKey(''); setRefused(true); setSignedIn(false); }, []);
+  const [refused, setRefused] = useState('');
+  const onRefused = useCallback(() => {
+    setRefused(adminKey() ? 'The admin key was refused.' : 'Your session has ended: sign in again.');
+    setAdminKey('');
+    setSignedIn(false);
+  }, []);
   const me = usePrincipal(Boolean(adminKey()));
   const pages = PAGES.filter(([id]) => pagesOf(me?.role).includes(id));
   const current = pages.some(([id]) => id === page) ? page : 'keys';
@@ -408,7 +418,7 @@ export function Operator({ page }) {
         </nav>
       </header>
       <main class="operator-main" id="main">
-        {!signedIn ? <AdminSignIn refused={refused} onSignedIn={() => { setRefused(false); setSignedIn(true); }} />
+        {!signedIn ? <AdminSignIn refused={refused} oidc={oidc} onSignedIn={() => { setRefused(''); setSignedIn(true); }} />
           : !me ? <p class="loading">Loading…</p>
             : current === 'keys' ? <Keys onRefused={onRefused} me={me} />
               : current === 'usage' ? <Usage onRefused={onRefused} />
