@@ -476,9 +476,10 @@ std::unique_ptr<http::worker> server::make_worker(v1_slot& slot, const http::han
                       "(the `csrf` of GET /auth/me)."});
     for (std::string_view own : {"/context", "/v1/system-prompts", "/admin", "/auth"})
         guards.push_back(http::json_body_guard(own));
-    // Who asks, for the faces that care: the admin API, the Context API and sign-in.
+    // Who asks, for the faces that care: the admin API, the Context API (its prompts under /v1
+    // too: the console's chats list them) and sign-in.
     http::identification identify{
-        {"/admin", "/context", "/auth"},
+        {"/admin", "/context", "/v1/system-prompts", "/auth"},
         [sessions = sessions_.get()](const auto& head) { return sessions->principal_of(head); }};
     auto w = std::make_unique<http::worker>(
         config_.server, config_.logging.access_log,

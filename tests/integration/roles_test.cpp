@@ -334,6 +334,13 @@ BOOST_AUTO_TEST_CASE(the_context_api_is_closed_to_nobody_once_people_sign_in) {
     BOOST_TEST(c.request(make_request("GET", "/context/chats", "", "")).status == 401u);
     BOOST_TEST(new_chat_status(g, member) == 201u);
     BOOST_TEST(new_chat_status(g, viewer) == 403u);
+    // The prompts a new chat picks from, under /v1, likewise.
+    client p(g.gw->port());
+    BOOST_TEST(p.request(make_request("GET", "/v1/system-prompts", "", "")).status == 401u);
+    client q(g.gw->port());
+    auto listed =
+        q.request(make_request("GET", "/v1/system-prompts", "", g.credentials(viewer, "GET")));
+    BOOST_TEST(listed.status == 200u, listed.body);
     // The operators' automation still may.
     auto made = g.as_admin_key("POST", "/context/chats", json::object{{"model", "gpt-4o"}});
     BOOST_TEST(made.status == 201u, made.body);
