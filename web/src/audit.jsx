@@ -1,10 +1,11 @@
-// The operator's Audit page: every change made through /admin (keys, teams, users, reloads), who
-// made it, when and from where, newest first, filtered by actor, action, target and days.
+// The operator's Audit page: every change made through /admin (keys, teams, users, reloads) and
+// every sign-in, sign-out and refused sign-in, who made it, when and from where, newest first,
+// filtered by actor, action, target and days.
 import { useState } from 'preact/hooks';
 import { useAdmin } from './admin.js';
 
 const ACTIONS = ['', 'key.create', 'key.update', 'key.revoke', 'team.create', 'team.update',
-  'team.delete', 'user.update', 'config.reload'];
+  'team.delete', 'user.update', 'config.reload', 'auth.sign_in', 'auth.sign_out', 'auth.refused'];
 
 // The query string of the filters that are set.
 const queryOf = (filters) => {
