@@ -3,13 +3,16 @@
 // tokens charged; a complete 200 answer stored after it. What is stored is the answer in the
 // conversation model, read from the bytes relayed (or the reply a translation read), so a hit
 // is written as JSON or as a stream, whichever the request asks, and what the answer cost, so
-// the usage ledger counts what each hit saved.
+// the usage ledger counts what each hit saved. A hit goes through the answer's guardrails as an
+// upstream's answer does.
 #include "gateway/passthrough/handler.hpp"
 
 #include "gateway/cache/cache_key.hpp"
 #include "gateway/clock.hpp"
 #include "gateway/http/credentials.hpp"
+#include "gateway/observability/log.hpp"
 #include "gateway/observability/metrics.hpp"
+#include "gateway/passthrough/answer_guard.hpp"
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/translator.hpp"
 #include "gateway/providers/adapter.hpp"
@@ -57,6 +60,7 @@ cache_plan handler::plan_cache(const http::request_context& ctx, const destinati
     plan.api = ttl.count() > 0 ? reading.api() : nullptr;
     if (!plan.api) return plan;  // not cached here, or not a model call
     plan.ttl = ttl;
+    plan.dialect = where.call.dialect;
     plan.result = "skip";
     auto control = ctx.req[boost::beast::http::field::cache_control];
     // A Responses answer passed through byte for byte is not read into the conversation model:
@@ -120,6 +124,17 @@ net::awaitable<bool> handler::answer_from_cache(http::request_context& ctx, cach
         hit.saved = stored->cost;
         hit.now_ms = now_ms();
         ledger_->record(hit);
+    }
+    // The answer's guardrails read a hit as they read an upstream's answer: it was stored for
+    // whoever asked first, whose guardrails may not be this caller's.
+    if (state.answer_guards) {
+        std::string message;
+        auto found = guard_stored_answer(stored->reply, state, message);
+        if (found.result == guardrails::verdict::blocked) {
+            observability::log_info("request " + ctx.request_id + ": " + message);
+            co_await write_blocked(ctx, plan.dialect, message);
+            co_return true;
+        }
     }
     co_await answer_stored(ctx, *plan.api, *plan.asked, stored->reply, state.fields.list());
     co_return true;

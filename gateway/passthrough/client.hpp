@@ -23,7 +23,9 @@ class counter;
 }  // namespace gateway::observability
 namespace gateway::guardrails {
 class engine;
+class model_caller;
 class selection;
+class webhooks;
 }  // namespace gateway::guardrails
 
 namespace gateway::passthrough {
@@ -109,9 +111,14 @@ struct exchange_state
     // in Anthropic's envelope.
     bool messages_by_invoke = false;
     // The answer's guardrails (destination::answer_guards) and the engine they are of; null:
-    // the answer is relayed unread.
+    // the answer is relayed unread. Their webhooks and model checks, and the model and key a
+    // webhook is told the answer is for.
     const guardrails::engine* guard_rules = nullptr;
     const guardrails::selection* answer_guards = nullptr;
+    guardrails::webhooks* guard_hooks = nullptr;
+    guardrails::model_caller* guard_models = nullptr;
+    std::string_view guard_model;
+    std::string_view guard_key;
     // While nothing is committed, no read waits past this: the route's deadline.
     std::optional<std::chrono::steady_clock::time_point> hold_until;
     // The worker's drain time is over: the attempt in flight (or its backoff) was stopped, and

@@ -9,6 +9,7 @@
 #include "gateway/guardrails/stream_guard.hpp"
 #include "gateway/io/relay_buffer.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/passthrough/answer_guard.hpp"
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/relay.hpp"
 #include "gateway/providers/bedrock.hpp"
@@ -221,10 +222,10 @@ net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempt
         co_return std::nullopt;
     }
     if (a.broken || !a.parser->is_done()) co_return std::nullopt;
-    auto found = guardrails::check_answer(a.held, *state_.guard_rules, *state_.answer_guards);
+    std::string message;
+    auto found = co_await guard_json_answer(a.held, state_, message);
     if (found.result != guardrails::verdict::blocked) co_return std::nullopt;
     // Refused as a request would be: the client gets the error, not the answer.
-    auto message = guardrails::blocked_message(*found.blocked_by, "answer");
     observability::log_info("request " + ctx_.request_id + ": " + message);
     state_.answered = true;
     co_await write_blocked(ctx_, where_.call.dialect, message);

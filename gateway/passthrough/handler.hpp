@@ -47,8 +47,10 @@ struct destination {
     // is then its first target. Without one, the attempt loop takes `upstream`'s default route.
     const config::route_config* route = nullptr;
     // The guardrails of the answer (the response stage's, for this caller and model; chosen by
-    // the request stage, guard_then_forward): empty, the answer is relayed unread.
+    // the request stage, guard_then_forward): empty, the answer is relayed unread. `key`: the
+    // caller's virtual key's name, as a webhook is told it.
     guardrails::selection answer_guards;
+    std::string key;
 };
 
 namespace net = boost::asio;
@@ -85,6 +87,7 @@ struct cache_plan {
     config::duration ttl{0};
     const providers::ingress* api = nullptr;    // the client's, to write a hit in
     const providers::request* asked = nullptr;  // the request as that API reads it
+    config::provider_kind dialect = config::provider_kind::openai;  // the client's: its errors
 };
 
 // Forwards /v1/* to an upstream, per the design's passthrough contract: the request body goes

@@ -398,6 +398,10 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     if (!where.answer_guards.empty()) {
         state.guard_rules = guards_.rules;
         state.answer_guards = &where.answer_guards;
+        state.guard_hooks = guards_.hooks;
+        state.guard_models = guards_.models;
+        state.guard_model = where.model;
+        state.guard_key = where.key;
     }
     auto cached = plan_cache(ctx, where, route, reading);
     if (!cached.result.empty()) {

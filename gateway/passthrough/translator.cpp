@@ -6,6 +6,7 @@
 #include "gateway/http/credentials.hpp"
 #include "gateway/http/response.hpp"
 #include "gateway/observability/log.hpp"
+#include "gateway/passthrough/answer_guard.hpp"
 #include "gateway/passthrough/headers.hpp"
 #include "gateway/passthrough/relay.hpp"
 #include "gateway/passthrough/translated_answer.hpp"
@@ -307,12 +308,10 @@ net::awaitable<std::optional<translate_failure>> translate(
                                                guard ? &*guard : nullptr);
             } else {
                 auto body = in.answer(reply, names, r);
-                auto found =
-                    state.answer_guards
-                        ? guardrails::check_answer(body, *state.guard_rules, *state.answer_guards)
-                        : guardrails::body_check{};
+                guardrails::body_check found;
+                std::string message;
+                if (state.answer_guards) found = co_await guard_json_answer(body, state, message);
                 if (found.result == guardrails::verdict::blocked) {
-                    auto message = guardrails::blocked_message(*found.blocked_by, "answer");
                     observability::log_info("request " + ctx.request_id + ": " + message);
                     co_await write_blocked(ctx, dialect_of(in), message);
                 } else {

@@ -504,6 +504,99 @@ BOOST_AUTO_TEST_CASE(an_https_webhook_is_called_through_tls) {
     BOOST_TEST(fake.requests().empty());
 }
 
+// A webhook on the answer: a JSON answer's texts are asked about before the client has them (its
+// block refuses the answer, its spans are masked); a streamed answer is not held for it.
+BOOST_AUTO_TEST_CASE(a_policy_webhook_checks_json_answers) {
+    const std::string ask =
+        R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]})";
+    fake_upstream fake;
+    auto c = make_config(fake);
+    config::guardrail_config policy;
+    policy.name = "policy";
+    policy.on = {config::guardrail_stage::response};
+    {
+        fake_webhook blocking(R"({"action":"block","reason":"off-topic"})");
+        policy.webhook = config::guardrail_webhook{blocking.url(),
+                                                   {false, "127.0.0.1", blocking.port(), "/check"},
+                                                   config::duration(2000),
+                                                   true};
+        c.guardrails = {policy};
+        running_gateway gw(c);
+        fake.script({{"the answer"}, {"the streamed answer"}});
+        auto r = post(gw.port(), "/v1/chat/completions", ask);
+        BOOST_TEST(r.status == 400u, r.body);
+        BOOST_TEST(holds(r.body, "guardrail_blocked"));
+        BOOST_TEST(holds(r.body, "off-topic"));
+        BOOST_TEST(!holds(r.body, "the answer"));
+        auto asked = json::parse(blocking.last_body());
+        BOOST_TEST(asked.at("stage") == "response");
+        BOOST_TEST(asked.at("text") == "the answer");
+        BOOST_TEST(asked.at("model") == "gpt-4o-mini");
+        const std::string streamed =
+            R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+        auto s = post(gw.port(), "/v1/chat/completions", streamed);
+        BOOST_TEST(s.status == 200u, s.body);
+        BOOST_TEST(read_chat_stream(s.body).text == "the streamed answer");
+        BOOST_TEST(blocking.calls() == 1);
+    }
+    // "the answer": "answer" is [4, 10).
+    fake_webhook masking(R"({"action":"mask","spans":[[4,10]]})");
+    c.guardrails[0].webhook->endpoint.port = masking.port();
+    running_gateway gw(c);
+    fake.script({{"the answer"}});
+    auto r = post(gw.port(), "/v1/chat/completions", ask);
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(json::parse(r.body).at("choices").at(0).at("message").at("content") ==
+               "the [REDACTED:policy]");
+}
+
+// A cache hit is an answer too: stored for a key without the mask guardrail, it is masked for one
+// with it, written as JSON or as a stream.
+BOOST_AUTO_TEST_CASE(a_cache_hit_goes_through_the_answers_guardrails) {
+    fake_upstream fake;
+    auto c = make_config(fake);
+    for (auto& u : c.upstreams) u.cache.ttl = std::chrono::minutes(10);
+    c.cache.shared = true;
+    c.admin.api_key = "admin-key-0123456789abcdef";
+    c.admin.keys = {key_of("open", "sk-open-0123456789"),
+                    key_of("guarded", "sk-guarded-0123456789")};
+    auto g = secrets_guardrail(config::guardrail_action::mask, {config::guardrail_stage::response});
+    g.keys = {"guarded"};
+    c.guardrails = {g};
+    running_gateway gw(c);
+    fake.script({{split_secret()}});
+    const std::string ask =
+        R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"key?"}]})";
+    auto first = post(gw.port(), "/v1/chat/completions", ask,
+                      "Authorization: Bearer sk-open-0123456789\r\n");
+    BOOST_TEST_REQUIRE(first.status == 200u, first.body);
+    BOOST_TEST(holds(first.body, secret));  // that key's guardrails let it through
+    auto deadline = clock::now() + 5s;
+    while (metric(gw.port(), "contextgate_cache_stores_total") < 1 && clock::now() < deadline)
+        std::this_thread::sleep_for(2ms);
+    BOOST_TEST_REQUIRE(metric(gw.port(), "contextgate_cache_stores_total") == 1);
+
+    auto hit = post(gw.port(), "/v1/chat/completions", ask,
+                    "Authorization: Bearer sk-guarded-0123456789\r\n");
+    BOOST_TEST_REQUIRE(hit.status == 200u, hit.body);
+    BOOST_TEST(hit.header("x-contextgate-cache") == "hit");
+    BOOST_TEST(!holds(hit.body, secret), hit.body);
+    BOOST_TEST(json::parse(hit.body).at("choices").at(0).at("message").at("content").as_string() ==
+               "key: " + masked + "!");
+    const std::string streamed =
+        R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"key?"}]})";
+    // The same entry answers a stream: written from the stored answer, masked.
+    auto streamed_hit = post(gw.port(), "/v1/chat/completions", streamed,
+                             "Authorization: Bearer sk-guarded-0123456789\r\n");
+    BOOST_TEST_REQUIRE(streamed_hit.status == 200u, streamed_hit.body);
+    BOOST_TEST(streamed_hit.header("x-contextgate-cache") == "hit");
+    BOOST_TEST(!holds(streamed_hit.body, secret), streamed_hit.body);
+    auto stream = read_chat_stream(streamed_hit.body);
+    BOOST_TEST(stream.error.empty(), stream.error);
+    BOOST_TEST(stream.text == "key: " + masked + "!");
+    BOOST_TEST(fake.requests().size() == 1u);
+}
+
 config::guardrail_config moderation(bool fail_open, config::duration timeout) {
     config::guardrail_config g;
     g.name = "moderation";
