@@ -113,6 +113,12 @@ test('an admin sees every page and makes a team; a declared team cannot be delet
   const made = page.locator('tr[data-team=research]');
   await made.waitFor(WAIT);
   assert.match(await made.textContent(), /\$50\.00 a month/);
+  await page.getByRole('button', { name: 'Change the budget of research' }).click(WAIT);
+  const budget = page.getByRole('form', { name: 'Budget of research' });
+  await budget.getByRole('spinbutton', { name: 'USD' }).fill('75');
+  await budget.getByRole('combobox', { name: 'Period' }).selectOption('week');
+  await budget.getByRole('button', { name: 'Save' }).click(WAIT);
+  await made.filter({ hasText: '$75.00 a week' }).waitFor(WAIT);
   // ml is declared in the configuration: no Delete on its row, and the gateway refuses it.
   await page.locator('tr[data-team=ml]').waitFor(WAIT);
   assert.equal(await page.getByRole('button', { name: 'Delete team ml' }).count(), 0);

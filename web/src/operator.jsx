@@ -167,7 +167,7 @@ function Keys({ onRefused, me }) {
   const readOnly = !mayChange(me.role);
   const { data, error, reload } = useAdmin('/admin/keys', onRefused);
   const teamList = useAdmin(me.role === 'admin' ? '/admin/teams' : null, onRefused);
-  const teams = me.role === 'team_admin' ? [me.team] : me.role === 'admin' ? teamList.data?.data.map((t) => t.name) ?? [] : null;
+  const teams = me.role === 'team_admin' ? [me.team].filter(Boolean) : me.role === 'admin' ? teamList.data?.data.map((t) => t.name) ?? [] : null;
   const [confirming, setConfirming] = useState(null);
   const [failed, setFailed] = useState('');
   const revoke = async (key) => {

@@ -1,6 +1,6 @@
 // The Teams page: each team's budget, what it spent in the budget's period, its models and keys
-// (GET /admin/teams). A team admin sees their own team's; an admin sees every team, makes teams
-// and deletes those made here (declared ones live in the configuration).
+// (GET /admin/teams). A team admin sees their own team's; an admin sees every team, makes teams,
+// and changes the budget of or deletes those made here (declared ones live in the configuration).
 import { useState } from 'preact/hooks';
 import { admin, useAdmin } from './admin.js';
 import { dollars } from './usage_report.js';
@@ -48,41 +48,72 @@ function NewTeam({ onMade }) {
   );
 }
 
-export function Teams({ onRefused, manage }) {
-  const { data, error, reload } = useAdmin('/admin/teams', onRefused);
-  const [failed, setFailed] = useState('');
-  const remove = async (team) => {
+// One team's row; an admin changes the budget of a team made here (declared ones live in the
+// configuration) or deletes it.
+function TeamRow({ team: t, manage, onChanged }) {
+  const [editing, setEditing] = useState(null); // {usd, period} while the budget is edited
+  const [error, setError] = useState('');
+  const changeable = manage && t.source !== 'config';
+  const act = async (method, body) => {
     try {
-      await admin('DELETE', '/admin/teams/' + encodeURIComponent(team.name));
-      setFailed('');
-      reload();
+      await admin(method, '/admin/teams/' + encodeURIComponent(t.name), body);
+      setError('');
+      setEditing(null);
+      onChanged();
     } catch (err) {
-      setFailed(err.message);
+      setError(err.message);
     }
   };
-  const budget = (t) => (t.budget.usd > 0 ? `${dollars(t.budget.usd)} a ${t.budget.period}` : 'none');
+  const save = (e) => {
+    e.preventDefault();
+    // The dollars as typed; empty: no budget.
+    act('PATCH', { budget: { usd: editing.usd || '0', period: editing.period } });
+  };
+  const budget = t.budget.usd > 0 ? `${dollars(t.budget.usd)} a ${t.budget.period}` : 'none';
+  return (
+    <tr data-team={t.name} class={t.budget.usd > 0 && t.spent_usd >= t.budget.usd ? 'over' : undefined}>
+      <th scope="row" data-label="Team">{t.name}<span class="meta">{t.source === 'config' ? 'from the file' : 'made here'}</span></th>
+      <td data-label="Budget">{!editing ? budget : (
+        <form class="inline-budget" onSubmit={save} aria-label={`Budget of ${t.name}`}>
+          <input type="number" min="0" step="0.01" aria-label="USD" value={editing.usd}
+            onInput={(e) => setEditing({ ...editing, usd: e.currentTarget.value })} />
+          <select aria-label="Period" value={editing.period} onChange={(e) => setEditing({ ...editing, period: e.currentTarget.value })}>
+            <option value="month">a month</option><option value="week">a week</option><option value="day">a day</option>
+          </select>
+          <button type="submit" class="small primary">Save</button>
+          <button type="button" class="small" onClick={() => setEditing(null)}>Cancel</button>
+        </form>
+      )}</td>
+      <td data-label="Spent">{dollars(t.spent_usd)} {PERIOD[t.budget.period] ?? ''}</td>
+      <td data-label="Models">{t.models.length ? t.models.join(', ') : 'every model'}</td>
+      <td data-label="Keys">{t.keys}</td>
+      <td class="row-actions">
+        {changeable && !editing && (
+          <>
+            <button type="button" class="small" aria-label={`Change the budget of ${t.name}`}
+              onClick={() => setEditing({ usd: t.budget.usd ? String(t.budget.usd) : '', period: t.budget.period })}>Budget</button>
+            <button type="button" class="small" onClick={() => act('DELETE')} aria-label={`Delete team ${t.name}`}>Delete</button>
+          </>
+        )}
+        {error && <p class="error" role="alert">{error}</p>}
+      </td>
+    </tr>
+  );
+}
+
+export function Teams({ onRefused, manage }) {
+  const { data, error, reload } = useAdmin('/admin/teams', onRefused);
   return (
     <>
       {manage && <NewTeam onMade={reload} />}
       <h2>Teams</h2>
-      {(error || failed) && <p class="error" role="alert">{error || failed}</p>}
+      {error && <p class="error" role="alert">{error}</p>}
       {!data ? <p class="loading">Loading…</p> : (
         <div class="table-scroll">
           <table class="teams cards">
             <thead><tr><th>Team</th><th>Budget</th><th>Spent</th><th>Models</th><th>Keys</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
             <tbody>
-              {data.data.map((t) => (
-                <tr key={t.name} data-team={t.name} class={t.budget.usd > 0 && t.spent_usd >= t.budget.usd ? 'over' : undefined}>
-                  <th scope="row" data-label="Team">{t.name}<span class="meta">{t.source === 'config' ? 'from the file' : 'made here'}</span></th>
-                  <td data-label="Budget">{budget(t)}</td>
-                  <td data-label="Spent">{dollars(t.spent_usd)} {PERIOD[t.budget.period] ?? ''}</td>
-                  <td data-label="Models">{t.models.length ? t.models.join(', ') : 'every model'}</td>
-                  <td data-label="Keys">{t.keys}</td>
-                  <td class="row-actions">{manage && t.source !== 'config' && (
-                    <button type="button" class="small" onClick={() => remove(t)} aria-label={`Delete team ${t.name}`}>Delete</button>
-                  )}</td>
-                </tr>
-              ))}
+              {data.data.map((t) => <TeamRow key={t.name} team={t} manage={manage} onChanged={reload} />)}
               {!data.data.length && <tr><td colSpan={6} class="muted">No teams yet.</td></tr>}
             </tbody>
           </table>
