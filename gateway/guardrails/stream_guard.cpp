@@ -42,6 +42,31 @@ std::string number_text(const json::object& o, std::string_view name) {
     return v && v->is_int64() ? std::to_string(v->as_int64()) : "0";
 }
 
+// Whether `o` holds no member but those `allowed`.
+bool only(const json::object& o, std::initializer_list<std::string_view> allowed) {
+    return std::all_of(o.begin(), o.end(), [&](const json::key_value_pair& member) {
+        return std::find(allowed.begin(), allowed.end(), member.key()) != allowed.end();
+    });
+}
+
+// A Chat Completions delta's one tool call's arguments: its own channel ("choice 0 call 1"),
+// plain when the event carries nothing else (the first, with the call's id and name, does).
+delta_site call_arguments(json::object& delta, const std::string& choice, bool last) {
+    delta_site site;
+    auto* calls = delta.if_contains("tool_calls");
+    if (!calls || !calls->is_array() || calls->as_array().size() != 1 ||
+        !calls->as_array()[0].is_object())
+        return site;
+    auto& call = calls->as_array()[0].as_object();
+    auto* function = object_at(call, "function");
+    if (!function) return site;
+    site.text = string_at(*function, "arguments");
+    site.key = choice + " call " + number_text(call, "index");
+    site.plain =
+        !last && delta.size() == 1 && only(call, {"index", "function"}) && function->size() == 1;
+    return site;
+}
+
 delta_site locate(stream_api api, std::string_view type, json::value& data) {
     delta_site site;
     if (!data.is_object()) return site;
@@ -55,14 +80,22 @@ delta_site locate(stream_api api, std::string_view type, json::value& data) {
             auto& choice = first.as_object();
             auto* delta = object_at(choice, "delta");
             if (!delta) break;
+            auto key = "choice " + number_text(choice, "index");
+            bool last = !absent_or_null(choice, "finish_reason") || !absent_or_null(o, "usage");
             site.text = string_at(*delta, "content");
-            site.key = "choice " + number_text(choice, "index");
-            site.plain = delta->size() == 1 && absent_or_null(choice, "finish_reason") &&
-                         absent_or_null(o, "usage");
+            if (!site.text && delta->if_contains("tool_calls")) {
+                site = call_arguments(*delta, key, last);
+                break;
+            }
+            site.key = key;
+            site.plain = delta->size() == 1 && !last;
             break;
         }
         case stream_api::responses:
-            if (type != "response.output_text.delta") break;
+            // A function call's arguments are an output item of their own (no content_index).
+            if (type != "response.output_text.delta" &&
+                type != "response.function_call_arguments.delta")
+                break;
             site.text = string_at(o, "delta");
             site.key =
                 "output " + number_text(o, "output_index") + "." + number_text(o, "content_index");
@@ -74,6 +107,8 @@ delta_site locate(stream_api api, std::string_view type, json::value& data) {
             if (!delta) break;
             site.text = string_at(*delta, "text");
             if (!site.text) site.text = string_at(*delta, "thinking");
+            // A tool_use block's input, as input_json_delta pieces of its JSON text.
+            if (!site.text) site.text = string_at(*delta, "partial_json");
             site.key = "block " + number_text(o, "index");
             site.plain = true;
             break;
@@ -212,10 +247,10 @@ void stream_guard::release(channel& c, bool all, std::string& out) {
     auto text = mask(std::string_view(c.text).substr(0, cut), masks);
     c.text.erase(0, cut);
     // Responses is read by its data's type, the others by the event's name.
-    auto site = locate(
-        api_,
-        api_ == stream_api::responses ? "response.output_text.delta" : std::string_view(c.type),
-        c.last);
+    std::string_view type = c.type;
+    if (api_ == stream_api::responses)
+        if (auto* t = string_at(c.last.as_object(), "type")) type = *t;
+    auto site = locate(api_, type, c.last);
     *site.text = json::string(text);
     write(c.type, c.last, out);
 }

@@ -26,17 +26,19 @@ enum class stream_api : std::uint8_t {
 };
 
 // A bounded hold-back over one answer's event stream. The text of each channel (a choice, a
-// content block, an output part, a candidate) is held until `max_match_bytes` of later text show
+// content block, an output part, a candidate, and a tool call's arguments as their JSON text: a
+// Chat Completions call's `function.arguments`, a Messages `input_json_delta`, a Responses
+// `function_call_arguments.delta`) is held until `max_match_bytes` of later text show
 // that no match can span the point released: then it goes out masked, in one event made from the
 // last held one (so the client's events keep their grammar; a Responses stream's
 // sequence_number is counted again). An event that is not a plain text delta (a block's end, a
-// finish reason, a tool call, `[DONE]`) first releases everything held, and the texts it carries
-// itself (a Responses `…done` event's whole text, a final chunk's last words) are checked whole.
-// A `block` hit ends the stream with the API's error event, and what follows is dropped. Hits are
-// counted (guardrails::record) as their text is released.
+// finish reason, a tool call's start, `[DONE]`) first releases everything held, and the texts it
+// carries itself (a Responses `…done` event's whole text, a final chunk's last words) are checked
+// whole. A `block` hit ends the stream with the API's error event, and what follows is dropped.
+// Hits are counted (guardrails::record) as their text is released.
 //
-// Tool-call arguments are checked per event, not held back: a secret split across two argument
-// deltas passes (docs/operations.md says so). Comments (heartbeats) are dropped. Not
+// A masked span in arguments is `[REDACTED:<rule>]`, which needs no escaping, so the arguments
+// the client assembles stay the JSON they were. Comments (heartbeats) are dropped. Not
 // thread-safe: one per stream.
 class stream_guard {
 public:

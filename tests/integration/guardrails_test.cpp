@@ -597,6 +597,49 @@ BOOST_AUTO_TEST_CASE(a_cache_hit_goes_through_the_answers_guardrails) {
     BOOST_TEST(fake.requests().size() == 1u);
 }
 
+// A secret the model writes into a tool call's arguments, split across two streamed argument
+// deltas (Chat Completions) or input_json_delta events (Messages), is masked, and the arguments the
+// client assembles still parse.
+BOOST_AUTO_TEST_CASE(a_secret_split_across_tool_call_argument_deltas_is_masked) {
+    fake_upstream fake;
+    auto c = three_providers(fake, config::auth_mode::replace);
+    c.guardrails = {
+        secrets_guardrail(config::guardrail_action::mask, {config::guardrail_stage::response})};
+    running_gateway gw(c);
+    // The fakes send the arguments in two halves: {"key":"AKIAZ7Q | WERTYUIOPASDF"}.
+    scripted_reply calling;
+    calling.calls = {{"store", json::serialize(json::object{{"key", secret}})}};
+    calling.finish_reason = "tool_calls";
+    fake.script({calling, calling});
+
+    const std::string chat =
+        R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"store"}]})";
+    auto r = post(gw.port(), "/v1/chat/completions", chat);
+    BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+    BOOST_TEST(!holds(r.body, secret), r.body);
+    auto stream = read_chat_stream(r.body);
+    BOOST_TEST(stream.error.empty(), stream.error);
+    BOOST_TEST(stream.done);
+    BOOST_TEST_REQUIRE(stream.calls.size() == 1u);
+    BOOST_TEST(stream.calls[0].at("name") == "store");
+    auto arguments = json::parse(stream.calls[0].at("arguments").as_string());
+    BOOST_TEST(arguments.at("key").as_string() == masked);
+
+    const std::string messages = R"({"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,)"
+                                 R"("messages":[{"role":"user","content":"store"}]})";
+    auto m = post(gw.port(), "/v1/messages", messages, "anthropic-version: 2023-06-01\r\n");
+    BOOST_TEST_REQUIRE(m.status == 200u, m.body);
+    BOOST_TEST(!holds(m.body, secret), m.body);
+    BOOST_TEST(check_messages_stream(m.body) == "");
+    std::string input;
+    for (const auto& [name, data] : sse_events(m.body)) {
+        auto event = json::parse(data);
+        if (name == "content_block_delta" && event.at("delta").at("type") == "input_json_delta")
+            input += event.at("delta").at("partial_json").as_string();
+    }
+    BOOST_TEST(json::parse(input).at("key").as_string() == masked, input);
+}
+
 config::guardrail_config moderation(bool fail_open, config::duration timeout) {
     config::guardrail_config g;
     g.name = "moderation";

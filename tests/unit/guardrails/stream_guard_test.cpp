@@ -84,6 +84,99 @@ BOOST_AUTO_TEST_CASE(a_secret_split_across_events_and_reads_is_masked) {
     }
 }
 
+// Tool-call arguments are a channel of their own: a secret split across two argument deltas is
+// masked, and the arguments joined are still the JSON they were (Chat Completions, Messages'
+// input_json_delta, Responses' function_call_arguments.delta), cut anywhere.
+BOOST_AUTO_TEST_CASE(a_secret_split_across_tool_call_arguments_is_masked) {
+    auto rules = engine_of(config::guardrail_action::mask, config::guardrail_stage::response);
+    auto chosen = rules.select(config::guardrail_stage::response, {});
+    const std::string arguments = R"({"key":")" + secret + R"(","note":"kept"})";
+    const std::string expected = R"({"key":")" + masked + R"(","note":"kept"})";
+    auto cut = arguments.find(secret) + 7;
+    std::vector<std::string> pieces{arguments.substr(0, cut), arguments.substr(cut)};
+
+    std::string chat = chat_chunk(
+        {{"role", "assistant"},
+         {"tool_calls", json::array{{{"index", 0},
+                                     {"id", "call_1"},
+                                     {"type", "function"},
+                                     {"function", {{"name", "store"}, {"arguments", ""}}}}}}});
+    for (const auto& piece : pieces)
+        chat += chat_chunk(
+            {{"tool_calls", json::array{{{"index", 0}, {"function", {{"arguments", piece}}}}}}});
+    chat += chat_chunk({}, "tool_calls") + "data: [DONE]\n\n";
+
+    auto event = [](std::string_view type, const json::object& data) {
+        return "event: " + std::string(type) + "\ndata: " + json::serialize(data) + "\n\n";
+    };
+    std::string messages = event(
+        "content_block_start",
+        {{"type", "content_block_start"},
+         {"index", 0},
+         {"content_block",
+          {{"type", "tool_use"}, {"id", "tu"}, {"name", "store"}, {"input", json::object{}}}}});
+    for (const auto& piece : pieces)
+        messages += event("content_block_delta",
+                          {{"type", "content_block_delta"},
+                           {"index", 0},
+                           {"delta", {{"type", "input_json_delta"}, {"partial_json", piece}}}});
+    messages += event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}});
+
+    std::string responses;
+    for (const auto& piece : pieces)
+        responses += event("response.function_call_arguments.delta",
+                           {{"type", "response.function_call_arguments.delta"},
+                            {"item_id", "fc_1"},
+                            {"output_index", 0},
+                            {"delta", piece},
+                            {"sequence_number", 0}});
+    responses += event("response.function_call_arguments.done",
+                       {{"type", "response.function_call_arguments.done"},
+                        {"item_id", "fc_1"},
+                        {"output_index", 0},
+                        {"arguments", arguments},
+                        {"sequence_number", 0}});
+
+    // The arguments as the client joins them, from the events that carry them.
+    auto joined = [](const std::string& out, std::string_view kind) {
+        std::string text;
+        for (std::size_t at = out.find("data: "); at != std::string::npos;
+             at = out.find("data: ", at + 1)) {
+            auto data = out.substr(at + 6, out.find('\n', at) - at - 6);
+            if (data == "[DONE]") continue;
+            auto v = json::parse(data);
+            const auto& o = v.as_object();
+            if (kind == "chat") {
+                const auto& delta = v.at("choices").at(0).at("delta").as_object();
+                if (const auto* calls = delta.if_contains("tool_calls"))
+                    text += calls->at(0).at("function").at("arguments").as_string();
+            } else if (kind == "messages") {
+                if (o.at("type") == "content_block_delta")
+                    text += v.at("delta").at("partial_json").as_string();
+            } else if (o.at("type") == "response.function_call_arguments.delta") {
+                text += v.at("delta").as_string();
+            }
+        }
+        return text;
+    };
+    for (std::size_t piece : {1u, 5u, 4096u}) {
+        guardrails::stream_guard c(guardrails::stream_api::chat_completions, rules, chosen);
+        auto out = through(c, chat, piece);
+        BOOST_TEST(out.find(secret) == std::string::npos, out);
+        BOOST_TEST(joined(out, "chat") == expected);
+        BOOST_TEST(out.ends_with("data: [DONE]\n\n"));
+        guardrails::stream_guard m(guardrails::stream_api::messages, rules, chosen);
+        out = through(m, messages, piece);
+        BOOST_TEST(out.find(secret) == std::string::npos, out);
+        BOOST_TEST(joined(out, "messages") == expected);
+        BOOST_TEST(out.find("content_block_stop") != std::string::npos);
+        guardrails::stream_guard r(guardrails::stream_api::responses, rules, chosen);
+        out = through(r, responses, piece);
+        BOOST_TEST(out.find(secret) == std::string::npos, out);
+        BOOST_TEST(joined(out, "responses") == expected);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(text_far_from_any_match_is_released_before_the_end) {
     auto rules = engine_of(config::guardrail_action::mask, config::guardrail_stage::response);
     auto chosen = rules.select(config::guardrail_stage::response, {});
