@@ -161,11 +161,13 @@ net::awaitable<http::reply> sign_in::callback(http::request_context& ctx) {
     std::optional<store::pending_login> login;
     if (!state.empty()) login = co_await store_.take_login(state, now_ms());
     if (!login) {
-        auto answer = co_await refuse(
-            ctx,
+        // Anyone may call the callback with any state: logged, but not audited, since no
+        // sign-in began here and the audit log is no place for strangers to write to.
+        std::string why =
             "this sign-in's `state` is unknown, used already or expired; start again at "
-            "/auth/login.");
-        co_return answer;
+            "/auth/login.";
+        observability::log_warn("sign-in refused: " + why);
+        co_return private_reply(http::reply::error(errc::unauthorized, "Sign-in refused: " + why));
     }
     if (auto error = http::query_value(target, "error"); !error.empty()) {
         auto description = http::query_value(target, "error_description");

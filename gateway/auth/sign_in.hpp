@@ -56,8 +56,8 @@ private:
     // `detail` (a JSON object) and the client's address.
     net::awaitable<void> record(const http::request_context& ctx, std::string action,
                                 const principal* user, boost::json::object detail);
-    // The callback refused for `why` (the provider's words, never the code or a token): the
-    // answer, a log line and the audit record.
+    // The callback of a sign-in that began here refused for `why` (the provider's words, never
+    // the code or a token): the answer, a log line and the audit record.
     net::awaitable<http::reply> refuse(const http::request_context& ctx, std::string why);
 
     const config::auth_config& config_;

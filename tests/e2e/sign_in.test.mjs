@@ -230,6 +230,11 @@ describe('ID tokens the gateway must refuse', () => {
       assert.equal(res.status, 200);
       return (await res.json()).data;
     };
+    // A stranger's callback with a made-up state is refused and logged, not audited.
+    const before = (await audit('auth.refused')).length;
+    const stranger = await fetch(`${gw.base}/auth/callback?state=made-up&code=x&error=spam`, { redirect: 'manual' });
+    assert.equal(stranger.status, 401);
+    assert.equal((await audit('auth.refused')).length, before);
     const refused = await signInWith((ctx) => ({ ...good(ctx), aud: 'someone-else' }));
     assert.equal(refused.status, 401, refused.text);
     const [why] = await audit('auth.refused');
