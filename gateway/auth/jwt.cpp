@@ -1,5 +1,7 @@
 #include "gateway/auth/jwt.hpp"
 
+#include "gateway/json_fields.hpp"
+
 #include <boost/json/parse.hpp>
 
 #include <openssl/bn.h>
@@ -16,20 +18,6 @@ namespace {
 
 // Bounds on what a provider may send: a JWKS and an ID token are a few kilobytes.
 constexpr std::size_t token_limit = 64 * 1024;
-
-json::value parse_json(std::string_view text) {
-    boost::system::error_code ec;
-    json::parse_options options;
-    options.max_depth = 16;
-    auto value = json::parse(text, ec, {}, options);
-    if (ec) return nullptr;
-    return value;
-}
-
-std::string text_of(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
 
 struct bn_free {
     void operator()(BIGNUM* b) const { BN_free(b); }
@@ -138,11 +126,11 @@ std::optional<std::int64_t> seconds_of(const json::object& claims, std::string_v
 
 // The claims' problem for `expect`, or "" when they hold (OpenID Connect Core 3.1.3.7).
 std::string claims_problem(const json::object& claims, const token_expectations& expect) {
-    auto issuer = text_of(claims, "iss");
+    auto issuer = string_of(claims, "iss");
     if (issuer != expect.issuer)
         return "the ID token was issued by `" + issuer + "`, not the configured issuer `" +
                expect.issuer + "`";
-    if (text_of(claims, "sub").empty()) return "the ID token names no subject (`sub`)";
+    if (string_of(claims, "sub").empty()) return "the ID token names no subject (`sub`)";
     const auto* aud = claims.if_contains("aud");
     std::size_t audiences = 0;
     bool ours = false;
@@ -157,7 +145,7 @@ std::string claims_problem(const json::object& claims, const token_expectations&
     }
     if (!ours)
         return "the ID token is meant for another client (`aud` lacks `" + expect.audience + "`)";
-    auto azp = text_of(claims, "azp");
+    auto azp = string_of(claims, "azp");
     if ((audiences > 1 || claims.contains("azp")) && azp != expect.audience)
         return "the ID token was issued to another party (`azp` is `" + azp + "`)";
     auto exp = seconds_of(claims, "exp");
@@ -166,12 +154,21 @@ std::string claims_problem(const json::object& claims, const token_expectations&
     auto iat = seconds_of(claims, "iat");
     if (!iat) return "the ID token has no issue time (`iat`)";
     if (*iat > expect.now_s + expect.leeway_s) return "the ID token was issued in the future";
-    if (text_of(claims, "nonce") != expect.nonce)
+    if (string_of(claims, "nonce") != expect.nonce)
         return "the ID token's nonce is not this sign-in's (a replayed token?)";
     return {};
 }
 
 }  // namespace
+
+json::value parse_json(std::string_view text) {
+    boost::system::error_code ec;
+    json::parse_options options;
+    options.max_depth = 16;
+    auto value = json::parse(text, ec, {}, options);
+    if (ec) return nullptr;
+    return value;
+}
 
 config::parsed<key_set> key_set::parse(std::string_view jwks) {
     using result = config::parsed<key_set>;
@@ -186,21 +183,21 @@ config::parsed<key_set> key_set::parse(std::string_view jwks) {
     for (const auto& item : *keys) {
         if (!item.is_object()) continue;
         const auto& jwk = item.get_object();
-        auto use = text_of(jwk, "use");
+        auto use = string_of(jwk, "use");
         if (!use.empty() && use != "sig") continue;
-        auto kty = text_of(jwk, "kty");
-        auto alg = text_of(jwk, "alg");
+        auto kty = string_of(jwk, "kty");
+        auto alg = string_of(jwk, "alg");
         key k;
-        k.kid = text_of(jwk, "kid");
+        k.kid = string_of(jwk, "kid");
         if (kty == "RSA" && (alg.empty() || alg == "RS256")) {
-            auto n = base64url_decode(text_of(jwk, "n"));
-            auto e = base64url_decode(text_of(jwk, "e"));
+            auto n = base64url_decode(string_of(jwk, "n"));
+            auto e = base64url_decode(string_of(jwk, "e"));
             if (n && e) k.public_key = rsa_key(*n, *e);
             k.alg = "RS256";
-        } else if (kty == "EC" && text_of(jwk, "crv") == "P-256" &&
+        } else if (kty == "EC" && string_of(jwk, "crv") == "P-256" &&
                    (alg.empty() || alg == "ES256")) {
-            auto x = base64url_decode(text_of(jwk, "x"));
-            auto y = base64url_decode(text_of(jwk, "y"));
+            auto x = base64url_decode(string_of(jwk, "x"));
+            auto y = base64url_decode(string_of(jwk, "y"));
             if (x && y) k.public_key = p256_key(*x, *y);
             k.alg = "ES256";
         }
@@ -241,10 +238,10 @@ token_check verify_id_token(std::string_view token, const key_set& keys,
     auto payload = parse_json(*payload_text);
     if (!header.is_object() || !payload.is_object())
         return refuse("the ID token's header or claims are not a JSON object");
-    auto alg = text_of(header.get_object(), "alg");
+    auto alg = string_of(header.get_object(), "alg");
     if (alg != "RS256" && alg != "ES256")
         return refuse("the ID token is signed with `" + alg + "`; RS256 and ES256 are accepted");
-    auto kid = text_of(header.get_object(), "kid");
+    auto kid = string_of(header.get_object(), "kid");
     const key_set::key* key = keys.find(kid);
     if (!key) {
         out.result = token_check::outcome::unknown_key;

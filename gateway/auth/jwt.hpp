@@ -5,6 +5,7 @@
 #include "gateway/config/config.hpp"
 
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -23,6 +24,10 @@ namespace gateway::auth {
 
 using gateway::base64url_decode;
 using gateway::base64url_encode;
+
+// A provider's JSON document (an ID token's parts, a JWKS, discovery, a token answer), parsed no
+// deeper than such documents go; null when it is no JSON.
+boost::json::value parse_json(std::string_view text);
 
 // A provider's signing keys, by `kid`: its JWKS's RSA and P-256 keys meant for signatures (no
 // `use`, or `use: sig`); other keys are left out. Immutable; thread-safe.

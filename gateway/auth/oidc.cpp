@@ -2,6 +2,7 @@
 
 #include "gateway/clock.hpp"
 #include "gateway/ids.hpp"
+#include "gateway/json_fields.hpp"
 #include "gateway/upstream/credential_call.hpp"
 #include "gateway/upstream/sigv4.hpp"
 
@@ -25,20 +26,6 @@ namespace {
 // configuration has no setting for it: a provider that takes longer fails the sign-in, which
 // the user starts again.
 constexpr config::duration provider_timeout{10'000};
-
-std::string text_of(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
-json::value parse_json(std::string_view text) {
-    boost::system::error_code ec;
-    json::parse_options options;
-    options.max_depth = 16;
-    auto value = json::parse(text, ec, {}, options);
-    if (ec) return nullptr;
-    return value;
-}
 
 std::string base64(std::string_view bytes) {
     std::string out(4 * ((bytes.size() + 2) / 3), '\0');
@@ -118,8 +105,8 @@ net::awaitable<config::parsed<provider_metadata>> oidc_client::metadata() {
     if (!doc.is_object())
         co_return result::fail("the discovery document at " + url + " is not a JSON object");
     const auto& o = doc.get_object();
-    provider_metadata m{text_of(o, "issuer"), text_of(o, "authorization_endpoint"),
-                        text_of(o, "token_endpoint"), text_of(o, "jwks_uri")};
+    provider_metadata m{string_of(o, "issuer"), string_of(o, "authorization_endpoint"),
+                        string_of(o, "token_endpoint"), string_of(o, "jwks_uri")};
     // OpenID Connect Discovery 4.3: the document must name the issuer it was fetched for.
     if (m.issuer != config_.issuer)
         co_return result::fail("the discovery document at " + url + " is for the issuer `" +
@@ -189,14 +176,14 @@ net::awaitable<config::parsed<std::string>> oidc_client::exchange(const provider
     auto doc = parse_json(answer.value->body);
     const json::object* o = doc.is_object() ? &doc.get_object() : nullptr;
     if (answer.value->status != 200) {
-        std::string why = o ? text_of(*o, "error") : std::string();
-        if (o && !text_of(*o, "error_description").empty())
-            why += ": " + text_of(*o, "error_description");
+        std::string why = o ? string_of(*o, "error") : std::string();
+        if (o && !string_of(*o, "error_description").empty())
+            why += ": " + string_of(*o, "error_description");
         if (why.empty()) why = upstream::first_bytes(answer.value->body);
         co_return result::fail("the identity provider refused the code (" +
                                std::to_string(answer.value->status) + " " + why + ")");
     }
-    auto id_token = o ? text_of(*o, "id_token") : std::string();
+    auto id_token = o ? string_of(*o, "id_token") : std::string();
     if (id_token.empty())
         co_return result::fail(
             "the token endpoint's answer has no `id_token` (is `openid` "

@@ -3,6 +3,7 @@
 #include "gateway/clock.hpp"
 #include "gateway/http/request_values.hpp"
 #include "gateway/ids.hpp"
+#include "gateway/json_fields.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/store/state_store.hpp"
 
@@ -58,11 +59,6 @@ std::vector<std::string> claim_values(const json::object& claims, const std::str
         for (const auto& item : v->get_array())
             if (item.is_string()) out.emplace_back(item.get_string());
     return out;
-}
-
-std::string text_of(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
 }  // namespace
@@ -187,12 +183,12 @@ net::awaitable<http::reply> sign_in::callback(http::request_context& ctx) {
         co_return answer;
     }
     const auto& c = *claims.value;
-    auto email = text_of(c, "email");
-    if (email.empty()) email = text_of(c, "preferred_username");
-    auto name = text_of(c, "name");
+    auto email = string_of(c, "email");
+    if (email.empty()) email = string_of(c, "preferred_username");
+    auto name = string_of(c, "name");
     if (name.empty()) name = email;
     store::user_sign_in who{config_.oidc.issuer,
-                            text_of(c, "sub"),
+                            string_of(c, "sub"),
                             std::move(email),
                             std::move(name),
                             role_from_claims(c, config_.oidc),
