@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cstring>
 #include <optional>
 
 namespace gateway::providers {
@@ -329,6 +331,73 @@ void merge(const usage_members& u, providers::usage& used, bool gemini) {
     used.reasoning = std::max(used.reasoning, one.reasoning);
 }
 
+// Walking back over a JSON object from its end (`end` is one past the character looked at). The
+// text is read as one whole JSON value, in which every quote inside a string is escaped: a quote
+// preceded by an even number of backslashes opens or closes a string.
+constexpr auto npos = std::string_view::npos;
+
+bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+// The end of `t[0, end)` without its trailing white space.
+std::size_t trim_back(std::string_view t, std::size_t end) {
+    while (end > 0 && is_space(t[end - 1])) --end;
+    return end;
+}
+
+// The index of the quote that opens the string whose closing quote is t[close], or npos.
+std::size_t string_start(std::string_view t, std::size_t close) {
+    std::size_t end = close;
+    while (const void* found = memrchr(t.data(), '"', end)) {
+        auto at = static_cast<std::size_t>(static_cast<const char*>(found) - t.data());
+        std::size_t backslashes = 0;
+        while (at > backslashes && t[at - backslashes - 1] == '\\') ++backslashes;
+        if (backslashes % 2 == 0) return at;
+        end = at;
+    }
+    return npos;
+}
+
+// The index where the value that ends at t[end - 1] starts: a string, an object or array
+// (nesting counted, strings skipped), or a number, true, false or null; npos when none does.
+std::size_t value_start(std::string_view t, std::size_t end) {
+    if (end == 0) return npos;
+    char last = t[end - 1];
+    if (last == '"') return string_start(t, end - 1);
+    if (last == '}' || last == ']') {
+        int depth = 0;
+        for (std::size_t i = end; i-- > 0;) {
+            char c = t[i];
+            if (c == '"') {
+                i = string_start(t, i);
+                if (i == npos) return npos;
+            } else if (c == '}' || c == ']') {
+                ++depth;
+            } else if ((c == '{' || c == '[') && --depth == 0) {
+                return i;
+            }
+        }
+        return npos;
+    }
+    std::size_t i = end;
+    while (i > 0 && (std::isalnum(static_cast<unsigned char>(t[i - 1])) || t[i - 1] == '.' ||
+                     t[i - 1] == '+' || t[i - 1] == '-'))
+        --i;
+    return i == end ? npos : i;
+}
+
+// Where the last `"usage` of `text` starts (also `"usageMetadata`), or npos.
+std::size_t last_mention(std::string_view text) {
+    std::size_t end = text.size();
+    while (const void* found = memrchr(text.data(), '"', end)) {
+        auto at = static_cast<std::size_t>(static_cast<const char*>(found) - text.data());
+        if (text.substr(at).starts_with("\"usage")) return at;
+        end = at;
+    }
+    return npos;
+}
+
 }  // namespace
 
 bool mentions_usage(std::string_view text) {
@@ -422,7 +491,13 @@ void usage_observer::feed(std::string_view bytes) {
 
 providers::usage usage_observer::finish(bool complete) {
     if (framing_ == framing::json && !overflow_) {
-        if (mentions_usage(body_)) read_document(body_);
+        // Every dialect writes a whole answer's usage among its last top-level members, after
+        // the content: its last mention is looked up from the end first, which reads only what
+        // follows it. A mention inside a value, or a body that may be cut short, is scanned whole.
+        auto last = last_mention(body_);
+        if (last != std::string::npos && !(complete && read_member_at(body_, last)) &&
+            mentions_usage(body_))
+            read_document(body_);
         if (!(complete && used_.known)) count_content(body_);
         body_.clear();  // counted once
     }
@@ -520,6 +595,35 @@ std::size_t find_usage(std::string_view t, std::array<usage_text, 4>& found) {
 }
 
 }  // namespace
+
+bool usage_observer::read_member_at(std::string_view t, std::size_t at) {
+    // The top-level members from the last, back to the one whose key starts at or before `at`.
+    auto end = trim_back(t, t.size());
+    if (end == 0 || t[end - 1] != '}') return false;
+    --end;
+    while (true) {
+        auto value_end = trim_back(t, end);
+        auto value = value_start(t, value_end);
+        if (value == npos) return false;
+        auto colon = trim_back(t, value);
+        if (colon == 0 || t[colon - 1] != ':') return false;
+        auto key_end = trim_back(t, colon - 1);
+        if (key_end == 0 || t[key_end - 1] != '"') return false;
+        auto key = string_start(t, key_end - 1);
+        if (key == npos || key < at) return false;  // the mention lies inside a value
+        if (key == at) {
+            auto name = t.substr(key + 1, key_end - key - 2);
+            if ((name != "usage" && name != "usageMetadata") || t[value] != '{') return false;
+            // As read_document reads it, but only this one object.
+            if (auto members = read_usage_object(t.substr(value, value_end - value)))
+                merge(*members, used_, name != "usage");
+            return true;
+        }
+        end = trim_back(t, key);
+        if (end == 0 || t[end - 1] != ',') return false;
+        --end;
+    }
+}
 
 void usage_observer::read_document(std::string_view text) {
     std::array<usage_text, 4> found;

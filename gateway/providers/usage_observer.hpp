@@ -37,9 +37,10 @@ public:
 
     void feed(std::string_view bytes);
     // The usage found, `known` false when the answer reported none. `complete`: the answer was
-    // relayed whole. A whole JSON body that reported its usage is then charged that usage alone
-    // (settled_usage reads no delivered bytes), so its content is not counted: the parse that
-    // counts it costs more than the rest of the observer.
+    // relayed whole; a whole JSON body's usage is looked up from its end. A whole JSON body that
+    // reported its usage is then charged that usage alone (settled_usage reads no delivered bytes),
+    // so its content is not counted: the parse that counts it costs more than the rest of the
+    // observer.
     providers::usage finish(bool complete = false);
     // Bytes of content the relayed copy carried so far: the strings of answer text, reasoning
     // and call arguments in every dialect (`content`, `text`, `arguments`, `partial_json`,
@@ -51,6 +52,11 @@ public:
 
 private:
     void read_document(std::string_view text);
+    // When the key at `at` is one of the whole JSON object `text`'s top-level `usage` or
+    // `usageMetadata` members, with an object for its value, reads that object and says true; only
+    // the text after `at` is read. False when it is not such a member (or `text` not such an
+    // object) as far as that text tells.
+    bool read_member_at(std::string_view text, std::size_t at);
     void count_content(std::string_view json_text);
     // One event's JSON: its usage read, its content counted when it adds content (`adds`).
     void read_event(std::string_view data, bool adds);

@@ -227,6 +227,57 @@ BOOST_AUTO_TEST_CASE(a_whole_body_that_reports_its_usage_is_charged_that_alone) 
     BOOST_TEST(unreported.delivered_bytes() == 11u);
 }
 
+// A whole body's usage is looked up from its end first (finish(true)); a body that may be cut
+// short is scanned from the start (finish(false)). Both read the same usage from every body,
+// wherever else `usage` appears: inside content after the real member, as an inner key, as a key
+// that only starts with it, with white space and escapes around it.
+BOOST_AUTO_TEST_CASE(a_whole_body_is_read_from_its_end_as_from_its_start) {
+    auto usage_of = [](std::string_view body, bool complete) {
+        usage_observer o(false);
+        o.feed(body);
+        return o.finish(complete);
+    };
+    const std::string_view bodies[] = {
+        // The usage last, or followed by other members of every kind.
+        R"({"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":12}})",
+        R"({"usage":{"prompt_tokens":9,"completion_tokens":12},"service_tier":"default",)"
+        R"("n":-1.5e3,"ok":true,"none":null,"list":[1,{"a":"]}"}],"x":{"kept":"\\"}} )",
+        R"( { "usageMetadata" : {"promptTokenCount":7,"candidatesTokenCount":3} ,
+            "modelVersion" : "gemini" }
+        )",
+        // `usage` after the real member: in content, escaped quotes and backslashes around it.
+        R"({"usage":{"prompt_tokens":4,"completion_tokens":1},)"
+        R"("choices":[{"message":{"content":"say \"usage\":{\"prompt_tokens\":90} \\"}}]})",
+        // As an inner key after it, as a longer key, and as a value that is no object.
+        R"({"usage":{"prompt_tokens":4,"completion_tokens":1},"data":{"usage":{"prompt_tokens":80}}})",
+        R"({"usage":{"prompt_tokens":4,"completion_tokens":1},"usage_note":{"prompt_tokens":80}})",
+        R"({"usage":null,"choices":[]})",
+        // Inside the top-level message or response (Anthropic's, the Responses API's events).
+        R"({"message":{"id":"m","usage":{"input_tokens":4,"output_tokens":1}}})",
+        R"({"response":{"usage":{"input_tokens":5,"output_tokens":6}},"type":"done"})",
+        // An object that does not parse, a body that is no object, and bodies without usage.
+        R"({"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,}})",
+        R"([{"usage":{"prompt_tokens":9}}])",
+        R"({"usage":{"prompt_tokens":9}}} trailing)",
+        R"({"usage":{"prompt_tokens":9}}})",
+        R"({"choices":[{"message":{"content":"no usage here"}}]})",
+        "",
+    };
+    for (auto body : bodies) {
+        BOOST_TEST_CONTEXT(body) {
+            auto from_end = usage_of(body, true);
+            auto from_start = usage_of(body, false);
+            BOOST_TEST(from_end.known == from_start.known);
+            BOOST_TEST(from_end.input == from_start.input);
+            BOOST_TEST(from_end.output == from_start.output);
+        }
+    }
+    BOOST_TEST(usage_of(bodies[1], true).output == 12);
+    BOOST_TEST(usage_of(bodies[2], true).input == 7);
+    BOOST_TEST(usage_of(bodies[3], true).input == 4);
+    BOOST_TEST(usage_of(bodies[8], true).output == 6);
+}
+
 BOOST_AUTO_TEST_CASE(bedrock_converse_usage_counts_its_cache_as_input) {
     auto body = R"({"output":{"message":{"role":"assistant","content":[{"text":"hi"}]}},)"
                 R"("usage":{"inputTokens":7,"outputTokens":3,"totalTokens":20,)"
