@@ -44,6 +44,13 @@ using boost::system::error_code;
 using namespace net::experimental::awaitable_operators;
 constexpr auto use_ec = net::as_tuple(net::use_awaitable);
 
+// Whether the request goes through the guardrails' stage: none configured (or a tunnel), and it
+// is forwarded straight away, without the stage's coroutine frame (issue 58: a passthrough
+// request costs nothing extra while no guardrail is configured).
+bool guarded(const guard_setup& guards, bool upgrade) {
+    return !upgrade && guards.rules && !guards.rules->empty();
+}
+
 // Pumps raw bytes one way until either side closes; for tunnelled (101) connections.
 net::awaitable<void> pump_client_to_upstream(http::request_context& ctx, upstream::connection& conn,
                                              config::duration idle) {
@@ -385,6 +392,8 @@ net::awaitable<void> handler::operator()(http::request_context& ctx, std::shared
         co_await refuse_unknown_model(ctx, where, {});
     else if (where.listing)
         co_await list_models(ctx, where, {});
+    else if (!guarded(guards_, upgrade))
+        co_await forward(ctx, where, upgrade);
     else
         co_await guard_then_forward(ctx, where, nullptr, upgrade);
 }
@@ -428,6 +437,8 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
     auto ticket = std::get<0>(std::move(admitted));
     if (where.listing)
         co_await list_models(ctx, where, ticket.who.models);
+    else if (!guarded(guards_, upgrade))
+        co_await forward(ctx, where, upgrade);
     else
         co_await guard_then_forward(ctx, where, &ticket.who, upgrade);
     co_await settle(ctx, std::move(ticket));
