@@ -6,9 +6,9 @@
 // say which rules match (the prefilter the scan could use instead of its RE2 set).
 // Usage: guardrails_scan [ROUNDS]
 
-#include "gateway/guardrails/detectors.hpp"
+#include "gateway/detection/detectors.hpp"
+#include "gateway/detection/rules.hpp"
 #include "gateway/guardrails/engine.hpp"
-#include "gateway/guardrails/rules.hpp"
 
 #include <hs.h>
 #include <boost/json.hpp>
@@ -88,7 +88,7 @@ struct hyperscan_prefilter {
 
     hyperscan_prefilter() {
         std::vector<std::string> patterns;
-        for (const auto& r : guardrails::builtin_rules()) patterns.emplace_back(r.pattern);
+        for (const auto& r : gateway::detection::builtin_rules()) patterns.emplace_back(r.pattern);
         std::vector<const char*> expressions;
         std::vector<unsigned> flags, ids;
         for (std::size_t i = 0; i < patterns.size(); ++i) {
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
     auto misses = near_misses();
     auto body = request_body(prose, code);
 
-    auto all = guardrails::detectors::make({"secrets", "pii"}, {});
+    auto all = gateway::detection::detectors::make({"secrets", "pii"}, {});
     if (!all) {
         std::fprintf(stderr, "%s\n", all.error.c_str());
         return 1;

@@ -1,7 +1,9 @@
 #pragma once
 
 #include "gateway/config/virtual_key.hpp"
+#include "gateway/detection/custom_rule.hpp"
 #include "gateway/edit_mode.hpp"
+#include "gateway/parsed.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -406,12 +408,12 @@ struct team_config {
 // Where a guardrail looks, and what it does with a hit (docs/operations.md "Guardrails").
 enum class guardrail_stage { request, response, tool_result };
 enum class guardrail_action { mask, block, log };
+// Their names in the configuration, metrics and logs.
+std::string_view guardrail_stage_name(guardrail_stage stage);
+std::string_view guardrail_action_name(guardrail_action action);
 
-// A custom detector: a name (shown in `[REDACTED:<name>]`, metrics and logs) and an RE2 pattern.
-struct guardrail_regex {
-    std::string name;
-    std::string pattern;
-};
+// A custom detector (its name and RE2 pattern), as the detectors take it.
+using guardrail_regex = detection::custom_rule;
 
 // An external policy check: posted {"stage", "text", "model", "key"}, answering
 // {"action": "allow"|"block"|"mask", "reason", "spans"}.
@@ -464,14 +466,9 @@ struct gateway_config {
     std::vector<guardrail_config> guardrails;
 };
 
-// A value or the reason there is none; for expected failures such as bad user input.
+// A value or the reason there is none (gateway/parsed.hpp).
 template <class T>
-struct parsed {
-    std::optional<T> value;
-    std::string error;
-    explicit operator bool() const { return value.has_value(); }
-    static parsed fail(std::string why) { return {std::nullopt, std::move(why)}; }
-};
+using parsed = gateway::parsed<T>;
 
 // `key` as it is stored hashed in `context.api_keys`: "sha256:" and 64 lowercase hex digits
 // (unchanged when it already is). check-config prints keys this way: masked, yet still valid.

@@ -1,14 +1,37 @@
 // The guardrails' fields (`guardrails:`), declared once as every section's are (sections.cpp);
-// what a detector set or a custom pattern may be is the guardrails' own rule (detectors.hpp).
+// what a detector set or a custom pattern may be is the detectors' own rule (detection/).
 #include "gateway/config/field_kinds.hpp"
-#include "gateway/guardrails/detectors.hpp"
-#include "gateway/guardrails/engine.hpp"
-#include "gateway/guardrails/rules.hpp"
+#include "gateway/detection/detectors.hpp"
+#include "gateway/detection/rules.hpp"
 
 #include <algorithm>
 #include <array>
 
 namespace gateway::config {
+
+std::string_view guardrail_stage_name(guardrail_stage stage) {
+    switch (stage) {
+        case guardrail_stage::request:
+            return "request";
+        case guardrail_stage::response:
+            return "response";
+        case guardrail_stage::tool_result:
+            return "tool_result";
+    }
+    return "request";
+}
+
+std::string_view guardrail_action_name(guardrail_action action) {
+    switch (action) {
+        case guardrail_action::mask:
+            return "mask";
+        case guardrail_action::block:
+            return "block";
+        case guardrail_action::log:
+            return "log";
+    }
+    return "mask";
+}
 
 using namespace field_kinds;
 
@@ -23,7 +46,7 @@ std::string checked_name(const yaml_reader& r, const YAML::Node& n, std::string_
     return name;
 }
 
-// The spellings of a stage or an action, as the guardrails name them.
+// The spellings of a stage or an action.
 template <class E, std::size_t N>
 std::vector<std::pair<std::string_view, E>> spellings(const std::array<E, N>& values,
                                                       std::string_view (*name)(E)) {
@@ -34,7 +57,7 @@ std::vector<std::pair<std::string_view, E>> spellings(const std::array<E, N>& va
 
 const auto stage_spellings = spellings(
     std::array{guardrail_stage::request, guardrail_stage::response, guardrail_stage::tool_result},
-    guardrails::stage_name);
+    guardrail_stage_name);
 
 // One custom rule: {name, pattern}.
 guardrail_regex read_regex(const yaml_reader& r, const YAML::Node& n, const std::string& at) {
@@ -42,7 +65,7 @@ guardrail_regex read_regex(const yaml_reader& r, const YAML::Node& n, const std:
     r.check_keys(n, at, {"name", "pattern"});
     if (!n["name"] || !n["pattern"]) r.fail(n, at + ": `name` and `pattern` are required");
     guardrail_regex out{checked_name(r, n["name"], at), r.scalar(n["pattern"], "pattern")};
-    if (auto why = guardrails::pattern_error(out.pattern); !why.empty())
+    if (auto why = detection::pattern_error(out.pattern); !why.empty())
         r.fail(n["pattern"], at + ": rule `" + out.name + "`: `pattern` " + why);
     return out;
 }
@@ -116,11 +139,11 @@ const fields<guardrail_config>& guardrail_fields() {
          [](const yaml_reader& r, const YAML::Node& n, std::string_view section, S& s) {
              s.detect = r.string_list(n, "detect");
              for (std::size_t i = 0; i < s.detect.size(); ++i)
-                 if (!guardrails::known_set(s.detect[i]))
+                 if (!detection::known_set(s.detect[i]))
                      r.fail(n.IsSequence() ? n[i] : n,
                             std::string(section) + ".detect: unknown detector set `" + s.detect[i] +
-                                "` (known: " + std::string(guardrails::secrets_set) + ", " +
-                                std::string(guardrails::pii_set) + ")");
+                                "` (known: " + std::string(detection::secrets_set) + ", " +
+                                std::string(detection::pii_set) + ")");
          },
          [](const S& s) { return flow_list(s.detect); }},
         {"regex", "custom rules: {name, pattern} or a list of them (RE2 syntax)",
@@ -174,14 +197,14 @@ const fields<guardrail_config>& guardrail_fields() {
          },
          [](const S& s) {
              std::vector<std::string> names;
-             for (auto stage : s.on) names.emplace_back(guardrails::stage_name(stage));
+             for (auto stage : s.on) names.emplace_back(guardrail_stage_name(stage));
              return flow_list(names);
          }},
         choice_field<S, guardrail_action>(
             "action", &S::action,
             spellings(
                 std::array{guardrail_action::mask, guardrail_action::block, guardrail_action::log},
-                guardrails::action_name),
+                guardrail_action_name),
             "mask ([REDACTED:<rule>]) | block (400 guardrail_blocked) | log"),
         list_field("keys", &S::keys, "globs over virtual key names and team names"),
         list_field("routes", &S::routes, "globs over the requested model; empty: every route"),

@@ -4,7 +4,7 @@
 #include "gateway/config/config.hpp"
 #include "gateway/config/schema.hpp"
 #include "gateway/config/yaml_reader.hpp"
-#include "gateway/guardrails/detectors.hpp"
+#include "gateway/detection/detectors.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -264,7 +264,7 @@ public:
             if (g.webhook && g.model_check)
                 fail(n, at + ": `" + g.name +
                             "` asks one outside check: `webhook` or `model_check`, not both");
-            if (auto built = guardrails::detectors::make(g.detect, g.regex); !built)
+            if (auto built = detection::detectors::make(g.detect, g.regex); !built)
                 fail(n, at + ": " + built.error);
             if (!names.insert(g.name).second)
                 fail(n["name"], "duplicate guardrail name `" + g.name + "`");

@@ -1,6 +1,6 @@
-#include "gateway/guardrails/detectors.hpp"
+#include "gateway/detection/detectors.hpp"
 
-#include "gateway/guardrails/rules.hpp"
+#include "gateway/detection/rules.hpp"
 
 #include <re2/re2.h>
 #include <re2/set.h>
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <set>
 
-namespace gateway::guardrails {
+namespace gateway::detection {
 
 namespace {
 
@@ -79,9 +79,9 @@ std::string pattern_error(std::string_view pattern) {
     return {};
 }
 
-config::parsed<detectors> detectors::make(const std::vector<std::string>& sets,
-                                          const std::vector<config::guardrail_regex>& custom) {
-    using result = config::parsed<detectors>;
+parsed<detectors> detectors::make(const std::vector<std::string>& sets,
+                                  const std::vector<custom_rule>& custom) {
+    using result = parsed<detectors>;
     auto c = std::make_unique<compiled>();
     std::set<std::string, std::less<>> names;
     auto add = [&](compiled_rule r, std::string_view pattern) -> std::string {
@@ -165,4 +165,4 @@ std::string mask(std::string_view text, const std::vector<hit>& hits) {
     return out;
 }
 
-}  // namespace gateway::guardrails
+}  // namespace gateway::detection

@@ -3,7 +3,8 @@
 // The guardrails' detectors: named rules that find secrets and personal data in text, compiled
 // once into one multi-pattern scan (docs/operations.md "Guardrails" lists the rules). Pure code
 // over RE2: no I/O, no configuration reading beyond the two lists a guardrail gives.
-#include "gateway/config/config.hpp"
+#include "gateway/detection/custom_rule.hpp"
+#include "gateway/parsed.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -11,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gateway::guardrails {
+namespace gateway::detection {
 
 // One match: the rule that found it and its byte span [begin, end) in the scanned text. `rule`
 // views the detectors' own copy of the name: valid while they live.
@@ -28,8 +29,8 @@ public:
     // The rules of the sets named in `sets` ("secrets", "pii"), then the custom `regex` rules,
     // each matched as a whole (RE2 syntax). Fails with a message naming the rule when a set is
     // unknown, a custom pattern does not compile (pattern_error) or a name is used twice.
-    static config::parsed<detectors> make(const std::vector<std::string>& sets,
-                                          const std::vector<config::guardrail_regex>& custom);
+    static parsed<detectors> make(const std::vector<std::string>& sets,
+                                  const std::vector<custom_rule>& custom);
 
     detectors(detectors&&) noexcept;
     detectors& operator=(detectors&&) noexcept;
@@ -68,4 +69,4 @@ std::string pattern_error(std::string_view pattern);
 // order and non-overlapping.
 std::string mask(std::string_view text, const std::vector<hit>& hits);
 
-}  // namespace gateway::guardrails
+}  // namespace gateway::detection

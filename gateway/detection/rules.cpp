@@ -1,7 +1,7 @@
 // The built-in rules. Each pattern follows its format's public definition (the provider's
 // documentation or announcement of its token format); what a pattern cannot say is checked by a
 // validator over the candidate span and its neighbours (RE2 has no look-around).
-#include "gateway/guardrails/rules.hpp"
+#include "gateway/detection/rules.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace gateway::guardrails {
+namespace gateway::detection {
 
 namespace {
 
@@ -352,4 +352,4 @@ std::span<const rule> builtin_rules() {
     return rules;
 }
 
-}  // namespace gateway::guardrails
+}  // namespace gateway::detection

@@ -7,7 +7,7 @@
 #include <span>
 #include <string_view>
 
-namespace gateway::guardrails {
+namespace gateway::detection {
 
 // The detector sets a guardrail's `detect` may name.
 inline constexpr std::string_view secrets_set = "secrets";
@@ -30,4 +30,4 @@ struct rule {
 // Every built-in rule, in priority order (an earlier rule wins a tie between equal spans).
 std::span<const rule> builtin_rules();
 
-}  // namespace gateway::guardrails
+}  // namespace gateway::detection

@@ -17,30 +17,6 @@ bool any_glob(const std::vector<std::string>& globs, std::string_view text) {
 
 }  // namespace
 
-std::string_view stage_name(config::guardrail_stage stage) {
-    switch (stage) {
-        case config::guardrail_stage::request:
-            return "request";
-        case config::guardrail_stage::response:
-            return "response";
-        case config::guardrail_stage::tool_result:
-            return "tool_result";
-    }
-    return "request";
-}
-
-std::string_view action_name(config::guardrail_action action) {
-    switch (action) {
-        case config::guardrail_action::mask:
-            return "mask";
-        case config::guardrail_action::block:
-            return "block";
-        case config::guardrail_action::log:
-            return "log";
-    }
-    return "mask";
-}
-
 bool selection::has_detectors() const {
     return std::any_of(items_.begin(), items_.end(),
                        [](const guardrail* g) { return g->rules && !g->rules->empty(); });
@@ -64,7 +40,7 @@ engine::engine(const std::vector<config::guardrail_config>& guardrails) {
     for (const auto& c : guardrails) {
         guardrail g{c, std::nullopt};
         if (!c.detect.empty() || !c.regex.empty()) {
-            auto built = detectors::make(c.detect, c.regex);
+            auto built = detection::detectors::make(c.detect, c.regex);
             if (!built) throw std::invalid_argument("guardrail `" + c.name + "`: " + built.error);
             g.rules = std::move(*built.value);
         }
@@ -87,7 +63,7 @@ selection engine::select(config::guardrail_stage stage, const subject& who) cons
 
 outcome engine::check(const selection& chosen, std::string_view text) const {
     outcome out;
-    std::vector<hit> masked;
+    std::vector<detection::hit> masked;
     for (const auto* g : chosen.items()) {
         if (!g->rules) continue;
         for (const auto& h : g->rules->scan(text)) {
@@ -106,13 +82,14 @@ outcome engine::check(const selection& chosen, std::string_view text) const {
     if (masked.empty()) return out;
     // Two guardrails may mask overlapping spans: the one that starts first is replaced, as
     // within one guardrail's scan.
-    std::stable_sort(masked.begin(), masked.end(),
-                     [](const hit& a, const hit& b) { return a.begin < b.begin; });
-    std::vector<hit> replaced;
+    std::stable_sort(
+        masked.begin(), masked.end(),
+        [](const detection::hit& a, const detection::hit& b) { return a.begin < b.begin; });
+    std::vector<detection::hit> replaced;
     for (const auto& h : masked)
         if (replaced.empty() || h.begin >= replaced.back().end) replaced.push_back(h);
     out.result = verdict::masked;
-    out.text = mask(text, replaced);
+    out.text = detection::mask(text, replaced);
     return out;
 }
 
@@ -126,7 +103,9 @@ outcome engine::check(config::guardrail_stage stage, std::string_view text,
 void record(const outcome& result, config::guardrail_stage stage) {
     auto& m = observability::metrics();
     for (const auto& f : result.hits)
-        m.guardrail_hits.with({f.guardrail, f.rule, stage_name(stage), action_name(f.action)})
+        m.guardrail_hits
+            .with({f.guardrail, f.rule, config::guardrail_stage_name(stage),
+                   config::guardrail_action_name(f.action)})
             .inc();
 }
 

@@ -7,7 +7,7 @@
 // and a caller that sees empty() (or an empty selection) does nothing more per request: no copy,
 // no scan.
 #include "gateway/config/config.hpp"
-#include "gateway/guardrails/detectors.hpp"
+#include "gateway/detection/detectors.hpp"
 
 #include <cstddef>
 #include <optional>
@@ -29,7 +29,7 @@ struct subject {
 // webhook).
 struct guardrail {
     config::guardrail_config config;
-    std::optional<detectors> rules;
+    std::optional<detection::detectors> rules;
 };
 
 // A hit of one guardrail, by name only: what metrics, logs and traces may carry.
@@ -103,10 +103,5 @@ private:
 // Counts each hit in contextgate_guardrail_hits_total{guardrail, rule, stage, action}. Never
 // logs or counts the matched text.
 void record(const outcome& result, config::guardrail_stage stage);
-
-// "request", "response", "tool_result"; "mask", "block", "log": as the configuration and the
-// metrics spell them.
-std::string_view stage_name(config::guardrail_stage stage);
-std::string_view action_name(config::guardrail_action action);
 
 }  // namespace gateway::guardrails

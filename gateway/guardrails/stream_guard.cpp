@@ -238,13 +238,13 @@ void stream_guard::release(channel& c, bool all, std::string& out) {
             return;
         }
     // One replacement per span where guardrails overlap, as check() masks.
-    std::vector<hit> masks;
+    std::vector<detection::hit> masks;
     for (const auto& f : released.hits)
         if (f.action == config::guardrail_action::mask &&
             (masks.empty() || f.begin >= masks.back().end))
             masks.push_back({f.rule, f.begin, f.end});
     record(released, config::guardrail_stage::response);
-    auto text = mask(std::string_view(c.text).substr(0, cut), masks);
+    auto text = detection::mask(std::string_view(c.text).substr(0, cut), masks);
     c.text.erase(0, cut);
     // Responses is read by its data's type, the others by the event's name.
     std::string_view type = c.type;

@@ -148,8 +148,10 @@ net::awaitable<webhook_answer> webhooks::ask(const config::guardrail_config& g,
     if (!may_call(g.name)) {
         failure = "its circuit breaker is open";
     } else {
-        auto body = json::serialize(json::object{
-            {"stage", stage_name(stage)}, {"text", text}, {"model", model}, {"key", key}});
+        auto body = json::serialize(json::object{{"stage", config::guardrail_stage_name(stage)},
+                                                 {"text", text},
+                                                 {"model", model},
+                                                 {"key", key}});
         auto [answer, failed] = co_await post(g, tls_of(g.name), std::move(body));
         failure = std::move(failed);
         if (failure.empty()) {

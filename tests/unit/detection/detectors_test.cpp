@@ -1,6 +1,6 @@
-#include "gateway/guardrails/detectors.hpp"
+#include "gateway/detection/detectors.hpp"
 
-#include "gateway/guardrails/rules.hpp"
+#include "gateway/detection/rules.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 using namespace gateway;
-using namespace gateway::guardrails;
+using namespace gateway::detection;
 
 namespace {
 

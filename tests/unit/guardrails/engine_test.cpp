@@ -143,8 +143,8 @@ BOOST_AUTO_TEST_CASE(record_counts_hits_by_name_never_text) {
     BOOST_TEST(page.find("contextgate_guardrail_hits_total{guardrail=\"pii-counted\"") !=
                std::string::npos);
     BOOST_TEST(page.find("ops@contextgate.dev") == std::string::npos);
-    BOOST_TEST(stage_name(guardrail_stage::tool_result) == "tool_result");
-    BOOST_TEST(action_name(guardrail_action::block) == "block");
+    BOOST_TEST(config::guardrail_stage_name(guardrail_stage::tool_result) == "tool_result");
+    BOOST_TEST(config::guardrail_action_name(guardrail_action::block) == "block");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
