@@ -183,7 +183,7 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
     head += req.method_string();
     head += ' ';
     head += up.endpoint.base_path;
-    head += upstream::wire_target(up, model, target);
+    upstream::append_wire_target(head, up, model, target);
     head += " HTTP/1.1\r\nHost: ";
     head += upstream::host_header(up.endpoint);
     head += "\r\n";

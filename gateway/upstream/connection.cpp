@@ -17,6 +17,7 @@
 #include <boost/beast/http/error.hpp>
 
 #include <array>
+#include <charconv>
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -25,9 +26,20 @@
 namespace gateway::upstream {
 
 std::string host_header(const config::upstream_endpoint& e) {
-    std::string host = e.host.find(':') != std::string::npos ? "[" + e.host + "]" : e.host;
-    bool default_port = e.port == (e.tls ? 443 : 80);
-    return default_port ? host : host + ":" + std::to_string(e.port);
+    // Written in place: a forwarded request asks for it every time.
+    bool v6 = e.host.find(':') != std::string::npos;
+    std::string host;
+    host.reserve(e.host.size() + 8);
+    if (v6) host += '[';
+    host += e.host;
+    if (v6) host += ']';
+    if (e.port != (e.tls ? 443 : 80)) {
+        char port[8];
+        auto end = std::to_chars(port, port + sizeof port, e.port).ptr;
+        host += ':';
+        host.append(port, end);
+    }
+    return host;
 }
 
 namespace {

@@ -13,11 +13,14 @@
 
 namespace gateway::upstream {
 
-std::string wire_target(const config::upstream_config& up, std::string_view model,
-                        std::string_view target) {
-    if (up.host == config::hosting::azure) return providers::azure::target(up, model, target);
-    if (up.host == config::hosting::vertex) return providers::vertex::wire_target(up, target);
-    return std::string(target);
+void append_wire_target(std::string& head, const config::upstream_config& up,
+                        std::string_view model, std::string_view target) {
+    if (up.host == config::hosting::azure)
+        head += providers::azure::target(up, model, target);
+    else if (up.host == config::hosting::vertex)
+        head += providers::vertex::wire_target(up, target);
+    else
+        head += target;
 }
 
 std::string json_post_head(const config::upstream_config& up, std::string_view target,
@@ -27,7 +30,7 @@ std::string json_post_head(const config::upstream_config& up, std::string_view t
     head.reserve(256 + fields.size());
     head += "POST ";
     head += up.endpoint.base_path;
-    head += wire_target(up, model, target);
+    append_wire_target(head, up, model, target);
     head += " HTTP/1.1\r\nHost: ";
     head += host_header(up.endpoint);
     head += stream ? "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"

@@ -35,18 +35,19 @@ struct exchange_hooks {
     std::function<bool()> resend;
 };
 
-// The target `up` is sent below its base path for `target`, a path of its dialect with its query,
-// asking for `model` (the name it hears; empty for a call that names none): `target` itself, or
-// on Azure OpenAI the deployment's or the v1 API's path (providers/azure.hpp), on Vertex AI the
-// model's path below the project and location (providers/vertex.hpp). Every request head to an
-// upstream is written with it.
-std::string wire_target(const config::upstream_config& up, std::string_view model,
-                        std::string_view target);
+// Appends to `head` the target `up` is sent below its base path for `target`, a path of its
+// dialect with its query, asking for `model` (the name it hears; empty for a call that names
+// none): `target` itself, or on Azure OpenAI the deployment's or the v1 API's path
+// (providers/azure.hpp), on Vertex AI the model's path below the project and location
+// (providers/vertex.hpp). Every request head to an upstream is written with it; appended rather
+// than returned, so that a plain upstream's target is not copied on every request.
+void append_wire_target(std::string& head, const config::upstream_config& up,
+                        std::string_view model, std::string_view target);
 
 // The head of a JSON POST the gateway makes itself (the model client's requests, a translated
-// chat request): wire_target(`target`, `model`) below the upstream's base path, Accept for an
-// event stream or JSON, then `fields` ("Name: value\r\n" each: the key, fields passed along),
-// x-request-id and Content-Length.
+// chat request): the wire target of `target` and `model` (append_wire_target) below the upstream's
+// base path, Accept for an event stream or JSON, then `fields` ("Name: value\r\n" each: the key,
+// fields passed along), x-request-id and Content-Length.
 std::string json_post_head(const config::upstream_config& up, std::string_view target,
                            std::string_view model, bool stream, std::string_view fields,
                            std::string_view request_id, std::size_t length);

@@ -29,7 +29,7 @@ std::string_view models_target(config::provider_kind p) {
 std::string prober::request_head(const config::upstream_config& u) {
     std::string head = "GET ";
     head += u.endpoint.base_path;
-    head += wire_target(u, {}, models_target(u.provider));
+    append_wire_target(head, u, {}, models_target(u.provider));
     head += " HTTP/1.1\r\nHost: ";
     head += host_header(u.endpoint);
     head += "\r\nAccept: application/json\r\nUser-Agent: contextgate-probe\r\n";

@@ -52,8 +52,9 @@ BOOST_AUTO_TEST_CASE(every_request_head_is_written_with_the_wire_target) {
                    .starts_with("POST /openai/deployments/prod-gpt4o/chat/completions"
                                 "?api-version=2024-10-21 HTTP/1.1\r\n"));
     config::upstream_config direct;
-    BOOST_TEST(gateway::upstream::wire_target(direct, "gpt-4o", "/chat/completions?x=1") ==
-               "/chat/completions?x=1");
+    std::string head = "POST /v1";
+    gateway::upstream::append_wire_target(head, direct, "gpt-4o", "/chat/completions?x=1");
+    BOOST_TEST(head == "POST /v1/chat/completions?x=1");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
