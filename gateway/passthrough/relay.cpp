@@ -340,9 +340,8 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     auto* watching = observer ? &*observer : nullptr;
     if (observer && !sse && !aws_stream && parser.is_done() && state.price) {
         // A whole JSON answer (read before the commit): its cost is known, and goes in the head.
-        observer->feed(prefetched);
-        cost_in_head(ctx, state, observer->finish(true), observer->delivered_bytes());
-        watching = nullptr;  // fed; nothing more comes
+        cost_in_head(ctx, state, observer->finish_whole(prefetched), observer->delivered_bytes());
+        watching = nullptr;  // read whole; nothing more comes
     }
     auto head = response_head(res, ctx, framing, ctx.keep_alive ? "" : "close", state.fields);
     ctx.started();

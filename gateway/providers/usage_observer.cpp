@@ -491,17 +491,29 @@ void usage_observer::feed(std::string_view bytes) {
 
 providers::usage usage_observer::finish(bool complete) {
     if (framing_ == framing::json && !overflow_) {
-        // Every dialect writes a whole answer's usage among its last top-level members, after
-        // the content: its last mention is looked up from the end first, which reads only what
-        // follows it. A mention inside a value, or a body that may be cut short, is scanned whole.
-        auto last = last_mention(body_);
-        if (last != std::string::npos && !(complete && read_member_at(body_, last)) &&
-            mentions_usage(body_))
-            read_document(body_);
-        if (!(complete && used_.known)) count_content(body_);
+        read_body(body_, complete);
         body_.clear();  // counted once
     }
     return used_;
+}
+
+providers::usage usage_observer::finish_whole(std::string_view body) {
+    if (body.size() > max_body_)
+        overflow_ = true;  // as feed() would have it
+    else if (!overflow_)
+        read_body(body, true);
+    return used_;
+}
+
+void usage_observer::read_body(std::string_view body, bool complete) {
+    // Every dialect writes a whole answer's usage among its last top-level members, after the
+    // content: its last mention is looked up from the end first, which reads only what follows
+    // it. A mention inside a value, or a body that may be cut short, is scanned whole.
+    auto last = last_mention(body);
+    if (last != std::string::npos && !(complete && read_member_at(body, last)) &&
+        mentions_usage(body))
+        read_document(body);
+    if (!(complete && used_.known)) count_content(body);
 }
 
 void usage_observer::count_content(std::string_view text) {

@@ -42,6 +42,9 @@ public:
     // so its content is not counted: the parse that counts it costs more than the rest of the
     // observer.
     providers::usage finish(bool complete = false);
+    // A whole JSON answer that is held elsewhere, read as feed(body) and then finish(true) would
+    // read it, without a copy of it being kept.
+    providers::usage finish_whole(std::string_view body);
     // Bytes of content the relayed copy carried so far: the strings of answer text, reasoning
     // and call arguments in every dialect (`content`, `text`, `arguments`, `partial_json`,
     // `thinking`, a Responses `delta`…), counted in stream events that add content (no name,
@@ -51,6 +54,8 @@ public:
     std::uint64_t delivered_bytes() const { return delivered_; }
 
 private:
+    // A JSON answer's usage, and its content unless it is `complete` and reported its usage.
+    void read_body(std::string_view body, bool complete);
     void read_document(std::string_view text);
     // When the key at `at` is one of the whole JSON object `text`'s top-level `usage` or
     // `usageMetadata` members, with an object for its value, reads that object and says true; only

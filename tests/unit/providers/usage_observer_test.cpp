@@ -270,8 +270,19 @@ BOOST_AUTO_TEST_CASE(a_whole_body_is_read_from_its_end_as_from_its_start) {
             BOOST_TEST(from_end.known == from_start.known);
             BOOST_TEST(from_end.input == from_start.input);
             BOOST_TEST(from_end.output == from_start.output);
+            // Read where it lies, without a copy: as fed and finished whole.
+            usage_observer in_place(false);
+            auto whole = in_place.finish_whole(body);
+            BOOST_TEST(whole.known == from_end.known);
+            BOOST_TEST(whole.input == from_end.input);
+            BOOST_TEST(whole.output == from_end.output);
+            BOOST_TEST(in_place.finish(true).input == from_end.input);  // read once
         }
     }
+    // Over the cap, as fed: nothing is read.
+    usage_observer capped(usage_observer::framing::json, 16);
+    BOOST_TEST(!capped.finish_whole(bodies[0]).known);
+    BOOST_TEST(!capped.finish(true).known);
     BOOST_TEST(usage_of(bodies[1], true).output == 12);
     BOOST_TEST(usage_of(bodies[2], true).input == 7);
     BOOST_TEST(usage_of(bodies[3], true).input == 4);
