@@ -56,7 +56,20 @@ std::string_view path_of(const beast::http::request_header<>& head) {
 
 router::router(std::vector<route> routes, std::vector<guard> guards, identification identify)
     : routes_(std::move(routes)), guards_(std::move(guards)), identify_(std::move(identify)) {
-    for (const auto& r : routes_) literals_.push_back(r.path.substr(0, r.path.find('{')));
+    for (const auto& r : routes_) {
+        auto literal = r.path.substr(0, r.path.find('{'));
+        auto closing = literal.size() > 1 ? literal.find('/', 1) : std::string_view::npos;
+        auto segment =
+            closing == std::string_view::npos ? std::string_view{} : literal.substr(0, closing + 1);
+        starts_.push_back({literal, segment, 0});
+    }
+    for (std::size_t i = 0; i < starts_.size(); ++i) {
+        auto& s = starts_[i];
+        s.skip = i + 1;
+        while (!s.segment.empty() && s.skip < starts_.size() &&
+               starts_[s.skip].literal.starts_with(s.segment))
+            ++s.skip;
+    }
 }
 
 bool router::identifies(const beast::http::request_header<>& head) const {
@@ -88,8 +101,11 @@ net::awaitable<void> router::dispatch(request_context& ctx) const {
     std::vector<std::string> captures;
     for (std::size_t i = 0; i < routes_.size(); ++i) {
         const auto& r = routes_[i];
-        if (!starts_with(path, literals_[i]) || !match_path(r.path, path, r.prefix, captures))
+        if (!starts_with(path, starts_[i].literal)) {
+            if (!starts_with(path, starts_[i].segment)) i = starts_[i].skip - 1;
             continue;
+        }
+        if (!match_path(r.path, path, r.prefix, captures)) continue;
         path_known = true;
         if (r.method == "*" || r.method == ctx.req.method_string()) {
             found = &r;
