@@ -3,7 +3,8 @@
 // for each dialect, its target and size checked whatever the model name and the schemas hold), an
 // upstream's answer in each dialect (Bedrock's Converse streams in AWS's binary event stream),
 // whole and as an event stream cut at a position the input chooses, written back by every
-// ingress's event writer, and AWS event-stream framing on its own. The first byte chooses, as a
+// ingress's event writer, its usage read by the usage observer, and AWS event-stream framing on
+// its own. The first byte chooses, as a
 // digit ('0'-'8', so the corpus files read as what they test). Any bytes must give a refusal or a
 // value that keeps the invariants below; never a crash, a hang or a leak (run under ASan+UBSan).
 // Build with clang: cmake -DCONTEXTGATE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ …, then run
@@ -16,6 +17,7 @@
 #include "gateway/providers/bedrock.hpp"
 #include "gateway/providers/ingress.hpp"
 #include "gateway/providers/openai.hpp"
+#include "gateway/providers/usage_observer.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -88,6 +90,20 @@ void upstream_answer(const providers::adapter& a, std::string_view body, std::si
     // An error stays one (Bedrock's type may change the status a client sees: 429, 503…).
     auto said = a.decode_error(500, body);
     if (said.status < 400 || said.type.empty()) broken();
+    // The usage observer reads any answer: whole (from its end) or cut short (from its start),
+    // fed in two parts; a whole one read in place gives what feeding it gives.
+    providers::usage_observer in_place(false);
+    auto read = in_place.finish_whole(body);
+    for (bool complete : {true, false}) {
+        providers::usage_observer fed(false);
+        fed.feed(body.substr(0, cut));
+        fed.feed(body.substr(cut));
+        auto used = fed.finish(complete);
+        if (used.input < 0 || used.output < 0) broken();
+        if (complete &&
+            (used.known != read.known || used.input != read.input || used.output != read.output))
+            broken();
+    }
 
     providers::stream_reader reader(a, 1 << 20);
     providers::reply_builder builder;
