@@ -4,9 +4,9 @@
 // upstream's answer in each dialect (Bedrock's Converse streams in AWS's binary event stream),
 // whole and as an event stream cut at a position the input chooses, written back by every
 // ingress's event writer, its usage read by the usage observer, and AWS event-stream framing on
-// its own. The first byte chooses, as a
-// digit ('0'-'8', so the corpus files read as what they test). Any bytes must give a refusal or a
-// value that keeps the invariants below; never a crash, a hang or a leak (run under ASan+UBSan).
+// its own. The first byte chooses, as a digit ('0'-'8', so the corpus files read as what they
+// test). Any bytes must give a refusal or a value that keeps the invariants below; never a crash,
+// a hang or a leak (run under ASan+UBSan).
 // Build with clang: cmake -DCONTEXTGATE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ …, then run
 // build-fuzz/tests/providers_fuzz -dict=tests/fuzz/providers.dict build-fuzz/corpus-providers
 // tests/fuzz/providers_corpus. With g++ the same function is driven by tests/fuzz/driver.cpp
