@@ -72,6 +72,16 @@ BOOST_AUTO_TEST_CASE(a_head_is_judged_on_host_and_origin_together) {
     auto two = head("127.0.0.1:8080", "http://localhost");
     two.insert(bhttp::field::origin, "http://evil.example.com");
     BOOST_TEST(!rule.allows(two));
+    // Fields named in any case are those fields; no Host at all is HTTP/1.0's.
+    bhttp::request_header<> cased;
+    cased.insert("hOsT", "127.0.0.1:8080");
+    BOOST_TEST(rule.allows(cased));
+    cased.insert("ORIGIN", "https://evil.example.com");
+    BOOST_TEST(!rule.allows(cased));
+    bhttp::request_header<> rebound;
+    rebound.insert("HOST", "rebound.evil.example:8080");
+    BOOST_TEST(!rule.allows(rebound));
+    BOOST_TEST(rule.allows(bhttp::request_header<>{}));
 }
 
 BOOST_AUTO_TEST_CASE(the_gateways_own_apis_take_json_bodies_only) {
