@@ -114,11 +114,15 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     a.conn = std::move(exchange.conn);
     state_.upstream = a.conn.get();
     if (auto held = co_await judge_head(a, terms)) co_return *held;
-    if (auto held = co_await hold_stream(a, terms)) co_return *held;
+    // The stages after it are awaited only when they have work (each is a coroutine frame, and
+    // the plain request needs none of them).
+    if (holds_stream(a, terms))
+        if (auto held = co_await hold_stream(a)) co_return *held;
     // Committed: this answer is the client's (on the last attempt, a failure too).
     if (state_.first_body == std::chrono::steady_clock::time_point{} && !a.held.empty())
         state_.first_body = std::chrono::steady_clock::now();
-    if (auto blocked = co_await guard_answer(a)) co_return *blocked;
+    if (a.guarded)
+        if (auto blocked = co_await guard_answer(a)) co_return *blocked;
     auto relayed = co_await relay(a);
     co_return relayed;
 }
@@ -180,12 +184,16 @@ net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempt
                       a.broken ? a.broken.detail : answered_with(a.status)};
 }
 
-net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempts::hold_stream(
-    forwarded_answer& a, const upstream::attempt_terms& terms) {
+bool handler::routed_attempts::holds_stream(const forwarded_answer& a,
+                                            const upstream::attempt_terms& terms) {
     // Only a stream that may still be given up for another target (not Bedrock's, relayed from
     // its head) is held back until its first content event.
-    if (terms.last || a.judged != upstream::verdict::success || a.parser->is_done() || a.aws_stream)
-        co_return std::nullopt;
+    return !terms.last && a.judged == upstream::verdict::success && !a.parser->is_done() &&
+           !a.aws_stream;
+}
+
+net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempts::hold_stream(
+    forwarded_answer& a) {
     auto kind = co_await hold_until_content(*a.conn, *a.parser, a.up.idle_timeout,
                                             state_.hold_until, a.held);
     if (state_.client_gone) {
@@ -212,7 +220,6 @@ net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempt
 
 net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempts::guard_answer(
     forwarded_answer& a) {
-    if (!a.guarded) co_return std::nullopt;
     auto& res = a.parser->get();
     // InvokeModel's stream reaches a /v1/messages client as Anthropic's SSE (the relay rewrites
     // its frames), so it is guarded as one.

@@ -109,8 +109,10 @@ private:
     // forwarded()'s stages after the request went (forwarded.cpp).
     net::awaitable<std::optional<outcome>> judge_head(forwarded_answer& a,
                                                       const upstream::attempt_terms& terms);
-    net::awaitable<std::optional<outcome>> hold_stream(forwarded_answer& a,
-                                                       const upstream::attempt_terms& terms);
+    // Whether hold_stream has a stream to hold; it is awaited only then.
+    static bool holds_stream(const forwarded_answer& a, const upstream::attempt_terms& terms);
+    net::awaitable<std::optional<outcome>> hold_stream(forwarded_answer& a);
+    // Awaited only for an answer the guardrails read (forwarded_answer::guarded).
     net::awaitable<std::optional<outcome>> guard_answer(forwarded_answer& a);
     net::awaitable<outcome> relay(forwarded_answer& a);
 
