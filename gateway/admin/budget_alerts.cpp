@@ -4,7 +4,8 @@
 #include "gateway/ids.hpp"
 #include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
-#include "gateway/upstream/service_call.hpp"
+#include "gateway/upstream/exchange.hpp"
+#include "gateway/upstream/pool.hpp"
 #include "gateway/upstream/tls.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -32,35 +33,56 @@ std::vector<unsigned> crossed_thresholds(const std::vector<unsigned>& thresholds
 
 namespace {
 
-// The webhook as a service the gateway's client calls: every step (connecting, the answer's
-// head, its body) within the alert's timeout; no connection is kept between alerts.
-config::upstream_config webhook_service(const config::budget_alerts_config& settings) {
-    return upstream::service_upstream("budget-alerts", settings.webhook, settings.endpoint,
-                                      settings.timeout);
+// The webhook as the gateway's outbound client sees an upstream: every step (connecting, the
+// answer's head, its body) within the alert's timeout; no connection is kept between alerts.
+config::upstream_config webhook_upstream(const config::budget_alerts_config& settings) {
+    config::upstream_config up;
+    up.name = "budget-alerts";
+    up.base_url = settings.webhook;
+    up.endpoint = settings.endpoint;
+    up.connect_timeout = settings.timeout;
+    up.first_byte_timeout = settings.timeout;
+    up.idle_timeout = settings.timeout;
+    up.max_idle_connections = 0;
+    return up;
 }
 
-// Posts `body` to the webhook `settings` names, on a private event loop of the calling thread:
-// "" when it answered 2xx, else what went wrong.
+// One post of `body`: "" when the webhook answered 2xx, else what went wrong.
+net::awaitable<std::string> post_once(upstream::pool& pool, std::string head, std::string body) {
+    auto executor = co_await net::this_coro::executor;
+    std::optional<upstream::response_parser> parser;
+    upstream::exchange_hooks hooks;
+    auto started =
+        co_await upstream::start_exchange(pool, executor, head, body, parser, false, true, hooks);
+    if (!started.conn) co_return started.failed.detail;
+    std::string answer;
+    auto failed = co_await upstream::read_body(*started.conn, *parser, answer, 64 * 1024,
+                                               pool.upstream().idle_timeout);
+    if (failed) co_return failed.detail;
+    auto status = parser->get().result_int();
+    if (status / 100 != 2) co_return "it answered " + std::to_string(status);
+    co_return std::string();
+}
+
+// Posts `body` to the webhook `settings` names, on a private event loop of the calling thread.
 std::string post(const config::budget_alerts_config& settings,
                  std::shared_ptr<net::ssl::context> tls, const std::string& body) {
-    auto service = webhook_service(settings);
-    auto head = upstream::service_request_head(
-        "POST", service, "",
-        "Content-Type: application/json\r\nAccept: application/json\r\nx-request-id: " +
-            random_id("alert_", 8) + "\r\n",
-        body.size());
+    auto up = webhook_upstream(settings);
     net::io_context io;
-    auto done = net::co_spawn(io, upstream::call_service(service, head, body, {{}, std::move(tls)}),
-                              net::use_future);
-    io.run();
-    try {
-        auto answered = done.get();
-        if (!answered) return answered.error;
-        auto status = answered.value->status;
-        return status / 100 == 2 ? std::string() : "it answered " + std::to_string(status);
-    } catch (const std::exception& e) {
-        return e.what();
+    std::string problem;
+    {
+        upstream::pool pool(up, std::move(tls));
+        auto head = upstream::json_post_head(up, "", "", false, "User-Agent: contextgate\r\n",
+                                             random_id("alert_", 8), body.size());
+        auto done = net::co_spawn(io, post_once(pool, std::move(head), body), net::use_future);
+        io.run();
+        try {
+            problem = done.get();
+        } catch (const std::exception& e) {
+            problem = e.what();
+        }
     }
+    return problem;
 }
 
 std::string money(std::uint64_t nano) {
@@ -82,7 +104,7 @@ void budget_alerts::configure(const config::budget_alerts_config& settings) {
     auto next = std::make_shared<destination>();
     next->settings = settings;
     if (!settings.webhook.empty() && settings.endpoint.tls) {
-        auto made = upstream::make_client_context(webhook_service(settings));
+        auto made = upstream::make_client_context(webhook_upstream(settings));
         if (made)
             next->tls = *made.value;
         else

@@ -3,7 +3,7 @@
 #include "gateway/clock.hpp"
 #include "gateway/ids.hpp"
 #include "gateway/json_fields.hpp"
-#include "gateway/upstream/service_call.hpp"
+#include "gateway/upstream/credential_call.hpp"
 #include "gateway/upstream/sigv4.hpp"
 
 #include <boost/json/parse.hpp>
@@ -74,12 +74,13 @@ oidc_client::oidc_client(const config::oidc_config& config) : config_(config) {}
 net::awaitable<config::parsed<std::string>> oidc_client::get(const std::string& url,
                                                              std::string_view what) {
     using result = config::parsed<std::string>;
-    auto service = upstream::service_upstream("oidc", url, provider_timeout);
+    auto service = upstream::credential_service("oidc", url, provider_timeout);
     if (!service) co_return result::fail(std::string(what) + " " + service.error);
     service.value->ca_file = config_.ca_file;
-    auto head = upstream::service_request_head("GET", *service.value, "",
-                                               "Accept: application/json\r\n", 0);
-    auto answer = co_await upstream::call_service(*service.value, head, {});
+    auto head = upstream::credential_request_head("GET", *service.value, "",
+                                                  "Accept: application/json\r\n", 0);
+    auto answer = co_await upstream::call_credential_service(*service.value, head, {},
+                                                             upstream::exchange_hooks{});
     if (!answer)
         co_return result::fail(std::string(what) + " at " + url +
                                " did not answer: " + answer.error);
@@ -146,7 +147,7 @@ net::awaitable<config::parsed<std::string>> oidc_client::exchange(const provider
                                                                   const std::string& code,
                                                                   const std::string& verifier) {
     using result = config::parsed<std::string>;
-    auto service = upstream::service_upstream("oidc", provider.token_endpoint, provider_timeout);
+    auto service = upstream::credential_service("oidc", provider.token_endpoint, provider_timeout);
     if (!service) co_return result::fail("the token endpoint " + service.error);
     service.value->ca_file = config_.ca_file;
     std::string form = "grant_type=authorization_code&code=" + uri_encode(code) +
@@ -164,8 +165,9 @@ net::awaitable<config::parsed<std::string>> oidc_client::exchange(const provider
                   base64(uri_encode(config_.client_id) + ":" + uri_encode(config_.client_secret)) +
                   "\r\n";
     }
-    auto head = upstream::service_request_head("POST", *service.value, "", fields, form.size());
-    auto answer = co_await upstream::call_service(*service.value, head, form);
+    auto head = upstream::credential_request_head("POST", *service.value, "", fields, form.size());
+    auto answer = co_await upstream::call_credential_service(*service.value, head, form,
+                                                             upstream::exchange_hooks{});
     if (!answer) {
         forget_metadata();  // the provider may have moved its endpoints
         co_return result::fail("the token endpoint at " + provider.token_endpoint +

@@ -3,9 +3,13 @@
 #include "gateway/guardrails/engine.hpp"
 #include "gateway/observability/log.hpp"
 
-#include "gateway/upstream/service_call.hpp"
+#include "gateway/upstream/credential_call.hpp"
+#include "gateway/upstream/exchange.hpp"
+#include "gateway/upstream/pool.hpp"
 #include "gateway/upstream/tls.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -21,31 +25,68 @@ namespace {
 // A verdict is a few spans; a longer answer is no webhook's.
 constexpr std::size_t answer_limit = 1 << 20;
 
-// The webhook as a service the gateway's client calls: each step, and the call as a whole,
-// within its timeout (its URL was read with the configuration).
-config::upstream_config webhook_service(const config::guardrail_config& g) {
-    return upstream::service_upstream("webhook of guardrail " + g.name, g.webhook->url,
-                                      g.webhook->endpoint, g.webhook->timeout);
+// The webhook as an upstream the connection code reaches: each step within its timeout (the call
+// as a whole is bounded by post()'s deadline), no connection kept.
+config::upstream_config webhook_upstream(const config::guardrail_config& g) {
+    const auto& hook = *g.webhook;
+    config::upstream_config up;
+    up.name = "webhook of guardrail " + g.name;
+    up.base_url = hook.url;
+    up.endpoint = hook.endpoint;
+    up.connect_timeout = hook.timeout;
+    up.first_byte_timeout = hook.timeout;
+    up.idle_timeout = hook.timeout;
+    up.max_idle_connections = 0;
+    return up;
 }
 
 // One POST and its answer's body, all within the webhook's timeout; the reason it failed
-// otherwise.
+// otherwise. The deadline closes the connection in use; its handler may run after the call has
+// ended (both were ready at once), so it shares what it reads with the call.
 net::awaitable<std::pair<std::string, std::string>> post(const config::guardrail_config& g,
                                                          std::shared_ptr<net::ssl::context> tls,
                                                          std::string body) {
     using result = std::pair<std::string, std::string>;
-    const auto& hook = *g.webhook;
-    if (hook.endpoint.tls && !tls) co_return result{{}, "no TLS context for its https URL"};
-    auto service = webhook_service(g);
-    auto head = upstream::service_request_head("POST", service, "",
-                                               "Content-Type: application/json\r\n", body.size());
-    auto answered = co_await upstream::call_service(
-        service, head, body,
-        {{}, std::move(tls), std::chrono::steady_clock::now() + hook.timeout, answer_limit});
-    if (!answered) co_return result{{}, answered.error};
-    if (answered.value->status != 200)
-        co_return result{{}, "it answered " + std::to_string(answered.value->status)};
-    co_return result{std::move(answered.value->body), {}};
+    if (g.webhook->endpoint.tls && !tls) co_return result{{}, "no TLS context for its https URL"};
+    auto up = webhook_upstream(g);
+    upstream::pool pool(up, std::move(tls));
+    struct watch {
+        upstream::connection* in_use = nullptr;
+        bool over = false;
+        bool late = false;
+    };
+    auto w = std::make_shared<watch>();
+    auto executor = co_await net::this_coro::executor;
+    auto until = std::chrono::steady_clock::now() + g.webhook->timeout;
+    net::steady_timer deadline(executor, until);
+    deadline.async_wait([w](boost::system::error_code ec) {
+        if (ec || w->over) return;
+        w->late = true;
+        if (w->in_use) w->in_use->close();
+    });
+    upstream::exchange_hooks hooks;
+    hooks.in_use = [w](upstream::connection* c) { w->in_use = c; };
+    hooks.abandoned = [w] { return w->late; };
+    auto head = upstream::credential_request_head(
+        "POST", up, "", "Content-Type: application/json\r\n", body.size());
+    std::optional<upstream::response_parser> parser;
+    auto started =
+        co_await upstream::start_exchange(pool, executor, head, body, parser, false, true, hooks);
+    std::string answer;
+    upstream::failure failed = started.failed;
+    if (started.conn)
+        failed = co_await upstream::read_body(*started.conn, *parser, answer, answer_limit,
+                                              up.idle_timeout, until);
+    w->over = true;
+    w->in_use = nullptr;
+    deadline.cancel();
+    if (w->late) co_return result{{}, "no answer in time"};
+    if (!started.conn)
+        co_return result{{}, failed.detail.empty() ? std::string("no answer") : failed.detail};
+    if (failed) co_return result{{}, "no answer: " + failed.detail};
+    auto status = parser->get().result_int();
+    if (status != 200) co_return result{{}, "it answered " + std::to_string(status)};
+    co_return result{std::move(answer), {}};
 }
 
 }  // namespace
@@ -131,7 +172,7 @@ net::awaitable<webhook_answer> webhooks::ask(const config::guardrail_config& g,
 webhooks::webhooks(const std::vector<config::guardrail_config>& guardrails) {
     for (const auto& g : guardrails) {
         if (!g.webhook || !g.webhook->endpoint.tls) continue;
-        auto made = upstream::make_client_context(webhook_service(g));
+        auto made = upstream::make_client_context(webhook_upstream(g));
         if (made)
             tls_.emplace(g.name, *made.value);
         else

@@ -1,6 +1,6 @@
 #include "gateway/upstream/aws_fetch.hpp"
 
-#include "gateway/upstream/service_call.hpp"
+#include "gateway/upstream/credential_call.hpp"
 
 #include <boost/asio/this_coro.hpp>
 #include <boost/json/parse.hpp>
@@ -145,18 +145,18 @@ net::awaitable<fetched> assume_role_with_web_identity(const source& from, config
     if (token.empty())
         co_return fetched::fail("the web identity token file `" + from.token_file + "` is empty");
 
-    auto sts = service_upstream("aws-sts", from.sts_url, timeout);
+    auto sts = credential_service("aws-sts", from.sts_url, timeout);
     if (!sts) co_return fetched::fail("STS endpoint " + sts.error);
     std::string form =
         "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=" + uri_encode(from.role_arn) +
         "&RoleSessionName=" + uri_encode(from.session_name) +
         "&WebIdentityToken=" + uri_encode(token);
     auto head =
-        service_request_head("POST", *sts.value, "/",
-                             "Content-Type: application/x-www-form-urlencoded; charset=utf-8\r\n"
-                             "Accept: text/xml\r\n",
-                             form.size());
-    auto answered = co_await call_service(*sts.value, head, form, {hooks});
+        credential_request_head("POST", *sts.value, "/",
+                                "Content-Type: application/x-www-form-urlencoded; charset=utf-8\r\n"
+                                "Accept: text/xml\r\n",
+                                form.size());
+    auto answered = co_await call_credential_service(*sts.value, head, form, hooks);
     if (!answered)
         co_return fetched::fail("STS at " + from.sts_url + " did not answer: " + answered.error);
     co_return read_sts_answer(answered.value->status, answered.value->body);
@@ -164,15 +164,15 @@ net::awaitable<fetched> assume_role_with_web_identity(const source& from, config
 
 net::awaitable<fetched> instance_metadata_credentials(const source& from, config::duration timeout,
                                                       const exchange_hooks& hooks) {
-    auto imds = service_upstream("aws-imds", from.metadata_url, timeout);
+    auto imds = credential_service("aws-imds", from.metadata_url, timeout);
     if (!imds) co_return fetched::fail("instance metadata endpoint " + imds.error);
     const auto& up = *imds.value;
     std::string where = "the instance metadata service at " + from.metadata_url;
 
     // (Each head a named local: GCC 12 mishandles temporaries in a co_await's expression.)
-    auto session_head = service_request_head("PUT", up, "/latest/api/token",
-                                             "X-aws-ec2-metadata-token-ttl-seconds: 21600\r\n", 0);
-    auto session = co_await call_service(up, session_head, {}, {hooks});
+    auto session_head = credential_request_head(
+        "PUT", up, "/latest/api/token", "X-aws-ec2-metadata-token-ttl-seconds: 21600\r\n", 0);
+    auto session = co_await call_credential_service(up, session_head, {}, hooks);
     if (!session) co_return fetched::fail(where + " did not answer: " + session.error);
     if (session.value->status != 200 || session.value->body.empty())
         co_return fetched::fail(where + " gave no IMDSv2 session token (" +
@@ -180,8 +180,8 @@ net::awaitable<fetched> instance_metadata_credentials(const source& from, config
     std::string token_field = "X-aws-ec2-metadata-token: " + session.value->body + "\r\n";
 
     const std::string roles_target = "/latest/meta-data/iam/security-credentials/";
-    auto roles_head = service_request_head("GET", up, roles_target, token_field, 0);
-    auto roles = co_await call_service(up, roles_head, {}, {hooks});
+    auto roles_head = credential_request_head("GET", up, roles_target, token_field, 0);
+    auto roles = co_await call_credential_service(up, roles_head, {}, hooks);
     if (!roles) co_return fetched::fail(where + " did not answer: " + roles.error);
     if (roles.value->status == 404)
         co_return fetched::fail(where + " says this instance has no IAM role");
@@ -191,8 +191,8 @@ net::awaitable<fetched> instance_metadata_credentials(const source& from, config
                                 std::to_string(roles.value->status) + ")");
 
     auto keys_head =
-        service_request_head("GET", up, roles_target + uri_encode(role), token_field, 0);
-    auto keys = co_await call_service(up, keys_head, {}, {hooks});
+        credential_request_head("GET", up, roles_target + uri_encode(role), token_field, 0);
+    auto keys = co_await call_credential_service(up, keys_head, {}, hooks);
     if (!keys) co_return fetched::fail(where + " did not answer: " + keys.error);
     if (keys.value->status != 200)
         co_return fetched::fail(where + " refused the credentials of role `" + role + "` (" +

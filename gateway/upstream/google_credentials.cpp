@@ -2,7 +2,7 @@
 
 #include "gateway/base64url.hpp"
 
-#include "gateway/upstream/service_call.hpp"
+#include "gateway/upstream/credential_call.hpp"
 #include "gateway/upstream/sigv4.hpp"
 #include "gateway/upstream/token_sources.hpp"
 
@@ -58,7 +58,7 @@ config::parsed<std::string> service_account_assertion(const key_file& key, clock
 
 net::awaitable<fetched> token_from_key(const key_file& key, config::duration timeout,
                                        const exchange_hooks& hooks) {
-    auto endpoint = service_upstream("google-oauth", key.token_uri, timeout);
+    auto endpoint = credential_service("google-oauth", key.token_uri, timeout);
     if (!endpoint) co_return fetched::fail("token_uri " + endpoint.error);
     std::string form;
     if (key.type == key_file::kind::service_account) {
@@ -73,11 +73,11 @@ net::awaitable<fetched> token_from_key(const key_file& key, config::duration tim
     }
     // The token_uri's own path is where the form goes: its base path, with nothing below it.
     std::string_view below = endpoint.value->endpoint.base_path.empty() ? "/" : "";
-    auto head = service_request_head(
+    auto head = credential_request_head(
         "POST", *endpoint.value, below,
         "Content-Type: application/x-www-form-urlencoded\r\nAccept: application/json\r\n",
         form.size());
-    auto answered = co_await call_service(*endpoint.value, head, form, {hooks});
+    auto answered = co_await call_credential_service(*endpoint.value, head, form, hooks);
     std::string where = "Google's token endpoint at " + key.token_uri;
     if (!answered) co_return fetched::fail(where + " did not answer: " + answered.error);
     co_return read_token_answer(where, answered.value->status, answered.value->body, clock::now());
@@ -87,12 +87,12 @@ net::awaitable<fetched> token_from_metadata_server(const std::string& host,
                                                    config::duration timeout,
                                                    const exchange_hooks& hooks) {
     std::string url = "http://" + host;
-    auto server = service_upstream("google-metadata", url, timeout);
+    auto server = credential_service("google-metadata", url, timeout);
     if (!server) co_return fetched::fail("metadata server " + server.error);
-    auto head = service_request_head("GET", *server.value,
-                                     "/computeMetadata/v1/instance/service-accounts/default/token",
-                                     "Metadata-Flavor: Google\r\nAccept: application/json\r\n", 0);
-    auto answered = co_await call_service(*server.value, head, {}, {hooks});
+    auto head = credential_request_head(
+        "GET", *server.value, "/computeMetadata/v1/instance/service-accounts/default/token",
+        "Metadata-Flavor: Google\r\nAccept: application/json\r\n", 0);
+    auto answered = co_await call_credential_service(*server.value, head, {}, hooks);
     std::string where = "the metadata server at " + host;
     if (!answered) co_return fetched::fail(where + " did not answer: " + answered.error);
     co_return read_token_answer(where, answered.value->status, answered.value->body, clock::now());

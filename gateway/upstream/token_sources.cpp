@@ -1,9 +1,9 @@
 #include "gateway/upstream/token_sources.hpp"
 
+#include "gateway/upstream/credential_call.hpp"
 #include "gateway/upstream/entra_credentials.hpp"
 #include "gateway/upstream/google_credentials.hpp"
 #include "gateway/upstream/refresher.hpp"
-#include "gateway/upstream/service_call.hpp"
 
 #include <boost/json/parse.hpp>
 
