@@ -132,20 +132,26 @@ start_a_and_b() {
   fi
 }
 
+# cpu_ns PID: the CPU time all of PID's threads have run, in nanoseconds (the scheduler's own
+# count in /proc/PID/task/*/schedstat: exact, where utime + stime are 10 ms ticks).
+cpu_ns() {
+  cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ t += $1 } END { printf "%.0f", t }'
+}
+
 # cpu_us_per_request PID PORT [HEADER]: drives POST /v1/chat/completions at $RATE req/s for
-# $DURATION through PORT (hey, 10 connections) and prints the CPU time (utime + stime from /proc)
-# PID spent per 200 answer, in microseconds ("nan" when none); other statuses go to stderr.
+# $DURATION through PORT (hey, 10 connections) and prints the CPU time PID spent per 200 answer
+# (cpu_ns), in microseconds ("nan" when none); other statuses go to stderr.
 cpu_us_per_request() {
   local pid=$1 port=$2 header="${3:-X-Bench: 1}"
   local body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]}'
   local before after out ok other
-  before="$(awk '{ print $14 + $15 }' "/proc/$pid/stat")"
+  before="$(cpu_ns "$pid")"
   out="$(hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json -H "$header" \
     -d "$body" "http://127.0.0.1:$port/v1/chat/completions")"
-  after="$(awk '{ print $14 + $15 }' "/proc/$pid/stat")"
+  after="$(cpu_ns "$pid")"
   ok="$(echo "$out" | awk '/\[200\]/ { n += $2 } END { print n + 0 }')"
   other="$(echo "$out" | awk '/^  \[[0-9]+\]/ && !/\[200\]/ { printf " %s%s", $1, $2 }')"
   [ -z "$other" ] || echo "  (port $port: non-200 answers:$other)" >&2
-  awk -v t=$((after - before)) -v n="$ok" -v hz="$(getconf CLK_TCK)" \
-    'BEGIN { if (n == 0) print "nan"; else printf "%.1f", t * 1000000 / hz / n }'
+  awk -v t=$((after - before)) -v n="$ok" \
+    'BEGIN { if (n == 0) print "nan"; else printf "%.2f", t / 1000 / n }'
 }
