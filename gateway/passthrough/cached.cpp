@@ -146,7 +146,8 @@ std::optional<providers::reply> read_kept_answer(const http::request_context& ct
     // Complete successful answers only: never an error, a cut stream, or a client that left.
     if (!state.keep_answer || ctx.status != 200 || !state.complete || state.client_gone)
         return std::nullopt;
-    auto answer = std::move(state.translated_reply);
+    std::optional<providers::reply> answer;
+    if (state.translated_reply) answer = std::move(*state.translated_reply);
     if (!answer && state.kept_whole && !state.kept_body.empty()) {
         // Relayed as the client asked for it (InvokeModel's answer to a Messages client as
         // Anthropic's, Claude's on Vertex too): the name the client gave may be a route's.

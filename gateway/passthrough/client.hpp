@@ -96,7 +96,7 @@ struct exchange_state
     std::string kept_body;
     std::size_t kept_limit = 0;
     bool kept_whole = true;
-    std::optional<providers::reply> translated_reply;
+    std::unique_ptr<providers::reply> translated_reply;  // (not inline: most requests have none)
     // The attempt's CLIENT span, when it is traced: sent upstream as the traceparent instead of
     // the client's (whose span is its parent).
     const observability::trace_context* trace = nullptr;

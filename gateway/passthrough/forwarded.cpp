@@ -71,8 +71,9 @@ struct handler::routed_attempts::forwarded_answer {
     upstream::failure broken;               // reading it failed
     upstream::verdict judged = upstream::verdict::failed;
     bool aws_stream = false;  // Bedrock's binary event stream
+    bool reworded = false;    // Bedrock's refusal, read whole for a Messages client
     bool guarded = false;     // the answer's guardrails read it before the client does
-    std::optional<guardrails::stream_guard> guard;
+    std::unique_ptr<guardrails::stream_guard> guard;  // (not inline: a guarded stream's only)
 };
 
 net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
@@ -86,15 +87,11 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     } forget{state_};
     auto head =
         upstream_request_head(ctx_, up, target, model, false, !ctx_.key_id.empty(), state_.trace);
-    if (pool.holds_credentials()) {
-        // Bedrock hears the gateway's signature over this body and target, made per attempt;
-        // Vertex and Entra ID Azure the gateway's access token.
-        auto signed_fields = co_await upstream::authorize(pool, target, ctx_.req.body());
-        if (!signed_fields.error.empty())
-            co_return failed_before_answer(
-                up, span, failure_of(errc::upstream_credentials, std::move(signed_fields.error)));
-        head.insert(head.size() - 2, signed_fields.fields);
-    }
+    // Every local of a coroutine is in its frame (GCC keeps no two in one place): the stages'
+    // outcomes share one, and what only some attempts need is in the stages' own frames.
+    std::optional<outcome> ended;
+    if (pool.holds_credentials())
+        if ((ended = co_await authorized(up, pool, target, span, head))) co_return *ended;
     forwarded_answer a{up, pool, span};
     upstream::exchange_hooks hooks{
         [this](upstream::connection* c) { state_.upstream = c; }, [this] { return stopped(); },
@@ -113,22 +110,43 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     a.first_byte = upstream::clock::now() - a.sent;
     a.conn = std::move(exchange.conn);
     state_.upstream = a.conn.get();
-    if (auto held = co_await judge_head(a, terms)) co_return *held;
-    // The stages after it are awaited only when they have work (each is a coroutine frame, and
-    // the plain request needs none of them).
+    // The stages after the head are coroutines awaited only when they have work (each is a
+    // frame, and the plain request needs none but the relay); the rest are plain functions.
+    if (reads_whole(a, terms) &&
+        !upstream::read_buffered_body(*a.conn, *a.parser, a.held, answer_limit, a.broken))
+        a.broken = co_await upstream::read_body(*a.conn, *a.parser, a.held, answer_limit,
+                                                a.up.idle_timeout, state_.hold_until);
+    if ((ended = judge_head(a, terms))) co_return *ended;
     if (holds_stream(a, terms))
-        if (auto held = co_await hold_stream(a)) co_return *held;
+        if ((ended = co_await hold_stream(a))) co_return *ended;
     // Committed: this answer is the client's (on the last attempt, a failure too).
     if (state_.first_body == std::chrono::steady_clock::time_point{} && !a.held.empty())
         state_.first_body = std::chrono::steady_clock::now();
     if (a.guarded)
-        if (auto blocked = co_await guard_answer(a)) co_return *blocked;
-    auto relayed = co_await relay(a);
-    co_return relayed;
+        if ((ended = co_await guard_answer(a))) co_return *ended;
+    bool reusable =
+        co_await relay_response(ctx_, *a.conn, *a.parser, a.up, state_, a.held, a.guard.get());
+    if (reusable && !state_.client_gone) a.pool.give_back(std::move(a.conn));
+    committed(a.up, a.span, a.sent);
+    co_return outcome{outcome::end::committed, a.judged, a.asked, a.first_byte,
+                      answered_with(a.status)};
 }
 
-net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempts::judge_head(
-    forwarded_answer& a, const upstream::attempt_terms& terms) {
+net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempts::authorized(
+    const config::upstream_config& up, upstream::pool& pool, std::string_view target,
+    observability::span& span, std::string& head) {
+    // Bedrock hears the gateway's signature over this body and target, made per attempt;
+    // Vertex and Entra ID Azure the gateway's access token.
+    auto signed_fields = co_await upstream::authorize(pool, target, ctx_.req.body());
+    if (!signed_fields.error.empty())
+        co_return failed_before_answer(
+            up, span, failure_of(errc::upstream_credentials, std::move(signed_fields.error)));
+    head.insert(head.size() - 2, signed_fields.fields);
+    co_return std::nullopt;
+}
+
+bool handler::routed_attempts::reads_whole(forwarded_answer& a,
+                                           const upstream::attempt_terms& terms) {
     auto& res = a.parser->get();
     a.status = res.result_int();
     a.asked = upstream::retry_after(res["retry-after-ms"], res["retry-after"]);
@@ -140,15 +158,18 @@ net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempt
     // holds a stream back until its first content reads text/event-stream only.
     a.aws_stream = a.up.provider == config::provider_kind::bedrock && is_aws_event_stream(res);
     // Bedrock's refusal reaches a Messages client in Anthropic's envelope: read whole.
-    bool reworded = state_.messages_by_invoke && a.status >= 400;
+    a.reworded = state_.messages_by_invoke && a.status >= 400;
     // The answer's guardrails read a model call's answer before the client sees it: a JSON one
     // whole, a stream through the hold-back.
     a.guarded = state_.answer_guards && a.status / 100 == 2 && reading_.api();
-    if ((!terms.last || priced || reworded || a.guarded) && !a.parser->is_done() &&
-        !is_event_stream(res) && !a.aws_stream)
-        a.broken = co_await upstream::read_body(*a.conn, *a.parser, a.held, answer_limit,
-                                                a.up.idle_timeout, state_.hold_until);
-    if (reworded && !a.broken) {
+    return (!terms.last || priced || a.reworded || a.guarded) && !a.parser->is_done() &&
+           !is_event_stream(res) && !a.aws_stream;
+}
+
+std::optional<upstream::attempt_outcome> handler::routed_attempts::judge_head(
+    forwarded_answer& a, const upstream::attempt_terms& terms) {
+    auto& res = a.parser->get();
+    if (a.reworded && !a.broken) {
         // With the status its type gives (a model's failure is Bedrock's 424), as translated.
         auto said = providers::bedrock::read_error(a.status, res["x-amzn-ErrorType"], a.held);
         a.held = providers::messages().error_body(said);
@@ -162,8 +183,7 @@ net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempt
     a.judged = upstream::judge_status(a.status, a.held, whose);
     if (a.broken) a.judged = upstream::verdict::failed;
     bool context_window = a.judged == upstream::verdict::context_window && terms.may_move;
-    if ((!upstream::tries_another(a.judged) || terms.last) && !context_window)
-        co_return std::nullopt;
+    if ((!upstream::tries_another(a.judged) || terms.last) && !context_window) return std::nullopt;
     // Held back: the route's next target is tried.
     auto said = a.broken ? "failed: " + a.broken.detail : "answered " + std::to_string(a.status);
     observability::log_warn("request " + ctx_.request_id + ": upstream `" + a.up.name + "` " +
@@ -177,11 +197,11 @@ net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempt
     else
         last.answer(a.status, res[bhttp::field::content_type], std::move(a.held));
     if (!a.broken && a.parser->is_done() && res.keep_alive()) a.pool.give_back(std::move(a.conn));
-    co_return outcome{outcome::end::held,
-                      a.judged,
-                      a.asked,
-                      {},
-                      a.broken ? a.broken.detail : answered_with(a.status)};
+    return outcome{outcome::end::held,
+                   a.judged,
+                   a.asked,
+                   {},
+                   a.broken ? a.broken.detail : answered_with(a.status)};
 }
 
 bool handler::routed_attempts::holds_stream(const forwarded_answer& a,
@@ -225,7 +245,8 @@ net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempt
     // its frames), so it is guarded as one.
     bool invoke_stream = state_.messages_by_invoke && is_aws_event_stream(res);
     if (is_event_stream(res) || invoke_stream) {
-        a.guard.emplace(stream_api_of(*reading_.api()), *state_.guard_rules, *state_.answer_guards);
+        a.guard = std::make_unique<guardrails::stream_guard>(
+            stream_api_of(*reading_.api()), *state_.guard_rules, *state_.answer_guards);
         co_return std::nullopt;
     }
     if (a.broken || !a.parser->is_done()) co_return std::nullopt;
@@ -239,15 +260,6 @@ net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempt
     if (res.keep_alive()) a.pool.give_back(std::move(a.conn));
     answered = &a.up;
     settle(a.span);
-    co_return outcome{outcome::end::committed, a.judged, a.asked, a.first_byte,
-                      answered_with(a.status)};
-}
-
-net::awaitable<upstream::attempt_outcome> handler::routed_attempts::relay(forwarded_answer& a) {
-    bool reusable = co_await relay_response(ctx_, *a.conn, *a.parser, a.up, state_, a.held,
-                                            a.guard ? &*a.guard : nullptr);
-    if (reusable && !state_.client_gone) a.pool.give_back(std::move(a.conn));
-    committed(a.up, a.span, a.sent);
     co_return outcome{outcome::end::committed, a.judged, a.asked, a.first_byte,
                       answered_with(a.status)};
 }

@@ -542,11 +542,14 @@ void handler::account(const http::request_context& ctx, const config::upstream_c
 
 net::awaitable<void> handler::forward(http::request_context& ctx, const destination& where,
                                       bool upgrade) {
-    if (!upgrade) {
-        co_await forward_routed(ctx, where,
-                                where.route ? *where.route : default_routes_[*where.upstream]);
-        co_return;
-    }
+    // Not a coroutine: the request's way is forward_routed's frame, not one more around it.
+    if (!upgrade)
+        return forward_routed(ctx, where,
+                              where.route ? *where.route : default_routes_[*where.upstream]);
+    return forward_tunnel(ctx, where);
+}
+
+net::awaitable<void> handler::forward_tunnel(http::request_context& ctx, const destination& where) {
     // A tunnel (101): one upstream, once; the pumps read the client themselves, no watcher.
     auto& pool = pools_[*where.upstream];
     const auto& up = pool.upstream();

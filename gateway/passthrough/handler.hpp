@@ -146,6 +146,8 @@ private:
     // The exchange with the upstream `where` names (chosen and admitted by operator()).
     net::awaitable<void> forward(http::request_context& ctx, const destination& where,
                                  bool upgrade);
+    // A WebSocket upgrade's tunnel to the upstream `where` names.
+    net::awaitable<void> forward_tunnel(http::request_context& ctx, const destination& where);
     // Attempts at `route`'s targets until one answers, nothing sent to the client before the
     // gateway commits to an answer (routed.cpp).
     net::awaitable<void> forward_routed(http::request_context& ctx, const destination& where,

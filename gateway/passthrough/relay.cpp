@@ -24,6 +24,7 @@
 #include <boost/beast/http/chunk_encode.hpp>
 
 #include <array>
+#include <memory>
 #include <optional>
 
 namespace gateway::passthrough {
@@ -259,6 +260,23 @@ net::awaitable<bool> relay_body(http::request_context& ctx, upstream::connection
     co_return res.keep_alive();
 }
 
+// relay_body for an event stream beside its heartbeats (send_heartbeats), until the relay ends;
+// whether the connection may be reused. A coroutine of its own: the pair's state stays out of
+// relay_response's frame.
+net::awaitable<bool> relay_with_heartbeats(http::request_context& ctx, upstream::connection& conn,
+                                           upstream::response_parser& parser,
+                                           const config::upstream_config& up, exchange_state& state,
+                                           body_writer& writer, sse::boundary_tracker& tracker,
+                                           providers::usage_observer* watching,
+                                           std::string_view prefetched,
+                                           providers::bedrock::messages_events* rewrite,
+                                           guardrails::stream_guard* guard) {
+    auto winner = co_await (relay_body(ctx, conn, parser, up, state, writer, tracker, true,
+                                       watching, prefetched, rewrite, guard) ||
+                            send_heartbeats(writer, tracker, ctx.server.sse_heartbeat));
+    co_return winner.index() == 0 && std::get<0>(winner);
+}
+
 }  // namespace
 
 guardrails::stream_api stream_api_of(const providers::ingress& in) {
@@ -302,9 +320,10 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     bool aws_stream = up.provider == config::provider_kind::bedrock && is_aws_event_stream(res);
     // InvokeModel's stream to a /v1/messages client: relayed as Anthropic's SSE, its length
     // unknown until it ends.
-    std::optional<providers::bedrock::messages_events> rewrite;
+    // (Every local of a coroutine is in its frame: what only some answers need is allocated.)
+    std::unique_ptr<providers::bedrock::messages_events> rewrite;
     if (aws_stream && state.messages_by_invoke) {
-        rewrite.emplace(aws_message_limit);
+        rewrite = std::make_unique<providers::bedrock::messages_events>(aws_message_limit);
         res.set(bhttp::field::content_type, "text/event-stream; charset=utf-8");
         aws_stream = false;
         sse = true;
@@ -333,11 +352,14 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     }
     if (ctx.draining) ctx.keep_alive = false;
     // Only successful answers report usage; the observer reads a copy of what is relayed.
-    std::optional<providers::usage_observer> observer;
+    std::unique_ptr<providers::usage_observer> observer;
     using answer = providers::usage_observer::framing;
     if (res.result_int() / 100 == 2 && body_follows)
-        observer.emplace(sse ? answer::sse : aws_stream ? answer::aws_event_stream : answer::json);
-    auto* watching = observer ? &*observer : nullptr;
+        observer =
+            std::make_unique<providers::usage_observer>(sse          ? answer::sse
+                                                        : aws_stream ? answer::aws_event_stream
+                                                                     : answer::json);
+    auto* watching = observer.get();
     if (observer && !sse && !aws_stream && parser.is_done() && state.price) {
         // A whole JSON answer (read before the commit): its cost is known, and goes in the head.
         cost_in_head(ctx, state, observer->finish_whole(prefetched), observer->delivered_bytes());
@@ -359,16 +381,12 @@ net::awaitable<bool> relay_response(http::request_context& ctx, upstream::connec
     sse::boundary_tracker tracker;
     state.streamed = sse || aws_stream;
     bool reusable = false;
-    if (sse && chunked && ctx.server.sse_heartbeat.count() > 0) {
-        auto winner =
-            co_await (relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching,
-                                 prefetched, rewrite ? &*rewrite : nullptr, guard) ||
-                      send_heartbeats(writer, tracker, ctx.server.sse_heartbeat));
-        reusable = winner.index() == 0 && std::get<0>(winner);
-    } else {
+    if (sse && chunked && ctx.server.sse_heartbeat.count() > 0)
+        reusable = co_await relay_with_heartbeats(ctx, conn, parser, up, state, writer, tracker,
+                                                  watching, prefetched, rewrite.get(), guard);
+    else
         reusable = co_await relay_body(ctx, conn, parser, up, state, writer, tracker, sse, watching,
-                                       prefetched, rewrite ? &*rewrite : nullptr, guard);
-    }
+                                       prefetched, rewrite.get(), guard);
     if (observer) {
         state.complete = parser.is_done() && !state.client_gone;
         state.used = observer->finish(state.complete);

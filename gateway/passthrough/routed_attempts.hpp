@@ -106,15 +106,21 @@ private:
                                       std::string_view target, std::string_view model,
                                       observability::span& attempt,
                                       const upstream::attempt_terms& terms);
-    // forwarded()'s stages after the request went (forwarded.cpp).
-    net::awaitable<std::optional<outcome>> judge_head(forwarded_answer& a,
-                                                      const upstream::attempt_terms& terms);
+    // The gateway's own credentials for `up` (a signature, an access token) into `head`; the
+    // outcome when none can be had.
+    net::awaitable<std::optional<outcome>> authorized(const config::upstream_config& up,
+                                                      upstream::pool& pool, std::string_view target,
+                                                      observability::span& span, std::string& head);
+    // forwarded()'s stages after the request went (forwarded.cpp): what the head says, and
+    // whether the answer is read whole before it is judged; the judgement (held back for the
+    // next target, or nullopt: on to the commit).
+    bool reads_whole(forwarded_answer& a, const upstream::attempt_terms& terms);
+    std::optional<outcome> judge_head(forwarded_answer& a, const upstream::attempt_terms& terms);
     // Whether hold_stream has a stream to hold; it is awaited only then.
     static bool holds_stream(const forwarded_answer& a, const upstream::attempt_terms& terms);
     net::awaitable<std::optional<outcome>> hold_stream(forwarded_answer& a);
     // Awaited only for an answer the guardrails read (forwarded_answer::guarded).
     net::awaitable<std::optional<outcome>> guard_answer(forwarded_answer& a);
-    net::awaitable<outcome> relay(forwarded_answer& a);
 
     handler& h_;
     http::request_context& ctx_;

@@ -210,7 +210,8 @@ net::awaitable<relayed> relay_stream(http::request_context& ctx, upstream::conne
     if (whole && state.complete && whole->finished()) {
         std::string unreadable;
         auto assembled = whole->take(unreadable);
-        if (unreadable.empty()) state.translated_reply = std::move(assembled);
+        if (unreadable.empty())
+            state.translated_reply = std::make_unique<providers::reply>(std::move(assembled));
     }
     co_return relayed{failure_message.empty() && parser.is_done() && res.keep_alive(), {}};
 }

@@ -180,16 +180,21 @@ net::awaitable<std::optional<translate_failure>> refused_attempt(
 const providers::request* call_reading::request() {
     if (!api_) return nullptr;
     if (!read_) {
-        read_ = true;
+        read_ = std::make_unique<reading>();
         providers::request r;
-        if (api_->parse(req_.body(), r, failure_)) {
+        if (api_->parse(req_.body(), r, read_->failure)) {
             if (api_->from_target(req_.target(), r))
-                request_ = std::move(r);
+                read_->request = std::move(r);
             else
-                failure_ = {"", "The request's path names no model."};
+                read_->failure = {"", "The request's path names no model."};
         }
     }
-    return request_ ? &*request_ : nullptr;
+    return read_->request ? &*read_->request : nullptr;
+}
+
+const providers::parse_failure& call_reading::failure() const {
+    static const providers::parse_failure none;
+    return read_ ? read_->failure : none;
 }
 
 net::awaitable<std::optional<translate_failure>> translate(
@@ -300,7 +305,8 @@ net::awaitable<std::optional<translate_failure>> translate(
                 state.delivered_bytes += json::serialize(call->arguments).size();
             state.complete = true;
             cost_in_head(ctx, state, state.used, state.delivered_bytes);
-            if (state.keep_answer) state.translated_reply = reply;
+            if (state.keep_answer)
+                state.translated_reply = std::make_unique<providers::reply>(reply);
             if (r.stream) {
                 auto writer = in.writer(names, r);
                 auto guard = answer_guard(in, state);

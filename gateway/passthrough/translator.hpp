@@ -11,6 +11,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,14 +47,18 @@ public:
     // The request as its API reads it; null when it cannot be (failure() says why) or when the
     // request is no model call (api() is null).
     const providers::request* request();
-    const providers::parse_failure& failure() const { return failure_; }
+    const providers::parse_failure& failure() const;
 
 private:
+    // What the reading found, made at the first request(): a request that is never read (the
+    // plain passthrough) carries no room for it in its coroutine frame.
+    struct reading {
+        std::optional<providers::request> request;
+        providers::parse_failure failure;
+    };
     const http::request& req_;
     const providers::ingress* api_;
-    bool read_ = false;
-    std::optional<providers::request> request_;
-    providers::parse_failure failure_;
+    std::unique_ptr<reading> read_;
 };
 
 struct translate_failure {

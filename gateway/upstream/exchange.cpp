@@ -55,6 +55,12 @@ void count_connect_failure(const std::string& upstream, boost::system::error_cod
     if (ec == errc::upstream_connect_timeout) m.upstream_timeouts.with({upstream, "connect"}).inc();
 }
 
+// The failure of a body past `limit` bytes.
+failure too_long(std::size_t limit) {
+    return {make_error_code(errc::upstream_bad_response),
+            "the upstream's reply exceeds " + std::to_string(limit) + " bytes"};
+}
+
 }  // namespace
 
 net::awaitable<started_exchange> start_exchange(pool& pool, net::any_io_executor executor,
@@ -151,6 +157,21 @@ failure past_deadline(const failure& f,
     return {f.ec, "the route's deadline passed before the answer could be committed to"};
 }
 
+bool read_buffered_body(connection& conn, response_parser& parser, std::string& body,
+                        std::size_t limit, failure& failed) {
+    io::relay_buffer buffer;
+    auto& res = parser.get();
+    while (!parser.is_done()) {
+        res.body().data = buffer.data();
+        res.body().size = buffer.size();
+        if (!conn.parse_buffered(parser, failed)) return false;
+        body.append(buffer.data(), buffer.size() - res.body().size);
+        if (!failed && body.size() > limit) failed = too_long(limit);
+        if (failed) return true;
+    }
+    return true;
+}
+
 net::awaitable<failure> read_body(connection& conn, response_parser& parser, std::string& body,
                                   std::size_t limit, config::duration idle,
                                   std::optional<std::chrono::steady_clock::time_point> until) {
@@ -159,9 +180,7 @@ net::awaitable<failure> read_body(connection& conn, response_parser& parser, std
         auto [n, failed] = co_await read_piece(conn, parser, buffer.buffer(), within(idle, until));
         failed = past_deadline(failed, until);
         body.append(buffer.data(), n);
-        if (!failed && body.size() > limit)
-            failed = {make_error_code(errc::upstream_bad_response),
-                      "the upstream's reply exceeds " + std::to_string(limit) + " bytes"};
+        if (!failed && body.size() > limit) failed = too_long(limit);
         if (failed) co_return failed;
     }
     co_return failure{};

@@ -83,6 +83,13 @@ config::duration within(config::duration idle,
 // The failure for a read that `until` cut short, in place of an idle timeout.
 failure past_deadline(const failure& f, std::optional<std::chrono::steady_clock::time_point> until);
 
+// Reads into `body` what of a response body `conn` holds already, without waiting: true when
+// nothing more is to come (the whole body, or `failed` says why not: more than `limit` bytes is
+// upstream_bad_response); false when the rest is to be read (read_body). A small answer comes
+// with its head, and is read whole here without a coroutine frame.
+bool read_buffered_body(connection& conn, response_parser& parser, std::string& body,
+                        std::size_t limit, failure& failed);
+
 // Reads the rest of a response body into `body`: at most `limit` bytes (more is
 // upstream_bad_response), with `idle` allowed between two reads, and nothing past `until`.
 net::awaitable<failure> read_body(connection& conn, response_parser& parser, std::string& body,
