@@ -172,8 +172,7 @@ std::optional<providers::reply> read_kept_answer(const http::request_context& ct
     return answer;
 }
 
-net::awaitable<void> handler::keep_in_cache(const cache_plan& plan,
-                                            const std::optional<providers::reply>& answer,
+net::awaitable<void> handler::keep_in_cache(const cache_plan& plan, const providers::reply* answer,
                                             const std::optional<request_cost>& cost) {
     if (!plan.write || plan.key.empty() || !answer) co_return;
     auto value = cache::encode_answer({*answer, cost});

@@ -77,8 +77,10 @@ struct handler::routed_attempts::forwarded_answer {
 };
 
 net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
-    const config::upstream_config& up, upstream::pool& pool, std::string_view target,
-    std::string_view model, observability::span& span, const upstream::attempt_terms& terms) {
+    const config::upstream_config& up, upstream::pool& pool, heard_as own,
+    std::string_view model_named, observability::span span, const upstream::attempt_terms& terms) {
+    std::string_view target = own.target.empty() ? where_.target : std::string_view(own.target);
+    std::string_view model = own.model.empty() ? model_named : std::string_view(own.model);
     // The connection is pooled or closed when this attempt ends: from then on nothing may close
     // it on a disconnect or a stop (a backoff may follow).
     struct forget_connection {

@@ -159,8 +159,7 @@ private:
     net::awaitable<bool> answer_from_cache(http::request_context& ctx, cache_plan& plan,
                                            exchange_state& state);
     // `cost`: what the answer cost, kept with it as what a hit on it saves.
-    net::awaitable<void> keep_in_cache(const cache_plan& plan,
-                                       const std::optional<providers::reply>& answer,
+    net::awaitable<void> keep_in_cache(const cache_plan& plan, const providers::reply* answer,
                                        const std::optional<request_cost>& cost);
     // What `where` may cost per token, for the admission: the price of each target it may
     // reach (a route's, those for a passed context window included; or the one upstream), as

@@ -134,6 +134,10 @@ net::awaitable<void> answer_unanswered(http::request_context& ctx, const exchang
 
 }  // namespace
 
+net::awaitable<upstream::attempt_outcome> handler::routed_attempts::ready(outcome o) {
+    co_return o;
+}
+
 std::string handler::routed_attempts::answered_with(unsigned status) {
     return status / 100 == 2 ? std::string() : "answered " + std::to_string(status);
 }
@@ -166,8 +170,9 @@ void handler::routed_attempts::committed(const config::upstream_config& up,
                                          observability::span& span,
                                          std::chrono::steady_clock::time_point sent) {
     answered = &up;
-    answer = read_kept_answer(ctx_, state_, where_.call.dialect);
-    describe_answer(span, ctx_, state_, answer ? &*answer : nullptr, sent);
+    if (auto kept = read_kept_answer(ctx_, state_, where_.call.dialect))
+        answer = std::make_unique<providers::reply>(std::move(*kept));
+    describe_answer(span, ctx_, state_, answer.get(), sent);
     settle(span);
 }
 
@@ -187,6 +192,9 @@ void handler::routed_attempts::count_attempts(const config::upstream_config& up)
 
 net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     const config::route_target& t, const upstream::attempt_terms& terms) {
+    // Not a coroutine: how the target hears the request is worked out here, and the attempt is
+    // the forwarded or translated one's coroutine (one frame, not two; what it needs of this
+    // function's names is moved into it).
     auto& pool = h_.pools_[t.index];
     const auto& up = pool.upstream();
     const auto& call = where_.call;
@@ -205,18 +213,18 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     // Vertex AI's own paths go to a Vertex upstream only (the body names no model to translate).
     bool vertex = up.host == config::hosting::vertex;
     if (call.vertex && !vertex)
-        co_return skipped(failure_of(errc::bad_request,
-                                     "upstream `" + up.name +
-                                         "` is no Vertex AI upstream: the "
-                                         "gateway forwards Vertex AI's own paths only to one"));
+        return ready(skipped(failure_of(errc::bad_request,
+                                        "upstream `" + up.name +
+                                            "` is no Vertex AI upstream: the "
+                                            "gateway forwards Vertex AI's own paths only to one")));
     bool translated_call = (config::dialect_for(up, heard) != spoken && !invoked) ||
                            (call.api == client_api::responses && up.translate_responses);
     if (translated_call && !reading_.api())
-        co_return skipped(failure_of(
+        return ready(skipped(failure_of(
             errc::bad_request, "upstream `" + up.name + "` cannot take `" + std::string(call.path) +
                                    "`: the gateway translates only POST /v1/chat/completions, "
                                    "/v1/responses, /v1/messages and Gemini's generateContent "
-                                   "to another provider"));
+                                   "to another provider")));
     state_.forward_key = true;
     if (translated_call) {
         if (!key_provider_)
@@ -228,12 +236,12 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
         if (!state_.forward_key && !own_credentials &&
             !upstream_key_replaces_client(up, !ctx_.key_id.empty()) && up.api_key.empty() &&
             !http::presented_key_of(ctx_.req.base()).value.empty())
-            co_return skipped(failure_of(
+            return ready(skipped(failure_of(
                 errc::bad_request, "upstream `" + up.name +
                                        "` has no api_key of its own, and the client's key was "
                                        "presented for " +
                                        std::string(providers::provider_name(*key_provider_)) +
-                                       ": a forwarded key never goes to another provider"));
+                                       ": a forwarded key never goes to another provider")));
     }
     auto span = attempt_span(ctx_, call, up, model, where_.route, plan_.attempts());
     state_.trace = span.context();
@@ -244,11 +252,8 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
     count_attempts(up);
     // The client's body as it came (an earlier target may have heard it changed).
     if (!original.empty()) ctx_.req.body() = original;
-    if (translated_call) {
-        // The request read once is encoded for each target, with the target's model.
-        auto out = co_await translated(up, pool, model, span, terms);
-        co_return out;
-    }
+    // The request read once is encoded for each target, with the target's model.
+    if (translated_call) return translated(up, pool, model, std::move(span), terms);
     // A forwarded target hears the client's body: only the model name may change (when the
     // target names another) and the usage request be added (stream_usage: inject).
     bool inject = up.inject_stream_usage && call.api == client_api::chat_completions;
@@ -269,7 +274,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
         bool stream = false;
         std::string why;
         auto body = providers::bedrock::invoke_body(ctx_.req.body(), stream, why);
-        if (body.empty()) co_return skipped(failure_of(errc::bad_request, std::move(why)));
+        if (body.empty()) return ready(skipped(failure_of(errc::bad_request, std::move(why))));
         ctx_.req.body() = std::move(body);
         renamed_target = providers::bedrock::invoke_target(heard, stream);
     } else if (bedrock) {
@@ -279,9 +284,9 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
         // Below the target's project and location: Gemini's and Vertex's own paths name the
         // method, a Messages body its stream.
         if (!providers::vertex::valid_model(heard))
-            co_return skipped(
-                failure_of(errc::bad_request, "`" + std::string(heard.substr(0, 64)) +
-                                                  "` is no model name Vertex AI's paths can hold"));
+            return ready(skipped(failure_of(errc::bad_request,
+                                            "`" + std::string(heard.substr(0, 64)) +
+                                                "` is no model name Vertex AI's paths can hold")));
         std::string method;
         if (raw_predict) {
             method = providers::vertex::raw_predict_method(ctx_.req.body());
@@ -302,10 +307,11 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
                 if (rest.starts_with(':')) named = rest.substr(1, rest.size() - 1 - query.size());
             }
             if (named.empty())
-                co_return skipped(failure_of(
-                    errc::bad_request, "upstream `" + up.name + "` (Vertex AI) cannot take `" +
-                                           std::string(call.path) +
-                                           "`: the gateway forwards only a model's methods there"));
+                return ready(skipped(
+                    failure_of(errc::bad_request,
+                               "upstream `" + up.name + "` (Vertex AI) cannot take `" +
+                                   std::string(call.path) +
+                                   "`: the gateway forwards only a model's methods there")));
             method = std::string(named) + std::string(query);
         }
         renamed_target = providers::vertex::target(up, heard, method);
@@ -315,15 +321,13 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
         renamed_target = std::string(target.substr(0, at + 8)) + t.model +
                          std::string(target.substr(at + 8 + call.path_model.size()));
     }
-    auto out = co_await forwarded(
-        up, pool, renamed_target.empty() ? where_.target : std::string_view(renamed_target), heard,
-        span, terms);
-    co_return out;
+    heard_as own{std::move(renamed_target), std::move(mapped)};
+    return forwarded(up, pool, std::move(own), model, std::move(span), terms);
 }
 
 net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
     const config::upstream_config& up, upstream::pool& pool, std::string_view model,
-    observability::span& span, const upstream::attempt_terms& terms) {
+    observability::span span, const upstream::attempt_terms& terms) {
     // A failure before anything was written comes back (unless this is the last attempt), and
     // the next target is tried; once content came it is the client's.
     auto asked = std::chrono::steady_clock::now();
@@ -435,7 +439,8 @@ net::awaitable<void> handler::forward_routed(http::request_context& ctx, const d
     }
     // Settled by the attempt that committed (routed_attempts::settle): usage, cost.
     if (answered) account(ctx, *answered, state, started);
-    if (answered && !cached.key.empty()) co_await keep_in_cache(cached, attempts.answer, ctx.cost);
+    if (answered && !cached.key.empty())
+        co_await keep_in_cache(cached, attempts.answer.get(), ctx.cost);
 }
 
 }  // namespace gateway::passthrough

@@ -63,7 +63,7 @@ public:
     // What the client gets when no attempt committed: the last failure.
     last_failure last;
     const config::upstream_config* answered = nullptr;  // the committed attempt's upstream
-    std::optional<providers::reply> answer;             // its answer, read back when kept
+    std::unique_ptr<providers::reply> answer;           // its answer, read back when kept
     std::string original;  // the client's body, kept while a target hears another model name
 
 private:
@@ -98,13 +98,22 @@ private:
     // The attempt's count on the client's head and the access log (a resend counts).
     void count_attempts(const config::upstream_config& up);
 
+    // An outcome as an awaitable, for an attempt that ends before it begins (skipped).
+    static net::awaitable<outcome> ready(outcome o);
+
     net::awaitable<outcome> translated(const config::upstream_config& up, upstream::pool& pool,
-                                       std::string_view model, observability::span& attempt,
+                                       std::string_view model, observability::span attempt,
                                        const upstream::attempt_terms& terms);
-    // `model`: the name the target hears (its path names it on Azure).
+    // How a forwarded target hears the request where it is not as the client sent it: its path
+    // below the base (else the client's), the model name after its model_map (else the one the
+    // attempt names, `model_named`). The name the target hears goes in its path on Azure.
+    struct heard_as {
+        std::string target;
+        std::string model;
+    };
     net::awaitable<outcome> forwarded(const config::upstream_config& up, upstream::pool& pool,
-                                      std::string_view target, std::string_view model,
-                                      observability::span& attempt,
+                                      heard_as own, std::string_view model_named,
+                                      observability::span attempt,
                                       const upstream::attempt_terms& terms);
     // The gateway's own credentials for `up` (a signature, an access token) into `head`; the
     // outcome when none can be had.
