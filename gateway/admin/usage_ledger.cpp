@@ -108,27 +108,28 @@ void usage_ledger::record(const upstream::usage_record& used) {
                              std::move(fresh))
                     .first;
     }
-    store::usage_row one;
-    one.requests = 1;
+    // Counted into the row in place (a row of its own to add would be four strings made and
+    // dropped on every request).
+    auto& row = found->second;
+    row.requests += 1;
     if (used.cache_hit) {
-        one.cache_hits = 1;
-        if (used.saved && used.saved->priced) one.saved_usd_nano = nano_usd(used.saved->usd);
-    } else {
-        auto count = [](std::int64_t n) { return std::max<std::int64_t>(n, 0); };
-        one.input_tokens = count(used.input_tokens);
-        one.output_tokens = count(used.output_tokens);
-        one.cache_read_tokens = count(used.cache_read_tokens);
-        one.cache_write_tokens = count(used.cache_write_tokens);
-        one.reasoning_tokens = count(used.reasoning_tokens);
-        if (used.cost) {
-            if (!used.cost->priced)
-                one.unpriced_requests = 1;
-            else
-                one.usd_nano = nano_usd(used.cost->usd);
-            if (used.cost->estimated) one.estimated_requests = 1;
-        }
+        row.cache_hits += 1;
+        if (used.saved && used.saved->priced) row.saved_usd_nano += nano_usd(used.saved->usd);
+        return;
     }
-    add(found->second, one);
+    auto count = [](std::int64_t n) { return std::max<std::int64_t>(n, 0); };
+    row.input_tokens += count(used.input_tokens);
+    row.output_tokens += count(used.output_tokens);
+    row.cache_read_tokens += count(used.cache_read_tokens);
+    row.cache_write_tokens += count(used.cache_write_tokens);
+    row.reasoning_tokens += count(used.reasoning_tokens);
+    if (used.cost) {
+        if (!used.cost->priced)
+            row.unpriced_requests += 1;
+        else
+            row.usd_nano += nano_usd(used.cost->usd);
+        if (used.cost->estimated) row.estimated_requests += 1;
+    }
 }
 
 std::vector<store::usage_row> usage_ledger::take() {

@@ -68,7 +68,7 @@ struct http_transport::state {
         out += ' ';
         out += upstream.endpoint.base_path.empty() ? "/" : upstream.endpoint.base_path;
         out += " HTTP/1.1\r\nHost: ";
-        out += upstream::host_header(upstream.endpoint);
+        upstream::append_host_header(out, upstream.endpoint);
         out += "\r\nAccept: ";
         out += accept;
         out += "\r\n";

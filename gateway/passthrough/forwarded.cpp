@@ -58,6 +58,9 @@ net::awaitable<providers::stream_event> hold_until_content(
 }  // namespace
 
 struct handler::routed_attempts::forwarded_answer {
+    forwarded_answer(const config::upstream_config& u, upstream::pool& p, observability::span& s)
+        : up(u), pool(p), span(s) {}
+
     const config::upstream_config& up;
     upstream::pool& pool;
     observability::span& span;
@@ -94,15 +97,16 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     std::optional<outcome> ended;
     if (pool.holds_credentials())
         if ((ended = co_await authorized(up, pool, target, span, head))) co_return *ended;
-    forwarded_answer a{up, pool, span};
-    upstream::exchange_hooks hooks{
-        [this](upstream::connection* c) { state_.upstream = c; }, [this] { return stopped(); },
-        plan_.first_byte_timeout(up.first_byte_timeout), [this] { return plan_.spend_resend(); }};
+    // Allocated (tcache-sized) rather than in this frame, which would then be over the 1 KiB
+    // Asio recycles and go to malloc's slow path on every request.
+    auto answer = std::make_unique<forwarded_answer>(up, pool, span);
+    auto& a = *answer;
+    hooks_.first_byte_timeout = plan_.first_byte_timeout(up.first_byte_timeout);
     a.sent = upstream::clock::now();
     bool head_request = ctx_.req.method() == bhttp::verb::head;
     auto exchange =
         co_await upstream::start_exchange(pool, ctx_.stream.get_executor(), head, ctx_.req.body(),
-                                          a.parser, head_request, false, hooks);
+                                          a.parser, head_request, false, hooks_);
     count_attempts(up);  // a request sent again counts
     if (state_.client_gone) {
         span.fail("client_gone", "the client went away");
@@ -116,8 +120,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     // frame, and the plain request needs none but the relay); the rest are plain functions.
     if (reads_whole(a, terms) &&
         !upstream::read_buffered_body(*a.conn, *a.parser, a.held, answer_limit, a.broken))
-        a.broken = co_await upstream::read_body(*a.conn, *a.parser, a.held, answer_limit,
-                                                a.up.idle_timeout, state_.hold_until);
+        co_await read_rest(a);
     if ((ended = judge_head(a, terms))) co_return *ended;
     if (holds_stream(a, terms))
         if ((ended = co_await hold_stream(a))) co_return *ended;
@@ -145,6 +148,11 @@ net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempt
             up, span, failure_of(errc::upstream_credentials, std::move(signed_fields.error)));
     head.insert(head.size() - 2, signed_fields.fields);
     co_return std::nullopt;
+}
+
+net::awaitable<void> handler::routed_attempts::read_rest(forwarded_answer& a) {
+    a.broken = co_await upstream::read_body(*a.conn, *a.parser, a.held, answer_limit,
+                                            a.up.idle_timeout, state_.hold_until);
 }
 
 bool handler::routed_attempts::reads_whole(forwarded_answer& a,

@@ -185,34 +185,40 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
     head += up.endpoint.base_path;
     upstream::append_wire_target(head, up, model, target);
     head += " HTTP/1.1\r\nHost: ";
-    head += upstream::host_header(up.endpoint);
+    upstream::append_host_header(head, up.endpoint);
     head += "\r\n";
     bool client_auth = false;
     bool bedrock = up.provider == config::provider_kind::bedrock;
     for_each_end_to_end(req, [&](boost::beast::http::field f, std::string_view name,
                                  std::string_view value) {
+        // Beast knows none of the names compared below (only Expect, Authorization and
+        // Content-Type, by their field): a field it knows is not compared with them.
+        bool unnamed = f == boost::beast::http::field::unknown;
         // Expect was answered by the gateway, which forwards the whole body at once.
-        if (f == boost::beast::http::field::expect || boost::beast::iequals(name, "x-request-id"))
+        if (f == boost::beast::http::field::expect ||
+            (unnamed && boost::beast::iequals(name, "x-request-id")))
             return;
-        if (attempt && (boost::beast::iequals(name, "traceparent") ||
-                        boost::beast::iequals(name, "tracestate")))
+        if (attempt && unnamed &&
+            (boost::beast::iequals(name, "traceparent") ||
+             boost::beast::iequals(name, "tracestate")))
             return;
         if (virtual_key && (f == boost::beast::http::field::authorization ||
-                            boost::beast::iequals(name, "x-api-key") ||
-                            boost::beast::iequals(name, "x-goog-api-key")))
+                            (unnamed && (boost::beast::iequals(name, "x-api-key") ||
+                                         boost::beast::iequals(name, "x-goog-api-key")))))
             return;
         // An upstream the gateway authorises (upstream::authorize: Bedrock's signature, Vertex's
         // and Entra ID's tokens) hears only that: the client's own credentials never go there,
         // nor the project Google would bill for the gateway's token.
-        if (gateway_auth &&
-            (f == boost::beast::http::field::authorization ||
-             boost::beast::iequals(name, "x-api-key") || boost::beast::iequals(name, "api-key") ||
-             boost::beast::iequals(name, "x-goog-api-key") ||
-             boost::beast::iequals(name, "x-goog-user-project")))
+        if (gateway_auth && (f == boost::beast::http::field::authorization ||
+                             (unnamed && (boost::beast::iequals(name, "x-api-key") ||
+                                          boost::beast::iequals(name, "api-key") ||
+                                          boost::beast::iequals(name, "x-goog-api-key") ||
+                                          boost::beast::iequals(name, "x-goog-user-project")))))
             return;
         // Bedrock's signature covers the Content-Type it writes; AWS fields never go there.
-        if (bedrock && (f == boost::beast::http::field::content_type ||
-                        (name.size() >= 6 && boost::beast::iequals(name.substr(0, 6), "x-amz-"))))
+        if (bedrock &&
+            (f == boost::beast::http::field::content_type ||
+             (unnamed && name.size() >= 6 && boost::beast::iequals(name.substr(0, 6), "x-amz-"))))
             return;
         if (boost::beast::iequals(name, key_name) ||
             (azure && f == boost::beast::http::field::authorization)) {

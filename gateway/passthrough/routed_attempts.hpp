@@ -9,6 +9,7 @@
 #include "gateway/passthrough/handler.hpp"
 #include "gateway/passthrough/translator.hpp"
 #include "gateway/upstream/attempt_loop.hpp"
+#include "gateway/upstream/exchange.hpp"
 
 #include <chrono>
 #include <optional>
@@ -49,7 +50,13 @@ class handler::routed_attempts final : public upstream::attempt_face {
 public:
     routed_attempts(handler& h, http::request_context& ctx, const destination& where,
                     upstream::attempt_plan& plan, exchange_state& state, call_reading& reading)
-        : h_(h), ctx_(ctx), where_(where), plan_(plan), state_(state), reading_(reading) {}
+        : h_(h), ctx_(ctx), where_(where), plan_(plan), state_(state), reading_(reading) {
+        hooks_.in_use = [this](upstream::connection* c) { state_.upstream = c; };
+        hooks_.abandoned = [this] { return stopped(); };
+        hooks_.resend = [this] { return plan_.spend_resend(); };
+    }
+    routed_attempts(const routed_attempts&) = delete;
+    routed_attempts& operator=(const routed_attempts&) = delete;
 
     bool stopped() const override { return state_.client_gone || state_.stopping; }
 
@@ -125,6 +132,9 @@ private:
     // next target, or nullopt: on to the commit).
     bool reads_whole(forwarded_answer& a, const upstream::attempt_terms& terms);
     std::optional<outcome> judge_head(forwarded_answer& a, const upstream::attempt_terms& terms);
+    // The rest of an answer read whole that did not come with its head (into a.held; a failure
+    // into a.broken).
+    net::awaitable<void> read_rest(forwarded_answer& a);
     // Whether hold_stream has a stream to hold; it is awaited only then.
     static bool holds_stream(const forwarded_answer& a, const upstream::attempt_terms& terms);
     net::awaitable<std::optional<outcome>> hold_stream(forwarded_answer& a);
@@ -140,6 +150,9 @@ private:
     // A forwarded credential goes only to targets of the provider it was presented for: worked
     // out at the first translated attempt (a forwarded one needs neither).
     std::optional<config::provider_kind> key_provider_;
+    // A forwarded attempt's exchange hooks (its first_byte_timeout set per attempt): made once
+    // per request, and kept out of the attempt's frame.
+    upstream::exchange_hooks hooks_;
 };
 
 }  // namespace gateway::passthrough

@@ -25,20 +25,24 @@
 
 namespace gateway::upstream {
 
-std::string host_header(const config::upstream_endpoint& e) {
+void append_host_header(std::string& to, const config::upstream_endpoint& e) {
     // Written in place: a forwarded request asks for it every time.
     bool v6 = e.host.find(':') != std::string::npos;
-    std::string host;
-    host.reserve(e.host.size() + 8);
-    if (v6) host += '[';
-    host += e.host;
-    if (v6) host += ']';
+    if (v6) to += '[';
+    to += e.host;
+    if (v6) to += ']';
     if (e.port != (e.tls ? 443 : 80)) {
         char port[8];
         auto end = std::to_chars(port, port + sizeof port, e.port).ptr;
-        host += ':';
-        host.append(port, end);
+        to += ':';
+        to.append(port, end);
     }
+}
+
+std::string host_header(const config::upstream_endpoint& e) {
+    std::string host;
+    host.reserve(e.host.size() + 8);
+    append_host_header(host, e);
     return host;
 }
 

@@ -45,6 +45,8 @@ net::awaitable<resolution> resolve(net::any_io_executor executor,
 // The Host header value for an upstream: IPv6 literals bracketed, the port only when it is not
 // the scheme's default.
 std::string host_header(const config::upstream_endpoint& e);
+// host_header(e) appended to `to` (a request head being written), without a string of its own.
+void append_host_header(std::string& to, const config::upstream_endpoint& e);
 
 // One HTTP/1.1 connection to an upstream, plain or TLS, behind one interface so that the Beast
 // templates for both are instantiated once, in connection.cpp. Every operation takes its deadline;

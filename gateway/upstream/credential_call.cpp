@@ -69,7 +69,7 @@ std::string credential_request_head(std::string_view method, const config::upstr
     head += service.endpoint.base_path;
     head += target;
     head += " HTTP/1.1\r\nHost: ";
-    head += host_header(service.endpoint);
+    append_host_header(head, service.endpoint);
     head += "\r\nUser-Agent: contextgate\r\n";
     head += fields;
     head += "Content-Length: " + std::to_string(length) + "\r\nConnection: close\r\n\r\n";

@@ -32,7 +32,7 @@ std::string json_post_head(const config::upstream_config& up, std::string_view t
     head += up.endpoint.base_path;
     append_wire_target(head, up, model, target);
     head += " HTTP/1.1\r\nHost: ";
-    head += host_header(up.endpoint);
+    append_host_header(head, up.endpoint);
     head += stream ? "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"
                    : "\r\nContent-Type: application/json\r\nAccept: application/json\r\n";
     head += fields;

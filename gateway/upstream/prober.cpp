@@ -31,7 +31,7 @@ std::string prober::request_head(const config::upstream_config& u) {
     head += u.endpoint.base_path;
     append_wire_target(head, u, {}, models_target(u.provider));
     head += " HTTP/1.1\r\nHost: ";
-    head += host_header(u.endpoint);
+    append_host_header(head, u.endpoint);
     head += "\r\nAccept: application/json\r\nUser-Agent: contextgate-probe\r\n";
     head += providers::auth_fields_of(u, providers::adapter_for(u.provider), u.api_key);
     head += "Connection: close\r\n\r\n";

@@ -340,8 +340,9 @@ public:
     const config::route_config& route() const { return route_; }
 
 private:
-    // Target lists of one request: inline, without allocating, for the usual few targets.
-    using target_list = boost::container::small_vector<const config::route_target*, 8>;
+    // Target lists of one request: inline, without allocating, for the usual few targets (a
+    // plan is in the frame of the coroutine that runs the attempts: four, not more).
+    using target_list = boost::container::small_vector<const config::route_target*, 4>;
     const config::route_target* pick(const target_list& from);
     // A target's health key: the model it hears.
     const std::string& key_of(const config::route_target* t) const {
@@ -365,7 +366,7 @@ private:
     std::string_view why_ = "failed";        // how the last attempt ended, for the fallbacks
     target_list tried_;
     target_list refused_;  // not to be tried again for this request
-    boost::container::small_vector<health_board::slot, 8> slots_;  // each target's, with health
+    boost::container::small_vector<health_board::slot, 4> slots_;  // each target's, with health
 };
 
 class prober;
