@@ -15,6 +15,7 @@
 #   B=guardrails bench/cpu_per_request.sh   # the guardrails' cost: the same build, B masks
 #                                           # secrets and PII in each request and answer
 #   RATE=2000 ROUNDS=5 bench/cpu_per_request.sh
+#   PIN=1 … bench/cpu_per_request.sh   # the proxies on processor 1, the fake and the load on 0
 set -euo pipefail
 RATE="${RATE:-2000}"
 ROUNDS="${ROUNDS:-3}"

@@ -38,8 +38,18 @@ free_port() {
 }
 
 # start_fake [BUILD_DIR]: the canned upstream (from build/ unless given); sets fake_port.
+# PIN=1 (2 processors): the proxy under test on processor 1, the fake upstream and the load on
+# processor 0, so that the proxy's caches are its own and its CPU per request varies less.
+# (taskset execs the command: $! is the command's pid.)
+on_proxy_cpu=()
+on_load_cpu=()
+if [ -n "${PIN:-}" ]; then
+  on_proxy_cpu=(taskset -c 1)
+  on_load_cpu=(taskset -c 0)
+fi
+
 start_fake() {
-  "${1:-build}/tests/contextgate-fake-upstream" --port 0 --threads 1 >"$tmp/fake.out" 2>&1 &
+  "${on_load_cpu[@]}" "${1:-build}/tests/contextgate-fake-upstream" --port 0 --threads 1 >"$tmp/fake.out" 2>&1 &
   pids+=($!)
   fake_port="$(wait_for "$tmp/fake.out" 'listening on ([0-9]+)')"
 }
@@ -53,7 +63,7 @@ start_gateway() {
     "    max_idle_connections: 4096" "logging:" "  access_log: false" \
     "context:" "  data_dir: $tmp/$name.data" >"$tmp/$name.yaml"
   [ -z "$extra" ] || printf '%s\n' "$extra" >>"$tmp/$name.yaml"
-  "$binary" serve --config "$tmp/$name.yaml" 2>"$tmp/$name.err" &
+  "${on_proxy_cpu[@]}" "$binary" serve --config "$tmp/$name.yaml" 2>"$tmp/$name.err" &
   pids+=($!)
   printf -v "${name}_pid" '%s' "$!"
   printf -v "${name}_port" '%s' "$(wait_for "$tmp/$name.err" 'listening on http://127.0.0.1:([0-9]+)')"
@@ -146,7 +156,7 @@ cpu_us_per_request() {
   local body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]}'
   local before after out ok other
   before="$(cpu_ns "$pid")"
-  out="$(hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json -H "$header" \
+  out="$("${on_load_cpu[@]}" hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json -H "$header" \
     -d "$body" "http://127.0.0.1:$port/v1/chat/completions")"
   after="$(cpu_ns "$pid")"
   ok="$(echo "$out" | awk '/\[200\]/ { n += $2 } END { print n + 0 }')"
