@@ -15,6 +15,8 @@
 #   B=guardrails bench/cpu_per_request.sh   # the guardrails' cost: the same build, B masks
 #                                           # secrets and PII in each request and answer
 #   RATE=2000 ROUNDS=5 bench/cpu_per_request.sh
+#   TOGETHER=1 … bench/cpu_per_request.sh   # A and B loaded at the same time, each at RATE: what
+#                                           # else the machine does then falls on both alike
 #   PIN=1 … bench/cpu_per_request.sh   # the proxies on processor 1, the fake and the load on 0
 set -euo pipefail
 RATE="${RATE:-2000}"
@@ -28,15 +30,19 @@ bench_build contextgate contextgate-fake-upstream
 start_fake
 start_a_and_b 1
 
-echo "# CPU per request at ${RATE} req/s, ${DURATION} per run: A = $A, B = $B"
+echo "# CPU per request at ${RATE} req/s, ${DURATION} per run: A = $A, B = $B${TOGETHER:+ (together)}"
 : >"$tmp/rounds"
 for round in $(seq "$ROUNDS"); do
-  order="a b"
-  [ $((round % 2)) -eq 1 ] || order="b a"
-  for side in $order; do
-    pid_var="${side}_pid"; port_var="${side}_port"
-    printf -v "us_$side" '%s' "$(cpu_us_per_request "${!pid_var}" "${!port_var}")"
-  done
+  if [ -n "${TOGETHER:-}" ]; then
+    cpu_us_per_request_together "$a_pid" "$a_port" "$b_pid" "$b_port"
+  else
+    order="a b"
+    [ $((round % 2)) -eq 1 ] || order="b a"
+    for side in $order; do
+      pid_var="${side}_pid"; port_var="${side}_port"
+      printf -v "us_$side" '%s' "$(cpu_us_per_request "${!pid_var}" "${!port_var}")"
+    done
+  fi
   echo "round $round:  A $us_a us/request  B $us_b us/request"
   echo "$us_a $us_b" >>"$tmp/rounds"
 done

@@ -165,3 +165,25 @@ cpu_us_per_request() {
   awk -v t=$((after - before)) -v n="$ok" \
     'BEGIN { if (n == 0) print "nan"; else printf "%.2f", t / 1000 / n }'
 }
+
+# cpu_us_per_request_together PID_A PORT_A PID_B PORT_B: cpu_us_per_request for both at once,
+# each under its own load at $RATE over the same $DURATION; sets us_a and us_b.
+cpu_us_per_request_together() {
+  local body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]}'
+  local a0 b0 a1 b1 load_a load_b ok_a ok_b
+  a0="$(cpu_ns "$1")"
+  b0="$(cpu_ns "$3")"
+  "${on_load_cpu[@]}" hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json \
+    -d "$body" "http://127.0.0.1:$2/v1/chat/completions" >"$tmp/load_a.out" &
+  load_a=$!
+  "${on_load_cpu[@]}" hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json \
+    -d "$body" "http://127.0.0.1:$4/v1/chat/completions" >"$tmp/load_b.out" &
+  load_b=$!
+  wait "$load_a" "$load_b"
+  a1="$(cpu_ns "$1")"
+  b1="$(cpu_ns "$3")"
+  ok_a="$(awk '/\[200\]/ { n += $2 } END { print n + 0 }' "$tmp/load_a.out")"
+  ok_b="$(awk '/\[200\]/ { n += $2 } END { print n + 0 }' "$tmp/load_b.out")"
+  us_a="$(awk -v t=$((a1 - a0)) -v n="$ok_a" 'BEGIN { if (n == 0) print "nan"; else printf "%.2f", t / 1000 / n }')"
+  us_b="$(awk -v t=$((b1 - b0)) -v n="$ok_b" 'BEGIN { if (n == 0) print "nan"; else printf "%.2f", t / 1000 / n }')"
+}
