@@ -101,8 +101,8 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     // Asio recycles and go to malloc's slow path on every request.
     auto answer = std::make_unique<forwarded_answer>(up, pool, span);
     auto& a = *answer;
-    hooks_.first_byte_timeout = plan_.first_byte_timeout(up.first_byte_timeout);
     a.sent = upstream::clock::now();
+    hooks_.first_byte_timeout = plan_.first_byte_timeout(up.first_byte_timeout, a.sent);
     bool head_request = ctx_.req.method() == bhttp::verb::head;
     auto exchange =
         co_await upstream::start_exchange(pool, ctx_.stream.get_executor(), head, ctx_.req.body(),
