@@ -1,11 +1,15 @@
 #include "gateway/upstream/exchange.hpp"
 
 #include "gateway/error.hpp"
+#include "tests/unit/upstream/loopback.hpp"
 
+#include <boost/asio/write.hpp>
 #include <boost/test/unit_test.hpp>
 
 using namespace gateway::upstream;
 namespace config = gateway::config;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
 using namespace std::chrono_literals;
 
 BOOST_AUTO_TEST_SUITE(upstream_exchange)
@@ -41,6 +45,64 @@ BOOST_AUTO_TEST_CASE(an_idle_timeout_at_the_deadline_says_so) {
     BOOST_TEST(past_deadline(idle, std::nullopt).detail == "read timed out");
     failure reset{make_error_code(gateway::errc::upstream_reset), "reset"};
     BOOST_TEST(past_deadline(reset, now - 1ms).detail == "reset");  // another failure
+}
+
+namespace {
+
+// An answer's head read from `server_side`'s bytes: what came after it stays in the
+// connection's buffer, as it does on the request path.
+struct answered {
+    gateway::testing::loopback l;
+    std::unique_ptr<connection> conn;
+    tcp::socket server_side{l.io};
+    std::optional<response_parser> parser;
+
+    explicit answered(std::string_view bytes) {
+        std::tie(conn, server_side) = l.open();
+        net::write(server_side, net::buffer(bytes));
+        parser.emplace();
+        parser->body_limit(boost::none);
+        bool got_bytes = false;
+        auto read = net::co_spawn(l.io, conn->read_header(*parser, 5s, got_bytes), net::use_future);
+        while (read.wait_for(0ms) != std::future_status::ready) l.io.run_one();
+        BOOST_TEST_REQUIRE(!read.get(), "the head was not read");
+    }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_answer_that_came_with_its_head_is_read_whole_without_waiting) {
+    answered a("HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world");
+    std::string body;
+    failure failed;
+    BOOST_TEST(read_buffered_body(*a.conn, *a.parser, body, 1024, failed));
+    BOOST_TEST(!failed);
+    BOOST_TEST(body == "hello world");
+    BOOST_TEST(a.parser->is_done());
+}
+
+BOOST_AUTO_TEST_CASE(the_rest_of_an_answer_is_left_to_read_body) {
+    answered a("HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello");
+    std::string body;
+    failure failed;
+    BOOST_TEST(!read_buffered_body(*a.conn, *a.parser, body, 1024, failed));
+    BOOST_TEST(!failed);
+    BOOST_TEST(body == "hello");
+    net::write(a.server_side, net::buffer(std::string_view(" world")));
+    auto rest =
+        net::co_spawn(a.l.io, read_body(*a.conn, *a.parser, body, 1024, 5s), net::use_future);
+    while (rest.wait_for(0ms) != std::future_status::ready) a.l.io.run_one();
+    BOOST_TEST(!rest.get());
+    BOOST_TEST(body == "hello world");
+}
+
+BOOST_AUTO_TEST_CASE(a_buffered_answer_over_the_limit_is_a_bad_response) {
+    answered a("HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world");
+    std::string body;
+    failure failed;
+    BOOST_TEST(read_buffered_body(*a.conn, *a.parser, body, 4, failed));
+    BOOST_TEST((failed.ec == gateway::errc::upstream_bad_response));
+    BOOST_TEST(failed.detail.find("exceeds 4 bytes") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
