@@ -148,42 +148,48 @@ cpu_ns() {
   cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ t += $1 } END { printf "%.0f", t }'
 }
 
-# cpu_us_per_request PID PORT [HEADER]: drives POST /v1/chat/completions at $RATE req/s for
-# $DURATION through PORT (hey, 10 connections) and prints the CPU time PID spent per 200 answer
-# (cpu_ns), in microseconds ("nan" when none); other statuses go to stderr.
-cpu_us_per_request() {
-  local pid=$1 port=$2 header="${3:-X-Bench: 1}"
+# drive_load PORT OUT [HEADER]: POST /v1/chat/completions at $RATE req/s for $DURATION through PORT
+# (hey, 10 connections), hey's report into OUT.
+drive_load() {
+  local port=$1 out=$2 header="${3:-X-Bench: 1}"
   local body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]}'
-  local before after out ok other
-  before="$(cpu_ns "$pid")"
-  out="$("${on_load_cpu[@]}" hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json -H "$header" \
-    -d "$body" "http://127.0.0.1:$port/v1/chat/completions")"
-  after="$(cpu_ns "$pid")"
-  ok="$(echo "$out" | awk '/\[200\]/ { n += $2 } END { print n + 0 }')"
-  other="$(echo "$out" | awk '/^  \[[0-9]+\]/ && !/\[200\]/ { printf " %s%s", $1, $2 }')"
-  [ -z "$other" ] || echo "  (port $port: non-200 answers:$other)" >&2
-  awk -v t=$((after - before)) -v n="$ok" \
-    'BEGIN { if (n == 0) print "nan"; else printf "%.2f", t / 1000 / n }'
+  "${on_load_cpu[@]}" hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json \
+    -H "$header" -d "$body" "http://127.0.0.1:$port/v1/chat/completions" >"$out"
+}
+
+# us_per_answer NS OUT PORT: NS nanoseconds of CPU per 200 answer in hey's report OUT, in
+# microseconds ("nan" when none); other statuses go to stderr (naming PORT).
+us_per_answer() {
+  local ok other
+  ok="$(awk '/\[200\]/ { n += $2 } END { print n + 0 }' "$2")"
+  other="$(awk '/^  \[[0-9]+\]/ && !/\[200\]/ { printf " %s%s", $1, $2 }' "$2")"
+  [ -z "$other" ] || echo "  (port $3: non-200 answers:$other)" >&2
+  awk -v t="$1" -v n="$ok" 'BEGIN { if (n == 0) print "nan"; else printf "%.2f", t / 1000 / n }'
+}
+
+# cpu_us_per_request PID PORT [HEADER]: drive_load through PORT and print the CPU time PID spent per
+# 200 answer (cpu_ns), in microseconds.
+cpu_us_per_request() {
+  local before after
+  before="$(cpu_ns "$1")"
+  drive_load "$2" "$tmp/load_$2.out" "${3:-X-Bench: 1}"
+  after="$(cpu_ns "$1")"
+  us_per_answer $((after - before)) "$tmp/load_$2.out" "$2"
 }
 
 # cpu_us_per_request_together PID_A PORT_A PID_B PORT_B: cpu_us_per_request for both at once,
-# each under its own load at $RATE over the same $DURATION; sets us_a and us_b.
+# each under its own load over the same $DURATION; sets us_a and us_b.
 cpu_us_per_request_together() {
-  local body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]}'
-  local a0 b0 a1 b1 load_a load_b ok_a ok_b
+  local a0 b0 a1 b1 load_a load_b
   a0="$(cpu_ns "$1")"
   b0="$(cpu_ns "$3")"
-  "${on_load_cpu[@]}" hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json \
-    -d "$body" "http://127.0.0.1:$2/v1/chat/completions" >"$tmp/load_a.out" &
+  drive_load "$2" "$tmp/load_a.out" &
   load_a=$!
-  "${on_load_cpu[@]}" hey -z "$DURATION" -c 10 -q $((RATE / 10)) -m POST -T application/json \
-    -d "$body" "http://127.0.0.1:$4/v1/chat/completions" >"$tmp/load_b.out" &
+  drive_load "$4" "$tmp/load_b.out" &
   load_b=$!
   wait "$load_a" "$load_b"
   a1="$(cpu_ns "$1")"
   b1="$(cpu_ns "$3")"
-  ok_a="$(awk '/\[200\]/ { n += $2 } END { print n + 0 }' "$tmp/load_a.out")"
-  ok_b="$(awk '/\[200\]/ { n += $2 } END { print n + 0 }' "$tmp/load_b.out")"
-  us_a="$(awk -v t=$((a1 - a0)) -v n="$ok_a" 'BEGIN { if (n == 0) print "nan"; else printf "%.2f", t / 1000 / n }')"
-  us_b="$(awk -v t=$((b1 - b0)) -v n="$ok_b" 'BEGIN { if (n == 0) print "nan"; else printf "%.2f", t / 1000 / n }')"
+  us_a="$(us_per_answer $((a1 - a0)) "$tmp/load_a.out" "$2")"
+  us_b="$(us_per_answer $((b1 - b0)) "$tmp/load_b.out" "$4")"
 }
