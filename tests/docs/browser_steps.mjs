@@ -36,6 +36,11 @@ export const browserSteps = {
   // fixed and the answer arrives.
   'console-fix-typo': ({ url, path }) => inChromium(url, async (page) => {
     await page.getByRole('link', { name: 'New chat' }).click();
+    // The form offers a workspace and a model once the gateway has listed them, as the reader
+    // sees before creating the chat; a click before that makes a chat without a workspace, or
+    // none (the model is required).
+    await page.waitForFunction(() => document.querySelector('#new-workspace')?.value &&
+      document.querySelector('#new-model')?.value, null, WAIT);
     await page.getByRole('button', { name: 'Create chat' }).click();
     await page.getByRole('tab', { name: 'Conversation' }).waitFor(WAIT);
     await page.getByRole('textbox', { name: 'Message' }).fill('fix the typo teh in README.md');
