@@ -23,24 +23,11 @@ bench_build contextgate contextgate-fake-upstream
 command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 1; }
 start_fake
 
-printf '%s\n' "server:" "  listen: 127.0.0.1:0" "  workers: 1" "upstreams:" \
-  "  - name: fake" "    base_url: http://127.0.0.1:$fake_port/v1" "logging:" \
-  "  access_log: false" "context:" "  data_dir: $tmp/order.data" >"$tmp/order.yaml"
-valgrind --tool=callgrind --demangle=no --callgrind-out-file="$tmp/order.cg" \
-  "$A" serve --config "$tmp/order.yaml" 2>"$tmp/order.err" &
-pid=$!
-pids+=($pid)
-port="$(wait_for "$tmp/order.err" 'listening on http://127.0.0.1:([0-9]+)')"
-url="http://127.0.0.1:$port/v1/chat/completions"
-whole='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]}'
+start_under_callgrind order "$A" "" --demangle=no
 streamed='{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"Say hello"}]}'
-hey -n 300 -c 1 -m POST -T application/json -d "$whole" "$url" >/dev/null
-callgrind_control -z "$pid" >/dev/null 2>&1
-hey -n 500 -c 1 -m POST -T application/json -d "$whole" "$url" >/dev/null
-hey -n 500 -c 1 -m POST -T application/json -d "$streamed" "$url" >/dev/null
-callgrind_control -d "$pid" >/dev/null 2>&1
-kill "$pid"
-wait "$pid" 2>/dev/null || true
+chat_requests "$order_port" 500
+chat_requests "$order_port" 500 "$streamed"
+stop_under_callgrind order
 
 # Callgrind's format: `fn=(id) name` names a function the first time and `fn=(id)` after
 # (likewise ob=, cfn=, cob=); the cost lines under fn= are its own instructions, but the line

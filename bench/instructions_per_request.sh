@@ -24,26 +24,10 @@ start_fake
 
 # counted NAME BINARY [EXTRA_YAML]: instructions per request of BINARY under callgrind.
 counted() {
-  local name=$1 binary=$2 extra="${3:-}"
-  printf '%s\n' "server:" "  listen: 127.0.0.1:0" "  workers: 1" "upstreams:" \
-    "  - name: fake" "    base_url: http://127.0.0.1:$fake_port/v1" "logging:" \
-    "  access_log: false" "context:" "  data_dir: $tmp/$name.data" >"$tmp/$name.yaml"
-  [ -z "$extra" ] || printf '%s\n' "$extra" >>"$tmp/$name.yaml"
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/$name.cg" \
-    "$binary" serve --config "$tmp/$name.yaml" 2>"$tmp/$name.err" &
-  local pid=$!
-  pids+=($pid)
-  local port
-  port="$(wait_for "$tmp/$name.err" 'listening on http://127.0.0.1:([0-9]+)')"
-  local body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]}'
-  local url="http://127.0.0.1:$port/v1/chat/completions"
-  hey -n 300 -c 1 -m POST -T application/json -d "$body" "$url" >/dev/null
-  callgrind_control -z "$pid" >/dev/null 2>&1
-  hey -n 2000 -c 1 -m POST -T application/json -d "$body" "$url" >/dev/null
-  callgrind_control -d "$pid" >/dev/null 2>&1
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
-  # The dump taken after the counted requests is the first numbered one.
+  local name=$1 port_var="${1}_port"
+  start_under_callgrind "$name" "$2" "${3:-}"
+  chat_requests "${!port_var}" 2000
+  stop_under_callgrind "$name"
   callgrind_annotate "$tmp/$name.cg.1" 2>/dev/null |
     awk '/PROGRAM TOTALS/ { gsub(",", "", $1); printf "%.0f", $1 / 2000 }'
 }

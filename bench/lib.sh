@@ -69,6 +69,38 @@ start_gateway() {
   printf -v "${name}_port" '%s' "$(wait_for "$tmp/$name.err" 'listening on http://127.0.0.1:([0-9]+)')"
 }
 
+# start_under_callgrind NAME BINARY [EXTRA_YAML] [CALLGRIND_OPTION...]: start_gateway with 1 worker
+# under valgrind's callgrind (its profile written to $tmp/NAME.cg), warmed up by 300 sequential
+# Chat Completions requests, its counters then zeroed; sets NAME_pid, NAME_port.
+start_under_callgrind() {
+  local name=$1 binary=$2 extra="${3:-}"
+  shift $(($# < 3 ? $# : 3))
+  # Seen by start_gateway (bash's locals are dynamically scoped): the proxy runs under callgrind.
+  local on_proxy_cpu=(valgrind --tool=callgrind "$@" --callgrind-out-file="$tmp/$name.cg")
+  start_gateway "$name" "$binary" 1 "$extra"
+  local pid_var="${name}_pid" port_var="${name}_port"
+  chat_requests "${!port_var}" 300
+  callgrind_control -z "${!pid_var}" >/dev/null 2>&1
+}
+
+# stop_under_callgrind NAME: dumps NAME's counters since start_under_callgrind zeroed them (the
+# first numbered dump, $tmp/NAME.cg.1) and stops it.
+stop_under_callgrind() {
+  local pid_var="${1}_pid"
+  callgrind_control -d "${!pid_var}" >/dev/null 2>&1
+  kill "${!pid_var}"
+  wait "${!pid_var}" 2>/dev/null || true
+}
+
+# chat_requests PORT N [BODY]: N sequential POST /v1/chat/completions through PORT (hey, one
+# connection); BODY defaults to a small whole-answer request.
+chat_requests() {
+  local whole='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello"}]}'
+  local body="${3:-$whole}"
+  hey -n "$2" -c 1 -m POST -T application/json -d "$body" \
+    "http://127.0.0.1:$1/v1/chat/completions" >/dev/null
+}
+
 # start_nginx WORKERS: nginx as a plain keep-alive reverse proxy in front of the fake, the
 # reference configuration; sets nginx_port and nginx_worker_pid (its first worker process).
 start_nginx() {
