@@ -118,11 +118,12 @@ client_call classify(bhttp::verb method, std::string_view target, bool upgrade) 
                 claude ? config::provider_kind::anthropic : config::provider_kind::gemini;
             call.path_model = native->model;
             call.vertex_method = native->method;
+            call.vertex_version = native->version;
             bool counts = native->method == "countTokens";
             if (counts && call_verb) call.api = client_api::gemini_count_tokens;
             call.operation = counts ? "" : claude ? "chat" : "generate_content";
             call.route =
-                "/vertex/v1/projects/{project}/locations/{location}/publishers/"
+                "/vertex/{version}/projects/{project}/locations/{location}/publishers/"
                 "{publisher}/models/{model}:{method}";
         }
         return call;

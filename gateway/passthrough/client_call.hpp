@@ -42,11 +42,13 @@ struct client_call {
     // Bedrock's operation after the model id: "/converse", "/converse-stream", "/invoke" or
     // "/invoke-with-response-stream"; "" for other paths.
     std::string_view bedrock_operation;
-    // Vertex AI's own API, /vertex/v1/projects/{p}/locations/{l}/publishers/{publisher}/models/
-    // {m}:{method} (forwarded to a Vertex upstream only, never translated), and its method when
-    // the gateway forwards it (providers::vertex::read_native_path); "" for any other.
+    // Vertex AI's own API, /vertex/{v1|v1beta1}/projects/{p}/locations/{l}/publishers/{publisher}/
+    // models/{m}:{method} (forwarded to a Vertex upstream only, never translated), its method when
+    // the gateway forwards it (providers::vertex::read_native_path; "" for any other) and the
+    // API version it asked, which the upstream is asked too (any other call is asked of v1).
     bool vertex = false;
     std::string_view vertex_method;
+    std::string_view vertex_version = "v1";
     // The GenAI operation (gen_ai.operation.name; "" when the path names none) and the template
     // the request's SERVER span is named by ("" keeps the router's).
     std::string_view operation;

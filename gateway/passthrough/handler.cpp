@@ -176,7 +176,7 @@ destination choose(const http::request_context& ctx,
                         "/vertex/v1/projects/{project}/locations/{location}/publishers/anthropic/"
                         "models/{model}:rawPredict and :streamRawPredict, and "
                         "…/publishers/google/models/{model}:generateContent, "
-                        ":streamGenerateContent and :countTokens.";
+                        ":streamGenerateContent and :countTokens (v1beta1 too).";
             return d;
         }
         model = std::string(call.path_model);

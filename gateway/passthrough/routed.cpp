@@ -314,7 +314,8 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::attempt(
                                    "`: the gateway forwards only a model's methods there")));
             method = std::string(named) + std::string(query);
         }
-        renamed_target = providers::vertex::target(up, heard, method);
+        // Vertex's own paths ask the version the client asked (v1beta1 for Google's SDKs).
+        renamed_target = providers::vertex::target(up, heard, method, call.vertex_version);
     } else if (renamed && !call.path_model.empty()) {
         std::string_view target = where_.target;
         auto at = target.find("/models/");

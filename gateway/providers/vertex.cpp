@@ -80,9 +80,11 @@ bool valid_model(std::string_view model) {
 }
 
 std::string target(const config::upstream_config& up, std::string_view model,
-                   std::string_view method) {
+                   std::string_view method, std::string_view version) {
     bool claude = config::dialect_for(up, model) == config::provider_kind::anthropic;
-    std::string out = "/v1/projects/";
+    std::string out = "/";
+    out += version;
+    out += "/projects/";
     out += up.project;
     out += "/locations/";
     out += up.location;
@@ -113,11 +115,17 @@ bool to_raw_predict(std::string& body) {
 }
 
 std::optional<native_path> read_native_path(std::string_view path) {
-    // Each fixed part, then the value up to the next `/`.
-    static constexpr std::string_view parts[] = {"/vertex/v1/projects/", "/locations/",
-                                                 "/publishers/", "/models/"};
+    // The API's version, then each fixed part and the value up to the next `/`.
+    std::string_view version;
+    for (std::string_view known : {"v1", "v1beta1"})
+        if (path.starts_with("/vertex/") && path.substr(8).starts_with(known) &&
+            path.substr(8 + known.size()).starts_with("/projects/"))
+            version = known;
+    if (version.empty()) return std::nullopt;
+    static constexpr std::string_view parts[] = {"/projects/", "/locations/", "/publishers/",
+                                                 "/models/"};
     std::string_view values[4];
-    std::string_view rest = path;
+    std::string_view rest = path.substr(8 + version.size());
     for (std::size_t i = 0; i < 4; ++i) {
         if (!rest.starts_with(parts[i])) return std::nullopt;
         rest.remove_prefix(parts[i].size());
@@ -128,7 +136,7 @@ std::optional<native_path> read_native_path(std::string_view path) {
         rest.remove_prefix(end + (i < 3 ? 0 : 1));
     }
     if (values[3].find('/') != std::string_view::npos) return std::nullopt;
-    native_path out{values[2], values[3], rest};
+    native_path out{version, values[2], values[3], rest};
     bool anthropic = out.publisher == "anthropic";
     bool google = out.publisher == "google";
     bool known = (anthropic && (rest == "rawPredict" || rest == "streamRawPredict")) ||

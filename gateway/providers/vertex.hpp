@@ -17,11 +17,12 @@ namespace gateway::providers::vertex {
 // The API version a rawPredict body names (Claude on Vertex takes it in the body, not a header).
 inline constexpr std::string_view anthropic_version = "vertex-2023-10-16";
 
-// The target of `model`'s `method` on `up` (below its base path): /v1/projects/{project}/
+// The target of `model`'s `method` on `up` (below its base path): /{version}/projects/{project}/
 // locations/{location}/publishers/{google|anthropic}/models/{model}:{method}. `method` may carry
-// a query ("streamGenerateContent?alt=sse"); the publisher is the one dialect_for gives.
+// a query ("streamGenerateContent?alt=sse"); the publisher is the one dialect_for gives;
+// `version` is the API's, "v1" unless a client asked Vertex's own paths for "v1beta1".
 std::string target(const config::upstream_config& up, std::string_view model,
-                   std::string_view method);
+                   std::string_view method, std::string_view version = "v1");
 
 // Whether `model` can be a segment of Vertex's paths as it is: letters, digits and `-._@`
 // (claude-sonnet-4-5@20250929); another name is refused before anything is sent.
@@ -33,11 +34,13 @@ bool valid_model(std::string_view model);
 // JSON object.
 bool to_raw_predict(std::string& body);
 
-// A native path in, /vertex/v1/projects/{p}/locations/{l}/publishers/{publisher}/models/{m}:
-// {method}: its parts as views into the path; nullopt when it has another shape or names a
-// method this gateway does not forward (Claude's rawPredict and streamRawPredict, Gemini's
-// generateContent, streamGenerateContent and countTokens).
+// A native path in, /vertex/{version}/projects/{p}/locations/{l}/publishers/{publisher}/models/
+// {m}:{method}, of Vertex AI's v1 or v1beta1 API (Google's SDKs in Vertex mode ask v1beta1 unless
+// told otherwise): its parts as views into the path; nullopt when it has another shape, another
+// version, or names a method this gateway does not forward (Claude's rawPredict and
+// streamRawPredict, Gemini's generateContent, streamGenerateContent and countTokens).
 struct native_path {
+    std::string_view version;    // "v1" or "v1beta1"
     std::string_view publisher;  // "anthropic" or "google"
     std::string_view model;
     std::string_view method;

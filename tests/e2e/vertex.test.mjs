@@ -160,22 +160,26 @@ for (const model of [gemini, claude]) {
 }
 
 test('@google/genai in Vertex mode reaches Gemini through /vertex, its own API forwarded', async () => {
-  const ai = new GoogleGenAI({
-    vertexai: true,
-    project: 'the-clients-project',  // replaced by the upstream's
-    location: 'europe-west1',
-    // No Google credentials of its own: the gateway sends its token.
-    googleAuthOptions: { authClient: { getRequestHeaders: async () => new Headers() } },
-    httpOptions: { baseUrl: `${base}/vertex/`, apiVersion: 'v1' },
-  });
-  const whole = await ai.models.generateContent({ model: gemini, contents: 'hi' });
-  assert.equal(whole.text, 'Hello from the fake upstream!');
-  let text = '';
-  for await (const chunk of await ai.models.generateContentStream({ model: gemini, contents: 'hi' }))
-    text += chunk.text ?? '';
-  assert.equal(text, 'Hello from the fake upstream!');
-  const counted = await ai.models.countTokens({ model: gemini, contents: 'hi' });
-  assert.equal(counted.totalTokens, 12);
+  // The SDK's own version first (v1beta1 in Vertex mode), then v1 asked for.
+  for (const apiVersion of [undefined, 'v1']) {
+    const ai = new GoogleGenAI({
+      vertexai: true,
+      project: 'the-clients-project',  // replaced by the upstream's
+      location: 'europe-west1',
+      // No Google credentials of its own: the gateway sends its token.
+      googleAuthOptions: { authClient: { getRequestHeaders: async () => new Headers() } },
+      httpOptions: { baseUrl: `${base}/vertex/`, ...(apiVersion ? { apiVersion } : {}) },
+    });
+    const whole = await ai.models.generateContent({ model: gemini, contents: 'hi' });
+    assert.equal(whole.text, 'Hello from the fake upstream!', `${apiVersion ?? 'default'}`);
+    let text = '';
+    for await (const chunk of await ai.models.generateContentStream({ model: gemini, contents: 'hi' }))
+      text += chunk.text ?? '';
+    assert.equal(text, 'Hello from the fake upstream!');
+    const counted = await ai.models.countTokens({ model: gemini, contents: 'hi' });
+    assert.equal(counted.totalTokens, 12);
+  }
   // One token for every request so far: fetched once, kept until it nears its expiry.
   assert.equal(tokensIssued, 1);
 });
+

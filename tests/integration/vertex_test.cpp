@@ -392,6 +392,40 @@ BOOST_AUTO_TEST_CASE(native_paths_go_byte_exact_below_the_upstreams_project_and_
     BOOST_TEST(streamed.body.find("event: message_stop") != std::string::npos, streamed.body);
 }
 
+BOOST_AUTO_TEST_CASE(native_paths_of_v1beta1_ask_the_upstream_the_same_version) {
+    // @google/genai in Vertex mode asks v1beta1 unless told otherwise; the fake Vertex, as
+    // Vertex, serves both versions and nothing else.
+    google_account google;
+    fake_upstream fake(checked_by(google));
+    running_gateway gw(with_vertex(fake, google));
+    const std::string beta = "/vertex/v1beta1/projects/client-project/locations/europe-west1/";
+    const std::string beta_below = "/v1beta1/projects/my-project/locations/us-east5/publishers/";
+    for (const auto& method :
+         {std::string(":generateContent"), std::string(":streamGenerateContent?alt=sse")}) {
+        auto r = post(gw, beta + "publishers/google/models/" + gemini + method, gemini_body,
+                      clients_own);
+        BOOST_TEST_REQUIRE(r.status == 200u, method << ": " << r.body);
+        auto sent = fake.requests().back();
+        BOOST_TEST(sent.target == beta_below + "google/models/" + gemini + method);
+        BOOST_TEST(sent.body == gemini_body);
+        authorised_by_the_gateway(google, sent);
+    }
+    auto claude_beta =
+        post(gw, beta + "publishers/anthropic/models/" + claude + ":rawPredict", raw_body);
+    BOOST_TEST_REQUIRE(claude_beta.status == 200u, claude_beta.body);
+    BOOST_TEST(fake.requests().back().target ==
+               beta_below + "anthropic/models/" + claude + ":rawPredict");
+    // Another version is no path the gateway serves: refused, nothing forwarded.
+    auto served = fake.requests().size();
+    auto other = post(
+        gw,
+        "/vertex/v2/projects/p/locations/l/publishers/google/models/" + gemini + ":generateContent",
+        gemini_body);
+    BOOST_TEST(other.status == 400u, other.body);
+    BOOST_TEST(other.body.find("no Vertex AI path") != std::string::npos, other.body);
+    BOOST_TEST(fake.requests().size() == served);
+}
+
 BOOST_AUTO_TEST_CASE(a_native_paths_project_or_location_may_be_named_models) {
     google_account google;
     fake_upstream fake(checked_by(google));

@@ -648,8 +648,11 @@ net::awaitable<void> fake_upstream::impl::serve(Stream& stream, tcp::socket& low
         // Bedrock's InvokeModel: /model/{id}/invoke and /invoke-with-response-stream.
         bool invoke = path.rfind("/model/", 0) == 0 && r.method == "POST" &&
                       (path.ends_with("/invoke") || path.ends_with("/invoke-with-response-stream"));
-        // Vertex AI: /v1/projects/{p}/locations/{l}/publishers/{publisher}/models/{m}:{method}.
-        bool vertex = path.rfind("/v1/projects/", 0) == 0 && r.method == "POST";
+        // Vertex AI: /v1/projects/{p}/locations/{l}/publishers/{publisher}/models/{m}:{method},
+        // and the same below /v1beta1.
+        bool vertex =
+            (path.rfind("/v1/projects/", 0) == 0 || path.rfind("/v1beta1/projects/", 0) == 0) &&
+            r.method == "POST";
         if ((anthropic || gemini || converse || invoke || vertex) && mode != "echo") {
             auto api = gemini     ? provider_api::gemini
                        : converse ? provider_api::converse

@@ -17,9 +17,11 @@
 
 namespace gateway::testing::fake_vertex {
 
-// What a Vertex AI path names: /v1/projects/{project}/locations/{location}/publishers/
-// {publisher}/models/{model}:{method}[?query].
+// What a Vertex AI path names: /{version}/projects/{project}/locations/{location}/publishers/
+// {publisher}/models/{model}:{method}[?query], of the v1 or v1beta1 API (any other version is
+// no path Vertex serves).
 struct call {
+    std::string version;
     std::string project;
     std::string location;
     std::string publisher;

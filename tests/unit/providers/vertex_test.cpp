@@ -52,6 +52,10 @@ BOOST_AUTO_TEST_CASE(targets_name_the_project_location_publisher_and_method) {
     BOOST_TEST(vertex::target(up, "claude-sonnet-4-5@20250929", "streamRawPredict") ==
                "/v1/projects/my-project/locations/us-east5/publishers/anthropic/models/"
                "claude-sonnet-4-5@20250929:streamRawPredict");
+    // The API version a client asked of Vertex's own paths.
+    BOOST_TEST(vertex::target(up, "gemini-2.5-flash", "generateContent", "v1beta1") ==
+               "/v1beta1/projects/my-project/locations/us-east5/publishers/google/models/"
+               "gemini-2.5-flash:generateContent");
     // A dialect's model target is put below them, its query kept; any other target is not.
     auto global = vertex_upstream("global");
     BOOST_TEST(
@@ -128,6 +132,15 @@ BOOST_AUTO_TEST_CASE(native_paths_name_a_publisher_model_and_method_it_forwards)
         "countTokens");
     BOOST_TEST_REQUIRE(gemini.has_value());
     BOOST_TEST(gemini->method == "countTokens");
+    BOOST_TEST(claude->version == "v1");
+    // Google's SDKs in Vertex mode ask v1beta1 unless told otherwise.
+    auto beta = vertex::read_native_path(
+        "/vertex/v1beta1/projects/p/locations/global/publishers/google/models/"
+        "gemini-2.5-flash:streamGenerateContent");
+    BOOST_TEST_REQUIRE(beta.has_value());
+    BOOST_TEST(beta->version == "v1beta1");
+    BOOST_TEST(beta->model == "gemini-2.5-flash");
+    BOOST_TEST(beta->method == "streamGenerateContent");
     for (std::string_view other : {
              "/vertex/v1/projects/p/locations/l/publishers/anthropic/models/c:generateContent",
              "/vertex/v1/projects/p/locations/l/publishers/google/models/g:rawPredict",
@@ -135,7 +148,10 @@ BOOST_AUTO_TEST_CASE(native_paths_name_a_publisher_model_and_method_it_forwards)
              "/vertex/v1/projects/p/locations/l/publishers/google/models/g",
              "/vertex/v1/projects/p/locations/l/publishers/google/models/a/b:generateContent",
              "/vertex/v1/projects//locations/l/publishers/google/models/g:generateContent",
-             "/vertex/v1beta1/projects/p/locations/l/publishers/google/models/g:generateContent",
+             "/vertex/v2/projects/p/locations/l/publishers/google/models/g:generateContent",
+             "/vertex/v1beta/projects/p/locations/l/publishers/google/models/g:generateContent",
+             "/vertex/v1beta1projects/p/locations/l/publishers/google/models/g:generateContent",
+             "/vertexv1/projects/p/locations/l/publishers/google/models/g:generateContent",
          })
         BOOST_TEST(!vertex::read_native_path(other).has_value(), other);
 }
