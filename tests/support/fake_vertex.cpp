@@ -12,11 +12,12 @@ std::optional<call> read_path(std::string_view target) {
     auto question = target.find('?');
     if (question != std::string_view::npos) c.query = std::string(target.substr(question + 1));
     std::string_view rest = target.substr(0, question);
+    // The API's version first: /v1/ or /v1beta1/, each followed by /projects/.
     for (std::string_view version : {"v1", "v1beta1"})
-        if (rest.substr(1).starts_with(version) &&
+        if (rest.starts_with('/') && rest.substr(1).starts_with(version) &&
             rest.substr(1 + version.size()).starts_with("/projects/"))
             c.version = std::string(version);
-    if (!rest.starts_with('/') || c.version.empty()) return std::nullopt;
+    if (c.version.empty()) return std::nullopt;
     rest.remove_prefix(1 + c.version.size());
     // Each fixed part, then its value up to the next `/` (the model's up to `:`).
     static constexpr std::string_view parts[] = {"/projects/", "/locations/", "/publishers/",
