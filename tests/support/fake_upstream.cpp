@@ -968,8 +968,14 @@ net::awaitable<bool> fake_upstream::impl::serve_provider(Stream& stream, tcp::so
         }
         if (scripted && scripted->status != 200) {
             a = error(scripted->status, scripted->content);
-            if (!scripted->retry_after.empty())
-                a.extra_headers += "retry-after: " + scripted->retry_after + "\r\n";
+            // The script's retry-after instead of the provider's usual one (429's is 7 s):
+            // one header, as a provider sends it.
+            if (!scripted->retry_after.empty()) {
+                auto& h = a.extra_headers;
+                if (auto at = h.find("retry-after: "); at != std::string::npos)
+                    h.erase(at, h.find("\r\n", at) + 2 - at);
+                h += "retry-after: " + scripted->retry_after + "\r\n";
+            }
         } else {
             t = scripted ? fp::turn{scripted->content, scripted->calls, scripted->usage}
                          : fp::canned_turn(body, gemini);
