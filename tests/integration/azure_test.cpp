@@ -16,6 +16,8 @@
 #include <set>
 #include <thread>
 
+namespace integration_azure_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -467,3 +469,5 @@ BOOST_AUTO_TEST_CASE(a_route_falls_back_from_azure_to_vertex_to_bedrock_and_back
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_azure_test

@@ -17,6 +17,8 @@
 #include <optional>
 #include <thread>
 
+namespace integration_bedrock_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -869,3 +871,5 @@ BOOST_AUTO_TEST_CASE(inference_profiles_are_the_profiles_and_routes_the_gateway_
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_bedrock_test

@@ -27,6 +27,8 @@
 #include <thread>
 #include <vector>
 
+namespace integration_budget_test {
+
 using namespace gateway::testing;
 namespace config = gateway::config;
 namespace json = boost::json;
@@ -107,7 +109,7 @@ public:
     }
     // One request sent and waited for.
     response chat(std::uint16_t port, const std::string& name, int in = 10, int out = 10) {
-        auto r = ::chat(port, name, in, out);
+        auto r = integration_budget_test::chat(port, name, in, out);
         wait(seen_ + 1);
         return r;
     }
@@ -538,3 +540,5 @@ BOOST_AUTO_TEST_CASE(a_failing_webhook_is_tried_twice_then_given_up) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_budget_test

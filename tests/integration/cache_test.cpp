@@ -14,6 +14,8 @@
 #include <set>
 #include <thread>
 
+namespace integration_cache_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -510,3 +512,5 @@ BOOST_AUTO_TEST_CASE(an_upstream_without_cache_is_untouched) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_cache_test

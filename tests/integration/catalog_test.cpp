@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+namespace integration_catalog_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -388,3 +390,5 @@ BOOST_AUTO_TEST_CASE(an_agent_run_with_an_unknown_model_fails_with_that_reason) 
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_catalog_test

@@ -11,6 +11,8 @@
 #include <map>
 #include <set>
 
+namespace integration_chat_owners_test {
+
 using namespace gateway::testing;
 namespace config = gateway::config;
 namespace store = gateway::store;
@@ -158,3 +160,5 @@ BOOST_AUTO_TEST_CASE(a_chat_made_with_a_key_is_for_the_keys_holders) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_chat_owners_test

@@ -17,6 +17,8 @@
 #include <mutex>
 #include <thread>
 
+namespace integration_cloud_tokens_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -247,3 +249,5 @@ BOOST_AUTO_TEST_CASE(a_revoked_token_is_replaced_for_the_next_request) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_cloud_tokens_test

@@ -11,6 +11,8 @@
 
 #include <sys/socket.h>
 
+namespace integration_console_test {
+
 using namespace gateway::testing;
 
 BOOST_AUTO_TEST_SUITE(console)
@@ -145,3 +147,5 @@ BOOST_AUTO_TEST_CASE(switched_off_it_is_not_served) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_console_test

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+namespace integration_context_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace fs = std::filesystem;
@@ -772,3 +774,5 @@ BOOST_AUTO_TEST_CASE(a_nul_in_a_text_to_store_is_400_and_nothing_is_cut) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_context_test

@@ -4,6 +4,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace integration_engine_test {
+
 using namespace gateway::testing;
 
 BOOST_AUTO_TEST_SUITE(engine)
@@ -157,3 +159,5 @@ BOOST_AUTO_TEST_CASE(undo_through_a_swapped_symlink_is_409_and_writes_nothing) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_engine_test

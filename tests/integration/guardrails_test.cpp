@@ -22,6 +22,8 @@
 #include <mutex>
 #include <thread>
 
+namespace integration_guardrails_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -706,3 +708,5 @@ BOOST_AUTO_TEST_CASE(a_model_check_blocks_allows_and_fails_as_configured) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_guardrails_test

@@ -9,6 +9,8 @@
 #include <functional>
 #include <thread>
 
+namespace integration_health_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -230,3 +232,5 @@ BOOST_AUTO_TEST_CASE(the_agents_calls_without_a_route_tell_the_upstreams_health)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_health_test

@@ -17,6 +17,8 @@
 #include <set>
 #include <string>
 
+namespace integration_members_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -170,3 +172,5 @@ BOOST_AUTO_TEST_CASE(an_admin_sets_any_role_and_team) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_members_test

@@ -9,6 +9,8 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace integration_native_test {
+
 using namespace gateway::testing;
 namespace config = gateway::config;
 namespace bdata = boost::unit_test::data;
@@ -346,3 +348,5 @@ BOOST_DATA_TEST_CASE(cancel_mid_call_closes_the_upstream_request, bdata::make(pr
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_native_test

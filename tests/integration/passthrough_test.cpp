@@ -17,6 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+namespace integration_passthrough_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 
@@ -679,3 +681,5 @@ BOOST_AUTO_TEST_CASE(a_host_name_upstream_is_resolved_once_per_worker_for_a_stor
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_passthrough_test

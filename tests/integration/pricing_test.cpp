@@ -16,6 +16,8 @@
 #include <string>
 #include <thread>
 
+namespace integration_pricing_test {
+
 using namespace gateway::testing;
 namespace config = gateway::config;
 namespace observability = gateway::observability;
@@ -209,3 +211,5 @@ BOOST_AUTO_TEST_CASE(a_table_imported_from_litellm_prices_requests_as_pricing_fi
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_pricing_test

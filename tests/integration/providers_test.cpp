@@ -12,6 +12,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace integration_providers_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -943,3 +945,5 @@ BOOST_AUTO_TEST_CASE(schema_inlining_for_gemini_is_bounded_per_request_in_every_
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_providers_test

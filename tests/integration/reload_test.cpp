@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+namespace integration_reload_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -273,3 +275,5 @@ BOOST_AUTO_TEST_CASE(twenty_reloads_under_load_lose_no_request) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_reload_test

@@ -13,6 +13,8 @@
 #include <chrono>
 #include <thread>
 
+namespace integration_replicas_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace store = gateway::store;
@@ -257,3 +259,5 @@ BOOST_AUTO_TEST_CASE(a_text_holding_a_nul_is_refused_not_cut) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_replicas_test

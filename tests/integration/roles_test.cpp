@@ -22,6 +22,8 @@
 #include <sstream>
 #include <string>
 
+namespace integration_roles_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -353,3 +355,5 @@ BOOST_AUTO_TEST_CASE(without_keys_or_sign_in_the_context_api_stays_open) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_roles_test

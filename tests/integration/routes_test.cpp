@@ -9,6 +9,8 @@
 #include <functional>
 #include <thread>
 
+namespace integration_routes_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -848,3 +850,5 @@ BOOST_AUTO_TEST_CASE(a_model_without_a_route_goes_where_it_went_before) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_routes_test

@@ -9,6 +9,8 @@
 
 #include <cmath>
 
+namespace integration_run_cost_test {
+
 using namespace gateway::testing;
 namespace config = gateway::config;
 
@@ -240,3 +242,5 @@ BOOST_AUTO_TEST_CASE(a_call_in_flight_across_a_reload_is_priced_by_the_table_it_
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_run_cost_test

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+namespace integration_server_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 
@@ -291,3 +293,5 @@ BOOST_AUTO_TEST_CASE(a_burst_of_connections_is_spread_evenly_across_the_workers)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_server_test

@@ -4,6 +4,8 @@
 
 #include "tests/integration/context_fixture.hpp"
 
+namespace integration_sessions_test {
+
 using namespace gateway::testing;
 
 namespace {
@@ -361,3 +363,5 @@ BOOST_AUTO_TEST_CASE(the_edit_mode_is_switched_with_patch) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_sessions_test

@@ -14,6 +14,8 @@
 #include <string>
 #include <thread>
 
+namespace integration_teams_test {
+
 using namespace gateway::testing;
 namespace config = gateway::config;
 namespace json = boost::json;
@@ -238,3 +240,5 @@ BOOST_AUTO_TEST_CASE(the_audit_log_records_each_change_with_its_author) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_teams_test

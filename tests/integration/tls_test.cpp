@@ -7,6 +7,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace integration_tls_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 
@@ -79,3 +81,5 @@ BOOST_AUTO_TEST_CASE(plain_http_to_a_tls_port_is_a_502) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_tls_test

@@ -9,6 +9,8 @@
 
 #include <sqlite3.h>
 
+namespace integration_upgrade_test {
+
 using namespace gateway::testing;
 
 namespace {
@@ -90,3 +92,5 @@ BOOST_AUTO_TEST_CASE(a_first_release_database_resumes_its_runs_after_the_upgrade
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_upgrade_test

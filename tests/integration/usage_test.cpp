@@ -15,6 +15,8 @@
 #include <tuple>
 #include <vector>
 
+namespace integration_usage_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -351,3 +353,5 @@ BOOST_AUTO_TEST_CASE(a_bad_report_is_refused_with_what_is_allowed) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_usage_test

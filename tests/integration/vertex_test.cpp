@@ -16,6 +16,8 @@
 #include <thread>
 #include <tuple>
 
+namespace integration_vertex_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -616,3 +618,5 @@ BOOST_AUTO_TEST_CASE(short_lived_tokens_are_renewed_before_vertex_would_refuse_t
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_vertex_test

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+namespace integration_workflows_test {
+
 using namespace gateway::testing;
 namespace json = boost::json;
 namespace fs = std::filesystem;
@@ -338,3 +340,5 @@ BOOST_AUTO_TEST_CASE(a_workflow_awaiting_approval_survives_a_restart) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace integration_workflows_test

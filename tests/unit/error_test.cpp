@@ -3,6 +3,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace error_test {
+
 namespace json = boost::json;
 
 BOOST_AUTO_TEST_SUITE(error_vocabulary)
@@ -46,3 +48,5 @@ BOOST_AUTO_TEST_CASE(message_override_and_foreign_codes) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace error_test

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+namespace json_fields_test {
+
 namespace json = boost::json;
 using gateway::integer_of;
 
@@ -47,3 +49,5 @@ BOOST_AUTO_TEST_CASE(integers_from_outside_are_range_checked_before_they_are_con
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace json_fields_test

@@ -4,6 +4,8 @@
 
 #include <string>
 
+namespace record_status_test {
+
 using namespace gateway;
 
 BOOST_AUTO_TEST_SUITE(record_status_suite)
@@ -67,3 +69,5 @@ BOOST_AUTO_TEST_CASE(completed_failed_and_cancelled_runs_are_final) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace record_status_test

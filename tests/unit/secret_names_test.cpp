@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace secret_names_test {
+
 using gateway::names_a_secret;
 
 BOOST_AUTO_TEST_SUITE(secret_names)
@@ -68,3 +70,5 @@ BOOST_AUTO_TEST_CASE(valid_escapes_are_decoded_and_the_rest_kept) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace secret_names_test

@@ -4,6 +4,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace admin_gatekeeper_test {
+
 using namespace gateway::admin;
 namespace config = gateway::config;
 namespace passthrough = gateway::passthrough;
@@ -68,3 +70,5 @@ BOOST_AUTO_TEST_CASE(thresholds_are_crossed_once_by_the_spend_that_reaches_them)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace admin_gatekeeper_test

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+namespace admin_key_ring_test {
+
 using namespace gateway::admin;
 
 BOOST_AUTO_TEST_SUITE(virtual_key_ring)
@@ -133,3 +135,5 @@ BOOST_AUTO_TEST_CASE(secrets_and_estimates) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace admin_key_ring_test

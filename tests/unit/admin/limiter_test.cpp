@@ -6,6 +6,8 @@
 
 #include <map>
 
+namespace admin_limiter_test {
+
 using namespace gateway::admin;
 using period = gateway::config::budget_period;
 
@@ -243,3 +245,5 @@ BOOST_AUTO_TEST_CASE(the_refusal_headers_show_the_usd_budget) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace admin_limiter_test

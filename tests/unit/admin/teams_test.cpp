@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace admin_teams_test {
+
 using namespace gateway;
 
 namespace {
@@ -49,3 +51,5 @@ BOOST_AUTO_TEST_CASE(a_teams_models_are_globs) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace admin_teams_test

@@ -13,6 +13,8 @@
 #include <atomic>
 #include <filesystem>
 
+namespace admin_usage_ledger_test {
+
 namespace fs = std::filesystem;
 using namespace gateway;
 namespace net = boost::asio;
@@ -147,3 +149,5 @@ BOOST_FIXTURE_TEST_CASE(flushes_at_once_each_see_everything_recorded_before_them
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace admin_usage_ledger_test

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace admin_usage_report_test {
+
 using namespace gateway;
 namespace json = boost::json;
 
@@ -155,3 +157,5 @@ BOOST_AUTO_TEST_CASE(csv_defuses_a_model_name_a_spreadsheet_would_run_as_a_formu
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace admin_usage_report_test

@@ -2,6 +2,8 @@
 
 #include "engine_fixture.hpp"
 
+namespace agent_agent_loop_test {
+
 using namespace engine_test;
 
 BOOST_AUTO_TEST_SUITE(agent_loop_suite)
@@ -242,3 +244,5 @@ BOOST_AUTO_TEST_CASE(each_answered_call_is_announced_with_its_cost_and_summed_in
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_agent_loop_test

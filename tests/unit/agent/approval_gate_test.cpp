@@ -5,6 +5,8 @@
 #include "gateway/ids.hpp"
 #include "gateway/tools/digest.hpp"
 
+namespace agent_approval_gate_test {
+
 using namespace engine_test;
 
 namespace {
@@ -194,3 +196,5 @@ BOOST_AUTO_TEST_CASE(an_interrupted_write_is_judged_from_its_target) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_approval_gate_test

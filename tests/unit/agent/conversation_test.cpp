@@ -6,6 +6,8 @@
 #include <boost/json/value_from.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace agent_conversation_test {
+
 using namespace gateway::agent;
 namespace pv = gateway::providers;
 namespace json = boost::json;
@@ -121,3 +123,5 @@ BOOST_AUTO_TEST_CASE(a_reply_of_native_calls_is_read_as_the_protocols_call) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_conversation_test

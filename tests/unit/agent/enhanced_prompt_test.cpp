@@ -5,6 +5,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace agent_enhanced_prompt_test {
+
 using gateway::tools::registry;
 using gateway::tools::role;
 
@@ -36,3 +38,5 @@ BOOST_AUTO_TEST_CASE(base_catalogue_protocol_guidance_in_order_and_deterministic
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_enhanced_prompt_test

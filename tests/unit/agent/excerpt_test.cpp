@@ -4,6 +4,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace agent_excerpt_test {
+
 namespace json = boost::json;
 using gateway::agent::cut_long_strings;
 using gateway::agent::utf8_prefix;
@@ -39,3 +41,5 @@ BOOST_AUTO_TEST_CASE(a_cut_never_splits_a_utf8_character) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_excerpt_test

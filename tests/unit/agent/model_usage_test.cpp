@@ -4,6 +4,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace agent_model_usage_test {
+
 using namespace gateway::agent;
 namespace providers = gateway::providers;
 
@@ -88,3 +90,5 @@ BOOST_AUTO_TEST_CASE(the_stored_form_reads_back_and_refuses_what_is_no_count) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_model_usage_test

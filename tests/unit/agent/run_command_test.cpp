@@ -4,6 +4,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace agent_run_command_test {
+
 namespace json = boost::json;
 using namespace gateway;
 using namespace gateway::agent;
@@ -58,3 +60,5 @@ BOOST_AUTO_TEST_CASE(answers_carry_the_refusal_and_its_code) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_run_command_test

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+namespace agent_run_journal_test {
+
 using namespace engine_test;
 
 BOOST_AUTO_TEST_SUITE(run_journal_suite)
@@ -174,3 +176,5 @@ BOOST_AUTO_TEST_CASE(a_commit_waits_once_enough_are_on_their_way) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_run_journal_test

@@ -5,6 +5,8 @@
 #include <condition_variable>
 #include <mutex>
 
+namespace agent_run_registry_test {
+
 using namespace engine_test;
 
 namespace {
@@ -174,3 +176,5 @@ BOOST_AUTO_TEST_CASE(runs_awaiting_approval_are_resumed_at_start) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_run_registry_test

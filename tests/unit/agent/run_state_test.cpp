@@ -4,6 +4,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace agent_run_state_test {
+
 using namespace gateway::agent;
 
 BOOST_AUTO_TEST_SUITE(run_state_suite)
@@ -126,3 +128,5 @@ BOOST_AUTO_TEST_CASE(unreadable_states_are_errors_not_zeros) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_run_state_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace agent_status_phrase_test {
+
 using gateway::agent::status_phrase;
 namespace json = boost::json;
 
@@ -26,3 +28,5 @@ BOOST_AUTO_TEST_CASE(long_values_are_cut_at_a_character_boundary) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_status_phrase_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace agent_system_prompts_test {
+
 using gateway::agent::system_prompts;
 using gateway::tools::role;
 
@@ -28,3 +30,5 @@ BOOST_AUTO_TEST_CASE(prompts_are_found_and_built_for_a_role) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_system_prompts_test

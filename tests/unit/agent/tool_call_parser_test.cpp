@@ -4,6 +4,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace agent_tool_call_parser_test {
+
 using namespace gateway::agent;
 using gateway::tools::registry;
 using gateway::tools::role;
@@ -194,3 +196,5 @@ BOOST_AUTO_TEST_CASE(function_call_shapes_written_as_text_are_calls_when_they_na
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_tool_call_parser_test

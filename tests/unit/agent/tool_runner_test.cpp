@@ -7,6 +7,8 @@
 #include <functional>
 #include <utility>
 
+namespace agent_tool_runner_test {
+
 using namespace engine_test;
 using verdict = agent::tool_runner::verdict;
 
@@ -296,3 +298,5 @@ BOOST_AUTO_TEST_CASE(a_created_file_is_judged_by_its_absence_and_restored_by_del
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace agent_tool_runner_test

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace app_generation_test {
+
 using namespace gateway;
 
 namespace {
@@ -120,3 +122,5 @@ BOOST_AUTO_TEST_CASE(an_upstream_whose_tls_file_holds_no_certificate_fails_the_b
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace app_generation_test

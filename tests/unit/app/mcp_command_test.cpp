@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace app_mcp_command_test {
+
 using gateway::app::split_command;
 
 BOOST_AUTO_TEST_SUITE(mcp_command)
@@ -17,3 +19,5 @@ BOOST_AUTO_TEST_CASE(commands_split_like_a_shell_without_expansion) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace app_mcp_command_test

@@ -17,6 +17,8 @@
 #include <memory>
 #include <string>
 
+namespace auth_jwt_test {
+
 namespace json = boost::json;
 using namespace gateway::auth;
 
@@ -243,3 +245,5 @@ BOOST_AUTO_TEST_CASE(base64url_and_the_pkce_challenge) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace auth_jwt_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace auth_roles_test {
+
 using namespace gateway::auth;
 
 namespace {
@@ -61,3 +63,5 @@ BOOST_AUTO_TEST_CASE(the_context_api_is_read_only_for_a_viewer) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace auth_roles_test

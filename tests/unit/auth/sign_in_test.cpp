@@ -5,6 +5,8 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace auth_sign_in_test {
+
 namespace json = boost::json;
 namespace bhttp = boost::beast::http;
 using namespace gateway::auth;
@@ -100,3 +102,5 @@ BOOST_AUTO_TEST_CASE(a_change_with_a_session_needs_its_csrf_token) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace auth_sign_in_test

@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+namespace cache_response_cache_test {
+
 using gateway::request_cost;
 using gateway::cache::memory_cache;
 namespace cache = gateway::cache;
@@ -211,3 +213,5 @@ BOOST_AUTO_TEST_CASE(an_answer_survives_its_stored_form) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace cache_response_cache_test

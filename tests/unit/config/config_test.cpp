@@ -7,6 +7,8 @@
 #include <iterator>
 #include <sstream>
 
+namespace config_config_test {
+
 using namespace gateway::config;
 using namespace std::chrono_literals;
 
@@ -886,3 +888,5 @@ BOOST_AUTO_TEST_CASE(mistakes_name_the_line) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace config_config_test

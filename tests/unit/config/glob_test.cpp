@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace config_glob_test {
+
 using gateway::config::glob_match;
 
 BOOST_AUTO_TEST_SUITE(model_globs)
@@ -24,3 +26,5 @@ BOOST_AUTO_TEST_CASE(globs) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace config_glob_test

@@ -6,6 +6,8 @@
 
 #include <string>
 
+namespace config_sections_auth_test {
+
 using namespace gateway::config;
 
 namespace {
@@ -95,3 +97,5 @@ BOOST_AUTO_TEST_CASE(sign_in_mistakes_name_the_line) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace config_sections_auth_test

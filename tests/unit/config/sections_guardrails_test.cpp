@@ -4,6 +4,8 @@
 
 #include <string>
 
+namespace config_sections_guardrails_test {
+
 using namespace gateway::config;
 using namespace std::chrono_literals;
 
@@ -171,3 +173,5 @@ BOOST_AUTO_TEST_CASE(broken_guardrails_are_refused_precisely) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace config_sections_guardrails_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace config_sections_teams_test {
+
 using namespace gateway::config;
 
 namespace {
@@ -67,3 +69,5 @@ admin:
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace config_sections_teams_test

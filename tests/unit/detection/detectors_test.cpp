@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace detection_detectors_test {
+
 using namespace gateway;
 using namespace gateway::detection;
 
@@ -326,3 +328,5 @@ BOOST_AUTO_TEST_CASE(every_rule_respects_its_bound) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace detection_detectors_test

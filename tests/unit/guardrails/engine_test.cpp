@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+namespace guardrails_engine_test {
+
 using namespace gateway;
 using namespace gateway::guardrails;
 using config::guardrail_action;
@@ -148,3 +150,5 @@ BOOST_AUTO_TEST_CASE(record_counts_hits_by_name_never_text) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace guardrails_engine_test

@@ -5,6 +5,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace guardrails_model_check_test {
+
 using namespace gateway::guardrails;
 
 BOOST_AUTO_TEST_SUITE(guardrails_model_check)
@@ -47,3 +49,5 @@ BOOST_AUTO_TEST_CASE(without_a_model_caller_fail_decides) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace guardrails_model_check_test

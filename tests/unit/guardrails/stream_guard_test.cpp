@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace guardrails_stream_guard_test {
+
 namespace config = gateway::config;
 namespace guardrails = gateway::guardrails;
 namespace json = boost::json;
@@ -318,3 +320,5 @@ BOOST_AUTO_TEST_CASE(a_webhook_answer_is_read_or_refused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace guardrails_stream_guard_test

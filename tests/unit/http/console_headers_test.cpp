@@ -3,6 +3,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace http_console_headers_test {
+
 using gateway::console::accepts_gzip;
 using gateway::console::matches_etag;
 
@@ -33,3 +35,5 @@ BOOST_AUTO_TEST_CASE(etags_match_weakly_in_lists_and_star) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace http_console_headers_test

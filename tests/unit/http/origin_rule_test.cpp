@@ -4,6 +4,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace http_origin_rule_test {
+
 using gateway::http::origin_rule;
 namespace bhttp = boost::beast::http;
 
@@ -110,3 +112,5 @@ BOOST_AUTO_TEST_CASE(the_gateways_own_apis_take_json_bodies_only) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace http_origin_rule_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace http_request_head_test {
+
 namespace http = boost::beast::http;
 using gateway::errc;
 using gateway::http::check_request_head;
@@ -84,3 +86,5 @@ BOOST_AUTO_TEST_CASE(the_target_is_normalized_in_place) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace http_request_head_test

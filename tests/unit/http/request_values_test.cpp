@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace http_request_values_test {
+
 using namespace gateway::http;
 
 BOOST_AUTO_TEST_SUITE(request_values)
@@ -53,3 +55,5 @@ BOOST_AUTO_TEST_CASE(a_member_the_api_does_not_know_is_refused_by_name) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace http_request_values_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace http_response_head_test {
+
 using gateway::http::response_head;
 
 BOOST_AUTO_TEST_SUITE(response_heads)
@@ -30,3 +32,5 @@ BOOST_AUTO_TEST_CASE(an_upstreams_reason_and_request_id_are_kept) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace http_response_head_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace http_target_test {
+
 using gateway::http::is_normal_target;
 using gateway::http::normalize_target;
 using gateway::http::path_segment;
@@ -114,3 +116,5 @@ BOOST_AUTO_TEST_CASE(a_path_segment_can_neither_end_the_line_nor_leave_its_segme
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace http_target_test

@@ -4,6 +4,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace io_deadline_test {
+
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using namespace std::chrono_literals;
@@ -94,3 +96,5 @@ BOOST_AUTO_TEST_CASE(disarmed_or_destroyed_deadlines_never_fire) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace io_deadline_test

@@ -9,6 +9,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+namespace io_descriptors_test {
+
 BOOST_AUTO_TEST_SUITE(descriptors)
 
 BOOST_AUTO_TEST_CASE(the_table_is_grown_once_and_the_soft_limit_raised_to_the_hard_one) {
@@ -36,3 +38,5 @@ BOOST_AUTO_TEST_CASE(the_table_is_grown_once_and_the_soft_limit_raised_to_the_ha
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace io_descriptors_test

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <thread>
 
+namespace io_offload_test {
+
 namespace net = boost::asio;
 using gateway::io::run_on;
 
@@ -53,3 +55,5 @@ BOOST_AUTO_TEST_CASE(an_exception_reaches_the_caller_and_void_work_works) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace io_offload_test

@@ -14,6 +14,8 @@
 #include <dlfcn.h>
 #include <sys/epoll.h>
 
+namespace io_reactor_turn_test {
+
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
@@ -119,3 +121,5 @@ BOOST_AUTO_TEST_CASE(handlers_that_keep_posting_do_not_starve_the_reactor) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace io_reactor_turn_test

@@ -15,6 +15,8 @@
 #include <dlfcn.h>
 #include <sys/socket.h>
 
+namespace io_short_read_test {
+
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using namespace std::chrono_literals;
@@ -207,3 +209,5 @@ BOOST_AUTO_TEST_CASE(an_idle_socket_is_known_quiet_or_closed_without_calling_rec
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace io_short_read_test

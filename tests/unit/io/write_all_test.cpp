@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 
+namespace io_write_all_test {
+
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using namespace std::chrono_literals;
@@ -109,3 +111,5 @@ BOOST_AUTO_TEST_CASE(a_write_the_peer_never_reads_fails_when_the_deadline_passes
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace io_write_all_test

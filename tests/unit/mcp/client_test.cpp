@@ -9,6 +9,8 @@
 
 #include <functional>
 
+namespace mcp_client_test {
+
 namespace json = boost::json;
 namespace net = boost::asio;
 using namespace gateway::mcp;
@@ -207,3 +209,5 @@ BOOST_FIXTURE_TEST_CASE(a_changed_tool_list_is_told, fixture) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace mcp_client_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace mcp_naming_test {
+
 using gateway::mcp::exposed_name;
 
 BOOST_AUTO_TEST_SUITE(mcp_naming)
@@ -37,3 +39,5 @@ BOOST_AUTO_TEST_CASE(long_names_fit_64_characters_and_stay_apart) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace mcp_naming_test

@@ -5,6 +5,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace mcp_results_test {
+
 using gateway::mcp::to_tool_result;
 namespace json = boost::json;
 
@@ -76,3 +78,5 @@ BOOST_AUTO_TEST_CASE(a_result_that_is_not_an_object_is_an_mcp_error) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace mcp_results_test

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+namespace observability_log_test {
+
 using namespace gateway::observability;
 
 namespace {
@@ -215,3 +217,5 @@ BOOST_AUTO_TEST_CASE(a_follower_that_does_not_take_is_dropped_at_its_bound) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace observability_log_test

@@ -4,6 +4,8 @@
 
 #include <thread>
 
+namespace observability_metrics_test {
+
 using namespace gateway::observability;
 
 BOOST_AUTO_TEST_SUITE(metrics_exposition)
@@ -112,3 +114,5 @@ BOOST_AUTO_TEST_CASE(the_gateway_families_render_and_status_classes) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace observability_metrics_test

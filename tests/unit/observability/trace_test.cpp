@@ -4,6 +4,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace observability_trace_test {
+
 using namespace gateway::observability;
 using gateway::config::tracing_config;
 
@@ -157,3 +159,5 @@ BOOST_AUTO_TEST_CASE(content_is_bounded_at_a_character_boundary) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace observability_trace_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace passthrough_client_call_test {
+
 namespace providers = gateway::providers;
 using gateway::config::provider_kind;
 using gateway::passthrough::classify;
@@ -76,3 +78,5 @@ BOOST_AUTO_TEST_CASE(the_path_and_geminis_model_are_read_without_the_query) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace passthrough_client_call_test

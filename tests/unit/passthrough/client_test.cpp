@@ -4,6 +4,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace passthrough_client_test {
+
 BOOST_AUTO_TEST_SUITE(passthrough_client)
 
 // The answer a request stopped by the end of the drain gets says why and what to do.
@@ -31,3 +33,5 @@ BOOST_AUTO_TEST_CASE(a_request_leaves_the_list_in_flight_when_it_ends) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace passthrough_client_test

@@ -4,6 +4,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace passthrough_headers_test {
+
 namespace http = boost::beast::http;
 using gateway::passthrough::for_each_end_to_end;
 using gateway::passthrough::is_hop_by_hop;
@@ -168,3 +170,5 @@ BOOST_AUTO_TEST_CASE(a_key_is_presented_for_the_routes_one_provider_or_the_clien
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace passthrough_headers_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace passthrough_request_models_test {
+
 using namespace gateway;
 namespace bhttp = boost::beast::http;
 
@@ -114,3 +116,5 @@ BOOST_AUTO_TEST_CASE(listings_files_and_cancellations_use_no_model) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace passthrough_request_models_test

@@ -3,6 +3,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace passthrough_translated_answer_test {
+
 namespace providers = gateway::providers;
 using kind = providers::stream_delta::kind;
 
@@ -71,3 +73,5 @@ BOOST_AUTO_TEST_CASE(an_empty_reply_starts_and_finishes) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace passthrough_translated_answer_test

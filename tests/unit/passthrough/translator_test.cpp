@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace passthrough_translator_test {
+
 namespace providers = gateway::providers;
 using gateway::passthrough::call_reading;
 
@@ -37,3 +39,5 @@ BOOST_AUTO_TEST_CASE(a_call_is_read_once_and_a_body_it_cannot_read_says_why) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace passthrough_translator_test

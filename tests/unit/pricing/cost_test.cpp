@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+namespace pricing_cost_test {
+
 // The cost of recorded usage shapes of each provider, read the two ways the gateway reads them:
 // by the usage observer from the bytes relayed to a client of the same dialect, and by the
 // provider's adapter when the client's dialect differs (a translated answer). Prices are the
@@ -363,3 +365,5 @@ BOOST_AUTO_TEST_CASE(cost_text_is_a_plain_decimal) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace pricing_cost_test

@@ -10,6 +10,8 @@
 #include <random>
 #include <string>
 
+namespace pricing_litellm_import_test {
+
 using namespace gateway;
 
 namespace {
@@ -290,3 +292,5 @@ BOOST_AUTO_TEST_CASE(a_file_that_is_not_the_map_fails_naming_the_problem) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace pricing_litellm_import_test

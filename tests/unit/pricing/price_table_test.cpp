@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+namespace pricing_price_table_test {
+
 using namespace gateway;
 
 namespace {
@@ -205,3 +207,5 @@ BOOST_AUTO_TEST_CASE(the_pricing_section_is_read_and_checked) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace pricing_price_table_test

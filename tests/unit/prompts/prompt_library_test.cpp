@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+namespace prompts_prompt_library_test {
+
 using gateway::prompts::load_folder;
 using gateway::prompts::parse_prompt;
 
@@ -59,3 +61,5 @@ BOOST_AUTO_TEST_CASE(duplicate_ids_are_refused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace prompts_prompt_library_test

@@ -6,6 +6,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace providers_anthropic_test {
+
 using namespace gateway::providers;
 namespace json = boost::json;
 
@@ -198,3 +200,5 @@ BOOST_AUTO_TEST_CASE(a_block_index_out_of_order_is_a_broken_stream) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace providers_anthropic_test

@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+namespace providers_aws_eventstream_test {
+
 using namespace gateway::providers::aws_eventstream;
 
 namespace {
@@ -289,3 +291,5 @@ BOOST_AUTO_TEST_CASE(what_cannot_be_framed_is_the_callers_bug) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace providers_aws_eventstream_test

@@ -4,6 +4,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace providers_azure_test {
+
 namespace azure = gateway::providers::azure;
 namespace config = gateway::config;
 
@@ -58,3 +60,5 @@ BOOST_AUTO_TEST_CASE(every_request_head_is_written_with_the_wire_target) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace providers_azure_test

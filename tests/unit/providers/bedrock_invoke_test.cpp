@@ -10,6 +10,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace providers_bedrock_invoke_test {
+
 using namespace gateway::providers;
 namespace json = boost::json;
 namespace fakes = gateway::testing::fake_providers;
@@ -224,3 +226,5 @@ BOOST_AUTO_TEST_CASE(translated_clients_are_encoded_as_invoke_bodies_and_read_ba
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace providers_bedrock_invoke_test

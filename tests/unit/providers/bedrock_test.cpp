@@ -11,6 +11,8 @@
 
 #include <chrono>
 
+namespace providers_bedrock_test {
+
 using namespace gateway::providers;
 namespace json = boost::json;
 namespace fakes = gateway::testing::fake_providers;
@@ -675,3 +677,5 @@ BOOST_AUTO_TEST_CASE(inference_profiles_list_exact_profiles_and_the_routes_that_
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace providers_bedrock_test

@@ -9,6 +9,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace providers_gemini_test {
+
 using namespace gateway::providers;
 namespace json = boost::json;
 
@@ -339,3 +341,5 @@ BOOST_AUTO_TEST_CASE(errors_keep_the_providers_message) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace providers_gemini_test

@@ -12,6 +12,8 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace providers_ingress_test {
+
 using namespace gateway::providers;
 namespace json = boost::json;
 namespace fakes = gateway::testing::fake_providers;
@@ -979,3 +981,5 @@ BOOST_AUTO_TEST_CASE(the_gemini_validator_refuses_what_gemini_never_sends) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace providers_ingress_test

@@ -3,6 +3,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace providers_model_lists_test {
+
 namespace providers = gateway::providers;
 namespace json = boost::json;
 using providers::provider;
@@ -134,3 +136,5 @@ BOOST_AUTO_TEST_CASE(a_model_not_found_is_each_providers_404) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace providers_model_lists_test

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 
+namespace providers_openai_test {
+
 using namespace gateway::providers;
 namespace json = boost::json;
 
@@ -295,3 +297,5 @@ BOOST_AUTO_TEST_CASE(a_call_index_out_of_order_is_a_broken_stream_not_an_allocat
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace providers_openai_test

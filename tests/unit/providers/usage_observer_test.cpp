@@ -4,6 +4,8 @@
 
 #include <tuple>
 
+namespace providers_usage_observer_test {
+
 using namespace gateway::providers;
 
 namespace {
@@ -383,3 +385,5 @@ BOOST_AUTO_TEST_CASE(usage_figures_out_of_range_count_nothing) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace providers_usage_observer_test

@@ -7,6 +7,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace providers_vertex_test {
+
 using namespace gateway::providers;
 namespace json = boost::json;
 namespace config = gateway::config;
@@ -157,3 +159,5 @@ BOOST_AUTO_TEST_CASE(native_paths_name_a_publisher_model_and_method_it_forwards)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace providers_vertex_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace sessions_review_test {
+
 using namespace gateway::sessions;
 
 namespace {
@@ -72,3 +74,5 @@ BOOST_AUTO_TEST_CASE(three_way_merge_keeps_both_sides_or_reports_overlap) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace sessions_review_test

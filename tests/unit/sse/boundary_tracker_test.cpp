@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace sse_boundary_tracker_test {
+
 using gateway::sse::boundary_tracker;
 
 namespace {
@@ -48,3 +50,5 @@ BOOST_AUTO_TEST_CASE(agrees_at_every_split_of_a_transcript) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace sse_boundary_tracker_test

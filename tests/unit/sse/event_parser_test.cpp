@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace sse_event_parser_test {
+
 using gateway::sse::event;
 using gateway::sse::event_parser;
 
@@ -94,3 +96,5 @@ BOOST_AUTO_TEST_CASE(oversized_event_is_an_error) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace sse_event_parser_test

@@ -25,6 +25,8 @@
 #include <string_view>
 #include <thread>
 
+namespace store_store_contract_test {
+
 namespace fs = std::filesystem;
 namespace net = boost::asio;
 using namespace gateway::store;
@@ -1019,3 +1021,5 @@ BOOST_AUTO_TEST_CASE(teams_are_kept_by_name_and_the_audit_log_read_newest_first)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace store_store_contract_test

@@ -2,6 +2,8 @@
 
 #include "fixture.hpp"
 
+namespace tools_append_file_test {
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(append_file_suite)
@@ -20,3 +22,5 @@ BOOST_AUTO_TEST_CASE(appends_on_a_new_line_and_creates_missing_files) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_append_file_test

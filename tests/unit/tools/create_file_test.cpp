@@ -4,6 +4,8 @@
 
 #include "gateway/tools/digest.hpp"
 
+namespace tools_create_file_test {
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(create_file_suite)
@@ -43,3 +45,5 @@ BOOST_AUTO_TEST_CASE(write_size_limit) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_create_file_test

@@ -4,6 +4,8 @@
 
 #include "gateway/tools/digest.hpp"
 
+namespace tools_delete_file_test {
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(delete_file_suite)
@@ -34,3 +36,5 @@ BOOST_AUTO_TEST_CASE(errors) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_delete_file_test

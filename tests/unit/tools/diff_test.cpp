@@ -5,6 +5,8 @@
 #include <random>
 #include <vector>
 
+namespace tools_diff_test {
+
 using gateway::tools::diff_stats;
 using gateway::tools::unified_diff;
 
@@ -131,3 +133,5 @@ BOOST_AUTO_TEST_CASE(very_different_large_texts_still_round_trip) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_diff_test

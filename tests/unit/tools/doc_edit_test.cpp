@@ -2,6 +2,8 @@
 
 #include "fixture.hpp"
 
+namespace tools_doc_edit_test {
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(doc_edit_suite)
@@ -138,3 +140,5 @@ BOOST_AUTO_TEST_CASE(the_open_document_is_named_by_document) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_doc_edit_test

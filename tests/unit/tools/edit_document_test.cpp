@@ -2,6 +2,8 @@
 
 #include "document_tools_fixture.hpp"
 
+namespace tools_edit_document_test {
+
 using tools_test::open_document_chat;
 
 BOOST_AUTO_TEST_SUITE(edit_document_suite)
@@ -29,3 +31,5 @@ BOOST_AUTO_TEST_CASE(not_found_points_to_search_document) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_edit_document_test

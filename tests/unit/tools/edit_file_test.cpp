@@ -2,6 +2,8 @@
 
 #include "fixture.hpp"
 
+namespace tools_edit_file_test {
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(edit_file_suite)
@@ -29,3 +31,5 @@ BOOST_AUTO_TEST_CASE(errors) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_edit_file_test

@@ -2,6 +2,8 @@
 
 #include "fixture.hpp"
 
+namespace tools_edit_lines_test {
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(edit_lines_suite)
@@ -47,3 +49,5 @@ BOOST_AUTO_TEST_CASE(errors) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_edit_lines_test

@@ -4,6 +4,8 @@
 
 #include "fixture.hpp"
 
+namespace tools_find_definition_test {
+
 using namespace tools_test;
 
 namespace {
@@ -105,3 +107,5 @@ BOOST_AUTO_TEST_CASE(index_follows_changes) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_find_definition_test

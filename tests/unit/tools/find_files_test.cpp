@@ -2,6 +2,8 @@
 
 #include "fixture.hpp"
 
+namespace tools_find_files_test {
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(find_files_suite)
@@ -35,3 +37,5 @@ BOOST_AUTO_TEST_CASE(caps_at_100) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_find_files_test

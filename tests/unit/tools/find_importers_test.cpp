@@ -2,6 +2,8 @@
 
 #include "fixture.hpp"
 
+namespace tools_find_importers_test {
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(find_importers_suite)
@@ -59,3 +61,5 @@ BOOST_AUTO_TEST_CASE(refuses_paths_outside) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_find_importers_test

@@ -2,6 +2,8 @@
 
 #include "document_tools_fixture.hpp"
 
+namespace tools_get_document_info_test {
+
 using tools_test::open_document_chat;
 
 BOOST_AUTO_TEST_SUITE(get_document_info_suite)
@@ -20,3 +22,5 @@ BOOST_AUTO_TEST_CASE(counts_and_selection) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_get_document_info_test

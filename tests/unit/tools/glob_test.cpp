@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace tools_glob_test {
+
 using gateway::tools::glob;
 
 namespace {
@@ -61,3 +63,5 @@ BOOST_AUTO_TEST_CASE(malformed_globs_are_errors) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_glob_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace tools_ignore_rules_test {
+
 using gateway::tools::ignore_rules;
 using verdict = ignore_rules::verdict;
 
@@ -36,3 +38,5 @@ BOOST_AUTO_TEST_CASE(malformed_lines_are_skipped) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_ignore_rules_test

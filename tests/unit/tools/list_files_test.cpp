@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+namespace tools_list_files_test {
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(list_files_suite)
@@ -61,3 +63,5 @@ BOOST_AUTO_TEST_CASE(errors) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_list_files_test

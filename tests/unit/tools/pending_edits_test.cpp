@@ -3,6 +3,8 @@
 
 #include "fixture.hpp"
 
+namespace tools_pending_edits_test {
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(pending_edits_suite)
@@ -88,3 +90,5 @@ BOOST_AUTO_TEST_CASE(without_record_pending_edits_are_only_read) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_pending_edits_test

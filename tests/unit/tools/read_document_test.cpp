@@ -2,6 +2,8 @@
 
 #include "document_tools_fixture.hpp"
 
+namespace tools_read_document_test {
+
 using tools_test::open_document_chat;
 
 BOOST_AUTO_TEST_SUITE(read_document_suite)
@@ -18,3 +20,5 @@ BOOST_AUTO_TEST_CASE(header_and_ranges) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_read_document_test

@@ -2,6 +2,8 @@
 
 #include "fixture.hpp"
 
+namespace tools_read_file_test {
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(read_file_suite)
@@ -50,3 +52,5 @@ BOOST_AUTO_TEST_CASE(large_files_need_a_range_and_output_is_capped) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_read_file_test

@@ -8,6 +8,8 @@
 
 #include <set>
 
+namespace tools_registry_test {
+
 using namespace tools_test;
 using gateway::tools::registry;
 using gateway::tools::role;
@@ -196,3 +198,5 @@ BOOST_AUTO_TEST_CASE(sandbox_attacks_through_every_path_tool) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_registry_test

@@ -2,6 +2,8 @@
 
 #include "fixture.hpp"
 
+namespace tools_replace_in_file_test {
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(replace_in_file_suite)
@@ -45,3 +47,5 @@ BOOST_AUTO_TEST_CASE(errors) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_replace_in_file_test

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+namespace tools_sandbox_test {
+
 namespace fs = std::filesystem;
 using gateway::tools::sandbox;
 
@@ -135,3 +137,5 @@ BOOST_AUTO_TEST_CASE(lexical_checks) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_sandbox_test

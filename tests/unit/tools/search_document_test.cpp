@@ -2,6 +2,8 @@
 
 #include "document_tools_fixture.hpp"
 
+namespace tools_search_document_test {
+
 using tools_test::open_document_chat;
 
 BOOST_AUTO_TEST_SUITE(search_document_suite)
@@ -30,3 +32,5 @@ BOOST_AUTO_TEST_CASE(caps_at_20) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_search_document_test

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <vector>
 
+namespace tools_search_files_test {
+
 using namespace tools_test;
 
 BOOST_AUTO_TEST_SUITE(search_files_suite)
@@ -189,3 +191,5 @@ BOOST_AUTO_TEST_CASE(many_files_keep_walk_order_and_the_cap) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_search_files_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace tools_text_document_test {
+
 using namespace gateway::tools;
 
 namespace {
@@ -149,3 +151,5 @@ BOOST_AUTO_TEST_CASE(snippet_is_numbered_around_the_edit) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_text_document_test

@@ -7,6 +7,8 @@
 
 #include <ctime>
 
+namespace tools_workspace_test {
+
 using namespace tools_test;
 using gateway::tools::overwrite;
 
@@ -127,3 +129,5 @@ BOOST_AUTO_TEST_CASE(a_write_cleans_up_debris_in_its_folder) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace tools_workspace_test

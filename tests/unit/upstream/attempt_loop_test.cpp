@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace upstream_attempt_loop_test {
+
 using namespace gateway::upstream;
 namespace config = gateway::config;
 using namespace std::chrono_literals;
@@ -138,3 +140,5 @@ BOOST_AUTO_TEST_CASE(a_request_that_stops_in_a_wait_makes_no_further_attempt) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_attempt_loop_test

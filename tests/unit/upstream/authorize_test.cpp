@@ -8,6 +8,8 @@
 #include <boost/asio/use_future.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace upstream_authorize_test {
+
 using namespace gateway;
 
 BOOST_AUTO_TEST_SUITE(upstream_authorize)
@@ -61,3 +63,5 @@ BOOST_AUTO_TEST_CASE(a_pool_without_credentials_says_so) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_authorize_test

@@ -15,6 +15,8 @@
 #include <set>
 #include <thread>
 
+namespace upstream_aws_credentials_test {
+
 using namespace gateway::upstream;
 using gateway::testing::aws_reply;
 using gateway::testing::aws_request;
@@ -505,3 +507,5 @@ BOOST_AUTO_TEST_CASE(stopping_ends_a_fetch_and_its_waiters) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_aws_credentials_test

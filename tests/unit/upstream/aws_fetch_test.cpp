@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+namespace upstream_aws_fetch_test {
+
 using namespace gateway::upstream;
 using gateway::testing::aws_reply;
 using gateway::testing::aws_request;
@@ -216,3 +218,5 @@ BOOST_AUTO_TEST_CASE(a_missing_token_file_is_named) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_aws_fetch_test

@@ -11,6 +11,8 @@
 
 #include <string>
 
+namespace upstream_aws_signing_test {
+
 using namespace gateway;
 using namespace gateway::upstream;
 
@@ -111,3 +113,5 @@ BOOST_AUTO_TEST_CASE(a_bedrock_api_key_is_a_bearer_token) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_aws_signing_test

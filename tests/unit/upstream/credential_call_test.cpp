@@ -4,6 +4,8 @@
 
 #include <string>
 
+namespace upstream_credential_call_test {
+
 using namespace gateway;
 using namespace std::chrono_literals;
 
@@ -57,3 +59,5 @@ BOOST_AUTO_TEST_CASE(an_answer_is_quoted_on_one_short_line) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_credential_call_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace upstream_entra_credentials_test {
+
 using gateway::upstream::entra::authority_of;
 
 BOOST_AUTO_TEST_SUITE(upstream_entra_credentials)
@@ -24,3 +26,5 @@ BOOST_AUTO_TEST_CASE(an_authority_is_an_origin_without_a_trailing_slash) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_entra_credentials_test

@@ -7,6 +7,8 @@
 
 #include <unistd.h>
 
+namespace upstream_environment_test {
+
 BOOST_AUTO_TEST_SUITE(upstream_environment)
 
 // The process's environment as the credential chains read it: a set variable's value (an empty
@@ -25,3 +27,5 @@ BOOST_AUTO_TEST_CASE(the_process_environment_reads_set_and_unset_variables) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_environment_test

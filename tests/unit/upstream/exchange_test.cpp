@@ -6,6 +6,8 @@
 #include <boost/asio/write.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace upstream_exchange_test {
+
 using namespace gateway::upstream;
 namespace config = gateway::config;
 namespace net = boost::asio;
@@ -106,3 +108,5 @@ BOOST_AUTO_TEST_CASE(a_buffered_answer_over_the_limit_is_a_bad_response) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_exchange_test

@@ -21,6 +21,8 @@
 
 #include <unistd.h>
 
+namespace upstream_google_credentials_test {
+
 using namespace gateway::upstream;
 using gateway::testing::aws_reply;
 using gateway::testing::fake_aws_service;
@@ -517,3 +519,5 @@ BOOST_AUTO_TEST_CASE(a_broken_key_file_is_refused_at_its_line_and_secrets_are_ma
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_google_credentials_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace upstream_health_board_test {
+
 // The health board (health_board.cpp): what each report does to a target, and what another
 // replica's changes do (apply).
 using namespace gateway::upstream;
@@ -187,3 +189,5 @@ BOOST_AUTO_TEST_CASE(records_carry_over_to_another_board) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_health_board_test

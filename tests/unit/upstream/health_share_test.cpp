@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace upstream_health_share_test {
+
 using namespace gateway::upstream;
 namespace config = gateway::config;
 using namespace std::chrono_literals;
@@ -53,3 +55,5 @@ BOOST_AUTO_TEST_CASE(a_refused_key_is_shared_with_its_end) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_health_share_test

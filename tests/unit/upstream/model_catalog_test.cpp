@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace upstream_model_catalog_test {
+
 namespace config = gateway::config;
 namespace providers = gateway::providers;
 using gateway::upstream::model_catalog;
@@ -86,3 +88,5 @@ BOOST_AUTO_TEST_CASE(the_listing_is_routes_names_and_lists_cut_by_globs_and_the_
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_model_catalog_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace upstream_model_router_test {
+
 using namespace gateway::upstream;
 
 BOOST_AUTO_TEST_SUITE(model_routing)
@@ -80,3 +82,5 @@ BOOST_AUTO_TEST_CASE(first_matching_upstream_wins_and_the_first_is_the_default) 
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_model_router_test

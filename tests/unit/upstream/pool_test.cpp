@@ -6,6 +6,8 @@
 
 #include <thread>
 
+namespace upstream_pool_test {
+
 using namespace gateway::upstream;
 using gateway::testing::loopback;
 namespace net = boost::asio;
@@ -60,3 +62,5 @@ BOOST_AUTO_TEST_CASE(a_closed_pool_keeps_nothing) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_pool_test

@@ -2,6 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace upstream_prober_test {
+
 // The probe's request per dialect, and what its answer says (prober.cpp); the probes themselves
 // run against fake upstreams in tests/integration/health_test.cpp.
 using namespace gateway::upstream;
@@ -55,3 +57,5 @@ BOOST_AUTO_TEST_CASE(an_answer_says_the_server_is_up_unless_it_is_the_servers_fa
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_prober_test

@@ -4,6 +4,8 @@
 
 #include <map>
 
+namespace upstream_routes_test {
+
 using namespace gateway::upstream;
 namespace config = gateway::config;
 using namespace std::chrono_literals;
@@ -405,3 +407,5 @@ BOOST_AUTO_TEST_CASE(a_model_takes_the_first_matching_route_or_its_upstreams_glo
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_routes_test

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+namespace upstream_sigv4_test {
+
 using namespace gateway::upstream;
 namespace json = boost::json;
 
@@ -297,3 +299,5 @@ BOOST_AUTO_TEST_CASE(bedrock_requests_sign_as_botocore_signs_them) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_sigv4_test

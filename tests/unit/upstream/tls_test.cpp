@@ -4,6 +4,8 @@
 
 #include <openssl/ssl.h>
 
+namespace upstream_tls_test {
+
 namespace config = gateway::config;
 using gateway::upstream::make_client_context;
 
@@ -41,3 +43,5 @@ BOOST_AUTO_TEST_CASE(tls_insecure_turns_verification_off) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_tls_test

@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+namespace upstream_token_sources_test {
+
 using namespace gateway;
 using namespace std::chrono_literals;
 
@@ -100,3 +102,5 @@ BOOST_AUTO_TEST_CASE(a_token_answer_needs_a_positive_lifetime) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_token_sources_test

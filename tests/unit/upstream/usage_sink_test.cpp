@@ -4,6 +4,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace upstream_usage_sink_test {
+
 using namespace gateway;
 
 BOOST_AUTO_TEST_SUITE(upstream_usage_sink)
@@ -48,3 +50,5 @@ BOOST_AUTO_TEST_CASE(an_unpriced_call_has_no_cost) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace upstream_usage_sink_test

@@ -5,6 +5,8 @@
 #include <condition_variable>
 #include <mutex>
 
+namespace workflows_runner_test {
+
 using namespace engine_test;
 namespace workflows = gateway::workflows;
 
@@ -124,3 +126,5 @@ BOOST_AUTO_TEST_CASE(a_step_that_fails_fails_the_run_with_its_name) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace workflows_runner_test

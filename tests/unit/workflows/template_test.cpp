@@ -3,6 +3,8 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+namespace workflows_template_test {
+
 using namespace gateway::workflows;
 namespace json = boost::json;
 
@@ -69,3 +71,5 @@ BOOST_AUTO_TEST_CASE(skipped_steps_render_empty_and_truthiness) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace workflows_template_test

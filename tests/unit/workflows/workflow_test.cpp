@@ -7,6 +7,8 @@
 
 #include <set>
 
+namespace workflows_workflow_test {
+
 using namespace gateway::workflows;
 
 namespace {
@@ -115,3 +117,5 @@ BOOST_AUTO_TEST_CASE(the_shipped_workflows_load) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace workflows_workflow_test
