@@ -95,7 +95,8 @@ config::parsed<std::shared_ptr<generation>> build_generation(config::gateway_con
     g->prices = std::move(*prices.value);
     g->guardrails = std::make_shared<const guardrails::engine>(c.guardrails);
     g->webhooks = std::make_shared<guardrails::webhooks>(c.guardrails);
-    g->routing = std::make_unique<upstream::routing>(c.upstreams, c.routes, c.health);
+    g->routing =
+        std::make_unique<upstream::routing>(c.upstreams, c.routes, c.health, g->token_sources);
     if (before) carry_health(*before->routing, *g->routing, c.upstreams);
     if (caching(c)) {
         // The kept answers stay while the cache's own settings do.

@@ -3,6 +3,7 @@
 #include "gateway/io/thread_name.hpp"
 #include "gateway/observability/log.hpp"
 #include "gateway/providers/adapter.hpp"
+#include "gateway/upstream/authorize.hpp"
 #include "gateway/upstream/exchange.hpp"
 #include "gateway/upstream/tls.hpp"
 
@@ -26,7 +27,7 @@ std::string_view models_target(config::provider_kind p) {
 
 }  // namespace
 
-std::string prober::request_head(const config::upstream_config& u) {
+std::string prober::request_head(const config::upstream_config& u, std::string_view authorization) {
     std::string head = "GET ";
     head += u.endpoint.base_path;
     append_wire_target(head, u, {}, models_target(u.provider));
@@ -34,6 +35,7 @@ std::string prober::request_head(const config::upstream_config& u) {
     append_host_header(head, u.endpoint);
     head += "\r\nAccept: application/json\r\nUser-Agent: contextgate-probe\r\n";
     head += providers::auth_fields_of(u, providers::adapter_for(u.provider), u.api_key);
+    head += authorization;
     head += "Connection: close\r\n\r\n";
     return head;
 }
@@ -51,7 +53,8 @@ std::string prober::judge(unsigned status) {
 }
 
 prober::prober(const std::vector<config::upstream_config>& upstreams,
-               const config::health_config& settings, health_board& board)
+               const config::health_config& settings, health_board& board,
+               const std::vector<std::shared_ptr<token_source>>& tokens)
     : upstreams_(upstreams),
       settings_(settings),
       board_(board),
@@ -73,7 +76,7 @@ prober::prober(const std::vector<config::upstream_config>& upstreams,
                 tls = *context.value;
             }
         }
-        pools_.emplace_back(u, tls);
+        pools_.emplace_back(u, tls, nullptr, i < tokens.size() ? tokens[i] : nullptr);
         if (interval.count() > 0) tasks_.spawn("probe of " + u.name, keep_probing(i, interval));
     }
     thread_ = std::thread([this] {
@@ -112,7 +115,16 @@ net::awaitable<void> prober::keep_probing(std::size_t index, config::duration in
 
 net::awaitable<std::string> prober::probe(std::size_t index) {
     auto& p = pools_[index];
-    auto head = request_head(p.upstream());
+    // An upstream the gateway holds the tokens of is asked with its current one, as requests
+    // are: without it, the refusal would say nothing of the upstream's health.
+    std::string authorization;
+    if (p.tokens()) {
+        auto authorized =
+            co_await authorize(p, models_target(p.upstream().provider), std::string_view{});
+        if (!authorized.error.empty()) co_return authorized.error;
+        authorization = std::move(authorized.fields);
+    }
+    auto head = request_head(p.upstream(), authorization);
     std::optional<response_parser> parser;
     exchange_hooks hooks;
     hooks.first_byte_timeout = settings_.probe_timeout;

@@ -73,7 +73,8 @@ route_table::route_table(const std::vector<config::upstream_config>& upstreams,
     : upstreams_(upstreams), routes_(routes), router_(router) {}
 
 routing::routing(const std::vector<config::upstream_config>& upstreams,
-                 const std::vector<config::route_config>& routes, config::health_config health)
+                 const std::vector<config::route_config>& routes, config::health_config health,
+                 const std::vector<std::shared_ptr<token_source>>& tokens)
     : upstreams_(upstreams),
       settings_(health),
       router_(upstreams),
@@ -82,7 +83,7 @@ routing::routing(const std::vector<config::upstream_config>& upstreams,
     bool probed = std::any_of(upstreams_.begin(), upstreams_.end(), [&](const auto& u) {
         return probe_interval_of(u, settings_).count() > 0;
     });
-    if (probed) prober_ = std::make_unique<prober>(upstreams_, settings_, health_);
+    if (probed) prober_ = std::make_unique<prober>(upstreams_, settings_, health_, tokens);
 }
 
 routing::~routing() {

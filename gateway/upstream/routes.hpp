@@ -370,6 +370,7 @@ private:
 };
 
 class prober;
+class token_source;
 
 // How often `u` is probed (prober.hpp): its own probe_interval, else health.probe_interval; 0:
 // never.
@@ -388,8 +389,10 @@ inline config::duration probe_interval_of(const config::upstream_config& u,
 // with the routing, on a thread of their own). One per configuration; shared by the workers.
 class routing {
 public:
+    // `tokens`: by upstream index, the access tokens its requests carry (prober.hpp).
     routing(const std::vector<config::upstream_config>& upstreams,
-            const std::vector<config::route_config>& routes, config::health_config health);
+            const std::vector<config::route_config>& routes, config::health_config health,
+            const std::vector<std::shared_ptr<token_source>>& tokens = {});
     ~routing();
     routing(const routing&) = delete;
     routing& operator=(const routing&) = delete;

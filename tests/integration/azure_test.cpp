@@ -358,6 +358,42 @@ BOOST_AUTO_TEST_CASE(an_entra_id_application_sends_its_token_and_never_the_clien
     BOOST_TEST(entra.issued() == 1u);
 }
 
+// An Entra ID upstream's health probe carries its current token, as its requests do: the
+// resource answers the probe, and the upstream is healthy (without the token Azure refuses the
+// probe, 401, and the upstream would be down with no request having failed).
+BOOST_AUTO_TEST_CASE(an_entra_id_upstreams_probe_carries_its_token) {
+    fake_entra entra("tenant-1", "client-1", "secret-1");
+    fake_options options;
+    options.azure_tokens = [&](std::string_view token) { return entra.check(token); };
+    fake_upstream fake(options);
+    auto c = with_azure(fake);
+    auto& a = c.upstreams[0];
+    a.api_key.clear();
+    a.azure = {"tenant-1", "client-1", "secret-1", entra.authority()};
+    a.probe_interval = config::duration(20);
+    running_gateway gw(c);
+    BOOST_TEST_REQUIRE(fake.wait_requests(2, std::chrono::seconds(5)));
+    auto probe = fake.requests().front();
+    BOOST_TEST(probe.method == "GET");
+    BOOST_TEST(probe.target == "/openai/models?api-version=" + api_version);
+    BOOST_TEST(probe.header("authorization").starts_with("Bearer eyJ0eXAiOiJKV1Qi.fake-entra-"));
+    std::string health;
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (health != "healthy" && std::chrono::steady_clock::now() < until) {
+        client admin(gw.port());
+        auto r =
+            admin.request(make_request("GET", "/admin/health", "",
+                                       std::string("Authorization: Bearer ") + admin_key + "\r\n"));
+        BOOST_TEST_REQUIRE(r.status == 200u, r.body);
+        auto listed = json::parse(r.body);
+        for (const auto& u : listed.at("upstreams").as_array())
+            if (u.at("name") == "azure") health = u.at("health").as_string();
+        if (health != "healthy") std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    BOOST_TEST(health == "healthy");
+    BOOST_TEST(entra.issued() == 1u);  // the requests' token, not one per probe
+}
+
 // The route across the three clouds: Azure fails, then Vertex AI, and Bedrock answers,
 // charged at its own price; once their cooldowns end the route is back on Azure, charged at
 // Azure's. Each cloud is a fake of its own, so that each can be told to fail once.

@@ -46,6 +46,17 @@ BOOST_AUTO_TEST_CASE(each_dialect_is_asked_its_model_list_with_the_gateways_key)
     BOOST_TEST(keyless.find("Authorization") == std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(an_azure_upstream_with_entra_id_is_asked_with_the_token_it_is_given) {
+    auto azure = upstream(config::provider_kind::openai, "https://r.openai.azure.com", "");
+    azure.host = config::hosting::azure;
+    azure.api_version = "2024-10-21";
+    auto head = prober::request_head(azure, "Authorization: Bearer eyJ.token\r\n");
+    BOOST_TEST(head.rfind("GET /openai/models?api-version=2024-10-21 HTTP/1.1\r\n", 0) == 0u, head);
+    BOOST_TEST(head.find("Authorization: Bearer eyJ.token\r\n") != std::string::npos, head);
+    BOOST_TEST(head.find("api-key") == std::string::npos, head);
+    BOOST_TEST(head.size() - head.rfind("\r\n\r\n") == 4u);
+}
+
 BOOST_AUTO_TEST_CASE(an_answer_says_the_server_is_up_unless_it_is_the_servers_failure) {
     BOOST_TEST(prober::judge(200).empty());
     BOOST_TEST(prober::judge(404).empty());  // no model list there, but it answers
