@@ -45,6 +45,26 @@ config::gateway_config with_azure(const fake_upstream& fake, std::string version
     return c;
 }
 
+// The fake as an Azure OpenAI resource that takes the Entra ID tokens of application client-1
+// of tenant-1 (and no key), and the gateway's upstream for it with that application.
+struct entra_resource {
+    fake_entra entra{"tenant-1", "client-1", "secret-1"};
+    fake_upstream fake{checking(entra)};
+    config::gateway_config config = with_entra_id(with_azure(fake), entra);
+
+    static fake_options checking(const fake_entra& entra) {
+        fake_options options;
+        options.azure_tokens = [&entra](std::string_view token) { return entra.check(token); };
+        return options;
+    }
+    static config::gateway_config with_entra_id(config::gateway_config c, const fake_entra& entra) {
+        auto& a = c.upstreams[0];
+        a.api_key.clear();
+        a.azure = {"tenant-1", "client-1", "secret-1", entra.authority()};
+        return c;
+    }
+};
+
 std::string deployed(std::string_view deployment, std::string_view operation) {
     return "/openai/deployments/" + std::string(deployment) + std::string(operation) +
            "?api-version=" + api_version;
@@ -331,15 +351,9 @@ BOOST_AUTO_TEST_CASE(a_429_tells_the_client_when_to_retry_and_cools_the_upstream
 }
 
 BOOST_AUTO_TEST_CASE(an_entra_id_application_sends_its_token_and_never_the_clients_key) {
-    fake_entra entra("tenant-1", "client-1", "secret-1");
-    fake_options options;
-    options.azure_tokens = [&](std::string_view token) { return entra.check(token); };
-    fake_upstream fake(options);
-    auto c = with_azure(fake);
-    auto& a = c.upstreams[0];
-    a.api_key.clear();
-    a.auth = config::auth_mode::forward;
-    a.azure = {"tenant-1", "client-1", "secret-1", entra.authority()};
+    entra_resource resource;
+    auto& [entra, fake, c] = resource;
+    c.upstreams[0].auth = config::auth_mode::forward;
     running_gateway gw(c);
     auto r = post(gw, "/v1/chat/completions", chat("gpt-4o"),
                   "Authorization: Bearer sk-client\r\napi-key: client-key\r\n");
@@ -362,15 +376,9 @@ BOOST_AUTO_TEST_CASE(an_entra_id_application_sends_its_token_and_never_the_clien
 // resource answers the probe, and the upstream is healthy (without the token Azure refuses the
 // probe, 401, and the upstream would be down with no request having failed).
 BOOST_AUTO_TEST_CASE(an_entra_id_upstreams_probe_carries_its_token) {
-    fake_entra entra("tenant-1", "client-1", "secret-1");
-    fake_options options;
-    options.azure_tokens = [&](std::string_view token) { return entra.check(token); };
-    fake_upstream fake(options);
-    auto c = with_azure(fake);
-    auto& a = c.upstreams[0];
-    a.api_key.clear();
-    a.azure = {"tenant-1", "client-1", "secret-1", entra.authority()};
-    a.probe_interval = config::duration(20);
+    entra_resource resource;
+    auto& [entra, fake, c] = resource;
+    c.upstreams[0].probe_interval = config::duration(20);
     running_gateway gw(c);
     BOOST_TEST_REQUIRE(fake.wait_requests(2, std::chrono::seconds(5)));
     auto probe = fake.requests().front();
