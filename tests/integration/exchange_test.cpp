@@ -55,8 +55,8 @@ struct exchange_fixture {
             co_return std::pair<unsigned, std::string>{parser->get().result_int(), body};
         };
         auto done = net::co_spawn(io, work(), net::use_future);
-        // Until this exchange ends, not until the context runs out of work: a pooled
-        // connection's watch for a close stays pending as long as the fake keeps it open.
+        // Until this exchange ends, not until the context runs out of work: a parked
+        // connection's deadline timer stays pending until the time it was last armed for.
         io.restart();
         while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one();
         return done.get();
