@@ -1,5 +1,6 @@
 #include "gateway/passthrough/client.hpp"
 
+#include "gateway/clock.hpp"
 #include "gateway/error.hpp"
 #include "gateway/io/write_all.hpp"
 
@@ -65,7 +66,7 @@ struct client_watch::reader : std::enable_shared_from_this<reader> {
 };
 
 client_watch::client_watch(http::request_context& ctx, exchange_state& state, watch_list& list)
-    : ctx_(ctx), state_(state), list_(list), since_(std::chrono::steady_clock::now()) {
+    : ctx_(ctx), state_(state), list_(list), since_(coarse_now()) {
     list_.add(*this, ctx.stream.get_executor());
 }
 

@@ -125,8 +125,6 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     if (holds_stream(a, terms))
         if ((ended = co_await hold_stream(a))) co_return *ended;
     // Committed: this answer is the client's (on the last attempt, a failure too).
-    if (state_.first_body == std::chrono::steady_clock::time_point{} && !a.held.empty())
-        state_.first_body = std::chrono::steady_clock::now();
     if (a.guarded)
         if ((ended = co_await guard_answer(a))) co_return *ended;
     bool reusable =
@@ -230,7 +228,11 @@ net::awaitable<std::optional<upstream::attempt_outcome>> handler::routed_attempt
         a.span.fail("client_gone", "the client went away");
         co_return outcome{outcome::end::stopped};
     }
-    if (kind == providers::stream_event::content) co_return std::nullopt;
+    if (kind == providers::stream_event::content) {
+        // The stream's first chunk (its time to first token): it came while it was held.
+        state_.first_body = std::chrono::steady_clock::now();
+        co_return std::nullopt;
+    }
     bool late = kind == providers::stream_event::done && state_.hold_until &&
                 std::chrono::steady_clock::now() >= *state_.hold_until;
     auto why = kind == providers::stream_event::error ? "its stream began with an error"

@@ -1,5 +1,6 @@
 #include "gateway/passthrough/relay.hpp"
 
+#include "gateway/clock.hpp"
 #include "gateway/error.hpp"
 #include "gateway/guardrails/stream_guard.hpp"
 #include "gateway/http/response.hpp"
@@ -108,7 +109,7 @@ private:
     }
     void release() {
         busy_ = false;
-        last_write_ = std::chrono::steady_clock::now();
+        last_write_ = coarse_now();  // for the heartbeats: a tick early is nothing
         if (done_) done_->cancel();
     }
 
@@ -117,7 +118,7 @@ private:
     std::string head_;
     bool busy_ = false;
     bool ended_ = false;
-    std::chrono::steady_clock::time_point last_write_ = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point last_write_ = coarse_now();
     std::optional<net::steady_timer> done_;
 };
 

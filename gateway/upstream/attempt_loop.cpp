@@ -18,7 +18,9 @@ net::awaitable<attempts_end> run_attempts(attempt_plan& plan, attempt_face& face
     bool moved = false;  // to on_context_window, once
     for (;;) {
         if (face.stopped()) co_return attempts_end::stopped;
-        const auto* target = plan.next();
+        // The first target at the plan's own time (made just before: a reading of the clock
+        // less a request), the later ones at their own.
+        const auto* target = plan.next(previous ? clock::now() : plan.started());
         if (!target) co_return attempts_end::exhausted;
         if (std::find(skipped.begin(), skipped.end(), target) != skipped.end()) {
             plan.abandoned();

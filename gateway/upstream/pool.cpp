@@ -1,5 +1,7 @@
 #include "gateway/upstream/pool.hpp"
 
+#include "gateway/clock.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -41,7 +43,7 @@ std::unique_ptr<connection> pool::take(bool probe) {
     // a busy pool, and a GET that meets an upstream which closed the connection within a second
     // of answering on it is sent again anyway (start_exchange).
     constexpr auto probe_after = std::chrono::seconds(1);
-    auto now = std::chrono::steady_clock::now();
+    auto now = coarse_now();  // idle times of seconds: a tick early is nothing
     sweep(now);
     while (!idle_.empty()) {
         auto conn = std::move(idle_.back());
@@ -57,7 +59,7 @@ std::unique_ptr<connection> pool::make(net::any_io_executor executor) const {
 }
 
 net::awaitable<resolution> pool::resolve(net::any_io_executor executor) {
-    auto now = std::chrono::steady_clock::now();
+    auto now = coarse_now();  // idle times of seconds: a tick early is nothing
     if (!resolved_.empty() && now < resolved_until_) {
         resolution kept;  // named: GCC 12 mishandles a braced temporary in co_return
         kept.endpoints = resolved_;
@@ -86,7 +88,7 @@ net::awaitable<resolution> pool::resolve(net::any_io_executor executor) {
 }
 
 void pool::give_back(std::unique_ptr<connection> conn) {
-    auto now = std::chrono::steady_clock::now();
+    auto now = coarse_now();  // idle times of seconds: a tick early is nothing
     sweep(now);
     if (closed_ || upstream_->max_idle_connections == 0) return;
     if (idle_.size() >= upstream_->max_idle_connections) idle_.erase(idle_.begin());

@@ -335,6 +335,8 @@ public:
     void to_context_window_targets();
 
     int attempts() const { return attempts_; }
+    // When the plan was made (its deadline counts from then).
+    clock::time_point started() const { return started_; }
     // The time left before the deadline (nullopt: none).
     std::optional<clock::duration> left(clock::time_point now = clock::now()) const;
     const config::route_config& route() const { return route_; }
