@@ -73,7 +73,7 @@ def short(name):
         name = stripped
 
 def load(path, binary):
-    places, functions = collections.Counter(), collections.Counter()
+    places, functions, others = collections.Counter(), collections.Counter(), collections.Counter()
     for line in open(path):
         # "  12.34%   567  dso  [.] symbol"
         m = re.match(r"\s*[\d.]+%\s+(\d+)\s+(\S+)\s+\[[.k]\]\s+(.*)", line)
@@ -85,10 +85,12 @@ def load(path, binary):
         places[place] += n
         if place == "the gateway":
             functions[short(sym)] += n
-    return places, functions
+        elif place == "other libraries":
+            others[dso + " " + short(sym)] += n
+    return places, functions, others
 
-a_places, a_functions = load(sys.argv[1], sys.argv[3])
-b_places, b_functions = load(sys.argv[2], sys.argv[4])
+a_places, a_functions, a_others = load(sys.argv[1], sys.argv[3])
+b_places, b_functions, b_others = load(sys.argv[2], sys.argv[4])
 ratio = lambda a, b: f"{a / b:.3f}" if b else "-"
 print(f"{'where':<18}{'A':>8}{'B':>8}{'A/B':>8}")
 for place in ["kernel", "the gateway", "libc", "other libraries"]:
@@ -99,5 +101,10 @@ print(f"\n# the gateway's functions, the {sys.argv[5]} largest differences (A - 
 names = set(a_functions) | set(b_functions)
 for name in sorted(names, key=lambda n: -abs(a_functions[n] - b_functions[n]))[: int(sys.argv[5])]:
     a, b = a_functions[name], b_functions[name]
+    print(f"{a:>6}{b:>6}{a - b:>+7}  {name[:110]}")
+print("\n# the other libraries' functions, the 10 largest differences (A - B)")
+names = set(a_others) | set(b_others)
+for name in sorted(names, key=lambda n: -abs(a_others[n] - b_others[n]))[:10]:
+    a, b = a_others[name], b_others[name]
     print(f"{a:>6}{b:>6}{a - b:>+7}  {name[:110]}")
 PY
