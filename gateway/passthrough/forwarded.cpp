@@ -107,7 +107,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::forwarded(
     auto exchange =
         co_await upstream::start_exchange(pool, ctx_.stream.get_executor(), head, ctx_.req.body(),
                                           a.parser, head_request, false, hooks_);
-    count_attempts(up);  // a request sent again counts
+    recount_attempts();  // a request sent again counts
     if (state_.client_gone) {
         span.fail("client_gone", "the client went away");
         co_return outcome{outcome::end::stopped};
@@ -157,7 +157,9 @@ bool handler::routed_attempts::reads_whole(forwarded_answer& a,
                                            const upstream::attempt_terms& terms) {
     auto& res = a.parser->get();
     a.status = res.result_int();
-    a.asked = upstream::retry_after(res["retry-after-ms"], res["retry-after"]);
+    // What a refusal asks of the next attempt at this target (a success asks nothing: two
+    // lookups by name in its head not made).
+    if (a.status >= 400) a.asked = upstream::retry_after(res["retry-after-ms"], res["retry-after"]);
     // Before the last attempt a JSON answer (or an error) is read whole, to judge it; a model
     // call's answer on the last too, so that its head can carry its cost (x-contextgate-cost-usd;
     // not other APIs': an embeddings answer may be tens of megabytes).

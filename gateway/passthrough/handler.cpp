@@ -135,19 +135,39 @@ std::string too_long_model_name() {
            " bytes; no model has such a name.";
 }
 
+// What takes a model, looked up once a request: its configured route, else the first upstream
+// whose globs match it. Neither takes an unknown model (model_catalog::serves says the same).
+struct model_takers {
+    const config::route_config* route = nullptr;
+    std::optional<std::size_t> matched;  // looked up when there is no route
+    bool found() const { return route || matched; }
+    // The upstream whose globs match: a request with a route that does not take it (not a POST)
+    // looks it up too.
+    std::optional<std::size_t> upstream(const upstream::model_router& router,
+                                        std::string_view model) const {
+        return route ? router.match(model) : matched;
+    }
+};
+
+model_takers takers_of(const upstream::routing& routing, std::string_view model) {
+    model_takers t;
+    t.route = routing.table().find(model);
+    if (!t.route) t.matched = routing.router().match(model);
+    return t;
+}
+
 // For a vendor's own API (Anthropic's Messages, Gemini's): the model's route, else the upstream
 // whose globs take it, else the first upstream of that vendor (the default for its own client),
 // else the default upstream. True when a route was chosen.
 bool pick_for_native_api(destination& d, const upstream::routing& routing,
-                         const std::optional<std::string>& model) {
+                         const std::optional<std::string>& model, const model_takers& takers) {
+    if (takers.route && d.call.post) {
+        d.route = takers.route;
+        d.upstream = takers.route->targets.front().index;
+        return true;
+    }
     const auto& router = routing.router();
-    if (model && d.call.post)
-        if (const auto* r = routing.table().find(*model)) {
-            d.route = r;
-            d.upstream = r->targets.front().index;
-            return true;
-        }
-    if (model) d.upstream = router.match(*model);
+    if (model) d.upstream = takers.upstream(router, *model);
     if (!d.upstream) d.upstream = router.route(model, d.call.dialect);
     if (!d.upstream) d.upstream = router.route(model);
     return false;
@@ -203,7 +223,9 @@ destination choose(const http::request_context& ctx,
         return d;
     }
     d.model = model.value_or("");
-    if (model && !routing.catalog().serves(*model)) {
+    model_takers takers;
+    if (model) takers = takers_of(routing, *model);
+    if (model && !takers.found()) {
         // No route and no upstream takes it: nothing goes upstream (it went to the first one).
         d.unknown_model = true;
         return d;
@@ -212,7 +234,7 @@ destination choose(const http::request_context& ctx,
         // Vertex AI's API, for a Vertex upstream only: the body goes as it came, the path is
         // written per attempt for the target's project, location and model.
         d.target = call.target;
-        if (pick_for_native_api(d, routing, model)) return d;
+        if (pick_for_native_api(d, routing, model, takers)) return d;
         const auto& up = upstreams[*d.upstream];
         if (up.host != config::hosting::vertex)
             d.refusal = "`" + std::string(call.path) + "` is not available for model `" + d.model +
@@ -226,7 +248,7 @@ destination choose(const http::request_context& ctx,
         // translated (generateContent, streamGenerateContent, countTokens). Below the Gemini
         // upstream's base (…/v1beta): a /v1/ request is asked of the same API.
         d.target = call.target.substr(call.gemini_stable ? 3 : 7);
-        if (pick_for_native_api(d, routing, model)) return d;
+        if (pick_for_native_api(d, routing, model, takers)) return d;
         const auto& up = upstreams[*d.upstream];
         bool translatable = model && (call.model_call() || call.counts_tokens());
         if (up.provider != config::provider_kind::gemini && !translatable)
@@ -238,7 +260,7 @@ destination choose(const http::request_context& ctx,
     if (call.dialect == config::provider_kind::bedrock) {
         // Bedrock's runtime API, for a Bedrock upstream only: the body goes as it came, signed
         // by the gateway. The target is written per attempt, from the model the target hears.
-        if (pick_for_native_api(d, routing, model)) return d;
+        if (pick_for_native_api(d, routing, model, takers)) return d;
         const auto& up = upstreams[*d.upstream];
         if (up.provider != config::provider_kind::bedrock)
             d.refusal = "`" + std::string(call.path) + "` is not available for model `" + d.model +
@@ -251,7 +273,7 @@ destination choose(const http::request_context& ctx,
         // Anthropic's API, for whatever model it names; a target of another provider is
         // translated (Anthropic's base URL has no /v1: the client's path is its path).
         d.target = call.target;
-        if (pick_for_native_api(d, routing, model)) return d;
+        if (pick_for_native_api(d, routing, model, takers)) return d;
         const auto& up = upstreams[*d.upstream];
         bool translatable = call.model_call() || call.counts_tokens();
         if (up.provider == config::provider_kind::openai && !translatable) {
@@ -266,13 +288,13 @@ destination choose(const http::request_context& ctx,
         return d;
     }
     d.target = call.target.substr(3);  // after "/v1": the router only sends /v1/... here
-    if (model && call.post)
-        if (const auto* r = routing.table().find(*model)) {
-            d.route = r;
-            d.upstream = r->targets.front().index;
-            return d;
-        }
-    d.upstream = routing.router().route(model);
+    if (takers.route && call.post) {
+        d.route = takers.route;
+        d.upstream = takers.route->targets.front().index;
+        return d;
+    }
+    // The model's upstream by its globs, else the default (the first).
+    d.upstream = model ? takers.upstream(routing.router(), *model).value_or(0) : 0;
     const auto& up = upstreams[*d.upstream];
     if (up.provider != config::provider_kind::openai) {
         // Translated by the attempt loop; any other path cannot be.
@@ -349,8 +371,8 @@ void handler::stop_waiting() {
     }
 }
 
-destination handler::route(const http::request_context& ctx) const {
-    auto call = classify(ctx.req);
+destination handler::route(const http::request_context& ctx, bool upgrade) const {
+    auto call = classify(ctx.req.method(), ctx.req.target(), upgrade);
     if (ctx.req.method() == bhttp::verb::get &&
         (call.path == "/v1/models" || call.path == "/v1beta/models")) {
         destination listing;
@@ -385,7 +407,7 @@ net::awaitable<void> handler::operator()(http::request_context& ctx, std::shared
         co_await serve_with_key(ctx, upgrade);
         co_return;
     }
-    auto where = route(ctx);
+    auto where = route(ctx, upgrade);
     if (!where.refusal.empty())
         co_await http::write_error(ctx, errc::bad_request, where.refusal);
     else if (where.unknown_model)
@@ -411,7 +433,7 @@ net::awaitable<void> handler::serve_with_key(http::request_context& ctx, bool up
     }
     auto who = std::get<0>(std::move(identified));
     ctx.key_id = who.key_id;
-    auto where = route(ctx);
+    auto where = route(ctx, upgrade);
     if (!where.refusal.empty()) {
         co_await http::write_error(ctx, errc::bad_request, where.refusal);
         co_return;

@@ -127,7 +127,7 @@ private:
     // One request's side of the attempt loop (routed.cpp).
     class routed_attempts;
 
-    destination route(const http::request_context& ctx) const;
+    destination route(const http::request_context& ctx, bool upgrade) const;
     net::awaitable<void> serve_with_key(http::request_context& ctx, bool upgrade);
     // The stages after the admission (guard_stage.cpp): the guardrails' request stage — the
     // request's texts checked before anything goes upstream, masked in its body or the request

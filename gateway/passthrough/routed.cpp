@@ -338,7 +338,7 @@ net::awaitable<upstream::attempt_outcome> handler::routed_attempts::translated(
         terms.may_move);
     // Its connection is pooled or closed by now: nothing may close it on a disconnect or a stop.
     state_.upstream = nullptr;
-    count_attempts(up);
+    recount_attempts();
     if (state_.client_gone) {
         span.fail("client_gone", "the client went away");
         co_return outcome{outcome::end::stopped};

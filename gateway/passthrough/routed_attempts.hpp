@@ -102,8 +102,13 @@ private:
                    std::chrono::steady_clock::time_point sent);
     // The committed answer's usage and cost, settled once, and the cost on its span.
     void settle(observability::span& span);
-    // The attempt's count on the client's head and the access log (a resend counts).
+    // The attempt's upstream and count on the client's head and the access log.
     void count_attempts(const config::upstream_config& up);
+    // The count again after the request was sent (a resend counts); only a configured route
+    // shows it.
+    void recount_attempts() {
+        if (where_.route) ctx_.attempts = state_.fields.attempts = plan_.attempts();
+    }
 
     // An outcome as an awaitable, for an attempt that ends before it begins (skipped).
     static net::awaitable<outcome> ready(outcome o);
