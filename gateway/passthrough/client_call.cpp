@@ -140,10 +140,6 @@ bool is_websocket_upgrade(const http::request& req) {
     return boost::beast::iequals(req[bhttp::field::upgrade], "websocket");
 }
 
-client_call classify(const http::request& req) {
-    return classify(req.method(), req.target(), is_websocket_upgrade(req));
-}
-
 const providers::ingress* ingress_of(const client_call& call) {
     switch (call.api) {
         case client_api::chat_completions:

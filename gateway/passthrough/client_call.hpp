@@ -68,9 +68,8 @@ struct client_call {
 // Whether the request asks for a WebSocket (`Upgrade: websocket`): tunnelled, never translated.
 bool is_websocket_upgrade(const http::request& req);
 
-// Pure; `upgrade`: is_websocket_upgrade.
+// Pure; `upgrade`: is_websocket_upgrade (the handler reads it once and passes it).
 client_call classify(boost::beast::http::verb method, std::string_view target, bool upgrade);
-client_call classify(const http::request& req);
 
 // The client's API for a model call, as the gateway reads and answers it when it translates or
 // answers from the response cache; null for any other request.
