@@ -147,6 +147,7 @@ struct fake_upstream::impl {
     tcp::acceptor acceptor{io};
     std::optional<net::ssl::context> tls;
     std::vector<std::thread> threads;
+    std::uint16_t port = 0;  // kept: the acceptor is closed by stop()
 
     mutable std::mutex mutex;
     mutable std::condition_variable changed;
@@ -1061,6 +1062,7 @@ fake_upstream::fake_upstream(fake_options options) : impl_(std::make_unique<impl
     impl_->acceptor.set_option(tcp::acceptor::reuse_address(true));
     impl_->acceptor.bind(at);
     impl_->acceptor.listen();
+    impl_->port = impl_->acceptor.local_endpoint().port();
     net::co_spawn(impl_->io, impl_->accept_loop(), net::detached);
     for (unsigned i = 0; i < std::max(1u, o.threads); ++i)
         impl_->threads.emplace_back([this] { impl_->io.run(); });
@@ -1075,10 +1077,14 @@ void fake_upstream::stop() {
     impl_->io.stop();
     for (auto& t : impl_->threads) t.join();
     impl_->threads.clear();
+    // A stopped upstream refuses connections, as a process that exited does: with its acceptor
+    // open the kernel would still accept them, and a request would wait for its first byte.
+    boost::system::error_code ignored;
+    impl_->acceptor.close(ignored);
 }
 
 std::uint16_t fake_upstream::port() const {
-    return impl_->acceptor.local_endpoint().port();
+    return impl_->port;
 }
 
 std::string fake_upstream::base_url() const {
