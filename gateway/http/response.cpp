@@ -1,5 +1,6 @@
 #include "gateway/http/response.hpp"
 
+#include "gateway/append.hpp"
 #include "gateway/error.hpp"
 #include "gateway/io/write_all.hpp"
 
@@ -7,6 +8,7 @@
 #include <boost/beast/http/status.hpp>
 
 #include <array>
+#include <charconv>
 
 namespace gateway::http {
 
@@ -17,31 +19,24 @@ std::string_view reason_phrase(unsigned status) {
 
 response_head::response_head(unsigned status, std::string_view reason) {
     head_.reserve(512);
-    head_ += "HTTP/1.1 ";
-    head_ += std::to_string(status);
-    head_ += ' ';
-    head_ += reason.empty() ? reason_phrase(status) : reason;
-    head_ += "\r\n";
+    char code[16];
+    auto end = std::to_chars(code, code + sizeof code, status).ptr;
+    append(head_, {"HTTP/1.1 ", std::string_view(code, end - code), " ",
+                   reason.empty() ? reason_phrase(status) : reason, "\r\n"});
 }
 
 response_head& response_head::field(std::string_view name, std::string_view value) {
     has_request_id_ = has_request_id_ || beast::iequals(name, "x-request-id");
-    head_ += name;
-    head_ += ": ";
-    head_ += value;
-    head_ += "\r\n";
+    append(head_, {name, ": ", value, "\r\n"});
     return *this;
 }
 
 std::string response_head::finish(std::string_view request_id, std::string_view framing,
                                   std::string_view connection) {
     if (!has_request_id_) field("x-request-id", request_id);
-    if (!framing.empty()) {
-        head_ += framing;
-        head_ += "\r\n";
-    }
+    if (!framing.empty()) append(head_, {framing, "\r\n"});
     if (!connection.empty()) field("Connection", connection);
-    head_ += "\r\n";
+    append(head_, {"\r\n"});
     return std::move(head_);
 }
 
