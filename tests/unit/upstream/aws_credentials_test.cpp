@@ -442,7 +442,9 @@ BOOST_AUTO_TEST_CASE(keys_in_hand_serve_until_they_expire_when_a_refresh_fails) 
         BOOST_TEST_REQUIRE(bool(got), got.error);
         BOOST_TEST(got.keys->access_key_id == "OLD");
     }
-    BOOST_TEST(sts.service.count() == 2u);
+    // At least the one refresh that failed: with no wait after a failure, the refresher may ask
+    // again (and fail again) before this line, as it did once in a parallel ctest run (3).
+    BOOST_TEST(sts.service.count() >= 2u);
 }
 
 // The chain with both services present takes web identity; without it, the instance's role.
