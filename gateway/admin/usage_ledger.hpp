@@ -65,6 +65,14 @@ private:
     std::map<std::tuple<std::string, std::string, std::string, std::string>, store::usage_row,
              std::less<>>
         pending_;
+    // The row of (day, key, model as asked, upstream), found or made under model_seen_'s bound.
+    store::usage_row& row_for(const std::string& day, std::string_view key_id,
+                              std::string_view model, std::string_view upstream);
+    // The row the last record() counted into, and what it was for (take() forgets it).
+    struct last_row {
+        store::usage_row* row = nullptr;
+        std::string day, key_id, model, upstream;
+    } last_row_;
     std::string seen_day_;  // the day models_seen_ counts
     std::map<std::string, std::set<std::string, std::less<>>, std::less<>> models_seen_;  // by key
     std::condition_variable wake_;

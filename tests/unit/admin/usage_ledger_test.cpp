@@ -70,6 +70,42 @@ BOOST_FIXTURE_TEST_CASE(invented_model_names_share_one_row_past_the_bound, ledge
     BOOST_TEST(input == 152 * 10);  // nothing lost
 }
 
+// The same key, model and upstream in a run of requests count into one row; a write between
+// them (the rows taken) and a new UTC day each start a row of their own, and nothing is lost.
+BOOST_FIXTURE_TEST_CASE(a_run_of_requests_counts_across_writes_and_days, ledger_on_disk) {
+    const std::int64_t day = 1'795'000'000'000;
+    auto used = [&](std::int64_t at, std::string_view model) {
+        upstream::usage_record r{"key_a", model, "up", 10, 1};
+        r.now_ms = at;
+        ledger.record(r);
+    };
+    used(day, "gpt-4o");
+    used(day, "gpt-4o");
+    io::run_blocking(ledger.flush());
+    used(day, "gpt-4o");  // after the write: into the store's same row, added
+    used(day, "gpt-4o-mini");
+    used(day, "gpt-4o");
+    used(day + 86'400'000, "gpt-4o");  // the next day
+    io::run_blocking(ledger.flush());
+    store::usage_query by_day;
+    by_day.by_day = true;
+    auto rows = io::run_blocking(db.usage(by_day));
+    std::int64_t first_day = 0, next_day = 0, mini = 0, input = 0;
+    for (const auto& r : rows) {
+        input += r.input_tokens;
+        if (r.model == "gpt-4o-mini")
+            mini += r.requests;
+        else if (r.day == admin::utc_day(day))
+            first_day += r.requests;
+        else
+            next_day += r.requests;
+    }
+    BOOST_TEST(first_day == 4);
+    BOOST_TEST(mini == 1);
+    BOOST_TEST(next_day == 1);
+    BOOST_TEST(input == 6 * 10);
+}
+
 // What the ledger sums per row: the token split, the cost of priced requests in whole
 // nano-dollars, unpriced and estimated requests counted apart, and cache hits with what they
 // saved (their tokens are not added); a negative token figure counts 0.
