@@ -390,6 +390,34 @@ BOOST_AUTO_TEST_CASE(a_stream_cut_after_content_is_never_replayed) {
     BOOST_TEST(g.fakes[1]->scripted_requests().empty());
 }
 
+// A stream held back until its first content (not the route's last attempt) has its time to
+// first token taken when that content came, not when the relay next read from the upstream: here
+// the upstream is silent for 400 ms after its first content.
+BOOST_AUTO_TEST_CASE(a_held_stream_times_its_first_token_when_it_came) {
+    routed_gateway g(1, {"up0"});
+    // The series are the process's (other tests add to them): read before and after.
+    auto sample = [&](std::string_view which) {
+        auto series = "gen_ai_server_time_to_first_token_seconds_" + std::string(which) +
+                      R"({upstream="up0",gen_ai_provider_name="openai",)"
+                      R"(gen_ai_request_model="smart"} )";
+        auto metrics = g.get("/metrics").body;
+        auto at = metrics.find(series);
+        return at == std::string::npos ? 0.0 : std::stod(metrics.substr(at + series.size()));
+    };
+    auto count = sample("count");
+    auto sum = sample("sum");
+    // Writes: the role, the first content, then 400 ms of silence before the rest.
+    auto r = g.chat(true, "x-fake-stall-after: 2\r\nx-fake-stall-ms: 400\r\n");
+    BOOST_TEST(r.status == 200u);
+    BOOST_TEST(r.complete);
+    // Counted as the request settles, which may be just after the client read its last byte.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (sample("count") == count && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    BOOST_TEST(sample("count") == count + 1);
+    BOOST_TEST(sample("sum") - sum < 0.3);
+}
+
 BOOST_AUTO_TEST_CASE(a_translated_target_that_answers_529_falls_back_before_writing) {
     // up0 is Anthropic (translated): overloaded, then the OpenAI-compatible up1 answers.
     routed_gateway g(2, {"up0", "up1"}, "claude-sonnet-4-5", anthropic_first);
