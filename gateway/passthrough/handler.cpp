@@ -135,39 +135,19 @@ std::string too_long_model_name() {
            " bytes; no model has such a name.";
 }
 
-// What takes a model, looked up once a request: its configured route, else the first upstream
-// whose globs match it. Neither takes an unknown model (model_catalog::serves says the same).
-struct model_takers {
-    const config::route_config* route = nullptr;
-    std::optional<std::size_t> matched;  // looked up when there is no route
-    bool found() const { return route || matched; }
-    // The upstream whose globs match: a request with a route that does not take it (not a POST)
-    // looks it up too.
-    std::optional<std::size_t> upstream(const upstream::model_router& router,
-                                        std::string_view model) const {
-        return route ? router.match(model) : matched;
-    }
-};
-
-model_takers takers_of(const upstream::routing& routing, std::string_view model) {
-    model_takers t;
-    t.route = routing.table().find(model);
-    if (!t.route) t.matched = routing.router().match(model);
-    return t;
-}
-
 // For a vendor's own API (Anthropic's Messages, Gemini's): the model's route, else the upstream
 // whose globs take it, else the first upstream of that vendor (the default for its own client),
 // else the default upstream. True when a route was chosen.
 bool pick_for_native_api(destination& d, const upstream::routing& routing,
-                         const std::optional<std::string>& model, const model_takers& takers) {
+                         const std::optional<std::string>& model,
+                         const upstream::route_table::takers& takers) {
     if (takers.route && d.call.post) {
         d.route = takers.route;
         d.upstream = takers.route->targets.front().index;
         return true;
     }
     const auto& router = routing.router();
-    if (model) d.upstream = takers.upstream(router, *model);
+    if (model) d.upstream = routing.table().matching_upstream(takers, *model);
     if (!d.upstream) d.upstream = router.route(model, d.call.dialect);
     if (!d.upstream) d.upstream = router.route(model);
     return false;
@@ -223,8 +203,8 @@ destination choose(const http::request_context& ctx,
         return d;
     }
     d.model = model.value_or("");
-    model_takers takers;
-    if (model) takers = takers_of(routing, *model);
+    upstream::route_table::takers takers;
+    if (model) takers = routing.table().takers_of(*model);
     if (model && !takers.found()) {
         // No route and no upstream takes it: nothing goes upstream (it went to the first one).
         d.unknown_model = true;
@@ -294,7 +274,7 @@ destination choose(const http::request_context& ctx,
         return d;
     }
     // The model's upstream by its globs, else the default (the first).
-    d.upstream = model ? takers.upstream(routing.router(), *model).value_or(0) : 0;
+    d.upstream = model ? routing.table().matching_upstream(takers, *model).value_or(0) : 0;
     const auto& up = upstreams[*d.upstream];
     if (up.provider != config::provider_kind::openai) {
         // Translated by the attempt loop; any other path cannot be.

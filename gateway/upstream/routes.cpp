@@ -101,11 +101,21 @@ const config::route_config* route_table::find(std::string_view model) const {
     return nullptr;
 }
 
+route_table::takers route_table::takers_of(std::string_view model) const {
+    takers t;
+    t.route = find(model);
+    if (!t.route) t.matched = router_.match(model);
+    return t;
+}
+
 const config::route_config& route_table::route(std::optional<std::string_view> model,
                                                config::route_config& scratch) const {
-    if (model)
-        if (const auto* r = find(*model)) return *r;
-    auto index = router_.route(model);
+    std::size_t index = 0;  // no model, or no upstream's glob takes it: the first upstream
+    if (model) {
+        auto t = takers_of(*model);
+        if (t.route) return *t.route;
+        index = t.matched.value_or(0);
+    }
     scratch = config::route_config{};
     scratch.model = std::string(model.value_or(""));
     scratch.max_attempts = 1;  // the default route: one upstream, once, as without routes

@@ -258,6 +258,19 @@ public:
                                       config::route_config& scratch) const;
     // The configured route for `model`, or null (the default route applies).
     const config::route_config* find(std::string_view model) const;
+    // What takes `model`, looked up once a request: its configured route, else the first upstream
+    // whose globs match it (looked up only when there is no route). Neither takes a model nobody
+    // serves (model_catalog::serves says the same).
+    struct takers {
+        const config::route_config* route = nullptr;
+        std::optional<std::size_t> matched;
+        bool found() const { return route || matched; }
+    };
+    takers takers_of(std::string_view model) const;
+    // The upstream whose globs match `model` (`t` its takers): looked up now when a route took it.
+    std::optional<std::size_t> matching_upstream(const takers& t, std::string_view model) const {
+        return t.route ? router_.match(model) : t.matched;
+    }
     const std::vector<config::route_config>& routes() const { return routes_; }
     const std::vector<config::upstream_config>& upstreams() const { return upstreams_; }
 

@@ -404,6 +404,20 @@ BOOST_AUTO_TEST_CASE(a_model_takes_the_first_matching_route_or_its_upstreams_glo
     BOOST_TEST(fallback.max_attempts == 1u);  // without a route: one upstream, once
     BOOST_TEST(target_model(fallback.targets[0], "claude-x") == "claude-x");
     BOOST_TEST(table.route(std::nullopt, scratch).targets[0].index == 0u);
+    // What takes a name: the route (its upstream by glob looked up on asking), else the first
+    // upstream whose glob matches; nothing takes a name no glob matches.
+    auto routed = table.takers_of("smart-v2");
+    BOOST_TEST(routed.route == &routes[0]);
+    BOOST_TEST(!routed.matched);
+    BOOST_TEST(!table.matching_upstream(routed, "smart-v2"));
+    auto globbed = table.takers_of("claude-x");
+    BOOST_TEST(!globbed.route);
+    BOOST_TEST((globbed.matched == std::optional<std::size_t>(1)));
+    BOOST_TEST(globbed.found());
+    BOOST_TEST(!table.takers_of("llama-3").found());
+    routes[0].model = "gpt-4*";  // a route whose name an upstream's glob takes too
+    BOOST_TEST((table.matching_upstream(table.takers_of("gpt-4o"), "gpt-4o") ==
+                std::optional<std::size_t>(0)));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
